@@ -1,0 +1,110 @@
+"""The built-in plugin: generic dump.json loading, layouts, matching, metrics and writers.
+
+It is registered through the same hooks as any third-party plugin (see
+``msprobe_core.hookspecs``); frameworks, framework-specific mappings and
+kernel dumps come from the plugins under ``plugins/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import discover
+from .dumpjson import detect_kind, flatten_dump, read_json_file
+from .hookspecs import hookimpl
+from .matching import join_on_keys
+from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from .naming import renumber_backward
+from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, WriterSpec
+from .writers import write_csv, write_xlsx
+
+
+@hookimpl(trylast=True)
+def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list | None:
+    """File pairs, step directories with rank/proc dirs, and graph/pynative mixed dumps."""
+    return discover.discover_jobs(target, golden, options)
+
+
+@hookimpl(trylast=True)
+def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+    """Any msprobe ``dump.json`` / ``debug.json``."""
+    if path.is_dir():
+        return None
+    kind = detect_kind(path)
+    doc = read_json_file(path, kind + ".json")
+    framework = doc.get("framework") if isinstance(doc, dict) else None
+    table = flatten_dump(doc, path, kind, framework if isinstance(framework, str) and framework else "")
+    table.tensor_dir = path.parent / "dump_tensor_data"
+    return table
+
+
+def _renumber(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
+    if options.fuzzy_match or table.kind == "debug":
+        return keys
+    return renumber_backward(table, keys)
+
+
+@hookimpl
+def msprobe_register_normalizers(register: Any) -> None:
+    """Backward re-numbering (off with fuzzy matching and for debug.json)."""
+    register(NormalizerSpec("backward-renumbering", _renumber, order=100))
+
+
+def _exact(ctx: MatchContext) -> MatchResult:
+    return join_on_keys(ctx.target_keys, ctx.golden_keys)
+
+
+def _data_mapping(ctx: MatchContext) -> MatchResult:
+    from .data_mapping import load_data_mapping
+
+    mapping = load_data_mapping(Path(ctx.options.data_mapping))
+    keys = [mapping.get(name, key) for name, key in zip(ctx.target.name, ctx.target_keys)]
+    match = join_on_keys(keys, ctx.golden_keys)
+    match.dtype_gate = False
+    return match
+
+
+@hookimpl
+def msprobe_register_mappers(register: Any) -> None:
+    """Exact names (default) and the explicit per-row data mapping (``-dm``)."""
+    register(MapperSpec("exact", _exact, priority=0))
+    register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), priority=20))
+
+
+def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
+    from .result import REL_COLUMNS_ORDER
+    from .stats_metrics import stat_diffs
+
+    data = ctx.columns
+    out: dict[str, list[Any]] = {}
+    for stat, diff_col, rel_col in REL_COLUMNS_ORDER:
+        diff, rel = stat_diffs(data[f"NPU {stat}"], data[f"Bench {stat}"])
+        out[diff_col] = diff
+        out[rel_col] = rel
+    return out
+
+
+def _md5_columns(ctx: Any) -> dict[str, list[Any]]:
+    return {}
+
+
+def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
+    from .tensor_stage import tensor_metric_columns
+
+    return tensor_metric_columns(ctx)
+
+
+@hookimpl
+def msprobe_register_metrics(register: Any) -> None:
+    """The metric sets of the three dump modes."""
+    register(MetricSpec(MODE_STATISTICS, _stats_columns))
+    register(MetricSpec(MODE_MD5, _md5_columns))
+    register(MetricSpec(MODE_TENSOR, _tensor_columns))
+
+
+@hookimpl
+def msprobe_register_writers(register: Any) -> None:
+    """CSV (default) and xlsx."""
+    register(WriterSpec("csv", ".csv", write_csv))
+    register(WriterSpec("xlsx", ".xlsx", write_xlsx))

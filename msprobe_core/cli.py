@@ -1,0 +1,121 @@
+"""The ``msprobe`` command line.
+
+Every expected failure is a :class:`~msprobe_core.errors.MsprobeError`; it is
+turned into a one-line ``msprobe: error: …`` and an exit code here and
+nowhere else (``--debug`` shows the traceback instead).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import Interrupted, MsprobeError
+
+BUILTIN = "__builtin__"
+log = logging.getLogger("msprobe")
+
+
+def _optional_value(value: str | None) -> object:
+    """``-am`` alone means the built-in mapping (True); with a value, a YAML path."""
+    if value is None:
+        return None
+    return True if value == BUILTIN else value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="msprobe-core", prog_name="msprobe")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Compare msprobe dumps of two training runs and find where they diverge."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@cli.command("compare")
+@click.option("-tp", "--target_path", required=True, type=click.Path(path_type=Path), help="Target (NPU) dump.json or step dir.")
+@click.option("-gp", "--golden_path", required=True, type=click.Path(path_type=Path), help="Golden (bench) dump.json or step dir.")
+@click.option("-o", "--output_path", type=click.Path(path_type=Path), default=Path("./output"), is_flag=False,
+              flag_value="./output", show_default=True, help="Output directory.")
+@click.option("--xlsx", is_flag=True, help="Write xlsx instead of csv.")
+@click.option("-fm", "--fuzzy_match", is_flag=True, help="Match APIs whose call numbers differ.")
+@click.option("-am", "--api_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Cross-framework API mapping [yaml].")
+@click.option("-cm", "--cell_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Cell→Module mapping [yaml].")
+@click.option("-dm", "--data_mapping", default=None, help="Per-row name mapping yaml.")
+@click.option("-lm", "--layer_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Layer mapping yaml.")
+@click.option("-da", "--diff_analyze", is_flag=True, help="Find the first divergent node.")
+@click.option("--rank", is_flag=False, flag_value="", default=None, help="Kernel dump ranks (1,2,3); alone: all.")
+@click.option("--step", default=None, help="Kernel dump steps (1,2,3).")
+@click.option("-tensor_log", "--is_print_compare_log", "tensor_log", is_flag=True, help="Log every tensor compare.")
+@click.option("--workers", type=int, default=None, help="Worker processes for tensor mode (default: all cores).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+def compare_cmd(**kw: object) -> None:
+    """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
+    from .api import build_options
+    from .engine import run_jobs
+    from .logs import banner_end, setup_logging
+    from .registry import get_host
+
+    setup_logging(bool(kw["quiet"]))
+    options = build_options(
+        kw["output_path"],
+        {
+            "xlsx": kw["xlsx"],
+            "fuzzy_match": kw["fuzzy_match"],
+            "api_mapping": _optional_value(kw["api_mapping"]),
+            "cell_mapping": _optional_value(kw["cell_mapping"]),
+            "data_mapping": kw["data_mapping"],
+            "layer_mapping": _optional_value(kw["layer_mapping"]),
+            "diff_analyze": kw["diff_analyze"],
+            "rank": kw["rank"],
+            "step": kw["step"],
+            "tensor_log": kw["tensor_log"],
+            "workers": kw["workers"],
+            "quiet": kw["quiet"],
+        },
+    )
+    host = get_host()
+    jobs = host.discover_jobs(kw["target_path"], kw["golden_path"], options)
+    outcomes = run_jobs(jobs, options, host)
+    if any(o.files for o in outcomes):
+        banner_end(log)
+
+
+@cli.command("plugins")
+def plugins_cmd() -> None:
+    """List installed plugins and the hooks they implement (JSON)."""
+    from .registry import get_host
+
+    click.echo(json.dumps(get_host().describe(), indent=2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``msprobe`` console script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="msprobe", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        click.echo("msprobe: interrupted", err=True)
+        return Interrupted.exit_code
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        click.echo("msprobe: interrupted", err=True)
+        return Interrupted.exit_code
+    except MsprobeError as exc:
+        if debug:
+            raise
+        click.echo(f"msprobe: error: {exc}", err=True)
+        return exc.exit_code
+    return 0

@@ -1,0 +1,323 @@
+"""Load an msprobe ``dump.json`` / ``debug.json`` into a :class:`DumpTable`.
+
+The walk follows msprobe's naming exactly (one row per leaf, names built from
+list indices and dict keys, ``data_name`` overriding the walked name) so that
+row names and row order agree with msprobe's result tables.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .errors import DumpFormatError, InputError
+from .model import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    STATE_DEBUG,
+    STATE_INPUT,
+    STATE_OUTPUT,
+    STATE_PARAMETERS,
+    STATE_PARAMETERS_GRAD,
+    ApiEntry,
+    DumpTable,
+)
+
+#: dump.json keys of one API entry, in the order msprobe reads them.
+_ENTRY_KEYS = (
+    ("input_args", STATE_INPUT, "input"),
+    ("input_kwargs", STATE_INPUT, "input"),
+    ("input", STATE_INPUT, "input"),
+    ("parameters", STATE_PARAMETERS, "parameters"),
+    ("output", STATE_OUTPUT, "output"),
+)
+_MAX_DEPTH = 400
+_P2P_CLASS = "torch.distributed.P2POp"
+_RANK_PARTS = frozenset({"src", "dst", "group_src", "group_dst"})
+_PROCESS_GROUP = "torch.ProcessGroup"
+MAX_JSON_BYTES = 10 * 1024**3
+
+
+def read_json_file(path: Path, what: str = "json") -> Any:
+    """Parse a JSON file (``NaN``/``Infinity`` tokens allowed) or raise :class:`InputError`."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file does not exist", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot access file ({exc.strerror})", path=path) from None
+    if not path.is_file():
+        raise InputError(f"expected a {what} file, found a directory or special file", path=path)
+    if size > MAX_JSON_BYTES:
+        raise InputError(f"file is {size} bytes, larger than the {MAX_JSON_BYTES}-byte limit", path=path)
+    try:
+        raw = path.read_bytes()
+    except PermissionError:
+        raise InputError("file is not readable (permission denied)", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", path=path) from None
+    if not raw.strip():
+        raise InputError(f"{what} file is empty", path=path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path
+        ) from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
+
+
+def split_api_key(key: str, debug: bool) -> tuple[str, str, str] | None:
+    """Split a data key into (prefix, call, direction); ``None`` means the API is skipped.
+
+    ``Functional.linear.0.forward`` → (``Functional.linear``, ``0.forward``, ``forward``);
+    ``Module.a.B.backward.0`` → (``Module.a.B``, ``backward.0``, ``backward``);
+    ``Module.a.B.parameters_grad`` → (``Module.a.B``, ``parameters_grad``, ``parameters_grad``).
+    """
+    if debug:
+        return key, "", STATE_DEBUG
+    parts = key.split(".")
+    last2 = parts[-2:]
+    if STATE_PARAMETERS_GRAD in last2:
+        return ".".join(parts[:-1]), STATE_PARAMETERS_GRAD, STATE_PARAMETERS_GRAD
+    for direction in ("forward", "backward"):
+        if direction in last2 and len(parts) >= 2:
+            return ".".join(parts[:-2]), ".".join(parts[-2:]), direction
+    return None
+
+
+def crc32_text(value: Any) -> str:
+    """msprobe's md5 fallback for leaves without an ``md5``: crc32 of ``str(value)``."""
+    return format(zlib.crc32(str(value).encode()), "08x")
+
+
+def _py_str(value: Any) -> str:
+    """``str()`` of a JSON value as Python prints the decoded object."""
+    return str(value)
+
+
+def _type_name(value: Any) -> str:
+    return str(type(value))
+
+
+class _Flattener:
+    """Walks API entries and appends rows to a :class:`DumpTable` (one instance per file)."""
+
+    def __init__(self, table: DumpTable) -> None:
+        self.t = table
+        self.has_md5 = False
+
+    def add_null(self, name: str, state: str, api_idx: int) -> None:
+        t = self.t
+        t.row_api.append(api_idx)
+        t.name.append(name)
+        t.state.append(state)
+        t.dtype.append(None)
+        t.shape.append(None)
+        t.requires_grad.append(None)
+        t.max.append(None)
+        t.min.append(None)
+        t.mean.append(None)
+        t.norm.append(None)
+        t.md5.append(None)
+        t.data_name.append("-1")
+
+    def add_leaf(self, leaf: dict, name: str, state: str, api_idx: int) -> None:
+        t = self.t
+        data_name = leaf.get("data_name")
+        if isinstance(data_name, str) and data_name:
+            row_name = data_name.rsplit(".", 1)[0] if "." in data_name else data_name
+        else:
+            data_name = "-1"
+            row_name = name
+        md5 = leaf.get("md5")
+        if md5 is not None:
+            self.has_md5 = True
+            md5 = str(md5)
+        if "dtype" in leaf:
+            dtype = leaf["dtype"]
+            dtype = None if dtype is None else str(dtype)
+            shape = leaf.get("shape")
+            if shape is not None and not isinstance(shape, (list, tuple)):
+                raise DumpFormatError(
+                    f"'shape' of {name} must be a list, got {type(shape).__name__}", path=t.source
+                )
+            shape_text = None if shape is None else str(list(shape))
+            stats = [_stat(leaf.get("Max")), _stat(leaf.get("Min")), _stat(leaf.get("Mean")), _stat(leaf.get("Norm"))]
+            rg = leaf.get("requires_grad")
+            requires_grad = None if rg is None else str(rg)
+            if md5 is None:
+                md5 = crc32_text("")
+        else:
+            kind = leaf.get("type")
+            value = leaf.get("value")
+            last = name.rsplit(".", 1)[-1]
+            requires_grad = None
+            if kind == "torch.Size":
+                dtype, shape_text, stats = "torch.Size", str(value), [None] * 4
+            elif kind == "slice":
+                dtype, stats = "slice", [None] * 4
+                shape_text = f"({len(value)},)" if isinstance(value, list) else "()"
+            elif kind == "ellipsis":
+                dtype, shape_text, stats = "ellipsis", "[]", [value] * 4
+            elif last in _RANK_PARTS:
+                dtype, shape_text, stats = str(kind), "[]", [str(value)] * 4
+                if md5 is None:
+                    md5 = str(value)
+            elif kind == _PROCESS_GROUP:
+                ranks = str(leaf.get("group_ranks"))
+                dtype, shape_text, stats = str(kind), "[]", [ranks] * 4
+                if md5 is None:
+                    md5 = ranks
+            else:
+                dtype, shape_text = _type_name(value), "[]"
+                shown = _stat(value)
+                stats = [shown] * 4
+            if md5 is None:
+                md5 = crc32_text("" if value is None and "value" not in leaf else value)
+        t.row_api.append(api_idx)
+        t.name.append(row_name)
+        t.state.append(state)
+        t.dtype.append(dtype)
+        t.shape.append(shape_text)
+        t.requires_grad.append(requires_grad)
+        t.max.append(stats[0])
+        t.min.append(stats[1])
+        t.mean.append(stats[2])
+        t.norm.append(stats[3])
+        t.md5.append(md5)
+        t.data_name.append(data_name)
+
+    def walk(self, value: Any, name: str, state: str, api_idx: int, depth: int = 0) -> None:
+        if depth > _MAX_DEPTH:
+            raise DumpFormatError(f"entry {name} is nested deeper than {_MAX_DEPTH} levels", path=self.t.source)
+        if value is None:
+            self.add_null(name, state, api_idx)
+        elif isinstance(value, list):
+            keep_index = STATE_PARAMETERS_GRAD not in name.split(".")
+            for i, item in enumerate(value):
+                self.walk(item, f"{name}.{i}" if keep_index else name, state, api_idx, depth + 1)
+        elif isinstance(value, dict):
+            if value.get("class_type") == _P2P_CLASS:
+                tensor = value.get("tensor")
+                if isinstance(tensor, dict) and isinstance(tensor.get("type"), str):
+                    self.add_leaf(tensor, name, state, api_idx)
+                else:
+                    self.add_null(name, state, api_idx)
+            elif isinstance(value.get("type"), str):
+                self.add_leaf(value, name, state, api_idx)
+            else:
+                for k, v in value.items():
+                    self.walk(v, f"{name}.{k}", state, api_idx, depth + 1)
+        else:
+            raise DumpFormatError(
+                f"entry {name} holds a bare {type(value).__name__} where an argument record was expected",
+                path=self.t.source,
+            )
+
+
+def _stat(value: Any) -> Any:
+    """A statistic as msprobe keeps it: bools become ``"True"``/``"False"``."""
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    return value
+
+
+def detect_kind(path: Path) -> str:
+    """``dump`` or ``debug`` from the file name (msprobe requires the suffix)."""
+    name = path.name
+    if name.endswith("debug.json"):
+        return "debug"
+    if name.endswith("dump.json"):
+        return "dump"
+    raise InputError("file name must end with dump.json or debug.json", path=path)
+
+
+def parse_header(doc: Any, path: Path) -> tuple[str, dict]:
+    """Validate the top level of a dump document; return (task, data)."""
+    if not isinstance(doc, dict):
+        raise DumpFormatError(f"top level must be a JSON object, got {type(doc).__name__}", path=path)
+    task = doc.get("task")
+    if not isinstance(task, str) or not task:
+        raise DumpFormatError("'task' is missing or empty", path=path)
+    if "data" not in doc:
+        raise DumpFormatError("'data' is missing", path=path)
+    data = doc["data"]
+    if not isinstance(data, dict):
+        raise DumpFormatError(f"'data' must be a JSON object, got {type(data).__name__}", path=path)
+    if task not in ("tensor", "statistics"):
+        raise DumpFormatError(f"task '{task}' cannot be compared (only tensor or statistics)", path=path)
+    fw = doc.get("framework")
+    if fw is not None and not isinstance(fw, str):
+        raise DumpFormatError("'framework' must be a string", path=path)
+    return task, data
+
+
+def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
+    """Turn a parsed dump document into a :class:`DumpTable` (mode not yet final for statistics)."""
+    task, data = parse_header(doc, path)
+    level = doc.get("level") if isinstance(doc.get("level"), str) else None
+    table = DumpTable(
+        source=path,
+        kind=kind,
+        task=task,
+        mode=MODE_TENSOR if task == "tensor" else MODE_STATISTICS,
+        framework=framework,
+        level=level,
+    )
+    fl = _Flattener(table)
+    debug = kind == "debug"
+    for key, entry in data.items():
+        split = split_api_key(key, debug)
+        if split is None:
+            continue
+        api_idx = len(table.apis)
+        api = ApiEntry(key=key, prefix=split[0], call=split[1], direction=split[2], first_row=len(table.name))
+        table.apis.append(api)
+        if debug or key.rsplit(".", 1)[-1] == "debug":
+            fl.walk(entry, key, STATE_DEBUG, api_idx)
+        elif split[2] == STATE_PARAMETERS_GRAD:
+            if not isinstance(entry, dict):
+                raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
+            fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
+        else:
+            if not isinstance(entry, dict):
+                raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
+            for json_key, state, suffix in _ENTRY_KEYS:
+                if json_key in entry:
+                    fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+        api.n_rows = len(table.name) - api.first_row
+    if task == "statistics" and fl.has_md5:
+        table.mode = MODE_MD5
+    return table
+
+
+def load_stack(path: Path) -> dict[str, list[str]]:
+    """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``)."""
+    doc = read_json_file(path, "stack")
+    if not isinstance(doc, dict):
+        raise DumpFormatError("top level of stack.json must be an object", path=path)
+    result: dict[str, list[str]] = {}
+    if doc.get("0"):
+        for value in doc.values():
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], list):
+                for api in value[0]:
+                    result[str(api)] = value[1]
+        return result
+    for api, stack in doc.items():
+        if not isinstance(stack, list):
+            raise DumpFormatError(
+                f"stack of '{api}' must be a list, got {type(stack).__name__}", path=path
+            )
+        result[api] = stack
+    return result

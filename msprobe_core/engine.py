@@ -1,0 +1,222 @@
+"""The compare pipeline for one pair of dumps, and the run over all jobs.
+
+discover → load → normalise names → match → metrics → verdicts → write.
+Each stage takes the previous stage's output; only :func:`run_jobs` writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .dumpjson import load_stack
+from .errors import CompareFailed, InputError, MsprobeError, UsageError
+from .matching import apply_dtype_gate
+from .model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
+from .result import (
+    ResultTable,
+    base_columns,
+    data_name_column,
+    result_columns,
+    stack_column,
+)
+from .verdicts import compute_verdicts
+
+log = logging.getLogger("msprobe")
+
+
+@dataclass
+class MetricContext:
+    """What a metric set sees: both tables, the pairs, the cells so far and the options."""
+
+    target: DumpTable
+    golden: DumpTable
+    match: MatchResult
+    columns: dict[str, list[Any]]
+    options: CompareOptions
+
+
+@dataclass
+class JobOutcome:
+    """What happened to one job."""
+
+    job: CompareJob
+    files: list[Path] = field(default_factory=list)
+    table: ResultTable | None = None
+    error: str | None = None
+
+
+def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -> tuple[FrameworkSpec, FrameworkSpec]:
+    """The framework of each side, checked for compatibility."""
+    specs = []
+    for table in (target, golden):
+        spec = host.framework(table.framework or None)
+        if spec is None:
+            if not table.framework:
+                raise UsageError("dump has no 'framework' field and no default framework plugin is installed", path=table.source)
+            raise UsageError(
+                f"framework '{table.framework}' is not handled by any installed plugin "
+                f"(installed: {', '.join(f.name for f in host.frameworks) or 'none'})",
+                path=table.source,
+            )
+        if not table.framework:
+            log.warning("Unable to get framework information from %s, default setting is %s.", table.source, spec.name)
+        specs.append(spec)
+    tf, gf = specs
+    if gf.name != tf.name and gf.name not in tf.golden_frameworks:
+        raise UsageError(
+            f"cannot compare a {target.framework or tf.name} target with a {golden.framework or gf.name} golden dump"
+        )
+    return tf, gf
+
+
+def _dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec):
+    if tf is gf:
+        floats = tf.float_dtypes
+
+        def same(a: str | None, b: str | None) -> bool:
+            return a in floats and b in floats
+
+        return same
+
+    def cross(a: str | None, b: str | None) -> bool:
+        if a is None or b is None or tf.dtype_kind is None or gf.dtype_kind is None:
+            return False
+        ka, kb = tf.dtype_kind(a), gf.dtype_kind(b)
+        return ka is not None and ka == kb
+
+    return cross
+
+
+def check_pair(target: DumpTable, golden: DumpTable) -> None:
+    """Refuse pairs that cannot be compared (different file kinds, tasks or dump modes)."""
+    if target.kind != golden.kind:
+        raise InputError(f"both files must be dump.json or both debug.json: {target.source} vs {golden.source}")
+    if target.task != golden.task:
+        raise InputError(
+            f"dump tasks differ: '{target.task}' in {target.source}, '{golden.task}' in {golden.source}"
+        )
+    if target.mode != golden.mode:
+        raise InputError(
+            f"dump modes differ: {target.mode} in {target.source}, {golden.mode} in {golden.source} "
+            "(both must be statistics or both md5)"
+        )
+
+
+def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[DumpTable, DumpTable]:
+    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs)."""
+    target = host.load_dump(job.target, options)
+    golden = host.load_dump(job.golden, options)
+    check_pair(target, golden)
+    if target.mode == MODE_TENSOR:
+        for table in (target, golden):
+            if table.tensor_dir is None or not table.tensor_dir.is_dir():
+                raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
+    stack_file = target.source.parent / "stack.json"
+    if target.stack is None and stack_file.is_file():
+        target.stack = load_stack(stack_file)
+    return target, golden
+
+
+def match_tables(
+    target: DumpTable, golden: DumpTable, options: CompareOptions, host: PluginHost
+) -> MatchResult:
+    """Normalise names on both sides, run the applicable mapper and the dtype gate."""
+    tf, gf = resolve_frameworks(target, golden, host)
+    tkeys = list(target.name)
+    gkeys = list(golden.name)
+    for norm in host.normalizers:
+        tkeys = norm.fn(target, "target", tkeys, options)
+        gkeys = norm.fn(golden, "golden", gkeys, options)
+    ctx = MatchContext(target, golden, tkeys, gkeys, options, tf is not gf, host)
+    match = host.mapper_for(options).run(ctx)
+    if match.dtype_gate:
+        match = apply_dtype_gate(match, target.dtype, golden.dtype, _dtype_compat(tf, gf))
+    return match
+
+
+def build_result(
+    target: DumpTable, golden: DumpTable, match: MatchResult, options: CompareOptions, host: PluginHost
+) -> ResultTable:
+    """Metrics and verdicts for matched pairs, as a finished result table."""
+    mode = target.mode
+    columns = base_columns(target, golden, match)
+    spec = host.metrics.get(mode)
+    if spec is None:
+        raise UsageError(f"no installed plugin computes metrics for {mode} mode")
+    columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
+    group_of_row = [target.row_api[i] for i in match.target]
+    columns["Result"], columns["Err_message"] = compute_verdicts(mode, columns, group_of_row)
+    with_stack = target.stack is not None
+    if with_stack:
+        columns["NPU_Stack_Info"] = stack_column(target, match)
+    if mode == MODE_TENSOR:
+        columns["Data_name"] = data_name_column(target, golden, match)
+    extra = [m.column for m in host.tensor_metrics] if mode == MODE_TENSOR else []
+    names = result_columns(mode, with_stack, extra)
+    return ResultTable(mode, names, columns, group_of_row, match, meta={"target": target.source, "golden": golden.source})
+
+
+def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
+    """Run one job up to a result table (``None`` when there is nothing to compare)."""
+    host = host or get_host()
+    if job.runner is not None:
+        return job.runner(job, options, host)
+    target, golden = load_pair(job, options, host)
+    if not len(target) or not len(golden):
+        log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
+        return None
+    match = match_tables(target, golden, options, host)
+    if not match.target:
+        log.warning("Can`t match any op. No compare result file generated.")
+        return None
+    return build_result(target, golden, match, options, host)
+
+
+def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost) -> list[Path]:
+    """Write a result table under the job's output dir with msprobe's file name."""
+    writer = host.writer(options.output_format)
+    path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+    if path.exists():
+        log.warning("%s will be replaced.", path)
+    return writer.write(table, path)
+
+
+def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:
+    """Run every job; a failing job does not stop the others but makes the run fail at the end."""
+    host = host or get_host()
+    timestamp = time.strftime("%Y%m%d%H%M%S")
+    outcomes: list[JobOutcome] = []
+    for job in jobs:
+        outcome = JobOutcome(job)
+        outcomes.append(outcome)
+        prefix = f"[{job.label}] " if len(jobs) > 1 else ""
+        if job.extra.get("missing"):
+            outcome.error = job.extra["missing"]
+            log.error("%s%s; skipping this pair.", prefix, outcome.error)
+            continue
+        try:
+            table = compare_job(job, options, host)
+            if table is None:
+                continue
+            outcome.table = table
+            outcome.files = write_result(table, job, options, timestamp, host)
+        except MsprobeError as exc:
+            if len(jobs) == 1:
+                raise
+            outcome.error = str(exc)
+            log.error("%s%s", prefix, exc)
+            continue
+        for f in outcome.files:
+            log.info("%sThe result file path is: %s.", prefix, f.resolve())
+    failed = [o for o in outcomes if o.error]
+    if failed and len(jobs) > 1:
+        raise CompareFailed(
+            f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
+            "the other results were written"
+        )
+    return outcomes

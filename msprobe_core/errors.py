@@ -1,0 +1,74 @@
+"""One exception hierarchy for msprobe-core.
+
+Every failure the user can cause (bad paths, malformed input, unsupported
+combinations) is a :class:`MsprobeError`; the CLI turns it into a one-line
+message and an exit code in exactly one place (``msprobe_core.cli``).
+Failures confined to one tensor (:class:`TensorReadError`) never stop a run:
+they turn only their own row into ``unsupported`` with a warning.
+"""
+
+from __future__ import annotations
+
+
+class MsprobeError(Exception):
+    """Base class of every expected failure; ``exit_code`` is what the CLI returns."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str, *, path: object | None = None) -> None:
+        self.path = None if path is None else str(path)
+        super().__init__(message)
+
+    def __str__(self) -> str:  # one line, naming the file when there is one
+        msg = super().__str__().replace("\n", " ")
+        if self.path and self.path not in msg:
+            return f"{self.path}: {msg}"
+        return msg
+
+
+class UsageError(MsprobeError):
+    """Wrong combination of command-line options or API arguments."""
+
+
+class InputError(MsprobeError):
+    """An input file or directory is missing, unreadable or malformed."""
+
+
+class DumpFormatError(InputError):
+    """A dump.json / debug.json / stack.json does not have the expected structure."""
+
+
+class MappingError(InputError):
+    """A mapping YAML (api/cell/data/layer) is malformed."""
+
+
+class RankMismatchError(InputError):
+    """The two step directories cannot be paired rank by rank."""
+
+
+class OutputError(MsprobeError):
+    """The output directory or file cannot be written."""
+
+
+class CompareFailed(MsprobeError):
+    """Some part of a multi-part run (e.g. one rank) failed; others may have succeeded."""
+
+    exit_code = 1
+
+
+class Interrupted(MsprobeError):
+    """The user interrupted the run (Ctrl-C)."""
+
+    exit_code = 130
+
+
+class TensorReadError(Exception):
+    """One tensor file could not be read safely; only its own row fails."""
+
+    def __init__(self, message: str, *, path: object | None = None) -> None:
+        self.path = None if path is None else str(path)
+        super().__init__(message)
+
+
+class UnsafePickleError(TensorReadError):
+    """A pickle names a global outside the allow-list; nothing it names was imported."""

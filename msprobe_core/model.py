@@ -1,0 +1,126 @@
+"""The data model every stage shares: a flat, columnar table of dump rows.
+
+A dump.json holds nested API/module entries; the loader walks them once and
+produces a :class:`DumpTable` with one row per leaf (tensor or non-tensor
+argument), stored column-wise so later stages can work on whole columns.
+Tensors are never loaded here: a row only knows the file name of its tensor
+(``data_name``) and the directory it lives in (``tensor_dir``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Placeholder written for cells that have no value on that side.
+NA = "N/A"
+
+#: Dump modes, named as the result tables need them.
+MODE_TENSOR = "tensor"
+MODE_STATISTICS = "statistics"
+MODE_MD5 = "md5"
+
+STATE_INPUT = "input"
+STATE_OUTPUT = "output"
+STATE_PARAMETERS = "parameters"
+STATE_PARAMETERS_GRAD = "parameters_grad"
+STATE_DEBUG = "debug"
+
+
+@dataclass
+class ApiEntry:
+    """One ``data`` key of a dump: an API or module call.
+
+    ``prefix``/``call``/``direction`` come from splitting the key as msprobe
+    does (``Functional.linear`` / ``0.forward`` / ``forward``); ``first_row``
+    and ``n_rows`` locate its rows in the owning table.
+    """
+
+    key: str
+    prefix: str
+    call: str
+    direction: str
+    first_row: int = 0
+    n_rows: int = 0
+
+
+@dataclass
+class DumpTable:
+    """All rows of one dump file, column-wise, in dump order.
+
+    Columns hold the values as the result table needs them: dtype/shape are
+    strings or ``None`` (shown as ``N/A``), ``requires_grad`` is ``"True"``,
+    ``"False"`` or ``None``, statistics are the raw JSON values (``None`` when
+    missing) and ``data_name`` is ``"-1"`` when the row has no tensor file.
+    """
+
+    source: Path
+    kind: str  # "dump" or "debug": which json the table came from
+    task: str
+    mode: str
+    framework: str
+    level: str | None = None
+    apis: list[ApiEntry] = field(default_factory=list)
+    row_api: list[int] = field(default_factory=list)
+    name: list[str] = field(default_factory=list)
+    state: list[str] = field(default_factory=list)
+    dtype: list[str | None] = field(default_factory=list)
+    shape: list[str | None] = field(default_factory=list)
+    requires_grad: list[str | None] = field(default_factory=list)
+    max: list[Any] = field(default_factory=list)
+    min: list[Any] = field(default_factory=list)
+    mean: list[Any] = field(default_factory=list)
+    norm: list[Any] = field(default_factory=list)
+    md5: list[str | None] = field(default_factory=list)
+    data_name: list[str] = field(default_factory=list)
+    stack: dict[str, list[str]] | None = None
+    tensor_dir: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+    def api_key(self, row: int) -> str:
+        """The dump.json key of the API that owns ``row``."""
+        return self.apis[self.row_api[row]].key
+
+
+@dataclass
+class MatchResult:
+    """Pairs of row indices, in output order.
+
+    ``target[i]`` is a row of the target table; ``golden[i]`` the row of the
+    golden table it is paired with, or -1 when it has no partner.
+    """
+
+    target: list[int]
+    golden: list[int]
+    dtype_gate: bool = True
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CompareOptions:
+    """Everything that changes how one compare runs, in one place.
+
+    The CLI and the Python API both build this; plugins read the fields they
+    understand (``api_mapping`` etc. are ``None`` when not asked for, ``True``
+    for the built-in mapping, or a path).
+    """
+
+    output_dir: Path = Path("./output")
+    output_format: str = "csv"
+    fuzzy_match: bool = False
+    api_mapping: Any = None
+    cell_mapping: Any = None
+    data_mapping: Any = None
+    layer_mapping: Any = None
+    diff_analyze: bool = False
+    rank: str | None = None
+    step: str | None = None
+    tensor_log: bool = False
+    workers: int | None = None
+    force: bool = False
+    quiet: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)

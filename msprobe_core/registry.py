@@ -1,0 +1,272 @@
+"""Plugin manager and the typed façade the engine calls hooks through.
+
+Built-ins are registered first, then every plugin found in the
+``msprobe_core.plugins`` entry-point group (unless
+``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``), then those named in
+``MSPROBE_LOAD_PLUGINS=mod,mod``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import UsageError
+from .model import CompareOptions, DumpTable, MatchResult
+
+ENTRY_POINT_GROUP = "msprobe_core.plugins"
+
+
+@dataclass(frozen=True)
+class FrameworkSpec:
+    """What the core needs to know about one framework's dumps."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    golden_frameworks: tuple[str, ...] = ()
+    float_dtypes: frozenset[str] = frozenset()
+    tensor_suffix: str = ""
+    read_tensor: Callable[[Path], Any] | None = None
+    dtype_kind: Callable[[str], str | None] | None = None
+    is_default: bool = False
+    plugin: str = ""
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+@dataclass
+class CompareJob:
+    """One pair of dump files to compare, and where its result goes."""
+
+    target: Path
+    golden: Path
+    output_dir: Path
+    stem: str
+    label: str = ""
+    runner: Callable[..., Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MatchContext:
+    """What a mapper sees: both tables, their normalised keys, the options and helpers."""
+
+    target: DumpTable
+    golden: DumpTable
+    target_keys: list[str]
+    golden_keys: list[str]
+    options: CompareOptions
+    cross_framework: bool
+    host: PluginHost
+
+
+@dataclass(frozen=True)
+class MapperSpec:
+    """A way of pairing rows; the applicable one with the highest priority runs."""
+
+    name: str
+    run: Callable[[MatchContext], MatchResult]
+    applies: Callable[[CompareOptions], bool] = lambda options: True
+    priority: int = 0
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class NormalizerSpec:
+    """A compare-key rewrite applied to every row of both sides before mapping."""
+
+    name: str
+    fn: Callable[[DumpTable, str, list[str], CompareOptions], list[str]]
+    order: int = 0
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """The metric columns of one dump mode, computed for the whole table."""
+
+    mode: str
+    compute: Callable[..., dict[str, list[Any]]]
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class TensorMetricSpec:
+    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays."""
+
+    column: str
+    fn: Callable[[Any, Any], Any]
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class WriterSpec:
+    """An output format: ``write(table, path) -> [files]``."""
+
+    name: str
+    suffix: str
+    write: Callable[..., list[Path]]
+    plugin: str = ""
+
+
+class PluginHost:
+    """Owns the pluggy manager and the registries collected from it."""
+
+    def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        from . import builtin
+
+        self.pm.register(builtin, name="msprobe_core.builtin")
+        if autoload is None:
+            autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
+        if autoload:
+            self.pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        for mod in filter(None, os.environ.get("MSPROBE_LOAD_PLUGINS", "").split(",")):
+            self.pm.register(importlib.import_module(mod.strip()), name=mod.strip())
+        for plugin in extra_plugins:
+            self.pm.register(plugin)
+        self.pm.check_pending()
+        self.frameworks: list[FrameworkSpec] = []
+        self.mappers: list[MapperSpec] = []
+        self.normalizers: list[NormalizerSpec] = []
+        self.metrics: dict[str, MetricSpec] = {}
+        self.tensor_metrics: list[TensorMetricSpec] = []
+        self.writers: dict[str, WriterSpec] = {}
+        self._collect()
+
+    # -- registry collection -------------------------------------------------
+    def _collect(self) -> None:
+        for impl in reversed(self.pm.hook.msprobe_register_frameworks.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_framework))
+        for impl in reversed(self.pm.hook.msprobe_register_mappers.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_mapper))
+        for impl in reversed(self.pm.hook.msprobe_register_normalizers.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_normalizer))
+        for impl in reversed(self.pm.hook.msprobe_register_metrics.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_metric))
+        for impl in reversed(self.pm.hook.msprobe_register_writers.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_writer))
+        self.normalizers.sort(key=lambda n: n.order)
+
+    @staticmethod
+    def _registrar(plugin: str, add: Callable[[Any, str], None]) -> Callable[..., None]:
+        def register(spec: Any = None, *args: Any, **kwargs: Any) -> None:
+            add(spec, plugin) if not args and not kwargs else add((spec, args, kwargs), plugin)
+
+        return register
+
+    def _add_framework(self, spec: FrameworkSpec, plugin: str) -> None:
+        if any(set(spec.names()) & set(f.names()) for f in self.frameworks):
+            # pluggy calls later-registered plugins first, so the first one seen wins
+            return
+        self.frameworks.append(_with_plugin(spec, plugin))
+
+    def _add_mapper(self, spec: MapperSpec, plugin: str) -> None:
+        if any(m.name == spec.name for m in self.mappers):
+            return
+        self.mappers.append(_with_plugin(spec, plugin))
+
+    def _add_normalizer(self, spec: Any, plugin: str) -> None:
+        if isinstance(spec, tuple):
+            name, args, kwargs = spec
+            spec = NormalizerSpec(name, *args, **kwargs)
+        if any(n.name == spec.name for n in self.normalizers):
+            return
+        self.normalizers.append(_with_plugin(spec, plugin))
+
+    def _add_metric(self, spec: MetricSpec | TensorMetricSpec, plugin: str) -> None:
+        if isinstance(spec, TensorMetricSpec):
+            if all(m.column != spec.column for m in self.tensor_metrics):
+                self.tensor_metrics.append(_with_plugin(spec, plugin))
+        elif spec.mode not in self.metrics:
+            self.metrics[spec.mode] = _with_plugin(spec, plugin)
+
+    def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
+        self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
+
+    # -- typed façade --------------------------------------------------------
+    def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
+        """Jobs for the two user paths (first plugin that claims the layout)."""
+        jobs = self.pm.hook.msprobe_discover_jobs(target=target, golden=golden, options=options)
+        if jobs is None:
+            raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
+        return jobs
+
+    def load_dump(self, path: Path, options: CompareOptions) -> DumpTable:
+        """Load one dump file through the first loader that claims it."""
+        table = self.pm.hook.msprobe_load_dump(path=path, options=options)
+        if table is None:
+            raise UsageError(f"no installed plugin can read {path}")
+        return table
+
+    def framework(self, name: str | None) -> FrameworkSpec | None:
+        """The framework registered under ``name`` (``None``: the default one)."""
+        for f in self.frameworks:
+            if (name is None and f.is_default) or (name is not None and name in f.names()):
+                return f
+        return None
+
+    def mapper_for(self, options: CompareOptions) -> MapperSpec:
+        """The mapper that runs for these options."""
+        candidates = [m for m in self.mappers if m.applies(options)]
+        if not candidates:
+            raise UsageError("no installed plugin provides a matcher for these options")
+        return max(candidates, key=lambda m: m.priority)
+
+    def writer(self, name: str) -> WriterSpec:
+        """The writer for an output format name."""
+        try:
+            return self.writers[name]
+        except KeyError:
+            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Installed plugins, their versions and the hooks they implement."""
+        out = []
+        dists = {id(p): d for p, d in self.pm.list_plugin_distinfo()}
+        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
+            hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
+            dist = dists.get(id(plugin))
+            out.append(
+                {
+                    "name": name,
+                    "version": getattr(dist, "version", None) if dist else None,
+                    "distribution": getattr(dist, "project_name", None) if dist else None,
+                    "hooks": hooks,
+                }
+            )
+        return out
+
+
+def _with_plugin(spec: Any, plugin: str) -> Any:
+    if getattr(spec, "plugin", "") or not hasattr(spec, "plugin"):
+        return spec
+    from dataclasses import replace
+
+    return replace(spec, plugin=plugin)
+
+
+_HOST: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide plugin host (created on first use)."""
+    global _HOST
+    if _HOST is None:
+        _HOST = PluginHost()
+    return _HOST
+
+
+def reset_host(host: PluginHost | None = None) -> None:
+    """Replace the process-wide host (tests use this to register extra plugins)."""
+    global _HOST
+    _HOST = host

@@ -1,0 +1,146 @@
+"""Statistics-mode diffs (``Max diff`` … ``NormRelativeErr``), computed column-wise.
+
+msprobe compares the four dumped statistics of each pair with a small rule
+table keyed by what kind of value each side holds (number, NaN, ±inf, device
+string, ``N/A``, other). Here each column is classified once into numpy arrays
+and every rule is applied as a vectorised mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .model import NA
+
+NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
+_NONE_TYPE = type(None)
+
+STAT_NAMES = ("max", "min", "mean", "norm")
+DIFF_COLUMNS = ("Max diff", "Min diff", "Mean diff", "L2norm diff")
+REL_COLUMNS = ("MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr")
+
+
+def _classify_str(text: str) -> tuple[int, float]:
+    low = text.lower()
+    if low == "nan":
+        return NAN, np.nan
+    if low == "inf":
+        return INF, np.inf
+    if low == "-inf":
+        return NEG_INF, -np.inf
+    if low not in ("true", "false"):
+        try:
+            return NUM, float(text)
+        except ValueError:
+            pass
+    if "npu" in low or "cpu" in low or "cuda" in low:
+        return DEVICE, np.nan
+    if text == NA:
+        return NA_CLS, np.nan
+    return OTHER, np.nan
+
+
+class StatColumn:
+    """One statistics column classified for the rule table.
+
+    ``cls`` holds the value class per row, ``num`` the number (NaN where the
+    value is not a number), ``types`` the Python type of each raw value.
+    """
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        n = len(values)
+        self.values = values
+        obj = np.empty(n, dtype=object)
+        obj[:] = values
+        self.obj = obj
+        types = np.empty(n, dtype=object)
+        types[:] = list(map(type, values))
+        self.types = types
+        # elementwise numpy comparison of type objects, not a Python type check
+        is_float = types == float  # noqa: E721
+        is_int = types == int  # noqa: E721
+        num = np.full(n, np.nan)
+        if is_float.any():
+            num[is_float] = obj[is_float].astype(np.float64)
+        if is_int.any():
+            num[is_int] = obj[is_int].astype(np.float64)
+        cls = np.full(n, OTHER, dtype=np.int8)
+        cls[is_int] = NUM
+        fv = num[is_float]
+        cls_f = np.full(fv.shape, NUM, dtype=np.int8)
+        cls_f[np.isnan(fv)] = NAN
+        cls_f[fv == np.inf] = INF
+        cls_f[fv == -np.inf] = NEG_INF
+        cls[is_float] = cls_f
+        is_str = types == str  # noqa: E721
+        for i in np.flatnonzero(is_str):
+            c, v = _classify_str(values[i])
+            cls[i] = c
+            num[i] = v
+        self.cls = cls
+        self.num = num
+        self.is_float = is_float
+        self.is_int = is_int
+        self.is_str = is_str
+        self.is_none = types == _NONE_TYPE
+
+
+def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
+    """Per row, whether ``str(a) == str(b)`` (msprobe's equality test), without building strings."""
+    same_type = a.types == b.types
+    eq = np.zeros(len(a.cls), dtype=bool)
+    num_like = same_type & (a.is_float | a.is_int)
+    with np.errstate(invalid="ignore"):
+        numeq = (a.num == b.num) & (np.signbit(a.num) == np.signbit(b.num))
+    both_nan = np.isnan(a.num) & np.isnan(b.num)
+    eq |= num_like & (numeq | (a.is_float & both_nan))
+    eq |= same_type & a.is_none
+    rest = np.flatnonzero(same_type & ~(a.is_float | a.is_int | a.is_none))
+    for i in rest:
+        eq[i] = a.values[i] == b.values[i]
+    return eq
+
+
+def _reprs(values: np.ndarray) -> list[str]:
+    return list(map(repr, values.tolist()))
+
+
+def stat_diffs(npu: Sequence[Any], bench: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """The ``<S> diff`` and ``<S>RelativeErr`` string columns for one statistic."""
+    a, b = StatColumn(npu), StatColumn(bench)
+    n = len(a.cls)
+    diff = np.full(n, NA, dtype=object)
+    rel = np.full(n, NA, dtype=object)
+    ca, cb = a.cls, b.cls
+
+    def put(mask: np.ndarray, d: str, r: str | None = None) -> None:
+        diff[mask] = d
+        rel[mask] = d if r is None else r
+
+    finite_cls = (ca == NUM) | (ca == NAN) | (ca == INF) | (ca == NEG_INF)
+    finite_cls_b = (cb == NUM) | (cb == NAN) | (cb == INF) | (cb == NEG_INF)
+    dev_other_a = (ca == DEVICE) | (ca == OTHER)
+    dev_other_b = (cb == DEVICE) | (cb == OTHER)
+    put((dev_other_a & (finite_cls_b | dev_other_b)) | (dev_other_b & finite_cls), "Diff")
+    put((ca == DEVICE) & (cb == DEVICE), NA)
+    put(((ca == INF) & ((cb == NUM) | (cb == NEG_INF))) | ((ca == NUM) & (cb == NEG_INF)), "inf")
+    put(((ca == NEG_INF) & ((cb == NUM) | (cb == INF))) | ((ca == NUM) & (cb == INF)), "-inf")
+    put(((ca == NAN) & finite_cls_b) | ((cb == NAN) & finite_cls), "Nan")
+    put((ca == NA_CLS) | (cb == NA_CLS), NA)
+    both = (ca == NUM) & (cb == NUM)
+    if both.any():
+        x, y = a.num[both], b.num[both]
+        with np.errstate(all="ignore"):
+            d = x - y
+            r = np.abs(d / y * 100)
+        diff[both] = _reprs(d)
+        rel_text = np.array([f"{v}%" for v in _reprs(r)], dtype=object)
+        rel_text[y == 0] = "inf"
+        rel[both] = rel_text
+    eq = str_equal(a, b)
+    diff[eq] = "0"
+    rel[eq] = "0"
+    return diff.tolist(), rel.tolist()

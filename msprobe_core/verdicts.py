@@ -1,0 +1,224 @@
+"""The verdict engine: ``Result`` (pass/warning/error) and ``Err_message`` per row.
+
+Rows are grouped by the target API that produced them; per-row checkers and
+per-API checkers (input vs output of one call) raise each row's level and add
+messages, in a fixed order. Everything is vectorised over the whole table:
+group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
+
+PASS, WARNING, ERROR = 0, 1, 2
+LEVEL_TEXT = ("pass", "warning", "error")
+
+MSG_INF_NAN = "error: There is nan/inf/-inf in the maximum or minimum value of NPU."
+MSG_ONE_THOUSANDTH = "error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6."
+MSG_NORM_REL = "error: The NormRelativeErr of output is greater than 0.5."
+MSG_REQUIRES_GRAD = "error: The Required_Grad of NPU and Bench are inconsistent"
+MSG_PARAMETERS = "error: The scalar parameters of NPU and Bench are inconsistent."
+MSG_DTYPE = "error: The dtype of NPU and Bench are inconsistent."
+MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
+MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
+MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
+MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
+MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
+
+SKIP_ALL_OPS = frozenset(
+    {"empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"}
+)
+OUTPUT_ONLY_OPS = frozenset({"_reduce_scatter_base", "_all_gather_base", "all_to_all_single", "batch_isend_irecv"})
+
+
+def _agg_values(values: Sequence[Any]) -> np.ndarray:
+    """Numbers msprobe's aggregate helper would fold in; NaN where it skips the cell."""
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        t = type(v)
+        if t is float or t is int:
+            out[i] = v
+        elif t is str and v.endswith("%"):
+            try:
+                out[i] = float(v[:-1]) / 100
+            except ValueError:
+                pass
+    return out
+
+
+def _pct_values(values: Sequence[Any]) -> np.ndarray:
+    """``float(x.strip('%')) / 100`` with 0 where it does not parse."""
+    out = np.zeros(len(values))
+    for i, v in enumerate(values):
+        try:
+            out[i] = float(str(v).strip("%")) / 100
+        except ValueError:
+            pass
+    return out
+
+
+def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        t = type(v)
+        if t is float:
+            out[i] = v != v or v in (np.inf, -np.inf)
+        elif t is str:
+            out[i] = v.strip().lower() in ("inf", "-inf", "nan")
+    return out
+
+
+class _Groups:
+    """Contiguous row segments of one API each."""
+
+    def __init__(self, group_of_row: np.ndarray) -> None:
+        n = len(group_of_row)
+        change = np.ones(n, dtype=bool)
+        if n:
+            change[1:] = group_of_row[1:] != group_of_row[:-1]
+        self.starts = np.flatnonzero(change)
+        self.id = np.cumsum(change) - 1
+        self.n = len(self.starts)
+
+    def fold(self, values: np.ndarray, mask: np.ndarray, start: float, use_max: bool) -> np.ndarray:
+        if not self.n:
+            return np.zeros(0)
+        v = np.where(mask, values, np.nan)
+        ufunc = np.fmax if use_max else np.fmin
+        return ufunc(ufunc.reduceat(v, self.starts), start)
+
+    def first(self, mask: np.ndarray) -> np.ndarray:
+        """Index of the first row in each group where ``mask`` holds, or -1."""
+        if not self.n:
+            return np.zeros(0, dtype=np.int64)
+        big = np.iinfo(np.int64).max
+        idx = np.where(mask, np.arange(len(mask)), big)
+        first = np.minimum.reduceat(idx, self.starts)
+        return np.where(first == big, -1, first)
+
+
+def compute_verdicts(
+    mode: str, columns: dict[str, list[Any]], group_of_row: Sequence[int]
+) -> tuple[list[str], list[str]]:
+    """Return the ``Result`` and ``Err_message`` columns for a finished result table."""
+    names = columns["NPU Name"]
+    n = len(names)
+    level = np.zeros(n, dtype=np.int8)
+    messages: dict[int, list[str]] = {}
+    if n == 0:
+        return [], []
+
+    def flag(rows: np.ndarray, lvl: int, msg: str) -> None:
+        for r in np.flatnonzero(rows) if rows.dtype == bool else rows:
+            r = int(r)
+            messages.setdefault(r, []).append(msg)
+        if rows.dtype == bool:
+            level[rows] = np.maximum(level[rows], lvl)
+        elif len(rows):
+            level[rows] = np.maximum(level[rows], lvl)
+
+    bench_names = columns["Bench Name"]
+    matched = np.array([b != NA and b != "" for b in bench_names], dtype=bool)
+
+    if mode == MODE_MD5:
+        a, b = columns["NPU MD5"], columns["BENCH MD5"]
+        for i in range(n):
+            if a[i] != b[i]:
+                soft = a[i] in (NA, "Nan", "") or b[i] in (NA, "Nan", "")
+                messages.setdefault(i, []).append(MSG_MD5_WARN if soft else MSG_MD5_ERR)
+                level[i] = WARNING if soft else ERROR
+        return _finish(level, messages)
+
+    groups = _Groups(np.asarray(group_of_row))
+    is_out = np.array([".output." in x for x in names], dtype=bool)
+    is_in = ~is_out
+    first_in = groups.first(is_in)
+    skip_all = np.zeros(groups.n, dtype=bool)
+    out_only = np.zeros(groups.n, dtype=bool)
+    for g, r in enumerate(first_in):
+        if r >= 0:
+            parts = names[r].split(".")
+            op = parts[1] if len(parts) > 1 else ""
+            skip_all[g] = op in SKIP_ALL_OPS
+            out_only[g] = op in OUTPUT_ONLY_OPS
+    row_skip = skip_all[groups.id]
+    row_out_only = out_only[groups.id]
+    row_check = ~row_skip & (~row_out_only | is_out)
+    group_check = ~(skip_all | out_only)
+    first_out = groups.first(is_out)
+    has_out = first_out >= 0
+
+    def group_rows(cond: np.ndarray) -> np.ndarray:
+        sel = cond & group_check & has_out
+        return first_out[sel]
+
+    # 1 InfNan
+    bench_bad = _is_inf_nan(columns["Bench max"]) | _is_inf_nan(columns["Bench min"])
+    npu_bad = _is_inf_nan(columns["NPU max"]) | _is_inf_nan(columns["NPU min"])
+    flag(row_check & ~bench_bad & npu_bad, ERROR, MSG_INF_NAN)
+    # 2 OneThousandth / RelativeErr
+    if mode == MODE_TENSOR:
+        ratio = _agg_values(columns["One Thousandth Err Ratio"])
+        mi = groups.fold(ratio, is_in, 1.0, use_max=False)
+        mo = groups.fold(ratio, is_out, 1.0, use_max=False)
+        flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, MSG_ONE_THOUSANDTH)
+    elif mode == MODE_STATISTICS:
+        norm_rel = columns["NormRelativeErr"]
+        agg = _agg_values(norm_rel)
+        i_max = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
+        pct = np.abs(_pct_values(norm_rel))
+        with np.errstate(invalid="ignore"):
+            rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
+        flag(rows, ERROR, MSG_NORM_REL)
+    # 3 RequiresGrad
+    nrg, brg = columns["NPU Requires_grad"], columns["Bench Requires_grad"]
+    rg = np.array([x != y and x != "" and y != "" for x, y in zip(nrg, brg)], dtype=bool)
+    flag(row_check & matched & rg, ERROR, MSG_REQUIRES_GRAD)
+    # 4 Parameters
+    nd, bd = columns["NPU Dtype"], columns["Bench Dtype"]
+    nshape = columns["NPU Tensor Shape"]
+    nmax, bmax = columns["NPU max"], columns["Bench max"]
+    par = np.array(
+        [("class" in str(nd[i]) and "class" in str(bd[i]) and nshape[i] == "[]" and nmax[i] != bmax[i]) for i in range(n)],
+        dtype=bool,
+    )
+    flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
+    # 5 DType
+    dt = np.array(
+        [nd[i] != bd[i] and "qkv" not in bench_names[i] and "gate_up" not in bench_names[i] for i in range(n)],
+        dtype=bool,
+    )
+    not_na = np.array([x != NA for x in names], dtype=bool)
+    flag(row_check & matched & not_na & dt, ERROR, MSG_DTYPE)
+    # 6 Shape
+    bshape = columns["Bench Tensor Shape"]
+    sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
+    flag(row_check & matched & sh, ERROR, MSG_SHAPE)
+    # 7 warnings
+    if mode == MODE_TENSOR:
+        cos = _agg_values(columns["Cosine"])
+        mi = groups.fold(cos, is_in, 1.0, use_max=False)
+        mo = groups.fold(cos, is_out, 1.0, use_max=False)
+        flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, MSG_COSINE_WARN)
+    elif mode == MODE_STATISTICS:
+        agg = _agg_values(columns["NormRelativeErr"])
+        i = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
+        o = np.abs(groups.fold(agg, is_out, 0.0, use_max=True))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = ((i == 0) & (o > 0.1)) | ((i != 0) & (o / np.where(i == 0, 1, i) > 10))
+        flag(group_rows(cond), WARNING, MSG_REL_WARN)
+    return _finish(level, messages)
+
+
+def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str], list[str]]:
+    result = [LEVEL_TEXT[x] for x in level.tolist()]
+    err = ["[]"] * len(result)
+    for r, msgs in messages.items():
+        err[r] = json.dumps(msgs)
+    return result, err

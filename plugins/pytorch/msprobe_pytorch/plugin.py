@@ -1,0 +1,50 @@
+"""msprobe-core hook implementations for PyTorch dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from msprobe_core import hookimpl
+from msprobe_core.registry import FrameworkSpec
+
+TORCH_FLOATS = frozenset({"torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"})
+
+
+def torch_dtype_kind(dtype: str) -> str | None:
+    """``int``/``float``/``bool``/``complex`` for a ``torch.*`` dtype name."""
+    if not dtype.startswith("torch."):
+        return None
+    name = dtype[6:]
+    if name.startswith(("int", "uint")):
+        return "int"
+    if name.startswith(("float", "bfloat")) or name in ("half", "double"):
+        return "float"
+    if name == "bool":
+        return "bool"
+    if name.startswith("complex"):
+        return "complex"
+    return None
+
+
+def read_tensor(path: Path) -> Any:
+    """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32)."""
+    from .pt_reader import read_pt
+
+    return read_pt(path)
+
+
+@hookimpl
+def msprobe_register_frameworks(register: Any) -> None:
+    """PyTorch: the default framework of dumps that do not name one."""
+    register(
+        FrameworkSpec(
+            name="pytorch",
+            golden_frameworks=("pytorch",),
+            float_dtypes=TORCH_FLOATS,
+            tensor_suffix=".pt",
+            read_tensor=read_tensor,
+            dtype_kind=torch_dtype_kind,
+            is_default=True,
+        )
+    )
