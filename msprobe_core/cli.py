@@ -94,10 +94,31 @@ def plugins_cmd() -> None:
     click.echo(json.dumps(get_host().describe(), indent=2))
 
 
+def _unknown_option(args: list[str]) -> str | None:
+    """The first option token the chosen sub-command does not know (click would split ``-fr`` into ``-f r``)."""
+    if not args or args[0] not in cli.commands:
+        return None
+    command = cli.commands[args[0]]
+    known = {"--help", "-h"}
+    for param in command.params:
+        known.update(getattr(param, "opts", []))
+        known.update(getattr(param, "secondary_opts", []))
+    for token in args[1:]:
+        if token == "--":
+            break
+        if token.startswith("-") and len(token) > 1 and token.split("=", 1)[0] not in known:
+            return token
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    bad = _unknown_option([a for a in args if a != "--debug"])
+    if bad:
+        click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)
+        return 2
     try:
         cli.main(args=args, prog_name="msprobe", standalone_mode=False)
     except click.exceptions.Exit as exc:

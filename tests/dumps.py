@@ -1,0 +1,48 @@
+"""Small synthetic msprobe dumps for unit tests (real files on disk, written like the dumper writes them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def tensor(dtype: str = "torch.float32", shape=(2, 3), mx=1.0, mn=-1.0, mean=0.1, norm=2.0, **extra: Any) -> dict:
+    """A statistics-mode tensor leaf."""
+    leaf = {"type": "torch.Tensor", "dtype": dtype, "shape": list(shape), "Max": mx, "Min": mn, "Mean": mean, "Norm": norm,
+            "requires_grad": False}
+    leaf.update(extra)
+    return leaf
+
+
+def api(inputs: list | None = None, outputs: list | None = None, kwargs: dict | None = None, **extra: Any) -> dict:
+    entry: dict[str, Any] = {"input_args": inputs or [], "input_kwargs": kwargs or {}, "output": outputs or []}
+    entry.update(extra)
+    return entry
+
+
+def write_dump(directory: Path, data: dict, *, task: str = "statistics", framework: str | None = "pytorch",
+               level: str = "L1", stack: dict | None = None, name: str = "dump.json") -> Path:
+    """Write ``dump.json`` (and ``stack.json``) into ``directory``; returns the dump.json path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"task": task, "level": level, "dump_data_dir": None, "data": data}
+    if framework is not None:
+        doc["framework"] = framework
+    path = directory / name
+    path.write_text(json.dumps(doc, allow_nan=True))
+    if stack is not None:
+        (directory / "stack.json").write_text(json.dumps(stack))
+    return path
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def only_result(out_dir: Path, suffix: str = ".csv") -> Path:
+    files = [p for p in out_dir.rglob(f"*{suffix}")]
+    assert len(files) == 1, files
+    return files[0]
