@@ -6,6 +6,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 _FORMULA_START = re.compile(r"^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]")
 _FORMULA_CHARS = frozenset("＋－＝％＠+-=%@")
 
@@ -33,6 +35,23 @@ def neutralise(text: str) -> str:
     return "'" + text if is_formula_like(text) else text
 
 
+def numpy_float_text(value: np.floating) -> str:
+    """A numpy float scalar spelled as msprobe's tables show it, whatever numpy is installed.
+
+    Shortest digits that round-trip in the scalar's own type, positional for
+    ``1e-4 <= |x| < 1e16`` and 0, scientific otherwise (numpy >= 2.3 switched
+    float16/float32 to scientific earlier; msprobe's outputs predate that).
+    """
+    if isinstance(value, np.float64):
+        return repr(float(value))
+    a = abs(float(value))
+    if not math.isfinite(a):
+        return repr(float(value))
+    if a == 0 or 1e-4 <= a < 1e16:
+        return np.format_float_positional(value, unique=True, trim="0")
+    return np.format_float_scientific(value, unique=True, trim="-", exp_digits=2)
+
+
 def csv_cell(value: Any) -> str:
     """Spell a cell for CSV the way msprobe's tables have it."""
     t = type(value)
@@ -40,7 +59,7 @@ def csv_cell(value: Any) -> str:
         return neutralise(value)
     if t is float:
         if value != value:
-            return "Nan"
+            return ""  # a missing number, as pandas writes it; NaN values are the text "Nan" by then
         if value == math.inf:
             return " inf"
         if value == -math.inf:
@@ -52,6 +71,8 @@ def csv_cell(value: Any) -> str:
         return "None"
     if t is int:
         return str(value)
+    if isinstance(value, np.floating):
+        return csv_cell(float(value)) if not math.isfinite(float(value)) else numpy_float_text(value)
     return neutralise(str(value))
 
 
@@ -62,7 +83,7 @@ def xlsx_cell(value: Any) -> Any:
         return neutralise(value)
     if t is float:
         if value != value:
-            return "Nan"
+            return None
         if value == math.inf:
             return "inf"
         if value == -math.inf:
@@ -72,4 +93,6 @@ def xlsx_cell(value: Any) -> Any:
         return value
     if value is None:
         return "None"
+    if isinstance(value, np.generic):
+        return xlsx_cell(value.item())
     return neutralise(str(value))

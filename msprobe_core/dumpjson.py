@@ -225,11 +225,13 @@ class _Flattener:
 
 
 def _stat(value: Any) -> Any:
-    """A statistic as msprobe keeps it: bools become ``"True"``/``"False"``."""
+    """A statistic as msprobe keeps it: bools become ``"True"``/``"False"``, NaN the text ``"Nan"``."""
     if value is True:
         return "True"
     if value is False:
         return "False"
+    if value != value:
+        return "Nan"
     return value
 
 

@@ -1,0 +1,13 @@
+"""msprobe-kernel: MindSpore static-graph full kernel dump compare for msprobe-core.
+
+``msprobe compare -tp T -gp G --rank R [--step S]`` writes one
+``compare_result_{rank}_{step}_{timestamp}.csv`` per (rank, step) found in both
+dumps. :func:`compare_kernel_dumps` is the same as a Python function; see
+:mod:`msprobe_kernel.layout` for the dump layouts and file names understood.
+"""
+
+from msprobe_kernel.engine import compare_group, compare_kernel_dumps
+from msprobe_kernel.layout import parse_id_list, parse_kernel_file_name
+
+__version__ = "0.1.0"
+__all__ = ["compare_group", "compare_kernel_dumps", "parse_id_list", "parse_kernel_file_name"]
