@@ -56,10 +56,12 @@ def _exact(ctx: MatchContext) -> MatchResult:
 
 
 def _data_mapping(ctx: MatchContext) -> MatchResult:
+    """``-dm``: target key = the mapped name, else the row's own *raw* name (msprobe does not
+    re-number backward calls on the target side while a mapping builds the keys); left join, no dtype gate."""
     from .data_mapping import load_data_mapping
 
     mapping = load_data_mapping(Path(ctx.options.data_mapping))
-    keys = [mapping.get(name, key) for name, key in zip(ctx.target.name, ctx.target_keys)]
+    keys = [mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, ctx.golden_keys)
     match.dtype_gate = False
     return match
@@ -77,9 +79,11 @@ def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
     from .stats_metrics import stat_diffs
 
     data = ctx.columns
+    frameworks = ctx.match.notes.get("frameworks")
+    parse = frameworks[0].parse_statistic if frameworks else None
     out: dict[str, list[Any]] = {}
     for stat, diff_col, rel_col in REL_COLUMNS_ORDER:
-        diff, rel = stat_diffs(data[f"NPU {stat}"], data[f"Bench {stat}"])
+        diff, rel = stat_diffs(data[f"NPU {stat}"], data[f"Bench {stat}"], parse)
         out[diff_col] = diff
         out[rel_col] = rel
     return out

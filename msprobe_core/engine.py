@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, UsageError
 from .matching import apply_dtype_gate
-from .model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
 from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
@@ -125,7 +125,11 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
 def match_tables(
     target: DumpTable, golden: DumpTable, options: CompareOptions, host: PluginHost
 ) -> MatchResult:
-    """Normalise names on both sides, run the applicable mapper and the dtype gate."""
+    """Normalise names on both sides, run the applicable mapper and the dtype gate.
+
+    The result's ``notes["frameworks"]`` holds the (target, golden) :class:`FrameworkSpec`
+    pair, for the metric and verdict stages.
+    """
     tf, gf = resolve_frameworks(target, golden, host)
     tkeys = list(target.name)
     gkeys = list(golden.name)
@@ -136,7 +140,26 @@ def match_tables(
     match = host.mapper_for(options).run(ctx)
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, _dtype_compat(tf, gf))
+    match.notes["frameworks"] = (tf, gf)
     return match
+
+
+def dtype_equal_column(
+    columns: dict[str, list[Any]], frameworks: tuple[FrameworkSpec, FrameworkSpec] | None
+) -> list[bool] | None:
+    """Per row, whether both sides hold the same dtype, for cross-framework pairs only.
+
+    Same-framework pairs return ``None`` (the DType checker compares the strings).
+    Across frameworks each side's dtype is put in its framework's canonical spelling
+    first, so ``Float32`` and ``torch.float32`` are the same dtype.
+    """
+    if frameworks is None or frameworks[0] is frameworks[1]:
+        return None
+    tf, gf = frameworks
+    return [
+        a == b or (a != NA and b != NA and tf.canonical(a) == gf.canonical(b))
+        for a, b in zip(columns["NPU Dtype"], columns["Bench Dtype"])
+    ]
 
 
 def build_result(
@@ -150,7 +173,8 @@ def build_result(
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
     columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
     group_of_row = [target.row_api[i] for i in match.target]
-    columns["Result"], columns["Err_message"] = compute_verdicts(mode, columns, group_of_row)
+    dtype_equal = dtype_equal_column(columns, match.notes.get("frameworks"))
+    columns["Result"], columns["Err_message"] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
     with_stack = target.stack is not None
     if with_stack:
         columns["NPU_Stack_Info"] = stack_column(target, match)
@@ -164,6 +188,9 @@ def build_result(
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
     """Run one job up to a result table (``None`` when there is nothing to compare)."""
     host = host or get_host()
+    if Path(options.output_dir) != Path(job.output_dir):
+        # whatever a plugin writes besides the result (e.g. a generated mapping) goes next to it
+        options = replace(options, output_dir=Path(job.output_dir))
     if job.runner is not None:
         return job.runner(job, options, host)
     target, golden = load_pair(job, options, host)

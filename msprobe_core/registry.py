@@ -35,11 +35,28 @@ class FrameworkSpec:
     tensor_suffix: str = ""
     read_tensor: Callable[[Path], Any] | None = None
     dtype_kind: Callable[[str], str | None] | None = None
+    canonical_dtype: Callable[[str], str] | None = None
+    #: How the reference msprobe run turned a statistic's text into a number when this framework
+    #: is the target (``None``: correctly rounded, ``float()``). Only the ``<S> diff`` and
+    #: ``<S>RelativeErr`` columns of statistics mode use it.
+    parse_statistic: Callable[[str], float | None] | None = None
     is_default: bool = False
     plugin: str = ""
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
+
+    def canonical(self, dtype: str) -> str:
+        """A framework-neutral spelling of ``dtype`` (``float32``, ``bfloat16``, ``int64``…).
+
+        Used only to decide whether the two sides of a cross-framework pair hold the
+        same dtype. ``canonical_dtype`` overrides the default, which keeps the last
+        dotted component of the name, lower-cased.
+        """
+        if self.canonical_dtype is not None:
+            return self.canonical_dtype(dtype)
+        return dtype.rsplit(".", 1)[-1].lower()
+
 
 
 @dataclass

@@ -106,6 +106,26 @@ def _pick(values: list[Any], idx: list[int], missing: Any = NA, none: Any = NA) 
     return out
 
 
+def numeric_column(values: list[Any]) -> list[Any]:
+    """A statistics column as msprobe's table holds it: all ints become floats when the column is all numbers.
+
+    msprobe builds each statistics column with pandas, which stores a column holding
+    only ints and floats (no text, ``N/A``, ``None`` or bool) as float64, so an int
+    statistic next to float ones reads ``63.0``; the statistics diffs and the
+    written cells then see that float.
+    """
+    has_float = False
+    for v in values:
+        t = type(v)
+        if t is float:
+            has_float = True
+        elif t is not int:
+            return values
+    if not has_float:
+        return values
+    return [float(v) for v in values]
+
+
 def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, list[Any]]:
     """Name, dtype, shape, requires_grad and statistics cells of both sides."""
     ti, gi = match.target, match.golden
@@ -120,10 +140,10 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
         "Bench Requires_grad": _pick(golden.requires_grad, gi),
     }
     for side, table, idx in (("NPU", target, ti), ("Bench", golden, gi)):
-        data[f"{side} max"] = _pick(table.max, idx, none=None)
-        data[f"{side} min"] = _pick(table.min, idx, none=None)
-        data[f"{side} mean"] = _pick(table.mean, idx, none=None)
-        data[f"{side} l2norm"] = _pick(table.norm, idx, none=None)
+        data[f"{side} max"] = numeric_column(_pick(table.max, idx, none=None))
+        data[f"{side} min"] = numeric_column(_pick(table.min, idx, none=None))
+        data[f"{side} mean"] = numeric_column(_pick(table.mean, idx, none=None))
+        data[f"{side} l2norm"] = numeric_column(_pick(table.norm, idx, none=None))
     data["NPU MD5"] = _pick(target.md5, ti)
     data["BENCH MD5"] = _pick(golden.md5, gi)
     data["Requires_grad Consistent"] = [

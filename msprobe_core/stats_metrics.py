@@ -8,7 +8,7 @@ and every rule is applied as a vectorised mask.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,8 +108,29 @@ def _reprs(values: np.ndarray) -> list[str]:
     return list(map(repr, values.tolist()))
 
 
-def stat_diffs(npu: Sequence[Any], bench: Sequence[Any]) -> tuple[list[str], list[str]]:
-    """The ``<S> diff`` and ``<S>RelativeErr`` string columns for one statistic."""
+def _as_text(value: Any) -> str:
+    """The text msprobe parses a statistic from (``str()`` of the cell, as pandas' ``astype(str)``)."""
+    return repr(value) if type(value) is float else str(value)
+
+
+def _parsed(col: StatColumn, rows: np.ndarray, parse: Callable[[str], float | None]) -> np.ndarray:
+    out = col.num[rows].copy()
+    for k, i in enumerate(rows.tolist()):
+        value = parse(_as_text(col.values[i]))
+        if value is not None:
+            out[k] = value
+    return out
+
+
+def stat_diffs(
+    npu: Sequence[Any], bench: Sequence[Any], parse: Callable[[str], float | None] | None = None
+) -> tuple[list[str], list[str]]:
+    """The ``<S> diff`` and ``<S>RelativeErr`` string columns for one statistic.
+
+    ``parse`` turns the text of a numeric cell into the number the differences
+    are computed from (default: the correctly rounded value, what ``float()``
+    gives); see :attr:`msprobe_core.registry.FrameworkSpec.parse_statistic`.
+    """
     a, b = StatColumn(npu), StatColumn(bench)
     n = len(a.cls)
     diff = np.full(n, NA, dtype=object)
@@ -132,7 +153,11 @@ def stat_diffs(npu: Sequence[Any], bench: Sequence[Any]) -> tuple[list[str], lis
     put((ca == NA_CLS) | (cb == NA_CLS), NA)
     both = (ca == NUM) & (cb == NUM)
     if both.any():
-        x, y = a.num[both], b.num[both]
+        if parse is None:
+            x, y = a.num[both], b.num[both]
+        else:
+            rows = np.flatnonzero(both)
+            x, y = _parsed(a, rows, parse), _parsed(b, rows, parse)
         with np.errstate(all="ignore"):
             d = x - y
             r = np.abs(d / y * 100)

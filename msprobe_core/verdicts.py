@@ -104,9 +104,18 @@ class _Groups:
 
 
 def compute_verdicts(
-    mode: str, columns: dict[str, list[Any]], group_of_row: Sequence[int]
+    mode: str,
+    columns: dict[str, list[Any]],
+    group_of_row: Sequence[int],
+    dtype_equal: Sequence[bool] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Return the ``Result`` and ``Err_message`` columns for a finished result table."""
+    """Return the ``Result`` and ``Err_message`` columns for a finished result table.
+
+    ``dtype_equal`` (one bool per row) replaces the DType checker's string
+    comparison of ``NPU Dtype`` and ``Bench Dtype``; the engine passes it for
+    cross-framework pairs, whose dtype names are spelled differently
+    (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
+    """
     names = columns["NPU Name"]
     n = len(names)
     level = np.zeros(n, dtype=np.int8)
@@ -190,8 +199,9 @@ def compute_verdicts(
     )
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
+    differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
     dt = np.array(
-        [nd[i] != bd[i] and "qkv" not in bench_names[i] and "gate_up" not in bench_names[i] for i in range(n)],
+        [differs[i] and "qkv" not in bench_names[i] and "gate_up" not in bench_names[i] for i in range(n)],
         dtype=bool,
     )
     not_na = np.array([x != NA for x in names], dtype=bool)
