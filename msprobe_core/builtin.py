@@ -108,6 +108,14 @@ def msprobe_register_metrics(register: Any) -> None:
 
 
 @hookimpl
+def msprobe_register_executors(register: Any) -> None:
+    """``local``: a process pool on this machine (``--workers`` processes, default every core)."""
+    from .executors import ExecutorSpec, create_local
+
+    register(ExecutorSpec("local", create_local, "process pool on this machine"))
+
+
+@hookimpl
 def msprobe_register_writers(register: Any) -> None:
     """CSV (default) and xlsx."""
     register(WriterSpec("csv", ".csv", write_csv))

@@ -52,7 +52,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--rank", is_flag=False, flag_value="", default=None, help="Kernel dump ranks (1,2,3); alone: all.")
 @click.option("--step", default=None, help="Kernel dump steps (1,2,3).")
 @click.option("-tensor_log", "--is_print_compare_log", "tensor_log", is_flag=True, help="Log every tensor compare.")
-@click.option("--workers", type=int, default=None, help="Worker processes for tensor mode (default: all cores).")
+@click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
+@click.option("--executor", default=None, metavar="NAME",
+              help="Where rank pairs and tensor chunks run: local (default) or dask (msprobe-dask).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Scheduler address for --executor dask (default: a local cluster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
@@ -76,6 +80,8 @@ def compare_cmd(**kw: object) -> None:
             "step": kw["step"],
             "tensor_log": kw["tensor_log"],
             "workers": kw["workers"],
+            "executor": kw["executor"],
+            "scheduler": kw["scheduler"],
             "quiet": kw["quiet"],
         },
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .dumpjson import load_stack
-from .errors import CompareFailed, InputError, MsprobeError, UsageError
+from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
 from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
@@ -182,7 +182,8 @@ def build_result(
         columns["Data_name"] = data_name_column(target, golden, match)
     extra = [m.column for m in host.tensor_metrics] if mode == MODE_TENSOR else []
     names = result_columns(mode, with_stack, extra)
-    return ResultTable(mode, names, columns, group_of_row, match, meta={"target": target.source, "golden": golden.source})
+    meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
+    return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
 
 
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
@@ -205,12 +206,38 @@ def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | Non
 
 
 def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost) -> list[Path]:
-    """Write a result table under the job's output dir with msprobe's file name."""
+    """Write a result table under the job's output dir with msprobe's file name.
+
+    A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
+    ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
+    timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
+    atomically, into the same directory. Only the result files are returned.
+    """
+    write_attachments(table, Path(job.output_dir), timestamp)
     writer = host.writer(options.output_format)
     path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
     if path.exists():
         log.warning("%s will be replaced.", path)
     return writer.write(table, path)
+
+
+def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> list[Path]:
+    """Write the files attached to a result (see :func:`write_result`); returns their paths."""
+    from .writers import atomic_path
+
+    written: list[Path] = []
+    for name, text in table.meta.get("attachments", ()):
+        path = directory / name.replace("{timestamp}", timestamp)
+        if Path(path.name) != Path(name.replace("{timestamp}", timestamp)):
+            raise OutputError(f"attachment name '{name}' must be a plain file name", path=directory)
+        try:
+            with atomic_path(path) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {path.name} ({exc.strerror or exc})", path=path) from None
+        log.info("%s is saved in: %s.", path.name, path.resolve())
+        written.append(path)
+    return written
 
 
 def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:

@@ -119,6 +119,22 @@ def msprobe_register_writers(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def msprobe_register_executors(register: Callable[..., None]) -> None:
+    """Register executors, the places independent tasks run: ``register(ExecutorSpec(...))``.
+
+    ``ExecutorSpec(name, create)`` (see :mod:`msprobe_core.executors`):
+    ``create(options) -> Executor`` builds the executor selected by
+    ``--executor NAME`` (``options.executor``; ``options.scheduler`` holds
+    ``--scheduler ADDRESS``). The run's executor spreads rank pairs and tensor
+    chunks; tasks are module-level functions with picklable arguments and
+    their results never depend on where they ran. The built-in ``local``
+    executor is a process pool on this machine.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def msprobe_register_commands(cli: Any) -> None:
     """Add sub-commands to the ``msprobe`` click group.
 

@@ -121,6 +121,8 @@ class CompareOptions:
     step: str | None = None
     tensor_log: bool = False
     workers: int | None = None
+    executor: str | None = None  # --executor: local (default), dask, or a plugin's
+    scheduler: str | None = None  # --scheduler: address of the executor's scheduler (dask)
     force: bool = False
     quiet: bool = False
     extra: dict[str, Any] = field(default_factory=dict)

@@ -158,6 +158,7 @@ class PluginHost:
         self.metrics: dict[str, MetricSpec] = {}
         self.tensor_metrics: list[TensorMetricSpec] = []
         self.writers: dict[str, WriterSpec] = {}
+        self.executors: dict[str, Any] = {}
         self._collect()
 
     # -- registry collection -------------------------------------------------
@@ -172,6 +173,8 @@ class PluginHost:
             impl.function(register=self._registrar(impl.plugin_name, self._add_metric))
         for impl in reversed(self.pm.hook.msprobe_register_writers.get_hookimpls()):
             impl.function(register=self._registrar(impl.plugin_name, self._add_writer))
+        for impl in reversed(self.pm.hook.msprobe_register_executors.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_executor))
         self.normalizers.sort(key=lambda n: n.order)
 
     @staticmethod
@@ -210,6 +213,9 @@ class PluginHost:
     def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
         self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
 
+    def _add_executor(self, spec: Any, plugin: str) -> None:
+        self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
+
     # -- typed façade --------------------------------------------------------
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
         """Jobs for the two user paths (first plugin that claims the layout)."""
@@ -245,6 +251,16 @@ class PluginHost:
             return self.writers[name]
         except KeyError:
             raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+
+    def executor(self, name: str) -> Any:
+        """The :class:`~msprobe_core.executors.ExecutorSpec` registered as ``name``."""
+        try:
+            return self.executors[name]
+        except KeyError:
+            hint = " (pip install msprobe-dask)" if name == "dask" else ""
+            raise UsageError(
+                f"unknown executor '{name}'{hint} (installed: {', '.join(sorted(self.executors))})"
+            ) from None
 
     def describe(self) -> list[dict[str, Any]]:
         """Installed plugins, their versions and the hooks they implement."""

@@ -1,9 +1,11 @@
 """Tensor mode: read every matched tensor pair once and compute all metrics.
 
-Pairs are streamed through a pool of worker processes; each worker reads the
-two files of one pair, computes the six metrics (and any plugin metrics) in
-one pass and returns only the small result tuple, so memory stays bounded by
-``workers × in-flight pairs`` whatever the dump size.
+Pairs are grouped into chunks (largest first) and streamed through the run's
+executor (a local process pool by default, a Dask cluster with ``msprobe-dask``);
+each worker reads pair k+1 in a thread while it computes the six metrics (and any
+plugin metrics) of pair k in one pass, and returns only the small result tuples.
+Memory is bounded by ``parallelism × 2 pairs`` (+ ``2 × parallelism`` queued chunks
+of file names), whatever the dump size.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ log = logging.getLogger("msprobe")
 
 UNSUPPORTED = "unsupported"
 N_METRICS = 6
-INLINE_BYTES = 64 * 1024 * 1024
-CHUNK_PAIRS = 16
+CHUNK_PAIRS = 64
+MIN_CHUNK_BYTES = 4 * 1024 * 1024
+MAX_CHUNK_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,18 +64,24 @@ def _read(framework: str, path: str) -> Any:
     return squeeze_loaded(spec.read_tensor(Path(path)))
 
 
-def compute_pair(task: TensorTask) -> tuple[int, tuple[Any, ...], str | None]:
-    """Metrics of one pair; a read failure gives ``unsupported`` cells and a warning text."""
+def _load_pair(task: TensorTask) -> tuple[Any, Any] | str:
+    """Both arrays of a pair, or the warning text of a read failure."""
+    try:
+        return _read(task.npu_framework, task.npu_path), _read(task.bench_framework, task.bench_path)
+    except TensorReadError as exc:
+        return f"{exc}"
+    except (OSError, ValueError, MemoryError) as exc:
+        return f"cannot read tensor: {exc}"
+
+
+def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str) -> tuple[int, tuple[Any, ...], str | None]:
+    """Metrics of a loaded pair; a read failure gives ``unsupported`` cells and its warning."""
     from .registry import get_host
     from .tensor_metrics import compare_tensors
 
-    try:
-        npu = _read(task.npu_framework, task.npu_path)
-        bench = _read(task.bench_framework, task.bench_path)
-    except TensorReadError as exc:
-        return task.row, _unsupported_row(), f"{exc}"
-    except (OSError, ValueError, MemoryError) as exc:
-        return task.row, _unsupported_row(), f"cannot read tensor: {exc}"
+    if isinstance(loaded, str):
+        return task.row, _unsupported_row(), loaded
+    npu, bench = loaded
     if npu.size == 0:
         cells = (UNSUPPORTED,) * N_METRICS
     else:
@@ -87,49 +95,121 @@ def compute_pair(task: TensorTask) -> tuple[int, tuple[Any, ...], str | None]:
     return task.row, cells + tuple(extra), None
 
 
+def compute_pair(task: TensorTask) -> tuple[int, tuple[Any, ...], str | None]:
+    """Metrics of one pair; a read failure gives ``unsupported`` cells and a warning text."""
+    return _finish_pair(task, _load_pair(task))
+
+
 def _unsupported_row() -> tuple[Any, ...]:
     from .registry import get_host
 
     return (UNSUPPORTED,) * (N_METRICS + len(get_host().tensor_metrics))
 
 
-def _chunks(tasks: Sequence[TensorTask], size: int) -> Iterator[list[TensorTask]]:
-    for k in range(0, len(tasks), size):
-        yield list(tasks[k : k + size])
+def _iter_pairs(tasks: Sequence[TensorTask]) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
+    """Results of ``tasks`` in order, reading pair k+1 in a thread while pair k is computed.
+
+    At most two pairs are held at once: the one being computed and the one being read.
+    """
+    if len(tasks) <= 1:
+        yield from (compute_pair(t) for t in tasks)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="msprobe-read") as reader:
+        pending = reader.submit(_load_pair, tasks[0])
+        for k, task in enumerate(tasks):
+            loaded = pending.result()
+            if k + 1 < len(tasks):
+                pending = reader.submit(_load_pair, tasks[k + 1])
+            result = _finish_pair(task, loaded)
+            del loaded
+            yield result
 
 
 def _run_chunk(chunk: list[TensorTask]) -> list[tuple[int, tuple[Any, ...], str | None]]:
-    return [compute_pair(t) for t in chunk]
+    """The executor task: every pair of one chunk, read-ahead overlapped with compute."""
+    return list(_iter_pairs(chunk))
 
 
-def run_tasks(tasks: Sequence[TensorTask], workers: int | None) -> dict[int, tuple[tuple[Any, ...], str | None]]:
-    """Compute every task, in a process pool when it pays; returns row → (cells, warning)."""
+def _pair_bytes(task: TensorTask) -> int:
+    try:
+        return os.path.getsize(task.npu_path) + os.path.getsize(task.bench_path)
+    except OSError:
+        return 0
+
+
+def plan_chunks(tasks: Sequence[TensorTask], sizes: Sequence[int], parallelism: int) -> list[list[int]]:
+    """Indices of ``tasks`` grouped into chunks, largest pairs first.
+
+    A chunk holds up to ``CHUNK_PAIRS`` pairs and about ``total / (4 × parallelism)``
+    bytes (between ``MIN_CHUNK_BYTES`` and ``MAX_CHUNK_BYTES``), so every worker gets
+    several chunks and the big pairs start first (longest-first balancing); a pair
+    larger than that is a chunk of its own.
+    """
+    total = sum(sizes)
+    target = min(MAX_CHUNK_BYTES, max(MIN_CHUNK_BYTES, total // max(1, 4 * parallelism)))
+    order = sorted(range(len(tasks)), key=lambda k: (-sizes[k], k))
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    current_bytes = 0
+    for k in order:
+        if current and (current_bytes + sizes[k] > target or len(current) >= CHUNK_PAIRS):
+            chunks.append(current)
+            current, current_bytes = [], 0
+        current.append(k)
+        current_bytes += sizes[k]
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def run_tasks(
+    tasks: Sequence[TensorTask],
+    workers: int | None = None,
+    *,
+    executor: Any = None,
+    quiet: bool = True,
+) -> dict[int, tuple[tuple[Any, ...], str | None]]:
+    """Compute every task; returns row → (cells, warning).
+
+    ``executor`` (default: a local pool of ``workers`` processes) runs chunks of
+    pairs (:func:`plan_chunks`) with at most ``2 × parallelism`` chunks in flight;
+    each worker holds at most two pairs at a time (:func:`_iter_pairs`), so memory
+    is bounded by ``parallelism × 2 × largest pair`` whatever the dump size. Below
+    ``executor.inline_bytes`` of tensors everything runs in this process. The
+    result never depends on the executor: cells are keyed by row.
+    """
+    from contextlib import ExitStack
+
+    from .executors import LocalExecutor
+    from .progress import Progress
+
+    sizes = [_pair_bytes(t) for t in tasks]
+    total = sum(sizes)
     results: dict[int, tuple[tuple[Any, ...], str | None]] = {}
-    total = 0
-    for t in tasks:
-        try:
-            total += os.path.getsize(t.npu_path) + os.path.getsize(t.bench_path)
-        except OSError:
-            pass
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    if n_workers <= 1 or total < INLINE_BYTES or len(tasks) < 4:
-        for t in tasks:
-            row, cells, warn = compute_pair(t)
-            results[row] = (cells, warn)
-        return results
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    size = max(1, min(CHUNK_PAIRS, len(tasks) // (n_workers * 4) or 1))
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx) as pool:
-        for chunk_result in pool.map(_run_chunk, _chunks(tasks, size)):
+    with ExitStack() as stack:
+        if executor is None:
+            executor = stack.enter_context(LocalExecutor(workers))
+        bar = stack.enter_context(Progress(len(tasks), unit="tensor pairs", total_bytes=total, quiet=quiet))
+        parallelism = executor.parallelism()
+        if parallelism <= 1 or len(tasks) < 2 or total < executor.inline_bytes:
+            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks), sizes):
+                results[row] = (cells, warn)
+                bar.advance(1, nbytes)
+            return results
+        plan = plan_chunks(tasks, sizes, parallelism)
+        chunks = [[tasks[k] for k in idx] for idx in plan]
+        for n, chunk_result in executor.map_unordered(_run_chunk, chunks):
             for row, cells, warn in chunk_result:
                 results[row] = (cells, warn)
+            bar.advance(len(chunk_result), sum(sizes[k] for k in plan[n]))
     return results
 
 
 def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     """The metric columns of tensor mode for a matched table (the built-in tensor metric set)."""
+    from .executors import executor_for
     from .registry import get_host
     from .result import TENSOR_METRIC_COLUMNS
 
@@ -154,7 +234,9 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
             continue
         cells.append(())
         tasks.append(TensorTask(k, str(npu_path), str(bench_path), target.framework, golden.framework))
-    for row, (row_cells, warn) in run_tasks(tasks, ctx.options.workers).items():
+    with executor_for(ctx.options) as executor:
+        done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet)
+    for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
         cells[row] = row_cells
         if warn:
             warnings.append(f"{target.name[match.target[row]]}: {warn}")
