@@ -1,0 +1,87 @@
+"""graph/pynative mixed dumps (compare-modes §6): one compare per ``<graph|pynative>/<step>``.
+
+The fixture puts two real MindSpore L0 dumps (``ms_l0_stat_bug_2steps`` step0
+and step1, target and golden) into the mixed layout
+
+    <side>/graph/step0/rank0/{dump.json,stack.json,construct.json}     (step0 dumps)
+    <side>/pynative/step0/proc13856/{...}                              (step1 dumps)
+    <side>/pynative/step1/rank/{...}                                   (step0 dumps again)
+
+and checks msprobe's output layout ``<o>/<graph|pynative>/<step>/compare_result_<rank dir>_{ts}.csv``
+and that every table equals the oracle of the single (file pair) compare of the same dumps.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.cli import main
+
+from .conftest import agree
+
+CASE = "ms_l0_stat_bug_2steps"
+LAYOUT = {
+    # (folder, step, rank dir) -> source step of the case
+    ("graph", "step0", "rank0"): "step0",
+    ("pynative", "step0", "proc13856"): "step1",
+    ("pynative", "step1", "rank"): "step0",
+}
+
+
+def _single_dump_dir(case: Path, side: str, step: str) -> Path:
+    (proc,) = (case / side / step).iterdir()
+    return proc
+
+
+@pytest.fixture()
+def mixed(corpora, tmp_path) -> tuple[Path, Path, Path]:
+    case = corpora / "mindspore" / CASE
+    for side in ("target", "golden"):
+        for (folder, step, rank), source in LAYOUT.items():
+            src = _single_dump_dir(case, side, source)
+            dst = tmp_path / side / folder / step / rank
+            dst.mkdir(parents=True)
+            for name in ("dump.json", "stack.json", "construct.json"):
+                shutil.copyfile(src / name, dst / name)
+        (tmp_path / side / "graph" / "not_a_step.txt").write_text("ignored")
+    (tmp_path / "target" / "pynative" / "step9").mkdir()  # only on one side: ignored
+    return case, tmp_path / "target", tmp_path / "golden"
+
+
+def test_mixed_layout_and_agreement_with_single_compares(mixed, oracle_diff, tmp_path):
+    case, target, golden = mixed
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(target), "-gp", str(golden), "-o", str(out)]) == 0
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    expected = {
+        "graph/step0/compare_result_rank0": "step0",
+        "pynative/step0/compare_result_proc13856": "step1",
+        "pynative/step1/compare_result_rank": "step0",
+    }
+    stems = [re.sub(r"_\d{14}\.csv$", "", w) for w in written]
+    assert sorted(stems) == sorted(expected), written
+    for path, stem in zip(written, stems):
+        ref = case / "oracle" / expected[stem] / "compare_result.csv"
+        code, report = agree(oracle_diff, out / path, ref)
+        assert code == 0, f"{path} disagrees with the single compare of {expected[stem]}:\n{report}"
+
+
+def test_mixed_layout_xlsx(mixed, tmp_path):
+    _, target, golden = mixed
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(target), "-gp", str(golden), "-o", str(out), "--xlsx"]) == 0
+    assert len(list((out / "graph" / "step0").glob("compare_result_rank0_*.xlsx"))) == 1
+    assert len(list((out / "pynative" / "step1").glob("compare_result_rank_*.xlsx"))) == 1
+
+
+def test_mixed_layout_with_only_one_common_folder(mixed, tmp_path):
+    """Only ``pynative`` on the golden side: the graph dumps are not compared."""
+    _, target, golden = mixed
+    shutil.rmtree(golden / "graph")
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(target), "-gp", str(golden), "-o", str(out)]) == 0
+    assert {p.parent.parent.name for p in out.rglob("*.csv")} == {"pynative"}
