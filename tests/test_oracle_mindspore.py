@@ -185,3 +185,12 @@ def test_am_with_pytorch_target_is_a_usage_error(corpora, tmp_path, capsys, vari
     assert "-am is not supported in pytorch framework" in err
     assert "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_am_with_pytorch_step_dirs_is_a_usage_error_too(corpora, tmp_path, capsys):
+    """msprobe silently ignores -am for PyTorch step directories; we refuse it there as for file pairs."""
+    case = corpora / "pytorch" / "c01"
+    rc = main(["compare", "-tp", str(case / "target/step0"), "-gp", str(case / "golden/step0"), "-o", str(tmp_path), "-am"])
+    assert rc == 2
+    assert "-am is not supported in pytorch framework" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.csv"))
