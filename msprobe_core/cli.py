@@ -121,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    from .legacy.cli import is_classic, main_classic
+
+    if is_classic([a for a in args if a != "--debug"]):
+        return main_classic([a for a in args if a != "--debug"], debug)
     bad = _unknown_option([a for a in args if a != "--debug"])
     if bad:
         click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)
