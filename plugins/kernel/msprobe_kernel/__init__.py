@@ -6,8 +6,20 @@ dumps. :func:`compare_kernel_dumps` is the same as a Python function; see
 :mod:`msprobe_kernel.layout` for the dump layouts and file names understood.
 """
 
-from msprobe_kernel.engine import compare_group, compare_kernel_dumps
+from __future__ import annotations
+
+from typing import Any
+
 from msprobe_kernel.layout import parse_id_list, parse_kernel_file_name
 
 __version__ = "0.1.0"
 __all__ = ["compare_group", "compare_kernel_dumps", "parse_id_list", "parse_kernel_file_name"]
+
+
+def __getattr__(name: str) -> Any:
+    # the engine needs pandas: import it on first use, not when the plugin is loaded (start-up time)
+    if name in ("compare_group", "compare_kernel_dumps"):
+        from msprobe_kernel import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'msprobe_kernel' has no attribute {name!r}")

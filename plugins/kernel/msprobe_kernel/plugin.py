@@ -14,7 +14,6 @@ from msprobe_core.model import CompareOptions
 from msprobe_core.registry import CompareJob
 from msprobe_core.result import ResultTable
 
-from .engine import compare_group
 from .layout import DumpDir, group_dump_dirs, parse_id_list
 
 log = logging.getLogger("msprobe")
@@ -33,6 +32,8 @@ def _ids(value: str | None, what: str) -> list[int]:
 def _run_group(
     job: CompareJob, options: CompareOptions, host: Any, *, npu_dirs: list[DumpDir], bench_dirs: list[DumpDir]
 ) -> ResultTable | None:
+    from .engine import compare_group  # pandas: imported only when a kernel compare runs
+
     df = compare_group(
         npu_dirs, bench_dirs, os.path.realpath(job.target), os.path.realpath(job.golden), workers=options.workers
     )
