@@ -69,8 +69,11 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
 
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
-    """Exact names (default) and the explicit per-row data mapping (``-dm``)."""
+    """Exact names (default), call-sequence alignment (``-fm``) and the explicit per-row data mapping (``-dm``)."""
+    from .fuzzy import fuzzy_mapper
+
     register(MapperSpec("exact", _exact, priority=0))
+    register(fuzzy_mapper())
     register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), priority=20))
 
 
