@@ -100,6 +100,15 @@ def plugins_cmd() -> None:
     click.echo(json.dumps(get_host().describe(), indent=2))
 
 
+def _add_merge_result_command() -> None:
+    from .merge_result import merge_result_cmd
+
+    cli.add_command(merge_result_cmd)
+
+
+_add_merge_result_command()
+
+
 def _unknown_option(args: list[str]) -> str | None:
     """The first option token the chosen sub-command does not know (click would split ``-fr`` into ``-f r``)."""
     if not args or args[0] not in cli.commands:

@@ -1,0 +1,156 @@
+"""The classic-interface plugin: msprobe 8.3.3's reading and matching, through the core hooks.
+
+It is registered only in the plugin host that classic compares use
+(:func:`legacy_host`), so the 26.2.0 interface is never affected. Everything here
+is active only for options built by the classic interface (``options.extra["legacy"]``).
+
+* ``msprobe_load_dump``: every ``data`` key is read (:mod:`.loader`);
+* a normaliser that turns compare keys into *(name, shape)*: 8.3.3 matches on both and
+  has no backward re-numbering (``-dm`` matches on the name alone);
+* the 8.3.3 fuzzy matcher (``-f``): two queues, call numbers removed, shapes equal.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from ..hookspecs import hookimpl
+from ..model import CompareOptions, DumpTable, MatchResult
+from ..registry import MapperSpec, MatchContext, NormalizerSpec, PluginHost
+
+log = logging.getLogger("msprobe")
+KEY_SEP = "\x00"
+_HOST: PluginHost | None = None
+
+
+def is_legacy(options: CompareOptions) -> bool:
+    """Whether these options come from the classic interface."""
+    return bool(options.extra.get("legacy"))
+
+
+def _shape_text(shape: str | None) -> str:
+    return "None" if shape is None else shape
+
+
+def legacy_keys(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
+    """Compare keys as 8.3.3 builds them: row name and shape (name alone with a data mapping)."""
+    if not is_legacy(options):
+        return keys
+    if options.data_mapping or options.layer_mapping:
+        return list(table.name)
+    return [f"{n}{KEY_SEP}{_shape_text(s)}" for n, s in zip(table.name, table.shape)]
+
+
+def rename_api(name: str) -> str:
+    """8.3.3 ``Match.rename_api``: drop the call counter (``X.op.3.forward.output.0`` → ``X.op.forward.output.0``)."""
+    if "forward" not in name and "backward" not in name:
+        return name
+    process = "forward" if "forward" in name else "backward"
+    head, _, tail = name.partition(process)
+    return head.rsplit(".", 2)[0] + "." + process + tail
+
+
+def fuzzy_match(names_t: list[str], shapes_t: list[str], names_g: list[str], shapes_g: list[str]) -> MatchResult:
+    """8.3.3 ``Match.process_fuzzy_match``: pair rows whose names differ only in call numbers.
+
+    Unlike 8.3.3, an NPU row left without a partner is written as unmatched in every dump
+    mode (8.3.3 crashes in statistics and md5 mode).
+    """
+    key_t = [(rename_api(n), s) for n, s in zip(names_t, shapes_t)]
+    key_g = [(rename_api(n), s) for n, s in zip(names_g, shapes_g)]
+    t_out: list[int] = []
+    g_out: list[int] = []
+    npu_q: list[int] = []
+    bench_q: list[int] = []
+
+    def check(i: int, j: int) -> bool:
+        if key_t[i] == key_g[j]:
+            return True
+        log.warning("%s and %s can not fuzzy match", names_t[i], names_g[j])
+        return False
+
+    n_t, n_g = len(names_t), len(names_g)
+    for i in range(max(n_t, n_g)):
+        if i < n_t:
+            npu_q.append(i)
+        if i < n_g:
+            bench_q.append(i)
+        if bool(npu_q) ^ bool(bench_q):
+            break
+        hit = _match_op(npu_q, bench_q, check)
+        if hit is None:
+            continue
+        n_point, b_point = hit
+        for k in npu_q[:n_point]:
+            t_out.append(k)
+            g_out.append(-1)
+        t_out.append(npu_q[n_point])
+        g_out.append(bench_q[b_point])
+        del npu_q[: n_point + 1]
+        del bench_q[: b_point + 1]
+    for k in npu_q:
+        t_out.append(k)
+        g_out.append(-1)
+    return MatchResult(target=t_out, golden=g_out)
+
+
+def _match_op(npu_q: list[int], bench_q: list[int], check: Any) -> tuple[int, int] | None:
+    last_n, last_b = len(npu_q) - 1, len(bench_q) - 1
+    for b_index in range(last_b):
+        if check(npu_q[last_n], bench_q[b_index]):
+            return last_n, b_index
+    if check(npu_q[last_n], bench_q[last_b]):
+        return last_n, last_b
+    for n_index in range(last_n):
+        if check(npu_q[n_index], bench_q[last_b]):
+            return n_index, last_b
+    return None
+
+
+def _fuzzy(ctx: MatchContext) -> MatchResult:
+    t, g = ctx.target, ctx.golden
+    return fuzzy_match(
+        t.name, [_shape_text(s) for s in t.shape], g.name, [_shape_text(s) for s in g.shape]
+    )
+
+
+def _fuzzy_applies(options: CompareOptions) -> bool:
+    return (
+        is_legacy(options)
+        and options.fuzzy_match
+        and not (options.data_mapping or options.layer_mapping or options.api_mapping or options.cell_mapping)
+    )
+
+
+@hookimpl
+def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+    """Classic compares read every ``data`` key, as 8.3.3 does."""
+    if not is_legacy(options) or path.is_dir():
+        return None
+    from .loader import load_legacy_dump
+
+    return load_legacy_dump(path)
+
+
+@hookimpl
+def msprobe_register_normalizers(register: Any) -> None:
+    """(name, shape) compare keys for classic compares, after every other normaliser."""
+    register(NormalizerSpec("legacy-name-shape", legacy_keys, order=10_000))
+
+
+@hookimpl
+def msprobe_register_mappers(register: Any) -> None:
+    """The 8.3.3 fuzzy matcher for ``-f`` in the classic interface."""
+    register(MapperSpec("legacy-fuzzy", _fuzzy, applies=_fuzzy_applies, priority=10_000))
+
+
+def legacy_host() -> PluginHost:
+    """The plugin host of classic compares: the default one plus this plugin."""
+    global _HOST
+    if _HOST is None:
+        import sys
+
+        _HOST = PluginHost(extra_plugins=[sys.modules[__name__]])
+    return _HOST
