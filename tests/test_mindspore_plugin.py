@@ -26,7 +26,7 @@ msprobe_mindspore = pytest.importorskip("msprobe_mindspore")
 
 from msprobe_mindspore import plugin as ms_plugin  # noqa: E402
 from msprobe_mindspore.npy_reader import read_npy  # noqa: E402
-from msprobe_mindspore.numparse import pandas_precise_xstrtod  # noqa: E402
+from msprobe_mindspore.numparse import pandas_precise_xstrtod, reference_precise_xstrtod  # noqa: E402
 
 
 def ms_tensor(dtype: str = "Float32", shape=(2, 3), mx=1.0, mn=-1.0, mean=0.1, norm=2.0, **extra) -> dict:
@@ -382,3 +382,41 @@ def test_precise_xstrtod_is_exact_on_short_numbers(text):
 @pytest.mark.parametrize("text", ["", "-", "inf", "nan", "1.5x", "e5", "1e", "1e999"])
 def test_precise_xstrtod_rejects(text):
     assert pandas_precise_xstrtod(text) is None
+
+
+def test_precise_xstrtod_fast_path_equals_the_transcription():
+    rng = np.random.default_rng(7)
+    texts = [repr(float(x)) for x in rng.standard_normal(3000).astype(np.float32) * 10.0 ** rng.integers(-12, 12, 3000)]
+    texts += [repr(float(x)) for x in rng.standard_normal(2000) * 10.0 ** rng.integers(-320, 300, 2000)]
+    texts += [str(int(x)) for x in rng.integers(-(10**18), 10**18, 1000)]
+    texts += ["0", "-0.0", "5e-324", "1.7976931348623157e+308", "00000000000000000000001.5", "1" * 40 + ".25",
+              "0.000000000000000000000000012345678901234567890", "1e+", "+3", ".5", "5.", "1e400", "-1e-400"]
+    for text in texts:
+        fast, ref = pandas_precise_xstrtod(text), reference_precise_xstrtod(text)
+        assert (fast is None and ref is None) or repr(fast) == repr(ref), text
+
+
+def test_mindspore_md5_mode(tmp_path):
+    t = {"Mint.add.0.forward": api([ms_tensor(md5="0a1b2c3d"), {"type": "int", "value": 1}], [ms_tensor(md5="00000001")])}
+    g = {"Mint.add.0.forward": api([ms_tensor(md5="0a1b2c3d"), {"type": "int", "value": 1}], [ms_tensor(md5="00000002")])}
+    rows = compare(tmp_path, write_dump(tmp_path / "t", t, framework="mindspore"),
+                   write_dump(tmp_path / "g", g, framework="mindspore"))
+    assert list(rows[0])[8:10] == ["NPU MD5", "BENCH MD5"]
+    assert [(r["NPU MD5"], r["BENCH MD5"], r["Result"]) for r in rows] == [
+        ("0a1b2c3d", "0a1b2c3d", "pass"),
+        ("83dcefb7", "83dcefb7", "pass"),
+        ("00000001", "00000002", "error"),
+    ]
+
+
+def test_mindspore_multi_rank_step_dirs(tmp_path):
+    for side in ("target", "golden"):
+        for rank in (0, 1):
+            data = {"Mint.add.0.forward": api([ms_tensor(mx=float(rank))], [ms_tensor()])}
+            write_dump(tmp_path / side / "step0" / f"rank{rank}", data, framework="mindspore")
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(tmp_path / "target/step0"), "-gp", str(tmp_path / "golden/step0"), "-o", str(out)]) == 0
+    names = sorted(p.name.rsplit("_", 1)[0] for p in out.glob("*.csv"))
+    assert names == ["compare_result_rank0", "compare_result_rank1"]
+    for path in out.glob("*.csv"):
+        assert all(r["Result"] == "pass" for r in read_csv(path))
