@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..dumpjson import _ENTRY_KEYS, _Flattener, _Problem, detect_kind, parse_header, read_json_file, split_api_key
+from .. import dumpjson as _dumpjson
+from ..dumpjson import _ENTRY_KEYS, _Flattener, detect_kind, parse_header, read_json_file, split_api_key
 from ..errors import DumpFormatError
 from ..model import (
     MODE_MD5,
@@ -24,6 +25,11 @@ from ..model import (
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpTable,
+)
+
+#: the core walker's structured field error, when the installed core has one
+_PROBLEMS: tuple[type[BaseException], ...] = tuple(
+    c for c in (getattr(_dumpjson, "_Problem", None),) if isinstance(c, type)
 )
 
 
@@ -59,8 +65,11 @@ def load_legacy_dump(path: Path) -> DumpTable:
                 for json_key, state, suffix in _ENTRY_KEYS:
                     if json_key in entry:
                         walker.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
-        except _Problem as problem:
-            raise problem.to_error(path, key, entry) from None
+        except _PROBLEMS as problem:
+            to_error = getattr(problem, "to_error", None)
+            if to_error is None:
+                raise DumpFormatError(f"entry {key}: {problem}", path=path) from None
+            raise to_error(path, key, entry) from None
         api.n_rows = len(table.name) - api.first_row
     if task == "statistics" and walker.has_md5:
         table.mode = MODE_MD5

@@ -207,7 +207,8 @@ def compute(task: PairTask) -> tuple[int, list[Any], str]:
     try:
         n = _read(task.npu_framework, task.npu_path)
         b = _read(task.bench_framework, task.bench_path)
-    except Exception:  # noqa: BLE001 - any reader failure only fails this row, as in 8.3.3
+    except Exception as exc:  # noqa: BLE001 - any reader failure only fails this row, as in 8.3.3
+        log.warning("tensor read failed, row marked unsupported: %s: %s", task.npu_path, exc)
         return task.row, [UNSUPPORTED] * 6, f"Dump file: {task.error_file} not found or read failed."
     try:
         cells, msg = metrics(n, b)
