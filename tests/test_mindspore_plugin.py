@@ -420,3 +420,17 @@ def test_mindspore_multi_rank_step_dirs(tmp_path):
     assert names == ["compare_result_rank0", "compare_result_rank1"]
     for path in out.glob("*.csv"):
         assert all(r["Result"] == "pass" for r in read_csv(path))
+
+
+def test_api_mapping_with_fuzzy_match_fuzzy_matches_the_mapped_keys(tmp_path):
+    """msprobe fuzzy-matches on the -am keys: an extra MindSpore call does not shift the pairs."""
+    t = {"Mint.add.0.forward": api([ms_tensor(shape=(7,))], [ms_tensor(shape=(7,))]),
+         "Mint.add.1.forward": api([ms_tensor()], [ms_tensor()])}
+    g = {"Torch.add.0.forward": api([pt_tensor()], [pt_tensor()])}
+    target = write_dump(tmp_path / "t", t, framework="mindspore")
+    golden = write_dump(tmp_path / "g", g, framework="pytorch")
+    plain = dict((r["NPU Name"], r["Bench Name"]) for r in compare(tmp_path / "a", target, golden, "-am"))
+    assert plain["Mint.add.1.forward.input.0"] == "N/A"
+    fuzzy = dict((r["NPU Name"], r["Bench Name"]) for r in compare(tmp_path / "b", target, golden, "-am", "-fm"))
+    assert fuzzy["Mint.add.0.forward.input.0"] == "N/A"
+    assert fuzzy["Mint.add.1.forward.input.0"] == "Torch.add.0.forward.input.0"

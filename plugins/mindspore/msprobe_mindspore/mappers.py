@@ -24,7 +24,7 @@ in msprobe's PyTorch comparator.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,8 @@ FRAMEWORK = "mindspore"
 PRIORITY_API = 40
 PRIORITY_CELL = 30
 PRIORITY_LAYER = 25
+#: The core's ``data-mapping`` mapper (plain ``-dm``).
+PRIORITY_DATA_MAPPING = 20
 
 #: notes key under which the generated layer mapping is kept on the match result.
 LAYER_MAPPING_NOTE = "layer_data_mapping"
@@ -133,9 +135,18 @@ def data_mapping_active(ctx: MatchContext) -> tuple[bool, dict[str, str] | None]
 
 
 def _join(keys: list[str], ctx: MatchContext, active: bool, generated: dict[str, str] | None) -> MatchResult:
-    """Join on ``keys``; with ``-lm`` the generated mapping goes with the match, to be written next to the result."""
-    match = join_on_keys(keys, ctx.golden_keys)
-    match.dtype_gate = not active
+    """Pair rows on the target ``keys`` as msprobe does once a mapping built them.
+
+    A data mapping active: left join, no dtype gate. Otherwise the join the other
+    options ask for runs on these keys (the ``exact`` join, or ``-fm``'s fuzzy
+    matcher, as msprobe fuzzy-matches on the mapped keys). With ``-lm`` the
+    generated mapping goes with the match, to be written next to the result.
+    """
+    if active:
+        match = join_on_keys(keys, ctx.golden_keys)
+        match.dtype_gate = False
+    else:
+        match = _run_below(replace(ctx, target_keys=keys), PRIORITY_DATA_MAPPING)
     if generated is not None:
         match.notes[LAYER_MAPPING_NOTE] = generated
         attachments = match.notes.setdefault("attachments", [])
