@@ -244,16 +244,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         log.warning("tensor read failed, row marked unsupported: %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
     if ctx.options.tensor_log:
-        _log_rows(target, match, columns, names)
+        from .tensor_log import canonicalisers, log_tensor_rows
+
+        log_tensor_rows(target, golden, match, columns, names, fuzzy=ctx.options.fuzzy_match,
+                        canonical=canonicalisers(host, target, golden))
     return columns
-
-
-def _log_rows(target: Any, match: Any, columns: dict[str, list[Any]], names: list[str]) -> None:
-    for k, i in enumerate(match.target):
-        name = target.name[i]
-        log.info("start compare: %s", name)
-        if match.golden[k] < 0:
-            log.info("[%s] Compare result: %s", name, "Bench api/module unmatched.")
-            continue
-        values = ", ".join(f"{c} {columns[c][k]}" for c in names)
-        log.info("[%s] Compare result: %s", name, values)
