@@ -13,7 +13,8 @@ The data mapping ``-lm`` generates is attached to the match
 Independently of who builds the keys, while a data mapping is *active* (``-dm``
 given, or ``-lm`` produced a non-empty mapping) msprobe joins with a left join
 and no dtype gate; :func:`data_mapping_active` decides that for every mapper
-here. As in msprobe, the NPU keys start from the raw row names (not the
+here. Otherwise the mapped keys go to the join the other options ask for (the
+``exact`` join, or ``-fm``'s fuzzy matcher). As in msprobe, the NPU keys start from the raw row names (not the
 backward-renumbered ones) whenever a mapping builds them.
 
 PyTorch targets: ``-am`` is refused (:class:`~msprobe_core.errors.UsageError`),
