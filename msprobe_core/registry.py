@@ -58,7 +58,6 @@ class FrameworkSpec:
         return dtype.rsplit(".", 1)[-1].lower()
 
 
-
 @dataclass
 class CompareJob:
     """One pair of dump files to compare, and where its result goes."""
@@ -145,8 +144,10 @@ class PluginHost:
         self.pm.register(builtin, name="msprobe_core.builtin")
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
+        self.dists: dict[int, tuple[str, str]] = {}
+        self.broken: dict[str, str] = {}
         if autoload:
-            self.pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+            self._load_entry_points()
         for mod in filter(None, os.environ.get("MSPROBE_LOAD_PLUGINS", "").split(",")):
             self.pm.register(importlib.import_module(mod.strip()), name=mod.strip())
         for plugin in extra_plugins:
@@ -262,22 +263,47 @@ class PluginHost:
                 f"unknown executor '{name}'{hint} (installed: {', '.join(sorted(self.executors))})"
             ) from None
 
+    def _load_entry_points(self) -> None:
+        """Register every plugin of the entry-point group; one that fails to import is skipped with a warning."""
+        import logging
+        from importlib.metadata import distributions
+
+        seen: set[str] = set()
+        for dist in distributions():
+            for ep in dist.entry_points:
+                if ep.group != ENTRY_POINT_GROUP or ep.name in seen or self.pm.get_plugin(ep.name) is not None:
+                    continue
+                seen.add(ep.name)
+                try:
+                    plugin = ep.load()
+                    self.pm.register(plugin, name=ep.name)
+                except Exception as exc:  # a broken third-party plugin must not break every run
+                    self.broken[ep.name] = f"{type(exc).__name__}: {exc}"
+                    logging.getLogger("msprobe").warning(
+                        "plugin '%s' (%s) could not be loaded and is skipped: %s",
+                        ep.name, dist.metadata["Name"], self.broken[ep.name],
+                    )
+                    continue
+                self.dists[id(plugin)] = (dist.metadata["Name"], dist.version)
+
     def describe(self) -> list[dict[str, Any]]:
-        """Installed plugins, their versions and the hooks they implement."""
-        out = []
-        dists = {id(p): d for p, d in self.pm.list_plugin_distinfo()}
+        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load)."""
+        out: list[dict[str, Any]] = []
         for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
             hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
-            dist = dists.get(id(plugin))
-            out.append(
-                {
-                    "name": name,
-                    "version": getattr(dist, "version", None) if dist else None,
-                    "distribution": getattr(dist, "project_name", None) if dist else None,
-                    "hooks": hooks,
-                }
-            )
+            dist_name, version = self.dists.get(id(plugin), (None, None))
+            if name.startswith("msprobe_core."):
+                dist_name, version = "msprobe-core", _core_version()
+            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks})
+        for name, error in sorted(self.broken.items()):
+            out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
         return out
+
+
+def _core_version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:
