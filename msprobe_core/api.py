@@ -48,7 +48,10 @@ def compare(target: str | Path, golden: str | Path, output_dir: str | Path | Non
     if output_dir is not None:
         tables = [o.table for o in run_jobs(jobs, opts, host)]
     else:
-        tables = [compare_job(job, opts, host) for job in jobs]
+        from .executors import executor_for
+
+        with executor_for(opts, host):  # one executor (pool, cluster client) for every job
+            tables = [compare_job(job, opts, host) for job in jobs]
     frames = []
     import pandas as pd
 
