@@ -84,8 +84,17 @@ def _compare(input_param: dict, output_path: str | Path, framework: str, kwargs:
         kwargs.setdefault("is_print_compare_log", bool(input_param["is_print_compare_log"]))
     opts = _options(output_path, framework, kwargs)
     stack = input_param.get("stack_json_path")
-    outcome = compare_files(Path(npu), Path(bench), Path(stack) if stack else None, opts, suffix)
+    try:
+        outcome = compare_files(Path(npu), Path(bench), Path(stack) if stack else None, opts, suffix)
+    finally:
+        _drop_temporary_mapping(kwargs, opts)
     return [p for p in (outcome.result, outcome.advisor) if p is not None]
+
+
+def _drop_temporary_mapping(kwargs: dict[str, Any], opts: Any) -> None:
+    """Remove the yaml written for a data mapping given as a dict."""
+    if isinstance(kwargs.get("data_mapping"), dict) and opts.data_mapping:
+        Path(opts.data_mapping).unlink(missing_ok=True)
 
 
 def compare(
@@ -128,7 +137,10 @@ def _distributed(npu_dump_dir: str | Path, bench_dump_dir: str | Path, output_pa
     if not Path(npu_dump_dir).is_dir() or not Path(bench_dump_dir).is_dir():
         raise UsageError("compare_distributed needs two step directories")
     opts = _options(output_path, framework, kwargs)
-    outcomes = compare_dirs(Path(npu_dump_dir), Path(bench_dump_dir), opts)
+    try:
+        outcomes = compare_dirs(Path(npu_dump_dir), Path(bench_dump_dir), opts)
+    finally:
+        _drop_temporary_mapping(kwargs, opts)
     return [p for o in outcomes for p in (o.result, o.advisor) if p is not None]
 
 

@@ -56,67 +56,97 @@ def api_batches(api_key: list[str], state: list[str]) -> list[tuple[int, int, in
 
     Rows ``[start, params_end)`` are the inputs/parameters (the first row always counts as
     one), ``[params_end, output_end)`` the outputs, ``[start, end)`` every row of the batch.
+    Rows are taken a run of equal keys at a time (a key not matching ``.forward.``/``.backward.``
+    that is a substring of the current batch's key joins that batch, as in 8.3.3).
     """
-    batches: list[list[int]] = []
-    no_fwd_bwd: dict[str, bool] = {}
-    current = None
-    for i, (key, st) in enumerate(zip(api_key, state)):
+    n = len(api_key)
+    if not n:
+        return []
+    cuts = [0] + [i for i in range(1, n) if api_key[i] is not api_key[i - 1] and api_key[i] != api_key[i - 1]] + [n]
+    batches: list[list] = []
+    current: list | None = None
+    plain_cache: dict[str, bool] = {}
+    for r in range(len(cuts) - 1):
+        s, e = cuts[r], cuts[r + 1]
+        key = api_key[s]
+        joins = False
         if current is not None:
-            name = current[4]
-            joins = key == name
+            joins = key == current[4]
             if not joins:
-                plain = no_fwd_bwd.get(key)
+                plain = plain_cache.get(key)
                 if plain is None:
-                    plain = no_fwd_bwd[key] = _FWD_BWD.search(key) is None
-                joins = plain and key in name
-            if joins:
-                if st == "input" or st == "kwargs":
-                    current[1] += 1
-                    current[2] += 1
-                elif st == "parameters":
-                    current[1] += 1
-                    current[2] += 1
-                elif st == "output":
-                    current[2] += 1
-                current[3] += 1
-                continue
-        current = [i, i + 1, i + 1, i + 1, key]
-        batches.append(current)
+                    plain = plain_cache[key] = _FWD_BWD.search(key) is None
+                joins = plain and key in current[4]
+        if joins:
+            first = s
+        else:
+            current = [s, s + 1, s + 1, s + 1, key]
+            batches.append(current)
+            first = s + 1
+        run = state[first:e]
+        n_in = run.count("input") + run.count("kwargs") + run.count("parameters")
+        current[1] += n_in
+        current[2] += n_in + run.count("output")
+        current[3] += e - first
     return [(b[0], b[1], b[2], b[3]) for b in batches]
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
+_NUM_CLASSES = frozenset({float, int, np.float64, np.float32, np.float16, np.int64, np.int32})
+_INF = float("inf")
 
 
 def _nums(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(is numeric, value as float with NaN elsewhere) per cell."""
-    n = len(values)
-    ok = np.zeros(n, dtype=bool)
-    out = np.full(n, np.nan)
-    for i, v in enumerate(values):
-        if _is_num(v):
-            ok[i] = True
-            out[i] = float(v)
+    """(is numeric, value as float with NaN elsewhere) per cell (``isinstance(v, (float, int))``, bools excluded)."""
+    classes = _NUM_CLASSES
+    ok = np.fromiter((v.__class__ in classes for v in values), dtype=bool, count=len(values))
+    out = np.fromiter((v if v.__class__ in classes else np.nan for v in values), dtype=float, count=len(values))
     return ok, out
 
 
 def _percent(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """8.3.3 ``get_number`` of MaxRelativeErr: ``'x%'`` → x / 100, numbers kept."""
-    n = len(values)
-    ok = np.zeros(n, dtype=bool)
-    out = np.full(n, np.nan)
-    for i, v in enumerate(values):
-        if isinstance(v, str) and v.endswith("%"):
+    classes = _NUM_CLASSES
+
+    def number(v: Any) -> float:
+        if v.__class__ is str:
+            if v.endswith("%"):
+                try:
+                    return float(v[:-1]) / 100
+                except ValueError:
+                    return np.nan
+            return np.nan
+        return v if v.__class__ in classes else np.nan
+
+    def numeric(v: Any) -> bool:
+        if v.__class__ is str:
+            if not v.endswith("%"):
+                return False
             try:
-                out[i] = float(v[:-1]) / 100
-                ok[i] = True
+                float(v[:-1])
             except ValueError:
-                pass
-        elif _is_num(v):
-            ok[i] = True
-            out[i] = float(v)
-    return ok, out
+                return False
+            return True
+        return v.__class__ in classes
+
+    n = len(values)
+    return (np.fromiter((numeric(v) for v in values), dtype=bool, count=n),
+            np.fromiter((number(v) for v in values), dtype=float, count=n))
+
+
+def _overflow(values: list[Any]) -> np.ndarray:
+    """``str(v) in ('nan', 'inf', '-inf', …)`` per cell, without building the strings."""
+
+    def hit(v: Any) -> bool:
+        c = v.__class__
+        if c is str:
+            return v in OVERFLOW
+        if c is float:
+            return v != v or v == _INF or v == -_INF
+        if c is int or c is bool or v is None:
+            return False
+        return str(v) in OVERFLOW
+
+    return np.fromiter((hit(v) for v in values), dtype=bool, count=len(values))
 
 
 def find_rows(table: LegacyTable) -> Highlight:
@@ -138,12 +168,13 @@ def find_rows(table: LegacyTable) -> Highlight:
     yellow: dict[int, list[str]] = {}
 
     # single-row rule: overflow / huge max diff
-    npu_max, npu_min = data["NPU max"], data["NPU min"]
-    for i in range(n):
-        if str(npu_max[i]) in OVERFLOW or str(npu_min[i]) in OVERFLOW:
-            red.setdefault(i, []).append(MSG_OVERFLOW)
-        elif diff_ok[i] and abs(diff[i]) > 1e10:
-            red.setdefault(i, []).append(MSG_MAX_DIFF)
+    over = _overflow(data["NPU max"]) | _overflow(data["NPU min"])
+    with np.errstate(invalid="ignore"):
+        huge = ~over & diff_ok & (np.abs(diff) > 1e10)
+    for i in np.flatnonzero(over).tolist():
+        red[i] = [MSG_OVERFLOW]
+    for i in np.flatnonzero(huge).tolist():
+        red[i] = [MSG_MAX_DIFF]
 
     # output vs input pairs, all APIs at once
     batches = np.array([b[:3] for b in api_batches(table.api_key, table.state)], dtype=np.int64).reshape(-1, 3)
@@ -160,16 +191,18 @@ def find_rows(table: LegacyTable) -> Highlight:
         hit_any = np.zeros(len(pair_out), dtype=bool)
         for mask, _, _ in rules:
             hit_any |= mask
-        for p in np.flatnonzero(hit_any).tolist():
-            row = int(pair_out[p])
-            for mask, msg, col in rules:
-                if mask[p]:
-                    (red if col == RED else yellow).setdefault(row, []).append(msg)
+        hits = np.flatnonzero(hit_any)
+        rows = pair_out[hits].tolist()
+        flags = [(mask[hits].tolist(), msg, red if col == RED else yellow) for mask, msg, col in rules]
+        for k, row in enumerate(rows):
+            for mask, msg, target in flags:
+                if mask[k]:
+                    target.setdefault(row, []).append(msg)
 
     # requires_grad consistency
-    for i, consistent in enumerate(data[REQ_GRAD_CONSIST]):
-        if not consistent:
-            yellow.setdefault(i, []).append(MSG_REQ_GRAD)
+    inconsistent = np.fromiter((not v for v in data[REQ_GRAD_CONSIST]), dtype=bool, count=n)
+    for i in np.flatnonzero(inconsistent).tolist():
+        yellow.setdefault(i, []).append(MSG_REQ_GRAD)
 
     for row, msgs in red.items():
         colour[row] = RED

@@ -124,6 +124,70 @@ def _fuzzy_applies(options: CompareOptions) -> bool:
     )
 
 
+def shape_filter(match: MatchResult, target_shapes: list[str | None], golden_shapes: list[str | None]) -> MatchResult:
+    """Keep only pairs whose shapes agree: a name join turned into 8.3.3's (name, shape) join.
+
+    A target row whose every partner has another shape stays once, unmatched.
+    """
+    t_out: list[int] = []
+    g_out: list[int] = []
+    k, n = 0, len(match.target)
+    while k < n:
+        i = match.target[k]
+        end = k
+        while end < n and match.target[end] == i:
+            end += 1
+        kept = [j for j in match.golden[k:end] if j >= 0 and target_shapes[i] == golden_shapes[j]]
+        for j in kept or [-1]:
+            t_out.append(i)
+            g_out.append(j)
+        k = end
+    return MatchResult(target=t_out, golden=g_out, dtype_gate=match.dtype_gate, notes=match.notes)
+
+
+MAPPING_PRIORITY = 9_000
+
+
+def _mapped(ctx: MatchContext) -> MatchResult:
+    """``-am``/``-cm``/``-lm`` in the classic interface: the mapping plugin's keys, joined with shapes."""
+    from dataclasses import replace
+
+    plain = replace(ctx, target_keys=list(ctx.target.name), golden_keys=list(ctx.golden.name))
+    if ctx.options.cell_mapping and not ctx.options.api_mapping:
+        match = _cell_mapped(plain)
+    else:
+        below = [m for m in ctx.host.mappers if m.priority < MAPPING_PRIORITY and m.applies(ctx.options)]
+        match = max(below, key=lambda m: m.priority).run(plain)
+    if not match.dtype_gate:  # a data mapping is active: 8.3.3 joins on the name alone
+        return match
+    return shape_filter(match, ctx.target.shape, ctx.golden.shape)
+
+
+def _cell_mapped(ctx: MatchContext) -> MatchResult:
+    """``-cm``: 8.3.3 knows only exact ``{cell_name}.{class_name}`` rules (no substring rules)."""
+    try:
+        from msprobe_mindspore import mappers as ms_mappers
+        from msprobe_mindspore import mapping as ms_mapping
+    except ImportError:
+        from ..errors import UsageError
+
+        raise UsageError("-cm/--cell_mapping needs the msprobe-mindspore plugin") from None
+
+    from ..matching import join_on_keys
+
+    value = ctx.options.cell_mapping
+    cell_map = ms_mapping.load_cell_mapping_yaml(value) if isinstance(value, (str, Path)) else None
+    keys = ms_mapping.cell_mapping_keys(ms_mappers.table_rows(ctx.target), None, cell_map, substring_rules=False)
+    active, _ = ms_mappers.data_mapping_active(ctx)
+    match = join_on_keys(keys, ctx.golden_keys)
+    match.dtype_gate = not active
+    return match
+
+
+def _mapped_applies(options: CompareOptions) -> bool:
+    return is_legacy(options) and bool(options.api_mapping or options.cell_mapping or options.layer_mapping)
+
+
 @hookimpl
 def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
     """Classic compares read every ``data`` key, as 8.3.3 does."""
@@ -142,8 +206,9 @@ def msprobe_register_normalizers(register: Any) -> None:
 
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
-    """The 8.3.3 fuzzy matcher for ``-f`` in the classic interface."""
+    """The 8.3.3 fuzzy matcher for ``-f``, and (name, shape) joins of the ``-am``/``-cm``/``-lm`` keys."""
     register(MapperSpec("legacy-fuzzy", _fuzzy, applies=_fuzzy_applies, priority=10_000))
+    register(MapperSpec("legacy-name-mapping", _mapped, applies=_mapped_applies, priority=MAPPING_PRIORITY))
 
 
 def legacy_host() -> PluginHost:

@@ -1,0 +1,229 @@
+"""Unit tests of the classic interface: parsing, batches, highlighting past the sheet limit, CLI and API forms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pytest
+
+from msprobe_core.cli import main
+from msprobe_core.legacy import compare, compare_distributed
+from msprobe_core.legacy import xlsx as legacy_xlsx
+from msprobe_core.legacy.advisor import advice_for
+from msprobe_core.legacy.cli import is_classic
+from msprobe_core.legacy.highlight import RED, YELLOW, api_batches, find_rows
+from msprobe_core.legacy.plugin import fuzzy_match, rename_api
+from msprobe_core.legacy.table import LegacyTable, header, pandas_strtod
+from msprobe_core.legacy.tensor import ZERO_D_MSG, accuracy, metrics
+
+C01 = "pytorch/c01/{side}/step0/rank0/{file}"
+
+
+def test_pandas_strtod_matches_pandas_2_0():
+    # pandas 2.0's precise_xstrtod keeps 17 digits and scales once: not always Python's float()
+    assert pandas_strtod("1.8872188329696655") != float("1.8872188329696655")
+    assert abs(pandas_strtod("1.8872188329696655") - 1.8872188329696655) < 1e-15
+    assert pandas_strtod("57") == 57.0
+    assert pandas_strtod("-0.25") == -0.25
+    assert pandas_strtod("1e-05") == 1e-05
+    assert pandas_strtod("inf") == float("inf")
+    assert pandas_strtod("-inf") == float("-inf")
+    for text in ("Nan", "None", "True", "[0, 1]", "", "1.5x"):
+        assert pandas_strtod(text) is None
+
+
+def test_api_batches_follow_833():
+    keys = ["A.0.forward"] * 4 + ["B.0.forward"] * 2 + ["Module.m.M.parameters_grad"]
+    states = ["input", "input", "parameters", "output", "output", "output", "parameters_grad"]
+    assert api_batches(keys, states) == [(0, 3, 4, 4), (4, 5, 6, 6), (6, 7, 7, 7)]
+    # a key without .forward./.backward. that is a substring of the current batch's key joins it
+    assert api_batches(["Functional.x.0.forward", "x.0.forward"], ["input", "output"]) == [(0, 1, 2, 2)]
+
+
+def test_rename_and_fuzzy_pairs_shifted_calls():
+    assert rename_api("Tensor.__add__.3.forward.output.0") == "Tensor.__add__.forward.output.0"
+    names_t = ["T.add.0.forward.input.0", "T.add.1.forward.input.0", "T.mul.0.forward.input.0"]
+    names_g = ["T.add.0.forward.input.0", "T.mul.0.forward.input.0"]
+    shapes = ["[2]"] * 3
+    match = fuzzy_match(names_t, shapes, names_g, shapes[:2])
+    assert list(zip(match.target, match.golden)) == [(0, 0), (1, -1), (2, 1)]
+
+
+def test_metrics_messages():
+    cells, msg = metrics(np.array(1.5, dtype=np.float32), np.array(1.0, dtype=np.float32))
+    assert cells[0] == "unsupported" and cells[2] == 0.5 and msg == ZERO_D_MSG * 16
+    cells, msg = metrics(np.array([2.0]), np.array([2.0]))
+    assert cells[0] == "unsupported" and msg == "This is a 1-d tensor of length 1."
+    cells, msg = metrics(np.zeros(3), np.array([1.0, 2.0, 3.0]))
+    assert cells[0] == "Nan" and "All the data is Zero in npu dump data." in msg
+    cells, msg = metrics(np.array([1.0, np.inf]), np.array([1.0, 2.0]))
+    assert cells == ["N/A"] * 6
+    assert accuracy(cells[0], cells[2]) == "No"
+    assert accuracy("shape unmatched", "shape unmatched") == "Unmatched"
+    assert accuracy("unsupported", "unsupported") == "None"
+    assert accuracy(0.999999, 0.0001) == "Yes"
+
+
+def test_advice_texts():
+    assert advice_for("Torch.matmul.0.forward.output.0").startswith("This torch api may be uncertainty")
+    assert advice_for("Functional.relu.0.forward.output.0").startswith("This is a forward API computation error")
+    assert advice_for("Functional.relu.0.forward.input.0").startswith("1. Analyze the model")
+    assert advice_for("Functional.relu.0.backward.input.0") == "Check whether the forward computation result is affected."
+
+
+def _synthetic(n_apis: int) -> LegacyTable:
+    cols = header("statistics", False)
+    data = {c: [] for c in cols}
+    keys, states = [], []
+    for a in range(n_apis):
+        for state, rel in (("input", "0.5%"), ("output", "70.0%")):
+            row = {c: "" for c in cols}
+            row.update({"NPU Name": f"Functional.f.{a}.forward.{state}.0", "Max diff": 0.5, "NPU max": 1.0,
+                        "NPU min": -1.0, "Bench max": 1.0, "MaxRelativeErr": rel, "Requires_grad Consistent": True})
+            for c in cols:
+                data[c].append(row[c])
+            keys.append(f"Functional.f.{a}.forward")
+            states.append(state)
+    return LegacyTable("statistics", cols, data, keys, states, [True] * len(keys))
+
+
+def test_highlight_continues_past_the_sheet_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(legacy_xlsx, "MAX_SHEET_ROWS", 7)
+    table = _synthetic(10)
+    hl = find_rows(table)
+    assert (hl.colour[1::2] == RED).all() and (hl.colour[0::2] == 0).all()
+    path = legacy_xlsx.write_workbook(tmp_path / "r.xlsx", table.columns, table.rows(), len(table), hl.colour, True)
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames == ["part_0", "part_1", "part_2"]
+    coloured = []
+    for ws in wb.worksheets:
+        for row in list(ws.iter_rows())[1:]:
+            coloured.append({c.fill.fgColor.rgb for c in row if c.fill.fill_type})
+    assert len(coloured) == 20
+    assert all(c == {"FFFF0000"} for c in coloured[1::2]) and all(not c for c in coloured[0::2])
+
+
+def test_yellow_rows_and_requires_grad(tmp_path):
+    table = _synthetic(1)
+    table.data["MaxRelativeErr"][1] = "20.0%"
+    table.data["Requires_grad Consistent"][0] = False
+    hl = find_rows(table)
+    assert hl.colour.tolist() == [YELLOW, YELLOW]
+    assert hl.messages[0] == ["requires_grad is inconsistent"]
+    assert hl.messages[1] == ["The output's maximum relative error exceeds 0.1, while the input/parameter's is below 0.01"]
+
+
+def test_is_classic():
+    assert is_classic(["-f", "pytorch", "compare", "-i", "x.json"])
+    assert is_classic(["compare", "-i", "x.json"])
+    assert not is_classic(["compare", "-tp", "a", "-gp", "b"])
+
+
+def _compare_json(tmp_path: Path, doc: dict) -> Path:
+    p = tmp_path / "compare.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        ({"bench_path": "x"}, "Missing npu_path in input configuration file, please check!"),
+        ({"npu_path": "x"}, "Missing bench_path in input configuration file, please check!"),
+        ([1, 2], "input_param should be dict, please check!"),
+    ],
+)
+def test_compare_json_errors(tmp_path, capsys, doc, message):
+    rc = main(["-f", "pytorch", "compare", "-i", str(_compare_json(tmp_path, doc)), "-o", str(tmp_path / "o")])
+    assert rc != 0
+    assert message in capsys.readouterr().err
+
+
+def test_mixed_file_and_dir_is_refused(corpora, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(corpora)
+    cfg = _compare_json(tmp_path, {"npu_path": C01.format(side="target", file="dump.json"),
+                                   "bench_path": "pytorch/c01/golden/step0"})
+    assert main(["-f", "pytorch", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")]) != 0
+    assert "The npu_path and bench_path need to be of the same type." in capsys.readouterr().err
+
+
+def test_unknown_framework(tmp_path, capsys):
+    assert main(["-f", "tensorflow", "compare", "-i", "x.json"]) == 2
+
+
+def test_api_positional_flags_and_bool_check(corpora, tmp_path, monkeypatch):
+    monkeypatch.chdir(corpora)
+    param = {"npu_json_path": C01.format(side="target", file="dump.json"),
+             "bench_json_path": C01.format(side="golden", file="dump.json"),
+             "stack_json_path": C01.format(side="target", file="stack.json"), "is_print_compare_log": False}
+    files = compare(param, str(tmp_path), True, False, False)
+    assert [p.name.split("_2")[0] for p in files] == ["compare_result"]
+    ws = openpyxl.load_workbook(files[0]).worksheets[0]
+    assert ws.title == "Sheet" and next(ws.iter_rows(values_only=True))[-1] == "NPU_Stack_Info"
+    from msprobe_core.errors import UsageError
+
+    with pytest.raises(UsageError, match="stack_mode which should be only bool type"):
+        compare(param, str(tmp_path), stack_mode="yes")
+    with pytest.raises(UsageError, match="suffix"):
+        compare_distributed("pytorch/c09a/target/step0", "pytorch/c09a/golden/step0", str(tmp_path), suffix="_x")
+
+
+def test_kernel_form_of_compare_json(corpora, oracle_diff, tmp_path, monkeypatch):
+    """``rank_id``/``step_id`` in compare.json: the kernel compare, named compare_result_{rank}_{step}_{ts}.xlsx."""
+    from .conftest import agree
+
+    case = corpora / "mindspore" / "kernel_l2_bug_2steps"
+    if not (case / "oracle" / "rank0_step0").is_dir():
+        pytest.skip("kernel corpus not present")
+    monkeypatch.chdir(case)
+    cfg = _compare_json(tmp_path, {"npu_path": "target", "bench_path": "golden", "rank_id": [0], "step_id": [0]})
+    assert main(["-f", "mindspore", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")]) == 0
+    ours = list((tmp_path / "o").glob("compare_result_0_0_*.xlsx"))
+    assert len(ours) == 1
+    code, report = agree(oracle_diff, ours[0], case / "oracle/rank0_step0/compare_result_0_0.csv",
+                         extra=("--strip", "^.*/(target|golden)/"))
+    assert code == 0, report
+
+
+def test_dir_form_accepts_a_proc_dir(corpora, oracle_diff, tmp_path, monkeypatch):
+    """8.3.3 refuses step dirs holding anything but rank*; ours also takes one proc<PID> dir per side."""
+    import shutil
+
+    from .conftest import agree
+
+    for side, proc in (("target", "proc11"), ("golden", "proc22")):
+        dst = tmp_path / side / "step0" / proc
+        dst.mkdir(parents=True)
+        for f in ("dump.json", "stack.json", "construct.json"):
+            src = corpora / C01.format(side=side, file=f)
+            if src.is_file():
+                shutil.copy(src, dst / f)
+    cfg = _compare_json(tmp_path, {"npu_path": str(tmp_path / "target/step0"),
+                                   "bench_path": str(tmp_path / "golden/step0")})
+    assert main(["-f", "pytorch", "compare", "-i", str(cfg), "-o", str(tmp_path / "o"), "-nhl"]) == 0
+    ours = list((tmp_path / "o").glob("compare_result_proc11_*.xlsx"))
+    assert len(ours) == 1 and list((tmp_path / "o").glob("advisor_proc11_*.txt"))
+    # stack.json next to the NPU dump.json turns NPU_Stack_Info on, as -s with stack_path does
+    code, report = agree(oracle_diff, ours[0], corpora / "legacy/c01/s/compare_result.xlsx")
+    assert code == 0, report
+
+
+def test_api_data_mapping_as_dict(corpora, oracle_diff, tmp_path, monkeypatch):
+    """``data_mapping`` may be a dict (8.3.3 accepts dict or yaml path); no temporary file is left behind."""
+    import yaml
+
+    from .conftest import agree
+
+    monkeypatch.chdir(corpora)
+    mapping = yaml.safe_load((corpora / "legacy/c08/dm_hl/data_mapping.yaml").read_text(encoding="utf-8"))
+    param = {"npu_json_path": "pytorch/c08/target/step0/rank0/dump.json",
+             "bench_json_path": "pytorch/c08/golden/step0/rank0/dump.json",
+             "stack_json_path": "pytorch/c08/target/step0/rank0/stack.json"}
+    files = compare(param, str(tmp_path), data_mapping=mapping)
+    assert sorted(p.name.split("_2")[0] for p in files) == ["advisor", "compare_result"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in files)
+    code, report = agree(oracle_diff, files[0], corpora / "legacy/c08/dm_hl/compare_result.xlsx")
+    assert code == 0, report
