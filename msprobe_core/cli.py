@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 
 import click
 
-from .errors import Interrupted, MsprobeError
+from .errors import Interrupted, MsprobeError, UsageError
 
 BUILTIN = "__builtin__"
 log = logging.getLogger("msprobe")
@@ -58,6 +59,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Scheduler address for --executor dask (default: a local cluster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("--output_format", "output_format", default=None, metavar="NAME",
+              help="Result file format: csv (default), xlsx, or one a plugin adds (see 'msprobe plugins').")
+@click.option("--report", "report_format", type=click.Choice(["html"]), default=None,
+              help="Also write a self-contained HTML report (compare_report_<timestamp>.html) into the output dir.")
+@click.option("--json-summary", "json_summary", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the run summary (verdict counts, worst rows, first divergence, files) as JSON.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning"]), default=None,
+              help="Exit with status 1 when any row has this verdict or a worse one (for CI).")
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
     from .api import build_options
@@ -70,6 +79,7 @@ def compare_cmd(**kw: object) -> None:
         kw["output_path"],
         {
             "xlsx": kw["xlsx"],
+            "output_format": kw["output_format"] or "csv",
             "fuzzy_match": kw["fuzzy_match"],
             "api_mapping": _optional_value(kw["api_mapping"]),
             "cell_mapping": _optional_value(kw["cell_mapping"]),
@@ -86,10 +96,27 @@ def compare_cmd(**kw: object) -> None:
         },
     )
     host = get_host()
+    if kw["output_format"] and kw["xlsx"] and kw["output_format"] != "xlsx":
+        raise UsageError(f"--xlsx and --output_format {kw['output_format']} ask for different result formats")
+    host.writer(options.output_format)  # an unknown format is a usage error before any work
     jobs = host.discover_jobs(kw["target_path"], kw["golden_path"], options)
+    started = time.time()
     outcomes = run_jobs(jobs, options, host)
     if any(o.files for o in outcomes):
         banner_end(log)
+    from .finish import finish_run
+
+    finish_run(outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
+               fail_on=kw["fail_on"], started=started)
+
+
+def _add_report_command() -> None:
+    from .report.command import report_cmd
+
+    cli.add_command(report_cmd)
+
+
+_add_report_command()
 
 
 @cli.command("plugins")

@@ -72,3 +72,9 @@ class TensorReadError(Exception):
 
 class UnsafePickleError(TensorReadError):
     """A pickle names a global outside the allow-list; nothing it names was imported."""
+
+
+class GateFailed(MsprobeError):
+    """``--fail-on``: some result row has the named verdict or a worse one (the compare itself succeeded)."""
+
+    exit_code = 1

@@ -1,0 +1,88 @@
+"""The example plugin's hook implementations.
+
+Two hooks, the two most common things a team adds:
+
+* ``msprobe_register_metrics``: an extra tensor-mode column, ``MeanAbsErr`` (the mean
+  absolute difference of the two tensors). It is registered only when the environment
+  variable ``MSPROBE_EXAMPLE_METRIC=1`` is set, so installing this example does not
+  change anybody's tables; a real plugin would simply always register.
+* ``msprobe_register_writers``: an output format ``json`` (``--output_format json``):
+  the result table as one JSON document, written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from msprobe_core import hookimpl
+from msprobe_core.registry import TensorMetricSpec, WriterSpec
+from msprobe_core.writers import atomic_path
+
+#: Set to 1 to add the MeanAbsErr column to tensor-mode results.
+ENABLE_METRIC_ENV = "MSPROBE_EXAMPLE_METRIC"
+
+
+def mean_abs_err(npu: np.ndarray, bench: np.ndarray) -> float | str:
+    """Mean of ``|npu - bench|`` over all elements (``unsupported`` when it cannot be computed).
+
+    msprobe-core calls a tensor metric with both tensors already read and squeezed;
+    the built-in checks (empty tensor, shape mismatch, …) have not necessarily run,
+    so check what you rely on. Returning a string writes that string into the cell;
+    raising makes the cell ``unsupported`` without stopping the run.
+    """
+    a = np.asarray(npu, dtype=np.float64).reshape(-1)
+    b = np.asarray(bench, dtype=np.float64).reshape(-1)
+    if a.size == 0 or a.shape != b.shape:
+        return "unsupported"
+    value = float(np.mean(np.abs(a - b)))
+    return value if math.isfinite(value) else "Nan"
+
+
+@hookimpl
+def msprobe_register_metrics(register: Any) -> None:
+    """Add ``MeanAbsErr`` after the six built-in tensor metrics (opt-in, see the module docstring)."""
+    if os.environ.get(ENABLE_METRIC_ENV, "").lower() in ("1", "true", "yes"):
+        register(TensorMetricSpec("MeanAbsErr", mean_abs_err))
+
+
+def _json_value(value: Any) -> Any:
+    """A cell as JSON: finite numbers and booleans stay typed, everything else becomes text."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if math.isfinite(f) else ("Nan" if f != f else ("inf" if f > 0 else "-inf"))
+    if value is None:
+        return None
+    return str(value)
+
+
+def write_json(table: Any, path: Path) -> list[Path]:
+    """Write ``table`` (a :class:`msprobe_core.result.ResultTable`) as JSON; returns the files written.
+
+    ``{"mode": ..., "columns": [...], "rows": [[...], ...]}``. Writers must be
+    atomic: write to the temporary path ``atomic_path`` yields, which is renamed to
+    ``path`` only when the block completes.
+    """
+    doc = {
+        "mode": table.mode,
+        "columns": list(table.columns),
+        "rows": [[_json_value(v) for v in row] for row in table.rows()],
+    }
+    with atomic_path(Path(path)) as tmp:
+        tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [Path(path)]
+
+
+@hookimpl
+def msprobe_register_writers(register: Any) -> None:
+    """Output format ``json`` (file suffix ``.json``)."""
+    register(WriterSpec("json", ".json", write_json))

@@ -1,0 +1,287 @@
+"""Render compare results as one self-contained HTML file.
+
+Why a hand-written canvas script and not SVG or matplotlib: a result can have
+hundreds of thousands of rows. One SVG element per point would make the file
+and the DOM grow with the row count (100k ``<circle>`` elements take seconds
+to lay out), and matplotlib would add a heavy dependency to produce a static
+picture without hover or zoom. The page instead carries the result table once,
+as compact JSON (repeated strings dictionary-encoded, ``Bench …`` columns
+stored as differences from their ``NPU …`` twins), and a ~20 kB script draws
+the plots and the heat map on ``<canvas>`` and renders only the visible table
+rows. Nothing is fetched: styles and scripts are inline and a
+Content-Security-Policy forbids any network access.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+import re
+import time
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import OutputError
+from ..summary import PLOT_METRICS, ResultView, node_of
+from ..writers import atomic_path
+
+#: Columns the report stores as "same as column X except at these rows".
+_TWINS = {
+    "Bench Name": "NPU Name",
+    "Bench Dtype": "NPU Dtype",
+    "Bench Tensor Shape": "NPU Tensor Shape",
+    "Bench Requires_grad": "NPU Requires_grad",
+    "Bench max": "NPU max",
+    "Bench min": "NPU min",
+    "Bench mean": "NPU mean",
+    "Bench l2norm": "NPU l2norm",
+    "BENCH MD5": "NPU MD5",
+    "Data_name": "NPU Name",
+}
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+_MARK = "\u0001"
+_MISSING: Any = object()
+_FRAME_SEP = "', '"
+
+
+def _dict_codes(values: list[str], limit: int) -> tuple[list[str], list[int]] | None:
+    index: dict[str, int] = {}
+    codes = []
+    for v in values:
+        k = index.get(v)
+        if k is None:
+            k = index[v] = len(index)
+            if len(index) > limit:
+                return None
+        codes.append(k)
+    return list(index), codes
+
+
+def encode_column(values: list[str], twin: list[str] | None = None, twin_name: str = "") -> dict[str, Any]:
+    """Compact JSON form of one column (decoded by the page's script).
+
+    * ``{"t": "ref", "of": twin_name, "xi": [...], "xv": [...]}``: equal to the twin column except at rows ``xi``;
+    * ``{"t": "tpl", "of": twin_name, "v": [...], "i": [...]}``: dictionary of templates in which
+      ``\u0001`` stands for the twin's value in the same row (``Data_name`` holds the row name);
+    * ``{"t": "split", "sep": ..., "v": [...], "i": [[...], ...]}``: long texts cut at ``sep``
+      (stack frames), the pieces dictionary-encoded;
+    * ``{"t": "num", ...}``: mostly numbers (see :func:`_encode_numbers`);
+    * ``{"t": "dict", "v": [...], "i": [...]}``: few distinct values; ``{"t": "raw", "v": [...]}`` otherwise.
+    """
+    n = len(values)
+    if twin is not None and len(twin) == n:
+        xi = [i for i in range(n) if values[i] != twin[i]]
+        if len(xi) <= n // 4:
+            return {"t": "ref", "of": twin_name, "xi": xi, "xv": [values[i] for i in xi]}
+        if n and not any(_MARK in v for v in values) and sum(1 for v, t in zip(values, twin) if t and t in v) > n // 2:
+            tpl = [v.replace(t, _MARK) if t else v for v, t in zip(values, twin)]
+            coded = _dict_codes(tpl, max(16, n // 4))
+            if coded is not None:
+                return {"t": "tpl", "of": twin_name, "v": coded[0], "i": coded[1]}
+    numeric = _encode_numbers(values)
+    if numeric is not None:
+        return numeric
+    coded = _dict_codes(values, max(16, n // 4))
+    if coded is not None:
+        return {"t": "dict", "v": coded[0], "i": coded[1]}
+    total = sum(len(v) for v in values)
+    if n and total / n > 80:
+        pieces: dict[str, int] = {}
+        rows = []
+        for v in values:
+            row = []
+            for frag in v.split(_FRAME_SEP):
+                k = pieces.get(frag)
+                if k is None:
+                    k = pieces[frag] = len(pieces)
+                row.append(k)
+            rows.append(row)
+        if sum(len(p) for p in pieces) < total * 0.6:
+            return {"t": "split", "sep": _FRAME_SEP, "v": list(pieces), "i": rows}
+    return {"t": "raw", "v": values}
+
+
+def _float_text(text: str) -> float | None:
+    """The float whose Python ``repr`` is exactly ``text`` (finite only), else ``None``."""
+    if not text or text[0] not in "-0123456789":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if value != value or value in (math.inf, -math.inf) or repr(value) != text:
+        return None
+    return value
+
+
+def _encode_numbers(values: list[str]) -> dict[str, Any] | None:
+    """``{"t": "num", "v": [...], "p": [...], "xi": [...], "xv": [...]}`` when most cells are float texts.
+
+    ``v`` holds the numbers (the page spells them back with Python's float ``repr``
+    rules), ``p`` the rows whose text ends in ``%``, and ``xi``/``xv`` the rows kept as
+    text (``N/A``, ``unsupported``, ints, …; their ``v`` entry is 0).
+    """
+    n = len(values)
+    nums: list[float] = []
+    pct: list[int] = []
+    xi: list[int] = []
+    xv: list[str] = []
+    seen: dict[str, float | None] = {}
+    for i, text in enumerate(values):
+        value = seen.get(text, _MISSING)
+        if value is _MISSING:
+            value = _float_text(text)
+            if len(seen) < 65536:  # repeated texts (0.0, 1.0, N/A, …) are parsed once
+                seen[text] = value
+        if value is None and text.endswith("%"):
+            value = _float_text(text[:-1])
+            if value is not None:
+                pct.append(i)
+        if value is None:
+            xi.append(i)
+            xv.append(text)
+            nums.append(0)
+            if len(xi) > n // 2:
+                return None
+        else:
+            nums.append(value)
+    if not n:
+        return None
+    return {"t": "num", "v": nums, "p": pct, "xi": xi, "xv": xv}
+
+
+def _encode_names(names: list[str], row_nodes: list[int], node_names: list[str]) -> dict[str, Any] | None:
+    """``NPU Name`` as node + suffix (``Functional.linear.0.forward`` + ``input.0``), when that spells every row."""
+    suffixes = []
+    for name, k in zip(names, row_nodes):
+        node = node_names[k]
+        if name == node:
+            suffixes.append("")
+        elif name.startswith(node + "."):
+            suffixes.append(name[len(node) + 1 :])
+        else:
+            return None
+    coded = _dict_codes(suffixes, len(suffixes) + 1)
+    assert coded is not None
+    return {"t": "node", "v": coded[0], "i": coded[1]}
+
+
+def build_payload(
+    views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report"
+) -> dict[str, Any]:
+    """Everything the page shows, as one JSON-ready dict."""
+    nodes: dict[str, int] = {}
+    node_dirs: list[str] = []
+    parts = []
+    fd = summary.get("first_divergence") or {}
+    for view in views:
+        names = view.names
+        row_nodes = []
+        for name in names:
+            node, direction = node_of(name)
+            k = nodes.get(node)
+            if k is None:
+                k = nodes[node] = len(nodes)
+                node_dirs.append(direction[0] if direction in ("forward", "backward") else "-")
+            row_nodes.append(k)
+        order = view.order()
+        identity = all(i == j for i, j in enumerate(order))
+        enc = []
+        node_names = list(nodes)
+        for col in view.columns:
+            if col == "NPU Name":
+                named = _encode_names(view.cells[col], row_nodes, node_names)
+                if named is not None:
+                    enc.append(named)
+                    continue
+            twin = _TWINS.get(col)
+            if twin not in view.cells:
+                twin = None
+            enc.append(encode_column(view.cells[col], view.cells[twin] if twin else None, twin or ""))
+        first = None
+        for d in summary.get("first_divergence_by_rank", []):
+            if d["rank"] == view.label and 0 <= d["index"] < len(view):
+                first = {"pos": d["index"], "row": order[d["index"]], "node": d["node"], "reason": d["reason"]}
+        is_chosen = bool(fd) and fd.get("rank") == view.label and 0 <= fd.get("index", -1) < len(view)
+        if is_chosen:
+            first = {"pos": fd["index"], "row": order[fd["index"]], "node": fd["node"], "reason": fd["reason"]}
+        parts.append({
+            "label": view.label,
+            "mode": view.mode,
+            "n": len(view),
+            "columns": view.columns,
+            "enc": enc,
+            "node": row_nodes,
+            "verdict": "".join(v[0] for v in view.verdicts()),
+            "unmatched": "".join("1" if u else "0" for u in view.unmatched()),
+            "order": None if identity else order,
+            "plot": [m for m in PLOT_METRICS.get(view.mode, ()) if m in view.cells],
+            "first": first,
+            "chosen": is_chosen,
+        })
+    return {
+        "title": title,
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "summary": summary,
+        "nodes": list(nodes),
+        "nodeDir": "".join(node_dirs),
+        "parts": parts,
+    }
+
+
+#: Payloads larger than this are embedded gzip-compressed (base64), which the page inflates with the
+#: browser's built-in DecompressionStream: a third of the size, so the file opens faster.
+COMPRESS_ABOVE = 2_000_000
+
+
+def _json_for_script(payload: dict[str, Any]) -> tuple[str, str]:
+    """The payload as the text of the data ``<script>`` element, and its encoding (``json`` or ``gzip+base64``)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if len(text) > COMPRESS_ABOVE:
+        packed = gzip.compress(text.encode("utf-8"), compresslevel=4, mtime=0)
+        return base64.b64encode(packed).decode("ascii"), "gzip+base64"
+    # "<" only occurs inside JSON strings, where \u003c means the same; this keeps "</script>" out
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"), "json"
+
+
+def _html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report") -> str:
+    """The whole report page as a string."""
+    payload = build_payload(views, summary, title=title)
+    data, encoding = _json_for_script(payload)
+    values = {
+        "__TITLE__": _html_text(title),
+        "/*__CSS__*/": _asset("report.css"),
+        "__ENCODING__": encoding,
+        "__DATA__": data,
+        "/*__JS__*/": _asset("report.js"),
+    }
+    # split the template once, so inserted text is never searched for the next marker
+    pieces = re.split("(" + "|".join(re.escape(k) for k in values) + ")", _asset("template.html"))
+    return "".join(values.get(p, p) for p in pieces)
+
+
+def write_report(
+    views: Sequence[ResultView], summary: dict[str, Any], path: Path, *, title: str = "msprobe compare report"
+) -> Path:
+    """Write the report atomically to ``path`` and return it."""
+    path = Path(path)
+    html = render_html(views, summary, title=title)
+    try:
+        with atomic_path(path) as tmp:
+            tmp.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write report ({exc.strerror or exc})", path=path) from None
+    return path
