@@ -104,6 +104,14 @@ class ExecutorSpec:
 
 
 # --------------------------------------------------------------------------- local
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask: taskset, cpusets, SLURM), else ``os.cpu_count()``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _serial(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
     for i, item in enumerate(items):
         yield i, fn(item)
@@ -119,7 +127,7 @@ class LocalExecutor(Executor):
     inline_bytes = LOCAL_INLINE_BYTES
 
     def __init__(self, workers: int | None = None) -> None:
-        self.workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+        self.workers = max(1, workers if workers is not None else usable_cpus())
         self._pool: Any = None
 
     def parallelism(self) -> int:
@@ -195,7 +203,7 @@ class LocalRef(ExecutorRef):
 
 
 def create_local(options: CompareOptions) -> Executor:
-    """The built-in ``local`` executor for ``options.workers`` processes (default: every core)."""
+    """The built-in ``local`` executor for ``options.workers`` processes (default: every usable core)."""
     return LocalExecutor(options.workers)
 
 

@@ -14,13 +14,12 @@ same paths as the client.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from msprobe_core.errors import UsageError
-from msprobe_core.executors import Executor, ExecutorRef
+from msprobe_core.executors import Executor, ExecutorRef, usable_cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,7 +57,7 @@ class DaskExecutor(Executor):
                 except (OSError, TimeoutError, ValueError) as exc:
                     raise UsageError(f"cannot connect to the Dask scheduler at {self.address}: {exc}") from None
             else:
-                n = max(1, self.workers or os.cpu_count() or 1)
+                n = max(1, self.workers or usable_cpus())
                 self._cluster = LocalCluster(
                     n_workers=n,
                     threads_per_worker=1,
