@@ -21,7 +21,6 @@ from typing import Any
 
 import click
 
-from .cells import is_formula_like
 from .errors import InputError, MappingError, OutputError
 
 log = logging.getLogger("msprobe")
@@ -181,6 +180,8 @@ def valid_indexes(result: RankResult) -> list[str]:
 
 
 def _check_value(value: Any) -> None:
+    from .cells import is_formula_like  # cells imports numpy: not at start-up (msprobe --help)
+
     if isinstance(value, str) and is_formula_like(value):
         raise InputError(f"Malicious value [{value}] is not allowed to be written into the merged xlsx.")
 
