@@ -2,13 +2,18 @@
 
 Every expected failure is a :class:`~msprobe_core.errors.MsprobeError`; it is
 turned into a one-line ``msprobe: error: …`` and an exit code here and
-nowhere else (``--debug`` shows the traceback instead).
+nowhere else (:func:`guarded`; ``--debug`` shows the traceback instead).
+
+Exit codes: 0 success; 1 part of a run failed (:class:`~msprobe_core.errors.CompareFailed`)
+or an internal error; 2 usage or input error; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -59,6 +64,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Scheduler address for --executor dask (default: a local cluster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("--force", is_flag=True, help="Replace result files left in the output dir by an earlier run.")
+@click.option("--max_tensor_bytes", "max_tensor_bytes", default=None, metavar="SIZE",
+              help="Refuse tensors larger than SIZE (e.g. 4G; 0 = no limit; default 16G or $MSPROBE_MAX_TENSOR_BYTES).")
 @click.option("--output_format", "output_format", default=None, metavar="NAME",
               help="Result file format: csv (default), xlsx, or one a plugin adds (see 'msprobe plugins').")
 @click.option("--report", "report_format", type=click.Choice(["html"]), default=None,
@@ -75,6 +83,7 @@ def compare_cmd(**kw: object) -> None:
     from .registry import get_host
 
     setup_logging(bool(kw["quiet"]))
+    _set_tensor_cap(kw["max_tensor_bytes"])
     options = build_options(
         kw["output_path"],
         {
@@ -93,6 +102,7 @@ def compare_cmd(**kw: object) -> None:
             "executor": kw["executor"],
             "scheduler": kw["scheduler"],
             "quiet": kw["quiet"],
+            "force": kw["force"],
         },
     )
     host = get_host()
@@ -153,6 +163,105 @@ def _unknown_option(args: list[str]) -> str | None:
     return None
 
 
+def _set_tensor_cap(value: object) -> None:
+    """Check ``--max_tensor_bytes`` (or the env var) now, and hand it to worker processes via the env."""
+    from .validation import MAX_TENSOR_BYTES_ENV, max_tensor_bytes, parse_byte_size
+
+    if value is not None:
+        try:
+            parse_byte_size(str(value))
+        except ValueError as exc:
+            raise UsageError(f"--max_tensor_bytes: {exc}") from None
+        os.environ[MAX_TENSOR_BYTES_ENV] = str(value)
+    max_tensor_bytes()  # an invalid environment value is a usage error before any work
+
+
+class _Signals:
+    """SIGTERM handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 143."""
+
+    received: int | None = None
+    owner_pid: int = 0
+
+    @classmethod
+    def on_term(cls, signum: int, frame: object) -> None:
+        if os.getpid() != cls.owner_pid:  # a forked worker: die as the default action would
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        cls.received = signum
+        raise KeyboardInterrupt
+
+    @classmethod
+    def install(cls) -> object:
+        cls.received = None
+        cls.owner_pid = os.getpid()
+        try:
+            return signal.signal(signal.SIGTERM, cls.on_term)
+        except ValueError:  # not the main thread: leave signals alone
+            return None
+
+    @staticmethod
+    def restore(previous: object) -> None:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def guarded(run: object, *, debug: bool) -> int:
+    """Call ``run()`` and turn whatever happens into an exit code and at most one stderr line.
+
+    The one place where exceptions become messages: :class:`MsprobeError` gives
+    ``msprobe: error: <file>: <problem>`` and its ``exit_code``; Ctrl-C gives 130
+    and SIGTERM 143 (temporary result files are removed on the way out); a click
+    usage error 2; any other exception is an internal error (exit 1) reported in
+    one line. ``debug`` re-raises instead, so the traceback is shown.
+    """
+    previous = _Signals.install()
+    try:
+        run()  # type: ignore[operator]
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        if debug and _Signals.received is None:
+            raise
+        if _Signals.received is not None:
+            click.echo("msprobe: terminated (SIGTERM); unfinished result files were removed", err=True)
+            return 128 + _Signals.received
+        click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
+        return Interrupted.exit_code
+    except MsprobeError as exc:
+        if debug:
+            raise
+        click.echo(f"msprobe: error: {exc}", err=True)
+        return exc.exit_code
+    except MemoryError:
+        if debug:
+            raise
+        click.echo("msprobe: error: out of memory (try fewer --workers or a lower --max_tensor_bytes)", err=True)
+        return 1
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing more to say
+        return 1
+    except Exception as exc:  # a bug: still one line, the traceback with --debug
+        if debug:
+            raise
+        click.echo(
+            f"msprobe: internal error: {type(exc).__name__}: {_first_line(str(exc))} "
+            "(please report it; --debug shows the traceback)",
+            err=True,
+        )
+        return 1
+    finally:
+        _Signals.restore(previous)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -165,24 +274,4 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)
         return 2
-    try:
-        cli.main(args=args, prog_name="msprobe", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Abort:
-        click.echo("msprobe: interrupted", err=True)
-        return Interrupted.exit_code
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        click.echo("msprobe: interrupted", err=True)
-        return Interrupted.exit_code
-    except MsprobeError as exc:
-        if debug:
-            raise
-        click.echo(f"msprobe: error: {exc}", err=True)
-        return exc.exit_code
-    return 0
+    return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug)

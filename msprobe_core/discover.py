@@ -7,6 +7,7 @@ graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -15,6 +16,8 @@ from .dumpjson import detect_kind
 from .errors import InputError, RankMismatchError, UsageError
 from .model import CompareOptions
 from .registry import CompareJob
+
+log = logging.getLogger("msprobe")
 
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
 PROC_DIR = re.compile(r"^proc[0-9]+$")
@@ -36,6 +39,26 @@ def check_exists(path: Path, flag: str) -> None:
         raise InputError(f"{flag} path does not exist", path=path)
 
 
+def warn_if_symlink(path: Path, flag: str) -> None:
+    """Symlinked dump paths named by the user are followed, with a warning naming the real location."""
+    for p in (path, path.parent) if path.is_file() else (path,):
+        if p.is_symlink():
+            log.warning("%s %s is a symbolic link; following it to %s.", flag, p, os.path.realpath(p))
+            return
+
+
+def check_within(root: Path, path: Path, what: str) -> None:
+    """Refuse a rank directory or dump file below ``root`` that resolves outside it (a symlink out)."""
+    from .validation import is_within
+
+    if not is_within(root, path):
+        raise InputError(
+            f"{what} resolves to {os.path.realpath(path)}, outside {root}; refusing to follow a symlink out of "
+            "the dump directory (point -tp/-gp at the real location)",
+            path=path,
+        )
+
+
 def file_stem(kind: str, suffix: str = "") -> str:
     """``compare_result`` or ``debug_compare_result``, plus the rank suffix."""
     return ("debug_compare_result" if kind == "debug" else "compare_result") + suffix
@@ -45,6 +68,9 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
     """All compare jobs for ``-tp target -gp golden``."""
     check_exists(target, "-tp/--target_path")
     check_exists(golden, "-gp/--golden_path")
+    if depth == 0:
+        warn_if_symlink(target, "-tp")
+        warn_if_symlink(golden, "-gp")
     if target.is_file() != golden.is_file():
         raise UsageError("-tp and -gp must both be files or both be directories")
     out = Path(options.output_dir)
@@ -125,6 +151,10 @@ def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
         file_name = "debug.json"
     else:
         raise InputError("neither dump.json nor debug.json found", path=first)
+    for root, names in ((target, t_ranks), (golden, g_ranks)):
+        for name in names:
+            check_within(root, root / name, f"rank directory {name}")
+            check_within(root, root / name / file_name, f"{name}/{file_name}")
     jobs = []
     for tr, gr in zip(t_ranks, g_ranks):
         job = CompareJob(

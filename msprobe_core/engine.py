@@ -18,6 +18,7 @@ from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
+from .outputs import output_policy, prepare_output_dir
 from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
@@ -29,6 +30,9 @@ from .result import (
 from .verdicts import compute_verdicts
 
 log = logging.getLogger("msprobe")
+
+#: ``CompareOptions.extra`` key: ``time.time()`` when the run began (files newer than that are this run's).
+RUN_STARTED = "run_started"
 
 
 @dataclass
@@ -118,10 +122,27 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         for table in (target, golden):
             if table.tensor_dir is None or not table.tensor_dir.is_dir():
                 raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
+            check_tensor_dir(table)
     stack_file = target.source.parent / "stack.json"
     if target.stack is None and stack_file.is_file():
         target.stack = load_stack(stack_file)
     return target, golden
+
+
+def check_tensor_dir(table: DumpTable) -> None:
+    """Refuse a ``dump_tensor_data`` that is a symlink pointing outside its dump directory.
+
+    The dump directory itself may be reached through symlinks (the user named it);
+    what lies below it must stay below it (see ``docs/differences.md``).
+    """
+    from .validation import is_within
+
+    if table.tensor_dir is not None and not is_within(table.source.parent, table.tensor_dir):
+        raise InputError(
+            f"{table.tensor_dir.name} resolves to {table.tensor_dir.resolve()}, outside the dump directory "
+            f"{table.source.parent}; refusing to read tensors there (point -tp/-gp at the real location)",
+            path=table.tensor_dir,
+        )
 
 
 def match_tables(
@@ -215,12 +236,14 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
     timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
     """
-    write_attachments(table, Path(job.output_dir), timestamp)
-    writer = host.writer(options.output_format)
-    path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
-    if path.exists():
-        log.warning("%s will be replaced.", path)
-    return writer.write(table, path)
+    # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
+    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+        write_attachments(table, Path(job.output_dir), timestamp)
+        writer = host.writer(options.output_format)
+        path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+        if options.force and path.exists():
+            log.warning("%s will be replaced (--force).", path)
+        return writer.write(table, path)
 
 
 def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> list[Path]:
@@ -246,7 +269,9 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
     """Run every job; a failing job does not stop the others but makes the run fail at the end."""
     host = host or get_host()
     timestamp = time.strftime("%Y%m%d%H%M%S")
-    with _no_gc():
+    prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
+    options = replace(options, extra={**options.extra, RUN_STARTED: time.time()})  # travels to worker processes
+    with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
         outcomes = _run_on_executor(jobs, options, host, timestamp)
     failed = [o for o in outcomes if o.error]
     if failed and len(jobs) > 1:
@@ -302,6 +327,8 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, 
                 continue
             outcome.table = table
             outcome.files = write_result(table, job, options, timestamp, host)
+        except OutputError:
+            raise  # disk full, read-only, existing file: the other jobs would fail the same way
         except MsprobeError as exc:
             if len(jobs) == 1:
                 raise

@@ -9,6 +9,21 @@ they turn only their own row into ``unsupported`` with a warning.
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped (``\\n``, ``\\x00``).
+
+    Messages quote names taken from untrusted files; escaping keeps every message
+    on one line and stops a crafted name from forging extra log lines.
+    """
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": " "}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
 
 class MsprobeError(Exception):
     """Base class of every expected failure; ``exit_code`` is what the CLI returns."""
@@ -20,9 +35,9 @@ class MsprobeError(Exception):
         super().__init__(message)
 
     def __str__(self) -> str:  # one line, naming the file when there is one
-        msg = super().__str__().replace("\n", " ")
+        msg = one_line(super().__str__())
         if self.path and self.path not in msg:
-            return f"{self.path}: {msg}"
+            return f"{one_line(self.path)}: {msg}"
         return msg
 
 
@@ -69,9 +84,16 @@ class TensorReadError(Exception):
         self.path = None if path is None else str(path)
         super().__init__(message)
 
+    def __str__(self) -> str:  # always one line: it ends up in a warning
+        return one_line(super().__str__())
+
 
 class UnsafePickleError(TensorReadError):
     """A pickle names a global outside the allow-list; nothing it names was imported."""
+
+
+class UnsafePathError(TensorReadError):
+    """A tensor file name resolves outside its dump directory (``..``, absolute path, symlink out)."""
 
 
 class GateFailed(MsprobeError):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TensorReadError
+from .validation import check_tensor_file, max_tensor_bytes
 
 log = logging.getLogger("msprobe")
 
@@ -40,16 +41,13 @@ class TensorTask:
 
 
 def safe_tensor_path(base: Path | None, data_name: str) -> Path:
-    """``base/data_name``, refusing names that leave ``base`` (``..``, absolute paths, symlinks out)."""
-    if base is None:
-        raise TensorReadError("the dump has no dump_tensor_data directory")
-    if not data_name or "\x00" in data_name or os.path.isabs(data_name):
-        raise TensorReadError(f"data_name '{data_name}' is not a plain file name")
-    root = os.path.realpath(base)
-    full = os.path.realpath(os.path.join(root, data_name))
-    if os.path.commonpath([root, full]) != root:
-        raise TensorReadError(f"data_name '{data_name}' resolves outside {base}")
-    return Path(full)
+    """``base/data_name``, refusing names that leave ``base`` (``..``, absolute paths, symlinks out).
+
+    Delegates to :func:`msprobe_core.validation.resolve_within`, the one helper every loader uses.
+    """
+    from .validation import resolve_within
+
+    return resolve_within(base, data_name, what="data_name")
 
 
 def _read(framework: str, path: str) -> Any:
@@ -61,6 +59,7 @@ def _read(framework: str, path: str) -> Any:
         raise TensorReadError(f"no reader for {framework} tensors")
     if spec.tensor_suffix and not path.endswith(spec.tensor_suffix):
         raise TensorReadError(f"{framework} tensor files must end with {spec.tensor_suffix}")
+    check_tensor_file(path, max_tensor_bytes())  # no FIFOs/devices, nothing over the byte cap
     return squeeze_loaded(spec.read_tensor(Path(path)))
 
 

@@ -2,46 +2,24 @@
 
 A result is first written to a hidden temporary file in the output
 directory and renamed into place only when complete, so an interrupted run
-never leaves a file that looks finished.
+never leaves a file that looks finished (:func:`msprobe_core.outputs.atomic_path`,
+re-exported here for plugin writers).
 """
 
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from .cells import csv_cell, xlsx_cell
-from .errors import OutputError
+from .outputs import atomic_path, output_error
 from .result import ResultTable
+
+__all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
 
 XLSX_SHEET_ROWS = 1_048_500
 CSV_MAX_ROWS = 1_000_000
-
-
-@contextmanager
-def atomic_path(final: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``final``; rename it to ``final`` on success, delete it on failure."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part", dir=final.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o644 & ~_umask())
-        os.replace(tmp_path, final)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_csv(table: ResultTable, path: Path) -> list[Path]:
@@ -59,7 +37,7 @@ def write_csv(table: ResultTable, path: Path) -> list[Path]:
                 w.writerow(table.columns)
                 w.writerows(chunk)
         except OSError as exc:
-            raise OutputError(f"cannot write result ({exc.strerror or exc})", path=target) from None
+            raise output_error(exc, target) from None
         written.append(target)
     return written
 
@@ -81,7 +59,7 @@ def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
         with atomic_path(path) as tmp:
             wb.save(tmp)
     except OSError as exc:
-        raise OutputError(f"cannot write result ({exc.strerror or exc})", path=path) from None
+        raise output_error(exc, path) from None
     return [path]
 
 

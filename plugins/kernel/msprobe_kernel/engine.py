@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from msprobe_core.cells import numpy_float_text
-from msprobe_core.errors import InputError
+from msprobe_core.errors import InputError, TensorReadError
 from msprobe_core.tensor_metrics import compare_tensors
 from msprobe_kernel.layout import (
     MODE_NPY,
@@ -121,17 +121,22 @@ def pair_records(npu: Iterable[KernelRecord], bench: Iterable[KernelRecord]) -> 
 # npy mode
 
 
-def load_npy_within(path: str, root: str) -> np.ndarray | object:
-    """``np.load(path, allow_pickle=False)``, refusing a file whose resolved path escapes ``root``.
+def load_npy_within(path: str, root: str) -> np.ndarray:
+    """The array of one ``.npy`` file, refusing a file whose resolved path escapes ``root``.
 
-    ``root`` must already be resolved (``os.path.realpath``). Returns whatever
-    ``np.load`` returns (an ``NpzFile`` for zip content, which the caller treats
-    as "not an ndarray").
+    Uses the core's shared helpers: :func:`msprobe_core.validation.confine` (symlinks
+    out of the dump root are refused), :func:`~msprobe_core.validation.check_tensor_file`
+    (regular file within the tensor byte cap) and :func:`msprobe_core.npy_reader.read_npy`
+    (no pickles, header checked against the file size before reading). Every
+    failure raises :class:`~msprobe_core.errors.TensorReadError`.
     """
-    real = os.path.realpath(path)
-    if os.path.commonpath([real, root]) != root:
-        raise UnsafeDumpPath(f"resolves to {real}, outside the dump root {root}", path=path)
-    return np.load(real, allow_pickle=False)
+    from msprobe_core.npy_reader import read_npy
+    from msprobe_core.validation import check_tensor_file, confine, max_tensor_bytes
+
+    real = confine(root, path, what="the file")
+    cap = max_tensor_bytes()
+    check_tensor_file(real, cap)
+    return read_npy(real, max_bytes=cap)
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:
@@ -237,9 +242,9 @@ def _load_side(rec: KernelRecord | None, root: str) -> np.ndarray | object | Non
         return None
     try:
         return load_npy_within(rec.name, root)
-    except UnsafeDumpPath as exc:
-        logger.warning("Refused %s", exc)
-    except (OSError, ValueError, EOFError) as exc:
+    except TensorReadError as exc:  # unsafe path, pickled objects, truncated or oversized file
+        logger.warning("Could not read %s: %s", rec.name, exc)
+    except (OSError, ValueError, EOFError, MemoryError) as exc:
         logger.warning("Could not read %s: %s", rec.name, exc)
     return _READ_FAILED
 

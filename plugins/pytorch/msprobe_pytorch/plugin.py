@@ -28,10 +28,12 @@ def torch_dtype_kind(dtype: str) -> str | None:
 
 
 def read_tensor(path: Path) -> Any:
-    """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32)."""
+    """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32), within the tensor byte cap."""
+    from msprobe_core.validation import max_tensor_bytes
+
     from .pt_reader import read_pt
 
-    return read_pt(path)
+    return read_pt(path, max_bytes=max_tensor_bytes())
 
 
 @hookimpl

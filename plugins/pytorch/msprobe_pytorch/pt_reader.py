@@ -669,8 +669,80 @@ def _is_c_contiguous(size: tuple[int, ...], stride: tuple[int, ...]) -> bool:
     return True
 
 
+_MEMO_LIMIT = 1 << 16  # memo slots a tensor pickle may name (torch uses a handful)
+
+
+def _opcode_table() -> dict[int, tuple[int, int]]:
+    """opcode byte -> (kind, size): 0 fixed ``size`` bytes, 1 a ``size``-byte length then data, 2/3 one/two lines."""
+    import pickletools
+
+    table: dict[int, tuple[int, int]] = {}
+    prefix = {-2: 1, -3: 4, -4: 4, -5: 8}
+    for op in pickletools.opcodes:
+        n = op.arg.n if op.arg is not None else 0
+        code = ord(op.code)
+        if op.name in ("GLOBAL", "INST"):
+            table[code] = (3, 0)
+        elif n == -1:  # UP_TO_NEWLINE
+            table[code] = (2, 0)
+        elif n < -1:
+            table[code] = (1, prefix[n])
+        else:
+            table[code] = (0, n)
+    return table
+
+
+_OPCODES = _opcode_table()
+_SAFE_PICKLES: set[bytes] = set()
+
+
+def _check_memo_indices(pkl: bytes) -> None:
+    """Refuse memo indices that would make the C unpickler allocate a huge memo table.
+
+    ``LONG_BINPUT 2**32-1`` in a 100-byte pickle makes ``pickle.Unpickler`` grow its
+    memo array to that many slots (tens of GB, zeroed: a memory bomb). The opcodes
+    are walked once (argument sizes from ``pickletools``) before unpickling; pickles
+    already seen are remembered, so a dump of same-shaped tensors pays this once.
+    """
+    if pkl in _SAFE_PICKLES:
+        return
+    at, end = 0, len(pkl)
+    while at < end:
+        code = pkl[at]
+        at += 1
+        spec = _OPCODES.get(code)
+        if spec is None or code == 0x2E:  # unknown opcode (the unpickler refuses it there) or STOP
+            break
+        kind, size = spec
+        if kind == 0:
+            if code == 0x72 and int.from_bytes(pkl[at : at + 4], "little") > _MEMO_LIMIT:  # LONG_BINPUT
+                raise TensorReadError("data.pkl stores a memo slot past 65536; refused (a tensor pickle uses a few)")
+            at += size
+        elif kind == 1:
+            length = int.from_bytes(pkl[at : at + size], "little", signed=size == 4)
+            if length < 0:
+                break
+            at += size + length
+        else:
+            for _ in range(kind - 1):  # one line, or two for GLOBAL/INST
+                nl = pkl.find(b"\n", at)
+                if nl < 0:
+                    return
+                if code == 0x70:  # PUT <decimal>
+                    try:
+                        index = int(pkl[at:nl])
+                    except ValueError:
+                        return
+                    if index > _MEMO_LIMIT:
+                        raise TensorReadError("data.pkl stores a memo slot past 65536; refused")
+                at = nl + 1
+    if len(_SAFE_PICKLES) < 4096:
+        _SAFE_PICKLES.add(pkl)
+
+
 def _load_spec(arch: _Archive) -> tuple[_TensorSpec, str]:
     pkl = arch.read_small("data.pkl", _PICKLE_LIMIT)
+    _check_memo_indices(pkl)
     unpickler = _SafeUnpickler(pkl)
     try:
         obj = unpickler.load()

@@ -1,0 +1,254 @@
+"""Every file msprobe-core or a plugin writes goes through here: atomic, explicit, one-line errors.
+
+* :func:`atomic_path` yields a hidden temporary path in the destination directory
+  (``.<name>.<random>.part``); the file is renamed into place only when the block
+  finishes without an exception, so an interrupted or failed run (Ctrl-C, SIGTERM,
+  disk full, a crash) never leaves a file under the final name that looks complete.
+* Inside a run (:func:`output_policy`, entered by ``engine.run_jobs``) a destination
+  that already existed *before the run* is not replaced unless ``--force`` was given:
+  :class:`~msprobe_core.errors.OutputError` says so. Files written earlier in the same
+  run (e.g. a generated mapping shared by several ranks, possibly by another worker
+  process: recognised by a modification time after the run started) may be replaced.
+  Outside a run, existing files are replaced (plain library use).
+* :func:`write_text_atomic`, :func:`write_bytes_atomic` and :func:`open_atomic` are
+  the helpers for extra outputs (json summaries, yaml mappings, html reports…).
+* :func:`output_error` turns an :class:`OSError` into an ``OutputError`` whose
+  one-line message says what happened (no space left, read-only file system,
+  a file where a directory should be…).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import errno
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import OutputError
+
+__all__ = [
+    "atomic_path",
+    "open_atomic",
+    "output_error",
+    "output_policy",
+    "prepare_output_dir",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]
+
+PART_SUFFIX = ".part"
+
+_REASONS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for this file system or the file size limit (ulimit -f)",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a component of the path is a file, not a directory",
+    errno.EEXIST: "a file is in the way (expected a directory)",
+    errno.EISDIR: "a directory is in the way (expected a file)",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EIO: "input/output error",
+    errno.ELOOP: "too many levels of symbolic links",
+}
+
+
+def output_error(exc: OSError, path: object, what: str = "result") -> OutputError:
+    """An :class:`OutputError` naming ``path`` and the reason behind ``exc`` (one line)."""
+    reason = _REASONS.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
+    return OutputError(f"cannot write {what}: {reason}", path=path)
+
+
+@dataclass
+class _Policy:
+    force: bool
+    started: float = field(default_factory=time.time)
+    written: set[str] = field(default_factory=set)
+
+    def from_earlier_run(self, final: Path) -> bool:
+        """Whether ``final`` exists and was not written by this run."""
+        try:
+            mtime = os.lstat(final).st_mtime
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return os.path.abspath(final) not in self.written and mtime < self.started
+
+
+_POLICY: contextvars.ContextVar[_Policy | None] = contextvars.ContextVar("msprobe_output_policy", default=None)
+
+
+@contextmanager
+def output_policy(*, force: bool, started: float | None = None) -> Iterator[None]:
+    """Within the block, :func:`atomic_path` refuses to replace files from before the run (unless ``force``).
+
+    ``started`` (a ``time.time()``) is when the run began, default now; worker
+    processes pass the run's own start so that files other workers of the same run
+    wrote are recognised as this run's.
+    """
+    token = _POLICY.set(_Policy(force) if started is None else _Policy(force, started))
+    try:
+        yield
+    finally:
+        _POLICY.reset(token)
+
+
+def would_clobber(final: Path) -> bool:
+    """True when writing ``final`` now would replace a file from before this run without ``--force``."""
+    policy = _POLICY.get()
+    if policy is None or policy.force:
+        return False
+    return policy.from_earlier_run(final)
+
+
+def _clobber_error(final: Path) -> OutputError:
+    return OutputError("already exists (from an earlier run); pass --force to replace it", path=final)
+
+
+def prepare_output_dir(directory: Path) -> Path:
+    """Check, before any work, that result files can be created in ``directory``; raise ``OutputError`` if not.
+
+    Nothing is created: an existing directory gets a probe file that is removed at
+    once; a missing one is checked at its closest existing ancestor (a directory we
+    may write into). The directory itself is made when the first file is written.
+    """
+    directory = Path(directory).absolute()
+    existing = directory
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if existing == directory:
+        if not directory.is_dir():
+            raise OutputError("output path exists and is not a directory", path=directory)
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".msprobe-write-test.", suffix=PART_SUFFIX, dir=directory)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise output_error(exc, directory, "to output directory") from None
+        return directory
+    if not existing.is_dir():
+        raise OutputError(
+            f"cannot create the output directory: {existing} is not a directory", path=directory
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        reason = "read-only file system" if _read_only_fs(existing) else "permission denied"
+        raise OutputError(f"cannot create the output directory in {existing}: {reason}", path=directory)
+    return directory
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _temp_prefix(final: Path) -> str:
+    name = final.name
+    return f".{name[:80]}." if len(name.encode()) > 80 else f".{name}."
+
+
+@contextmanager
+def atomic_path(final: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``final``; rename it to ``final`` on success, delete it on failure.
+
+    ``OSError`` from creating the directory or the temporary file, and from the
+    rename, becomes :class:`OutputError`; errors raised inside the block propagate
+    unchanged (after the temporary file is removed).
+    """
+    final = Path(final)
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError("output path exists and is not a directory", path=final.parent) from None
+    except OSError as exc:
+        raise output_error(exc, final.parent, "output directory") from None
+    if would_clobber(final):
+        raise _clobber_error(final)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(final), suffix=PART_SUFFIX, dir=final.parent)
+    except OSError as exc:
+        raise output_error(exc, final) from None
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~_umask())
+        _commit(tmp_path, final)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def _commit(tmp: Path, final: Path) -> None:
+    """Rename ``tmp`` to ``final``; without ``--force`` never replace a file that appeared meanwhile."""
+    policy = _POLICY.get()
+    try:
+        if policy is None or policy.force or os.path.abspath(final) in policy.written:
+            os.replace(tmp, final)
+        else:
+            try:
+                os.link(tmp, final)  # atomic no-clobber: fails if final exists
+            except FileExistsError:
+                if policy.from_earlier_run(final):
+                    raise _clobber_error(final) from None
+                os.replace(tmp, final)  # written by this run (another rank): replace, as msprobe does
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS):
+                    raise
+                if policy.from_earlier_run(final):  # no hard links here: check, then rename
+                    raise _clobber_error(final) from None
+                os.replace(tmp, final)
+            else:
+                os.unlink(tmp)
+    except OSError as exc:
+        raise output_error(exc, final) from None
+    if policy is not None:
+        policy.written.add(os.path.abspath(final))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def open_atomic(final: Path, mode: str = "w", *, what: str = "output", **kwargs: Any) -> Iterator[IO[Any]]:
+    """``open()`` for writing, atomically: the file appears under ``final`` only if the block succeeds.
+
+    ``mode`` is ``"w"`` or ``"wb"``; text mode defaults to UTF-8. ``OSError`` while
+    writing becomes :class:`OutputError` naming ``final``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError("open_atomic writes new files: mode must be 'w' or 'wb'")
+    if mode == "w":
+        kwargs.setdefault("encoding", "utf-8")
+    with atomic_path(Path(final)) as tmp:
+        try:
+            with open(tmp, mode, **kwargs) as fh:
+                yield fh
+        except OSError as exc:
+            raise output_error(exc, final, what) from None
+
+
+def write_text_atomic(final: Path, text: str, *, what: str = "output") -> Path:
+    """Write ``text`` (UTF-8) to ``final`` atomically; returns ``final``."""
+    with open_atomic(final, "w", what=what, newline="") as fh:
+        fh.write(text)
+    return Path(final)
+
+
+def write_bytes_atomic(final: Path, data: bytes, *, what: str = "output") -> Path:
+    """Write ``data`` to ``final`` atomically; returns ``final``."""
+    with open_atomic(final, "wb", what=what) as fh:
+        fh.write(data)
+    return Path(final)
