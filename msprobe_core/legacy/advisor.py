@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import OutputError
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from ..outputs import write_text_atomic
 from .table import ACCURACY, RESULT, LegacyTable
 
 log = logging.getLogger("msprobe")
@@ -109,9 +110,8 @@ def write_advice(advice: Advice, output_dir: Path, suffix: str = "", timestamp: 
         log.info(line)
     stamp = timestamp or time.strftime("%Y%m%d%H%M%S")
     path = Path(output_dir) / f"advisor{suffix}_{stamp}.txt"
+    write_text_atomic(path, "".join(line + "\n" for line in lines), what="advisor summary")
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.writelines(line + "\n" for line in lines)
         os.chmod(path, 0o640)
     except OSError as exc:
         raise OutputError(f"cannot write advisor summary ({exc.strerror or exc})", path=path) from None
