@@ -96,3 +96,29 @@ def xlsx_cell(value: Any) -> Any:
     if isinstance(value, np.generic):
         return xlsx_cell(value.item())
     return neutralise(str(value))
+
+
+_FORMULA_ANYWHERE = re.compile(r"(?:^|\x00)[＋－＝％＠+\-=%@]|;")
+
+
+def csv_column(values: list[Any]) -> list[str]:
+    """:func:`csv_cell` over a whole column, with fast paths for the common column shapes.
+
+    Text columns are scanned once for anything formula-like (nearly always
+    nothing), float columns are spelled with ``repr`` in one C-level pass and
+    only their non-finite cells are patched; other columns go cell by cell.
+    """
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        if not _FORMULA_ANYWHERE.search("\x00".join(values)):
+            return values
+        return [neutralise(v) for v in values]
+    if kinds == {float}:
+        out = list(map(repr, values))
+        arr = np.fromiter(values, dtype=np.float64, count=len(values))
+        for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+            out[i] = csv_cell(values[i])
+        return out
+    if kinds == {bool}:
+        return ["True" if v else "False" for v in values]
+    return list(map(csv_cell, values))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
 
 COMMON_COLUMNS = [
@@ -95,15 +97,16 @@ class ResultTable:
 
 
 def _pick(values: list[Any], idx: list[int], missing: Any = NA, none: Any = NA) -> list[Any]:
-    out = []
-    append = out.append
-    for j in idx:
-        if j < 0:
-            append(missing)
-        else:
-            v = values[j]
-            append(none if v is None else v)
-    return out
+    """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values)."""
+    n = len(values)
+    arr = np.empty(n + 1, dtype=object)
+    arr[:n] = values
+    arr[n] = missing
+    if none is not None:
+        arr[:n][arr[:n] == None] = none  # noqa: E711 - elementwise comparison on an object array
+    where = np.asarray(idx, dtype=np.int64)
+    where[where < 0] = n
+    return arr.take(where).tolist()
 
 
 def numeric_column(values: list[Any]) -> list[Any]:

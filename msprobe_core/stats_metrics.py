@@ -8,6 +8,7 @@ and every rule is applied as a vectorised mask.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,40 +44,39 @@ def _classify_str(text: str) -> tuple[int, float]:
     return OTHER, np.nan
 
 
+_T_FLOAT, _T_INT, _T_STR, _T_NONE, _T_OTHER = range(5)
+_TYPE_CODE: defaultdict[type, int] = defaultdict(
+    lambda: _T_OTHER, {float: _T_FLOAT, int: _T_INT, str: _T_STR, _NONE_TYPE: _T_NONE}
+)
+
+
 class StatColumn:
     """One statistics column classified for the rule table.
 
     ``cls`` holds the value class per row, ``num`` the number (NaN where the
-    value is not a number), ``types`` the Python type of each raw value.
+    value is not a number), ``kind`` the Python type of each raw value as a code.
     """
 
     def __init__(self, values: Sequence[Any]) -> None:
         n = len(values)
         self.values = values
-        obj = np.empty(n, dtype=object)
-        obj[:] = values
-        self.obj = obj
-        types = np.empty(n, dtype=object)
-        types[:] = list(map(type, values))
-        self.types = types
-        # elementwise numpy comparison of type objects, not a Python type check
-        is_float = types == float  # noqa: E721
-        is_int = types == int  # noqa: E721
+        kind = np.fromiter(map(_TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8, count=n)
+        self.kind = kind
+        is_float = kind == _T_FLOAT
+        is_int = kind == _T_INT
+        numeric = is_float | is_int
         num = np.full(n, np.nan)
-        if is_float.any():
-            num[is_float] = obj[is_float].astype(np.float64)
-        if is_int.any():
-            num[is_int] = obj[is_int].astype(np.float64)
+        if numeric.any():
+            obj = np.empty(n, dtype=object)
+            obj[:] = values
+            num[numeric] = obj[numeric].astype(np.float64)
         cls = np.full(n, OTHER, dtype=np.int8)
-        cls[is_int] = NUM
-        fv = num[is_float]
-        cls_f = np.full(fv.shape, NUM, dtype=np.int8)
-        cls_f[np.isnan(fv)] = NAN
-        cls_f[fv == np.inf] = INF
-        cls_f[fv == -np.inf] = NEG_INF
-        cls[is_float] = cls_f
-        is_str = types == str  # noqa: E721
-        for i in np.flatnonzero(is_str):
+        cls[numeric] = NUM
+        cls[is_float & np.isnan(num)] = NAN
+        cls[num == np.inf] = INF
+        cls[num == -np.inf] = NEG_INF
+        is_str = kind == _T_STR
+        for i in np.flatnonzero(is_str).tolist():
             c, v = _classify_str(values[i])
             cls[i] = c
             num[i] = v
@@ -85,12 +85,12 @@ class StatColumn:
         self.is_float = is_float
         self.is_int = is_int
         self.is_str = is_str
-        self.is_none = types == _NONE_TYPE
+        self.is_none = kind == _T_NONE
 
 
 def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     """Per row, whether ``str(a) == str(b)`` (msprobe's equality test), without building strings."""
-    same_type = a.types == b.types
+    same_type = a.kind == b.kind
     eq = np.zeros(len(a.cls), dtype=bool)
     num_like = same_type & (a.is_float | a.is_int)
     with np.errstate(invalid="ignore"):
@@ -99,7 +99,7 @@ def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     eq |= num_like & (numeq | (a.is_float & both_nan))
     eq |= same_type & a.is_none
     rest = np.flatnonzero(same_type & ~(a.is_float | a.is_int | a.is_none))
-    for i in rest:
+    for i in rest.tolist():
         eq[i] = a.values[i] == b.values[i]
     return eq
 

@@ -9,6 +9,7 @@ group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,14 +65,19 @@ def _pct_values(values: Sequence[Any]) -> np.ndarray:
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
+    kind = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
     out = np.zeros(len(values), dtype=bool)
-    for i, v in enumerate(values):
-        t = type(v)
-        if t is float:
-            out[i] = v != v or v in (np.inf, -np.inf)
-        elif t is str:
-            out[i] = v.strip().lower() in ("inf", "-inf", "nan")
+    floats = np.flatnonzero(kind == 1)
+    if len(floats):
+        obj = np.empty(len(values), dtype=object)
+        obj[:] = values
+        out[floats] = ~np.isfinite(obj[floats].astype(np.float64))
+    for i in np.flatnonzero(kind == 2).tolist():
+        out[i] = values[i].strip().lower() in ("inf", "-inf", "nan")
     return out
+
+
+_KIND: defaultdict[type, int] = defaultdict(int, {float: 1, str: 2})
 
 
 class _Groups:
