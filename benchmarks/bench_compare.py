@@ -255,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     tools = ["ours"] + (["reference"] if args.reference_cmd else [])
     env = dict(os.environ, MSPROBE_NO_PROGRESS="1")
 
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}; tools: {', '.join(tools)}")
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    print(f"machine: {usable} usable of {os.cpu_count()} cores, python {sys.version.split()[0]}; "
+          f"tools: {', '.join(tools)}")
     runs: list[Run] = []
     summary: dict[str, Any] = {}
     for kind in kinds:
