@@ -428,10 +428,16 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
     return None
 
 
+#: Error messages that do not by themselves mean the numbers differ: requires_grad flags, and dtype spellings
+#: (a floating-point dtype change is caught by the drift rule; an integer width change is not a divergence).
+_NOT_NUMERIC = ("Required_Grad", "Requires_grad inconsistent", "dtype of NPU and Bench", "Dtype of NPU and bench")
+
+
 def first_divergence_of(view: ResultView) -> Divergence | None:
     """First row in execution order that diverges, and why.
 
-    A row diverges when its verdict is ``error``, when its two sides differ in
+    A row diverges when its verdict is ``error`` for a numeric reason (not only a
+    requires_grad or dtype-spelling message), when its two sides differ in
     floating-point dtype or in shape (dtypes compared framework-neutrally, so
     ``Float32`` equals ``torch.float32``), or when a metric
     crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99 with
@@ -453,15 +459,16 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
         if unmatched[i]:
             continue
         reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
-        if reason is None and verdicts[i] == "error":
-            text = "; ".join(err_messages(msgs[i]))
-            if not text and acc is not None:
-                text = f"Accuracy Reached or Not is {acc[i].strip()}"
-            reason = f"Result error: {text or 'error'}"
-        elif reason is not None and verdicts[i] == "error":
-            text = "; ".join(err_messages(msgs[i]))
-            if text:
-                reason = f"{reason} (Result error: {text})"
+        if verdicts[i] == "error":
+            messages = err_messages(msgs[i])
+            numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
+            if reason is None and (numeric or not messages):
+                text = "; ".join(numeric)
+                if not text and acc is not None:
+                    text = f"Accuracy Reached or Not is {acc[i].strip()}"
+                reason = f"Result error: {text or 'error'}"
+            elif reason is not None and messages:
+                reason = f"{reason} (Result error: {'; '.join(messages)})"
         if reason:
             return Divergence(node_of(names[i])[0], names[i], view.label, pos, reason)
     return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,32 +12,13 @@ import numpy as np
 import pytest
 
 from .dumps import only_result
+from .plugin_fixture import example_plugin  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.usefixtures("example_plugin")
 
 REPO = Path(__file__).resolve().parents[1]
-PLUGIN = REPO / "examples" / "plugins" / "msprobe_example_plugin"
 STATS = REPO / "examples" / "pytorch_stats"
 TENSOR = REPO / "examples" / "pytorch_tensor"
-
-
-def _clean_build_dirs() -> None:
-    shutil.rmtree(PLUGIN / "build", ignore_errors=True)
-    for egg in PLUGIN.glob("*.egg-info"):
-        shutil.rmtree(egg, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def example_plugin() -> None:
-    """``pip install examples/plugins/msprobe_example_plugin`` into this interpreter's environment."""
-    base = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check", str(PLUGIN)]
-    try:
-        # offline first (needs setuptools and wheel in the venv), then with pip's isolated build
-        proc = subprocess.run([*base, "--no-build-isolation", "--no-index"], capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            proc = subprocess.run(base, capture_output=True, text=True, timeout=600)
-    finally:
-        _clean_build_dirs()
-    if proc.returncode != 0:
-        pytest.skip(f"cannot pip-install the example plugin here: {proc.stderr.strip().splitlines()[-1:]}")
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -47,15 +27,16 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
-def test_listed_by_msprobe_plugins(example_plugin, run_cli):
+def test_listed_by_msprobe_plugins(run_cli):
     proc = run_cli("plugins")
     assert proc.returncode == 0
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
     assert plugins["example"]["distribution"] == "msprobe-example-plugin"
-    assert plugins["example"]["hooks"] == ["msprobe_register_metrics", "msprobe_register_writers"]
+    assert plugins["example"]["hooks"] == ["msprobe_load_dump", "msprobe_register_mappers", "msprobe_register_metrics",
+                                           "msprobe_register_writers"]
 
 
-def test_json_writer(example_plugin, run_cli, tmp_path):
+def test_json_writer(run_cli, tmp_path):
     args = ["compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-q"]
     assert run_cli(*args, "-o", tmp_path / "csv").returncode == 0
     proc = run_cli(*args, "-o", tmp_path / "json", "--output_format", "json", "--json-summary", tmp_path / "s.json")
@@ -70,7 +51,7 @@ def test_json_writer(example_plugin, run_cli, tmp_path):
     assert summary["rows"] == len(rows) and summary["first_divergence"]["node"] == "Functional.linear.0.forward"
 
 
-def test_output_format_errors(example_plugin, run_cli, tmp_path):
+def test_output_format_errors(run_cli, tmp_path):
     args = ["compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-o", tmp_path / "o"]
     proc = run_cli(*args, "--output_format", "parquet")
     assert proc.returncode == 2 and "unknown output format 'parquet'" in proc.stderr and "json" in proc.stderr
@@ -79,7 +60,7 @@ def test_output_format_errors(example_plugin, run_cli, tmp_path):
     assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
 
 
-def test_extra_tensor_metric(example_plugin, run_cli, tmp_path):
+def test_extra_tensor_metric(run_cli, tmp_path):
     from msprobe_pytorch.pt_reader import read_pt
 
     args = ["compare", "-tp", TENSOR / "target/step0", "-gp", TENSOR / "golden/step0", "-q"]
@@ -110,3 +91,43 @@ def test_extra_tensor_metric(example_plugin, run_cli, tmp_path):
     p_header, p_rows = _read_csv(only_result(tmp_path / "plain"))
     assert [c for c in header if c != "MeanAbsErr"] == p_header
     assert [r[:k] + r[k + 1 :] for r in rows] == p_rows
+
+
+def test_gzip_loader(run_cli, tmp_path):
+    import gzip
+
+    for side in ("target", "golden"):
+        src = STATS / side / "step0" / "rank0"
+        dst = tmp_path / side / "step0" / "rank0"
+        dst.mkdir(parents=True)
+        (dst / "dump.json").write_bytes(gzip.compress((src / "dump.json").read_bytes()))
+        (dst / "stack.json").write_bytes((src / "stack.json").read_bytes())
+    plain = run_cli("compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-o", tmp_path / "p", "-q")
+    packed = run_cli("compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0", "-o", tmp_path / "z",
+                     "-q")
+    assert plain.returncode == 0 and packed.returncode == 0, packed.stderr
+    assert only_result(tmp_path / "z").read_text() == only_result(tmp_path / "p").read_text()
+    broken = tmp_path / "broken" / "dump.json"
+    broken.parent.mkdir()
+    broken.write_bytes(gzip.compress(b'{"task": "statistics", "data": {')[:-8])
+    proc = run_cli("compare", "-tp", broken, "-gp", tmp_path / "golden/step0/rank0/dump.json", "-o", tmp_path / "b")
+    assert proc.returncode == 2 and "cannot read gzip-compressed dump" in proc.stderr
+
+
+def test_regex_rename_mapper(tmp_path):
+    from .dumps import api, tensor, write_dump
+
+    t = write_dump(tmp_path / "t", {"Torch.my_add.0.forward": api([tensor()], [tensor()])})
+    g = write_dump(tmp_path / "g", {"Torch.add.0.forward": api([tensor()], [tensor()])})
+    script = (
+        "import json, sys, msprobe_core\n"
+        "t, g = sys.argv[1:3]\n"
+        "plain = msprobe_core.compare(t, g)\n"
+        "renamed = msprobe_core.compare(t, g, extra={'example_rename': {r'^Torch\\.my_add\\.': 'Torch.add.'}})\n"
+        "print(json.dumps([list(plain['Bench Name']), list(renamed['Bench Name'])]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(t), str(g)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    plain, renamed = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert plain == ["N/A", "N/A"]
+    assert renamed == ["Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"]

@@ -214,13 +214,13 @@ def test_100k_rows_load_under_3_seconds(browser, tmp_path):
     assert main(["report", str(result), "-o", str(out), "-q"]) == 0
     build_s = time.perf_counter() - t0
     timings = []
-    for _ in range(3):  # best of three: the machine may be busy with other work
+    for _ in range(5):  # best of up to five: a busy machine (other test runs) only ever slows a load down
         with browser.open(out) as loaded:
             page = loaded.page
             assert loaded.problems() == []
             timings.append(page.evaluate("window.__reportLoadMs"))
             assert _count(page) == 100_000
-            if min(timings) < LOAD_LIMIT_MS / 2:
+            if min(timings) < LOAD_LIMIT_MS * 0.8:
                 break
     size_mb = out.stat().st_size / 1e6
     print(f"100k-row report: {size_mb:.1f} MB, built in {build_s:.1f} s, ready in {min(timings):.0f} ms "

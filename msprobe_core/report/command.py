@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -60,12 +61,11 @@ def report_cmd(results: tuple[Path, ...], output: Path, json_summary: Path | Non
 
     setup_logging(quiet)
     groups = collect_result_files(results)
-    views = []
-    for group in groups:
-        label = label_from_path(group[0]) if len(groups) > 1 else ""
-        if len(groups) > 1 and not label:
-            label = group[0].stem
-        views.append(read_files_as_view(group, label))
+    labels = [label_from_path(g[0]) or g[0].stem for g in groups] if len(groups) > 1 else [""]
+    if len(set(labels)) < len(labels):  # e.g. graph/step0/rank0 and pynative/step0/rank0: say where each is
+        root = Path(os.path.commonpath([str(g[0].parent.resolve()) for g in groups]))
+        labels = [str((g[0].parent.resolve().relative_to(root) / lab).as_posix()) for g, lab in zip(groups, labels)]
+    views = [read_files_as_view(group, label) for group, label in zip(groups, labels)]
     analysis = None
     dirs = sorted({g[0].parent for g in groups})
     found = [p for d in dirs for p in d.glob("diff_analyze_*.json")]

@@ -1,6 +1,4 @@
-"""The example plugin's hook implementations.
-
-Two hooks, the two most common things a team adds:
+"""The example plugin's hook implementations, one per kind of extension:
 
 * ``msprobe_register_metrics``: an extra tensor-mode column, ``MeanAbsErr`` (the mean
   absolute difference of the two tensors). It is registered only when the environment
@@ -8,20 +6,32 @@ Two hooks, the two most common things a team adds:
   change anybody's tables; a real plugin would simply always register.
 * ``msprobe_register_writers``: an output format ``json`` (``--output_format json``):
   the result table as one JSON document, written atomically.
+* ``msprobe_load_dump``: a loader for ``dump.json`` files stored gzip-compressed (it
+  claims only files that start with the gzip magic bytes; every other file goes on to
+  the built-in loader).
+* ``msprobe_register_mappers``: a mapper that renames target rows with regular
+  expressions before pairing them by name; it applies only when the compare options
+  carry ``extra={"example_rename": {pattern: replacement}}`` (Python API).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.registry import TensorMetricSpec, WriterSpec
+from msprobe_core.dumpjson import detect_kind, flatten_dump
+from msprobe_core.errors import InputError
+from msprobe_core.matching import join_on_keys
+from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.registry import MapperSpec, MatchContext, TensorMetricSpec, WriterSpec
 from msprobe_core.writers import atomic_path
 
 #: Set to 1 to add the MeanAbsErr column to tensor-mode results.
@@ -86,3 +96,51 @@ def write_json(table: Any, path: Path) -> list[Path]:
 def msprobe_register_writers(register: Any) -> None:
     """Output format ``json`` (file suffix ``.json``)."""
     register(WriterSpec("json", ".json", write_json))
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@hookimpl
+def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+    """Load a gzip-compressed ``dump.json``/``debug.json``; return ``None`` for anything else.
+
+    Loaders are asked in turn (plugins before the built-in one) and the first that
+    returns a table wins, so returning ``None`` hands the file on. A file you claim
+    but cannot read is an :class:`~msprobe_core.errors.InputError` (one line for the user).
+    """
+    if path.is_dir():
+        return None
+    with open(path, "rb") as fh:
+        if fh.read(2) != GZIP_MAGIC:
+            return None
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, EOFError, ValueError) as exc:
+        raise InputError(f"cannot read gzip-compressed dump: {exc}", path=path) from None
+    framework = doc.get("framework") if isinstance(doc, dict) else None
+    table = flatten_dump(doc, path, detect_kind(path), framework if isinstance(framework, str) else "")
+    table.tensor_dir = path.parent / "dump_tensor_data"  # where tensor-mode files are read from
+    return table
+
+
+RENAME_OPTION = "example_rename"
+
+
+def _rename_then_join(ctx: MatchContext) -> MatchResult:
+    """Rewrite the target's compare keys with the configured regexes, then pair equal keys."""
+    rules = [(re.compile(p), r) for p, r in ctx.options.extra[RENAME_OPTION].items()]
+    keys = []
+    for key in ctx.target_keys:
+        for pattern, replacement in rules:
+            key = pattern.sub(replacement, key)
+        keys.append(key)
+    return join_on_keys(keys, ctx.golden_keys)
+
+
+@hookimpl
+def msprobe_register_mappers(register: Any) -> None:
+    """Regex renaming of target rows, when the options ask for it (above the built-in exact matcher)."""
+    register(MapperSpec("example-regex-rename", _rename_then_join,
+                        applies=lambda options: bool(options.extra.get(RENAME_OPTION)), priority=15))
