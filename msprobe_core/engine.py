@@ -272,6 +272,12 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
     options = replace(options, extra={**options.extra, RUN_STARTED: time.time()})  # travels to worker processes
     with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+        if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
+            from .analysis import run_diff_analyze
+
+            analysed = run_diff_analyze(jobs, options, host)
+            if analysed is not None:
+                return analysed
         outcomes = _run_on_executor(jobs, options, host, timestamp)
     failed = [o for o in outcomes if o.error]
     if failed and len(jobs) > 1:

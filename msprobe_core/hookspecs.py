@@ -135,6 +135,20 @@ def msprobe_register_executors(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def msprobe_register_comm_ops(register: Callable[..., None]) -> None:
+    """Name communication ops for the first-divergence analysis (``-da``): ``register(CommOpSpec(...))``.
+
+    ``CommOpSpec(name, kind)`` (see :mod:`msprobe_core.analysis.comm`): ``kind(prefix)`` gets a call
+    key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
+    ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
+    reaches the others through them. Registered specs are asked first; the built-in rule knows the
+    usual op names under any API family whose name mentions ``distributed`` or ``comm``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def msprobe_register_commands(cli: Any) -> None:
     """Add sub-commands to the ``msprobe`` click group.
 

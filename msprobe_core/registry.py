@@ -160,6 +160,7 @@ class PluginHost:
         self.tensor_metrics: list[TensorMetricSpec] = []
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
+        self.comm_ops: list[Any] = []
         self._collect()
 
     # -- registry collection -------------------------------------------------
@@ -176,6 +177,8 @@ class PluginHost:
             impl.function(register=self._registrar(impl.plugin_name, self._add_writer))
         for impl in reversed(self.pm.hook.msprobe_register_executors.get_hookimpls()):
             impl.function(register=self._registrar(impl.plugin_name, self._add_executor))
+        for impl in reversed(self.pm.hook.msprobe_register_comm_ops.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, self._add_comm_op))
         self.normalizers.sort(key=lambda n: n.order)
 
     @staticmethod
@@ -216,6 +219,11 @@ class PluginHost:
 
     def _add_executor(self, spec: Any, plugin: str) -> None:
         self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
+
+    def _add_comm_op(self, spec: Any, plugin: str) -> None:
+        """A :class:`~msprobe_core.analysis.comm.CommOpSpec` (first one registered under a name wins)."""
+        if all(s.name != spec.name for s in self.comm_ops):
+            self.comm_ops.append(_with_plugin(spec, plugin))
 
     # -- typed façade --------------------------------------------------------
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:

@@ -61,7 +61,11 @@ def _variants():
     out = []
     for case in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("kernel_")):
         for oracle in sorted(p for p in (case / "oracle").iterdir() if p.is_dir()):
-            out.append(pytest.param(case.name, oracle.name, id=f"{case.name}-{oracle.name}"))
+            marks = ()
+            if oracle.name == "diff_analyze":  # msprobe ignores -da for MindSpore and writes a plain compare
+                marks = pytest.mark.skip(reason="-da analyses MindSpore dumps (docs/differences.md); "
+                                                "see tests/test_diff_analyze.py")
+            out.append(pytest.param(case.name, oracle.name, id=f"{case.name}-{oracle.name}", marks=marks))
     return out
 
 

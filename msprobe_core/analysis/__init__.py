@@ -1,0 +1,13 @@
+"""First-divergence analysis (``-da/--diff_analyze``): which call made the two runs part ways, and why.
+
+Framework-neutral: it works on the result tables the engine builds (any mapper,
+any framework plugin) and on the names of the dumped calls; communication ops
+are recognised by rules plugins can extend (:mod:`msprobe_core.analysis.comm`).
+"""
+
+from .comm import CommOpSpec
+from .config import DiffAnalyzeConfig
+from .locate import Finding, locate
+from .runner import run_diff_analyze
+
+__all__ = ["CommOpSpec", "DiffAnalyzeConfig", "Finding", "locate", "run_diff_analyze"]

@@ -1,0 +1,215 @@
+"""Per-row evidence that the target departs from the golden run.
+
+Every matched row of a result table is checked on what the dump recorded for
+it (no tensor is read):
+
+* ``dtype``      — the tensor's dtype differs (framework-neutral names, so ``Float32`` = ``torch.float32``);
+* ``shape``      — the tensor's shape differs;
+* ``nan_inf``    — one side's statistics hold NaN/Inf where the other's are finite;
+* ``md5``        — md5 dumps: the checksums differ;
+* ``argument``   — a non-tensor argument (a Python scalar, a string, a size, a peer rank…) has another value;
+* ``statistics`` — a statistic moved by more than the row's tolerance (see :class:`DiffAnalyzeConfig`):
+  ``|Δmax|``, ``|Δmin|``, ``|Δmean|`` relative to the tensor's range ``max|x|`` of both sides, or
+  ``|Δnorm|`` relative to the norm.
+
+Unmatched rows carry no evidence: a row without partner says nothing about values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import NA
+from .config import TENSOR_DTYPES, DiffAnalyzeConfig
+
+STATS = ("max", "min", "mean", "l2norm")
+#: msprobe's relative-error column of each statistic.
+REL_COLUMN = {"max": "MaxRelativeErr", "min": "MinRelativeErr", "mean": "MeanRelativeErr", "l2norm": "NormRelativeErr"}
+_DEVICE_WORDS = ("npu", "cpu", "cuda")
+
+
+@dataclass
+class Evidence:
+    """One reason to think a row differs."""
+
+    row: str
+    side: str  # "input" or "output" (parameters count as inputs, parameter gradients as outputs)
+    kind: str
+    detail: dict[str, Any] = field(default_factory=dict)
+    severity: float = 1.0  # how far past its threshold (statistics), else 1
+    state: str = ""  # the row's state in the dump: input, parameters, output, parameters_grad
+
+    @property
+    def on_tensor(self) -> bool:
+        """Evidence about a tensor's data (everything but a changed non-tensor argument)."""
+        return self.kind != "argument"
+
+    def summary(self) -> str:
+        """A short human sentence."""
+        d = self.detail
+        where = self.row
+        if self.kind == "dtype":
+            return f"{where}: dtype {d['npu']} in the target, {d['bench']} in the golden run"
+        if self.kind == "shape":
+            return f"{where}: shape {d['npu']} in the target, {d['bench']} in the golden run"
+        if self.kind == "nan_inf":
+            side = "target" if d["side"] == "target" else "golden run"
+            return f"{where}: NaN/Inf in the {side} only ({d['stat']} {d['npu']} vs {d['bench']})"
+        if self.kind == "md5":
+            return f"{where}: md5 {d['npu']} vs {d['bench']}"
+        if self.kind == "argument":
+            return f"{where}: argument is {d['npu']!r} in the target, {d['bench']!r} in the golden run"
+        return (
+            f"{where}: {d['stat']} {d['npu']} vs {d['bench']} moved {_pct(d['value'])} of "
+            f"{'the norm' if d['stat'] == 'l2norm' else 'the range max|x|'} "
+            f"(threshold {_pct(d['threshold'])}; msprobe {d['msprobe_metric']} {d['msprobe_value']})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The evidence as written in the analysis JSON."""
+        out: dict[str, Any] = {"row": self.row, "side": self.side, "kind": self.kind}
+        out.update(self.detail)
+        out["summary"] = self.summary()
+        return out
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.3g}%"
+
+
+def number(value: Any) -> float | None:
+    """A statistic as a float (``None`` when it is missing or not a number; bools are not numbers)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("True", "False", "", NA, "None"):
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def dtype_family(canonical: str | None) -> str | None:
+    """``float``, ``int``, ``bool`` or ``complex`` for a canonical tensor dtype name."""
+    if canonical is None:
+        return None
+    if canonical == "bool":
+        return "bool"
+    if canonical.startswith(("int", "uint")):
+        return "int"
+    if canonical.startswith("complex"):
+        return "complex"
+    return "float"
+
+
+def is_tensor_dtype(canonical: str | None) -> bool:
+    """Whether a canonical dtype name is a tensor dtype (else the row is a non-tensor argument)."""
+    return canonical is not None and canonical in TENSOR_DTYPES
+
+
+def _same_argument(a: Any, b: Any, rtol: float) -> bool:
+    if a == b or str(a) == str(b):
+        return True
+    if any(w in str(a).lower() for w in _DEVICE_WORDS) and any(w in str(b).lower() for w in _DEVICE_WORDS):
+        return True  # devices differ between runs by design (npu:0 vs cuda:0)
+    x, y = number(a), number(b)
+    if x is not None and y is not None:
+        if math.isnan(x) and math.isnan(y):
+            return True
+        return abs(x - y) <= rtol * max(abs(x), abs(y))
+    return False
+
+
+def row_evidence(
+    data: dict[str, list[Any]],
+    k: int,
+    side: str,
+    md5_mode: bool,
+    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    config: DiffAnalyzeConfig,
+) -> list[Evidence]:
+    """Evidence for result row ``k`` (a matched row) of a result table's columns ``data``."""
+    name = data["NPU Name"][k]
+    nd, bd = data["NPU Dtype"][k], data["Bench Dtype"][k]
+    nc = canon[0](nd) if isinstance(nd, str) and nd != NA else None
+    bc = canon[1](bd) if isinstance(bd, str) and bd != NA else None
+    n_tensor, b_tensor = is_tensor_dtype(nc), is_tensor_dtype(bc)
+    out: list[Evidence] = []
+    if not n_tensor or not b_tensor:
+        if nc is None and bc is None:
+            return out  # a null on both sides
+        a, b = data["NPU max"][k], data["Bench max"][k]
+        ns, bs = data["NPU Tensor Shape"][k], data["Bench Tensor Shape"][k]
+        if n_tensor != b_tensor or not _same_argument(a, b, config.argument_rtol) or (
+            a is None and b is None and ns != bs
+        ):
+            shown_a = a if a is not None else ns
+            shown_b = b if b is not None else bs
+            out.append(Evidence(name, side, "argument", {"npu": _plain(shown_a), "bench": _plain(shown_b)}))
+        return out
+    if nc != bc and (dtype_family(nc) != dtype_family(bc) or dtype_family(nc) in ("float", "complex")):
+        # an integer's width (int32 indices vs int64) changes no value: the statistics below say if values moved
+        out.append(Evidence(name, side, "dtype", {"npu": nd, "bench": bd}))
+    ns, bs = data["NPU Tensor Shape"][k], data["Bench Tensor Shape"][k]
+    if ns != bs:
+        out.append(Evidence(name, side, "shape", {"npu": ns, "bench": bs}))
+    if md5_mode:
+        nm, bm = data["NPU MD5"][k], data["BENCH MD5"][k]
+        if nm != bm:
+            out.append(Evidence(name, side, "md5", {"npu": nm, "bench": bm}))
+        return out
+    n_raw = [data[f"NPU {s}"][k] for s in STATS]
+    b_raw = [data[f"Bench {s}"][k] for s in STATS]
+    nv = [number(v) for v in n_raw]
+    bv = [number(v) for v in b_raw]
+    for s, x, y in zip(STATS, nv, bv):
+        if x is None or y is None:
+            continue
+        if _finite(x) != _finite(y) or (not _finite(x) and str(x) != str(y)):
+            out.append(Evidence(name, side, "nan_inf", {
+                "side": "target" if not _finite(x) else "golden", "stat": s, "npu": _plain(x), "bench": _plain(y),
+            }))
+            return out
+    if all(x is None for x in nv) or all(y is None for y in bv):
+        if [str(v) for v in n_raw] != [str(v) for v in b_raw]:  # e.g. bool tensors: True/False statistics
+            out.append(Evidence(name, side, "statistics", {
+                "stat": "max", "npu": _plain(n_raw[0]), "bench": _plain(b_raw[0]), "value": 1.0,
+                "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": data["MaxRelativeErr"][k],
+            }))
+        return out
+    scale = max((abs(v) for v in (nv[0], nv[1], bv[0], bv[1]) if _finite(v)), default=0.0)
+    tol = config.tolerance(nc, bc)
+    worst: tuple[float, str, float, float] | None = None
+    for s, x, y in zip(STATS, nv, bv):
+        if not (_finite(x) and _finite(y)) or x == y:
+            continue
+        denom = max(abs(x), abs(y)) if s == "l2norm" else scale
+        err = abs(x - y) / denom if denom > 0 else math.inf
+        if worst is None or err > worst[0]:
+            worst = (err, s, x, y)
+    if worst is not None and worst[0] > tol:
+        err, s, x, y = worst
+        out.append(Evidence(name, side, "statistics", {
+            "stat": s, "npu": x, "bench": y, "value": err, "threshold": tol,
+            "msprobe_metric": REL_COLUMN[s], "msprobe_value": data[REL_COLUMN[s]][k],
+        }, severity=err / tol if tol > 0 else math.inf))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-safe rendering of a dumped value (NaN/Inf as text)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

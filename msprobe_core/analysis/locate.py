@@ -1,0 +1,211 @@
+"""Locating the first divergence across ranks.
+
+On every rank the calls are taken in dump order (execution order). The first
+call with evidence is that rank's *first visible divergence*. Whether it is a
+cause or a consequence depends on the other ranks:
+
+* Data crosses ranks only through communication ops. A rank is *dirty* at one
+  of its communication calls when a call before it already diverged (or the
+  call's own inputs differ); a dirty rank taints every other participant of a
+  collective at that event, and the receiver of a send.
+* A rank whose first visible divergence comes before any taint reaches it
+  introduced the divergence itself: that call (or the module enclosing it,
+  below) is a **cause**. A rank whose first divergence comes at or after the
+  taint shows a **propagated** divergence, and the report names the
+  communication call it came through and the causes on the sending ranks.
+
+Within a rank, a cause call whose tensor inputs already differ got them from
+code outside the dump (a parameter loaded differently, an op the dump level
+does not record). When a dumped module/cell call encloses it with matching
+inputs and differing outputs, that enclosing call is reported (the divergence
+arises inside it); the call where it first showed stays in ``first_visible``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import STATE_PARAMETERS
+from .evidence import Evidence
+from .nodes import Node, RankView
+
+INF = math.inf
+
+
+@dataclass
+class Finding:
+    """One reported node: a cause, or where a propagated divergence first shows on a rank."""
+
+    rank: int
+    node: Node
+    role: str  # "cause" or "propagated"
+    reason: str
+    evidence: list[Evidence]
+    first_visible: Node | None = None
+    via: Node | None = None
+    sources: list[tuple[int, str]] = field(default_factory=list)  # (rank, op_name) of the causes upstream
+    hints: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Event:
+    key: Any
+    members: list[tuple[int, Node, bool, bool]] = field(default_factory=list)  # rank, node, sends, receives
+
+
+def _first(view: RankView) -> Node | None:
+    for node in view.nodes:
+        if node.divergent:
+            return node
+    return None
+
+
+def _events(views: list[RankView]) -> list[_Event]:
+    events: dict[Any, _Event] = {}
+    sends: dict[tuple[int, int], int] = {}
+    recvs: dict[tuple[int, int], int] = {}
+    for view in views:
+        for node in view.nodes:
+            if node.comm == "collective":
+                key = ("collective", node.key, node.group)
+                events.setdefault(key, _Event(key)).members.append((view.rank, node, True, True))
+            elif node.comm == "send" and node.peer is not None:
+                n = sends.get((view.rank, node.peer), 0)
+                sends[(view.rank, node.peer)] = n + 1
+                key = ("p2p", view.rank, node.peer, n)
+                events.setdefault(key, _Event(key)).members.append((view.rank, node, True, False))
+            elif node.comm == "recv" and node.peer is not None:
+                n = recvs.get((node.peer, view.rank), 0)
+                recvs[(node.peer, view.rank)] = n + 1
+                key = ("p2p", node.peer, view.rank, n)
+                events.setdefault(key, _Event(key)).members.append((view.rank, node, False, True))
+    return [e for e in events.values() if len(e.members) > 1]
+
+
+def locate(views: list[RankView]) -> list[Finding]:
+    """Causes and propagated first divergences of every rank, in rank order."""
+    first = {v.rank: _first(v) for v in views}
+    events = _events(views)
+    taint: dict[int, float] = {v.rank: INF for v in views}
+    taint_via: dict[int, tuple[Node, list[int]]] = {}
+
+    def dirty(rank: int, node: Node) -> bool:
+        f = first[rank]
+        if f is not None and (f.index < node.index or (f.index == node.index and f.tensor_input_evidence)):
+            return True
+        return taint[rank] < node.index
+
+    changed = True
+    while changed:
+        changed = False
+        for event in events:
+            senders = [r for r, node, sends, _ in event.members if sends and dirty(r, node)]
+            if not senders:
+                continue
+            for r, node, _, receives in event.members:
+                others = [s for s in senders if s != r]
+                if receives and others and node.index < taint[r]:
+                    taint[r] = node.index
+                    taint_via[r] = (node, others)
+                    changed = True
+
+    findings: list[Finding] = []
+    causes: dict[int, Finding] = {}
+    for view in sorted(views, key=lambda v: v.rank):
+        f = first[view.rank]
+        if f is None:
+            continue
+        local = f.index < taint[view.rank] or (f.index == taint[view.rank] and f.tensor_input_evidence)
+        if local:
+            finding = _cause(view, f)
+            causes[view.rank] = finding
+            findings.append(finding)
+    for view in sorted(views, key=lambda v: v.rank):
+        f = first[view.rank]
+        if f is None or view.rank in causes:
+            continue
+        via, senders = taint_via[view.rank]
+        sources = _upstream(senders, causes, taint_via)
+        reason = (
+            f"rank {view.rank} receives the divergence through {via.key} from rank(s) "
+            f"{', '.join(map(str, senders))}"
+            + (f" (cause: {', '.join(f'rank {r} {op}' for r, op in sources)})" if sources else "")
+            + f"; it first shows at {f.key}"
+        )
+        findings.append(Finding(view.rank, f, "propagated", reason, f.evidence, via=via, sources=sources))
+    findings.sort(key=lambda x: (x.rank, 0 if x.role == "cause" else 1))
+    return findings
+
+
+def _upstream(senders: list[int], causes: dict[int, Finding], taint_via: dict[int, tuple[Node, list[int]]]
+              ) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    seen: set[int] = set()
+    stack = list(senders)
+    while stack:
+        r = stack.pop(0)
+        if r in seen:
+            continue
+        seen.add(r)
+        if r in causes:
+            out.append((r, causes[r].node.key))
+        elif r in taint_via:
+            stack.extend(taint_via[r][1])
+    return sorted(out)
+
+
+def _cause(view: RankView, f: Node) -> Finding:
+    """The cause finding for a rank whose first visible divergence ``f`` is its own."""
+    tensor_inputs = f.tensor_input_evidence
+    if not tensor_inputs:
+        return Finding(view.rank, f, "cause", _introduced_reason(f), f.evidence)
+    parent = view.parent_of(f)
+    while parent is not None:
+        if parent.evidence and not parent.tensor_input_evidence and parent.output_evidence:
+            reason = (
+                f"{parent.key} gets matching inputs but its output differs; inside it the first value to differ "
+                f"is {tensor_inputs[0].row} (an input of {f.key}), so the divergence arises in code of "
+                f"{parent.key} that the dump does not record. {_top(parent.output_evidence)}"
+            )
+            return Finding(view.rank, parent, "cause", reason, parent.evidence, first_visible=f)
+        parent = view.parent_of(parent)
+    if f.comm is not None:
+        reason = f"{f.key} is the first call that differs and its own input already differs: {_top(tensor_inputs)}"
+    elif all(e.state == STATE_PARAMETERS for e in tensor_inputs):
+        reason = (
+            f"{f.key} is the first dumped call that differs: its parameters already differ (weights loaded or "
+            f"updated differently, e.g. by an earlier step). {_top(tensor_inputs)}"
+        )
+    else:
+        reason = (
+            f"{f.key} is the first dumped call that differs; its input already differs although no earlier "
+            f"dumped call's output does, so it comes from code outside the dump (a parameter, an op the dump "
+            f"level does not record). {_top(tensor_inputs)}"
+        )
+    return Finding(view.rank, f, "cause", reason, f.evidence)
+
+
+def _introduced_reason(f: Node) -> str:
+    args = [e for e in f.input_evidence if e.kind == "argument"]
+    outs = f.output_evidence
+    if f.comm is not None and outs and not args:
+        return (
+            f"{f.key}: its output differs while its inputs match on this rank and on every rank it "
+            f"communicates with before this point. {_top(outs)}"
+        )
+    if args:
+        text = f"{f.key} is called with a different argument: {args[0].summary()}"
+        return text + (f"; its output differs: {_top(outs)}" if outs else "")
+    return f"{f.key}: every input matches but the output differs. {_top(outs)}"
+
+
+def _top(evidence: list[Evidence]) -> str:
+    """The most telling evidence first: NaN/Inf, dtype, shape, md5, argument, then the largest statistic."""
+    if not evidence:
+        return ""
+    order = {"nan_inf": 0, "dtype": 1, "shape": 2, "md5": 3, "argument": 4, "statistics": 5}
+    best = min(evidence, key=lambda e: (order.get(e.kind, 9), -e.severity))
+    more = len(evidence) - 1
+    return best.summary() + (f" (+{more} more)" if more else "")

@@ -1,0 +1,190 @@
+"""The calls of one rank, in execution order, with their evidence and communication role.
+
+A :class:`RankView` is built from one compared pair (the two tables and the
+result table the engine produced for them, whatever mapper paired the rows).
+Each call of the target dump becomes a :class:`Node`; its rows are split into
+inputs (arguments, keyword arguments, parameters) and outputs (outputs and
+parameter gradients). The dump's ``construct.json`` (next to ``dump.json``),
+when present, says which module/cell call encloses which call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..dumpjson import split_api_key
+from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
+from ..result import ResultTable
+from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
+from .config import DiffAnalyzeConfig
+from .evidence import Evidence, row_evidence
+
+log = logging.getLogger("msprobe")
+_RANK_IN_LABEL = re.compile(r"rank(\d+)")
+
+
+@dataclass
+class Node:
+    """One call of the target dump."""
+
+    index: int
+    api: int
+    key: str
+    prefix: str
+    direction: str
+    rows: list[int]  # positions in the result table
+    evidence: list[Evidence] = field(default_factory=list)
+    comm: str | None = None  # "collective" / "send" / "recv"
+    group: tuple[int, ...] | None = None
+    peer: int | None = None
+    skip: str | None = None  # why the search ignores this call's own data
+
+    @property
+    def op(self) -> str:
+        """The op name: the last part of the prefix (``all_reduce``, ``linear``, a module class…)."""
+        return self.prefix.rsplit(".", 1)[-1]
+
+    @property
+    def input_evidence(self) -> list[Evidence]:
+        return [e for e in self.evidence if e.side == "input"]
+
+    @property
+    def output_evidence(self) -> list[Evidence]:
+        return [e for e in self.evidence if e.side == "output"]
+
+    @property
+    def tensor_input_evidence(self) -> list[Evidence]:
+        return [e for e in self.evidence if e.side == "input" and e.on_tensor]
+
+    @property
+    def divergent(self) -> bool:
+        return bool(self.evidence) and self.skip is None
+
+
+@dataclass
+class RankView:
+    """Everything the search needs about one rank."""
+
+    rank: int
+    label: str
+    target: DumpTable
+    golden: DumpTable
+    table: ResultTable
+    nodes: list[Node]
+    parents: dict[str, str | None]
+    cross_framework: bool
+    stem: str = "compare_result"
+    p2p: dict[str, tuple[str, str]] = field(default_factory=dict)  # row → (op, peer) of P2POp records
+    by_key: dict[str, Node] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key = {n.key: n for n in self.nodes}
+
+    def parent_of(self, node: Node) -> Node | None:
+        """The dumped call enclosing ``node`` (``construct.json``, else the module path), if any."""
+        key = self.parents.get(node.key)
+        if key is not None:
+            return self.by_key.get(key)
+        return self._parent_by_name(node)
+
+    def _parent_by_name(self, node: Node) -> Node | None:
+        path = _module_path(node)
+        if path is None:
+            return None
+        best: Node | None = None
+        best_len = -1
+        for other in self.nodes[node.index + 1:]:
+            other_path = _module_path(other)
+            if other_path is None or other.direction != node.direction or other_path == path:
+                continue
+            if path.startswith(other_path + ".") and len(other_path) > best_len:
+                best, best_len = other, len(other_path)
+        return best
+
+
+def _module_path(node: Node) -> str | None:
+    """``blocks.1.attn`` for a module call ``Module.blocks.1.attn.Attention.forward.0`` (``None`` for APIs)."""
+    parts = node.key.split(".")
+    if len(parts) < 4 or not parts[-1].isdigit() or parts[-2] not in ("forward", "backward"):
+        return None
+    return ".".join(parts[1:-3])
+
+
+def rank_number(label: str, default: int) -> int:
+    """The rank a job label names (``rank3`` → 3), else ``default``."""
+    m = _RANK_IN_LABEL.search(label)
+    return int(m.group(1)) if m else default
+
+
+def load_construct(dump_path: Path) -> dict[str, str | None]:
+    """``construct.json`` next to a dump (call → enclosing call); empty when absent or unreadable."""
+    path = dump_path.parent / "construct.json"
+    if not path.is_file():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        log.warning("construct.json in %s cannot be read; module nesting is taken from the names.", path.parent)
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    return {str(k): (str(v) if isinstance(v, str) else None) for k, v in doc.items()}
+
+
+def build_nodes(
+    target: DumpTable,
+    table: ResultTable,
+    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    comm_specs: list[CommOpSpec] | tuple[CommOpSpec, ...],
+    config: DiffAnalyzeConfig,
+    cross_framework: bool,
+) -> list[Node]:
+    """The target's calls in dump order, with evidence for every matched row."""
+    data = table.data
+    pairs = table.pairs
+    assert pairs is not None
+    md5_mode = table.mode == MODE_MD5
+    nodes: list[Node] = []
+    current: Node | None = None
+    for k, i in enumerate(pairs.target):
+        a = target.row_api[i]
+        if current is None or current.api != a:
+            api = target.apis[a]
+            split = split_api_key(api.key, debug=False)
+            prefix = split[0] if split else api.prefix
+            current = Node(len(nodes), a, api.key, prefix, api.direction, [])
+            current.comm = comm_kind(prefix, comm_specs)
+            if current.op in config.ignored_ops:
+                current.skip = "ignored op (its dumped data is not what it computed)"
+            elif cross_framework and api.direction in ("backward", STATE_PARAMETERS_GRAD) and not (
+                config.cross_framework_backward
+            ):
+                current.skip = "backward of a cross-framework compare (frameworks dump backward at different points)"
+            nodes.append(current)
+        current.rows.append(k)
+        state = target.state[i]
+        side = "output" if state in (STATE_OUTPUT, STATE_PARAMETERS_GRAD) else "input"
+        if current.comm is not None and side == "input":
+            _comm_args(current, target.name[i], data["NPU max"][k], data["NPU MD5"][k])
+        if pairs.golden[k] < 0:
+            continue
+        for evidence in row_evidence(data, k, side, md5_mode, canon, config):
+            evidence.state = state
+            current.evidence.append(evidence)
+    return nodes
+
+
+def _comm_args(node: Node, name: str, value: Any, md5: Any) -> None:
+    last = name.rsplit(".", 1)[-1]
+    if last == "group" or last.endswith("group"):
+        ranks = parse_ranks(value if value not in (None, NA) else md5)
+        if ranks is not None:
+            node.group = ranks
+    elif (node.comm == "send" and last in ("dst", "group_dst")) or (node.comm == "recv" and last in ("src", "group_src")):
+        node.peer = parse_peer(value if value not in (None, NA) else md5)

@@ -1,0 +1,212 @@
+"""``-da``: compare every rank pair, write the per-rank JSON, locate the first divergence, write the analysis.
+
+Stage 1 runs the ordinary engine stages (load, normalise, whichever mapper the
+options select, metrics, verdicts) on every job; tensor dumps are judged on the
+statistics their dump.json holds, as msprobe does, so no tensor file is read.
+Stage 2 is :func:`msprobe_core.analysis.locate.locate`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import CompareFailed, MsprobeError, OutputError
+from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
+from ..registry import CompareJob, PluginHost, get_host
+from .comm import DEFAULT_SPEC, CommOpSpec
+from .config import DiffAnalyzeConfig
+from .locate import Finding, locate
+from .nodes import RankView, build_nodes, load_construct, rank_number
+from .report import compare_result_doc, finding_doc, write_json
+
+log = logging.getLogger("msprobe")
+
+#: ``options.extra`` key of a :class:`DiffAnalyzeConfig` (Python API).
+CONFIG_KEY = "diff_analyze_config"
+
+
+def comm_specs(host: PluginHost) -> list[CommOpSpec]:
+    """Communication-op rules registered by plugins, then the built-in one."""
+    registered = list(getattr(host, "comm_ops", []) or [])
+    return registered + ([DEFAULT_SPEC] if all(s.name != DEFAULT_SPEC.name for s in registered) else [])
+
+
+def _canonicalisers(host: PluginHost, target: Any, golden: Any) -> tuple[Any, Any]:
+    def default(dtype: str) -> str:
+        return dtype.rsplit(".", 1)[-1].lower()
+
+    out = []
+    for table in (target, golden):
+        spec = host.framework(table.framework or None)
+        out.append(spec.canonical if spec is not None else default)
+    return out[0], out[1]
+
+
+def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
+    """Row name → (op, peer) of the point-to-point op records in a dump (empty when it has none)."""
+    import json
+    import mmap
+
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            if mm.find(b"P2POp") < 0:  # the common case: no point-to-point records, nothing parsed again
+                return {}
+            data = json.loads(mm[:]).get("data", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+
+    def walk(value: Any, name: str) -> None:
+        if isinstance(value, list):
+            for n, item in enumerate(value):
+                walk(item, f"{name}.{n}")
+        elif isinstance(value, dict):
+            if str(value.get("class_type", "")).endswith("P2POp"):
+                out[name] = (str(value.get("op", "None")), str(value.get("peer", "None")))
+            elif not isinstance(value.get("type"), str):
+                for k, v in value.items():
+                    walk(v, f"{name}.{k}")
+
+    for key, entry in data.items() if isinstance(data, dict) else ():
+        if isinstance(entry, dict):
+            for json_key, suffix in (("input_args", "input"), ("input_kwargs", "input"), ("input", "input"),
+                                     ("output", "output")):
+                if json_key in entry:
+                    walk(entry[json_key], f"{key}.{suffix}")
+    return out
+
+
+def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
+                index: int) -> RankView | None:
+    """Stage 1 for one rank pair: the result table and the calls with their evidence."""
+    from ..engine import build_result, load_pair, match_tables
+
+    target, golden = load_pair(job, options, host)
+    if not len(target) or not len(golden):
+        log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
+        return None
+    if target.mode == MODE_TENSOR:
+        # msprobe's -da judges real-data dumps on their dump.json statistics (summary mode)
+        target, golden = replace(target, mode=MODE_STATISTICS), replace(golden, mode=MODE_STATISTICS)
+    match = match_tables(target, golden, options, host)
+    if not match.target:
+        log.warning("Can`t match any op. No compare result file generated.")
+        return None
+    table = build_result(target, golden, match, options, host)
+    tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
+    cross = tf is not None and gf is not None and tf.name != gf.name
+    canon = _canonicalisers(host, target, golden)
+    nodes = build_nodes(target, table, canon, comm_specs(host), config, cross)
+    return RankView(
+        rank=rank_number(job.label, index),
+        label=job.label,
+        target=target,
+        golden=golden,
+        table=table,
+        nodes=nodes,
+        parents=load_construct(Path(job.target)),
+        cross_framework=cross,
+        stem=job.stem,
+    )
+
+
+def _call_count_hints(view: RankView, finding: Finding, options: CompareOptions) -> list[str]:
+    """A hint when the op of a finding is called a different number of times in the two runs.
+
+    Only for plain compares (same framework, no name mapping, no ``-fm``): there call numbers pair
+    calls, and a shifted count pairs calls with the wrong partners.
+    """
+    mapped = any(v not in (None, False) for v in (options.api_mapping, options.cell_mapping,
+                                                    options.data_mapping, options.layer_mapping))
+    if options.fuzzy_match or mapped or view.cross_framework:
+        return []
+    from ..fuzzy import strip_call_number
+
+    op = strip_call_number(finding.node.key)
+    n_target = sum(1 for a in view.target.apis if strip_call_number(a.key) == op)
+    n_golden = sum(1 for a in view.golden.apis if strip_call_number(a.key) == op)
+    if n_target != n_golden and n_target and n_golden:
+        return [
+            f"{op} is called {n_target} time(s) in the target and {n_golden} in the golden run: call numbers "
+            "may be shifted, so calls may meet the wrong partners; try -fm/--fuzzy_match"
+        ]
+    return []
+
+
+def run_diff_analyze(
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None
+) -> list[Any] | None:
+    """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
+
+    ``None`` when the jobs are not dump pairs the analysis understands (a plugin's own compare, such
+    as kernel dumps with ``--rank``): the caller then runs the ordinary compare, as msprobe does.
+    """
+    from ..engine import JobOutcome
+
+    host = host or get_host()
+    if any(job.runner is not None for job in jobs):
+        log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
+        return None
+    config = options.extra.get(CONFIG_KEY) or DiffAnalyzeConfig()
+    timestamp = time.strftime("%Y%m%d%H%M%S")
+    log.info("Start finding first diff node......")
+    log.info("Start comparing data ......")
+    outcomes: list[JobOutcome] = []
+    views: list[RankView] = []
+    for index, job in enumerate(jobs):
+        outcome = JobOutcome(job)
+        outcomes.append(outcome)
+        prefix = f"[{job.label}] " if len(jobs) > 1 else ""
+        if job.extra.get("missing"):
+            outcome.error = job.extra["missing"]
+            log.error("%s%s; skipping this pair.", prefix, outcome.error)
+            continue
+        try:
+            view = analyse_job(job, replace(options, output_dir=Path(job.output_dir)), host, config, index)
+            if view is None:
+                continue
+            outcome.table = view.table
+            view.p2p = p2p_ops(Path(job.target))
+            doc = compare_result_doc(view, view.p2p, p2p_ops(Path(job.golden)))
+            path = Path(job.output_dir) / f"{job.stem}_{timestamp}.json"
+            log.info("%sSaving json file to disk: %s", prefix, path.resolve())
+            outcome.files = [write_json(path, doc, indent=4)]
+            views.append(view)
+        except OutputError:
+            raise
+        except MsprobeError as exc:
+            if len(jobs) == 1:
+                raise
+            outcome.error = str(exc)
+            log.error("%s%s", prefix, exc)
+    log.info("Pre Process completed.")
+    log.info("Start searching diff node.")
+    findings = locate(views)
+    failed = [o for o in outcomes if o.error]
+    if not findings:
+        log.info("Cannot find any diff node, no need to generate analyze file.")
+    else:
+        by_rank = {v.rank: v for v in views}
+        doc: dict[str, list[dict[str, Any]]] = {}
+        for f in findings:
+            view = by_rank[f.rank]
+            f.hints = _call_count_hints(view, f, options)
+            what = "first diff node" if f.role == "cause" else "divergence propagated to"
+            log.info("Rank %d %s: %s (%s)", f.rank, what, f.node.key, f.reason)
+            doc.setdefault(f"rank_{f.rank}", []).append(finding_doc(view, f, view.p2p))
+        out_dir = Path(options.output_dir)
+        path = out_dir / f"diff_analyze_{time.time_ns()}.json"
+        write_json(path, doc, indent=2)
+        log.info("The analyze result is saved in: %s", path)
+        if outcomes:
+            outcomes[0].files.append(path)
+    if failed and len(jobs) > 1:
+        raise CompareFailed(
+            f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
+            "the other results were written"
+        )
+    return outcomes
