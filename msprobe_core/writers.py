@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from .cells import csv_cell, xlsx_cell
 from .outputs import atomic_path, output_error
 from .result import ResultTable
+from .xlsx_stream import XlsxStreamWriter
 
 __all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
 
@@ -42,22 +46,39 @@ def write_csv(table: ResultTable, path: Path) -> list[Path]:
     return written
 
 
-def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
-    """Write ``table`` as an xlsx workbook (``Sheet1``, or ``part_N`` sheets past the row limit)."""
-    from openpyxl import Workbook
+def any_formula_like(values: list[str]) -> bool:
+    """False when no text of ``values`` is formula-like (C-level scans); True when some may be."""
+    if not _FORMULA_FIRST.isdisjoint(map(_first_char, values)):
+        return True
+    return ";" in "".join(values)  # text after a ';' may be a formula: let xlsx_cell decide, cell by cell
 
-    wb = Workbook(write_only=True)
+
+_FORMULA_FIRST = frozenset("＋－＝％＠+-=%@")
+_first_char = itemgetter(slice(0, 1))
+_XLSX_TYPED = frozenset({float, int, bool})
+
+
+def _xlsx_column(values: list[Any]) -> list[Any]:
+    """:func:`xlsx_cell` over one column chunk; columns the stream writer already spells that way pass through."""
+    kinds = set(map(type, values))
+    if kinds <= _XLSX_TYPED:  # NaN: empty cell, inf: text "inf", as xlsx_cell has them
+        return values
+    if kinds == {str} and not any_formula_like(values):
+        return values
+    return list(map(xlsx_cell, values))
+
+
+def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
+    """Write ``table`` as an xlsx workbook (``Sheet1``, or ``part_N`` sheets past the row limit), streamed."""
     rows = table.rows()
     n = len(table)
     sheets = max(1, -(-n // XLSX_SHEET_ROWS))
-    for s in range(sheets):
-        ws = wb.create_sheet("Sheet1" if sheets == 1 else f"part_{s}")
-        ws.append(table.columns)
-        for _ in range(min(XLSX_SHEET_ROWS, n - s * XLSX_SHEET_ROWS)):
-            ws.append([xlsx_cell(v) for v in next(rows)])
     try:
-        with atomic_path(path) as tmp:
-            wb.save(tmp)
+        with atomic_path(path) as tmp, XlsxStreamWriter(tmp) as book:
+            for s in range(sheets):
+                book.add_sheet("Sheet1" if sheets == 1 else f"part_{s}")
+                book.append(table.columns)
+                book.append_rows(islice(rows, min(XLSX_SHEET_ROWS, n - s * XLSX_SHEET_ROWS)), convert=_xlsx_column)
     except OSError as exc:
         raise output_error(exc, path) from None
     return [path]
