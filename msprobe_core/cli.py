@@ -172,7 +172,18 @@ def _set_tensor_cap(value: object) -> None:
             parse_byte_size(str(value))
         except ValueError as exc:
             raise UsageError(f"--max_tensor_bytes: {exc}") from None
+        previous = os.environ.get(MAX_TENSOR_BYTES_ENV)
         os.environ[MAX_TENSOR_BYTES_ENV] = str(value)
+
+        def restore() -> None:  # the cap is this command's: the next in-process run starts clean
+            if previous is None:
+                os.environ.pop(MAX_TENSOR_BYTES_ENV, None)
+            else:
+                os.environ[MAX_TENSOR_BYTES_ENV] = previous
+
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            ctx.call_on_close(restore)
     max_tensor_bytes()  # an invalid environment value is a usage error before any work
 
 

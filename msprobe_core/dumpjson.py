@@ -25,6 +25,7 @@ from .model import (
     ApiEntry,
     DumpTable,
 )
+from .validation import COMPARABLE_TASKS, DumpHeader, describe, find_json_path, json_path, validate
 
 #: dump.json keys of one API entry, in the order msprobe reads them.
 _ENTRY_KEYS = (
@@ -71,6 +72,8 @@ def read_json_file(path: Path, what: str = "json") -> Any:
         raise InputError(
             f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path
         ) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"malformed JSON: {exc}", path=path) from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", path=path) from None
 
@@ -108,8 +111,46 @@ def _type_name(value: Any) -> str:
     return str(type(value))
 
 
+_NONE_TYPE = type(None)
+#: JSON types a statistic (Max/Min/Mean/Norm) may have; msprobe writes numbers, bools or null.
+_STAT_TYPES = frozenset({float, int, bool, str, _NONE_TYPE})
+_RG_TYPES = frozenset({bool, str, _NONE_TYPE})
+_MD5_TYPES = frozenset({str, int, _NONE_TYPE})
+
+
+class _Problem(Exception):
+    """A malformed value met while flattening; becomes a :class:`DumpFormatError` with its JSON path.
+
+    ``container``/``key`` locate the value (the leaf object and the field name, or
+    the list/object holding a bare value); the path is searched for only when this
+    is raised, so well-formed dumps never pay for it.
+    """
+
+    def __init__(self, container: Any, key: object, message: str) -> None:
+        super().__init__(message)
+        self.container = container
+        self.key = key
+        self.message = message
+
+    def to_error(self, source: Path, api_key: str, entry: Any) -> DumpFormatError:
+        where = ("data", api_key)
+        base = json_path(where) if self.container is None else find_json_path(entry, self.container, where)
+        if self.key is not None:
+            base += json_path((self.key,))[1:]
+        return DumpFormatError(f"{base}: {self.message}", path=source)
+
+
+def _field_problem(leaf: dict, field: str, name: str, expected: str) -> _Problem:
+    return _Problem(leaf, field, f"'{field}' of {name} must be {expected}, got {describe(leaf.get(field))}")
+
+
 class _Flattener:
-    """Walks API entries and appends rows to a :class:`DumpTable` (one instance per file)."""
+    """Walks API entries and appends rows to a :class:`DumpTable` (one instance per file).
+
+    Every leaf field the result uses is type-checked here, inline (a few ``type() is``
+    tests a leaf); a wrong type raises :class:`_Problem`, never a stray exception.
+    """
+
 
     def __init__(self, table: DumpTable) -> None:
         self.t = table
@@ -133,26 +174,45 @@ class _Flattener:
     def add_leaf(self, leaf: dict, name: str, state: str, api_idx: int) -> None:
         t = self.t
         data_name = leaf.get("data_name")
-        if isinstance(data_name, str) and data_name:
+        if data_name.__class__ is str and data_name:
             row_name = data_name.rsplit(".", 1)[0] if "." in data_name else data_name
         else:
+            if data_name is not None and data_name.__class__ is not str:
+                raise _field_problem(leaf, "data_name", name, "a file name (string)")
             data_name = "-1"
             row_name = name
         md5 = leaf.get("md5")
         if md5 is not None:
+            if md5.__class__ not in _MD5_TYPES:
+                raise _field_problem(leaf, "md5", name, "a string")
             self.has_md5 = True
             md5 = str(md5)
         if "dtype" in leaf:
             dtype = leaf["dtype"]
-            dtype = None if dtype is None else str(dtype)
+            if dtype is not None and dtype.__class__ is not str:
+                raise _field_problem(leaf, "dtype", name, "a string")
             shape = leaf.get("shape")
-            if shape is not None and not isinstance(shape, (list, tuple)):
-                raise DumpFormatError(
-                    f"'shape' of {name} must be a list, got {type(shape).__name__}", path=t.source
-                )
-            shape_text = None if shape is None else str(list(shape))
-            stats = [_stat(leaf.get("Max")), _stat(leaf.get("Min")), _stat(leaf.get("Mean")), _stat(leaf.get("Norm"))]
+            if shape is None:
+                shape_text = None
+            elif shape.__class__ is list:
+                if not all(d.__class__ is int and d >= 0 for d in shape):
+                    raise _field_problem(leaf, "shape", name, "a list of non-negative integers")
+                shape_text = str(shape)
+            else:
+                raise _field_problem(leaf, "shape", name, "a list")
+            mx, mn, me, nm = leaf.get("Max"), leaf.get("Min"), leaf.get("Mean"), leaf.get("Norm")
+            if (
+                mx.__class__ not in _STAT_TYPES
+                or mn.__class__ not in _STAT_TYPES
+                or me.__class__ not in _STAT_TYPES
+                or nm.__class__ not in _STAT_TYPES
+            ):
+                bad = next(k for k in ("Max", "Min", "Mean", "Norm") if leaf.get(k).__class__ not in _STAT_TYPES)
+                raise _field_problem(leaf, bad, name, "a number, a boolean, a string or null")
+            stats = [_stat(mx), _stat(mn), _stat(me), _stat(nm)]
             rg = leaf.get("requires_grad")
+            if rg.__class__ not in _RG_TYPES:
+                raise _field_problem(leaf, "requires_grad", name, "a boolean")
             requires_grad = None if rg is None else str(rg)
             if md5 is None:
                 md5 = crc32_text("")
@@ -198,13 +258,18 @@ class _Flattener:
 
     def walk(self, value: Any, name: str, state: str, api_idx: int, depth: int = 0) -> None:
         if depth > _MAX_DEPTH:
-            raise DumpFormatError(f"entry {name} is nested deeper than {_MAX_DEPTH} levels", path=self.t.source)
+            raise _Problem(value, None, f"entry {name} is nested deeper than {_MAX_DEPTH} levels")
         if value is None:
             self.add_null(name, state, api_idx)
         elif isinstance(value, list):
             keep_index = STATE_PARAMETERS_GRAD not in name.split(".")
             for i, item in enumerate(value):
-                self.walk(item, f"{name}.{i}" if keep_index else name, state, api_idx, depth + 1)
+                try:
+                    self.walk(item, f"{name}.{i}" if keep_index else name, state, api_idx, depth + 1)
+                except _Problem as p:
+                    if p.container is None:
+                        p.container, p.key = value, i
+                    raise
         elif isinstance(value, dict):
             if value.get("class_type") == _P2P_CLASS:
                 tensor = value.get("tensor")
@@ -216,11 +281,15 @@ class _Flattener:
                 self.add_leaf(value, name, state, api_idx)
             else:
                 for k, v in value.items():
-                    self.walk(v, f"{name}.{k}", state, api_idx, depth + 1)
+                    try:
+                        self.walk(v, f"{name}.{k}", state, api_idx, depth + 1)
+                    except _Problem as p:
+                        if p.container is None:
+                            p.container, p.key = value, k
+                        raise
         else:
-            raise DumpFormatError(
-                f"entry {name} holds a bare {type(value).__name__} where an argument record was expected",
-                path=self.t.source,
+            raise _Problem(
+                None, None, f"entry {name} holds a bare {describe(value)} where an argument record was expected"
             )
 
 
@@ -246,23 +315,19 @@ def detect_kind(path: Path) -> str:
 
 
 def parse_header(doc: Any, path: Path) -> tuple[str, dict]:
-    """Validate the top level of a dump document; return (task, data)."""
+    """Validate the top level of a dump document (:class:`~msprobe_core.validation.DumpHeader`); return (task, data)."""
     if not isinstance(doc, dict):
         raise DumpFormatError(f"top level must be a JSON object, got {type(doc).__name__}", path=path)
-    task = doc.get("task")
-    if not isinstance(task, str) or not task:
-        raise DumpFormatError("'task' is missing or empty", path=path)
-    if "data" not in doc:
-        raise DumpFormatError("'data' is missing", path=path)
-    data = doc["data"]
-    if not isinstance(data, dict):
-        raise DumpFormatError(f"'data' must be a JSON object, got {type(data).__name__}", path=path)
-    if task not in ("tensor", "statistics"):
-        raise DumpFormatError(f"task '{task}' cannot be compared (only tensor or statistics)", path=path)
-    fw = doc.get("framework")
-    if fw is not None and not isinstance(fw, str):
-        raise DumpFormatError("'framework' must be a string", path=path)
-    return task, data
+    header = validate(DumpHeader, doc, path=path, error=DumpFormatError)
+    if header.task not in COMPARABLE_TASKS:
+        raise DumpFormatError(
+            f"$.task: task '{_clip(header.task)}' cannot be compared (only tensor or statistics)", path=path
+        )
+    return header.task, header.data
+
+
+def _clip(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
@@ -286,18 +351,20 @@ def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
         api_idx = len(table.apis)
         api = ApiEntry(key=key, prefix=split[0], call=split[1], direction=split[2], first_row=len(table.name))
         table.apis.append(api)
-        if debug or key.rsplit(".", 1)[-1] == "debug":
-            fl.walk(entry, key, STATE_DEBUG, api_idx)
-        elif split[2] == STATE_PARAMETERS_GRAD:
-            if not isinstance(entry, dict):
-                raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
-            fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
-        else:
-            if not isinstance(entry, dict):
-                raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
-            for json_key, state, suffix in _ENTRY_KEYS:
-                if json_key in entry:
-                    fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+        try:
+            if debug or key.rsplit(".", 1)[-1] == "debug":
+                fl.walk(entry, key, STATE_DEBUG, api_idx)
+            else:
+                if not isinstance(entry, dict):
+                    raise _Problem(None, None, f"must be a JSON object, got {describe(entry)}")
+                if split[2] == STATE_PARAMETERS_GRAD:
+                    fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
+                else:
+                    for json_key, state, suffix in _ENTRY_KEYS:
+                        if json_key in entry:
+                            fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+        except _Problem as p:
+            raise p.to_error(path, key, entry) from None
         api.n_rows = len(table.name) - api.first_row
     if task == "statistics" and fl.has_md5:
         table.mode = MODE_MD5

@@ -9,6 +9,7 @@ they turn only their own row into ``unsupported`` with a warning.
 
 from __future__ import annotations
 
+import errno
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -23,6 +24,28 @@ def one_line(text: str) -> str:
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(lambda m: {"\n": "\\n", "\r": "\\r", "\t": " "}.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+_OS_REASONS = {
+    errno.ENOENT: "no such file or directory",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for this file system or the file size limit (ulimit -f)",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a component of the path is a file, not a directory",
+    errno.EEXIST: "a file is in the way (expected a directory)",
+    errno.EISDIR: "a directory is in the way (expected a file)",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EIO: "input/output error",
+    errno.ELOOP: "too many levels of symbolic links",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """A short lower-case reason for an ``OSError`` (``permission denied``, ``no space left on device``…)."""
+    return _OS_REASONS.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
 
 
 class MsprobeError(Exception):

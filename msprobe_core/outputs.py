@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import errno
 import os
+import secrets
 import tempfile
 import time
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import OutputError
+from .errors import OutputError, os_reason
 
 __all__ = [
     "atomic_path",
@@ -44,26 +45,9 @@ __all__ = [
 
 PART_SUFFIX = ".part"
 
-_REASONS = {
-    errno.ENOSPC: "no space left on device",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EFBIG: "file too large for this file system or the file size limit (ulimit -f)",
-    errno.EROFS: "read-only file system",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.ENOTDIR: "a component of the path is a file, not a directory",
-    errno.EEXIST: "a file is in the way (expected a directory)",
-    errno.EISDIR: "a directory is in the way (expected a file)",
-    errno.ENAMETOOLONG: "file name too long",
-    errno.EIO: "input/output error",
-    errno.ELOOP: "too many levels of symbolic links",
-}
-
-
 def output_error(exc: OSError, path: object, what: str = "result") -> OutputError:
     """An :class:`OutputError` naming ``path`` and the reason behind ``exc`` (one line)."""
-    reason = _REASONS.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
-    return OutputError(f"cannot write {what}: {reason}", path=path)
+    return OutputError(f"cannot write {what}: {os_reason(exc)}", path=path)
 
 
 @dataclass
@@ -173,18 +157,29 @@ def atomic_path(final: Path) -> Iterator[Path]:
         raise output_error(exc, final.parent, "output directory") from None
     if would_clobber(final):
         raise _clobber_error(final)
+    tmp_path: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(final), suffix=PART_SUFFIX, dir=final.parent)
-    except OSError as exc:
-        raise output_error(exc, final) from None
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
+        # the name is known before the file exists, so a signal at any instant cannot leak it
+        for _ in range(100):
+            tmp_path = final.parent / f"{_temp_prefix(final)}{secrets.token_hex(6)}{PART_SUFFIX}"
+            try:
+                fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            except FileExistsError:
+                tmp_path = None
+                continue
+            except OSError as exc:
+                tmp_path = None
+                raise output_error(exc, final) from None
+            os.close(fd)
+            break
+        else:
+            raise OutputError("cannot create a temporary file next to the result", path=final)
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_umask())
         _commit(tmp_path, final)
     except BaseException:
-        tmp_path.unlink(missing_ok=True)
+        if tmp_path is not None:
+            tmp_path.unlink(missing_ok=True)
         raise
 
 

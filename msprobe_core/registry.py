@@ -234,8 +234,17 @@ class PluginHost:
         return jobs
 
     def load_dump(self, path: Path, options: CompareOptions) -> DumpTable:
-        """Load one dump file through the first loader that claims it."""
-        table = self.pm.hook.msprobe_load_dump(path=path, options=options)
+        """Load one dump file through the first loader that claims it.
+
+        An ``OSError`` escaping a loader (a plugin that opens an unreadable file
+        to sniff it) is an input error naming the file, not a crash.
+        """
+        try:
+            table = self.pm.hook.msprobe_load_dump(path=path, options=options)
+        except OSError as exc:
+            from .errors import InputError, os_reason
+
+            raise InputError(f"cannot read file ({os_reason(exc)})", path=getattr(exc, "filename", None) or path) from None
         if table is None:
             raise UsageError(f"no installed plugin can read {path}")
         return table

@@ -1,0 +1,874 @@
+"""Hostile and broken inputs, end to end: one table, one row per case.
+
+Every row names how to build the input, the exit code ``msprobe compare`` must
+return and a fragment of the message it must print. For every row the runner
+also asserts: no traceback, no foreign code run (the marker file a hostile
+pickle or YAML would create does not exist), no half-written result (no
+``*.part`` file anywhere), no file created or changed outside the output
+directory, and exactly the expected number of result files (none when the run
+stops). Input that stops the run prints exactly one line on stderr; a bad single
+tensor fails only its own row, with a warning naming it, and the run succeeds.
+
+Cases run in-process (fast); set ``MSPROBE_HOSTILE_SUBPROCESS=1`` to run every
+row as a real ``python -m msprobe_core`` process. Signals, the file-size limit and
+the stderr discipline are checked with real processes below the table.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import json
+import os
+import pickle
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from msprobe_pytorch.pt_writer import tensor_pickle, write_pt, write_storage_pt
+
+from msprobe_core.cli import main
+
+from .dumps import api, tensor, write_dump
+
+MARKER = "pwned"  # what a hostile pickle/YAML would create next to the inputs
+SUBPROCESS_ALL = os.environ.get("MSPROBE_HOSTILE_SUBPROCESS", "") in ("1", "true", "yes")
+
+
+# =========================================================================== builders
+def pt_leaf(data_name: str, shape=(2, 3), dtype: str = "torch.float32") -> dict:
+    """A tensor-mode leaf naming its .pt file."""
+    return tensor(dtype=dtype, shape=shape, data_name=data_name)
+
+
+def tensor_side(root: Path, files: dict[str, object], *, framework: str = "pytorch",
+                suffix: str = ".pt", names: dict[str, str] | None = None) -> Path:
+    """A tensor dump under ``root``: one API whose inputs are ``files`` (name -> array, bytes or builder).
+
+    Values: a numpy array (written with ``write_pt`` or ``np.save``), ``bytes``
+    (written raw), a callable ``f(path)`` that creates the file, or ``None`` (no file).
+    """
+    tdir = root / "dump_tensor_data"
+    tdir.mkdir(parents=True, exist_ok=True)
+    leaves = []
+    for stem, content in files.items():
+        data_name = (names or {}).get(stem, f"{stem}{suffix}")
+        path = tdir / f"{stem}{suffix}"
+        if isinstance(content, (np.ndarray, np.generic)):
+            arr = np.asarray(content)
+            if suffix == ".pt":
+                write_pt(path, arr)
+            else:
+                np.save(path, arr)
+            shape = list(arr.shape)
+        else:
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            elif callable(content):
+                content(path)
+            shape = [2, 3]
+        leaves.append(pt_leaf(data_name, shape=shape, dtype="torch.float32" if framework == "pytorch" else "Float32"))
+    return write_dump(root, {"Torch.add.0.forward": api(leaves[:-1], leaves[-1:])}, task="tensor",
+                      framework=framework)
+
+
+GOOD = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def tensor_pair(tmp: Path, bad: object, *, suffix: str = ".pt", framework: str = "pytorch",
+                names: dict[str, str] | None = None) -> list[str]:
+    """Target and golden tensor dumps that differ only in the target's first input file.
+
+    ``names`` overrides the ``data_name`` of files on both sides (so that the rows still pair).
+    """
+    t = tensor_side(tmp / "t", {"Torch.add.0.forward.input.0": bad, "Torch.add.0.forward.output.0": GOOD},
+                    suffix=suffix, framework=framework, names=names)
+    g = tensor_side(tmp / "g", {"Torch.add.0.forward.input.0": GOOD, "Torch.add.0.forward.output.0": GOOD},
+                    suffix=suffix, framework=framework, names=names)
+    return ["-tp", str(t), "-gp", str(g)]
+
+
+STATS = {"Torch.a.0.forward": api([tensor()], [tensor()])}
+
+
+def stats_pair(tmp: Path, target_text: str | bytes | None = None, target_data: dict | None = None,
+               golden_data: dict | None = None, **kw) -> list[str]:
+    """Statistics dump.json pair; the target as raw text/bytes, or as data."""
+    g = write_dump(tmp / "g", golden_data or STATS)
+    if target_text is not None:
+        t = tmp / "t" / "dump.json"
+        t.parent.mkdir(parents=True)
+        t.write_bytes(target_text.encode() if isinstance(target_text, str) else target_text)
+    else:
+        t = write_dump(tmp / "t", target_data or STATS, **kw)
+    return ["-tp", str(t), "-gp", str(g)]
+
+
+def leaf_with(**fields) -> dict:
+    leaf = tensor()
+    leaf.update(fields)
+    return leaf
+
+
+def bad_leaf(tmp: Path, **fields) -> list[str]:
+    return stats_pair(tmp, target_data={"Torch.a.0.forward": api([leaf_with(**fields)], [tensor()])})
+
+
+class _Exploit:
+    def __init__(self, func: object, arg: str) -> None:
+        self.func, self.arg = func, arg
+
+    def __reduce__(self) -> tuple:
+        return self.func, (self.arg,)
+
+
+def zip_pt(pkl: bytes, data: bytes = b"\0" * 24, *, compress: int = zipfile.ZIP_STORED) -> Callable[[Path], None]:
+    """A builder of a torch-layout zip with the given data.pkl."""
+
+    def build(path: Path) -> None:
+        with zipfile.ZipFile(path, "w", compression=compress) as zf:
+            zf.writestr("archive/data.pkl", pkl)
+            zf.writestr("archive/byteorder", b"little")
+            zf.writestr("archive/data/0", data)
+            zf.writestr("archive/version", b"3\n")
+
+    return build
+
+
+def evil_pickle(tmp: Path, how: str) -> bytes:
+    marker = tmp / MARKER
+    if how == "os.system":
+        return pickle.dumps(_Exploit(os.system, f"touch {marker}"), protocol=2)
+    if how == "exec":
+        return pickle.dumps(_Exploit(exec, f"open({str(marker)!r}, 'w').close()"), protocol=4)
+    if how == "nested":  # a legitimate rebuild call whose argument is the exploit
+        return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(cposix\nsystem\nX"
+                + len(f"touch {marker}").to_bytes(4, "little") + f"touch {marker}".encode() + b"\x85RK\x00tR.")
+    raise ValueError(how)
+
+
+def legacy_pickle_pt(tmp: Path) -> bytes:
+    """A pre-1.6 (non-zip) torch file: a bare pickle that would run code."""
+    return pickle.dumps(_Exploit(os.system, f"touch {tmp / MARKER}"), protocol=2)
+
+
+def zip_bomb(path: Path) -> None:
+    """100 MiB of zeros deflated to ~100 KiB, behind a pickle that asks for all of it."""
+    pkl = tensor_pickle("float32", 25 << 20, (25 << 20,), (1,))
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("archive/data.pkl", pkl)
+        zf.writestr("archive/data/0", bytes(100 << 20))
+
+
+def truncated_pt(path: Path) -> None:
+    write_pt(path, np.arange(5000, dtype=np.float32))
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])
+
+
+def short_storage_pt(path: Path) -> None:
+    """The shape claims 100 elements; the storage holds 4."""
+    write_storage_pt(path, np.zeros(4, np.float32), size=(100,), stride=(1,))
+
+
+def huge_shape_pt(path: Path) -> None:
+    """A shape of 2**40 x 2**40 elements over a 4-element storage."""
+    write_storage_pt(path, np.zeros(4, np.float32), size=(1 << 40, 1 << 40), stride=(0, 0))
+
+
+def npy_object(path: Path) -> None:
+    marker = path.parent.parent.parent / MARKER
+    np.save(path, np.array([_Exploit(os.system, f"touch {marker}")], dtype=object), allow_pickle=True)
+
+
+def npy_lying_header(path: Path, n: int = 10**12) -> None:
+    """A .npy header announcing ``n`` float32 elements in front of 64 bytes of data."""
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<f4", "fortran_order": False, "shape": (n,)})
+        fh.write(b"\0" * 64)
+
+
+def npy_truncated(path: Path) -> None:
+    np.save(path, np.arange(1000, dtype=np.float32))
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-100])
+
+
+def fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def directory(path: Path) -> None:
+    path.mkdir()
+
+
+def symlink_out(path: Path) -> None:
+    outside = path.parent.parent.parent / "outside.pt"
+    write_pt(outside, GOOD)
+    path.symlink_to(outside)
+
+
+def step_dirs(tmp: Path, t_ranks: list[str], g_ranks: list[str], *, data: dict | None = None) -> list[str]:
+    for side, ranks in (("t", t_ranks), ("g", g_ranks)):
+        for r in ranks:
+            write_dump(tmp / side / "step0" / r, data or STATS)
+    return ["-tp", str(tmp / "t" / "step0"), "-gp", str(tmp / "g" / "step0")]
+
+
+def kernel_root(root: Path, files: dict[str, object]) -> Path:
+    d = root / "rank_0" / "Net" / "0" / "0"
+    d.mkdir(parents=True)
+    for name, content in files.items():
+        path = d / name
+        if isinstance(content, np.ndarray):
+            np.save(path, content)
+        else:
+            content(path)
+    return root
+
+
+KERNEL_NAME = "Add.Default_add-op1.0.0.{ts}.output.0.DefaultFormat.Float32.npy"
+
+
+def kernel_pair(tmp: Path, bad: object) -> list[str]:
+    t = kernel_root(tmp / "t", {KERNEL_NAME.format(ts=100): bad, "Mul.Default_mul-op2.0.0.101.output.0.DefaultFormat"
+                                ".Float32.npy": GOOD})
+    g = kernel_root(tmp / "g", {KERNEL_NAME.format(ts=100): GOOD, "Mul.Default_mul-op2.0.0.101.output.0.DefaultFormat"
+                                ".Float32.npy": GOOD})
+    return ["-tp", str(t), "-gp", str(g), "--rank", "0"]
+
+
+# =========================================================================== the table
+@dataclass
+class Case:
+    """One hostile input: how to build it and what ``msprobe compare`` must do with it."""
+
+    id: str
+    build: Callable[[Path], list[str]]
+    code: int
+    fragment: str
+    results: int = 0  # result files expected (csv/xlsx); 0 when the run stops
+    unsupported: str | None = None  # a row (NPU Name) that must be marked unsupported
+    check: Callable[[list[dict[str, str]]], None] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    root_only: bool = False  # needs to drop privileges (setuid), i.e. the tests run as root
+    args: tuple[str, ...] = ()
+
+
+def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
+    def check(rows: list[dict[str, str]]) -> None:
+        assert any(r["NPU Name"] == name for r in rows), [r["NPU Name"] for r in rows]
+
+    return check
+
+
+def _all_computed(rows: list[dict[str, str]]) -> None:
+    assert rows and all(r["Cosine"] != "unsupported" for r in rows if r["NPU Name"].endswith("output.0")), rows
+
+
+IN0 = "Torch.add.0.forward.input.0"
+NEST = '{"task": "statistics", "data": {"Torch.a.0.forward": {"input_args": ' + "[" * 100_000 + "]" * 100_000 + "}}}"
+
+CASES: list[Case] = [
+    # ---- dump.json: truncated, malformed, empty ------------------------------------------------
+    Case("json-truncated", lambda d: stats_pair(d, json.dumps({"task": "statistics", "data": STATS})[:70]),
+         2, "malformed JSON at line 1"),
+    Case("json-empty", lambda d: stats_pair(d, ""), 2, "empty"),
+    Case("json-whitespace", lambda d: stats_pair(d, "  \n\t "), 2, "empty"),
+    Case("json-not-utf8", lambda d: stats_pair(d, b'{"task": "statistics", "data": {"\xff\xfe": 1}}'), 2, "not UTF-8"),
+    Case("json-binary-garbage", lambda d: stats_pair(d, os.urandom(256).replace(b"\x00", b"\x01")), 2, "dump.json"),
+    Case("json-top-level-array", lambda d: stats_pair(d, "[1, 2, 3]"), 2, "top level must be a JSON object"),
+    Case("json-trailing-data", lambda d: stats_pair(d, '{"task": "statistics", "data": {}} {}'), 2, "malformed JSON"),
+    Case("json-deep-nesting", lambda d: stats_pair(d, NEST), 2, "nest"),
+    Case("json-huge-integer", lambda d: stats_pair(d, '{"task": "statistics", "data": {}, "x": ' + "9" * 5000 + "}"),
+         2, "malformed JSON"),
+    # ---- missing / wrong header fields ---------------------------------------------------------
+    Case("missing-data", lambda d: stats_pair(d, '{"task": "statistics"}'), 2, "'data' is missing"),
+    Case("missing-task", lambda d: stats_pair(d, '{"data": {}}'), 2, "'task' is missing"),
+    Case("task-wrong-type", lambda d: stats_pair(d, '{"task": 7, "data": {}}'), 2, "$.task: input should be a valid string"),
+    Case("task-empty", lambda d: stats_pair(d, '{"task": "", "data": {}}'), 2, "$.task"),
+    Case("task-not-comparable", lambda d: stats_pair(d, '{"task": "overflow_check", "data": {}}'), 2,
+         "task 'overflow_check' cannot be compared"),
+    Case("data-is-array", lambda d: stats_pair(d, '{"task": "statistics", "data": []}'), 2,
+         "'data' must be a JSON object"),
+    Case("level-wrong-type", lambda d: stats_pair(d, '{"task": "statistics", "level": [1], "data": {}}'), 2,
+         "$.level"),
+    Case("framework-wrong-type", lambda d: stats_pair(d, '{"task": "statistics", "framework": 3, "data": {}}'), 2,
+         "framework"),
+    Case("tasks-mismatch", lambda d: stats_pair(d, target_data=STATS, task="tensor"), 2, "dump tasks differ"),
+    Case("md5-vs-statistics", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": api([tensor(md5="12345678")])}),
+         2, "both must be statistics or both md5"),
+    Case("unknown-framework", lambda d: stats_pair(d, target_data=STATS, framework="jax"), 2,
+         "framework 'jax' is not handled"),
+    # ---- wrong types in entry fields (JSON path in the message) -------------------------------
+    Case("entry-not-object", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": [1, 2]}), 2,
+         '$.data["Torch.a.0.forward"]: must be a JSON object'),
+    Case("dtype-list", lambda d: bad_leaf(d, dtype=["torch.float32"]), 2,
+         '$.data["Torch.a.0.forward"].input_args[0].dtype'),
+    Case("shape-string", lambda d: bad_leaf(d, shape="2x3"), 2, "'shape' of Torch.a.0.forward.input.0 must be a list"),
+    Case("shape-negative", lambda d: bad_leaf(d, shape=[2, -3]), 2, "non-negative integers"),
+    Case("shape-nested", lambda d: bad_leaf(d, shape=[[2], 3]), 2, ".input_args[0].shape"),
+    Case("max-object", lambda d: bad_leaf(d, Max={"v": 1}), 2, ".input_args[0].Max: 'Max'"),
+    Case("norm-list", lambda d: bad_leaf(d, Norm=[1.0]), 2, ".input_args[0].Norm"),
+    Case("requires-grad-list", lambda d: bad_leaf(d, requires_grad=[True]), 2, ".requires_grad"),
+    Case("data-name-number", lambda d: bad_leaf(d, data_name=12), 2, ".data_name: 'data_name'"),
+    Case("md5-object", lambda d: bad_leaf(d, md5={"x": 1}), 2, ".md5"),
+    Case("bare-argument", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": api([tensor(), 5])}), 2,
+         ".input_args[1]: entry Torch.a.0.forward.input.1 holds a bare number 5"),
+    # ---- NaN / Inf everywhere, odd but valid ----------------------------------------------------
+    Case("nan-inf-statistics", lambda d: stats_pair(
+        d, target_data={"Torch.a.0.forward": api([tensor(mx=float("nan"), mn=float("-inf"), mean=float("inf"),
+                                                         norm=float("nan"))] * 3, [tensor(mx=float("inf"))])},
+        golden_data={"Torch.a.0.forward": api([tensor(mx=float("inf"), mn=float("nan"), mean=float("nan"),
+                                                      norm=float("-inf"))] * 3, [tensor(mx=float("nan"))])}),
+         0, "result file path", results=1),
+    Case("nan-inf-tensors", lambda d: tensor_pair(d, np.array([[np.nan, np.inf, -np.inf]] * 2, np.float32)),
+         0, "result file path", results=1, check=_all_computed),
+    Case("zero-dim-tensor", lambda d: tensor_pair(d, np.float32(3.5)), 0, "result file path", results=1,
+         check=_all_computed),
+    Case("empty-tensor", lambda d: tensor_pair(d, np.zeros((0, 3), np.float32)), 0, "result file path", results=1,
+         unsupported=IN0),
+    Case("huge-shape-in-json", lambda d: bad_leaf(d, shape=[2**62, 2**62, 2**62]), 0, "result file path", results=1),
+    # ---- hostile / broken tensor files: only their own row fails -------------------------------
+    Case("pickle-os-system", lambda d: tensor_pair(d, zip_pt(evil_pickle(d, "os.system"))), 0, "not on the allow-list",
+         results=1, unsupported=IN0, check=_all_computed),
+    Case("pickle-exec", lambda d: tensor_pair(d, zip_pt(evil_pickle(d, "exec"))), 0, "builtins.exec", results=1,
+         unsupported=IN0),
+    Case("pickle-nested-in-rebuild", lambda d: tensor_pair(d, zip_pt(evil_pickle(d, "nested"))), 0, "posix.system",
+         results=1, unsupported=IN0),
+    Case("pickle-legacy-format", lambda d: tensor_pair(d, legacy_pickle_pt(d)), 0, "legacy non-zip", results=1,
+         unsupported=IN0),
+    Case("zip-bomb", lambda d: tensor_pair(d, zip_bomb), 0, "zip bomb", results=1, unsupported=IN0),
+    Case("pickle-memo-bomb", lambda d: tensor_pair(d, zip_pt(b"\x80\x02]r\xff\xff\xff\xff.")), 0, "memo slot",
+         results=1, unsupported=IN0),
+    Case("pt-truncated", lambda d: tensor_pair(d, truncated_pt), 0, "truncated", results=1, unsupported=IN0),
+    Case("pt-storage-smaller-than-shape", lambda d: tensor_pair(d, short_storage_pt), 0, "of a storage of 4 elements",
+         results=1, unsupported=IN0),
+    Case("pt-huge-shape", lambda d: tensor_pair(d, huge_shape_pt), 0, IN0, results=1, unsupported=IN0),
+    Case("pt-not-a-zip", lambda d: tensor_pair(d, b"hello, not a tensor" * 10), 0, "not a torch zip file", results=1,
+         unsupported=IN0),
+    Case("pt-dict-not-tensor", lambda d: tensor_pair(d, zip_pt(pickle.dumps({"a": 1}, protocol=2))), 0,
+         "not a single tensor", results=1, unsupported=IN0),
+    Case("pt-missing", lambda d: tensor_pair(d, None), 0, "does not exist", results=1, unsupported=IN0),
+    Case("pt-is-directory", lambda d: tensor_pair(d, directory), 0, "not a regular file", results=1, unsupported=IN0),
+    Case("pt-is-fifo", lambda d: tensor_pair(d, fifo), 0, "not a regular file", results=1, unsupported=IN0),
+    Case("pt-over-byte-cap", lambda d: tensor_pair(d, np.zeros((64, 64), np.float32)), 0, "over the tensor limit",
+         results=1, unsupported=IN0, args=("--max_tensor_bytes", "4K")),
+    Case("pt-over-byte-cap-env", lambda d: tensor_pair(d, np.zeros((64, 64), np.float32)), 0, "over the tensor limit",
+         results=1, unsupported=IN0, env={"MSPROBE_MAX_TENSOR_BYTES": "4096"}),
+    Case("bad-byte-cap", lambda d: tensor_pair(d, GOOD), 2, "--max_tensor_bytes", args=("--max_tensor_bytes", "lots")),
+    # ---- names escaping the dump directory -----------------------------------------------------
+    Case("data-name-dotdot", lambda d: tensor_pair(d, GOOD, names={IN0: "../../../../etc/passwd.pt"}), 0,
+         "resolves to", results=1, unsupported="../../../../etc/passwd"),
+    Case("data-name-absolute", lambda d: tensor_pair(d, GOOD, names={IN0: "/etc/passwd.pt"}), 0, "absolute path",
+         results=1, unsupported="/etc/passwd"),
+    Case("data-name-nul", lambda d: tensor_pair(d, GOOD, names={IN0: "a\x00b.pt"}), 0, "not a file name", results=1),
+    Case("data-name-symlink-out", lambda d: tensor_pair(d, symlink_out), 0, "outside the dump root", results=1,
+         unsupported=IN0),
+    Case("tensor-dir-symlink-out", lambda d: _tensor_dir_symlink_out(d), 2, "outside the dump directory"),
+    Case("dump-dir-symlink", lambda d: _dump_dir_symlink(d), 0, "is a symbolic link; following it", results=1),
+    Case("rank-dir-symlink-out", lambda d: _rank_dir_symlink_out(d), 2, "refusing to follow a symlink out"),
+    # ---- unreadable inputs ---------------------------------------------------------------------
+    Case("dump-json-dangling-symlink", lambda d: _dangling(d), 2, "does not exist"),
+    Case("dump-json-is-fifo", lambda d: _fifo_dump(d), 2, "both be files or both be directories"),
+    Case("rank-dump-json-is-directory", lambda d: _rank_json_dir(d), 2, "neither dump.json nor debug.json"),
+    Case("dump-json-unreadable", lambda d: _unreadable(d), 2, "permission denied", root_only=True),
+    Case("tensor-unreadable", lambda d: _unreadable_tensor(d), 0, "Permission denied", results=1, root_only=True,
+         unsupported=IN0),
+    Case("wrong-file-name", lambda d: _renamed(d), 2, "must end with dump.json"),
+    # ---- ranks --------------------------------------------------------------------------------
+    Case("rank-count-differs", lambda d: step_dirs(d, ["rank0", "rank1"], ["rank0"]), 2, "different numbers of ranks"),
+    Case("rank-file-missing-one-side", lambda d: _rank_missing_file(d), 1, "1 of 2 compares failed", results=1),
+    Case("no-rank-dirs", lambda d: _no_ranks(d), 2, "point -tp/-gp at a step directory"),
+    # ---- names ---------------------------------------------------------------------------------
+    Case("unicode-names", lambda d: stats_pair(d, target_data=_unicode(), golden_data=_unicode()), 0,
+         "result file path", results=1, check=_row("Torch.加法_😀.0.forward.input.0")),
+    Case("very-long-api-name", lambda d: stats_pair(d, target_data=_long(), golden_data=_long()), 0,
+         "result file path", results=1),
+    Case("very-long-data-name", lambda d: tensor_pair(d, GOOD, names={IN0: "x" * 400 + ".pt"}), 0,
+         "File name too long", results=1),
+    Case("formula-names-neutralised", lambda d: stats_pair(d, target_data=_formula(), golden_data=_formula()), 0,
+         "result file path", results=1, check=_row("'=HYPERLINK(\"http://x\").0.forward.input.0")),
+    # ---- MindSpore .npy tensors and kernel dumps ------------------------------------------------
+    Case("ms-npy-object-pickle", lambda d: tensor_pair(d, npy_object, suffix=".npy", framework="mindspore"), 0,
+         "object", results=1, unsupported=IN0),
+    Case("ms-npy-lying-header", lambda d: tensor_pair(d, npy_lying_header, suffix=".npy", framework="mindspore"), 0,
+         "truncated", results=1, unsupported=IN0),
+    Case("ms-npy-truncated", lambda d: tensor_pair(d, npy_truncated, suffix=".npy", framework="mindspore"), 0,
+         "truncated", results=1, unsupported=IN0),
+    Case("kernel-npy-object-pickle", lambda d: kernel_pair(d, npy_object), 0, "object arrays", results=1),
+    Case("kernel-npy-lying-header", lambda d: kernel_pair(d, lambda p: npy_lying_header(p, 10**6)), 0,
+         "truncated or lying header", results=1),
+    Case("kernel-npy-huge-header", lambda d: kernel_pair(d, npy_lying_header), 0, "over the tensor limit", results=1),
+    Case("kernel-npy-symlink-out", lambda d: kernel_pair(d, _npy_symlink_out), 0, "outside the dump root", results=1),
+    # ---- mapping files -------------------------------------------------------------------------
+    Case("yaml-python-tag", lambda d: _dm(d, f"!!python/object/apply:os.system ['touch {d / MARKER}']\n"), 2,
+         "malformed YAML"),
+    Case("yaml-alias-bomb", lambda d: _dm(d, _laughs()), 2, "aliases"),
+    Case("yaml-not-mapping", lambda d: _dm(d, "- a\n- b\n"), 2, "data mapping must be a mapping"),
+    Case("yaml-wrong-value", lambda d: _dm(d, "Torch.a.0.forward.input.0: [1, 2]\n"), 2,
+         '$["Torch.a.0.forward.input.0"]'),
+    Case("stack-json-malformed", lambda d: _bad_stack(d), 2, "stack.json"),
+    # ---- output directory ----------------------------------------------------------------------
+    Case("output-is-a-file", lambda d: _out_is_file(d), 2, "output path exists and is not a directory"),
+    Case("output-under-a-file", lambda d: _out_under_file(d), 2, "not a directory"),
+    Case("output-read-only", lambda d: _out_read_only(d), 2, "permission denied", root_only=True),
+    Case("output-exists-from-earlier-run", lambda d: _out_exists(d), 2, "already exists (from an earlier run)"),
+    Case("output-exists-force", lambda d: _out_exists(d) + ["--force"], 0, "will be replaced (--force)", results=-1),
+]
+
+
+# ---- builders used by the table ---------------------------------------------------------------
+def _tensor_dir_symlink_out(d: Path) -> list[str]:
+    args = tensor_pair(d, GOOD)
+    elsewhere = d / "elsewhere"
+    shutil.move(str(d / "t" / "dump_tensor_data"), elsewhere)
+    (d / "t" / "dump_tensor_data").symlink_to(elsewhere)
+    return args
+
+
+def _dump_dir_symlink(d: Path) -> list[str]:
+    args = step_dirs(d, ["rank0"], ["rank0"])
+    (d / "link").symlink_to(d / "t" / "step0")
+    return ["-tp", str(d / "link"), "-gp", args[3]]
+
+
+def _rank_dir_symlink_out(d: Path) -> list[str]:
+    args = step_dirs(d, ["rank0"], ["rank0"])
+    write_dump(d / "stolen" / "rank1", STATS)
+    write_dump(d / "g" / "step0" / "rank1", STATS)
+    (d / "t" / "step0" / "rank1").symlink_to(d / "stolen" / "rank1")
+    return args
+
+
+def _dangling(d: Path) -> list[str]:
+    args = stats_pair(d)
+    t = Path(args[1])
+    t.unlink()
+    t.symlink_to(d / "nowhere" / "dump.json")
+    return args
+
+
+def _fifo_dump(d: Path) -> list[str]:
+    args = stats_pair(d)
+    t = Path(args[1])
+    t.unlink()
+    os.mkfifo(t)
+    return args
+
+
+def _rank_json_dir(d: Path) -> list[str]:
+    for side in ("t", "g"):
+        (d / side / "step0" / "rank0" / "dump.json").mkdir(parents=True)
+    return ["-tp", str(d / "t" / "step0"), "-gp", str(d / "g" / "step0")]
+
+
+def _unreadable(d: Path) -> list[str]:
+    args = stats_pair(d)
+    os.chmod(args[1], 0)
+    return args
+
+
+def _unreadable_tensor(d: Path) -> list[str]:
+    args = tensor_pair(d, GOOD)
+    os.chmod(d / "t" / "dump_tensor_data" / f"{IN0}.pt", 0)
+    return args
+
+
+def _renamed(d: Path) -> list[str]:
+    args = stats_pair(d)
+    t = Path(args[1])
+    t.rename(t.with_name("data.json"))
+    return ["-tp", str(t.with_name("data.json")), "-gp", args[3]]
+
+
+def _rank_missing_file(d: Path) -> list[str]:
+    args = step_dirs(d, ["rank0", "rank1"], ["rank0", "rank1"])
+    (d / "g" / "step0" / "rank1" / "dump.json").unlink()
+    return args
+
+
+def _no_ranks(d: Path) -> list[str]:
+    step_dirs(d, ["rank0"], ["rank0"])
+    return ["-tp", str(d / "t"), "-gp", str(d / "g")]
+
+
+def _unicode() -> dict:
+    return {"Torch.加法_😀.0.forward": api([tensor(dtype="torch.float32")], [tensor()]),
+            "Torch.ünïcödé\u202e.0.forward": api([tensor()], [tensor()])}
+
+
+def _long() -> dict:
+    return {"Torch." + "a" * 10_000 + ".0.forward": api([tensor()], [tensor()])}
+
+
+def _formula() -> dict:
+    return {'=HYPERLINK("http://x").0.forward': api([tensor()], [tensor()]),
+            "Torch.@SUM(A1).0.forward": api([tensor(dtype="=1+1")], [tensor()])}
+
+
+def _npy_symlink_out(path: Path) -> None:
+    outside = path.parents[5] / "outside.npy"
+    np.save(outside, GOOD)
+    path.symlink_to(outside)
+
+
+def _dm(d: Path, text: str) -> list[str]:
+    (d / "dm.yaml").write_text(text)
+    return stats_pair(d) + ["-dm", str(d / "dm.yaml")]
+
+
+def _laughs() -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for k in range(1, 9):
+        prev, cur = chr(ord("a") + k - 1), chr(ord("a") + k)
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _bad_stack(d: Path) -> list[str]:
+    args = stats_pair(d)
+    (Path(args[1]).parent / "stack.json").write_text('{"Torch.a.0.forward": [')
+    return args
+
+
+def _out_is_file(d: Path) -> list[str]:
+    (d / "out").write_text("I am a file")
+    return stats_pair(d)
+
+
+def _out_under_file(d: Path) -> list[str]:
+    (d / "blocker").write_text("I am a file")
+    return stats_pair(d) + ["-o", str(d / "blocker" / "out")]
+
+
+def _out_read_only(d: Path) -> list[str]:
+    (d / "out").mkdir()
+    os.chmod(d / "out", 0o555)
+    return stats_pair(d)
+
+
+def _out_exists(d: Path) -> list[str]:
+    """Result files 'from an earlier run' under every name this run could pick in the next minute."""
+    out = d / "out"
+    out.mkdir()
+    now = time.time()
+    for k in range(60):
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now + k))
+        (out / f"compare_result_{stamp}.csv").write_text("earlier run\n")
+    old = now - 3600
+    for p in out.iterdir():
+        os.utime(p, (old, old))
+    return stats_pair(d)
+
+
+# =========================================================================== the runner
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+def _snapshot(root: Path, skip: Path) -> dict[str, tuple]:
+    """Every entry under ``root`` except ``skip``: kind, size and mtime (to see side effects)."""
+    found: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if Path(dirpath) == skip or skip in Path(dirpath).parents:
+            dirnames[:] = []
+            continue
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            if p == skip:
+                continue
+            st_ = os.lstat(p)
+            found[str(p.relative_to(root))] = (stat.S_IFMT(st_.st_mode), st_.st_size if not stat.S_ISDIR(st_.st_mode)
+                                               else 0, st_.st_mtime_ns if stat.S_ISREG(st_.st_mode) else 0)
+    return found
+
+
+@contextmanager
+def _unprivileged() -> Iterator[None]:
+    """Run as ``nobody`` (effective ids only) so that permission bits apply even though tests run as root."""
+    if os.geteuid() != 0:
+        yield
+        return
+    try:
+        os.setegid(65534)
+        os.seteuid(65534)
+    except PermissionError:
+        pytest.skip("cannot drop privileges to test permission errors as root")
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+def _world_dir() -> Path:
+    """A temp dir that 'nobody' can traverse (pytest's tmp dirs are private to root)."""
+    d = Path(tempfile.mkdtemp(prefix="msprobe-hostile-"))
+    os.chmod(d, 0o777)
+    return d
+
+
+def _run_in_process(args: list[str], capsys: pytest.CaptureFixture, case: Case, monkeypatch) -> Outcome:
+    monkeypatch.setenv("MSPROBE_MAX_TENSOR_BYTES", "")  # restored after the test, whatever main() does
+    monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES")
+    for k, v in case.env.items():
+        monkeypatch.setenv(k, v)
+    if case.root_only:
+        with _unprivileged():
+            code = main(args)
+    else:
+        code = main(args)
+    captured = capsys.readouterr()
+    return Outcome(code, captured.out, captured.err)
+
+
+def _run_subprocess(args: list[str], case: Case) -> Outcome:
+    env = dict(os.environ, **case.env)
+    proc = subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _results(out: Path) -> list[Path]:
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.rglob("*") if p.suffix in (".csv", ".xlsx") and p.read_text(errors="replace")
+                  != "earlier run\n")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_input(case: Case, tmp_path: Path, capsys, monkeypatch) -> None:
+    if case.root_only and os.geteuid() == 0 and SUBPROCESS_ALL:
+        pytest.skip("dropping privileges is done in-process only")
+    base = _world_dir() if case.root_only else tmp_path
+    try:
+        _check_case(case, base, capsys, monkeypatch)
+    finally:
+        if case.root_only:
+            for p in [base, *base.rglob("*")]:
+                if not p.is_symlink():
+                    os.chmod(p, 0o755)
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _check_case(case: Case, base: Path, capsys, monkeypatch) -> None:
+    if case.root_only:  # lazy imports done as root: 'nobody' cannot read the interpreter's library
+        main(["compare", *stats_pair(base / "warm"), "-o", str(base / "warm" / "o")])
+        main(["compare", *tensor_pair(base / "warm2", GOOD), "-o", str(base / "warm2" / "o")])
+        shutil.rmtree(base / "warm")
+        shutil.rmtree(base / "warm2")
+        capsys.readouterr()
+    args = case.build(base)
+    out = base / "out"
+    if "-o" not in args:
+        args = [*args, "-o", str(out)]
+    else:
+        out = Path(args[args.index("-o") + 1])
+    args = ["compare", *args, *case.args]
+    before = _snapshot(base, out)
+    earlier = sorted(out.rglob("*")) if out.is_dir() else []
+    result = _run_subprocess(args, case) if SUBPROCESS_ALL else _run_in_process(args, capsys, case, monkeypatch)
+
+    # the exit code and the message
+    assert result.code == case.code, (result.code, result.err[-2000:], result.out[-2000:])
+    assert "Traceback" not in result.err and "Traceback" not in result.out
+    err_lines = [line for line in result.err.splitlines() if line.strip()]
+    if case.code != 0:
+        assert len(err_lines) == 1, result.err
+        assert case.fragment in err_lines[0], err_lines[0]
+        assert err_lines[0].startswith("msprobe: error: ")
+    else:
+        assert not err_lines, result.err
+        assert case.fragment in result.out, result.out[-3000:]
+    # no foreign code ran, nothing appeared or changed outside the output dir
+    assert not (base / MARKER).exists()
+    assert _snapshot(base, out) == before
+    # no half-written file, the expected result files only
+    assert not [p for p in base.rglob("*.part")], "temporary file left behind"
+    results = _results(out)
+    if case.results >= 0:
+        assert len(results) == case.results, results
+    if case.results == 0 and out.is_dir():
+        assert sorted(out.rglob("*")) == earlier, "the failed run left files in the output dir"
+    if results and (case.unsupported or case.check):
+        with open(results[0], newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        if case.unsupported:
+            row = next(r for r in rows if r["NPU Name"] == case.unsupported)
+            assert row.get("Cosine", row.get("Max diff")) == "unsupported", row
+        if case.check:
+            case.check(rows)
+
+
+def test_duplicate_api_keys_are_refused(tmp_path: Path, capsys) -> None:
+    """Two entries under one key: JSON keeps the last silently; the streaming loader refuses the file."""
+    from msprobe_core import dumpjson
+
+    if not hasattr(dumpjson, "load_dump_file"):
+        pytest.skip("the dump.json loader in this tree parses with json.loads (last key wins)")
+    args = stats_pair(tmp_path, '{"task": "statistics", "data": {"Torch.a.0.forward": {}, "Torch.a.0.forward": {}}}')
+    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "twice" in err
+
+
+def test_tensor_cap_option_does_not_outlive_the_command(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("MSPROBE_MAX_TENSOR_BYTES", "")
+    monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES")
+    args = tensor_pair(tmp_path, GOOD)
+    assert main(["compare", *args, "-o", str(tmp_path / "o1"), "--max_tensor_bytes", "8"]) == 0
+    assert "MSPROBE_MAX_TENSOR_BYTES" not in os.environ
+    capsys.readouterr()
+
+
+def test_table_is_big_enough() -> None:
+    assert len(CASES) >= 40
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> None:
+    args = _out_exists(tmp_path)
+    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 2
+    assert all(p.read_text() == "earlier run\n" for p in (tmp_path / "out").iterdir())
+    assert main(["compare", *args, "-o", str(tmp_path / "out"), "--force"]) == 0
+    assert sum(p.read_text() != "earlier run\n" for p in (tmp_path / "out").iterdir()) == 1
+    capsys.readouterr()
+
+
+def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
+    """ENOSPC while the result is being written: one-line error, exit 2, no result and no temp file."""
+    import msprobe_core.writers as writers
+
+    class FullWriter:
+        def __init__(self, fh, **kw) -> None:
+            self.fh = fh
+
+        def writerow(self, row) -> None:
+            self.fh.write(",".join(map(str, row)) + "\n")
+
+        def writerows(self, rows) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writers.csv, "writer", FullWriter)
+    args = stats_pair(tmp_path)
+    code = main(["compare", *args, "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "no space left on device" in err, err
+    assert not list((tmp_path / "out").iterdir())
+
+
+# =========================================================================== real processes
+def _big_stats_pair(tmp: Path, entries: int) -> list[str]:
+    data = {f"Torch.op{k}.0.forward": api([tensor(), tensor()], [tensor()]) for k in range(entries)}
+    g = write_dump(tmp / "g", data)
+    t = write_dump(tmp / "t", data)
+    return ["-tp", str(t), "-gp", str(g)]
+
+
+def _spawn(args: list[str], **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "msprobe_core", "compare", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_signal_while_writing_leaves_no_result(tmp_path: Path, sig: int, code: int, word: str) -> None:
+    """A signal while the (slow) xlsx result is being written: exit 130/143, one line, no file left."""
+    args = _big_stats_pair(tmp_path, 3000) + ["-o", str(tmp_path / "out"), "--xlsx"]
+    proc = _spawn(args)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if list((tmp_path / "out").glob(".*.part")):
+            break
+        time.sleep(0.005)
+    else:
+        proc.kill()
+        pytest.fail(f"the result was never being written: {proc.communicate()}")
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, (proc.returncode, err)
+    assert "Traceback" not in err and "Traceback" not in out
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and word in lines[0], err
+    assert not list((tmp_path / "out").iterdir()), list((tmp_path / "out").iterdir())
+
+
+def _wait_for_handlers(proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until the CLI has installed its signal handling (its SIGTERM handler shows in /proc/PID/status)."""
+    status = Path(f"/proc/{proc.pid}/status")
+    if not status.exists():
+        time.sleep(3)
+        return
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            caught = next(line for line in status.read_text().splitlines() if line.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            return
+        if int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+def test_sigint_early_in_the_run(tmp_path: Path, delay: float) -> None:
+    """Ctrl-C while plugins load and the dumps are read: exit 130, no traceback, nothing written."""
+    args = _big_stats_pair(tmp_path, 20000) + ["-o", str(tmp_path / "out")]
+    proc = _spawn(args)
+    _wait_for_handlers(proc)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Traceback" not in out
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".csv", ".part")]
+
+
+def test_file_size_limit_reached(tmp_path: Path) -> None:
+    """The disk 'fills up' (RLIMIT_FSIZE works as root too): one line, exit 2, no file."""
+    import resource
+
+    args = _big_stats_pair(tmp_path, 2000) + ["-o", str(tmp_path / "out")]
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    proc = _spawn(args, preexec_fn=limit)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "file too large" in lines[0], err
+    assert not list((tmp_path / "out").iterdir())
+
+
+def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A bug (any unexpected exception) is still one stderr line and exit 1; --debug shows the traceback."""
+    import msprobe_core.engine as engine
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("simulated bug")
+
+    monkeypatch.setattr(engine, "build_result", boom)
+    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: ZeroDivisionError: simulated bug" in err
+    with pytest.raises(ZeroDivisionError):
+        main(["--debug", *args])
