@@ -264,6 +264,7 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     root_only: bool = False  # needs to drop privileges (setuid), i.e. the tests run as root
     args: tuple[str, ...] = ()
+    command: tuple[str, ...] = ("compare",)  # the classic interface: ("-f", "pytorch", "compare")
 
 
 def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
@@ -278,6 +279,7 @@ def _all_computed(rows: list[dict[str, str]]) -> None:
 
 
 IN0 = "Torch.add.0.forward.input.0"
+CLASSIC = ("-f", "pytorch", "compare")
 NEST = '{"task": "statistics", "data": {"Torch.a.0.forward": {"input_args": ' + "[" * 100_000 + "]" * 100_000 + "}}}"
 
 CASES: list[Case] = [
@@ -420,6 +422,18 @@ CASES: list[Case] = [
     Case("yaml-wrong-value", lambda d: _dm(d, "Torch.a.0.forward.input.0: [1, 2]\n"), 2,
          '$["Torch.a.0.forward.input.0"]'),
     Case("stack-json-malformed", lambda d: _bad_stack(d), 2, "stack.json"),
+    # ---- classic compare.json and merge_result config ------------------------------------------------------
+    Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
+         "$.npu_path: input should be a valid string", command=CLASSIC),
+    Case("classic-json-not-object", lambda d: _compare_json(d, "[1, 2]"), 2, "input_param should be dict",
+         command=CLASSIC),
+    Case("classic-json-malformed", lambda d: _compare_json(d, '{"npu_path": '), 2, "malformed JSON", command=CLASSIC),
+    Case("classic-json-bad-ids", lambda d: _compare_json(d, '{"npu_path": "a", "bench_path": "b", "rank_id": "0"}'),
+         2, "$.rank_id", command=CLASSIC),
+    Case("merge-config-python-tag", lambda d: _merge(d, f"!!python/object/apply:os.system ['touch {d / MARKER}']\n"),
+         2, "malformed YAML", command=("merge_result",)),
+    Case("merge-config-not-list", lambda d: _merge(d, "api: Distributed.all_reduce\n"), 2,
+         "The config format of 'api' is incorrect", command=("merge_result",)),
     # ---- output directory ----------------------------------------------------------------------
     Case("output-is-a-file", lambda d: _out_is_file(d), 2, "output path exists and is not a directory"),
     Case("output-under-a-file", lambda d: _out_under_file(d), 2, "not a directory"),
@@ -430,6 +444,19 @@ CASES: list[Case] = [
 
 
 # ---- builders used by the table ---------------------------------------------------------------
+def _compare_json(d: Path, text: str) -> list[str]:
+    (d / "compare.json").write_text(text)
+    return ["-i", str(d / "compare.json")]
+
+
+def _merge(d: Path, config: str) -> list[str]:
+    """Two real per-rank xlsx results (so that the config is read) and a hostile config."""
+    args = step_dirs(d, ["rank0", "rank1"], ["rank0", "rank1"])
+    assert main(["compare", *args, "--xlsx", "-o", str(d / "results"), "-q"]) == 0
+    (d / "config.yaml").write_text(config)
+    return ["-i", str(d / "results"), "-config", str(d / "config.yaml")]
+
+
 def _tensor_dir_symlink_out(d: Path) -> list[str]:
     args = tensor_pair(d, GOOD)
     elsewhere = d / "elsewhere"
@@ -679,7 +706,7 @@ def _check_case(case: Case, base: Path, capsys, monkeypatch) -> None:
         args = [*args, "-o", str(out)]
     else:
         out = Path(args[args.index("-o") + 1])
-    args = ["compare", *args, *case.args]
+    args = [*case.command, *args, *case.args]
     before = _snapshot(base, out)
     earlier = sorted(out.rglob("*")) if out.is_dir() else []
     result = _run_subprocess(args, case) if SUBPROCESS_ALL else _run_in_process(args, capsys, case, monkeypatch)

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import MsprobeError
-
 log = logging.getLogger("msprobe")
 BUILTIN = "__builtin__"
 FRAMEWORKS = ("pytorch", "mindspore")
@@ -85,25 +83,15 @@ def classic_compare(ctx: click.Context, **kw: object) -> None:
 
 
 def main_classic(args: list[str], debug: bool = False) -> int:
-    """Run a classic command line; returns the exit code."""
-    try:
+    """Run a classic command line; returns the exit code (errors become messages in ``cli.guarded``)."""
+    from ..cli import guarded
+
+    def run() -> None:
         framework, rest = _split_framework(args)
         if framework is not None and framework not in FRAMEWORKS:
             raise click.UsageError(f"-f/--framework must be one of {', '.join(FRAMEWORKS)}, not '{framework}'")
         if not rest or rest[0] != "compare":
             raise click.UsageError("the classic interface has one sub-command: msprobe -f FRAMEWORK compare -i compare.json")
         classic_compare.main(args=rest[1:], prog_name="msprobe compare", standalone_mode=False, obj={"framework": framework})
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("msprobe: interrupted", err=True)
-        return 130
-    except MsprobeError as exc:
-        if debug:
-            raise
-        click.echo(f"msprobe: error: {exc}", err=True)
-        return exc.exit_code
-    return 0
+
+    return guarded(run, debug=debug)

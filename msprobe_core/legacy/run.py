@@ -300,6 +300,9 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!")
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!")
+    from ..validation import CompareJson, validate
+
+    validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
     opts = replace(opts, is_print_compare_log=bool(doc.get("is_print_compare_log", True)))
     npu, bench = Path(npu_path), Path(bench_path)
     for p in (npu, bench):
