@@ -51,6 +51,12 @@ MINDSPORE = [
 TIMESTAMP = re.compile(r"_\d{14}")
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_tensor_cap(monkeypatch):
+    """An earlier in-process run may leave a tensor size cap in the environment; these tests need none."""
+    monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
+
+
 def _run_da(root: Path, out: Path, extra: tuple[str, ...] = (), step: str = "step0") -> dict | None:
     args = [str(root / a) if a.endswith(".yaml") else a for a in extra]
     rc = main(["compare", "-tp", str(root / "target" / step), "-gp", str(root / "golden" / step), "-o", str(out),
@@ -347,7 +353,7 @@ def test_shape_drift_and_tolerance_setting(tmp_path):
               "Functional.linear.1.forward": api([_t(1.0)], [tensor(shape=(4,))])}
     doc = _analyse(tmp_path / "a", [target], [golden])
     assert doc["rank_0"][0]["op_name"] == "Functional.linear.0.forward"
-    loose = DiffAnalyzeConfig(base_tolerance=0.01)
+    loose = DiffAnalyzeConfig(base_tolerance=0.01, exact_input_tolerance=0.01)
     doc = _analyse(tmp_path / "b", [target], [golden], extra={"diff_analyze_config": loose})
     (node,) = doc["rank_0"]
     assert node["op_name"] == "Functional.linear.1.forward"
@@ -414,3 +420,28 @@ def test_p2pop_records_fill_the_p2pop_columns(tmp_path):
     assert item["NPU Name"] == "Distributed.batch_isend_irecv.0.forward.input.0.0"
     assert (item["NPU P2POp op"], item["NPU P2POp peer"]) == ("isend", "0")
     assert (item["Bench P2POp op"], item["Bench P2POp peer"]) == ("isend", "0")
+
+
+def test_identical_inputs_make_small_output_changes_count(tmp_path):
+    """With bit-identical inputs only the call can move its output: 3e-5 of the range counts there, not elsewhere."""
+    def dump(out: float, noisy_input: float) -> dict:
+        return {
+            "Functional.layer_norm.0.forward": api([_t(2.0)], [_t(1.0)]),
+            "Functional.gelu.0.forward": api([_t(1.0)], [_t(out)]),
+            "Functional.linear.0.forward": api([_t(noisy_input)], [_t(out)]),
+        }
+
+    doc = _analyse(tmp_path / "a", [dump(1.00003, 1.0)], [dump(1.0, 1.0)])
+    (node,) = doc["rank_0"]
+    assert node["op_name"] == "Functional.gelu.0.forward"
+    (ev,) = [e for e in node["evidence"] if e["side"] == "output"]
+    assert ev["inputs_exact"] and ev["threshold"] == pytest.approx(1e-5)
+    only_later = {
+        "Functional.layer_norm.0.forward": api([_t(2.0)], [_t(1.0 + 1e-7)]),
+        "Functional.linear.0.forward": api([_t(1.0 + 1e-7)], [_t(1.00003)]),
+    }
+    clean = {
+        "Functional.layer_norm.0.forward": api([_t(2.0)], [_t(1.0)]),
+        "Functional.linear.0.forward": api([_t(1.0)], [_t(1.0)]),
+    }
+    assert _analyse(tmp_path / "b", [only_later], [clean]) is None  # inputs already moved: the 1e-4 tolerance holds

@@ -32,6 +32,12 @@ SAME_STRUCTURE = ["c01", "c02", "c03", "c04a", "c05", "c06b", "c09a"]
 DIFF_COLUMNS = ("Max diff", "Min diff", "Mean diff", "L2norm diff")
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_tensor_cap(monkeypatch):
+    """An earlier in-process run may leave a tensor size cap in the environment; these tests need none."""
+    monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
+
+
 def _pairs(target: Path, golden: Path, **options) -> list[tuple[str, str]]:
     host = get_host()
     opts = CompareOptions(**options)

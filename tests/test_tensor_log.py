@@ -48,6 +48,12 @@ OLD_METRIC_LINE = re.compile(
 ZERO_D_REPEATED = re.compile(r"(?:" + re.escape(ZERO_D) + r" ?)+")
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_tensor_cap(monkeypatch):
+    """An earlier in-process run may leave a tensor size cap in the environment; these tests need none."""
+    monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
+
+
 def _messages(lines: list[str], metric_re: re.Pattern) -> list[tuple[str, tuple[str, ...], str]]:
     """(name, metric values, message) per ``Compare result`` line; 8.3.3's repeated 0-d sentence counted once."""
     out = []

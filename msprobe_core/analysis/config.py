@@ -47,6 +47,11 @@ class DiffAnalyzeConfig:
 
     base_tolerance: float = 1e-4
     eps_factor: float = 4.0
+    #: A call whose tensor inputs are all bit-identical is judged on its outputs with this smaller tolerance
+    #: (``max(exact_input_tolerance, exact_input_eps_factor × eps(dtype))``): with identical inputs only the call
+    #: itself can have moved its output, and rounding alone moves it by a few eps at most.
+    exact_input_tolerance: float = 1e-5
+    exact_input_eps_factor: float = 2.0
     ignored_ops: frozenset[str] = DEFAULT_IGNORED_OPS
     #: Compare backward rows when the two dumps come from different frameworks. Off by default: each
     #: framework hooks the backward of a composite op at a different point (PyTorch's cross_entropy
@@ -60,3 +65,8 @@ class DiffAnalyzeConfig:
         """The row tolerance for a pair of dtypes (the coarser one decides)."""
         eps = max((DTYPE_EPS.get(d or "", 0.0) for d in canonical_dtypes), default=0.0)
         return max(self.base_tolerance, self.eps_factor * eps)
+
+    def exact_input_tol(self, *canonical_dtypes: str | None) -> float:
+        """The output tolerance of a call whose tensor inputs are all bit-identical."""
+        eps = max((DTYPE_EPS.get(d or "", 0.0) for d in canonical_dtypes), default=0.0)
+        return max(self.exact_input_tolerance, self.exact_input_eps_factor * eps)

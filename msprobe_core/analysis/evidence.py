@@ -132,6 +132,17 @@ def _same_argument(a: Any, b: Any, rtol: float) -> bool:
     return False
 
 
+@dataclass
+class RowCheck:
+    """The verdict on one matched row: its evidence, and how far it moved even when below every threshold."""
+
+    evidence: list[Evidence]
+    error: float  # 0: identical as dumped; else the worst scaled statistic error (inf: differs in kind)
+    tensor: bool  # both sides are tensors
+    dtypes: tuple[str | None, str | None] = (None, None)
+    candidate: Evidence | None = None  # the statistics evidence of the worst statistic, whatever its size
+
+
 def row_evidence(
     data: dict[str, list[Any]],
     k: int,
@@ -141,15 +152,26 @@ def row_evidence(
     config: DiffAnalyzeConfig,
 ) -> list[Evidence]:
     """Evidence for result row ``k`` (a matched row) of a result table's columns ``data``."""
+    return check_row(data, k, side, md5_mode, canon, config).evidence
+
+
+def check_row(
+    data: dict[str, list[Any]],
+    k: int,
+    side: str,
+    md5_mode: bool,
+    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    config: DiffAnalyzeConfig,
+) -> RowCheck:
+    """Check result row ``k`` (a matched row): evidence past the thresholds, and the raw error."""
     name = data["NPU Name"][k]
     nd, bd = data["NPU Dtype"][k], data["Bench Dtype"][k]
     nc = canon[0](nd) if isinstance(nd, str) and nd != NA else None
     bc = canon[1](bd) if isinstance(bd, str) and bd != NA else None
     n_tensor, b_tensor = is_tensor_dtype(nc), is_tensor_dtype(bc)
-    out: list[Evidence] = []
     if not n_tensor or not b_tensor:
         if nc is None and bc is None:
-            return out  # a null on both sides
+            return RowCheck([], 0.0, False)  # a null on both sides
         a, b = data["NPU max"][k], data["Bench max"][k]
         ns, bs = data["NPU Tensor Shape"][k], data["Bench Tensor Shape"][k]
         if n_tensor != b_tensor or not _same_argument(a, b, config.argument_rtol) or (
@@ -157,8 +179,10 @@ def row_evidence(
         ):
             shown_a = a if a is not None else ns
             shown_b = b if b is not None else bs
-            out.append(Evidence(name, side, "argument", {"npu": _plain(shown_a), "bench": _plain(shown_b)}))
-        return out
+            ev = Evidence(name, side, "argument", {"npu": _plain(shown_a), "bench": _plain(shown_b)})
+            return RowCheck([ev], math.inf, False, (nc, bc))
+        return RowCheck([], 0.0, False, (nc, bc))
+    out: list[Evidence] = []
     if nc != bc and (dtype_family(nc) != dtype_family(bc) or dtype_family(nc) in ("float", "complex")):
         # an integer's width (int32 indices vs int64) changes no value: the statistics below say if values moved
         out.append(Evidence(name, side, "dtype", {"npu": nd, "bench": bd}))
@@ -169,7 +193,7 @@ def row_evidence(
         nm, bm = data["NPU MD5"][k], data["BENCH MD5"][k]
         if nm != bm:
             out.append(Evidence(name, side, "md5", {"npu": nm, "bench": bm}))
-        return out
+        return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
     n_raw = [data[f"NPU {s}"][k] for s in STATS]
     b_raw = [data[f"Bench {s}"][k] for s in STATS]
     nv = [number(v) for v in n_raw]
@@ -181,14 +205,14 @@ def row_evidence(
             out.append(Evidence(name, side, "nan_inf", {
                 "side": "target" if not _finite(x) else "golden", "stat": s, "npu": _plain(x), "bench": _plain(y),
             }))
-            return out
+            return RowCheck(out, math.inf, True, (nc, bc))
     if all(x is None for x in nv) or all(y is None for y in bv):
         if [str(v) for v in n_raw] != [str(v) for v in b_raw]:  # e.g. bool tensors: True/False statistics
             out.append(Evidence(name, side, "statistics", {
                 "stat": "max", "npu": _plain(n_raw[0]), "bench": _plain(b_raw[0]), "value": 1.0,
                 "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": data["MaxRelativeErr"][k],
             }))
-        return out
+        return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
     scale = max((abs(v) for v in (nv[0], nv[1], bv[0], bv[1]) if _finite(v)), default=0.0)
     tol = config.tolerance(nc, bc)
     worst: tuple[float, str, float, float] | None = None
@@ -199,13 +223,17 @@ def row_evidence(
         err = abs(x - y) / denom if denom > 0 else math.inf
         if worst is None or err > worst[0]:
             worst = (err, s, x, y)
-    if worst is not None and worst[0] > tol:
+    candidate = None
+    if worst is not None:
         err, s, x, y = worst
-        out.append(Evidence(name, side, "statistics", {
+        candidate = Evidence(name, side, "statistics", {
             "stat": s, "npu": x, "bench": y, "value": err, "threshold": tol,
             "msprobe_metric": REL_COLUMN[s], "msprobe_value": data[REL_COLUMN[s]][k],
-        }, severity=err / tol if tol > 0 else math.inf))
-    return out
+        }, severity=err / tol if tol > 0 else math.inf)
+        if err > tol:
+            out.append(candidate)
+    error = math.inf if out and (worst is None or worst[0] <= tol) else (worst[0] if worst else 0.0)
+    return RowCheck(out, error, True, (nc, bc), candidate)
 
 
 def _plain(value: Any) -> Any:

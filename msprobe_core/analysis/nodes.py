@@ -23,7 +23,7 @@ from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
-from .evidence import Evidence, row_evidence
+from .evidence import Evidence, RowCheck, check_row
 
 log = logging.getLogger("msprobe")
 _RANK_IN_LABEL = re.compile(r"rank(\d+)")
@@ -44,6 +44,7 @@ class Node:
     group: tuple[int, ...] | None = None
     peer: int | None = None
     skip: str | None = None  # why the search ignores this call's own data
+    checks: list[tuple[str, str, RowCheck]] = field(default_factory=list)  # (side, state, check) per matched row
 
     @property
     def op(self) -> str:
@@ -174,10 +175,33 @@ def build_nodes(
             _comm_args(current, target.name[i], data["NPU max"][k], data["NPU MD5"][k])
         if pairs.golden[k] < 0:
             continue
-        for evidence in row_evidence(data, k, side, md5_mode, canon, config):
+        check = check_row(data, k, side, md5_mode, canon, config)
+        for evidence in check.evidence:
             evidence.state = state
             current.evidence.append(evidence)
+        current.checks.append((side, state, check))
+    for node in nodes:
+        _exact_input_rule(node, config)
     return nodes
+
+
+def _exact_input_rule(node: Node, config: DiffAnalyzeConfig) -> None:
+    """Outputs of a call whose tensor inputs are all bit-identical are held to the smaller tolerance."""
+    inputs = [c for side, _, c in node.checks if side == "input" and c.tensor]
+    if not inputs or any(c.error != 0.0 or c.evidence for c in inputs) or node.output_evidence:
+        return
+    for side, state, check in node.checks:
+        cand = check.candidate
+        if side != "output" or cand is None or check.evidence:
+            continue
+        tol = config.exact_input_tol(*check.dtypes)
+        if cand.detail["value"] > tol:
+            cand.detail["threshold"] = tol
+            cand.detail["inputs_exact"] = True
+            cand.severity = cand.detail["value"] / tol
+            cand.state = state
+            check.evidence.append(cand)
+            node.evidence.append(cand)
 
 
 def _comm_args(node: Node, name: str, value: Any, md5: Any) -> None:
