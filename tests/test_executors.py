@@ -207,3 +207,45 @@ def test_progress_only_outermost_draws():
         with Progress(5, stream=inner_stream, delay=0, interval=0) as inner:
             inner.advance(1)
     assert inner_stream.getvalue() == ""
+
+
+# --------------------------------------------------------------------------- streaming
+def test_prefault_reads_mapped_arrays_in_place(tmp_path):
+    import mmap
+
+    import numpy as np
+
+    from msprobe_core.tensor_stage import _prefault
+
+    data = np.arange(300_000, dtype=np.float32)
+    path = tmp_path / "raw.bin"
+    path.write_bytes(data.tobytes())
+    with open(path, "rb") as fh:
+        mapped = np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY), dtype=np.float32)
+    assert _prefault(mapped) is mapped
+    assert np.array_equal(mapped, data)
+    assert _prefault(data) is data
+
+
+def test_run_tasks_same_cells_inline_pool_and_per_pair(tmp_path, pool_always):
+    """Big (memory-mapped) and small tensors: same cells whatever the executor, in row order."""
+    import numpy as np
+
+    pt_writer = pytest.importorskip("msprobe_pytorch.pt_writer")
+    from msprobe_core.tensor_stage import compute_pair, run_tasks
+
+    rng = np.random.default_rng(0)
+    tasks = []
+    for k, n in enumerate([5_000_000, 7, 1, 40_000, 5_000_000, 3]):  # 20 MB pairs take the reader's mmap path
+        g = rng.standard_normal(n).astype(np.float32)
+        t = g * np.float32(1.001)
+        pt_writer.write_pt(tmp_path / f"t{k}.pt", t, dtype="bfloat16" if k % 2 else None)
+        pt_writer.write_pt(tmp_path / f"g{k}.pt", g)
+        tasks.append(TensorTask(k, str(tmp_path / f"t{k}.pt"), str(tmp_path / f"g{k}.pt"), "pytorch", "pytorch"))
+    tasks.append(TensorTask(len(tasks), str(tmp_path / "missing.pt"), str(tmp_path / "g0.pt"), "pytorch", "pytorch"))
+    single = run_tasks(tasks, 1)
+    with LocalExecutor(2) as ex:
+        pooled = run_tasks(tasks, executor=ex)
+    assert pooled == single
+    assert single == {t.row: compute_pair(t)[1:] for t in tasks}
+    assert single[len(tasks) - 1][1]  # the missing file: a warning, unsupported cells
