@@ -232,6 +232,7 @@ def guarded(run: object, *, debug: bool) -> int:
     one line. ``debug`` re-raises instead, so the traceback is shown.
     """
     previous = _Signals.install()
+    unraisable = sys.unraisablehook
     try:
         run()  # type: ignore[operator]
     except click.exceptions.Exit as exc:
@@ -242,6 +243,9 @@ def guarded(run: object, *, debug: bool) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         if debug and _Signals.received is None:
             raise
+        # objects half-built when the signal struck (a zip being opened…) complain from their
+        # finalisers as the traceback is released; the run is over, keep stderr to one line
+        sys.unraisablehook = _quiet_unraisable
         if _Signals.received is not None:
             click.echo("msprobe: terminated (SIGTERM); unfinished result files were removed", err=True)
             return 128 + _Signals.received
@@ -270,7 +274,16 @@ def guarded(run: object, *, debug: bool) -> int:
         return 1
     finally:
         _Signals.restore(previous)
+        if sys.unraisablehook is _quiet_unraisable:
+            import gc
+
+            gc.collect()
+            sys.unraisablehook = unraisable
     return 0
+
+
+def _quiet_unraisable(unraisable: object) -> None:
+    """``sys.unraisablehook`` while an interrupted run unwinds: finaliser noise is dropped."""
 
 
 def main(argv: list[str] | None = None) -> int:

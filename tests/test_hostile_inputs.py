@@ -899,3 +899,24 @@ def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> No
     assert err.count("\n") == 1 and "internal error: ZeroDivisionError: simulated bug" in err
     with pytest.raises(ZeroDivisionError):
         main(["--debug", *args])
+
+
+def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None:
+    """Ctrl-C while an object is half built (e.g. a zip being opened): its finaliser must not print a traceback."""
+    from msprobe_core.cli import guarded
+
+    class HalfBuilt:
+        def __del__(self) -> None:
+            raise AttributeError("_writing")
+
+    def run() -> None:
+        half = HalfBuilt()  # noqa: F841 - released with the traceback
+        raise KeyboardInterrupt
+
+    seen: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)  # what would print "Exception ignored in …"
+    assert guarded(run, debug=False) == 130
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        "msprobe: interrupted (Ctrl-C); unfinished result files were removed"], err
+    assert seen == [] and sys.unraisablehook == seen.append
