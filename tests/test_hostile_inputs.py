@@ -414,6 +414,7 @@ CASES: list[Case] = [
          "truncated or lying header", results=1),
     Case("kernel-npy-huge-header", lambda d: kernel_pair(d, npy_lying_header), 0, "over the tensor limit", results=1),
     Case("kernel-npy-symlink-out", lambda d: kernel_pair(d, _npy_symlink_out), 0, "outside the dump root", results=1),
+    Case("kernel-statistic-csv-symlink-out", lambda d: _kernel_stat_symlink(d), 2, "outside the dump root"),
     # ---- mapping files -------------------------------------------------------------------------
     Case("yaml-python-tag", lambda d: _dm(d, f"!!python/object/apply:os.system ['touch {d / MARKER}']\n"), 2,
          "malformed YAML"),
@@ -549,6 +550,20 @@ def _npy_symlink_out(path: Path) -> None:
     outside = path.parents[5] / "outside.npy"
     np.save(outside, GOOD)
     path.symlink_to(outside)
+
+
+KERNEL_STAT = ("Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,"
+               'Avg Value,L2Norm Value\nMatMul,Default/MatMul-op1,5,2,17000,input,0,24,float32,"(2,3)",5,0,1,2\n')
+
+
+def _kernel_stat_symlink(d: Path) -> list[str]:
+    """statistic.csv on the target side is a symlink to a file outside the dump."""
+    (d / "secret.csv").write_text(KERNEL_STAT)
+    for side in ("t", "g"):
+        (d / side / "rank_0" / "Net" / "0" / "0").mkdir(parents=True)
+    (d / "g" / "rank_0" / "Net" / "0" / "0" / "statistic.csv").write_text(KERNEL_STAT)
+    (d / "t" / "rank_0" / "Net" / "0" / "0" / "statistic.csv").symlink_to(d / "secret.csv")
+    return ["-tp", str(d / "t"), "-gp", str(d / "g"), "--rank", "0"]
 
 
 def _dm(d: Path, text: str) -> list[str]:

@@ -33,9 +33,11 @@ from msprobe_core.cells import numpy_float_text
 from msprobe_core.errors import InputError, TensorReadError
 from msprobe_core.tensor_metrics import compare_tensors
 from msprobe_kernel.layout import (
+    MAPPING_CSV,
     MODE_NPY,
     MODE_STATISTIC,
     STAT_HEADERS,
+    STATISTIC_CSV,
     DumpDir,
     KernelRecord,
     dir_mode,
@@ -427,6 +429,21 @@ def compare_kernel_dumps(
     return results
 
 
+def _check_side_files(dirs: Sequence[DumpDir], root: str) -> None:
+    """Refuse a ``statistic.csv``/``mapping.csv`` that is a symlink out of the dump root (read whole, not per row)."""
+    from msprobe_core.errors import UnsafePathError
+    from msprobe_core.validation import confine
+
+    for d in dirs:
+        for name in (STATISTIC_CSV, MAPPING_CSV):
+            path = d.path / name
+            if path.is_symlink():
+                try:
+                    confine(root, path, what=name)
+                except UnsafePathError as exc:
+                    raise UnsafeDumpPath(str(exc), path=path) from None
+
+
 def compare_group(
     npu_dirs: Sequence[DumpDir],
     bench_dirs: Sequence[DumpDir],
@@ -444,6 +461,8 @@ def compare_group(
     if npu_mode != bench_mode:
         logger.error("%s: NPU mode %s not equal to bench mode %s.", where, npu_mode, bench_mode)
         return None
+    _check_side_files(npu_dirs, npu_root)
+    _check_side_files(bench_dirs, bench_root)
     pairs = pair_records(_read_records(npu_dirs, npu_mode), _read_records(bench_dirs, bench_mode))
     if not pairs:
         return None
