@@ -125,8 +125,20 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
             check_tensor_dir(table)
     stack_file = target.source.parent / "stack.json"
     if target.stack is None and stack_file.is_file():
+        check_beside(target.source.parent, stack_file)
         target.stack = load_stack(stack_file)
     return target, golden
+
+
+def check_beside(directory: Path, path: Path) -> None:
+    """Refuse a file next to a dump (stack.json…) that is a symlink pointing outside the dump's directory."""
+    from .validation import is_within
+
+    if path.is_symlink() and not is_within(directory, path):
+        raise InputError(
+            f"{path.name} resolves to {path.resolve()}, outside the dump directory {directory}; refusing to read it",
+            path=path,
+        )
 
 
 def check_tensor_dir(table: DumpTable) -> None:

@@ -423,6 +423,7 @@ CASES: list[Case] = [
     Case("yaml-wrong-value", lambda d: _dm(d, "Torch.a.0.forward.input.0: [1, 2]\n"), 2,
          '$["Torch.a.0.forward.input.0"]'),
     Case("stack-json-malformed", lambda d: _bad_stack(d), 2, "stack.json"),
+    Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
     # ---- classic compare.json and merge_result config ------------------------------------------------------
     Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
          "$.npu_path: input should be a valid string", command=CLASSIC),
@@ -582,6 +583,13 @@ def _laughs() -> str:
 def _bad_stack(d: Path) -> list[str]:
     args = stats_pair(d)
     (Path(args[1]).parent / "stack.json").write_text('{"Torch.a.0.forward": [')
+    return args
+
+
+def _stack_symlink_out(d: Path) -> list[str]:
+    args = stats_pair(d)
+    (d / "secret.json").write_text(json.dumps({"Torch.a.0.forward": ["the secret"]}))
+    (Path(args[1]).parent / "stack.json").symlink_to(d / "secret.json")
     return args
 
 
