@@ -57,7 +57,7 @@ def read_files_as_view(files: Sequence[Path], label: str) -> ResultView:
         for c in view.columns:
             view.cells[c].extend(extra.cells[c])
         view.files.extend(extra.files)
-    view._verdicts = None
+    view.invalidate()
     return view
 
 

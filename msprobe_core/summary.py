@@ -10,6 +10,7 @@ compare, ``--json-summary`` and the HTML report.
 from __future__ import annotations
 
 import csv
+import functools
 import heapq
 import json
 import math
@@ -92,6 +93,19 @@ class ResultView:
             self._verdicts = row_verdicts(self)
         return self._verdicts
 
+    def invalidate(self) -> None:
+        """Forget what was derived from the cells (call after changing them)."""
+        self._verdicts = None
+        self.__dict__.pop("_numbers", None)
+
+    def numbers(self, name: str) -> list[float | None] | None:
+        """Column ``name`` parsed with :func:`to_number` (cached; ``None`` when there is no such column)."""
+        cache = self.__dict__.setdefault("_numbers", {})
+        if name not in cache:
+            cells = self.cells.get(name)
+            cache[name] = None if cells is None else [to_number(c) for c in cells]
+        return cache[name]
+
     def order(self) -> list[int]:
         """Row indices in execution order.
 
@@ -145,9 +159,9 @@ def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> 
         specs = (getattr(pairs, "notes", None) or {}).get("frameworks") if pairs is not None else None
         if specs and len(specs) == 2:
             fw = tuple(getattr(s, "name", str(s)) for s in specs)
-    if not fw:
-        fw = guess_frameworks(cells)
     mode = table.mode if table.mode in PLOT_METRICS else detect_mode(columns)
+    if not fw:
+        fw = guess_frameworks(cells, mode)
     return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, meta.get("level"))
 
 
@@ -187,9 +201,9 @@ def read_result_file(path: Path, label: str | None = None) -> ResultView:
             row = list(row) + [""] * (width - len(row))
         for lst, v in zip(lists, row):
             lst.append(v)
-    fw = guess_frameworks(cells)
-    return ResultView(label if label is not None else label_from_path(path), detect_mode(columns), columns, cells,
-                      [path], fw)
+    mode = detect_mode(columns)
+    return ResultView(label if label is not None else label_from_path(path), mode, columns, cells, [path],
+                      guess_frameworks(cells, mode))
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -245,8 +259,13 @@ def _read_xlsx(path: Path) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def guess_frameworks(cells: dict[str, list[str]]) -> tuple[str, str] | None:
-    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``)."""
+def guess_frameworks(cells: dict[str, list[str]], mode: str = "") -> tuple[str, str] | None:
+    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``).
+
+    Kernel dumps come from MindSpore's static graph mode only.
+    """
+    if mode == MODE_KERNEL:
+        return ("mindspore", "mindspore")
     def guess(col: str) -> str:
         for v in (cells.get(col) or [])[:2000]:
             if v.startswith("torch."):
@@ -406,6 +425,7 @@ def _threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | Non
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_dtype(dtype: str) -> str:
     """A framework-neutral dtype spelling: ``torch.float32`` and ``Float32`` are both ``float32``."""
     return dtype.strip().rsplit(".", 1)[-1].lower()
@@ -415,12 +435,14 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
     """Floating-point dtype drift or shape drift between the two sides of a matched row."""
     cols = view.cells
     nd, bd = cols.get("NPU Dtype"), cols.get("Bench Dtype")
+    ns, bs = cols.get("NPU Tensor Shape"), cols.get("Bench Tensor Shape")
+    if nd is not None and bd is not None and ns is not None and bs is not None and nd[i] == bd[i] and ns[i] == bs[i]:
+        return None  # the common case, decided without parsing anything
     if nd is not None and bd is not None:
         a, b = nd[i].strip(), bd[i].strip()
         ca, cb = canonical_dtype(a), canonical_dtype(b)
         if ca != cb and "float" in ca and "float" in cb:
             return f"dtype drift: NPU {a} vs Bench {b}"
-    ns, bs = cols.get("NPU Tensor Shape"), cols.get("Bench Tensor Shape")
     if ns is not None and bs is not None:
         a, b = ns[i].strip(), bs[i].strip()
         if a not in ("", "N/A") and b not in ("", "N/A") and a.replace(" ", "") != b.replace(" ", ""):
@@ -451,9 +473,9 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     msgs = view.column("Err_message") or [""] * len(view)
     nums: dict[str, list[float | None]] = {}
     for col in ("Cosine", "MaxAbsErr", "NormRelativeErr"):
-        cells = view.column(col)
-        if cells is not None:
-            nums[col] = [to_number(c) for c in cells]
+        parsed = view.numbers(col)
+        if parsed is not None:
+            nums[col] = parsed
     acc = view.column("Accuracy Reached or Not")
     for pos, i in enumerate(view.order()):
         if unmatched[i]:
@@ -559,14 +581,15 @@ def _worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, 
             metric_of[vi] = "Result"
             continue
         col, larger_worse = metric
-        cells = view.column(col)
-        if cells is None:
+        parsed = view.numbers(col)
+        if parsed is None:
             continue
         metric_of[vi] = col
-        for i, cell in enumerate(cells):
-            x = to_number(cell)
-            if x is not None:
-                cands.append((-abs(x) if larger_worse else x, vi, i))
+        if larger_worse:
+            best = heapq.nsmallest(limit, ((-abs(x), vi, i) for i, x in enumerate(parsed) if x is not None))
+        else:
+            best = heapq.nsmallest(limit, ((x, vi, i) for i, x in enumerate(parsed) if x is not None))
+        cands.extend(best)
     out = []
     for _, vi, i in heapq.nsmallest(limit, cands):
         view, col = views[vi], metric_of[vi]

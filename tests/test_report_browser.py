@@ -274,3 +274,20 @@ def test_corpus_report(browser, case, args, tmp_path, monkeypatch):
             marked = page.evaluate("window.__report.firstMarked()")
             assert marked == summary["first_divergence"]["node"]
         screenshot(page, f"report_corpus_{case.name}.png")
+
+
+def test_report_of_a_run_that_compared_nothing(browser, tmp_path):
+    """An empty target dump, so no result file: the report still opens, with the summary only."""
+    from .dumps import api, tensor, write_dump
+
+    t = write_dump(tmp_path / "t", {})
+    g = write_dump(tmp_path / "g", {"Torch.b.0.forward": api([tensor()], [tensor()])})
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(t), "-gp", str(g), "-o", str(out), "--report", "html", "-q"]) == 0
+    (report,) = out.glob("compare_report_*.html")
+    with browser.open(report) as loaded:
+        page = loaded.page
+        assert loaded.problems() == []
+        assert page.inner_text("#fd-node") == "none found"
+        assert page.inner_text("#count-error .v") == "0"
+        assert page.is_hidden("#table-sec") and page.is_hidden("#plots")

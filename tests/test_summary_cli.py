@@ -234,3 +234,24 @@ def test_diff_analyze_answer_is_preferred(tmp_path):
     assert s["first_divergence"]["source"] == "diff_analyze" and "60%" in s["first_divergence"]["reason"]
     doc.write_text(json.dumps({"rank_0": [{"op_name": "NotHere.0.forward"}]}))  # stale: ignored
     assert summarize([view], analysis=doc)["first_divergence"]["node"] == "Op1.0.forward"
+
+
+def test_summary_and_report_take_the_first_divergence_from_da(tmp_path, run_cli):
+    """With -da the first divergence is the analysis' cause (rank 1 of c09a), with its reason."""
+    import importlib.util
+
+    import msprobe_core
+
+    spec = importlib.util.find_spec("msprobe_core.analysis")
+    if spec is None or Path(spec.origin).parent.parent != Path(msprobe_core.__file__).parent:
+        pytest.skip("the -da analysis package is not part of this build")
+    multi = REPO / "examples" / "pytorch_multirank"
+    summary_file = tmp_path / "s.json"
+    proc = run_cli("compare", "-tp", multi / "target/step0", "-gp", multi / "golden/step0", "-o", tmp_path / "out",
+                   "-da", "--json-summary", summary_file, "--report", "html")
+    assert proc.returncode == 0, proc.stderr
+    fd = json.loads(summary_file.read_text())["first_divergence"]
+    assert (fd["source"], fd["rank"], fd["node"]) == ("diff_analyze", "rank1", "Functional.linear.0.forward")
+    assert fd["row"].startswith("Functional.linear.0.forward.") and fd["reason"]
+    assert "first divergence [rank1]: Functional.linear.0.forward" in proc.stdout
+    assert len(list((tmp_path / "out").glob("compare_report_*.html"))) == 1

@@ -19,6 +19,7 @@ import gzip
 import json
 import math
 import re
+import secrets
 import time
 from collections.abc import Sequence
 from importlib import resources
@@ -49,7 +50,6 @@ def _asset(name: str) -> str:
 
 
 _MARK = "\u0001"
-_MISSING: Any = object()
 _FRAME_SEP = "', '"
 
 
@@ -110,17 +110,19 @@ def encode_column(values: list[str], twin: list[str] | None = None, twin_name: s
     return {"t": "raw", "v": values}
 
 
-def _float_text(text: str) -> float | None:
-    """The float whose Python ``repr`` is exactly ``text`` (finite only), else ``None``."""
+def _is_float_text(text: str) -> bool:
+    """Whether ``text`` is exactly Python's ``repr`` of a finite float (so it is valid JSON and the page can respell it)."""
     if not text or text[0] not in "-0123456789":
-        return None
+        return False
     try:
         value = float(text)
     except ValueError:
-        return None
-    if value != value or value in (math.inf, -math.inf) or repr(value) != text:
-        return None
-    return value
+        return False
+    return value == value and value not in (math.inf, -math.inf) and repr(value) == text
+
+
+class RawNumbers(list):
+    """Number texts that are already valid JSON; written into the payload as they are (no float round trip)."""
 
 
 def _encode_numbers(values: list[str]) -> dict[str, Any] | None:
@@ -131,29 +133,25 @@ def _encode_numbers(values: list[str]) -> dict[str, Any] | None:
     text (``N/A``, ``unsupported``, ints, …; their ``v`` entry is 0).
     """
     n = len(values)
-    nums: list[float] = []
+    sample = values[: 256]
+    if sum(_is_float_text(t) or (t.endswith("%") and _is_float_text(t[:-1])) for t in sample) * 2 < len(sample):
+        return None  # clearly not a number column: do not walk it
+    nums = RawNumbers()
     pct: list[int] = []
     xi: list[int] = []
     xv: list[str] = []
-    seen: dict[str, float | None] = {}
     for i, text in enumerate(values):
-        value = seen.get(text, _MISSING)
-        if value is _MISSING:
-            value = _float_text(text)
-            if len(seen) < 65536:  # repeated texts (0.0, 1.0, N/A, …) are parsed once
-                seen[text] = value
-        if value is None and text.endswith("%"):
-            value = _float_text(text[:-1])
-            if value is not None:
-                pct.append(i)
-        if value is None:
+        if _is_float_text(text):
+            nums.append(text)
+        elif text.endswith("%") and _is_float_text(text[:-1]):
+            pct.append(i)
+            nums.append(text[:-1])
+        else:
             xi.append(i)
             xv.append(text)
-            nums.append(0)
+            nums.append("0")
             if len(xi) > n // 2:
                 return None
-        else:
-            nums.append(value)
     if not n:
         return None
     return {"t": "num", "v": nums, "p": pct, "xi": xi, "xv": xv}
@@ -243,9 +241,34 @@ def build_payload(
 COMPRESS_ABOVE = 2_000_000
 
 
+def _dumps(payload: dict[str, Any]) -> str:
+    """Compact JSON of ``payload``; :class:`RawNumbers` lists are spliced in as their texts."""
+    raw: list[str] = []
+    nonce = secrets.token_hex(8)  # no cell text can collide with the placeholders
+
+    def default(obj: Any) -> Any:
+        raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+    def swap(obj: Any) -> Any:
+        if isinstance(obj, RawNumbers):
+            raw.append("[" + ",".join(obj) + "]")
+            return f"\u0000raw{nonce}:{len(raw) - 1}\u0000"
+        if isinstance(obj, dict):
+            return {k: swap(v) for k, v in obj.items()}
+        if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+            return [swap(v) for v in obj]
+        return obj
+
+    text = json.dumps(swap(payload), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=default)
+    if not raw:
+        return text
+    pieces = re.split(r'"\\u0000raw' + nonce + r':(\d+)\\u0000"', text)
+    return "".join(raw[int(p)] if k % 2 else p for k, p in enumerate(pieces))
+
+
 def _json_for_script(payload: dict[str, Any]) -> tuple[str, str]:
     """The payload as the text of the data ``<script>`` element, and its encoding (``json`` or ``gzip+base64``)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _dumps(payload)
     if len(text) > COMPRESS_ABOVE:
         packed = gzip.compress(text.encode("utf-8"), compresslevel=4, mtime=0)
         return base64.b64encode(packed).decode("ascii"), "gzip+base64"

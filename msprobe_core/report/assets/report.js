@@ -179,6 +179,10 @@
   function unmatchedOf(g) { return P[G.part[g]].unmatched.charAt(G.row[g]) === "1"; }
 
   /* ---- summary ------------------------------------------------------------------------ */
+  function shortName(name) {  // a kernel dump's .npy path: its file name is what identifies the row
+    var k = Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\"));
+    return k >= 0 ? name.slice(k + 1) : name;
+  }
   function card(k, v, cls) {
     var c = make("div", "card" + (cls ? " " + cls : ""));
     c.appendChild(make("div", "k", k));
@@ -205,7 +209,7 @@
     if (fd) {
       box.innerHTML = "<b>First divergence" + (fd.rank ? " [" + esc(fd.rank) + "]" : "") + ":</b> <code id=\"fd-node\">" +
         esc(fd.node) + "</code><button id=\"fd-show\" type=\"button\">show in table</button><br>" +
-        "<span class=\"muted\">row</span> <code id=\"fd-row\">" + esc(fd.row) + "</code><br>" +
+        "<span class=\"muted\">row</span> <code id=\"fd-row\" title=\"" + esc(fd.row) + "\">" + esc(shortName(fd.row)) + "</code><br>" +
         "<span class=\"muted\">why</span> <span id=\"fd-reason\">" + esc(fd.reason) + "</span>" +
         " <span class=\"muted\">(" + (fd.source === "diff_analyze" ? "from -da" : "first row past a threshold") + ")</span>";
       $("fd-show").addEventListener("click", function () {
@@ -222,7 +226,7 @@
         esc(worst[0].metric) + "</th><th>verdict</th></tr>";
       worst.forEach(function (w) {
         h += "<tr>" + (P.length > 1 ? "<td>" + esc(w.rank) + "</td>" : "") + "<td class=\"name\" title=\"" + esc(w.name) + "\">" +
-          esc(w.name) + "</td><td>" + esc(w.value) + "</td><td>" + esc(w.result) + "</td></tr>";
+          esc(shortName(w.name)) + "</td><td>" + esc(w.value) + "</td><td>" + esc(w.result) + "</td></tr>";
       });
       $("worst").innerHTML = h + "</table>";
     } else {
@@ -318,10 +322,11 @@
       ticks.forEach(function (tv) {
         var y = MT + ph - (tv - sc.lo) / (sc.hi - sc.lo) * ph;
         ctx.strokeStyle = "#eef0f2"; ctx.beginPath(); ctx.moveTo(ML, y + 0.5); ctx.lineTo(ML + pw, y + 0.5); ctx.stroke();
+        if (sc.log && y > MT + ph - 12) return;  // leave room for the "0" label of the bottom line
         var lab = sc.log ? "1e" + tv : String(Math.round(tv * 1000) / 1000);
         ctx.fillText(lab, 4, y + 4);
       });
-      if (sc.log) ctx.fillText("0 / none", 4, MT + ph + 2);
+      if (sc.log) ctx.fillText("0", 4, MT + ph + 2);  // exact zeros sit on the bottom line
     }
     ctx.fillText("execution order (row position, 0 … " + (n - 1) + ")", ML, H - 4);
     // verdict strip: warnings, then errors on top; each pixel column once
@@ -368,10 +373,12 @@
       ctx.strokeStyle = COLORS.err; ctx.lineWidth = 1.5; ctx.setLineDash([5, 3]);
       ctx.beginPath(); ctx.moveTo(fx, MT); ctx.lineTo(fx, MT + ph + 12); ctx.stroke();
       ctx.restore();
-      ctx.fillStyle = COLORS.err;
       var label = "first divergence: " + part.first.node;
-      var tw = ctx.measureText(label).width;
-      ctx.fillText(label, Math.max(ML, Math.min(fx + 4, ML + pw - tw)), MT + 11);
+      var tw = ctx.measureText(label).width, lx = Math.max(ML, Math.min(fx + 4, ML + pw - tw));
+      ctx.fillStyle = "rgba(255,255,255,0.85)";
+      ctx.fillRect(lx - 2, MT + 1, tw + 4, 14);
+      ctx.fillStyle = COLORS.err;
+      ctx.fillText(label, lx, MT + 11);
     }
   }
 
@@ -741,6 +748,12 @@
     buildGlobal();
     performance.mark("report:decoded");
     renderSummary();
+    if (!P.length) {  // nothing was compared (e.g. no row matched): the summary is all there is
+      $("plots").hidden = true;
+      $("table-sec").hidden = true;
+      finishStart();
+      return;
+    }
     if (P.length > 1) {
       $("plot-rank-wrap").hidden = false;
       var sel = $("plot-rank");
@@ -758,6 +771,10 @@
       clearTimeout(rt);
       rt = setTimeout(function () { panels.forEach(drawPanel); if (heat) drawHeat(); }, 150);
     });
+    finishStart();
+  }
+
+  function finishStart() {
     window.__report = {
       // for tests and the console: the decoded cell of result part p, table row r, column c
       cell: function (p, r, c) { var get = P[p].cols[c]; return get ? get(r) : undefined; },
