@@ -19,12 +19,12 @@ Measured on the 2-core development machine while other jobs kept it busy (load 5
 pessimistic, CPU seconds are the steadier figure), 27 columns, statistics mode, about 8% of the rows
 red and 8% yellow:
 
-=========  =====================================  ==========================================
-rows       openpyxl write-only (before)            xlsx_stream (after)
-=========  =====================================  ==========================================
-100,000    write 80 s (34 s CPU), core 74 s (26)   write 4-7 s (2.6 s CPU), core 6 s (2.2)
-1,000,000  ~15 min                                 write 33-47 s (20 s CPU, 126 MB), core 20 s CPU
-=========  =====================================  ==========================================
+=========  ========================================  ==========================================
+rows       openpyxl write-only (before)               xlsx_stream (after)
+=========  ========================================  ==========================================
+100,000    write 80 s (34 s CPU), core 74 s (26)      write 4-7 s (2.6 s CPU), core 6 s (2.2)
+1,000,000  write 38 min at load 10 (382 s CPU)        write 33-47 s (20 s CPU, 126 MB), core 20 s CPU
+=========  ========================================  ==========================================
 """
 
 from __future__ import annotations
