@@ -15,7 +15,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from .cells import csv_cell, xlsx_cell
+from .cells import csv_column, xlsx_cell
 from .outputs import atomic_path, output_error
 from .result import ResultTable
 from .xlsx_stream import XlsxStreamWriter
@@ -28,7 +28,7 @@ CSV_MAX_ROWS = 1_000_000
 
 def write_csv(table: ResultTable, path: Path) -> list[Path]:
     """Write ``table`` as CSV (split into ``_part_N`` files past one million rows)."""
-    rows = [list(map(csv_cell, row)) for row in table.rows()]
+    rows = list(zip(*(csv_column(table.data[c]) for c in table.columns)))
     chunks = [rows] if len(rows) <= CSV_MAX_ROWS else [
         rows[k : k + CSV_MAX_ROWS] for k in range(0, len(rows), CSV_MAX_ROWS)
     ]
