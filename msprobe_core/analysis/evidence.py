@@ -132,6 +132,21 @@ def _same_argument(a: Any, b: Any, rtol: float) -> bool:
     return False
 
 
+class Columns:
+    """The result-table columns the checks read, looked up once (rows are then plain list indexing)."""
+
+    def __init__(self, data: dict[str, list[Any]]) -> None:
+        self.data = data
+        self.name = data["NPU Name"]
+        self.npu_dtype, self.bench_dtype = data["NPU Dtype"], data["Bench Dtype"]
+        self.npu_shape, self.bench_shape = data["NPU Tensor Shape"], data["Bench Tensor Shape"]
+        self.npu_md5, self.bench_md5 = data.get("NPU MD5"), data.get("BENCH MD5")
+        self.npu_stats = [data[f"NPU {s}"] for s in STATS]
+        self.bench_stats = [data[f"Bench {s}"] for s in STATS]
+        none = [None] * len(self.name)  # md5 tables have no relative-error columns
+        self.rel = {s: data.get(REL_COLUMN[s], none) for s in STATS}
+
+
 @dataclass
 class RowCheck:
     """The verdict on one matched row: its evidence, and how far it moved even when below every threshold."""
@@ -140,11 +155,25 @@ class RowCheck:
     error: float  # 0: identical as dumped; else the worst scaled statistic error (inf: differs in kind)
     tensor: bool  # both sides are tensors
     dtypes: tuple[str | None, str | None] = (None, None)
-    candidate: Evidence | None = None  # the statistics evidence of the worst statistic, whatever its size
+    #: the worst statistic whatever its size, as (error, stat, npu, bench, msprobe relative error, tolerance)
+    worst: tuple[float, str, float, float, Any, float] | None = None
+    name: str = ""
+    side: str = ""
+
+    def statistics_evidence(self, threshold: float | None = None) -> Evidence | None:
+        """The ``statistics`` evidence of the worst statistic against ``threshold`` (default: its own tolerance)."""
+        if self.worst is None:
+            return None
+        err, stat, x, y, rel, tol = self.worst
+        tol = tol if threshold is None else threshold
+        return Evidence(self.name, self.side, "statistics", {
+            "stat": stat, "npu": x, "bench": y, "value": err, "threshold": tol,
+            "msprobe_metric": REL_COLUMN[stat], "msprobe_value": rel,
+        }, severity=err / tol if tol > 0 else math.inf)
 
 
 def row_evidence(
-    data: dict[str, list[Any]],
+    data: dict[str, list[Any]] | Columns,
     k: int,
     side: str,
     md5_mode: bool,
@@ -156,7 +185,7 @@ def row_evidence(
 
 
 def check_row(
-    data: dict[str, list[Any]],
+    data: dict[str, list[Any]] | Columns,
     k: int,
     side: str,
     md5_mode: bool,
@@ -164,16 +193,17 @@ def check_row(
     config: DiffAnalyzeConfig,
 ) -> RowCheck:
     """Check result row ``k`` (a matched row): evidence past the thresholds, and the raw error."""
-    name = data["NPU Name"][k]
-    nd, bd = data["NPU Dtype"][k], data["Bench Dtype"][k]
+    cols = data if isinstance(data, Columns) else Columns(data)
+    name = cols.name[k]
+    nd, bd = cols.npu_dtype[k], cols.bench_dtype[k]
     nc = canon[0](nd) if isinstance(nd, str) and nd != NA else None
     bc = canon[1](bd) if isinstance(bd, str) and bd != NA else None
     n_tensor, b_tensor = is_tensor_dtype(nc), is_tensor_dtype(bc)
     if not n_tensor or not b_tensor:
         if nc is None and bc is None:
             return RowCheck([], 0.0, False)  # a null on both sides
-        a, b = data["NPU max"][k], data["Bench max"][k]
-        ns, bs = data["NPU Tensor Shape"][k], data["Bench Tensor Shape"][k]
+        a, b = cols.npu_stats[0][k], cols.bench_stats[0][k]
+        ns, bs = cols.npu_shape[k], cols.bench_shape[k]
         if n_tensor != b_tensor or not _same_argument(a, b, config.argument_rtol) or (
             a is None and b is None and ns != bs
         ):
@@ -186,16 +216,17 @@ def check_row(
     if nc != bc and (dtype_family(nc) != dtype_family(bc) or dtype_family(nc) in ("float", "complex")):
         # an integer's width (int32 indices vs int64) changes no value: the statistics below say if values moved
         out.append(Evidence(name, side, "dtype", {"npu": nd, "bench": bd}))
-    ns, bs = data["NPU Tensor Shape"][k], data["Bench Tensor Shape"][k]
+    ns, bs = cols.npu_shape[k], cols.bench_shape[k]
     if ns != bs:
         out.append(Evidence(name, side, "shape", {"npu": ns, "bench": bs}))
     if md5_mode:
-        nm, bm = data["NPU MD5"][k], data["BENCH MD5"][k]
+        nm = cols.npu_md5[k] if cols.npu_md5 is not None else None
+        bm = cols.bench_md5[k] if cols.bench_md5 is not None else None
         if nm != bm:
             out.append(Evidence(name, side, "md5", {"npu": nm, "bench": bm}))
         return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
-    n_raw = [data[f"NPU {s}"][k] for s in STATS]
-    b_raw = [data[f"Bench {s}"][k] for s in STATS]
+    n_raw = [c[k] for c in cols.npu_stats]
+    b_raw = [c[k] for c in cols.bench_stats]
     nv = [number(v) for v in n_raw]
     bv = [number(v) for v in b_raw]
     for s, x, y in zip(STATS, nv, bv):
@@ -210,7 +241,7 @@ def check_row(
         if [str(v) for v in n_raw] != [str(v) for v in b_raw]:  # e.g. bool tensors: True/False statistics
             out.append(Evidence(name, side, "statistics", {
                 "stat": "max", "npu": _plain(n_raw[0]), "bench": _plain(b_raw[0]), "value": 1.0,
-                "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": data["MaxRelativeErr"][k],
+                "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": cols.rel["max"][k],
             }))
         return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
     scale = max((abs(v) for v in (nv[0], nv[1], bv[0], bv[1]) if _finite(v)), default=0.0)
@@ -223,17 +254,14 @@ def check_row(
         err = abs(x - y) / denom if denom > 0 else math.inf
         if worst is None or err > worst[0]:
             worst = (err, s, x, y)
-    candidate = None
+    check = RowCheck(out, 0.0, True, (nc, bc), name=name, side=side)
     if worst is not None:
         err, s, x, y = worst
-        candidate = Evidence(name, side, "statistics", {
-            "stat": s, "npu": x, "bench": y, "value": err, "threshold": tol,
-            "msprobe_metric": REL_COLUMN[s], "msprobe_value": data[REL_COLUMN[s]][k],
-        }, severity=err / tol if tol > 0 else math.inf)
+        check.worst = (err, s, x, y, cols.rel[s][k], tol)
         if err > tol:
-            out.append(candidate)
-    error = math.inf if out and (worst is None or worst[0] <= tol) else (worst[0] if worst else 0.0)
-    return RowCheck(out, error, True, (nc, bc), candidate)
+            out.append(check.statistics_evidence())  # type: ignore[arg-type]
+    check.error = math.inf if out and (worst is None or worst[0] <= tol) else (worst[0] if worst else 0.0)
+    return check
 
 
 def _plain(value: Any) -> Any:

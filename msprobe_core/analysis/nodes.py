@@ -23,7 +23,7 @@ from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
-from .evidence import Evidence, RowCheck, check_row
+from .evidence import Columns, Evidence, RowCheck, check_row
 
 log = logging.getLogger("msprobe")
 _RANK_IN_LABEL = re.compile(r"rank(\d+)")
@@ -151,6 +151,7 @@ def build_nodes(
     pairs = table.pairs
     assert pairs is not None
     md5_mode = table.mode == MODE_MD5
+    cols = Columns(data)
     nodes: list[Node] = []
     current: Node | None = None
     for k, i in enumerate(pairs.target):
@@ -175,7 +176,7 @@ def build_nodes(
             _comm_args(current, target.name[i], data["NPU max"][k], data["NPU MD5"][k])
         if pairs.golden[k] < 0:
             continue
-        check = check_row(data, k, side, md5_mode, canon, config)
+        check = check_row(cols, k, side, md5_mode, canon, config)
         for evidence in check.evidence:
             evidence.state = state
             current.evidence.append(evidence)
@@ -191,17 +192,16 @@ def _exact_input_rule(node: Node, config: DiffAnalyzeConfig) -> None:
     if not inputs or any(c.error != 0.0 or c.evidence for c in inputs) or node.output_evidence:
         return
     for side, state, check in node.checks:
-        cand = check.candidate
-        if side != "output" or cand is None or check.evidence:
+        if side != "output" or check.worst is None or check.evidence:
             continue
         tol = config.exact_input_tol(*check.dtypes)
-        if cand.detail["value"] > tol:
-            cand.detail["threshold"] = tol
-            cand.detail["inputs_exact"] = True
-            cand.severity = cand.detail["value"] / tol
-            cand.state = state
-            check.evidence.append(cand)
-            node.evidence.append(cand)
+        if check.worst[0] > tol:
+            evidence = check.statistics_evidence(tol)
+            assert evidence is not None
+            evidence.detail["inputs_exact"] = True
+            evidence.state = state
+            check.evidence.append(evidence)
+            node.evidence.append(evidence)
 
 
 def _comm_args(node: Node, name: str, value: Any, md5: Any) -> None:
