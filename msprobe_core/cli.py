@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from .errors import Interrupted, MsprobeError, UsageError
+from .errors import CompareFailed, Interrupted, MsprobeError, UsageError
 
 BUILTIN = "__builtin__"
 log = logging.getLogger("msprobe")
@@ -111,7 +111,16 @@ def compare_cmd(**kw: object) -> None:
     host.writer(options.output_format)  # an unknown format is a usage error before any work
     jobs = host.discover_jobs(kw["target_path"], kw["golden_path"], options)
     started = time.time()
-    outcomes = run_jobs(jobs, options, host)
+    try:
+        outcomes = run_jobs(jobs, options, host)
+    except CompareFailed as exc:  # some ranks failed: still summarise (and report) what was written
+        if exc.outcomes is None:
+            raise
+        from .finish import finish_run
+
+        finish_run(exc.outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
+                   started=started)
+        raise
     if any(o.files for o in outcomes):
         banner_end(log)
     from .finish import finish_run

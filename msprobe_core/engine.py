@@ -293,10 +293,12 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
         outcomes = _run_on_executor(jobs, options, host, timestamp)
     failed = [o for o in outcomes if o.error]
     if failed and len(jobs) > 1:
-        raise CompareFailed(
+        exc = CompareFailed(
             f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
             "the other results were written"
         )
+        exc.outcomes = outcomes
+        raise exc
     return outcomes
 
 

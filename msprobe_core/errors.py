@@ -89,9 +89,14 @@ class OutputError(MsprobeError):
 
 
 class CompareFailed(MsprobeError):
-    """Some part of a multi-part run (e.g. one rank) failed; others may have succeeded."""
+    """Some part of a multi-part run (e.g. one rank) failed; others may have succeeded.
+
+    ``outcomes`` holds every job's outcome when the run got that far, so the
+    results that were written can still be summarised.
+    """
 
     exit_code = 1
+    outcomes: list | None = None
 
 
 class Interrupted(MsprobeError):

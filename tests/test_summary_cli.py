@@ -255,3 +255,23 @@ def test_summary_and_report_take_the_first_divergence_from_da(tmp_path, run_cli)
     assert fd["row"].startswith("Functional.linear.0.forward.") and fd["reason"]
     assert "first divergence [rank1]: Functional.linear.0.forward" in proc.stdout
     assert len(list((tmp_path / "out").glob("compare_report_*.html"))) == 1
+
+
+def test_summary_of_a_partly_failed_run(tmp_path, run_cli):
+    """One rank cannot be compared: the run fails (exit 1) but what was written is summarised and reported."""
+    import shutil
+
+    src = REPO / "examples" / "pytorch_multirank"
+    for side in ("target", "golden"):
+        shutil.copytree(src / side, tmp_path / side)
+    (tmp_path / "golden" / "step0" / "rank1" / "dump.json").unlink()
+    summary_file = tmp_path / "s.json"
+    proc = run_cli("compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0", "-o", tmp_path / "out",
+                   "--json-summary", summary_file, "--report", "html")
+    assert proc.returncode == 1
+    assert "1 of 2 compares failed (rank1)" in proc.stderr
+    assert "Compare summary" in proc.stdout
+    summary = json.loads(summary_file.read_text())
+    assert [r["rank"] for r in summary["ranks"]] == ["rank0"]
+    assert len(summary["errors"]) == 1 and summary["errors"][0].startswith("rank1: ")
+    assert len(list((tmp_path / "out").glob("compare_report_*.html"))) == 1

@@ -205,8 +205,10 @@ def run_diff_analyze(
         if outcomes:
             outcomes[0].files.append(path)
     if failed and len(jobs) > 1:
-        raise CompareFailed(
+        exc = CompareFailed(
             f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
             "the other results were written"
         )
+        exc.outcomes = outcomes
+        raise exc
     return outcomes
