@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import discover
-from .dumpjson import detect_kind, flatten_dump, read_json_file
+from .dumpjson import detect_kind, load_dump_file
 from .hookspecs import hookimpl
 from .matching import join_on_keys
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
@@ -31,10 +31,7 @@ def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
     """Any msprobe ``dump.json`` / ``debug.json``."""
     if path.is_dir():
         return None
-    kind = detect_kind(path)
-    doc = read_json_file(path, kind + ".json")
-    framework = doc.get("framework") if isinstance(doc, dict) else None
-    table = flatten_dump(doc, path, kind, framework if isinstance(framework, str) and framework else "")
+    table = load_dump_file(path, detect_kind(path))
     table.tensor_dir = path.parent / "dump_tensor_data"
     return table
 

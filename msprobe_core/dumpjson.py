@@ -8,7 +8,9 @@ row names and row order agree with msprobe's result tables.
 from __future__ import annotations
 
 import json
+import re
 import zlib
+from json.decoder import scanstring as _scanstring
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +44,8 @@ _PROCESS_GROUP = "torch.ProcessGroup"
 MAX_JSON_BYTES = 10 * 1024**3
 
 
-def read_json_file(path: Path, what: str = "json") -> Any:
-    """Parse a JSON file (``NaN``/``Infinity`` tokens allowed) or raise :class:`InputError`."""
+def read_json_text(path: Path, what: str = "json") -> str:
+    """The text of a JSON file, with one-line errors for missing, huge, empty or non-UTF-8 files."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -63,19 +65,113 @@ def read_json_file(path: Path, what: str = "json") -> Any:
     if not raw.strip():
         raise InputError(f"{what} file is empty", path=path)
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+
+
+def _json_error(exc: json.JSONDecodeError, path: Path) -> InputError:
+    return InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path)
+
+
+def read_json_file(path: Path, what: str = "json") -> Any:
+    """Parse a JSON file (``NaN``/``Infinity`` tokens allowed) or raise :class:`InputError`."""
+    text = read_json_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path
-        ) from None
+        raise _json_error(exc, path) from None
     except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
         raise InputError(f"malformed JSON: {exc}", path=path) from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", path=path) from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+class _StreamedDump:
+    """A dump document read top-level key by top-level key.
+
+    The entries of ``data`` are decoded one at a time and handed to a callback,
+    so the whole document never exists as Python objects at once (a 100k-entry
+    dump.json would otherwise cost several hundred MB).
+    """
+
+    def __init__(self, text: str, path: Path) -> None:
+        self.text = text
+        self.path = path
+        self.header: dict[str, Any] = {}
+        self.data_kind: str | None = None  # type name of 'data' when it is not an object
+
+    def _expect(self, idx: int, char: str) -> int:
+        idx = _WS.match(self.text, idx).end()
+        if self.text[idx : idx + 1] != char:
+            raise json.JSONDecodeError(f"Expecting '{char}'", self.text, idx)
+        return idx + 1
+
+    def _key(self, idx: int) -> tuple[str, int]:
+        idx = self._expect(idx, '"')
+        key, idx = _scanstring(self.text, idx)
+        return key, self._expect(idx, ":")
+
+    def _value(self, idx: int) -> tuple[Any, int]:
+        idx = _WS.match(self.text, idx).end()
+        return _DECODER.raw_decode(self.text, idx)
+
+    def _after_item(self, idx: int, close: str) -> tuple[bool, int]:
+        """Skip a ``,`` (more items follow: True) or the closing bracket (False)."""
+        idx = _WS.match(self.text, idx).end()
+        char = self.text[idx : idx + 1]
+        if char == ",":
+            return True, idx + 1
+        if char == close:
+            return False, idx + 1
+        raise json.JSONDecodeError("Expecting ',' delimiter", self.text, idx)
+
+    def read(self, on_entry) -> None:
+        """Decode the document, calling ``on_entry(key, value)`` for each entry of ``data``."""
+        text = self.text
+        first = _WS.match(text, 0).end()
+        if text[first : first + 1] != "{":
+            value, end = _DECODER.raw_decode(text, first)  # not an object: let the header check name it
+            if _WS.match(text, end).end() != len(text):
+                raise json.JSONDecodeError("Extra data", text, _WS.match(text, end).end())
+            raise DumpFormatError(f"top level must be a JSON object, got {type(value).__name__}", path=self.path)
+        idx = first + 1
+        if _WS.match(text, idx).end() < len(text) and text[_WS.match(text, idx).end()] == "}":
+            idx = _WS.match(text, idx).end() + 1
+        else:
+            more = True
+            while more:
+                key, idx = self._key(idx)
+                start = _WS.match(text, idx).end()
+                if key == "data" and text[start : start + 1] == "{":
+                    self.header["data"] = True
+                    idx = self._data(start + 1, on_entry)
+                else:
+                    value, idx = self._value(idx)
+                    if key == "data":
+                        self.header["data"] = value
+                    else:
+                        self.header[key] = value
+                more, idx = self._after_item(idx, "}")
+        if _WS.match(text, idx).end() != len(text):
+            raise json.JSONDecodeError("Extra data", text, _WS.match(text, idx).end())
+
+    def _data(self, idx: int, on_entry) -> int:
+        text = self.text
+        after = _WS.match(text, idx).end()
+        if text[after : after + 1] == "}":
+            return after + 1
+        more = True
+        while more:
+            key, idx = self._key(idx)
+            value, idx = self._value(idx)
+            on_entry(key, value)
+            more, idx = self._after_item(idx, "}")
+        return idx
 
 
 def split_api_key(key: str, debug: bool) -> tuple[str, str, str] | None:
@@ -151,10 +247,12 @@ class _Flattener:
     tests a leaf); a wrong type raises :class:`_Problem`, never a stray exception.
     """
 
-
     def __init__(self, table: DumpTable) -> None:
         self.t = table
         self.has_md5 = False
+        # the same few dtype and shape spellings repeat on every row: keep one copy of each
+        self._dtypes: dict[str, str] = {}
+        self._shapes: dict[tuple, str] = {}
 
     def add_null(self, name: str, state: str, api_idx: int) -> None:
         t = self.t
@@ -189,15 +287,24 @@ class _Flattener:
             md5 = str(md5)
         if "dtype" in leaf:
             dtype = leaf["dtype"]
-            if dtype is not None and dtype.__class__ is not str:
-                raise _field_problem(leaf, "dtype", name, "a string")
+            if dtype is not None:
+                if dtype.__class__ is not str:
+                    raise _field_problem(leaf, "dtype", name, "a string")
+                dtype = self._dtypes.get(dtype) or self._dtypes.setdefault(dtype, dtype)
             shape = leaf.get("shape")
             if shape is None:
                 shape_text = None
             elif shape.__class__ is list:
-                if not all(d.__class__ is int and d >= 0 for d in shape):
-                    raise _field_problem(leaf, "shape", name, "a list of non-negative integers")
-                shape_text = str(shape)
+                try:
+                    key = tuple(shape)
+                    shape_text = self._shapes.get(key)
+                except TypeError:  # unhashable items
+                    shape_text = key = None
+                if shape_text is None:
+                    # validated once per distinct shape: a list of non-negative integers
+                    if key is None or not all(d.__class__ is int and d >= 0 for d in shape):
+                        raise _field_problem(leaf, "shape", name, "a list of non-negative integers")
+                    shape_text = self._shapes.setdefault(key, str(shape))
             else:
                 raise _field_problem(leaf, "shape", name, "a list")
             mx, mn, me, nm = leaf.get("Max"), leaf.get("Min"), leaf.get("Mean"), leaf.get("Norm")
@@ -330,45 +437,96 @@ def _clip(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
-    """Turn a parsed dump document into a :class:`DumpTable` (mode not yet final for statistics)."""
-    task, data = parse_header(doc, path)
-    level = doc.get("level") if isinstance(doc.get("level"), str) else None
-    table = DumpTable(
-        source=path,
-        kind=kind,
-        task=task,
-        mode=MODE_TENSOR if task == "tensor" else MODE_STATISTICS,
-        framework=framework,
-        level=level,
-    )
-    fl = _Flattener(table)
-    debug = kind == "debug"
-    for key, entry in data.items():
-        split = split_api_key(key, debug)
-        if split is None:
-            continue
-        api_idx = len(table.apis)
-        api = ApiEntry(key=key, prefix=split[0], call=split[1], direction=split[2], first_row=len(table.name))
-        table.apis.append(api)
-        try:
-            if debug or key.rsplit(".", 1)[-1] == "debug":
-                fl.walk(entry, key, STATE_DEBUG, api_idx)
+def _new_table(path: Path, kind: str, framework: str) -> DumpTable:
+    return DumpTable(source=path, kind=kind, task="", mode=MODE_STATISTICS, framework=framework)
+
+
+def _add_entry(table: DumpTable, fl: _Flattener, key: str, entry: Any, debug: bool) -> None:
+    """Append the rows of one ``data`` entry (skipping keys msprobe does not compare)."""
+    split = split_api_key(key, debug)
+    if split is None:
+        return
+    api_idx = len(table.apis)
+    api = ApiEntry(key=key, prefix=split[0], call=split[1], direction=split[2], first_row=len(table.name))
+    table.apis.append(api)
+    try:
+        if debug or key.rsplit(".", 1)[-1] == "debug":
+            fl.walk(entry, key, STATE_DEBUG, api_idx)
+        else:
+            if not isinstance(entry, dict):
+                raise _Problem(None, None, f"must be a JSON object, got {_json_type(entry)}")
+            if split[2] == STATE_PARAMETERS_GRAD:
+                fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
             else:
-                if not isinstance(entry, dict):
-                    raise _Problem(None, None, f"must be a JSON object, got {describe(entry)}")
-                if split[2] == STATE_PARAMETERS_GRAD:
-                    fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
-                else:
-                    for json_key, state, suffix in _ENTRY_KEYS:
-                        if json_key in entry:
-                            fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
-        except _Problem as p:
-            raise p.to_error(path, key, entry) from None
-        api.n_rows = len(table.name) - api.first_row
-    if task == "statistics" and fl.has_md5:
+                for json_key, state, suffix in _ENTRY_KEYS:
+                    if json_key in entry:
+                        fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+    except _Problem as p:
+        raise p.to_error(table.source, key, entry) from None
+    api.n_rows = len(table.name) - api.first_row
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _finish(table: DumpTable, fl: _Flattener, header: dict, path: Path) -> DumpTable:
+    task, _ = parse_header(header, path)
+    table.task = task
+    table.level = header.get("level") if isinstance(header.get("level"), str) else None
+    if task == "tensor":
+        table.mode = MODE_TENSOR
+    elif fl.has_md5:
         table.mode = MODE_MD5
     return table
+
+
+def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
+    """Turn an already parsed dump document into a :class:`DumpTable`."""
+    parse_header(doc, path)
+    table = _new_table(path, kind, framework)
+    fl = _Flattener(table)
+    debug = kind == "debug"
+    for key, entry in doc["data"].items():
+        _add_entry(table, fl, key, entry, debug)
+    return _finish(table, fl, doc, path)
+
+
+def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
+    """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time."""
+    kind = kind or detect_kind(path)
+    text = read_json_text(path, f"{kind}.json")
+    stream = _StreamedDump(text, path)
+    table = _new_table(path, kind, "")
+    fl = _Flattener(table)
+    debug = kind == "debug"
+    seen: set[str] = set()
+
+    def on_entry(key: str, entry: Any) -> None:
+        if key in seen:
+            raise DumpFormatError(f"data has the key '{key}' twice", path=path)
+        seen.add(key)
+        _add_entry(table, fl, key, entry, debug)
+
+    try:
+        stream.read(on_entry)
+    except json.JSONDecodeError as exc:
+        raise _json_error(exc, path) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"malformed JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
+    del text, stream.text
+    header = stream.header
+    framework = header.get("framework")
+    if framework is not None and not isinstance(framework, str):
+        raise DumpFormatError("'framework' must be a string", path=path)
+    table.framework = framework or ""
+    if header.get("data") is True:
+        header = dict(header, data={})
+    return _finish(table, fl, header, path)
 
 
 def load_stack(path: Path) -> dict[str, list[str]]:
