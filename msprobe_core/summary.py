@@ -148,10 +148,10 @@ def detect_mode(columns: Sequence[str]) -> str:
 
 def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> ResultView:
     """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV)."""
-    from .cells import csv_cell
+    from .cells import csv_column
 
     columns = [str(c) for c in table.columns]
-    cells = {c: [csv_cell(v) for v in table.data[c]] for c in columns}
+    cells = {c: csv_column(table.data[c]) for c in columns}
     meta = getattr(table, "meta", {}) or {}
     fw = meta.get("frameworks")
     if not fw:
