@@ -22,22 +22,13 @@ from typing import Any
 import click
 
 from .errors import InputError, MappingError, OutputError
+from .result import STATS_METRIC_COLUMNS
 
 log = logging.getLogger("msprobe")
 
 MERGE_NAME = re.compile(r"^compare_result_rank(\d+)(-rank\1)?_\d{14}\.xlsx$")
 SINGLE_NAME = re.compile(r"^compare_result_(rank|rank-rank)_\d{14}\.xlsx$")
-STATISTICS_INDEX = [
-    "Max diff",
-    "Min diff",
-    "Mean diff",
-    "L2norm diff",
-    "MaxRelativeErr",
-    "MinRelativeErr",
-    "MeanRelativeErr",
-    "NormRelativeErr",
-    "Requires_grad Consistent",
-]
+STATISTICS_INDEX = [*STATS_METRIC_COLUMNS, "Requires_grad Consistent"]
 TENSOR_INDEX = [
     "Cosine",
     "EucDist",

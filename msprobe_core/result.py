@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
 
 COMMON_COLUMNS = [
@@ -98,6 +96,8 @@ class ResultTable:
 
 def _pick(values: list[Any], idx: list[int], missing: Any = NA, none: Any = NA) -> list[Any]:
     """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values)."""
+    import numpy as np  # lazily: the column names of this module are read by light start-up paths
+
     n = len(values)
     arr = np.empty(n + 1, dtype=object)
     arr[:n] = values

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+from ..result import STAT_VALUE_COLUMNS, STATS_METRIC_COLUMNS
 
 BASIC = [
     "NPU Name",
@@ -32,17 +33,8 @@ TENSOR_METRICS = [
     "One Thousandth Err Ratio",
     "Five Thousandths Err Ratio",
 ]
-STATS_DIFFS = [
-    "Max diff",
-    "Min diff",
-    "Mean diff",
-    "L2norm diff",
-    "MaxRelativeErr",
-    "MinRelativeErr",
-    "MeanRelativeErr",
-    "NormRelativeErr",
-]
-STAT_VALUES = ["NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm"]
+STATS_DIFFS = STATS_METRIC_COLUMNS
+STAT_VALUES = STAT_VALUE_COLUMNS
 REQ_GRAD_CONSIST = "Requires_grad Consistent"
 ACCURACY = "Accuracy Reached or Not"
 RESULT = "Result"
