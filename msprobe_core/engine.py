@@ -291,15 +291,20 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
             if analysed is not None:
                 return analysed
         outcomes = _run_on_executor(jobs, options, host, timestamp)
+    raise_if_partly_failed(outcomes, len(jobs))
+    return outcomes
+
+
+def raise_if_partly_failed(outcomes: list[JobOutcome], n_jobs: int) -> None:
+    """Fail a multi-job run when some jobs failed; the error carries every outcome for the summary."""
     failed = [o for o in outcomes if o.error]
-    if failed and len(jobs) > 1:
+    if failed and n_jobs > 1:
         exc = CompareFailed(
-            f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
+            f"{len(failed)} of {n_jobs} compares failed ({', '.join(o.job.label for o in failed)}); "
             "the other results were written"
         )
         exc.outcomes = outcomes
         raise exc
-    return outcomes
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import CompareFailed, MsprobeError, OutputError
+from ..errors import MsprobeError, OutputError
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
 from ..registry import CompareJob, PluginHost, get_host
 from .comm import DEFAULT_SPEC, CommOpSpec
@@ -145,7 +145,7 @@ def run_diff_analyze(
     ``None`` when the jobs are not dump pairs the analysis understands (a plugin's own compare, such
     as kernel dumps with ``--rank``): the caller then runs the ordinary compare, as msprobe does.
     """
-    from ..engine import JobOutcome
+    from ..engine import JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
     if any(job.runner is not None for job in jobs):
@@ -186,7 +186,6 @@ def run_diff_analyze(
     log.info("Pre Process completed.")
     log.info("Start searching diff node.")
     findings = locate(views)
-    failed = [o for o in outcomes if o.error]
     if not findings:
         log.info("Cannot find any diff node, no need to generate analyze file.")
     else:
@@ -204,11 +203,5 @@ def run_diff_analyze(
         log.info("The analyze result is saved in: %s", path)
         if outcomes:
             outcomes[0].files.append(path)
-    if failed and len(jobs) > 1:
-        exc = CompareFailed(
-            f"{len(failed)} of {len(jobs)} compares failed ({', '.join(o.job.label for o in failed)}); "
-            "the other results were written"
-        )
-        exc.outcomes = outcomes
-        raise exc
+    raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
