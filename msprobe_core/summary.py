@@ -16,7 +16,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ class ResultView:
     label: str
     mode: str
     columns: list[str]
-    cells: dict[str, list[str]]
+    cells: Mapping[str, list[str]]
     files: list[Path] = field(default_factory=list)
     frameworks: tuple[str, str] | None = None
     level: str | None = None
@@ -146,12 +146,43 @@ def detect_mode(columns: Sequence[str]) -> str:
     return "unknown"
 
 
-def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> ResultView:
-    """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV)."""
-    from .cells import csv_column
+class SpelledColumns(Mapping[str, list[str]]):
+    """The columns of an in-memory result, each spelled as in the CSV only when first read.
 
+    A summary reads a handful of columns of a table that may hold millions of cells;
+    spelling all of them again after the writer did (what a plain dict would need)
+    cost as much as writing the file.
+    """
+
+    def __init__(self, data: Mapping[str, Sequence[Any]], columns: Sequence[str]) -> None:
+        self._data = data
+        self._columns = list(columns)
+        self._spelled: dict[str, list[str]] = {}
+
+    def __getitem__(self, name: str) -> list[str]:
+        cells = self._spelled.get(name)
+        if cells is None:
+            if name not in self._data or name not in self._columns:
+                raise KeyError(name)
+            from .cells import csv_column
+
+            cells = self._spelled[name] = csv_column(self._data[name])
+        return cells
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+
+def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> ResultView:
+    """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV, lazily)."""
     columns = [str(c) for c in table.columns]
-    cells = {c: csv_column(table.data[c]) for c in columns}
+    cells = SpelledColumns(table.data, columns)
     meta = getattr(table, "meta", {}) or {}
     fw = meta.get("frameworks")
     if not fw:
@@ -259,7 +290,7 @@ def _read_xlsx(path: Path) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def guess_frameworks(cells: dict[str, list[str]], mode: str = "") -> tuple[str, str] | None:
+def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[str, str] | None:
     """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``).
 
     Kernel dumps come from MindSpore's static graph mode only.

@@ -40,28 +40,45 @@ OUTPUT_ONLY_OPS = frozenset({"_reduce_scatter_base", "_all_gather_base", "all_to
 
 def _agg_values(values: Sequence[Any]) -> np.ndarray:
     """Numbers msprobe's aggregate helper would fold in; NaN where it skips the cell."""
-    out = np.full(len(values), np.nan)
-    for i, v in enumerate(values):
-        t = type(v)
-        if t is float or t is int:
-            out[i] = v
-        elif t is str and v.endswith("%"):
-            try:
-                out[i] = float(v[:-1]) / 100
-            except ValueError:
-                pass
-    return out
+    return _percent_columns(values)[0]
 
 
 def _pct_values(values: Sequence[Any]) -> np.ndarray:
     """``float(x.strip('%')) / 100`` with 0 where it does not parse."""
-    out = np.zeros(len(values))
+    return _percent_columns(values)[1]
+
+
+def _percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Both readings of a metric column at once: (aggregate reading, ``strip('%')`` reading).
+
+    The aggregate reading keeps numbers and ``x%`` texts (as ``x / 100``), NaN elsewhere;
+    the other parses any text after stripping ``%`` (0 where it does not parse). The few
+    distinct non-percent texts (``N/A``, ``Nan``, ``0``…) are parsed once each.
+    """
+    n = len(values)
+    agg = np.full(n, np.nan)
+    pct = np.zeros(n)
+    other: dict[Any, float] = {}
     for i, v in enumerate(values):
-        try:
-            out[i] = float(str(v).strip("%")) / 100
-        except ValueError:
-            pass
-    return out
+        t = type(v)
+        if t is str and v.endswith("%"):
+            try:
+                agg[i] = pct[i] = float(v[:-1]) / 100
+                continue
+            except ValueError:
+                pass
+        elif t is float or t is int:
+            agg[i] = v
+        key = (t, v)
+        parsed = other.get(key)
+        if parsed is None:
+            try:
+                parsed = float(str(v).strip("%")) / 100
+            except ValueError:
+                parsed = 0.0
+            other[key] = parsed
+        pct[i] = parsed
+    return agg, pct
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
@@ -184,10 +201,9 @@ def compute_verdicts(
         mo = groups.fold(ratio, is_out, 1.0, use_max=False)
         flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, MSG_ONE_THOUSANDTH)
     elif mode == MODE_STATISTICS:
-        norm_rel = columns["NormRelativeErr"]
-        agg = _agg_values(norm_rel)
-        i_max = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
-        pct = np.abs(_pct_values(norm_rel))
+        norm_agg, pct = _percent_columns(columns["NormRelativeErr"])
+        i_max = np.abs(groups.fold(norm_agg, is_in, 0.0, use_max=True))
+        pct = np.abs(pct)
         with np.errstate(invalid="ignore"):
             rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
         flag(rows, ERROR, MSG_NORM_REL)
@@ -199,10 +215,9 @@ def compute_verdicts(
     nd, bd = columns["NPU Dtype"], columns["Bench Dtype"]
     nshape = columns["NPU Tensor Shape"]
     nmax, bmax = columns["NPU max"], columns["Bench max"]
-    par = np.array(
-        [("class" in str(nd[i]) and "class" in str(bd[i]) and nshape[i] == "[]" and nmax[i] != bmax[i]) for i in range(n)],
-        dtype=bool,
-    )
+    par = np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist():  # scalars only
+        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and nmax[i] != bmax[i]
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
     differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
@@ -223,7 +238,7 @@ def compute_verdicts(
         mo = groups.fold(cos, is_out, 1.0, use_max=False)
         flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, MSG_COSINE_WARN)
     elif mode == MODE_STATISTICS:
-        agg = _agg_values(columns["NormRelativeErr"])
+        agg = norm_agg
         i = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
         o = np.abs(groups.fold(agg, is_out, 0.0, use_max=True))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -235,6 +250,11 @@ def compute_verdicts(
 def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str], list[str]]:
     result = [LEVEL_TEXT[x] for x in level.tolist()]
     err = ["[]"] * len(result)
+    spelled: dict[tuple[str, ...], str] = {}  # a handful of distinct message lists: one string each
     for r, msgs in messages.items():
-        err[r] = json.dumps(msgs)
+        key = tuple(msgs)
+        text = spelled.get(key)
+        if text is None:
+            text = spelled[key] = json.dumps(msgs)
+        err[r] = text
     return result, err
