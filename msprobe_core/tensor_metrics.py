@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -254,6 +255,14 @@ def _nonfinite_fixup(nb: np.ndarray, bb: np.ndarray, n64: np.ndarray, b64: np.nd
 _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2.0
 
 
+def _row_dots(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """``out[i] = x[i] . y[i]`` for the rows of two 2-D float64 arrays, one ddot per row."""
+    if _VECDOT is None:  # pragma: no cover - numpy 1.x
+        np.einsum("ij,ij->i", x, y, out=out)
+    else:
+        _VECDOT(x, y, out=out)
+
+
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
     """float64 dot product of two contiguous 1-D float64 arrays, without BLAS threads.
 
@@ -275,72 +284,173 @@ def _dot(x: np.ndarray, y: np.ndarray) -> float:
     return total
 
 
+#: elements converted and reduced at a time inside a block: whole ``DOT_ROW`` rows, few enough
+#: that the three float64 and three float32 scratch vectors stay in a core's L2 cache
+PIECE = 4 * DOT_ROW
+
+
 class _Scratch:
-    """Per-worker scratch buffers of one block."""
+    """One thread's scratch vectors of one piece, reused for every pair that thread computes."""
 
-    __slots__ = ("b32", "b64", "d64", "n32", "n64", "r32")
+    __slots__ = ("b32", "b64", "d64", "n32", "n64", "r32", "rows")
 
-    def __init__(self, step: int, need_n32: bool, need_b32: bool, rel32: bool) -> None:
-        self.n64 = np.empty(step, np.float64)
-        self.b64 = np.empty(step, np.float64)
-        self.d64 = np.empty(step, np.float64)
-        self.r32 = np.empty(step, np.float32) if rel32 else None
-        self.n32 = np.empty(step, np.float32) if rel32 and need_n32 else None
-        self.b32 = np.empty(step, np.float32) if rel32 and need_b32 else None
+    def __init__(self) -> None:
+        self.n64 = np.empty(PIECE, np.float64)
+        self.b64 = np.empty(PIECE, np.float64)
+        self.d64 = np.empty(PIECE, np.float64)
+        self.r32 = np.empty(PIECE, np.float32)
+        self.n32 = np.empty(PIECE, np.float32)
+        self.b32 = np.empty(PIECE, np.float32)
+        self.rows = np.empty((4, 16), np.float64)  # per-row dot products of one block: nn, bb, nb, dd
+
+    def row_sums(self, nrows: int) -> np.ndarray:
+        """The row-dot table, grown to ``nrows`` rows (a block larger than usual: tests change BLOCK)."""
+        if self.rows.shape[1] < nrows:
+            self.rows = np.empty((4, nrows), np.float64)
+        return self.rows
+
+
+_LOCAL = threading.local()
+
+
+def _scratch() -> _Scratch:
+    """This thread's scratch (allocated once: fresh pages per pair cost page faults)."""
+    s = getattr(_LOCAL, "scratch", None)
+    if s is None:
+        s = _LOCAL.scratch = _Scratch()
+    return s
 
 
 #: partial results of one block: nn, bb, nb, dd, max |d|, max rel, count < 1e-3, count < 5e-3
 _Partial = tuple[float, float, float, float, float, float, int, int]
 
 
+class _Kind:
+    """What the dtypes of a pair fix: which side is float, the dtype of the relative-error maths."""
+
+    __slots__ = ("b_float", "b_native32", "eps", "n_float", "n_native32", "rel32", "thr1", "thr5")
+
+    def __init__(self, nd: np.dtype, bd: np.dtype) -> None:
+        self.n_float = nd.type in _FLOAT_KINDS
+        self.b_float = bd.type in _FLOAT_KINDS
+        rel_t = np.result_type(nd if self.n_float else np.float64, bd if self.b_float else np.float64, np.float32)
+        self.rel32 = rel_t == np.float32
+        self.eps = rel_t.type(np.finfo(rel_t).eps)
+        self.thr1 = rel_t.type(ONE_THOUSANDTH)
+        self.thr5 = rel_t.type(FIVE_THOUSANDTHS)
+        self.n_native32 = nd == np.float32
+        self.b_native32 = bd == np.float32
+
+
+_KINDS: dict[tuple[np.dtype, np.dtype], _Kind] = {}
+
+
+def _kind(nd: np.dtype, bd: np.dtype) -> _Kind:
+    k = _KINDS.get((nd, bd))
+    if k is None:
+        k = _KINDS[(nd, bd)] = _Kind(nd, bd)
+    return k
+
+
+def _nan_max(a: float, b: float) -> float:
+    """``max`` that keeps a NaN (numpy's ``max`` over the two pieces' elements)."""
+    if a != a or b != b:  # noqa: PLR0124 - NaN test
+        return math.nan
+    return a if a >= b else b
+
+
 class _Plan:
-    """What is fixed for one pair: flat views, dtypes of the relative-error maths, thresholds."""
+    """One pair: flat views and the dtype facts of its relative-error maths."""
+
+    __slots__ = ("b", "kind", "n", "size", "step")
 
     def __init__(self, n: np.ndarray, b: np.ndarray) -> None:
         self.n = n.reshape(-1)
         self.b = b.reshape(-1)
         self.size = self.n.size
-        self.n_float = n.dtype.type in _FLOAT_KINDS
-        self.b_float = b.dtype.type in _FLOAT_KINDS
-        rel_t = np.result_type(n.dtype if self.n_float else np.float64,
-                               b.dtype if self.b_float else np.float64, np.float32)
-        self.rel32 = rel_t == np.float32
-        self.eps = rel_t.type(np.finfo(rel_t).eps)
-        self.thr1 = rel_t.type(ONE_THOUSANDTH)
-        self.thr5 = rel_t.type(FIVE_THOUSANDTHS)
+        self.kind = _kind(n.dtype, b.dtype)
         self.step = min(self.size, BLOCK)
-        self.n_native32 = n.dtype == np.float32
-        self.b_native32 = b.dtype == np.float32
-
-    def scratch(self) -> _Scratch:
-        return _Scratch(self.step, not self.n_native32, not self.b_native32, self.rel32)
 
     def block(self, start: int, s: _Scratch) -> _Partial | None:
-        """Every reduction of elements ``[start, start + step)``; None if inf/nan masks differ."""
+        """Every reduction of elements ``[start, start + step)``; None if inf/nan masks differ.
+
+        The sums are those of :func:`_dot` over the whole block (one ddot up to
+        ``BLAS_SINGLE_THREAD`` elements, else one ddot per ``DOT_ROW`` row, rows summed by
+        numpy, then the tail), but the block is converted and reduced ``PIECE`` elements at a
+        time so that the scratch stays in cache.  Every other reduction is elementwise or a
+        maximum/count, the same whatever the pieces.
+        """
         stop = min(start + self.step, self.size)
         m = stop - start
-        nb, bb = self.n[start:stop], self.b[start:stop]
+        if m <= BLAS_SINGLE_THREAD:
+            return self._piece(start, stop, s, None)
+        cut = start + (m - m % DOT_ROW)
+        nrows = (cut - start) // DOT_ROW
+        rows = s.row_sums(nrows)
+        max_abs = rmax = -math.inf
+        c1 = c5 = 0
+        for lo in range(start, cut, PIECE):
+            part = self._piece(lo, min(lo + PIECE, cut), s, (lo - start) // DOT_ROW)
+            if part is None:
+                return None
+            max_abs = _nan_max(max_abs, part[4])
+            rmax = _nan_max(rmax, part[5])
+            c1 += part[6]
+            c5 += part[7]
+        sums = [float(rows[i, :nrows].sum()) for i in range(4)]
+        if cut < stop:
+            part = self._piece(cut, stop, s, None)
+            if part is None:
+                return None
+            sums = [sums[i] + part[i] for i in range(4)]
+            max_abs = _nan_max(max_abs, part[4])
+            rmax = _nan_max(rmax, part[5])
+            c1 += part[6]
+            c5 += part[7]
+        return sums[0], sums[1], sums[2], sums[3], max_abs, rmax, c1, c5
+
+    def _piece(self, lo: int, hi: int, s: _Scratch, row0: int | None) -> _Partial | None:
+        """Reductions of elements ``[lo, hi)``: dot products as one ddot (``row0`` None, returned)
+        or one per row (stored in ``s.rows`` from column ``row0``; zeros returned)."""
+        k = self.kind
+        m = hi - lo
+        nb, bb = self.n[lo:hi], self.b[lo:hi]
         nv, bv, dv = s.n64[:m], s.b64[:m], s.d64[:m]
         np.copyto(nv, nb, casting="unsafe")
         np.copyto(bv, bb, casting="unsafe")
-        nn = _dot(nv, nv)
-        bb2 = _dot(bv, bv)
+        if row0 is None:
+            nn, bb2 = float(np.dot(nv, nv)), float(np.dot(bv, bv))
+            finite = math.isfinite(nn) and math.isfinite(bb2)
+        else:
+            r = m // DOT_ROW
+            nr, br, dr = nv.reshape(r, DOT_ROW), bv.reshape(r, DOT_ROW), dv.reshape(r, DOT_ROW)
+            out = s.rows[:, row0:row0 + r]
+            _row_dots(nr, nr, out[0])
+            _row_dots(br, br, out[1])
+            finite = math.isfinite(float(out[0].sum()) + float(out[1].sum()))
         zeroed = False
-        if not (math.isfinite(nn) and math.isfinite(bb2)) and (self.n_float or self.b_float):
-            if not _nonfinite_fixup(nb if self.n_float else nv, bb if self.b_float else bv, nv, bv):
+        if not finite and (k.n_float or k.b_float):
+            if not _nonfinite_fixup(nb if k.n_float else nv, bb if k.b_float else bv, nv, bv):
                 return None
             zeroed = True
-            nn = _dot(nv, nv)
-            bb2 = _dot(bv, bv)
-        nb2 = _dot(nv, bv)
+            if row0 is None:
+                nn, bb2 = float(np.dot(nv, nv)), float(np.dot(bv, bv))
+            else:
+                _row_dots(nr, nr, out[0])
+                _row_dots(br, br, out[1])
         np.subtract(nv, bv, out=dv)
-        dd = _dot(dv, dv)
+        if row0 is None:
+            nb2, dd = float(np.dot(nv, bv)), float(np.dot(dv, dv))
+        else:
+            _row_dots(nr, br, out[2])
+            _row_dots(dr, dr, out[3])
+            nn = bb2 = nb2 = dd = 0.0
         max_abs = max(abs(float(dv.max())), abs(float(dv.min())))
         # relative error in rel_t: float32 maths for float32/float16 data, else float64
-        if self.rel32:
-            nt = nb if self.n_native32 and not zeroed else _as32(s.n32, s, m, nv if zeroed else nb)
-            bt = bb if self.b_native32 and not zeroed else _as32(s.b32, s, m, bv if zeroed else bb)
-            rel = s.r32[:m]  # type: ignore[index]
+        if k.rel32:
+            nt = nb if k.n_native32 and not zeroed else _as32(s.n32, m, nv if zeroed else nb)
+            bt = bb if k.b_native32 and not zeroed else _as32(s.b32, m, bv if zeroed else bb)
+            rel = s.r32[:m]
         else:
             nt, bt, rel = nv, bv, dv
         np.subtract(nt, bt, out=rel)
@@ -350,22 +460,22 @@ class _Plan:
         if not math.isfinite(rmax):  # bench zeros (x/0) or overflow: redo the b == 0 places
             idx = np.flatnonzero(bt == 0)
             if idx.size:
-                fix_b = bt[idx] + self.eps
-                rel[idx] = np.abs((nt[idx] + self.eps - fix_b) / fix_b)
+                fix_b = bt[idx] + k.eps
+                rel[idx] = np.abs((nt[idx] + k.eps - fix_b) / fix_b)
                 rmax = float(rel.max())
-        c1 = int(np.count_nonzero(rel < self.thr1))
-        c5 = int(np.count_nonzero(rel < self.thr5))
+        c1 = int(np.count_nonzero(rel < k.thr1))
+        c5 = int(np.count_nonzero(rel < k.thr5))
         return nn, bb2, nb2, dd, max_abs, rmax, c1, c5
 
 
-def _as32(buf: np.ndarray | None, s: _Scratch, m: int, src: np.ndarray) -> np.ndarray:
-    out = (buf if buf is not None else np.empty(s.n64.size, np.float32))[:m]
+def _as32(buf: np.ndarray, m: int, src: np.ndarray) -> np.ndarray:
+    out = buf[:m]
     np.copyto(out, src, casting="unsafe")
     return out
 
 
 def _run_blocks(plan: _Plan, starts: range, out: list[_Partial | None], stop_flag: list[bool]) -> None:
-    scratch = plan.scratch()
+    scratch = _scratch()
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # thread-local state
         for start in starts:
             if stop_flag[0]:
