@@ -11,12 +11,15 @@ of file names), whatever the dump size.
 from __future__ import annotations
 
 import logging
+import mmap
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .arena import Arena, use_arena
 from .errors import TensorReadError
 from .validation import check_tensor_file, max_tensor_bytes
 
@@ -50,17 +53,75 @@ def safe_tensor_path(base: Path | None, data_name: str) -> Path:
     return resolve_within(base, data_name, what="data_name")
 
 
-def _read(framework: str, path: str) -> Any:
-    from .registry import get_host
-    from .tensor_metrics import squeeze_loaded
+class _TensorPaths:
+    """:func:`safe_tensor_path` for the thousands of names of one dump, at one ``lstat`` a name.
 
-    spec = get_host().framework(framework)
-    if spec is None or spec.read_tensor is None:
-        raise TensorReadError(f"no reader for {framework} tensors")
-    if spec.tensor_suffix and not path.endswith(spec.tensor_suffix):
-        raise TensorReadError(f"{framework} tensor files must end with {spec.tensor_suffix}")
-    check_tensor_file(path, max_tensor_bytes())  # no FIFOs/devices, nothing over the byte cap
-    return squeeze_loaded(spec.read_tensor(Path(path)))
+    ``resolve_within`` resolves the root and every component of every name (a dozen
+    ``lstat`` calls each). A plain file name (no separator, not ``.``/``..``, no NUL)
+    that is not a symlink cannot leave the root, so it is joined to the root's real
+    path (resolved once) after one ``lstat``; anything else, including a name that does
+    not exist yet, takes the full check, which gives the same path or the same error.
+    """
+
+    def __init__(self) -> None:
+        self._real_roots: dict[Path, str] = {}
+
+    def __call__(self, base: Path | None, name: str) -> Path:
+        if base is None or not _plain_name(name):
+            return safe_tensor_path(base, name)
+        real = self._real_roots.get(base)
+        if real is None:
+            real = self._real_roots[base] = os.path.realpath(base)
+        full = os.path.join(real, name)
+        try:
+            st = os.lstat(full)
+        except (OSError, ValueError):
+            return safe_tensor_path(base, name)
+        if stat.S_ISLNK(st.st_mode):
+            return safe_tensor_path(base, name)
+        return Path(full)
+
+
+def _plain_name(name: object) -> bool:
+    return (isinstance(name, str) and name not in ("", ".", "..")
+            and "/" not in name and "\\" not in name and "\x00" not in name)
+
+
+class _Readers:
+    """What reading and finishing pairs needs from the current plugin host, looked up once.
+
+    A chunk reads thousands of files: the framework lookups, the byte cap and the
+    plugin metrics are fetched here once instead of for every tensor.
+    """
+
+    def __init__(self) -> None:
+        from .registry import get_host
+        from .tensor_metrics import compare_tensors, squeeze_loaded
+
+        self.host = get_host()
+        self.cap = max_tensor_bytes()
+        self.squeeze = squeeze_loaded
+        self.compare = compare_tensors
+        self.metrics = list(self.host.tensor_metrics)
+        self._specs: dict[str, tuple[Any, str]] = {}
+
+    def read(self, framework: str, path: str) -> Any:
+        """One tensor file as a squeezed array (a ``TensorReadError`` names what is wrong)."""
+        found = self._specs.get(framework)
+        if found is None:
+            spec = self.host.framework(framework)
+            if spec is None or spec.read_tensor is None:
+                raise TensorReadError(f"no reader for {framework} tensors")
+            found = self._specs[framework] = (spec.read_tensor, spec.tensor_suffix)
+        read_tensor, suffix = found
+        if suffix and not path.endswith(suffix):
+            raise TensorReadError(f"{framework} tensor files must end with {suffix}")
+        check_tensor_file(path, self.cap)  # no FIFOs/devices, nothing over the byte cap
+        return self.squeeze(read_tensor(Path(path)))
+
+
+def _read(framework: str, path: str) -> Any:
+    return _Readers().read(framework, path)
 
 
 PAGE = 4096
@@ -70,46 +131,53 @@ def _prefault(array: Any) -> Any:
     """Touch every page of a file-mapped array, so its I/O happens here (the reader thread), not in compute.
 
     Readers may return large storages as memory maps (pages read on first use); arrays
-    that own their memory are returned untouched.
+    that own their memory or live in an arena are returned untouched.
     """
-    import mmap
-
-    import numpy as np
-
-    base = array
-    while isinstance(base, np.ndarray) and base.base is not None:
+    base = array.base
+    while base is not None and getattr(base, "base", None) is not None:
         base = base.base
     if isinstance(base, mmap.mmap) and array.flags.c_contiguous and array.nbytes >= PAGE:
+        import numpy as np
+
         flat = array.reshape(-1).view(np.uint8)
         int(flat[::PAGE].max())
     return array
 
 
-def _load_pair(task: TensorTask) -> tuple[Any, Any] | str:
-    """Both arrays of a pair (file-mapped pages already read), or the warning text of a read failure."""
+def _load_pair(task: TensorTask, arenas: Sequence[Arena | None] = (None, None),
+               readers: _Readers | None = None) -> tuple[Any, Any] | str:
+    """Both arrays of a pair (file-mapped pages already read), or the warning text of a read failure.
+
+    ``arenas``: where the readers put the NPU and the bench array (reset first); the arrays
+    are valid until those arenas are reset again.
+    """
+    rd = readers or _Readers()
     try:
-        npu = _prefault(_read(task.npu_framework, task.npu_path))
-        return npu, _prefault(_read(task.bench_framework, task.bench_path))
+        with use_arena(arenas[0]):
+            npu = _prefault(rd.read(task.npu_framework, task.npu_path))
+        with use_arena(arenas[1]):
+            return npu, _prefault(rd.read(task.bench_framework, task.bench_path))
     except TensorReadError as exc:
         return f"{exc}"
     except (OSError, ValueError, MemoryError) as exc:
         return f"cannot read tensor: {exc}"
 
 
-def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str) -> tuple[int, tuple[Any, ...], str | None]:
+def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str,
+                 readers: _Readers | None = None) -> tuple[int, tuple[Any, ...], str | None]:
     """Metrics of a loaded pair; a read failure gives ``unsupported`` cells and its warning."""
-    from .registry import get_host
-    from .tensor_metrics import compare_tensors
-
+    rd = readers or _Readers()
     if isinstance(loaded, str):
-        return task.row, _unsupported_row(), loaded
+        return task.row, (UNSUPPORTED,) * (N_METRICS + len(rd.metrics)), loaded
     npu, bench = loaded
     if npu.size == 0:
         cells = (UNSUPPORTED,) * N_METRICS
     else:
-        cells = tuple(compare_tensors(npu, bench))
+        cells = tuple(rd.compare(npu, bench))
+    if not rd.metrics:
+        return task.row, cells, None
     extra = []
-    for spec in get_host().tensor_metrics:
+    for spec in rd.metrics:
         try:
             extra.append(spec.fn(npu, bench))
         except Exception:  # a third-party metric must not stop the run
@@ -122,31 +190,47 @@ def compute_pair(task: TensorTask) -> tuple[int, tuple[Any, ...], str | None]:
     return _finish_pair(task, _load_pair(task))
 
 
-def _unsupported_row() -> tuple[Any, ...]:
-    from .registry import get_host
+#: sets of four arenas (two pairs × two sides) kept for the next chunk this process runs
+_FREE_ARENAS: list[list[Arena]] = []
 
-    return (UNSUPPORTED,) * (N_METRICS + len(get_host().tensor_metrics))
+
+def _take_arenas() -> list[Arena]:
+    try:
+        return _FREE_ARENAS.pop()
+    except IndexError:
+        return [Arena() for _ in range(4)]
 
 
 def _iter_pairs(tasks: Sequence[TensorTask]) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
     """Results of ``tasks`` in order, reading pair k+1 in a thread while pair k is computed.
 
-    At most two pairs are held at once: the one being computed and the one being read.
+    At most two pairs are held at once: the one being computed and the one being read,
+    each in its own two arenas (reused from pair to pair and from chunk to chunk, so a
+    worker does not fault in fresh pages for every tensor).
     """
-    if len(tasks) <= 1:
-        yield from (compute_pair(t) for t in tasks)
+    if not tasks:
         return
-    from concurrent.futures import ThreadPoolExecutor
+    rd = _Readers()
+    arenas = _take_arenas()
+    slots = (arenas[0:2], arenas[2:4])
+    try:
+        if len(tasks) == 1:
+            yield _finish_pair(tasks[0], _load_pair(tasks[0], slots[0], rd), rd)
+            return
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(1, thread_name_prefix="msprobe-read") as reader:
-        pending = reader.submit(_load_pair, tasks[0])
-        for k, task in enumerate(tasks):
-            loaded = pending.result()
-            if k + 1 < len(tasks):
-                pending = reader.submit(_load_pair, tasks[k + 1])
-            result = _finish_pair(task, loaded)
-            del loaded
-            yield result
+        with ThreadPoolExecutor(1, thread_name_prefix="msprobe-read") as reader:
+            pending = reader.submit(_load_pair, tasks[0], slots[0], rd)
+            for k, task in enumerate(tasks):
+                loaded = pending.result()
+                if k + 1 < len(tasks):  # pair k-1 is finished: its slot is free
+                    pending = reader.submit(_load_pair, tasks[k + 1], slots[(k + 1) % 2], rd)
+                result = _finish_pair(task, loaded, rd)
+                del loaded
+                yield result
+    finally:
+        if len(_FREE_ARENAS) < 2:
+            _FREE_ARENAS.append(arenas)
 
 
 def _run_chunk(chunk: list[TensorTask]) -> list[tuple[int, tuple[Any, ...], str | None]]:
@@ -242,14 +326,15 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     cells: list[tuple[Any, ...]] = []
     tasks: list[TensorTask] = []
     warnings: list[str] = []
+    tensor_path = _TensorPaths()
     for k, (i, j) in enumerate(zip(match.target, match.golden)):
         nd = target.data_name[i]
         if nd == "-1" or j < 0 or golden.data_name[j] == "-1":
             cells.append((UNSUPPORTED,) * width)
             continue
         try:
-            npu_path = safe_tensor_path(target.tensor_dir, nd)
-            bench_path = safe_tensor_path(golden.tensor_dir, golden.data_name[j])
+            npu_path = tensor_path(target.tensor_dir, nd)
+            bench_path = tensor_path(golden.tensor_dir, golden.data_name[j])
         except TensorReadError as exc:
             warnings.append(f"{target.name[i]}: {exc}")
             cells.append((UNSUPPORTED,) * width)

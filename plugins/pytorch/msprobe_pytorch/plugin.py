@@ -28,12 +28,17 @@ def torch_dtype_kind(dtype: str) -> str | None:
 
 
 def read_tensor(path: Path) -> Any:
-    """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32), within the tensor byte cap."""
+    """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32), within the tensor byte cap.
+
+    Inside the tensor stage the array lives in the stage's reusable arena
+    (:func:`msprobe_core.arena.current_arena`), valid until that arena is reset.
+    """
+    from msprobe_core.arena import current_arena
     from msprobe_core.validation import max_tensor_bytes
 
     from .pt_reader import read_pt
 
-    return read_pt(path, max_bytes=max_tensor_bytes())
+    return read_pt(path, max_bytes=max_tensor_bytes(), arena=current_arena())
 
 
 @hookimpl

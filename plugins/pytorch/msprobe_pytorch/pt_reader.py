@@ -13,11 +13,13 @@ inert stand-ins for an allow-list of globals (``torch._utils._rebuild_tensor_v2`
 :class:`~msprobe_core.errors.UnsafePickleError` for anything else, before anything is imported.
 Storages come through ``persistent_load`` as ``('storage', type, key, location, numel)``.
 
-The zip central directory is parsed here (bounds-checked; small files are read with one
-``read``), and the storage bytes go straight into a numpy buffer: one ``preadv`` at the member's
-data offset for ZIP_STORED members, or, for storages of at least ``MMAP_MIN_BYTES``, a
-copy-on-write memory map of the file (no copy at all).  Then the tensor view (offset, sizes,
-strides) is applied; non-contiguous views are copied into a C-contiguous array.
+The zip central directory is parsed here (bounds-checked).  A file under ``WHOLE_FILE_MAX``
+bytes is read whole with one ``preadv`` into a numpy buffer (the caller's reusable arena when it
+passes one) and a ZIP_STORED storage is a view of that buffer, not a copy; in larger files the
+storage bytes go straight into a numpy buffer with one ``preadv`` at the member's data offset, or,
+for storages of at least ``MMAP_MIN_BYTES``, into a copy-on-write memory map of the file (no copy
+at all).  Then the tensor view (offset, sizes, strides) is applied; non-contiguous views are
+copied into a C-contiguous array.
 What msprobe does after ``torch.load`` is mirrored: bfloat16 and the float8 types become
 float32 (msprobe casts them before ``.numpy()``); every other dtype keeps its numpy twin.
 The caller squeezes (msprobe's ``np.squeeze``).
@@ -36,13 +38,13 @@ import pickle
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
 from msprobe_core.errors import TensorReadError, UnsafePickleError
 
-__all__ = ["MMAP_MIN_BYTES", "STORAGE_DTYPES", "TORCH_DTYPES", "fp8_table", "read_pt"]
+__all__ = ["MMAP_MIN_BYTES", "STORAGE_DTYPES", "TORCH_DTYPES", "WHOLE_FILE_MAX", "fp8_table", "read_pt"]
 
 #: Legacy typed-storage class name -> torch dtype name (what ``torch.save`` writes).
 STORAGE_DTYPES: dict[str, str] = {
@@ -114,6 +116,8 @@ _ITEMSIZE: dict[str, int] = {
 
 #: storages at least this large are memory-mapped (copy-on-write) instead of read
 MMAP_MIN_BYTES = 16 << 20
+#: files smaller than this are read whole with one ``preadv`` (storages are views of that buffer)
+WHOLE_FILE_MAX = MMAP_MIN_BYTES
 _PICKLE_LIMIT = 1 << 20  # data.pkl of one tensor is a few hundred bytes
 _MAX_DIMS = 64
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
@@ -374,18 +378,22 @@ def fp8_table(name: str) -> np.ndarray:
     return table
 
 
-def _bf16_to_f32(raw: np.ndarray) -> np.ndarray:
-    out = np.empty(raw.shape, dtype=np.uint32)
+def _bf16_to_f32(raw: np.ndarray, arena: Any = None) -> np.ndarray:
+    """bfloat16 bit patterns (``uint16``) widened to float32 (the high half of each float)."""
+    if arena is not None:
+        out = arena.take(raw.size * 4).view(np.uint32).reshape(raw.shape)
+    else:
+        out = np.empty(raw.shape, dtype=np.uint32)
     np.left_shift(raw, 16, out=out, dtype=np.uint32)
     return out.view(np.float32)
 
 
-def _convert(raw: np.ndarray, dtype: str) -> np.ndarray:
+def _convert(raw: np.ndarray, dtype: str, arena: Any = None) -> np.ndarray:
     """Turn the raw element array into what msprobe's ``.numpy()`` would give (native order)."""
     if raw.dtype.byteorder == ">":
         raw = raw.astype(raw.dtype.newbyteorder("="))
     if dtype == "bfloat16":
-        return _bf16_to_f32(raw)
+        return _bf16_to_f32(raw, arena)
     if dtype in _FP8_FORMATS:
         return fp8_table(dtype)[raw]
     if dtype == "bool":
@@ -397,8 +405,7 @@ def _convert(raw: np.ndarray, dtype: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- zip access
-@dataclass(frozen=True)
-class _Member:
+class _Member(NamedTuple):
     """One central-directory entry."""
 
     name: str
@@ -412,6 +419,7 @@ class _Member:
 
 _EOCD = struct.Struct("<IHHHHIIH")
 _EOCD_MAGIC = 0x06054B50
+_EOCD_SIG = b"PK\x05\x06"
 _Z64_LOCATOR = struct.Struct("<IIQI")
 _Z64_LOCATOR_MAGIC = 0x07064B50
 _Z64_EOCD = struct.Struct("<IQHHIIQQQQ")
@@ -429,13 +437,19 @@ class _Archive:
     matters for dumps of thousands of small tensors); small files are read in one go.
     """
 
-    def __init__(self, fh: BinaryIO, max_bytes: int | None) -> None:
+    def __init__(self, fh: BinaryIO, max_bytes: int | None, whole: np.ndarray | None = None) -> None:
         self.fd = fh.fileno()
-        self.file_size = os.fstat(self.fd).st_size
         self.max_bytes = max_bytes
-        self.buf: bytes | None = None
-        if self.file_size <= _SMALL_FILE:
-            self.buf = self._pread(0, self.file_size)
+        #: the whole file (``uint8``) when it was read in one go; storages are then views of it
+        self.whole = whole
+        self.buf: memoryview | None = None
+        if whole is not None:
+            self.file_size = whole.size
+            self.buf = memoryview(whole)
+        else:
+            self.file_size = os.fstat(self.fd).st_size
+            if self.file_size <= _SMALL_FILE:
+                self.buf = memoryview(self._pread(0, self.file_size))
         self.members = self._central_directory()
         self.prefix = self._find_prefix()
 
@@ -444,7 +458,7 @@ class _Archive:
         if offset < 0 or n < 0 or offset + n > self.file_size:
             raise TensorReadError("zip structure points past the end of the file (truncated file)")
         if self.buf is not None:
-            return self.buf[offset:offset + n]
+            return bytes(self.buf[offset:offset + n])
         parts = []
         while n > 0:
             chunk = os.pread(self.fd, min(n, 1 << 30), offset)
@@ -460,7 +474,7 @@ class _Archive:
         if offset < 0 or offset + n > self.file_size:
             raise TensorReadError("zip member runs past the end of the file (truncated file)")
         if self.buf is not None:
-            view[:] = memoryview(self.buf)[offset:offset + n]
+            view[:] = self.buf[offset:offset + n]
             return
         done = 0
         while done < n:
@@ -474,9 +488,15 @@ class _Archive:
         size = self.file_size
         if size < _EOCD.size:
             raise TensorReadError("file too short to be a zip archive (truncated file)")
-        tail_len = min(size, _EOCD.size + 65535)
-        tail = self._pread(size - tail_len, tail_len)
-        pos = tail.rfind(b"PK\x05\x06")
+        # torch writes no zip comment: the end record is the last 22 bytes, which is what the
+        # search of the last 64 KiB below would find when no later signature overlaps them
+        tail = self._pread(size - _EOCD.size, _EOCD.size)
+        pos = 0 if tail.startswith(_EOCD_SIG) and tail.find(_EOCD_SIG, 1) < 0 else -1
+        tail_len = _EOCD.size
+        if pos < 0:
+            tail_len = min(size, _EOCD.size + 65535)
+            tail = self._pread(size - tail_len, tail_len)
+            pos = tail.rfind(_EOCD_SIG)
         if pos < 0 or pos + _EOCD.size > len(tail):
             raise TensorReadError("zip end-of-central-directory record not found (truncated or corrupt file)")
         eocd_at = size - tail_len + pos
@@ -500,22 +520,28 @@ class _Archive:
         cd = self._pread(cd_offset, cd_size)
         members: dict[str, _Member] = {}
         at = 0
+        end = len(cd)
+        head, unpack, new_member = _CENTRAL.size, _CENTRAL.unpack_from, _Member._make
         for _ in range(count):
-            if at + _CENTRAL.size > len(cd):
+            if at + head > end:
                 raise TensorReadError("zip central directory is cut short (corrupt zip)")
             (magic, _, _, flags, method, _, _, crc, csize, usize, nlen, elen, clen,
-             _, _, _, offset) = _CENTRAL.unpack_from(cd, at)
+             _, _, _, offset) = unpack(cd, at)
             if magic != _CENTRAL_MAGIC:
                 raise TensorReadError("bad zip central directory entry (corrupt zip)")
-            name_b = cd[at + _CENTRAL.size: at + _CENTRAL.size + nlen]
-            extra = cd[at + _CENTRAL.size + nlen: at + _CENTRAL.size + nlen + elen]
-            at += _CENTRAL.size + nlen + elen + clen
-            if at > len(cd):
+            name_at = at + head
+            at = name_at + nlen + elen + clen
+            if at > end:
                 raise TensorReadError("zip central directory is cut short (corrupt zip)")
-            if 0xFFFFFFFF in (csize, usize, offset):
+            if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF or offset == 0xFFFFFFFF:
+                extra = cd[name_at + nlen: name_at + nlen + elen]
                 usize, csize, offset = _zip64_extra(extra, usize, csize, offset)
-            name = name_b.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
-            members[name] = _Member(name, flags, method, crc, csize, usize, offset)
+            name_b = cd[name_at: name_at + nlen]
+            if name_b.isascii():  # what torch writes; cp437 and utf-8 agree on ASCII
+                name = name_b.decode("ascii")
+            else:
+                name = name_b.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
+            members[name] = new_member((name, flags, method, crc, csize, usize, offset))
         return members
 
     def _find_prefix(self) -> str:
@@ -610,6 +636,19 @@ class _Archive:
             return None
         return np.frombuffer(mm, dtype=dtype, count=nbytes // dtype.itemsize, offset=file_at - base)
 
+    def view_range(self, name: str, start: int, nbytes: int, dtype: np.dtype) -> np.ndarray | None:
+        """Bytes ``[start, start + nbytes)`` of a stored member as a 1-D ``dtype`` view of the
+        whole-file buffer (no copy); None when the file was not read whole, the member is
+        compressed or missing, or the bytes are not aligned for ``dtype``."""
+        m = self.info(name)
+        if m is None or m.method != 0 or self.whole is None:
+            return None
+        self._check_limits(m, start + nbytes, self.max_bytes)
+        file_at = self._data_offset(m) + start
+        if file_at % dtype.alignment:
+            return None
+        return self.whole[file_at:file_at + nbytes].view(dtype)
+
     def read_into(self, name: str, start: int, out: np.ndarray, *, verify_crc: bool) -> None:
         """Fill ``out`` (contiguous) with the member's bytes ``[start, start + out.nbytes)``."""
         m = self.info(name)
@@ -622,7 +661,7 @@ class _Archive:
         if m.method == 0:
             if verify_crc:
                 if self.buf is not None:
-                    whole = memoryview(self.buf)[base:base + m.usize]
+                    whole = self.buf[base:base + m.usize]
                 else:
                     whole = memoryview(self._pread(base, m.usize))
                 if zlib.crc32(whole) != m.crc:
@@ -740,8 +779,16 @@ def _check_memo_indices(pkl: bytes) -> None:
         _SAFE_PICKLES.add(pkl)
 
 
-def _load_spec(arch: _Archive) -> tuple[_TensorSpec, str]:
-    pkl = arch.read_small("data.pkl", _PICKLE_LIMIT)
+#: data.pkl bytes -> the tensor they describe: same-shaped tensors of a dump share their
+#: data.pkl byte for byte, and unpickling with the inert stand-ins is a pure function of them
+_SPECS: dict[bytes, _TensorSpec] = {}
+_SPECS_MAX = 4096
+
+
+def _unpickle_spec(pkl: bytes) -> _TensorSpec:
+    obj = _SPECS.get(pkl)
+    if obj is not None:
+        return obj
     _check_memo_indices(pkl)
     unpickler = _SafeUnpickler(pkl)
     try:
@@ -754,6 +801,13 @@ def _load_spec(arch: _Archive) -> tuple[_TensorSpec, str]:
     if not isinstance(obj, _TensorSpec):
         kind = type(obj).__name__
         raise TensorReadError(f"data.pkl holds a {kind}, not a single tensor")
+    if len(_SPECS) < _SPECS_MAX:
+        _SPECS[pkl] = obj
+    return obj
+
+
+def _load_spec(arch: _Archive) -> tuple[_TensorSpec, str]:
+    obj = _unpickle_spec(arch.read_small("data.pkl", _PICKLE_LIMIT))
     byteorder = "little"
     if arch.info("byteorder") is not None:
         mark = arch.read_small("byteorder", 16).strip()
@@ -764,7 +818,7 @@ def _load_spec(arch: _Archive) -> tuple[_TensorSpec, str]:
 
 
 def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
-            verify_crc: bool = False, use_mmap: bool = True) -> np.ndarray:
+            verify_crc: bool = False, use_mmap: bool = True, arena: Any = None) -> np.ndarray:
     """Load the single tensor saved in ``path`` by ``torch.save`` as a numpy array.
 
     Args:
@@ -777,6 +831,10 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
             copy-on-write memory map of the file instead of being read into memory (no copy;
             pages come from the page cache as they are used).  The file must then not be
             truncated while the array lives (the OS would raise SIGBUS).
+        arena: a :class:`msprobe_core.arena.Arena` to carve the file's bytes and the converted
+            array from instead of fresh memory; the result is then a view of the arena, valid
+            until its next reset.  Files under ``WHOLE_FILE_MAX`` bytes are read with one
+            ``preadv`` either way and their storage returned without a further copy.
 
     Returns:
         A C-contiguous, writable numpy array with the tensor's shape (not squeezed).
@@ -791,14 +849,16 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
     spath = os.fspath(path)
     try:
         with open(spath, "rb", buffering=0) as fh:
-            magic = fh.read(4)
+            whole = _read_whole(fh, arena)
+            magic = bytes(whole[:4]) if whole is not None else fh.read(4)
             if magic[:2] != b"PK":
                 if magic[:1] == b"\x80":
                     raise TensorReadError(
                         "legacy non-zip torch format not supported (re-save with torch >= 1.6)")
                 raise TensorReadError("not a torch zip file (no zip signature)")
-            fh.seek(0)
-            return _read_open(fh, max_bytes, verify_crc, use_mmap)
+            if whole is None:
+                fh.seek(0)
+            return _read_open(fh, max_bytes, verify_crc, use_mmap, whole, arena)
     except TensorReadError as exc:
         if exc.path is None:
             exc.path = spath
@@ -812,8 +872,26 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
                               path=spath) from exc
 
 
-def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: bool) -> np.ndarray:
-    arch = _Archive(fh, max_bytes)
+def _read_whole(fh: BinaryIO, arena: Any) -> np.ndarray | None:
+    """The whole file as ``uint8`` (from ``arena`` when given) if it is under ``WHOLE_FILE_MAX``
+    bytes, read with as few ``preadv`` calls as the kernel allows; else None."""
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    if size >= WHOLE_FILE_MAX:
+        return None
+    whole = arena.take(size) if arena is not None else np.empty(size, np.uint8)
+    done = 0
+    while done < size:
+        got = os.preadv(fd, [whole[done:]], done)
+        if got <= 0:
+            raise TensorReadError("short read (truncated file)")
+        done += got
+    return whole
+
+
+def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: bool,
+               whole: np.ndarray | None = None, arena: Any = None) -> np.ndarray:
+    arch = _Archive(fh, max_bytes, whole)
     spec, byteorder = _load_spec(arch)
     dtype = spec.dtype
     raw_code = TORCH_DTYPES.get(dtype)
@@ -841,7 +919,7 @@ def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: 
         if offset > storage_elems:
             raise TensorReadError("tensor view starts past the end of its storage")
         raw = np.empty(size + ((2,) if dtype == "complex32" else ()), dtype=raw_dt)
-        return np.ascontiguousarray(_convert(raw, dtype).reshape(size))
+        return np.ascontiguousarray(_convert(raw, dtype, None).reshape(size))
 
     last = offset + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
     if last >= storage_elems:
@@ -859,6 +937,8 @@ def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: 
     buf = None
     if use_mmap and not verify_crc and count * raw_dt.itemsize >= MMAP_MIN_BYTES:
         buf = arch.map_range(f"data/{store.key}", offset * elem, count * raw_dt.itemsize, raw_dt)
+    if buf is None and not verify_crc:
+        buf = arch.view_range(f"data/{store.key}", offset * elem, count * raw_dt.itemsize, raw_dt)
     if buf is None:
         buf = np.empty(count, dtype=raw_dt)
         arch.read_into(f"data/{store.key}", offset * elem, buf, verify_crc=verify_crc)
@@ -872,7 +952,7 @@ def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: 
             writeable=False,
         )
         raw = np.ascontiguousarray(view)
-    arr = _convert(raw, dtype)
+    arr = _convert(raw, dtype, arena)
     if spec.metadata:
         arr = _apply_metadata(arr, spec.metadata)
     if not arr.flags.c_contiguous:
