@@ -8,13 +8,14 @@ row names and row order agree with msprobe's result tables.
 from __future__ import annotations
 
 import json
-import re
 import zlib
-from json.decoder import scanstring as _scanstring
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .errors import DumpFormatError, InputError
+from .jsonstream import BLOCK_BYTES, ObjectStream, TextWindow
 from .model import (
     MODE_MD5,
     MODE_STATISTICS,
@@ -44,8 +45,8 @@ _PROCESS_GROUP = "torch.ProcessGroup"
 MAX_JSON_BYTES = 10 * 1024**3
 
 
-def read_json_text(path: Path, what: str = "json") -> str:
-    """The text of a JSON file, with one-line errors for missing, huge, empty or non-UTF-8 files."""
+def check_json_file(path: Path, what: str = "json") -> int:
+    """The size of a JSON file to read, with one-line errors for missing, special or huge files."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -56,6 +57,12 @@ def read_json_text(path: Path, what: str = "json") -> str:
         raise InputError(f"expected a {what} file, found a directory or special file", path=path)
     if size > MAX_JSON_BYTES:
         raise InputError(f"file is {size} bytes, larger than the {MAX_JSON_BYTES}-byte limit", path=path)
+    return size
+
+
+def read_json_text(path: Path, what: str = "json") -> str:
+    """The text of a JSON file, with one-line errors for missing, huge, empty or non-UTF-8 files."""
+    check_json_file(path, what)
     try:
         raw = path.read_bytes()
     except PermissionError:
@@ -85,93 +92,6 @@ def read_json_file(path: Path, what: str = "json") -> Any:
         raise InputError(f"malformed JSON: {exc}", path=path) from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", path=path) from None
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-class _StreamedDump:
-    """A dump document read top-level key by top-level key.
-
-    The entries of ``data`` are decoded one at a time and handed to a callback,
-    so the whole document never exists as Python objects at once (a 100k-entry
-    dump.json would otherwise cost several hundred MB).
-    """
-
-    def __init__(self, text: str, path: Path) -> None:
-        self.text = text
-        self.path = path
-        self.header: dict[str, Any] = {}
-        self.data_kind: str | None = None  # type name of 'data' when it is not an object
-
-    def _expect(self, idx: int, char: str) -> int:
-        idx = _WS.match(self.text, idx).end()
-        if self.text[idx : idx + 1] != char:
-            raise json.JSONDecodeError(f"Expecting '{char}'", self.text, idx)
-        return idx + 1
-
-    def _key(self, idx: int) -> tuple[str, int]:
-        idx = self._expect(idx, '"')
-        key, idx = _scanstring(self.text, idx)
-        return key, self._expect(idx, ":")
-
-    def _value(self, idx: int) -> tuple[Any, int]:
-        idx = _WS.match(self.text, idx).end()
-        return _DECODER.raw_decode(self.text, idx)
-
-    def _after_item(self, idx: int, close: str) -> tuple[bool, int]:
-        """Skip a ``,`` (more items follow: True) or the closing bracket (False)."""
-        idx = _WS.match(self.text, idx).end()
-        char = self.text[idx : idx + 1]
-        if char == ",":
-            return True, idx + 1
-        if char == close:
-            return False, idx + 1
-        raise json.JSONDecodeError("Expecting ',' delimiter", self.text, idx)
-
-    def read(self, on_entry) -> None:
-        """Decode the document, calling ``on_entry(key, value)`` for each entry of ``data``."""
-        text = self.text
-        first = _WS.match(text, 0).end()
-        if text[first : first + 1] != "{":
-            value, end = _DECODER.raw_decode(text, first)  # not an object: let the header check name it
-            if _WS.match(text, end).end() != len(text):
-                raise json.JSONDecodeError("Extra data", text, _WS.match(text, end).end())
-            raise DumpFormatError(f"top level must be a JSON object, got {type(value).__name__}", path=self.path)
-        idx = first + 1
-        if _WS.match(text, idx).end() < len(text) and text[_WS.match(text, idx).end()] == "}":
-            idx = _WS.match(text, idx).end() + 1
-        else:
-            more = True
-            while more:
-                key, idx = self._key(idx)
-                start = _WS.match(text, idx).end()
-                if key == "data" and text[start : start + 1] == "{":
-                    self.header["data"] = True
-                    idx = self._data(start + 1, on_entry)
-                else:
-                    value, idx = self._value(idx)
-                    if key == "data":
-                        self.header["data"] = value
-                    else:
-                        self.header[key] = value
-                more, idx = self._after_item(idx, "}")
-        if _WS.match(text, idx).end() != len(text):
-            raise json.JSONDecodeError("Extra data", text, _WS.match(text, idx).end())
-
-    def _data(self, idx: int, on_entry) -> int:
-        text = self.text
-        after = _WS.match(text, idx).end()
-        if text[after : after + 1] == "}":
-            return after + 1
-        more = True
-        while more:
-            key, idx = self._key(idx)
-            value, idx = self._value(idx)
-            on_entry(key, value)
-            more, idx = self._after_item(idx, "}")
-        return idx
 
 
 def split_api_key(key: str, debug: bool) -> tuple[str, str, str] | None:
@@ -205,6 +125,10 @@ def _py_str(value: Any) -> str:
 
 def _type_name(value: Any) -> str:
     return str(type(value))
+
+
+#: the md5 fallback of a tensor leaf without ``md5``: crc32 of the empty text, one shared string
+_EMPTY_CRC = crc32_text("")
 
 
 _NONE_TYPE = type(None)
@@ -245,151 +169,188 @@ class _Flattener:
 
     Every leaf field the result uses is type-checked here, inline (a few ``type() is``
     tests a leaf); a wrong type raises :class:`_Problem`, never a stray exception.
+    The walk runs once per leaf of a 100k-entry dump, so it is built as closures over
+    the bound ``append`` methods of the columns and the per-file caches (no attribute
+    look-ups per leaf), and the strings that repeat (dtypes, shapes, md5 fallbacks,
+    prefixes) are kept once.
     """
 
     def __init__(self, table: DumpTable) -> None:
         self.t = table
-        self.has_md5 = False
-        # the same few dtype and shape spellings repeat on every row: keep one copy of each
+        self._md5_seen = [False]
+        # the same few dtype, shape and call spellings repeat on every row: keep one copy of each
         self._dtypes: dict[str, str] = {}
         self._shapes: dict[tuple, str] = {}
+        self._crcs: dict[str, str] = {}
+        self.strings: dict[str, str] = {}
+        self.add_null, self.add_leaf, self.walk = _build_walk(self)
 
-    def add_null(self, name: str, state: str, api_idx: int) -> None:
-        t = self.t
-        t.row_api.append(api_idx)
-        t.name.append(name)
-        t.state.append(state)
-        t.dtype.append(None)
-        t.shape.append(None)
-        t.requires_grad.append(None)
-        t.max.append(None)
-        t.min.append(None)
-        t.mean.append(None)
-        t.norm.append(None)
-        t.md5.append(None)
-        t.data_name.append("-1")
+    @property
+    def has_md5(self) -> bool:
+        """Whether some leaf carried an ``md5`` (the dump is in md5 mode)."""
+        return self._md5_seen[0]
 
-    def add_leaf(self, leaf: dict, name: str, state: str, api_idx: int) -> None:
-        t = self.t
+    @has_md5.setter
+    def has_md5(self, value: bool) -> None:
+        self._md5_seen[0] = value
+
+
+def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place on purpose
+    """The (add_null, add_leaf, walk) closures of one flattener."""
+    t = fl.t
+    a_api, a_name, a_state = t.row_api.append, t.name.append, t.state.append
+    a_dtype, a_shape, a_rg = t.dtype.append, t.shape.append, t.requires_grad.append
+    a_max, a_min, a_mean, a_norm = t.max.append, t.min.append, t.mean.append, t.norm.append
+    a_md5, a_dn = t.md5.append, t.data_name.append
+    dtypes, shapes, crcs, md5_seen = fl._dtypes, fl._shapes, fl._crcs, fl._md5_seen
+    stat_types, md5_types = _STAT_TYPES, _MD5_TYPES
+    empty_crc = _EMPTY_CRC
+    pgrad = STATE_PARAMETERS_GRAD
+
+    def add_null(name: str, state: str, api_idx: int) -> None:
+        a_api(api_idx)
+        a_name(name)
+        a_state(state)
+        a_dtype(None)
+        a_shape(None)
+        a_rg(None)
+        a_max(None)
+        a_min(None)
+        a_mean(None)
+        a_norm(None)
+        a_md5(None)
+        a_dn("-1")
+
+    def stat(value: Any, leaf: dict, name: str) -> Any:
+        # the uncommon statistic (not a plain float): validate all four in order, as msprobe's fields
+        if value.__class__ not in stat_types:
+            bad = next(k for k in ("Max", "Min", "Mean", "Norm") if leaf.get(k).__class__ not in stat_types)
+            raise _field_problem(leaf, bad, name, "a number, a boolean, a string or null")
+        return _stat(value)
+
+    def add_leaf(leaf: dict, name: str, state: str, api_idx: int) -> None:
         data_name = leaf.get("data_name")
-        if data_name.__class__ is str and data_name:
-            row_name = data_name.rsplit(".", 1)[0] if "." in data_name else data_name
-        else:
-            if data_name is not None and data_name.__class__ is not str:
-                raise _field_problem(leaf, "data_name", name, "a file name (string)")
+        if data_name is None:
             data_name = "-1"
             row_name = name
+        elif data_name.__class__ is str:
+            if data_name:
+                row_name = data_name.rsplit(".", 1)[0] if "." in data_name else data_name
+            else:
+                data_name = "-1"
+                row_name = name
+        else:
+            raise _field_problem(leaf, "data_name", name, "a file name (string)")
         md5 = leaf.get("md5")
         if md5 is not None:
-            if md5.__class__ not in _MD5_TYPES:
+            if md5.__class__ not in md5_types:
                 raise _field_problem(leaf, "md5", name, "a string")
-            self.has_md5 = True
+            md5_seen[0] = True
             md5 = str(md5)
         if "dtype" in leaf:
             dtype = leaf["dtype"]
             if dtype is not None:
                 if dtype.__class__ is not str:
                     raise _field_problem(leaf, "dtype", name, "a string")
-                dtype = self._dtypes.get(dtype) or self._dtypes.setdefault(dtype, dtype)
+                dtype = dtypes.get(dtype) or dtypes.setdefault(dtype, dtype)
             shape = leaf.get("shape")
             if shape is None:
                 shape_text = None
             elif shape.__class__ is list:
                 try:
                     key = tuple(shape)
-                    shape_text = self._shapes.get(key)
+                    shape_text = shapes.get(key)
                 except TypeError:  # unhashable items
                     shape_text = key = None
                 if shape_text is None:
                     # validated once per distinct shape: a list of non-negative integers
                     if key is None or not all(d.__class__ is int and d >= 0 for d in shape):
                         raise _field_problem(leaf, "shape", name, "a list of non-negative integers")
-                    shape_text = self._shapes.setdefault(key, str(shape))
+                    shape_text = shapes.setdefault(key, str(shape))
             else:
                 raise _field_problem(leaf, "shape", name, "a list")
-            mx, mn, me, nm = leaf.get("Max"), leaf.get("Min"), leaf.get("Mean"), leaf.get("Norm")
-            if (
-                mx.__class__ not in _STAT_TYPES
-                or mn.__class__ not in _STAT_TYPES
-                or me.__class__ not in _STAT_TYPES
-                or nm.__class__ not in _STAT_TYPES
-            ):
-                bad = next(k for k in ("Max", "Min", "Mean", "Norm") if leaf.get(k).__class__ not in _STAT_TYPES)
-                raise _field_problem(leaf, bad, name, "a number, a boolean, a string or null")
-            stats = [_stat(mx), _stat(mn), _stat(me), _stat(nm)]
+            # the common statistic is a float that is not NaN: one class test and one compare
+            mx = leaf.get("Max")
+            if mx.__class__ is not float or mx != mx:
+                mx = stat(mx, leaf, name)
+            mn = leaf.get("Min")
+            if mn.__class__ is not float or mn != mn:
+                mn = stat(mn, leaf, name)
+            me = leaf.get("Mean")
+            if me.__class__ is not float or me != me:
+                me = stat(me, leaf, name)
+            nm = leaf.get("Norm")
+            if nm.__class__ is not float or nm != nm:
+                nm = stat(nm, leaf, name)
             rg = leaf.get("requires_grad")
-            if rg.__class__ not in _RG_TYPES:
-                raise _field_problem(leaf, "requires_grad", name, "a boolean")
-            requires_grad = None if rg is None else str(rg)
-            if md5 is None:
-                md5 = crc32_text("")
-        else:
-            kind = leaf.get("type")
-            value = leaf.get("value")
-            last = name.rsplit(".", 1)[-1]
-            requires_grad = None
-            if kind == "torch.Size":
-                dtype, shape_text, stats = "torch.Size", str(value), [None] * 4
-            elif kind == "slice":
-                dtype, stats = "slice", [None] * 4
-                shape_text = f"({len(value)},)" if isinstance(value, list) else "()"
-            elif kind == "ellipsis":
-                dtype, shape_text, stats = "ellipsis", "[]", [value] * 4
-            elif last in _RANK_PARTS:
-                dtype, shape_text, stats = str(kind), "[]", [str(value)] * 4
-                if md5 is None:
-                    md5 = str(value)
-            elif kind == _PROCESS_GROUP:
-                ranks = str(leaf.get("group_ranks"))
-                dtype, shape_text, stats = str(kind), "[]", [ranks] * 4
-                if md5 is None:
-                    md5 = ranks
+            if rg is True:
+                requires_grad = "True"
+            elif rg is False:
+                requires_grad = "False"
+            elif rg is None:
+                requires_grad = None
+            elif rg.__class__ is str:
+                requires_grad = rg
             else:
-                dtype, shape_text = _type_name(value), "[]"
-                shown = _stat(value)
-                stats = [shown] * 4
+                raise _field_problem(leaf, "requires_grad", name, "a boolean")
             if md5 is None:
-                md5 = crc32_text("" if value is None and "value" not in leaf else value)
-        t.row_api.append(api_idx)
-        t.name.append(row_name)
-        t.state.append(state)
-        t.dtype.append(dtype)
-        t.shape.append(shape_text)
-        t.requires_grad.append(requires_grad)
-        t.max.append(stats[0])
-        t.min.append(stats[1])
-        t.mean.append(stats[2])
-        t.norm.append(stats[3])
-        t.md5.append(md5)
-        t.data_name.append(data_name)
+                md5 = empty_crc
+        else:
+            dtype, shape_text, mx, md5 = _non_tensor(leaf, name, md5, crcs)
+            requires_grad = None
+            if mx.__class__ is list:
+                mx, mn, me, nm = mx
+            else:
+                mn = me = nm = mx
+        a_api(api_idx)
+        a_name(row_name)
+        a_state(state)
+        a_dtype(dtype)
+        a_shape(shape_text)
+        a_rg(requires_grad)
+        a_max(mx)
+        a_min(mn)
+        a_mean(me)
+        a_norm(nm)
+        a_md5(md5)
+        a_dn(data_name)
 
-    def walk(self, value: Any, name: str, state: str, api_idx: int, depth: int = 0) -> None:
+    def walk(value: Any, name: str, state: str, api_idx: int, depth: int = 0) -> None:
         if depth > _MAX_DEPTH:
             raise _Problem(value, None, f"entry {name} is nested deeper than {_MAX_DEPTH} levels")
+        cls = value.__class__
         if value is None:
-            self.add_null(name, state, api_idx)
-        elif isinstance(value, list):
-            keep_index = STATE_PARAMETERS_GRAD not in name.split(".")
+            add_null(name, state, api_idx)
+        elif cls is list or isinstance(value, list):
+            keep_index = pgrad not in name or pgrad not in name.split(".")
+            fast = depth < _MAX_DEPTH  # an item one level down still passes the depth check
             for i, item in enumerate(value):
+                # fast path for the common shapes: a leaf record or null directly in the list
+                if fast and item.__class__ is dict and "class_type" not in item and item.get("type").__class__ is str:
+                    add_leaf(item, f"{name}.{i}" if keep_index else name, state, api_idx)
+                    continue
+                if fast and item is None:
+                    add_null(f"{name}.{i}" if keep_index else name, state, api_idx)
+                    continue
                 try:
-                    self.walk(item, f"{name}.{i}" if keep_index else name, state, api_idx, depth + 1)
+                    walk(item, f"{name}.{i}" if keep_index else name, state, api_idx, depth + 1)
                 except _Problem as p:
                     if p.container is None:
                         p.container, p.key = value, i
                     raise
-        elif isinstance(value, dict):
+        elif cls is dict or isinstance(value, dict):
             if value.get("class_type") == _P2P_CLASS:
                 tensor = value.get("tensor")
                 if isinstance(tensor, dict) and isinstance(tensor.get("type"), str):
-                    self.add_leaf(tensor, name, state, api_idx)
+                    add_leaf(tensor, name, state, api_idx)
                 else:
-                    self.add_null(name, state, api_idx)
+                    add_null(name, state, api_idx)
             elif isinstance(value.get("type"), str):
-                self.add_leaf(value, name, state, api_idx)
+                add_leaf(value, name, state, api_idx)
             else:
                 for k, v in value.items():
                     try:
-                        self.walk(v, f"{name}.{k}", state, api_idx, depth + 1)
+                        walk(v, f"{name}.{k}", state, api_idx, depth + 1)
                     except _Problem as p:
                         if p.container is None:
                             p.container, p.key = value, k
@@ -398,6 +359,47 @@ class _Flattener:
             raise _Problem(
                 None, None, f"entry {name} holds a bare {describe(value)} where an argument record was expected"
             )
+
+    return add_null, add_leaf, walk
+
+
+#: the ``type()`` spellings of non-tensor values, one string object each
+_TYPE_NAMES: dict[type, str] = {}
+
+
+def _non_tensor(leaf: dict, name: str, md5: str | None, crcs: dict[str, str]) -> tuple[Any, str, Any, str]:
+    """(dtype, shape, statistic or list of four statistics, md5) of a non-tensor leaf."""
+    kind = leaf.get("type")
+    value = leaf.get("value")
+    if kind == "torch.Size":
+        dtype, shape_text, stats = "torch.Size", str(value), None
+    elif kind == "slice":
+        dtype, stats = "slice", None
+        shape_text = f"({len(value)},)" if isinstance(value, list) else "()"
+    elif kind == "ellipsis":
+        dtype, shape_text, stats = "ellipsis", "[]", value
+    elif name.rsplit(".", 1)[-1] in _RANK_PARTS:
+        dtype, shape_text, stats = str(kind), "[]", str(value)
+        if md5 is None:
+            md5 = stats
+    elif kind == _PROCESS_GROUP:
+        ranks = str(leaf.get("group_ranks"))
+        dtype, shape_text, stats = str(kind), "[]", ranks
+        if md5 is None:
+            md5 = ranks
+    else:
+        vtype = value.__class__
+        dtype = _TYPE_NAMES.get(vtype) or _TYPE_NAMES.setdefault(vtype, _type_name(value))
+        shape_text = "[]"
+        stats = _stat(value)
+    if md5 is None:
+        text = "" if value is None and "value" not in leaf else str(value)
+        md5 = crcs.get(text)
+        if md5 is None:
+            md5 = crcs[text] = crc32_text(text)
+    if stats.__class__ is list:  # a list statistic is one value repeated, not four values
+        stats = [stats] * 4
+    return dtype, shape_text, stats, md5
 
 
 def _stat(value: Any) -> Any:
@@ -447,7 +449,11 @@ def _add_entry(table: DumpTable, fl: _Flattener, key: str, entry: Any, debug: bo
     if split is None:
         return
     api_idx = len(table.apis)
-    api = ApiEntry(key=key, prefix=split[0], call=split[1], direction=split[2], first_row=len(table.name))
+    strings = fl.strings  # prefixes and call spellings repeat across calls: one object each
+    prefix, call = split[0], split[1]
+    prefix = strings.get(prefix) or strings.setdefault(prefix, prefix)
+    call = strings.get(call) or strings.setdefault(call, call)
+    api = ApiEntry(key=key, prefix=prefix, call=call, direction=split[2], first_row=len(table.name))
     table.apis.append(api)
     try:
         if debug or key.rsplit(".", 1)[-1] == "debug":
@@ -494,11 +500,49 @@ def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
     return _finish(table, fl, doc, path)
 
 
+@contextmanager
+def _json_window(path: Path, what: str) -> Iterator[TextWindow]:
+    """A :class:`TextWindow` on a JSON file: the whole text for a small file, blocks for a large one.
+
+    Errors while parsing a large file are reported as reading the whole file first
+    would: an empty or non-UTF-8 file is named as such before any parse error.
+    """
+    size = check_json_file(path, what)
+    if size <= BLOCK_BYTES:
+        yield TextWindow(read_json_text(path, what))
+        return
+    try:
+        handle = path.open("rb")
+    except OSError:
+        read_json_text(path, what)  # raises the one-line error of a whole-file read
+        raise
+    with handle:
+        try:
+            yield TextWindow(source=handle, block=BLOCK_BYTES)
+        except Exception:
+            read_json_text(path, what)  # empty, unreadable or not UTF-8: that error comes first
+            raise
+
+
+def _parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],
+                    on_entry: Callable[[str, Any], None]) -> dict[str, Any]:
+    """Stream a JSON object file through :class:`ObjectStream`; returns its header members."""
+    try:
+        with _json_window(path, what) as window:
+            stream = ObjectStream(window, stream_key, not_object)
+            stream.read(on_entry)
+    except json.JSONDecodeError as exc:
+        raise _json_error(exc, path) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"malformed JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
+    return stream.header
+
+
 def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
     """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time."""
     kind = kind or detect_kind(path)
-    text = read_json_text(path, f"{kind}.json")
-    stream = _StreamedDump(text, path)
     table = _new_table(path, kind, "")
     fl = _Flattener(table)
     debug = kind == "debug"
@@ -510,16 +554,10 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
         seen.add(key)
         _add_entry(table, fl, key, entry, debug)
 
-    try:
-        stream.read(on_entry)
-    except json.JSONDecodeError as exc:
-        raise _json_error(exc, path) from None
-    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
-        raise InputError(f"malformed JSON: {exc}", path=path) from None
-    except RecursionError:
-        raise InputError("JSON nesting is too deep", path=path) from None
-    del text, stream.text
-    header = stream.header
+    def not_object(value: Any) -> Exception:
+        return DumpFormatError(f"top level must be a JSON object, got {type(value).__name__}", path=path)
+
+    header = _parse_streamed(path, f"{kind}.json", "data", not_object, on_entry)
     framework = header.get("framework")
     if framework is not None and not isinstance(framework, str):
         raise DumpFormatError("'framework' must be a string", path=path)
@@ -529,11 +567,30 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
     return _finish(table, fl, header, path)
 
 
-def load_stack(path: Path) -> dict[str, list[str]]:
-    """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``)."""
-    doc = read_json_file(path, "stack")
-    if not isinstance(doc, dict):
-        raise DumpFormatError("top level of stack.json must be an object", path=path)
+def load_stack(path: Path, shared: Iterable[str] = ()) -> dict[str, list[str]]:
+    """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``).
+
+    The file is parsed member by member and every string is kept once: a few hundred
+    distinct source lines repeat across tens of thousands of stacks. Strings equal to
+    one of ``shared`` (the API keys of the dump) are that object.
+    """
+    doc: dict[str, Any] = {}
+    strings: dict[str, str] = {s: s for s in shared}
+
+    def keep(value: Any, depth: int = 0) -> Any:
+        if value.__class__ is str:
+            return strings.get(value) or strings.setdefault(value, value)
+        if value.__class__ is list and depth < 2:
+            return [keep(v, depth + 1) for v in value]
+        return value
+
+    def on_entry(key: str, value: Any) -> None:
+        doc[key] = keep(value)
+
+    def not_object(value: Any) -> Exception:
+        return DumpFormatError("top level of stack.json must be an object", path=path)
+
+    _parse_streamed(path, "stack", None, not_object, on_entry)
     result: dict[str, list[str]] = {}
     if doc.get("0"):
         for value in doc.values():

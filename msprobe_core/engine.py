@@ -115,8 +115,23 @@ def check_pair(target: DumpTable, golden: DumpTable) -> None:
 
 def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[DumpTable, DumpTable]:
     """Load both dumps of a job and attach what the compare needs (stack, tensor dirs)."""
-    target = host.load_dump(job.target, options)
-    golden = host.load_dump(job.golden, options)
+    from .pairload import load_two
+
+    guess = job.target.parent / "stack.json"
+    early: dict[str, Any] = {}
+
+    def preload_stack(golden: DumpTable) -> None:
+        # while the target loads in a child: read stack.json now, API names shared with the golden's;
+        # an error is not reported here but where it is read below, in its usual order
+        from .validation import is_within
+
+        try:
+            if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
+                early["stack"] = load_stack(guess, shared=[api.key for api in golden.apis])
+        except Exception:  # noqa: BLE001
+            early.clear()
+
+    target, golden = load_two(lambda path: host.load_dump(path, options), job.target, job.golden, preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
         for table in (target, golden):
@@ -126,7 +141,10 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
     stack_file = target.source.parent / "stack.json"
     if target.stack is None and stack_file.is_file():
         check_beside(target.source.parent, stack_file)
-        target.stack = load_stack(stack_file)
+        if stack_file == guess and "stack" in early:
+            target.stack = early.pop("stack")
+        else:
+            target.stack = load_stack(stack_file, shared=[api.key for api in target.apis])
     return target, golden
 
 
@@ -166,8 +184,9 @@ def match_tables(
     pair, for the metric and verdict stages.
     """
     tf, gf = resolve_frameworks(target, golden, host)
-    tkeys = list(target.name)
-    gkeys = list(golden.name)
+    # the names themselves start the chain: normalisers return new lists, never edit these
+    tkeys = target.name
+    gkeys = golden.name
     for norm in host.normalizers:
         tkeys = norm.fn(target, "target", tkeys, options)
         gkeys = norm.fn(golden, "golden", gkeys, options)

@@ -1,0 +1,173 @@
+"""Loading the two dumps of a pair at the same time: the target in a forked child.
+
+The two sides are independent and loading one is pure Python (one core each), so
+on a machine with two or more cores the target is loaded in a forked child while
+this process loads the golden; the child sends the table back in the compact wire
+form of :mod:`msprobe_core.tablewire` through a pipe.
+
+The child is only an accelerator: whenever it fails, for whatever reason (an
+input error, no memory, a table the wire form cannot carry, a killed child), the
+target is loaded here again, so every error reaches the user exactly as a
+serial load reports it, and the target's error still comes before the golden's.
+Small files, platforms without ``fork``, processes with other threads and
+processes that are themselves pool workers load serially.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from .model import DumpTable
+from .tablewire import decode_table, encode_table
+
+#: below this many bytes (the target dump file) a fork costs more than it saves
+MIN_FORK_BYTES = 8 * 1024 * 1024
+#: set to any non-empty value to always load serially
+ENV_SERIAL = "MSPROBE_SERIAL_LOAD"
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
+def can_fork(target: Path) -> bool:
+    """Whether loading the target in a forked child is worth it and safe here."""
+    if os.environ.get(ENV_SERIAL) or not hasattr(os, "fork") or sys.platform == "win32":
+        return False
+    if (os.cpu_count() or 1) < 2 or _usable_cores() < 2:
+        return False
+    if threading.active_count() > 1:  # a fork copies locks held by other threads
+        return False
+    if multiprocessing.parent_process() is not None:  # a pool worker: the pool already uses the cores
+        return False
+    return _file_size(target) >= MIN_FORK_BYTES
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def load_two(
+    load: Callable[[Path], DumpTable],
+    target: Path,
+    golden: Path,
+    meanwhile: Callable[[DumpTable], None] | None = None,
+) -> tuple[DumpTable, DumpTable]:
+    """``(load(target), load(golden))``, the target loaded in a forked child when :func:`can_fork`.
+
+    ``meanwhile(golden_table)`` (which must not raise) runs in this process after the golden
+    is loaded and before the child's table is taken: work that fills the wait for the child.
+    """
+    if not can_fork(target):
+        return load(target), load(golden)
+    child = _Child.start(lambda: load(target))
+    if child is None:
+        return load(target), load(golden)
+    try:
+        try:
+            golden_table = load(golden)
+            golden_error = None
+        except Exception as exc:  # noqa: BLE001 - re-raised below, after the target's own error
+            golden_table, golden_error = None, exc
+        if meanwhile is not None and golden_error is None:
+            meanwhile(golden_table)
+        target_table = child.collect(like=golden_table)
+    finally:
+        child.stop()
+    if target_table is None:
+        target_table = load(target)  # the child failed: load here (raises the target's error, if any)
+    if golden_error is not None:
+        raise golden_error
+    return target_table, golden_table
+
+
+class _Child:
+    """A forked child that runs one load and writes the pickled wire form to a pipe."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd = fd
+        self.reaped = False
+
+    @classmethod
+    def start(cls, work: Callable[[], DumpTable]) -> _Child | None:
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:
+            return None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            _run_child(work, write_fd)
+        os.close(write_fd)
+        return cls(pid, read_fd)
+
+    def collect(self, like: DumpTable | None = None) -> DumpTable | None:
+        """The child's table, or ``None`` when it failed in any way (``like``: see ``decode_table``)."""
+        wire = None
+        with os.fdopen(self.fd, "rb", closefd=True) as pipe:
+            self.fd = -1
+            try:
+                wire = pickle.load(pipe)
+            except Exception:  # noqa: BLE001 - nothing or a damaged message: the child failed
+                wire = None
+        _, status = os.waitpid(self.pid, 0)
+        self.reaped = True
+        if wire is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return None
+        try:
+            return decode_table(wire, like)
+        except Exception:  # noqa: BLE001 - a message that does not rebuild: load here instead
+            return None
+
+    def stop(self) -> None:
+        """Kill and reap the child unless it was collected (an error or Ctrl-C in this process)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if not self.reaped:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.reaped = True
+
+
+def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
+    """Body of the forked child: load, encode, write, and leave without running any cleanup."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
+        wire = encode_table(work())
+        if wire is not None:
+            data = pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL)
+            del wire
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_fd, view) :]
+            code = 0
+    except BaseException:  # noqa: BLE001 - any failure: the parent loads the table itself
+        code = 1
+    finally:
+        os._exit(code)

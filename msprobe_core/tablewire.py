@@ -1,0 +1,172 @@
+"""A compact wire form of a :class:`DumpTable`, for handing a loaded table between processes.
+
+Pickling a table as it is costs about as much as loading it again (millions of
+small objects, each memoised). The wire form sends each column as a few large
+buffers instead, chosen by what the column holds:
+
+* ``cat``: strings (or ``None``) with few distinct values → the distinct values
+  and one small integer code per row;
+* ``join``: many distinct strings → one string joined with a separator that is
+  checked absent from every value;
+* ``num``: statistics → a float64 array plus a map of the rows whose value is
+  not a ``float`` (ints, strings, ``None``…) to that exact value;
+* ``int``: machine-size integers → an int64 array;
+* ``obj``: anything else, pickled as it is.
+
+:func:`decode_table` rebuilds a table equal to the original value by value and
+type by type (floats round-trip exactly through float64). :func:`encode_table`
+returns ``None`` for a table it cannot represent faithfully (a subclass, extra
+attributes, non-list columns); the caller then loads the table itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from itertools import compress, repeat
+from operator import is_not
+from typing import Any
+
+from .model import ApiEntry, DumpTable
+
+_NONE = type(None)
+#: row columns of a table, in field order
+COLUMNS = (
+    "row_api", "name", "state", "dtype", "shape", "requires_grad",
+    "max", "min", "mean", "norm", "md5", "data_name",
+)
+_FIELDS = frozenset(f.name for f in dataclasses.fields(DumpTable))
+_SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
+#: a string column with more distinct values than this fraction of rows is joined, not coded
+_CAT_MAX_SHARE = 0.25
+
+
+def _encode_strings(values: list[Any], types: set[type]) -> tuple[Any, ...]:
+    # a sample decides first: hashing every name of a 362k-row column only to join it costs more than the join
+    sample = values[:4096]
+    few = len(set(sample)) <= max(16, len(sample) * _CAT_MAX_SHARE)
+    distinct = dict.fromkeys(values) if few else {}
+    if few and len(distinct) <= max(16, len(values) * _CAT_MAX_SHARE):
+        uniques = list(distinct)
+        code_of = {v: i for i, v in enumerate(uniques)}
+        codes: Any
+        if len(uniques) <= 256:  # the usual case: one byte a row
+            codes = bytes(map(code_of.__getitem__, values))
+        else:
+            codes = array("I" if len(uniques) > 65535 else "H", map(code_of.__getitem__, values))
+        return ("cat", uniques, codes)
+    if types == {str}:
+        for sep in _SEPARATORS:
+            text = sep.join(values)
+            if text.count(sep) == len(values) - 1:  # no value holds the separator: split gives them back
+                return ("join", sep, text, len(values))
+    return ("obj", values)
+
+
+def _encode_numbers(values: list[Any], types: list[type]) -> tuple[Any, ...]:
+    # positions of the values that are not floats, found at C speed (no Python loop over every row)
+    odd = list(compress(range(len(values)), map(is_not, types, repeat(float))))
+    others = {i: values[i] for i in odd}
+    if odd:
+        values = values.copy()
+        for i in odd:
+            values[i] = 0.0
+    return ("num", array("d", values), others)
+
+
+def encode_column(values: list[Any]) -> tuple[Any, ...]:
+    """The wire form of one column (see the module docstring)."""
+    row_types = list(map(type, values))
+    types = set(row_types)
+    if types <= {str, _NONE} and values:
+        return _encode_strings(values, types)
+    if types == {int}:
+        try:
+            return ("int", array("q", values))
+        except OverflowError:
+            return ("obj", values)
+    if float in types:
+        return _encode_numbers(values, row_types)
+    return ("obj", values)
+
+
+def decode_column(wire: tuple[Any, ...], ints: list[int] | None = None) -> list[Any]:
+    """Rebuild a column from :func:`encode_column`'s form.
+
+    ``ints`` (``list(range(n))``), when given, supplies the int objects of an ``int``
+    column so that equal values share one object, as the loader's columns do.
+    """
+    kind = wire[0]
+    if kind == "cat":
+        uniques, codes = wire[1], wire[2]
+        return list(map(uniques.__getitem__, codes))
+    if kind == "join":
+        sep, text, n = wire[1], wire[2], wire[3]
+        return text.split(sep) if n else []
+    if kind == "num":
+        values = wire[1].tolist()
+        for i, v in wire[2].items():
+            values[i] = v
+        return values
+    if kind == "int":
+        arr = wire[1]
+        if ints is not None and (not arr or (min(arr) >= 0 and max(arr) < len(ints))):
+            return list(map(ints.__getitem__, arr))
+        return arr.tolist()
+    return wire[1]
+
+
+def encode_table(table: DumpTable) -> dict[str, Any] | None:
+    """The wire form of a whole table, or ``None`` when it cannot be sent faithfully."""
+    if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
+        return None
+    if any(type(getattr(table, c)) is not list for c in COLUMNS) or type(table.apis) is not list:
+        return None
+    apis = table.apis
+    if any(type(a) is not ApiEntry for a in apis):
+        return None
+    meta = {f: getattr(table, f) for f in _FIELDS if f not in COLUMNS and f != "apis"}
+    return {
+        "meta": meta,
+        "columns": {c: encode_column(getattr(table, c)) for c in COLUMNS},
+        "apis": {
+            "key": encode_column([a.key for a in apis]),
+            "prefix": encode_column([a.prefix for a in apis]),
+            "call": encode_column([a.call for a in apis]),
+            "direction": encode_column([a.direction for a in apis]),
+            "first_row": encode_column([a.first_row for a in apis]),
+            "n_rows": encode_column([a.n_rows for a in apis]),
+        },
+    }
+
+
+def _share(values: list[Any], like: list[Any]) -> list[Any]:
+    """``values`` with each item replaced by the equal object at the same position of ``like``.
+
+    The two dumps of a pair usually hold the same names in the same order: sharing the
+    objects saves a copy of every name and lets later joins compare by identity.
+    """
+    return [b if a == b else a for a, b in zip(values, like)] + values[len(like):]
+
+
+def decode_table(wire: dict[str, Any], like: DumpTable | None = None) -> DumpTable:
+    """Rebuild the table :func:`encode_table` sent.
+
+    With ``like`` (the other table of the pair), equal names, API keys and category
+    strings reuse ``like``'s objects where they line up (same values, less memory).
+    """
+    a = {k: decode_column(v) for k, v in wire["apis"].items()}
+    if like is not None:
+        a["key"] = _share(a["key"], [api.key for api in like.apis])
+    apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"], a["n_rows"]))
+    ints = list(range(len(apis)))  # row_api: one int object per API, as the loader builds it
+    columns = {}
+    for c, w in wire["columns"].items():
+        if like is not None and w[0] == "cat" and c in ("dtype", "shape", "state"):
+            known = dict.fromkeys(getattr(like, c))
+            w = ("cat", [u if u not in known else next(k for k in known if k == u) for u in w[1]], w[2])
+        values = decode_column(w, ints if c == "row_api" else None)
+        if like is not None and c == "name":
+            values = _share(values, like.name)
+        columns[c] = values
+    return DumpTable(apis=apis, **wire["meta"], **columns)

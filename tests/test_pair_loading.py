@@ -1,0 +1,286 @@
+"""Block-wise dump reading, the forked target load and its wire form, and the lean join.
+
+Each fast path is checked against the plain one it replaces: the same table
+(every column, every value, every Python type), the same error message, the
+same pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+
+from msprobe_core import dumpjson, pairload, tablewire
+from msprobe_core.dumpjson import load_dump_file, load_stack
+from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
+from msprobe_core.matching import apply_dtype_gate, join_on_keys
+from msprobe_core.model import ApiEntry, DumpTable, MatchResult
+from msprobe_core.naming import renumber_backward
+
+from .dumps import api, tensor, write_dump
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+COLUMNS = tablewire.COLUMNS
+
+
+def signature(table: DumpTable) -> tuple:
+    """Everything a table holds, with the type of every value."""
+    cols = {c: [(type(v).__name__, repr(v)) for v in getattr(table, c)] for c in COLUMNS}
+    apis = [(a.key, a.prefix, a.call, a.direction, a.first_row, a.n_rows) for a in table.apis]
+    meta = (table.kind, table.task, table.mode, table.framework, table.level, str(table.source), table.stack)
+    return cols, apis, meta
+
+
+def corpus_dumps() -> list[Path]:
+    return sorted(CORPORA.rglob("dump.json")) + sorted(CORPORA.rglob("debug.json")) if CORPORA.is_dir() else []
+
+
+def synthetic_data(n: int = 60) -> dict:
+    rng = random.Random(5)
+    data = {}
+    for i in range(n):
+        inputs = [tensor(mx=rng.random(), mn=-rng.random(), mean=float("nan") if i % 7 == 0 else rng.random()),
+                  {"type": "int", "value": i}, None, [{"type": "bool", "value": i % 2 == 0}]]
+        data[f"Functional.op{i % 5}.{i}.forward"] = api(inputs, [tensor(mx=math.inf, norm=i)], {"k": {"type": "str",
+                                                                                                   "value": "ü" * i}})
+        data[f"Functional.op{i % 5}.{i}.backward"] = api([tensor()], [tensor(dtype="torch.bfloat16")])
+    return data
+
+
+@pytest.fixture()
+def small_blocks(monkeypatch):
+    """Stream every file in 64-byte blocks, dropping parsed text early (every code path of the window)."""
+    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+
+
+# ---------------------------------------------------------------------------------------------
+# block-wise reading
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", corpus_dumps(), ids=lambda p: str(p.relative_to(CORPORA)))
+def test_streamed_table_equals_whole_text(path: Path, monkeypatch) -> None:
+    whole = signature(load_dump_file(path))
+    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+    assert signature(load_dump_file(path)) == whole
+
+
+def test_streamed_synthetic_with_bom_and_unicode(tmp_path: Path, monkeypatch) -> None:
+    path = write_dump(tmp_path, synthetic_data())
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    whole = signature(load_dump_file(path))
+    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+    assert signature(load_dump_file(path)) == whole
+
+
+def _error(path: Path) -> tuple[type, str]:
+    try:
+        load_dump_file(path)
+    except MsprobeError as exc:
+        return type(exc), str(exc)
+    return type(None), ""
+
+
+def test_streamed_errors_match_whole_text(tmp_path: Path, monkeypatch) -> None:
+    """Truncated and corrupted documents: the same error class, message, line and column."""
+    text = (write_dump(tmp_path / "ok", synthetic_data(12))).read_text()
+    text = json.dumps(json.loads(text), indent=1)  # many lines, as msprobe writes
+    rng = random.Random(11)
+    cases = [text[:cut] for cut in range(0, len(text), max(1, len(text) // 150))]
+    for _ in range(150):
+        pos = rng.randrange(len(text))
+        cases.append(text[:pos] + rng.choice(["x", "}", ",", '"', "]", "\n", "1e", "-", "{}"]) + text[pos + 1 :])
+    cases += [text + "  x", text.replace('"data": {', '"data": {"a.0.forward": 1, ', 1), "  \n ", "[1, 2]"]
+    path = tmp_path / "dump.json"
+    checked = 0
+    for case in cases:
+        path.write_text(case)
+        monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 1 << 30)
+        whole = _error(path)
+        monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 32)
+        assert _error(path) == whole, case[-80:]
+        checked += whole[0] is not type(None)
+    assert checked > 200
+
+
+def test_streamed_utf8_and_empty_errors_come_first(tmp_path: Path, small_blocks) -> None:
+    path = write_dump(tmp_path, synthetic_data(20))
+    raw = path.read_bytes()
+    path.write_bytes(raw[:100] + b"@@" + raw[100:-50] + b"\xff" + raw[-50:])  # JSON error early, bad byte late
+    kind, message = _error(path)
+    assert kind is InputError and f"not UTF-8 text (byte {len(raw) - 50 + 2})" in message
+    path.write_bytes(b" \n" * 500)
+    kind, message = _error(path)
+    assert kind is InputError and message.endswith("dump.json file is empty")
+
+
+@pytest.mark.parametrize("path", sorted(CORPORA.rglob("stack.json"))[:12] if CORPORA.is_dir() else [],
+                         ids=lambda p: str(p.relative_to(CORPORA)))
+def test_stack_streamed_equals_json(path: Path, small_blocks) -> None:
+    doc = json.loads(path.read_text())
+    stack = load_stack(path, shared=["unrelated"])
+    if doc.get("0"):
+        expected = {str(a): v[1] for v in doc.values() if isinstance(v, list) and len(v) == 2 and isinstance(v[0], list)
+                    for a in v[0]}
+    else:
+        expected = doc
+    assert stack == expected
+
+
+def test_stack_strings_are_kept_once(tmp_path: Path) -> None:
+    lines = ["File a.py, line 1, in f", "File b.py, line 2, in g"]
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps({str(i): [[f"Functional.x.{i}.forward"], list(lines)] for i in range(50)}))
+    key = "Functional.x.3.forward"
+    stack = load_stack(path, shared=[key])
+    assert len({id(line) for v in stack.values() for line in v}) == 2
+    assert next(k for k in stack if k == key) is key
+
+
+# ---------------------------------------------------------------------------------------------
+# wire form and the forked load
+# ---------------------------------------------------------------------------------------------
+
+
+def _mixed_table() -> DumpTable:
+    n = 40
+    table = DumpTable(source=Path("/x/dump.json"), kind="dump", task="statistics", mode="statistics",
+                      framework="pytorch", level="L1", stack={"a": ["b"]}, extra={"k": 1})
+    odd = [None, 1, -0.0, math.inf, -math.inf, "Nan", True, 2**70, "s", [1, 2], 0.1, 3]
+    for i in range(n):
+        table.apis.append(ApiEntry(f"Functional.f.{i}.forward", "Functional.f", f"{i}.forward", "forward", i, 1))
+        table.row_api.append(i)
+        table.name.append(f"Functional.f.{i}.forward.input.{i}\x00" if i == 3 else f"Functional.f.{i}.forward.input.0")
+        table.state.append("input")
+        table.dtype.append(None if i % 9 == 0 else "torch.float32")
+        table.shape.append("[2, 3]")
+        table.requires_grad.append(None if i % 2 else "True")
+        table.max.append(odd[i % len(odd)])
+        table.min.append(float(i) / 7)
+        table.mean.append(odd[(i + 3) % len(odd)])
+        table.norm.append(i)
+        table.md5.append(f"{i:08x}")
+        table.data_name.append("-1")
+    return table
+
+
+def test_wire_round_trip_keeps_values_and_types() -> None:
+    table = _mixed_table()
+    wire = pickle.loads(pickle.dumps(tablewire.encode_table(table)))
+    assert signature(tablewire.decode_table(wire)) == signature(table)
+    rebuilt = tablewire.decode_table(wire, like=table)
+    assert signature(rebuilt) == signature(table)
+    assert all(a is b for a, b in zip(rebuilt.name, table.name))  # shared with the other side
+
+
+def test_wire_refuses_what_it_cannot_carry() -> None:
+    table = _mixed_table()
+    table.surprise = 1  # type: ignore[attr-defined]
+    assert tablewire.encode_table(table) is None
+    table = _mixed_table()
+    table.max = tuple(table.max)  # type: ignore[assignment]
+    assert tablewire.encode_table(table) is None
+
+
+@pytest.fixture()
+def fork_always(monkeypatch):
+    monkeypatch.setattr(pairload, "MIN_FORK_BYTES", 0)
+    monkeypatch.delenv(pairload.ENV_SERIAL, raising=False)
+    if not pairload.can_fork(Path(__file__)):
+        pytest.skip("no fork here (platform, one core or threads)")
+
+
+def _pair(tmp_path: Path) -> tuple[Path, Path]:
+    target = write_dump(tmp_path / "t", synthetic_data(30))
+    golden = write_dump(tmp_path / "g", synthetic_data(25))
+    return target, golden
+
+
+def test_forked_load_equals_serial(tmp_path: Path, fork_always) -> None:
+    target, golden = _pair(tmp_path)
+    seen = []
+    t, g = pairload.load_two(load_dump_file, target, golden, meanwhile=seen.append)
+    assert signature(t) == signature(load_dump_file(target))
+    assert signature(g) == signature(load_dump_file(golden))
+    assert seen == [g]
+
+
+def test_forked_load_falls_back_when_the_child_fails(tmp_path: Path, fork_always, monkeypatch) -> None:
+    target, golden = _pair(tmp_path)
+    monkeypatch.setattr(pairload, "encode_table", lambda table: None)
+    t, _ = pairload.load_two(load_dump_file, target, golden)
+    assert signature(t) == signature(load_dump_file(target))
+
+
+def _raised(fn) -> tuple[type, str]:
+    with pytest.raises(MsprobeError) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("broken", ["target", "golden", "both"])
+def test_forked_load_reports_errors_as_serial(tmp_path: Path, fork_always, monkeypatch, broken: str) -> None:
+    target, golden = _pair(tmp_path)
+    for side, path in (("target", target), ("golden", golden)):
+        if broken in (side, "both"):
+            path.write_text(path.read_text().replace('"Max"', '"Max": {}, "x"', 1))
+    forked = _raised(lambda: pairload.load_two(load_dump_file, target, golden))
+    monkeypatch.setenv(pairload.ENV_SERIAL, "1")
+    assert forked == _raised(lambda: pairload.load_two(load_dump_file, target, golden))
+    assert forked[0] is DumpFormatError and str(target if broken != "golden" else golden) in forked[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# matching
+# ---------------------------------------------------------------------------------------------
+
+
+def _join_reference(target_keys: list[str], golden_keys: list[str]) -> tuple[list[int], list[int]]:
+    index: dict[str, list[int]] = {}
+    for j, key in enumerate(golden_keys):
+        index.setdefault(key, []).append(j)
+    t_out, g_out = [], []
+    for i, key in enumerate(target_keys):
+        for j in index.get(key, [-1]):
+            t_out.append(i)
+            g_out.append(j)
+    return t_out, g_out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_join_on_keys_equals_a_relational_join(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = [f"k{i}" for i in range(rng.randint(1, 40))]
+    target = [rng.choice(alphabet) for _ in range(rng.randint(0, 60))]
+    golden = [rng.choice(alphabet) for _ in range(rng.randint(0, 60))]
+    if seed % 3 == 0:
+        golden = list(dict.fromkeys(golden))  # unique golden keys: the one-pass path
+    match = join_on_keys(target, golden)
+    assert (match.target, match.golden) == _join_reference(target, golden)
+
+
+def test_dtype_gate_unpairs_only_incompatible_pairs() -> None:
+    floats = {"f32", "bf16"}
+    target = ["f32", "bf16", "i64", "f32", None, "i64"]
+    golden = ["f32", "f32", "f32", "i64", None, "i" + "64"]  # an equal string that is another object
+    match = MatchResult(target=[0, 1, 2, 3, 4, 5, 5], golden=[0, 1, 2, 3, 4, 5, -1])
+    gated = apply_dtype_gate(match, target, golden, lambda a, b: a in floats and b in floats)
+    assert gated.golden == [0, 1, -1, -1, 4, 5, -1]
+    assert gated.target == match.target
+
+
+def test_renumber_backward_returns_the_keys_when_nothing_changes() -> None:
+    table = DumpTable(source=Path("d.json"), kind="dump", task="statistics", mode="statistics", framework="")
+    table.apis = [ApiEntry("F.op.0.backward", "F.op", "0.backward", "backward", 0, 1),
+                  ApiEntry("F.op.5.backward", "F.op", "5.backward", "backward", 1, 1)]
+    keys = ["F.op.0.backward.input.0", "F.op.5.backward.input.0"]
+    out = renumber_backward(table, keys)
+    assert out == ["F.op.0.backward.input.0", "F.op.1.backward.input.0"] and keys[1].startswith("F.op.5")
+    table.apis = table.apis[:1]
+    same = keys[:1]
+    assert renumber_backward(table, same) is same
