@@ -201,12 +201,17 @@ def _take_arenas() -> list[Arena]:
         return [Arena() for _ in range(4)]
 
 
-def _iter_pairs(tasks: Sequence[TensorTask]) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
-    """Results of ``tasks`` in order, reading pair k+1 in a thread while pair k is computed.
+def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True
+                ) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
+    """Results of ``tasks`` in order.
 
-    At most two pairs are held at once: the one being computed and the one being read,
-    each in its own two arenas (reused from pair to pair and from chunk to chunk, so a
-    worker does not fault in fresh pages for every tensor).
+    ``read_ahead``: read pair k+1 in a thread while pair k is computed, for a process
+    that has a core to spare. Without it (a pool already runs a worker per core, where
+    the thread only adds GIL hand-offs) pairs are read and computed in turn, and the
+    kernel is asked to start reading pair k+1's files (``posix_fadvise``) so that a
+    cold page cache still overlaps disk and compute. At most two pairs are held at
+    once, each in its own two arenas (reused from pair to pair and from chunk to
+    chunk, so a worker does not fault in fresh pages for every tensor).
     """
     if not tasks:
         return
@@ -214,8 +219,11 @@ def _iter_pairs(tasks: Sequence[TensorTask]) -> Iterator[tuple[int, tuple[Any, .
     arenas = _take_arenas()
     slots = (arenas[0:2], arenas[2:4])
     try:
-        if len(tasks) == 1:
-            yield _finish_pair(tasks[0], _load_pair(tasks[0], slots[0], rd), rd)
+        if len(tasks) == 1 or not read_ahead:
+            for k, task in enumerate(tasks):
+                if k + 1 < len(tasks):
+                    _will_need(tasks[k + 1])
+                yield _finish_pair(task, _load_pair(task, slots[0], rd), rd)
             return
         from concurrent.futures import ThreadPoolExecutor
 
@@ -233,9 +241,37 @@ def _iter_pairs(tasks: Sequence[TensorTask]) -> Iterator[tuple[int, tuple[Any, .
             _FREE_ARENAS.append(arenas)
 
 
-def _run_chunk(chunk: list[TensorTask]) -> list[tuple[int, tuple[Any, ...], str | None]]:
-    """The executor task: every pair of one chunk, read-ahead overlapped with compute."""
-    return list(_iter_pairs(chunk))
+def _will_need(task: TensorTask) -> None:
+    """Ask the kernel to read both files of ``task`` in the background (a hint: errors are ignored)."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:  # pragma: no cover - not POSIX
+        return
+    for path in (task.npu_path, task.bench_path):
+        try:  # only regular files are opened, as by the reader (check_tensor_file)
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """One executor task: pairs to compute in order, and whether to read ahead in a thread."""
+
+    tasks: list[TensorTask]
+    read_ahead: bool
+
+
+def _run_chunk(chunk: _Chunk) -> list[tuple[int, tuple[Any, ...], str | None]]:
+    """The executor task: every pair of one chunk."""
+    return list(_iter_pairs(chunk.tasks, chunk.read_ahead))
 
 
 def _pair_bytes(task: TensorTask) -> int:
@@ -288,7 +324,7 @@ def run_tasks(
     """
     from contextlib import ExitStack
 
-    from .executors import LocalExecutor
+    from .executors import LocalExecutor, usable_cpus
     from .progress import Progress
 
     sizes = [_pair_bytes(t) for t in tasks]
@@ -299,13 +335,15 @@ def run_tasks(
             executor = stack.enter_context(LocalExecutor(workers))
         bar = stack.enter_context(Progress(len(tasks), unit="tensor pairs", total_bytes=total, quiet=quiet))
         parallelism = executor.parallelism()
+        cpus = usable_cpus()
         if parallelism <= 1 or len(tasks) < 2 or total < executor.inline_bytes:
-            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks), sizes):
+            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks, cpus > 1), sizes):
                 results[row] = (cells, warn)
                 bar.advance(1, nbytes)
             return results
         plan = plan_chunks(tasks, sizes, parallelism)
-        chunks = [[tasks[k] for k in idx] for idx in plan]
+        # a reader thread per worker only pays where the workers leave cores idle
+        chunks = [_Chunk([tasks[k] for k in idx], parallelism < cpus) for idx in plan]
         for n, chunk_result in executor.map_unordered(_run_chunk, chunks):
             for row, cells, warn in chunk_result:
                 results[row] = (cells, warn)
