@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import yaml
-
 from msprobe_core.errors import DumpFormatError, InputError, MappingError
 
 __all__ = [
@@ -118,6 +116,8 @@ def _read_yaml(path: str | Path, what: str) -> Any:
         raise MappingError(f"{what} path is a directory, expected a YAML file", path=p) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MappingError(f"cannot read {what} file: {exc}", path=p) from None
+    import yaml  # only runs with a mapping option: every compare loads this plugin
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -1055,6 +1055,8 @@ def data_mapping_yaml_text(data_map: Mapping[str, str]) -> str:
     """Contents of ``data_mapping_{timestamp}.yaml``: one ``npu: bench`` line each, in order."""
     if not data_map:
         return "{}\n"
+    import yaml
+
     return yaml.safe_dump(
         dict(data_map),
         sort_keys=False,
