@@ -41,6 +41,8 @@ class TensorTask:
     bench_path: str
     npu_framework: str
     bench_framework: str
+    #: bytes of both files when the caller already knows them (-1: look them up)
+    nbytes: int = -1
 
 
 def safe_tensor_path(base: Path | None, data_name: str) -> Path:
@@ -65,10 +67,13 @@ class _TensorPaths:
 
     def __init__(self) -> None:
         self._real_roots: dict[Path, str] = {}
+        #: sizes seen by the ``lstat`` of the fast path, for the chunk plan
+        self.sizes: dict[str, int] = {}
 
-    def __call__(self, base: Path | None, name: str) -> Path:
+    def __call__(self, base: Path | None, name: str) -> str:
+        """The real path of ``base/name`` as a string (what a :class:`TensorTask` holds)."""
         if base is None or not _plain_name(name):
-            return safe_tensor_path(base, name)
+            return str(safe_tensor_path(base, name))
         real = self._real_roots.get(base)
         if real is None:
             real = self._real_roots[base] = os.path.realpath(base)
@@ -76,10 +81,11 @@ class _TensorPaths:
         try:
             st = os.lstat(full)
         except (OSError, ValueError):
-            return safe_tensor_path(base, name)
+            return str(safe_tensor_path(base, name))
         if stat.S_ISLNK(st.st_mode):
-            return safe_tensor_path(base, name)
-        return Path(full)
+            return str(safe_tensor_path(base, name))
+        self.sizes[full] = st.st_size
+        return full
 
 
 def _plain_name(name: object) -> bool:
@@ -275,6 +281,8 @@ def _run_chunk(chunk: _Chunk) -> list[tuple[int, tuple[Any, ...], str | None]]:
 
 
 def _pair_bytes(task: TensorTask) -> int:
+    if task.nbytes >= 0:
+        return task.nbytes
     try:
         return os.path.getsize(task.npu_path) + os.path.getsize(task.bench_path)
     except OSError:
@@ -378,7 +386,9 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
             cells.append((UNSUPPORTED,) * width)
             continue
         cells.append(())
-        tasks.append(TensorTask(k, str(npu_path), str(bench_path), target.framework, golden.framework))
+        known = tensor_path.sizes
+        nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
+        tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes))
     with executor_for(ctx.options) as executor:
         done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor

@@ -107,7 +107,7 @@ def test_zip_comment_still_finds_the_end_record(tmp_path: Path) -> None:
 def _same_as_resolve_within(base: Path, name: str) -> None:
     fast = tensor_stage._TensorPaths()
     try:
-        want: object = resolve_within(base, name)
+        want: object = str(resolve_within(base, name))
     except TensorReadError as exc:
         want = (type(exc), str(exc))
     try:
@@ -137,3 +137,29 @@ def test_tensor_paths_agree_with_resolve_within(tmp_path: Path) -> None:
 def test_tensor_paths_refuse_a_symlink_out() -> None:
     with pytest.raises(UnsafePathError):
         tensor_stage._TensorPaths()(Path("/proc/self"), "cwd")
+
+
+# --------------------------------------------------------------------------- .npy reads into an arena
+@pytest.mark.parametrize("array", [
+    np.arange(12, dtype=np.float32).reshape(3, 4),
+    np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4)),
+    np.arange(6, dtype=">i4").reshape(2, 3),
+    np.array([True, False, True]),
+    np.array([1 + 2j, 3 - 4j], dtype=np.complex64),
+    np.array(2.5, dtype=np.float16),
+    np.zeros((0, 3), np.float32),
+])
+def test_mindspore_npy_into_arena_equals_np_load(tmp_path: Path, array: np.ndarray) -> None:
+    from msprobe_mindspore.npy_reader import read_npy
+
+    path = tmp_path / "t.npy"
+    np.save(path, array)
+    want = np.load(path, allow_pickle=False)
+    arena = Arena()
+    with use_arena(arena):
+        got = read_npy(path)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.flags.f_contiguous == want.flags.f_contiguous
+    np.testing.assert_array_equal(got, want)
+    if want.size:
+        assert np.shares_memory(got, arena.take(0).base)

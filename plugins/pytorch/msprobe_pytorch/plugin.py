@@ -33,12 +33,19 @@ def read_tensor(path: Path) -> Any:
     Inside the tensor stage the array lives in the stage's reusable arena
     (:func:`msprobe_core.arena.current_arena`), valid until that arena is reset.
     """
-    from msprobe_core.arena import current_arena
-    from msprobe_core.validation import max_tensor_bytes
+    global _READ  # bound on first use: importing the reader at plugin load would slow every start-up
+    if _READ is None:
+        from msprobe_core.arena import current_arena
+        from msprobe_core.validation import max_tensor_bytes
 
-    from .pt_reader import read_pt
+        from .pt_reader import read_pt
 
+        _READ = (read_pt, max_tensor_bytes, current_arena)
+    read_pt, max_tensor_bytes, current_arena = _READ
     return read_pt(path, max_bytes=max_tensor_bytes(), arena=current_arena())
+
+
+_READ: tuple[Any, Any, Any] | None = None
 
 
 @hookimpl
