@@ -109,7 +109,7 @@ class _Readers:
         self.squeeze = squeeze_loaded
         self.compare = compare_tensors
         self.metrics = list(self.host.tensor_metrics)
-        self._specs: dict[str, tuple[Any, str]] = {}
+        self._specs: dict[str, tuple[Any, str, bool]] = {}
 
     def read(self, framework: str, path: str) -> Any:
         """One tensor file as a squeezed array (a ``TensorReadError`` names what is wrong)."""
@@ -118,12 +118,14 @@ class _Readers:
             spec = self.host.framework(framework)
             if spec is None or spec.read_tensor is None:
                 raise TensorReadError(f"no reader for {framework} tensors")
-            found = self._specs[framework] = (spec.read_tensor, spec.tensor_suffix)
-        read_tensor, suffix = found
+            # a reader marked ``accepts_str`` gets the path as is; the others get a Path, as documented
+            found = self._specs[framework] = (spec.read_tensor, spec.tensor_suffix,
+                                              bool(getattr(spec.read_tensor, "accepts_str", False)))
+        read_tensor, suffix, accepts_str = found
         if suffix and not path.endswith(suffix):
             raise TensorReadError(f"{framework} tensor files must end with {suffix}")
         check_tensor_file(path, self.cap)  # no FIFOs/devices, nothing over the byte cap
-        return self.squeeze(read_tensor(Path(path)))
+        return self.squeeze(read_tensor(path if accepts_str else Path(path)))
 
 
 def _read(framework: str, path: str) -> Any:
@@ -247,10 +249,14 @@ def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True
             _FREE_ARENAS.append(arenas)
 
 
+#: pairs smaller than this get no read-ahead hint: four system calls cost more than they overlap
+WILL_NEED_MIN = 1 << 20
+
+
 def _will_need(task: TensorTask) -> None:
     """Ask the kernel to read both files of ``task`` in the background (a hint: errors are ignored)."""
     advise = getattr(os, "posix_fadvise", None)
-    if advise is None:  # pragma: no cover - not POSIX
+    if advise is None or 0 <= task.nbytes < WILL_NEED_MIN:
         return
     for path in (task.npu_path, task.bench_path):
         try:  # only regular files are opened, as by the reader (check_tensor_file)

@@ -27,7 +27,7 @@ def torch_dtype_kind(dtype: str) -> str | None:
     return None
 
 
-def read_tensor(path: Path) -> Any:
+def read_tensor(path: Path | str) -> Any:
     """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32), within the tensor byte cap.
 
     Inside the tensor stage the array lives in the stage's reusable arena
@@ -46,6 +46,8 @@ def read_tensor(path: Path) -> Any:
 
 
 _READ: tuple[Any, Any, Any] | None = None
+# the tensor stage may pass the path as a string (a Path per file costs more than the rest of a small read)
+read_tensor.accepts_str = True  # type: ignore[attr-defined]
 
 
 @hookimpl

@@ -38,7 +38,7 @@ import pickle
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -437,8 +437,8 @@ class _Archive:
     matters for dumps of thousands of small tensors); small files are read in one go.
     """
 
-    def __init__(self, fh: BinaryIO, max_bytes: int | None, whole: np.ndarray | None = None) -> None:
-        self.fd = fh.fileno()
+    def __init__(self, fd: int, max_bytes: int | None, whole: np.ndarray | None = None) -> None:
+        self.fd = fd
         self.max_bytes = max_bytes
         #: the whole file (``uint8``) when it was read in one go; storages are then views of it
         self.whole = whole
@@ -484,7 +484,7 @@ class _Archive:
             done += got
 
     # -- directory
-    def _central_directory(self) -> dict[str, _Member]:
+    def _central_directory(self) -> dict[str, tuple[str, int, int, int, int, int, int]]:
         size = self.file_size
         if size < _EOCD.size:
             raise TensorReadError("file too short to be a zip archive (truncated file)")
@@ -518,10 +518,10 @@ class _Archive:
         if cd_offset + cd_size > eocd_at:
             raise TensorReadError("zip central directory overlaps its end record (truncated or corrupt file)")
         cd = self._pread(cd_offset, cd_size)
-        members: dict[str, _Member] = {}
+        members: dict[str, tuple[str, int, int, int, int, int, int]] = {}
         at = 0
         end = len(cd)
-        head, unpack, new_member = _CENTRAL.size, _CENTRAL.unpack_from, _Member._make
+        head, unpack = _CENTRAL.size, _CENTRAL.unpack_from
         for _ in range(count):
             if at + head > end:
                 raise TensorReadError("zip central directory is cut short (corrupt zip)")
@@ -541,7 +541,7 @@ class _Archive:
                 name = name_b.decode("ascii")
             else:
                 name = name_b.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
-            members[name] = new_member((name, flags, method, crc, csize, usize, offset))
+            members[name] = (name, flags, method, crc, csize, usize, offset)  # a _Member when asked for
         return members
 
     def _find_prefix(self) -> str:
@@ -558,7 +558,8 @@ class _Archive:
         return names[0][: -len("data.pkl")]
 
     def info(self, name: str) -> _Member | None:
-        return self.members.get(self.prefix + name)
+        entry = self.members.get(self.prefix + name)
+        return None if entry is None else _Member._make(entry)
 
     # -- members
     def _check_limits(self, m: _Member, wanted: int, limit: int | None) -> None:
@@ -848,17 +849,18 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
     """
     spath = os.fspath(path)
     try:
-        with open(spath, "rb", buffering=0) as fh:
-            whole = _read_whole(fh, arena)
-            magic = bytes(whole[:4]) if whole is not None else fh.read(4)
+        fd = os.open(spath, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            whole = _read_whole(fd, arena)
+            magic = bytes(whole[:4]) if whole is not None else os.pread(fd, 4, 0)
             if magic[:2] != b"PK":
                 if magic[:1] == b"\x80":
                     raise TensorReadError(
                         "legacy non-zip torch format not supported (re-save with torch >= 1.6)")
                 raise TensorReadError("not a torch zip file (no zip signature)")
-            if whole is None:
-                fh.seek(0)
-            return _read_open(fh, max_bytes, verify_crc, use_mmap, whole, arena)
+            return _read_open(fd, max_bytes, verify_crc, use_mmap, whole, arena)
+        finally:
+            os.close(fd)
     except TensorReadError as exc:
         if exc.path is None:
             exc.path = spath
@@ -872,10 +874,9 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
                               path=spath) from exc
 
 
-def _read_whole(fh: BinaryIO, arena: Any) -> np.ndarray | None:
+def _read_whole(fd: int, arena: Any) -> np.ndarray | None:
     """The whole file as ``uint8`` (from ``arena`` when given) if it is under ``WHOLE_FILE_MAX``
     bytes, read with as few ``preadv`` calls as the kernel allows; else None."""
-    fd = fh.fileno()
     size = os.fstat(fd).st_size
     if size >= WHOLE_FILE_MAX:
         return None
@@ -889,9 +890,9 @@ def _read_whole(fh: BinaryIO, arena: Any) -> np.ndarray | None:
     return whole
 
 
-def _read_open(fh: BinaryIO, max_bytes: int | None, verify_crc: bool, use_mmap: bool,
+def _read_open(fd: int, max_bytes: int | None, verify_crc: bool, use_mmap: bool,
                whole: np.ndarray | None = None, arena: Any = None) -> np.ndarray:
-    arch = _Archive(fh, max_bytes, whole)
+    arch = _Archive(fd, max_bytes, whole)
     spec, byteorder = _load_spec(arch)
     dtype = spec.dtype
     raw_code = TORCH_DTYPES.get(dtype)
