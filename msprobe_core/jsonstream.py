@@ -20,6 +20,9 @@ from json.decoder import scanstring as _scanstring
 from typing import IO, Any
 
 _WS = re.compile(r"[ \t\n\r]*")
+#: a number cut by the window's end can parse as a shorter number followed by up to two
+#: characters (``1.5`` of ``1.5e+3`` leaves ``e+``): a value must end further from the end than that
+_MARGIN = 2
 _DECODER = json.JSONDecoder()
 #: bytes read at a time
 BLOCK_BYTES = 8 * 1024 * 1024
@@ -109,11 +112,11 @@ class ObjectStream:
         while True:
             try:
                 result = step(idx)
-            except json.JSONDecodeError:
+            except ValueError:  # a JSONDecodeError, or an over-long integer that the window may have cut
                 if w.more():
                     continue
                 raise
-            if result[-1] >= len(w.text) and w.more():  # a value ending at the window's end may be cut short
+            if result[-1] + _MARGIN >= len(w.text) and w.more():  # a value near the window's end may be cut short
                 continue
             return result
 
@@ -203,11 +206,36 @@ class ObjectStream:
         char, pos = self._peek(idx)
         if char == "}":
             return pos + 1
-        more = True
-        while more:
-            key, idx = self._attempt(self._key_step, idx)
-            value, idx = self._attempt(self._value_step, idx)
+        w = self.w
+        ws, scan, decode = _WS.match, _scanstring, _DECODER.raw_decode
+        while True:
+            # the common member, well inside the window, parsed inline; anything else by the retrying steps
+            text = w.text
+            try:
+                i = ws(text, idx).end()
+                if text[i] != '"':
+                    raise IndexError
+                key, i = scan(text, i + 1)
+                i = ws(text, i).end()
+                if text[i] != ":":
+                    raise IndexError
+                value, i = decode(text, ws(text, i + 1).end())
+                inline = i + _MARGIN < len(text)
+            except (ValueError, IndexError):  # the retrying steps report it, or read more first
+                inline = False
+            if not inline:
+                key, i = self._attempt(self._key_step, idx)
+                value, i = self._attempt(self._value_step, i)
             on_entry(key, value)
-            more, idx = self._attempt(self._after_step, idx)
-            idx = self._maybe_drop(idx)
-        return idx
+            text = w.text
+            j = ws(text, i).end()
+            char = text[j : j + 1]
+            if char == "," and j + 1 < len(text):
+                idx = self._maybe_drop(j + 1)
+            elif char == "}":
+                return j + 1
+            else:
+                more, idx = self._attempt(self._after_step, i)
+                if not more:
+                    return idx
+                idx = self._maybe_drop(idx)

@@ -159,13 +159,10 @@ def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
-        wire = encode_table(work())
+        wire = encode_table(work(), consume=True)
         if wire is not None:
-            data = pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL)
-            del wire
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_fd, view) :]
+            with os.fdopen(write_fd, "wb", buffering=1 << 20) as pipe:  # streamed: no second copy of the message
+                pickle.dump(wire, pipe, protocol=pickle.HIGHEST_PROTOCOL)
             code = 0
     except BaseException:  # noqa: BLE001 - any failure: the parent loads the table itself
         code = 1

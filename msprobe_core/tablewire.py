@@ -116,8 +116,12 @@ def decode_column(wire: tuple[Any, ...], ints: list[int] | None = None) -> list[
     return wire[1]
 
 
-def encode_table(table: DumpTable) -> dict[str, Any] | None:
-    """The wire form of a whole table, or ``None`` when it cannot be sent faithfully."""
+def encode_table(table: DumpTable, consume: bool = False) -> dict[str, Any] | None:
+    """The wire form of a whole table, or ``None`` when it cannot be sent faithfully.
+
+    ``consume`` empties each column of ``table`` once it is encoded, so a process that
+    only sends the table never holds it twice.
+    """
     if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
         return None
     if any(type(getattr(table, c)) is not list for c in COLUMNS) or type(table.apis) is not list:
@@ -126,9 +130,14 @@ def encode_table(table: DumpTable) -> dict[str, Any] | None:
     if any(type(a) is not ApiEntry for a in apis):
         return None
     meta = {f: getattr(table, f) for f in _FIELDS if f not in COLUMNS and f != "apis"}
+    columns = {}
+    for c in COLUMNS:
+        columns[c] = encode_column(getattr(table, c))
+        if consume:
+            setattr(table, c, [])
     return {
         "meta": meta,
-        "columns": {c: encode_column(getattr(table, c)) for c in COLUMNS},
+        "columns": columns,
         "apis": {
             "key": encode_column([a.key for a in apis]),
             "prefix": encode_column([a.prefix for a in apis]),
@@ -155,13 +164,17 @@ def decode_table(wire: dict[str, Any], like: DumpTable | None = None) -> DumpTab
     With ``like`` (the other table of the pair), equal names, API keys and category
     strings reuse ``like``'s objects where they line up (same values, less memory).
     """
-    a = {k: decode_column(v) for k, v in wire["apis"].items()}
+    # each part of the wire is dropped once decoded: the message and the table never both exist whole
+    parts = wire["apis"]
+    a = {k: decode_column(parts.pop(k)) for k in list(parts)}
     if like is not None:
         a["key"] = _share(a["key"], [api.key for api in like.apis])
     apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"], a["n_rows"]))
     ints = list(range(len(apis)))  # row_api: one int object per API, as the loader builds it
     columns = {}
-    for c, w in wire["columns"].items():
+    parts = wire["columns"]
+    for c in list(parts):
+        w = parts.pop(c)
         if like is not None and w[0] == "cat" and c in ("dtype", "shape", "state"):
             known = dict.fromkeys(getattr(like, c))
             w = ("cat", [u if u not in known else next(k for k in known if k == u) for u in w[1]], w[2])

@@ -108,6 +108,23 @@ def test_streamed_errors_match_whole_text(tmp_path: Path, monkeypatch) -> None:
     assert checked > 200
 
 
+@pytest.mark.parametrize("block", [5, 7, 16, 33])
+def test_numbers_cut_by_the_window_are_read_whole(tmp_path: Path, monkeypatch, block: int) -> None:
+    """A number split across blocks (``1.5`` | ``e+30``) is never taken for a shorter one."""
+    body = ('{"task": "statistics", "level": "L1", "x": 1.5e+30, "y": -12345.678e-9, "z": 123456789012,'
+            ' "data": {"F.a.0.forward": {"input_args": [{"type": "float", "value": 2.5E-7}]}}, "w": 7}')
+    cases = [body] + [body.replace('"z": 123456789012', '"z": ' + "9" * 5000),
+                      body.replace('{"input_args"', '1.25e+7, "F.b.0.forward": {"input_args"')]
+    path = tmp_path / "dump.json"
+    for text in cases:
+        for pad in range(block):
+            path.write_text(" " * pad + text)
+            monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 1 << 30)
+            whole = _error(path), _error(path)[0] is type(None) and signature(load_dump_file(path))
+            monkeypatch.setattr(dumpjson, "BLOCK_BYTES", block)
+            assert (_error(path), _error(path)[0] is type(None) and signature(load_dump_file(path))) == whole
+
+
 def test_streamed_utf8_and_empty_errors_come_first(tmp_path: Path, small_blocks) -> None:
     path = write_dump(tmp_path, synthetic_data(20))
     raw = path.read_bytes()
@@ -171,11 +188,19 @@ def _mixed_table() -> DumpTable:
 
 def test_wire_round_trip_keeps_values_and_types() -> None:
     table = _mixed_table()
-    wire = pickle.loads(pickle.dumps(tablewire.encode_table(table)))
-    assert signature(tablewire.decode_table(wire)) == signature(table)
-    rebuilt = tablewire.decode_table(wire, like=table)
+    message = pickle.dumps(tablewire.encode_table(table))
+    assert signature(tablewire.decode_table(pickle.loads(message))) == signature(table)
+    rebuilt = tablewire.decode_table(pickle.loads(message), like=table)
     assert signature(rebuilt) == signature(table)
     assert all(a is b for a, b in zip(rebuilt.name, table.name))  # shared with the other side
+
+
+def test_wire_consume_empties_the_sent_table() -> None:
+    table = _mixed_table()
+    expected = signature(table)
+    message = pickle.dumps(tablewire.encode_table(table, consume=True))
+    assert all(getattr(table, c) == [] for c in COLUMNS)
+    assert signature(tablewire.decode_table(pickle.loads(message))) == expected
 
 
 def test_wire_refuses_what_it_cannot_carry() -> None:
