@@ -2,10 +2,12 @@
 
 Pairs are grouped into chunks (largest first) and streamed through the run's
 executor (a local process pool by default, a Dask cluster with ``msprobe-dask``);
-each worker reads pair k+1 in a thread while it computes the six metrics (and any
-plugin metrics) of pair k in one pass, and returns only the small result tuples.
-Memory is bounded by ``parallelism × 2 pairs`` (+ ``2 × parallelism`` queued chunks
-of file names), whatever the dump size.
+each worker reads a pair's two files into reusable memory (:mod:`msprobe_core.arena`),
+computes the six metrics (and any plugin metrics) in one blocked pass, and returns
+only the small result tuples. Where the workers leave a core idle, pair k+1 is read
+in a thread while pair k is computed; otherwise the kernel is asked to prefetch the
+next pair's files. Memory is bounded by ``parallelism × 2 pairs`` (+ ``2 ×
+parallelism`` queued chunks of file names), whatever the dump size.
 """
 
 from __future__ import annotations
