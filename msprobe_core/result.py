@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+
+if TYPE_CHECKING:
+    from .columns import StackColumn
 
 COMMON_COLUMNS = [
     "NPU Name",
@@ -91,22 +95,33 @@ class ResultTable:
         """The table as a pandas DataFrame (object columns, values as written)."""
         import pandas as pd
 
-        return pd.DataFrame({c: self.data[c] for c in self.columns}, columns=self.columns)
+        # lean columns (msprobe_core.columns) as the lists they stand for: pandas sees the same cells either way
+        data = {c: self.data[c] if isinstance(self.data[c], list) else list(self.data[c]) for c in self.columns}
+        return pd.DataFrame(data, columns=self.columns)
 
 
-def _pick(values: list[Any], idx: list[int], missing: Any = NA, none: Any = NA) -> list[Any]:
-    """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values)."""
-    import numpy as np  # lazily: the column names of this module are read by light start-up paths
+def _is_identity(idx: list[int], n: int) -> bool:
+    """Whether ``idx`` is ``0, 1, …, n-1`` (every row of a table, in order: the usual target side)."""
+    return len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1 and idx == list(range(n))))
 
-    n = len(values)
-    arr = np.empty(n + 1, dtype=object)
-    arr[:n] = values
-    arr[n] = missing
-    if none is not None:
-        arr[:n][arr[:n] == None] = none  # noqa: E711 - elementwise comparison on an object array
-    where = np.asarray(idx, dtype=np.int64)
-    where[where < 0] = n
-    return arr.take(where).tolist()
+
+def _pick(
+    values: Sequence[Any], idx: list[int], missing: Any = NA, none: Any = NA, identity: bool = False
+) -> list[Any]:
+    """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values).
+
+    ``identity`` says that ``idx`` is every row in order (:func:`_is_identity`): a list
+    needing no change is then returned itself, not copied (result columns are not
+    changed in place; the dump table and the result share it).
+    """
+    if not idx:
+        return []
+    has_none = none is not None and None in values
+    if identity and not has_none and isinstance(values, list):
+        return values
+    source = [none if v is None else v for v in values] if has_none else list(values)
+    source.append(missing)  # idx -1 picks this last cell: the missing value, with no per-row test
+    return list(map(source.__getitem__, idx))
 
 
 def numeric_column(values: list[Any]) -> list[Any]:
@@ -132,43 +147,46 @@ def numeric_column(values: list[Any]) -> list[Any]:
 def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, list[Any]]:
     """Name, dtype, shape, requires_grad and statistics cells of both sides."""
     ti, gi = match.target, match.golden
+    t_all, g_all = _is_identity(ti, len(target)), _is_identity(gi, len(golden))
     data: dict[str, list[Any]] = {
-        "NPU Name": _pick(target.name, ti),
-        "Bench Name": _pick(golden.name, gi),
-        "NPU Dtype": _pick(target.dtype, ti),
-        "Bench Dtype": _pick(golden.dtype, gi),
-        "NPU Tensor Shape": _pick(target.shape, ti),
-        "Bench Tensor Shape": _pick(golden.shape, gi),
-        "NPU Requires_grad": _pick(target.requires_grad, ti),
-        "Bench Requires_grad": _pick(golden.requires_grad, gi),
+        "NPU Name": _pick(target.name, ti, identity=t_all),
+        "Bench Name": _pick(golden.name, gi, identity=g_all),
+        "NPU Dtype": _pick(target.dtype, ti, identity=t_all),
+        "Bench Dtype": _pick(golden.dtype, gi, identity=g_all),
+        "NPU Tensor Shape": _pick(target.shape, ti, identity=t_all),
+        "Bench Tensor Shape": _pick(golden.shape, gi, identity=g_all),
+        "NPU Requires_grad": _pick(target.requires_grad, ti, identity=t_all),
+        "Bench Requires_grad": _pick(golden.requires_grad, gi, identity=g_all),
     }
-    for side, table, idx in (("NPU", target, ti), ("Bench", golden, gi)):
-        data[f"{side} max"] = numeric_column(_pick(table.max, idx, none=None))
-        data[f"{side} min"] = numeric_column(_pick(table.min, idx, none=None))
-        data[f"{side} mean"] = numeric_column(_pick(table.mean, idx, none=None))
-        data[f"{side} l2norm"] = numeric_column(_pick(table.norm, idx, none=None))
-    data["NPU MD5"] = _pick(target.md5, ti)
-    data["BENCH MD5"] = _pick(golden.md5, gi)
+    for side, table, idx, every in (("NPU", target, ti, t_all), ("Bench", golden, gi, g_all)):
+        data[f"{side} max"] = numeric_column(_pick(table.max, idx, none=None, identity=every))
+        data[f"{side} min"] = numeric_column(_pick(table.min, idx, none=None, identity=every))
+        data[f"{side} mean"] = numeric_column(_pick(table.mean, idx, none=None, identity=every))
+        data[f"{side} l2norm"] = numeric_column(_pick(table.norm, idx, none=None, identity=every))
+    data["NPU MD5"] = _pick(target.md5, ti, identity=t_all)
+    data["BENCH MD5"] = _pick(golden.md5, gi, identity=g_all)
     data["Requires_grad Consistent"] = [
         a == b for a, b in zip(data["NPU Requires_grad"], data["Bench Requires_grad"])
     ]
     return data
 
 
-def stack_column(target: DumpTable, match: MatchResult) -> list[str]:
-    """``NPU_Stack_Info``: the stack of each API on its first row only, ``N/A`` elsewhere."""
+def stack_column(target: DumpTable, match: MatchResult) -> StackColumn:
+    """``NPU_Stack_Info``: the stack of each API on its first row only, ``N/A`` elsewhere (spelled when read)."""
+    from .columns import StackColumn  # lazily, as numpy: see the module's imports
+
     stack = target.stack or {}
-    out: list[str] = []
+    lines: list[Any] = []
     last_api = -1
+    row_api = target.row_api
     for i in match.target:
-        api = target.row_api[i]
+        api = row_api[i]
         if api != last_api:
             last_api = api
-            lines = stack.get(target.apis[api].key)
-            out.append(NA if lines is None else str(lines))
+            lines.append(stack.get(target.apis[api].key))
         else:
-            out.append(NA)
-    return out
+            lines.append(None)
+    return StackColumn(lines)
 
 
 def data_name_column(target: DumpTable, golden: DumpTable, match: MatchResult) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .columns import CodedTextColumn
 from .model import NA
 
 NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
@@ -104,10 +105,6 @@ def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     return eq
 
 
-def _reprs(values: np.ndarray) -> list[str]:
-    return list(map(repr, values.tolist()))
-
-
 def _as_text(value: Any) -> str:
     """The text msprobe parses a statistic from (``str()`` of the cell, as pandas' ``astype(str)``)."""
     return repr(value) if type(value) is float else str(value)
@@ -122,10 +119,20 @@ def _parsed(col: StatColumn, rows: np.ndarray, parse: Callable[[str], float | No
     return out
 
 
+# labels of the diff and relative-error cells that are not numbers (code 0: a number)
+_LABELS = ("", NA, "Diff", "inf", "-inf", "Nan", "0")
+_L_NA, _L_DIFF, _L_INF, _L_NEG_INF, _L_NAN, _L_ZERO = range(1, 7)
+
+
 def stat_diffs(
     npu: Sequence[Any], bench: Sequence[Any], parse: Callable[[str], float | None] | None = None
-) -> tuple[list[str], list[str]]:
-    """The ``<S> diff`` and ``<S>RelativeErr`` string columns for one statistic.
+) -> tuple[CodedTextColumn, CodedTextColumn]:
+    """The ``<S> diff`` and ``<S>RelativeErr`` text columns for one statistic.
+
+    Each is a :class:`msprobe_core.columns.CodedTextColumn`: the cells read as
+    msprobe's text (``repr`` of the difference, ``x%`` for the relative error,
+    or a label such as ``N/A``), spelled only when read; ``numbers()`` gives the
+    differences and relative errors (in percent) without parsing text.
 
     ``parse`` turns the text of a numeric cell into the number the differences
     are computed from (default: the correctly rounded value, what ``float()``
@@ -133,24 +140,26 @@ def stat_diffs(
     """
     a, b = StatColumn(npu), StatColumn(bench)
     n = len(a.cls)
-    diff = np.full(n, NA, dtype=object)
-    rel = np.full(n, NA, dtype=object)
+    diff = np.full(n, np.nan)
+    rel = np.full(n, np.nan)
+    diff_code = np.full(n, _L_NA, dtype=np.int8)
+    rel_code = np.full(n, _L_NA, dtype=np.int8)
     ca, cb = a.cls, b.cls
 
-    def put(mask: np.ndarray, d: str, r: str | None = None) -> None:
-        diff[mask] = d
-        rel[mask] = d if r is None else r
+    def put(mask: np.ndarray, d: int, r: int | None = None) -> None:
+        diff_code[mask] = d
+        rel_code[mask] = d if r is None else r
 
     finite_cls = (ca == NUM) | (ca == NAN) | (ca == INF) | (ca == NEG_INF)
     finite_cls_b = (cb == NUM) | (cb == NAN) | (cb == INF) | (cb == NEG_INF)
     dev_other_a = (ca == DEVICE) | (ca == OTHER)
     dev_other_b = (cb == DEVICE) | (cb == OTHER)
-    put((dev_other_a & (finite_cls_b | dev_other_b)) | (dev_other_b & finite_cls), "Diff")
-    put((ca == DEVICE) & (cb == DEVICE), NA)
-    put(((ca == INF) & ((cb == NUM) | (cb == NEG_INF))) | ((ca == NUM) & (cb == NEG_INF)), "inf")
-    put(((ca == NEG_INF) & ((cb == NUM) | (cb == INF))) | ((ca == NUM) & (cb == INF)), "-inf")
-    put(((ca == NAN) & finite_cls_b) | ((cb == NAN) & finite_cls), "Nan")
-    put((ca == NA_CLS) | (cb == NA_CLS), NA)
+    put((dev_other_a & (finite_cls_b | dev_other_b)) | (dev_other_b & finite_cls), _L_DIFF)
+    put((ca == DEVICE) & (cb == DEVICE), _L_NA)
+    put(((ca == INF) & ((cb == NUM) | (cb == NEG_INF))) | ((ca == NUM) & (cb == NEG_INF)), _L_INF)
+    put(((ca == NEG_INF) & ((cb == NUM) | (cb == INF))) | ((ca == NUM) & (cb == INF)), _L_NEG_INF)
+    put(((ca == NAN) & finite_cls_b) | ((cb == NAN) & finite_cls), _L_NAN)
+    put((ca == NA_CLS) | (cb == NA_CLS), _L_NA)
     both = (ca == NUM) & (cb == NUM)
     if both.any():
         if parse is None:
@@ -161,11 +170,11 @@ def stat_diffs(
         with np.errstate(all="ignore"):
             d = x - y
             r = np.abs(d / y * 100)
-        diff[both] = _reprs(d)
-        rel_text = np.array([f"{v}%" for v in _reprs(r)], dtype=object)
-        rel_text[y == 0] = "inf"
-        rel[both] = rel_text
+        diff[both] = d
+        rel[both] = r
+        diff_code[both] = CodedTextColumn.NUMBER
+        rel_code[both] = np.where(y == 0, _L_INF, CodedTextColumn.NUMBER)
     eq = str_equal(a, b)
-    diff[eq] = "0"
-    rel[eq] = "0"
-    return diff.tolist(), rel.tolist()
+    diff_code[eq] = _L_ZERO
+    rel_code[eq] = _L_ZERO
+    return CodedTextColumn(diff, diff_code, _LABELS), CodedTextColumn(rel, rel_code, _LABELS, suffix="%")
