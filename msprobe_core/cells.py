@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import defaultdict
+from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
+
+from .floattext import float_texts
 
 _FORMULA_START = re.compile(r"^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]")
 _FORMULA_CHARS = frozenset("＋－＝％＠+-=%@")
@@ -98,27 +103,114 @@ def xlsx_cell(value: Any) -> Any:
     return neutralise(str(value))
 
 
-_FORMULA_ANYWHERE = re.compile(r"(?:^|\x00)[＋－＝％＠+\-=%@]|;")
+
+# type code of a cell, for splitting a mixed column into runs spelled in bulk
+_FLOAT, _INT, _STR, _NONE, _BOOL, _OTHER = range(6)
+_KIND: defaultdict[type, int] = defaultdict(
+    lambda: _OTHER, {float: _FLOAT, int: _INT, str: _STR, type(None): _NONE, bool: _BOOL}
+)
+_NONFINITE_TEXT = {math.inf: " inf", -math.inf: " -inf"}
 
 
-def csv_column(values: list[Any]) -> list[str]:
-    """:func:`csv_cell` over a whole column, with fast paths for the common column shapes.
+_NUMERIC_CHARSET = "0123456789.e+- infNoTrueFals"
+"""Every character a cell spelled from a float, int, bool or None can hold (``1e-05``, `` -inf``, ``None``…)."""
 
-    Text columns are scanned once for anything formula-like (nearly always
-    nothing), float columns are spelled with ``repr`` in one C-level pass and
-    only their non-finite cells are patched; other columns go cell by cell.
-    """
-    kinds = set(map(type, values))
-    if kinds == {str}:
-        if not _FORMULA_ANYWHERE.search("\x00".join(values)):
-            return values
-        return [neutralise(v) for v in values]
-    if kinds == {float}:
-        out = list(map(repr, values))
-        arr = np.fromiter(values, dtype=np.float64, count=len(values))
-        for i in np.flatnonzero(~np.isfinite(arr)).tolist():
-            out[i] = csv_cell(values[i])
-        return out
-    if kinds == {bool}:
+
+def may_hold_formula(values: Sequence[str]) -> bool:
+    """False when no text of ``values`` is formula-like; True when some may be (C-level substring scans)."""
+    joined = "\x00".join(values)
+    if ";" in joined or joined[:1] in _FORMULA_CHARS:
+        return True
+    # a formula character (rare) first, then the exact test: that character at the start of a cell
+    return any(c in joined and "\x00" + c in joined for c in _FORMULA_CHARS)
+
+
+def _text_column(values: Sequence[str]) -> list[str]:
+    """:func:`neutralise` over text cells: C-level scans, cell by cell only when something may be a formula."""
+    if not may_hold_formula(values):
+        return values if isinstance(values, list) else list(values)
+    return [neutralise(v) for v in values]
+
+
+def _float_column(values: Sequence[float]) -> list[str]:
+    """:func:`csv_cell` over float cells: ``repr`` digits in bulk, non-finite cells patched."""
+    arr = np.fromiter(values, dtype=np.float64, count=len(values))
+    out = float_texts(arr)
+    for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+        v = float(arr[i])
+        out[i] = "" if v != v else _NONFINITE_TEXT[v]
+    return out
+
+
+def _spell_kind(kind: int, values: Sequence[Any]) -> list[str]:
+    if kind == _FLOAT:
+        return _float_column(values)
+    if kind == _STR:
+        return _text_column(values)
+    if kind == _INT:
+        return list(map(str, values))
+    if kind == _NONE:
+        return ["None"] * len(values)
+    if kind == _BOOL:
         return ["True" if v else "False" for v in values]
     return list(map(csv_cell, values))
+
+
+def _take(values: Sequence[Any], idx: list[int]) -> Sequence[Any]:
+    if len(idx) == 1:
+        return [values[idx[0]]]
+    return itemgetter(*idx)(values)
+
+
+def csv_cells(values: Sequence[Any]) -> tuple[list[str], str | None]:
+    """:func:`csv_column`, plus the characters the cells can hold (``None``: any).
+
+    The character set lets a CSV writer skip looking for characters it must quote in
+    columns of numbers; lean columns give theirs as ``csv_charset``.
+    """
+    spell = getattr(values, "csv_texts", None)
+    if spell is not None:
+        return spell(0, len(values)), getattr(values, "csv_charset", None)
+    n = len(values)
+    if n == 0:
+        return [], ""
+    types = set(map(type, values))
+    if len(types) == 1:
+        kind = _KIND[types.pop()]
+        return _spell_kind(kind, values), None if kind in (_STR, _OTHER) else _NUMERIC_CHARSET
+    kinds = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=n)
+    present = np.flatnonzero(np.bincount(kinds, minlength=_OTHER + 1)).tolist()
+    charset = None if (_STR in present or _OTHER in present) else _NUMERIC_CHARSET
+    if _FLOAT in present and _OTHER not in present:  # scalars only: an object array holds them as they are
+        # mostly floats (statistics): spell the whole column as floats, then the other cells over it
+        cells = np.empty(n, dtype=object)
+        cells[:] = values
+        is_float = kinds == _FLOAT
+        numbers = np.zeros(n)
+        numbers[is_float] = cells[is_float].astype(np.float64)
+        out = float_texts(numbers)
+        for i in np.flatnonzero(is_float & ~np.isfinite(numbers)).tolist():
+            out[i] = csv_cell(values[i])
+        for kind in present:
+            if kind != _FLOAT:
+                idx = np.flatnonzero(kinds == kind)
+                for i, text in zip(idx.tolist(), _spell_kind(kind, cells[idx].tolist())):
+                    out[i] = text
+        return out, charset
+    out_cells = np.empty(n, dtype=object)
+    for kind in present:
+        idx = np.flatnonzero(kinds == kind)
+        out_cells[idx] = _spell_kind(kind, _take(values, idx.tolist()))
+    return out_cells.tolist(), charset
+
+
+def csv_column(values: Sequence[Any]) -> list[str]:
+    """:func:`csv_cell` over a whole column, in bulk.
+
+    Lean columns (:mod:`msprobe_core.columns`) spell themselves. Otherwise the
+    cells are split by type: floats are spelled with ``repr``'s digits in one C
+    call (:func:`msprobe_core.floattext.float_texts`), text is scanned once for
+    anything formula-like (nearly always nothing), ints, ``None`` and bools in
+    C-level passes; only other types go cell by cell.
+    """
+    return csv_cells(values)[0]

@@ -9,15 +9,17 @@ re-exported here for plugin writers).
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
-from itertools import islice
+from collections.abc import Callable, Sequence
+from math import isfinite
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from .cells import csv_column, xlsx_cell
+from .cells import csv_cells, xlsx_cell
+from .csv_rows import csv_chunk
 from .outputs import atomic_path, output_error
 from .result import ResultTable
+from .xlsx_stream import CHUNK_ROWS as XLSX_STREAM_CHUNK
 from .xlsx_stream import XlsxStreamWriter
 
 __all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
@@ -26,20 +28,41 @@ XLSX_SHEET_ROWS = 1_048_500
 CSV_MAX_ROWS = 1_000_000
 
 
+CSV_CHUNK_ROWS = 8192
+"""Rows spelled and written at a time: the CSV writer holds one chunk of text, never the whole table."""
+
+
+def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str], str | None]:
+    """Cells ``start:stop`` of one column as the CSV spells them, and the characters they can hold."""
+    spell = getattr(column, "csv_texts", None)  # lean columns (msprobe_core.columns) spell themselves
+    if spell is not None:
+        return spell(start, stop), getattr(column, "csv_charset", None)
+    return csv_cells(column[start:stop])
+
+
+def _write_csv_rows(fh: TextIO, header: list[str], columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Header and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")`` writes them."""
+    writer = csv.writer(fh, lineterminator="\n")
+    writer.writerow(header)
+    for k in range(start, stop, CSV_CHUNK_ROWS):
+        texts, charsets = zip(*[_csv_texts(col, k, min(stop, k + CSV_CHUNK_ROWS)) for col in columns])
+        if len(texts) < 2:  # one column: a row of one empty field is spelled '""', let the csv module do it
+            writer.writerows(zip(*texts))
+        else:
+            fh.write(csv_chunk(texts, charsets))
+
+
 def write_csv(table: ResultTable, path: Path) -> list[Path]:
-    """Write ``table`` as CSV (split into ``_part_N`` files past one million rows)."""
-    rows = list(zip(*(csv_column(table.data[c]) for c in table.columns)))
-    chunks = [rows] if len(rows) <= CSV_MAX_ROWS else [
-        rows[k : k + CSV_MAX_ROWS] for k in range(0, len(rows), CSV_MAX_ROWS)
-    ]
+    """Write ``table`` as CSV (split into ``_part_N`` files past one million rows), chunk by chunk."""
+    columns = [table.data[c] for c in table.columns]
+    n = min(map(len, columns)) if columns else 0
+    bounds = [(0, n)] if n <= CSV_MAX_ROWS else [(k, min(n, k + CSV_MAX_ROWS)) for k in range(0, n, CSV_MAX_ROWS)]
     written: list[Path] = []
-    for n, chunk in enumerate(chunks, start=1):
-        target = path if len(chunks) == 1 else path.with_name(f"{path.stem}_part_{n}{path.suffix}")
+    for part, (start, stop) in enumerate(bounds, start=1):
+        target = path if len(bounds) == 1 else path.with_name(f"{path.stem}_part_{part}{path.suffix}")
         try:
             with atomic_path(target) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh, lineterminator="\n")
-                w.writerow(table.columns)
-                w.writerows(chunk)
+                _write_csv_rows(fh, table.columns, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, target) from None
         written.append(target)
@@ -56,6 +79,7 @@ def any_formula_like(values: list[str]) -> bool:
 _FORMULA_FIRST = frozenset("＋－＝％＠+-=%@")
 _first_char = itemgetter(slice(0, 1))
 _XLSX_TYPED = frozenset({float, int, bool})
+_XLSX_KEPT = frozenset({float, int, bool, type(None)})
 
 
 def _xlsx_column(values: list[Any]) -> list[Any]:
@@ -65,20 +89,46 @@ def _xlsx_column(values: list[Any]) -> list[Any]:
         return values
     if kinds == {str} and not any_formula_like(values):
         return values
-    return list(map(xlsx_cell, values))
+    if str in kinds or not kinds <= _XLSX_KEPT:
+        return list(map(xlsx_cell, values))
+    # numbers with a few None cells (statistics): only the None and non-finite cells change
+    out = list(values)
+    for i, v in enumerate(values):
+        if v is None or (v.__class__ is float and not isfinite(v)):
+            out[i] = xlsx_cell(v)
+    return out
+
+
+XLSX_CHUNK_ROWS = 8 * XLSX_STREAM_CHUNK
+"""Rows converted at a time for the xlsx writer (a multiple of the stream writer's own chunk)."""
+
+
+def _xlsx_values(column: Sequence[Any], start: int, stop: int) -> list[Any]:
+    """Cells ``start:stop`` of one column as :func:`_xlsx_column` gives them, chunk by stream-writer chunk."""
+    spell = getattr(column, "csv_texts", None)
+    if spell is not None:  # lean text columns: xlsx_cell of a text is its neutralised text, as the CSV has it
+        return spell(start, stop)
+    out: list[Any] = []
+    for k in range(start, stop, XLSX_STREAM_CHUNK):  # the chunks the stream writer would have converted
+        out += _xlsx_column(list(column[k : min(stop, k + XLSX_STREAM_CHUNK)]))
+    return out
 
 
 def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
     """Write ``table`` as an xlsx workbook (``Sheet1``, or ``part_N`` sheets past the row limit), streamed."""
-    rows = table.rows()
+    columns = [table.data[c] for c in table.columns]
     n = len(table)
+    rows = min([n, *map(len, columns)])
     sheets = max(1, -(-n // XLSX_SHEET_ROWS))
     try:
         with atomic_path(path) as tmp, XlsxStreamWriter(tmp) as book:
             for s in range(sheets):
                 book.add_sheet("Sheet1" if sheets == 1 else f"part_{s}")
                 book.append(table.columns)
-                book.append_rows(islice(rows, min(XLSX_SHEET_ROWS, n - s * XLSX_SHEET_ROWS)), convert=_xlsx_column)
+                first, last = s * XLSX_SHEET_ROWS, min(rows, (s + 1) * XLSX_SHEET_ROWS)
+                for k in range(first, last, XLSX_CHUNK_ROWS):
+                    stop = min(last, k + XLSX_CHUNK_ROWS)
+                    book.append_rows(zip(*[_xlsx_values(col, k, stop) for col in columns]))
     except OSError as exc:
         raise output_error(exc, path) from None
     return [path]

@@ -299,11 +299,33 @@ def _row_renderer(kinds: tuple[int, ...]) -> Callable[[str, str, Sequence[Any]],
     return eval(compile(source, "<xlsx row template>", "eval"), {"__builtins__": {}})  # noqa: S307 - fixed markup only
 
 
+_BULK_FLOATS = 16
+"""From this many float cells in a column chunk on, their digits are spelled in one C call."""
+
+
+def _number_texts(values: Sequence[float]) -> list[str]:
+    """:func:`_float_text` of many finite floats: ``repr`` digits in one C call, ``.0`` trimmed as openpyxl does."""
+    import numpy as np  # numpy and orjson: only once a sheet has many float cells
+
+    from .floattext import float_texts
+
+    texts = float_texts(np.fromiter(values, dtype=np.float64, count=len(values)))
+    return [t[:-2] if t[-2:] == ".0" else t for t in texts]
+
+
 def _column_cells(col: str, refs: list[str], values: Sequence[Any], styled: list[bool] | None) -> list[str]:
-    """Every cell of one column of a chunk, rendered one by one (the general path)."""
-    if styled is None:
-        return [_cell(col, ref, v, False) for ref, v in zip(refs, values)]
-    return [_cell(col, ref, v, s) for ref, v, s in zip(refs, values, styled)]
+    """Every cell of one column of a chunk (the general path): floats spelled in bulk, the rest one by one."""
+    flags: Iterable[bool] = repeat(False) if styled is None else styled
+    floats = [i for i, v in enumerate(values) if v.__class__ is float and isfinite(v)]
+    if len(floats) < _BULK_FLOATS:
+        return [_cell(col, ref, v, s) for ref, v, s in zip(refs, values, flags)]
+    cells = [None if v.__class__ is float else _cell(col, ref, v, s) for ref, v, s in zip(refs, values, flags)]
+    for i, text in zip(floats, _number_texts(list(map(values.__getitem__, floats)))):
+        cells[i] = f'<c r="{col}{refs[i]}><v>{text}</v></c>'  # a finite float's cell is the same styled or not
+    for i, cell in enumerate(cells):
+        if cell is None:  # non-finite floats: empty or inf text, as _cell has them
+            cells[i] = _cell(col, refs[i], values[i], bool(styled and styled[i]))
+    return cells
 
 
 class _Deflater:
@@ -499,6 +521,8 @@ class XlsxStreamWriter:
                 else:
                     values = _column_cells(letter, refs, values, [bool(s) for s in styles] if styled else None)
                 kind = _CELLS
+            elif kind == _FLOAT:
+                values, kind = _number_texts(values), _INT  # spelled in bulk: the template only places them
             kinds.append(kind)
             fields.append(values)
         render = _row_renderer(tuple(kinds))
@@ -507,7 +531,6 @@ class XlsxStreamWriter:
         text = "".join(
             [render(r, a, v) for r, a, v in zip(row_numbers, style_attrs, zip(*fields) if fields else repeat(()))]
         )
-        text = text.replace(".0</v>", "</v>")  # integral floats as openpyxl spells them (2.0 -> 2)
         assert self._sink is not None
         self._sink.write(text.encode("utf-8"))
 

@@ -804,17 +804,22 @@ def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
     """ENOSPC while the result is being written: one-line error, exit 2, no result and no temp file."""
     import msprobe_core.writers as writers
 
-    class FullWriter:
-        def __init__(self, fh, **kw) -> None:
-            self.fh = fh
+    real_open = open
 
-        def writerow(self, row) -> None:
-            self.fh.write(",".join(map(str, row)) + "\n")
+    class FullFile:  # the result file as a full disk has it: opening works, writing fails
+        def __init__(self, *args, **kw) -> None:
+            self.fh = real_open(*args, **kw)
 
-        def writerows(self, rows) -> None:
+        def write(self, text: str) -> int:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(writers.csv, "writer", FullWriter)
+        def __enter__(self) -> FullFile:
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.fh.close()
+
+    monkeypatch.setattr(writers, "open", FullFile, raising=False)
     args = stats_pair(tmp_path)
     code = main(["compare", *args, "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err

@@ -1,0 +1,122 @@
+"""The chunked CSV writer writes exactly what ``csv.writer`` + ``csv_cell`` wrote, for any table.
+
+The reference below is the writer as it was before the chunked one: every cell
+through :func:`msprobe_core.cells.csv_cell`, every row through the csv module.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from msprobe_core import writers
+from msprobe_core.cells import csv_cell, csv_column
+from msprobe_core.columns import CodedTextColumn, StackColumn
+from msprobe_core.csv_rows import quote_cells, quote_chars
+from msprobe_core.result import ResultTable
+
+
+def reference_csv(columns: list[str], data: dict[str, list]) -> str:
+    """What the csv module writes for the table, every cell spelled by csv_cell."""
+    import io
+
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(zip(*([csv_cell(v) for v in data[c]] for c in columns)))
+    return buf.getvalue()
+
+
+def write(tmp_path: Path, columns: list[str], data: dict[str, list]) -> list[Path]:
+    table = ResultTable("statistics", columns, data, [0] * (min(map(len, data.values())) if data else 0))
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    for old in out.iterdir():
+        old.unlink()
+    return writers.write_csv(table, out / "r.csv")
+
+
+texts = st.one_of(
+    st.text(max_size=12),
+    st.text(alphabet=',"\r\n;\t =+-@%＋－\x00\'a1.', max_size=8),
+    st.sampled_from(["", "N/A", "-1.5", "-inf", "=1+1", "@x", "1;=2", "a,b", 'say "hi"', " inf", "nan%",
+                     "[1, 4096]", "torch.float32", "-0.5%", "1;-2", "+", "-"]),
+)
+floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e-5, 1.5e-7, 9.99e-5, 1e16, 1e15, -3.16e-09, 2.0, 1e-4, 5e-324]),
+)
+cells = st.one_of(
+    texts, floats, st.integers(min_value=-(2**70), max_value=2**70), st.booleans(), st.none(),
+    floats.map(np.float64), st.floats(width=32).map(np.float32), st.integers(-1000, 1000).map(np.int64),
+    st.booleans().map(np.bool_), st.tuples(st.integers(0, 3)), st.lists(texts, max_size=2),
+)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[list[str], dict[str, list]]:
+    n_cols = draw(st.integers(0, 5))
+    n_rows = draw(st.integers(0, 12))
+    names = [f"c{j}" + draw(st.sampled_from(["", ",x", '"q"', "=f"])) for j in range(n_cols)]
+    data = {}
+    for name in names:
+        style = draw(st.sampled_from(["mixed", "float", "str", "int", "bool"]))
+        strategy = {"mixed": cells, "float": floats, "str": texts, "int": st.integers(), "bool": st.booleans()}[style]
+        data[name] = draw(st.lists(strategy, min_size=n_rows, max_size=n_rows + draw(st.integers(0, 2))))
+    return names, data
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tables(), st.sampled_from([1, 2, 3, 16384]))
+def test_same_bytes_as_csv_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table, chunk: int) -> None:
+    columns, data = table
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", chunk)
+    [path] = write(tmp_path, columns, data)
+    assert path.read_bytes() == reference_csv(columns, data).encode("utf-8")
+
+
+def test_parts_past_the_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writers, "CSV_MAX_ROWS", 4)
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 3)
+    data = {"a": [float(i) for i in range(10)], "b": [f"x,{i}" for i in range(10)]}
+    paths = write(tmp_path, ["a", "b"], data)
+    assert [p.name for p in paths] == ["r_part_1.csv", "r_part_2.csv", "r_part_3.csv"]
+    for k, p in enumerate(paths):
+        part = {c: v[4 * k : 4 * k + 4] for c, v in data.items()}
+        assert p.read_bytes() == reference_csv(["a", "b"], part).encode()
+    monkeypatch.setattr(writers, "CSV_MAX_ROWS", 10)
+    [one] = write(tmp_path, ["a", "b"], data)  # exactly the limit: one file, no _part_ suffix
+    assert one.name == "r.csv"
+
+
+def _coded(values: list, codes: list, suffix: str = "") -> CodedTextColumn:
+    return CodedTextColumn(np.array(values, dtype=np.float64), np.array(codes, dtype=np.int8),
+                           ("", "N/A", "Diff", "inf", "-inf", "Nan", "0", "=x"), suffix)
+
+
+def test_lean_columns_write_as_their_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 2)
+    diff = _coded([1.5, -2.0, 0.0, 1e-7, math.nan, math.inf, -0.0], [0, 0, 1, 0, 0, 0, 7])
+    rel = _coded([1.5, -2.0, 0.0, 1e-7, 3e-5, 1e16, -0.0], [0, 0, 2, 3, 0, 0, 0], "%")
+    lines = ["File a.py, line 1, in f, \n x = 1", 'say "x"']
+    stack = StackColumn([lines, None, None, lines, ["=cmd"], None, None])
+    data = {"d": diff, "r": rel, "s": stack}
+    [path] = write(tmp_path, ["d", "r", "s"], data)
+    as_lists = {c: list(v) for c, v in data.items()}
+    assert path.read_bytes() == reference_csv(["d", "r", "s"], as_lists).encode()
+    assert "'-2.0%" in path.read_text()  # negative relative error text is formula-like: neutralised as before
+    assert csv_column(rel) == [csv_cell(v) for v in list(rel)]
+
+
+def test_quote_chars_come_from_the_csv_module() -> None:
+    chars = quote_chars()
+    assert "," in chars and '"' in chars and "\n" in chars
+    assert quote_cells(["a", "b"]) == ["a", "b"]
+    assert quote_cells(['a"b', "c,d", "e"]) == ['"a""b"', '"c,d"', "e"]
+    assert quote_cells(["1,5"], charset="0123456789.") == ["1,5"]  # the caller vouches: no scan
