@@ -525,11 +525,11 @@ def _json_window(path: Path, what: str) -> Iterator[TextWindow]:
 
 
 def _parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],
-                    on_entry: Callable[[str, Any], None]) -> dict[str, Any]:
+                    on_entry: Callable[[str, Any], None], scanner_messages: bool = False) -> dict[str, Any]:
     """Stream a JSON object file through :class:`ObjectStream`; returns its header members."""
     try:
         with _json_window(path, what) as window:
-            stream = ObjectStream(window, stream_key, not_object)
+            stream = ObjectStream(window, stream_key, not_object, scanner_messages)
             stream.read(on_entry)
     except json.JSONDecodeError as exc:
         raise _json_error(exc, path) from None
@@ -590,7 +590,7 @@ def load_stack(path: Path, shared: Iterable[str] = ()) -> dict[str, list[str]]:
     def not_object(value: Any) -> Exception:
         return DumpFormatError("top level of stack.json must be an object", path=path)
 
-    _parse_streamed(path, "stack", None, not_object, on_entry)
+    _parse_streamed(path, "stack", None, not_object, on_entry, scanner_messages=True)  # as json.loads words errors
     result: dict[str, list[str]] = {}
     if doc.get("0"):
         for value in doc.values():

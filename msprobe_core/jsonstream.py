@@ -100,11 +100,21 @@ class ObjectStream:
     every top-level member goes to ``on_entry``.
     """
 
-    def __init__(self, window: TextWindow, stream_key: str | None, not_object: Callable[[Any], Exception]) -> None:
+    def __init__(
+        self,
+        window: TextWindow,
+        stream_key: str | None,
+        not_object: Callable[[Any], Exception],
+        scanner_messages: bool = False,
+    ) -> None:
         self.w = window
         self.stream_key = stream_key
         self.not_object = not_object  # the error for a document that is not an object
         self.header: dict[str, Any] = {}
+        # a missing key quote or colon is reported as json.loads words it (scanner_messages), or as
+        # the dump.json reader always has
+        self._no_key = "Expecting property name enclosed in double quotes" if scanner_messages else "Expecting '\"'"
+        self._no_colon = "Expecting ':' delimiter" if scanner_messages else "Expecting ':'"
 
     # every step below is retried after reading more when the window ends inside it
     def _attempt(self, step: Callable[[int], tuple], idx: int) -> tuple:
@@ -132,11 +142,11 @@ class ObjectStream:
         text = self.w.text
         idx = _WS.match(text, idx).end()
         if text[idx : idx + 1] != '"':
-            raise json.JSONDecodeError("Expecting '\"'", text, idx)
+            raise json.JSONDecodeError(self._no_key, text, idx)
         key, idx = _scanstring(text, idx + 1)
         idx = _WS.match(text, idx).end()
         if text[idx : idx + 1] != ":":
-            raise json.JSONDecodeError("Expecting ':'", text, idx)
+            raise json.JSONDecodeError(self._no_colon, text, idx)
         return key, idx + 1
 
     def _value_step(self, idx: int) -> tuple[Any, int]:
@@ -172,7 +182,9 @@ class ObjectStream:
                 raise json.JSONDecodeError("Extra data", text, _WS.match(text, end).end())
             raise self.not_object(value)
         char, pos = self._peek(first + 1)
-        if char == "}":
+        if self.stream_key is None:  # every member is an entry
+            idx = self._members(first + 1, on_entry)
+        elif char == "}":
             idx = pos + 1
         else:
             idx = first + 1
@@ -180,11 +192,7 @@ class ObjectStream:
             while more:
                 key, idx = self._attempt(self._key_step, idx)
                 char, start = self._peek(idx)
-                if self.stream_key is None:
-                    value, idx = self._attempt(self._value_step, idx)
-                    on_entry(key, value)
-                    idx = self._maybe_drop(idx)
-                elif key == self.stream_key and char == "{":
+                if key == self.stream_key and char == "{":
                     self.header[key] = True
                     idx = self._members(start + 1, on_entry)
                 else:

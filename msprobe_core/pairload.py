@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import queue
 import signal
 import sys
 import threading
@@ -25,12 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .model import DumpTable
-from .tablewire import decode_table, encode_table
+from .tablewire import TableBuilder, can_encode, encode_parts
 
 #: below this many bytes (the target dump file) a fork costs more than it saves
 MIN_FORK_BYTES = 8 * 1024 * 1024
 #: set to any non-empty value to always load serially
 ENV_SERIAL = "MSPROBE_SERIAL_LOAD"
+_END = "end"  # name of the last message of the child
 
 
 def _file_size(path: Path) -> int:
@@ -108,6 +110,12 @@ class _Child:
             read_fd, write_fd = os.pipe()
         except OSError:
             return None
+        try:  # fewer, larger hand-overs between the two processes (Linux; the default is 64 KiB)
+            import fcntl
+
+            fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except (ImportError, AttributeError, OSError):
+            pass
         sys.stdout.flush()
         sys.stderr.flush()
         try:
@@ -123,21 +131,31 @@ class _Child:
         return cls(pid, read_fd)
 
     def collect(self, like: DumpTable | None = None) -> DumpTable | None:
-        """The child's table, or ``None`` when it failed in any way (``like``: see ``decode_table``)."""
-        wire = None
+        """The child's table, or ``None`` when it failed in any way (``like``: see ``TableBuilder``).
+
+        Each part is rebuilt as it arrives, while the child encodes the next one.
+        """
+        builder = TableBuilder(like)
+        complete = False
         with os.fdopen(self.fd, "rb", closefd=True) as pipe:
             self.fd = -1
             try:
-                wire = pickle.load(pipe)
-            except Exception:  # noqa: BLE001 - nothing or a damaged message: the child failed
-                wire = None
+                while True:
+                    name, part = pickle.load(pipe)
+                    if name == _END:
+                        complete = True
+                        break
+                    builder.add(name, part)
+                    del part
+            except Exception:  # noqa: BLE001 - nothing, a damaged message or a part that does not rebuild
+                complete = False
         _, status = os.waitpid(self.pid, 0)
         self.reaped = True
-        if wire is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        if not complete or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             return None
         try:
-            return decode_table(wire, like)
-        except Exception:  # noqa: BLE001 - a message that does not rebuild: load here instead
+            return builder.table()
+        except ValueError:
             return None
 
     def stop(self) -> None:
@@ -155,16 +173,40 @@ class _Child:
 
 
 def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
-    """Body of the forked child: load, encode, write, and leave without running any cleanup."""
+    """Body of the forked child: load, encode part by part, write; leave without any cleanup.
+
+    A writer thread sends the parts while the next ones are encoded, so the child never
+    waits for a parent still busy with the golden (the pipe holds only 1 MiB).
+    """
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
-        wire = encode_table(work(), consume=True)
-        if wire is not None:
-            with os.fdopen(write_fd, "wb", buffering=1 << 20) as pipe:  # streamed: no second copy of the message
-                pickle.dump(wire, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-            code = 0
+        table = work()
+        if can_encode(table):
+            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+            failed: list[BaseException] = []
+            writer = threading.Thread(target=_write_all, args=(outbox, write_fd, failed), daemon=True)
+            writer.start()
+            for name, part in encode_parts(table, consume=True):
+                outbox.put(pickle.dumps((name, part), protocol=pickle.HIGHEST_PROTOCOL))
+                del part
+            outbox.put(pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL))
+            outbox.put(None)
+            writer.join()
+            code = 1 if failed else 0
     except BaseException:  # noqa: BLE001 - any failure: the parent loads the table itself
         code = 1
     finally:
         os._exit(code)
+
+
+def _write_all(outbox: queue.SimpleQueue, fd: int, failed: list[BaseException]) -> None:
+    """Write every message of ``outbox`` to ``fd`` until ``None``."""
+    try:
+        while (data := outbox.get()) is not None:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            del view, data
+    except BaseException as exc:  # noqa: BLE001 - reported through the exit code
+        failed.append(exc)

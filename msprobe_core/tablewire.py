@@ -14,15 +14,18 @@ buffers instead, chosen by what the column holds:
 * ``obj``: anything else, pickled as it is.
 
 :func:`decode_table` rebuilds a table equal to the original value by value and
-type by type (floats round-trip exactly through float64). :func:`encode_table`
-returns ``None`` for a table it cannot represent faithfully (a subclass, extra
-attributes, non-list columns); the caller then loads the table itself.
+type by type (floats round-trip exactly through float64). The form is a
+sequence of parts (:func:`encode_parts`, rebuilt in order by :class:`TableBuilder`)
+so that a sender and a receiver can work on consecutive parts at the same time.
+:func:`can_encode` is false for a table the form cannot carry faithfully (a
+subclass, extra attributes, non-list columns); the caller then loads the table itself.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from array import array
+from collections.abc import Iterator
 from itertools import compress, repeat
 from operator import is_not
 from typing import Any
@@ -116,37 +119,40 @@ def decode_column(wire: tuple[Any, ...], ints: list[int] | None = None) -> list[
     return wire[1]
 
 
-def encode_table(table: DumpTable, consume: bool = False) -> dict[str, Any] | None:
-    """The wire form of a whole table, or ``None`` when it cannot be sent faithfully.
+def can_encode(table: DumpTable) -> bool:
+    """Whether the wire form carries ``table`` faithfully (a plain table with list columns)."""
+    if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
+        return False
+    if any(type(getattr(table, c)) is not list for c in COLUMNS) or type(table.apis) is not list:
+        return False
+    return all(type(a) is ApiEntry for a in table.apis)
 
+
+def encode_parts(table: DumpTable, consume: bool = False) -> Iterator[tuple[str, Any]]:
+    """The wire form of ``table`` (which :func:`can_encode`) as a sequence of parts.
+
+    The parts are produced one at a time so that a sender can write each as soon as it
+    is ready while the receiver rebuilds the previous one (:class:`TableBuilder`).
     ``consume`` empties each column of ``table`` once it is encoded, so a process that
     only sends the table never holds it twice.
     """
-    if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
-        return None
-    if any(type(getattr(table, c)) is not list for c in COLUMNS) or type(table.apis) is not list:
-        return None
     apis = table.apis
-    if any(type(a) is not ApiEntry for a in apis):
-        return None
-    meta = {f: getattr(table, f) for f in _FIELDS if f not in COLUMNS and f != "apis"}
-    columns = {}
+    yield "meta", {f: getattr(table, f) for f in _FIELDS if f not in COLUMNS and f != "apis"}
+    yield "apis", {
+        "key": encode_column([a.key for a in apis]),
+        "prefix": encode_column([a.prefix for a in apis]),
+        "call": encode_column([a.call for a in apis]),
+        "direction": encode_column([a.direction for a in apis]),
+        "first_row": encode_column([a.first_row for a in apis]),
+        "n_rows": encode_column([a.n_rows for a in apis]),
+    }
+    if consume:
+        table.apis = []
     for c in COLUMNS:
-        columns[c] = encode_column(getattr(table, c))
+        part = encode_column(getattr(table, c))
         if consume:
             setattr(table, c, [])
-    return {
-        "meta": meta,
-        "columns": columns,
-        "apis": {
-            "key": encode_column([a.key for a in apis]),
-            "prefix": encode_column([a.prefix for a in apis]),
-            "call": encode_column([a.call for a in apis]),
-            "direction": encode_column([a.direction for a in apis]),
-            "first_row": encode_column([a.first_row for a in apis]),
-            "n_rows": encode_column([a.n_rows for a in apis]),
-        },
-    }
+        yield c, part
 
 
 def _share(values: list[Any], like: list[Any]) -> list[Any]:
@@ -158,28 +164,58 @@ def _share(values: list[Any], like: list[Any]) -> list[Any]:
     return [b if a == b else a for a, b in zip(values, like)] + values[len(like):]
 
 
-def decode_table(wire: dict[str, Any], like: DumpTable | None = None) -> DumpTable:
-    """Rebuild the table :func:`encode_table` sent.
+class TableBuilder:
+    """Rebuilds a table from the parts of :func:`encode_parts`, in order.
 
     With ``like`` (the other table of the pair), equal names, API keys and category
     strings reuse ``like``'s objects where they line up (same values, less memory).
     """
-    # each part of the wire is dropped once decoded: the message and the table never both exist whole
-    parts = wire["apis"]
-    a = {k: decode_column(parts.pop(k)) for k in list(parts)}
-    if like is not None:
-        a["key"] = _share(a["key"], [api.key for api in like.apis])
-    apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"], a["n_rows"]))
-    ints = list(range(len(apis)))  # row_api: one int object per API, as the loader builds it
-    columns = {}
-    parts = wire["columns"]
-    for c in list(parts):
-        w = parts.pop(c)
-        if like is not None and w[0] == "cat" and c in ("dtype", "shape", "state"):
-            known = dict.fromkeys(getattr(like, c))
-            w = ("cat", [u if u not in known else next(k for k in known if k == u) for u in w[1]], w[2])
-        values = decode_column(w, ints if c == "row_api" else None)
-        if like is not None and c == "name":
-            values = _share(values, like.name)
-        columns[c] = values
-    return DumpTable(apis=apis, **wire["meta"], **columns)
+
+    def __init__(self, like: DumpTable | None = None) -> None:
+        self.like = like
+        self.meta: dict[str, Any] | None = None
+        self.apis: list[ApiEntry] | None = None
+        self.columns: dict[str, list[Any]] = {}
+        self._ints: list[int] = []
+
+    def add(self, name: str, part: Any) -> None:
+        """Decode one part (``meta``, ``apis``, then each column)."""
+        like = self.like
+        if name == "meta":
+            self.meta = part
+        elif name == "apis":
+            a = {k: decode_column(w) for k, w in part.items()}
+            if like is not None:
+                a["key"] = _share(a["key"], [api.key for api in like.apis])
+            self.apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"],
+                                 a["n_rows"]))
+            self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
+        elif name in COLUMNS and name not in self.columns:
+            if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):
+                known = {k: k for k in getattr(like, name)}
+                part = ("cat", [known.get(u, u) if u is not None else None for u in part[1]], part[2])
+            values = decode_column(part, self._ints if name == "row_api" else None)
+            if like is not None and name == "name":
+                values = _share(values, like.name)
+            self.columns[name] = values
+        else:
+            raise ValueError(f"unexpected part {name!r}")
+
+    def table(self) -> DumpTable:
+        """The rebuilt table (every part received)."""
+        if self.meta is None or self.apis is None or len(self.columns) != len(COLUMNS):
+            raise ValueError("incomplete table")
+        return DumpTable(apis=self.apis, **self.meta, **self.columns)
+
+
+def encode_table(table: DumpTable, consume: bool = False) -> list[tuple[str, Any]] | None:
+    """The whole wire form of ``table`` (a list of parts), or ``None`` when it cannot be sent faithfully."""
+    return list(encode_parts(table, consume)) if can_encode(table) else None
+
+
+def decode_table(parts: list[tuple[str, Any]], like: DumpTable | None = None) -> DumpTable:
+    """Rebuild the table :func:`encode_table` sent (see :class:`TableBuilder` for ``like``)."""
+    builder = TableBuilder(like)
+    for name, part in parts:
+        builder.add(name, part)
+    return builder.table()

@@ -149,6 +149,46 @@ def test_stack_streamed_equals_json(path: Path, small_blocks) -> None:
     assert stack == expected
 
 
+def _stack_error(path: Path) -> tuple[type, str]:
+    try:
+        load_stack(path)
+    except MsprobeError as exc:
+        return type(exc), str(exc)
+    return type(None), ""
+
+
+def _stack_error_before(path: Path) -> tuple[type, str]:
+    """What load_stack reported when it parsed the whole file with json.loads."""
+    try:
+        doc = dumpjson.read_json_file(path, "stack")
+    except MsprobeError as exc:
+        return type(exc), str(exc)
+    if not isinstance(doc, dict):
+        return DumpFormatError, str(DumpFormatError("top level of stack.json must be an object", path=path))
+    return type(None), ""
+
+
+@pytest.mark.parametrize("block", [1 << 30, 16])
+def test_stack_errors_are_worded_as_json_loads(tmp_path: Path, monkeypatch, block: int) -> None:
+    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", block)
+    text = json.dumps({str(i): [[f"F.a.{i}.forward"], ["File x.py, line 1", "File y.py"]] for i in range(6)}, indent=1)
+    rng = random.Random(3)
+    cases = [text[:cut] for cut in range(1, len(text), 7)]
+    for _ in range(150):
+        pos = rng.randrange(len(text))
+        cases.append(text[:pos] + rng.choice(["x", "}", ",", '"', ":", "]", " 1", "{"]) + text[pos + 1 :])
+    cases += ["[1]", '{"a": [1], }', '{"a" [1]}', '{"a": [1]} x', "{}", '{"0": 5}']
+    path = tmp_path / "stack.json"
+    errors = 0
+    for case in cases:
+        path.write_text(case)
+        before = _stack_error_before(path)
+        if before[0] is not type(None):
+            errors += 1
+            assert _stack_error(path) == before, case
+    assert errors > 100
+
+
 def test_stack_strings_are_kept_once(tmp_path: Path) -> None:
     lines = ["File a.py, line 1, in f", "File b.py, line 2, in g"]
     path = tmp_path / "stack.json"
@@ -237,7 +277,7 @@ def test_forked_load_equals_serial(tmp_path: Path, fork_always) -> None:
 
 def test_forked_load_falls_back_when_the_child_fails(tmp_path: Path, fork_always, monkeypatch) -> None:
     target, golden = _pair(tmp_path)
-    monkeypatch.setattr(pairload, "encode_table", lambda table: None)
+    monkeypatch.setattr(pairload, "can_encode", lambda table: False)
     t, _ = pairload.load_two(load_dump_file, target, golden)
     assert signature(t) == signature(load_dump_file(target))
 
