@@ -102,8 +102,12 @@ class ResultView:
         """Column ``name`` parsed with :func:`to_number` (cached; ``None`` when there is no such column)."""
         cache = self.__dict__.setdefault("_numbers", {})
         if name not in cache:
-            cells = self.cells.get(name)
-            cache[name] = None if cells is None else [to_number(c) for c in cells]
+            fast = getattr(self.cells, "numbers", None)
+            parsed = fast(name) if fast is not None else None
+            if parsed is None:
+                cells = self.cells.get(name)
+                parsed = None if cells is None else [to_number(c) for c in cells]
+            cache[name] = parsed
         return cache[name]
 
     def order(self) -> list[int]:
@@ -171,6 +175,30 @@ class SpelledColumns(Mapping[str, list[str]]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._columns
+
+    def numbers(self, name: str) -> list[float | None] | None:
+        """Column ``name`` as :func:`to_number` reads its cells, straight from a column that keeps
+        its numbers (:class:`~msprobe_core.columns.CodedTextColumn`); ``None`` for any other column."""
+        import numpy as np
+
+        from .cells import neutralise
+        from .columns import CodedTextColumn
+
+        column = self._data.get(name) if name in self._columns else None
+        if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
+            return None
+        values, codes = column.numbers(), column.codes
+        # the same operation to_number applies to the text repr(x) + "%": float(repr(x)) == x, times 0.01
+        out = (values * 0.01).tolist() if column.suffix else values.tolist()
+        if column.suffix:  # "-x%" is formula-like: the CSV cell is neutralised ("'-x%") and reads as no number
+            for i in ((codes == 0) & np.signbit(values)).nonzero()[0].tolist():
+                out[i] = None
+        label_numbers = [to_number(neutralise(text)) for text in column.labels]
+        for code in set(codes.tolist()) - {0}:
+            number = label_numbers[code]
+            for i in (codes == code).nonzero()[0].tolist():
+                out[i] = number
+        return [None if v != v else v for v in out]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._columns)

@@ -1,0 +1,54 @@
+"""The summary reads numeric result columns without parsing text, and gets what parsing would give."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msprobe_core.columns import CodedTextColumn
+from msprobe_core.result import ResultTable
+from msprobe_core.summary import SpelledColumns, to_number, view_from_table
+
+LABELS = ["", "N/A", "Nan", "inf", "-inf", "Diff", "0"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(0, len(LABELS) - 1)),
+        max_size=60,
+    ),
+    st.sampled_from(["", "%"]),
+)
+def test_numbers_of_a_coded_column_equal_parsing_its_cells(cells, suffix):
+    values = np.array([v for v, _ in cells], dtype=np.float64)
+    codes = np.array([c for _, c in cells], dtype=np.int8)
+    column = CodedTextColumn(values, codes, LABELS, suffix)
+    cells = SpelledColumns({"m": column}, ["m"])
+    assert cells.numbers("m") == [to_number(text) for text in cells["m"]]  # the cells as the CSV has them
+
+
+def test_view_numbers_agree_for_plain_and_coded_columns():
+    values = np.array([0.5, -1e-7, 3.0, 0.0])
+    codes = np.array([0, 0, 1, 0], dtype=np.int8)
+    coded = CodedTextColumn(values, codes, ["", "N/A"], "%")
+    plain = list(coded)  # the same cells as plain text
+    names = ["a.input.0", "a.output.0", "b.input.0", "b.output.0"]
+    for column in (coded, plain):
+        table = ResultTable("statistics", ["NPU Name", "NormRelativeErr"], {"NPU Name": names, "NormRelativeErr": column}, [0, 0, 1, 1])
+        view = view_from_table(table)
+        # "-1e-07%" is formula-like: the CSV holds it neutralised, and it reads as no number
+        assert view.cells["NormRelativeErr"] == ["0.5%", "'-1e-07%", "N/A", "0.0%"]
+        assert view.numbers("NormRelativeErr") == [0.005, None, None, 0.0]
+
+
+def test_spelled_columns_spell_only_what_is_read():
+    class Exploding(list):
+        def __iter__(self):
+            raise AssertionError("this column must not be spelled")
+
+    table = ResultTable("md5", ["NPU Name", "Other"], {"NPU Name": ["x"], "Other": Exploding(["y"])}, [0])
+    view = view_from_table(table)
+    assert view.names == ["x"]
+    assert "Other" in view.cells and list(view.cells) == ["NPU Name", "Other"]
