@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .csv_rows import quote_chars
 from .floattext import float_texts
 
 _FORMULA_START = re.compile(r"^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]")
@@ -116,18 +117,22 @@ _NUMERIC_CHARSET = "0123456789.e+- infNoTrueFals"
 """Every character a cell spelled from a float, int, bool or None can hold (``1e-05``, `` -inf``, ``None``…)."""
 
 
-def may_hold_formula(values: Sequence[str]) -> bool:
-    """False when no text of ``values`` is formula-like; True when some may be (C-level substring scans)."""
-    joined = "\x00".join(values)
+def may_hold_formula(values: Sequence[str], joined: str | None = None) -> bool:
+    """False when no text of ``values`` is formula-like; True when some may be (C-level substring scans).
+
+    ``joined``: ``"\\x00".join(values)`` when the caller has it already.
+    """
+    if joined is None:
+        joined = "\x00".join(values)
     if ";" in joined or joined[:1] in _FORMULA_CHARS:
         return True
     # a formula character (rare) first, then the exact test: that character at the start of a cell
     return any(c in joined and "\x00" + c in joined for c in _FORMULA_CHARS)
 
 
-def _text_column(values: Sequence[str]) -> list[str]:
+def _text_column(values: Sequence[str], joined: str | None = None) -> list[str]:
     """:func:`neutralise` over text cells: C-level scans, cell by cell only when something may be a formula."""
-    if not may_hold_formula(values):
+    if not may_hold_formula(values, joined):
         return values if isinstance(values, list) else list(values)
     return [neutralise(v) for v in values]
 
@@ -163,10 +168,11 @@ def _take(values: Sequence[Any], idx: list[int]) -> Sequence[Any]:
 
 
 def csv_cells(values: Sequence[Any]) -> tuple[list[str], str | None]:
-    """:func:`csv_column`, plus the characters the cells can hold (``None``: any).
+    """:func:`csv_column`, plus a charset: a text holding every character the cells hold
+    that the csv module quotes for (``None``: unknown).
 
-    The character set lets a CSV writer skip looking for characters it must quote in
-    columns of numbers; lean columns give theirs as ``csv_charset``.
+    The charset lets a CSV writer skip looking for characters to quote in columns of
+    numbers or of text already scanned; lean columns give theirs as ``csv_charset``.
     """
     spell = getattr(values, "csv_texts", None)
     if spell is not None:
@@ -177,7 +183,12 @@ def csv_cells(values: Sequence[Any]) -> tuple[list[str], str | None]:
     types = set(map(type, values))
     if len(types) == 1:
         kind = _KIND[types.pop()]
-        return _spell_kind(kind, values), None if kind in (_STR, _OTHER) else _NUMERIC_CHARSET
+        if kind == _STR:
+            # one scan of the joined text serves the formula test and the CSV's quoting test (a leading
+            # apostrophe changes neither); the characters to quote found there are the column's charset
+            joined = "\x00".join(values)
+            return _text_column(values, joined), "".join(c for c in quote_chars() if c in joined)
+        return _spell_kind(kind, values), None if kind == _OTHER else _NUMERIC_CHARSET
     kinds = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=n)
     present = np.flatnonzero(np.bincount(kinds, minlength=_OTHER + 1)).tolist()
     charset = None if (_STR in present or _OTHER in present) else _NUMERIC_CHARSET

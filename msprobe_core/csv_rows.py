@@ -49,13 +49,12 @@ def _quoted(text: str) -> str:
 def quote_cells(texts: list[str], charset: str | None = None) -> list[str]:
     """``texts`` as fields of a CSV row: quoted (quotes doubled) where the csv module would quote them.
 
-    ``charset``, when given, holds every character the texts can contain: without a
-    character to quote among them the texts are returned without a scan.
+    ``charset``, when given, holds every character to quote for that the texts contain
+    (it may hold more): without one the texts are returned without a scan.
     """
-    if charset is not None and not any(c in charset for c in quote_chars()):
-        return texts
-    joined = "\x00".join(texts)
-    if not any(c in joined for c in quote_chars()):
+    if charset is None:
+        charset = "\x00".join(texts)
+    if not any(c in charset for c in quote_chars()):
         return texts
     needs = _needs_quote().search
     memo = dict.fromkeys(texts)  # shapes, dtypes and stacks repeat: quote each distinct text once

@@ -173,19 +173,18 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
 
 def stack_column(target: DumpTable, match: MatchResult) -> StackColumn:
     """``NPU_Stack_Info``: the stack of each API on its first row only, ``N/A`` elsewhere (spelled when read)."""
+    import numpy as np
+
     from .columns import StackColumn  # lazily, as numpy: see the module's imports
 
     stack = target.stack or {}
-    lines: list[Any] = []
-    last_api = -1
-    row_api = target.row_api
-    for i in match.target:
-        api = row_api[i]
-        if api != last_api:
-            last_api = api
-            lines.append(stack.get(target.apis[api].key))
-        else:
-            lines.append(None)
+    apis = np.asarray(target.row_api, dtype=np.int64)[np.asarray(match.target, dtype=np.int64)]
+    first = np.ones(len(apis), dtype=bool)  # the first row of each run of one API carries its stack
+    first[1:] = apis[1:] != apis[:-1]
+    lines: list[Any] = [None] * len(apis)
+    entries = target.apis
+    for i, api in zip(np.flatnonzero(first).tolist(), apis[first].tolist()):
+        lines[i] = stack.get(entries[api].key)
     return StackColumn(lines)
 
 

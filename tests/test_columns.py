@@ -116,3 +116,18 @@ def test_pick() -> None:
     assert _pick(values, [1], missing=None, none="x") == ["x"]
     assert _pick(values, [-1], missing=None, none="x") == [None]  # the missing value is not a None cell
     assert _pick(values, []) == []
+
+
+def test_stack_column_first_row_of_each_api_run() -> None:
+    from pathlib import Path
+
+    from msprobe_core.model import ApiEntry, DumpTable, MatchResult
+    from msprobe_core.result import stack_column
+
+    apis = [ApiEntry(k, k, "0.forward", "forward") for k in ("A", "B", "C")]
+    table = DumpTable(Path("d.json"), "dump", "statistics", "statistics", "pytorch", apis=apis,
+                      row_api=[0, 0, 1, 1, 1, 2], stack={"A": ["a1", "a2"], "C": ["c"]})
+    # rows out of order: a stack is on the first row of each run of one API, whatever the order
+    match = MatchResult(target=[0, 1, 2, 3, 0, 5, 4], golden=[-1] * 7)
+    assert stack_column(table, match) == [str(["a1", "a2"]), NA, NA, NA, str(["a1", "a2"]), "['c']", NA]
+    assert stack_column(table, MatchResult([], [])) == []
