@@ -130,7 +130,10 @@ class ResultView:
         bench = self.cells.get("Bench Name")
         if bench is None:
             return [False] * len(self)
-        return [b.strip() in ("N/A", "") for b in bench]
+        return list(map(_UNMATCHED.__contains__, map(str.strip, bench)))
+
+
+_UNMATCHED = frozenset({"N/A", ""})
 
 
 # -- building views ---------------------------------------------------------------------------
@@ -410,7 +413,10 @@ def row_verdicts(view: ResultView) -> list[str]:
     out = ["pass"] * n
     res = view.column("Result")
     if res is not None:
-        out = [_verdict_of_result(v) for v in res]
+        memo: dict[str, str] = {}  # a Result column holds a handful of distinct texts
+        for v in set(res):
+            memo[v] = _verdict_of_result(v)
+        out = list(map(memo.__getitem__, res))
     acc = view.column("Accuracy Reached or Not")
     if acc is not None:
         for i, v in enumerate(acc):
