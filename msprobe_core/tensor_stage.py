@@ -137,16 +137,24 @@ def _read(framework: str, path: str) -> Any:
 PAGE = 4096
 
 
+def _file_map(array: Any) -> mmap.mmap | None:
+    """The memory map an array's memory belongs to, if any (arrays chain by ``.base``, and
+    ``np.frombuffer`` of a map holds a memoryview of it)."""
+    base = array.base
+    while base is not None:
+        if isinstance(base, mmap.mmap):
+            return base
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
+    return None
+
+
 def _prefault(array: Any) -> Any:
     """Touch every page of a file-mapped array, so its I/O happens here (the reader thread), not in compute.
 
     Readers may return large storages as memory maps (pages read on first use); arrays
     that own their memory or live in an arena are returned untouched.
     """
-    base = array.base
-    while base is not None and getattr(base, "base", None) is not None:
-        base = base.base
-    if isinstance(base, mmap.mmap) and array.flags.c_contiguous and array.nbytes >= PAGE:
+    if array.nbytes >= PAGE and array.flags.c_contiguous and _file_map(array) is not None:
         import numpy as np
 
         flat = array.reshape(-1).view(np.uint8)

@@ -163,3 +163,39 @@ def test_mindspore_npy_into_arena_equals_np_load(tmp_path: Path, array: np.ndarr
     np.testing.assert_array_equal(got, want)
     if want.size:
         assert np.shares_memory(got, arena.take(0).base)
+
+
+def test_large_file_storage_is_mapped_and_small_view_read_into_arena(tmp_path: Path) -> None:
+    import mmap
+
+    from msprobe_pytorch.pt_writer import write_storage_pt
+
+    storage = np.arange(pt_reader.MMAP_MIN_BYTES // 2, dtype=np.float32)  # a 2 MiB file
+    whole, part = tmp_path / "whole.pt", tmp_path / "part.pt"
+    write_storage_pt(whole, storage)
+    write_storage_pt(part, storage, size=(100,), stride=(1,), offset=7)  # 400 bytes of a 2 MiB file
+    arena = Arena()
+    mapped = read_pt(whole, arena=arena)
+    base = mapped.base
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    assert isinstance(base, mmap.mmap)
+    np.testing.assert_array_equal(mapped, storage)
+    arena.reset()
+    small = read_pt(part, arena=arena)
+    np.testing.assert_array_equal(small, storage[7:107])
+    assert np.shares_memory(small, arena.take(0).base)
+
+
+def test_file_map_is_found_through_frombuffer(tmp_path: Path) -> None:
+    import mmap
+
+    data = np.arange(50_000, dtype=np.float32)
+    path = tmp_path / "raw.bin"
+    path.write_bytes(data.tobytes())
+    with open(path, "rb") as fh:
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+    mapped = np.frombuffer(mm, dtype=np.float32).reshape(100, 500)[1:]
+    assert tensor_stage._file_map(mapped) is mm
+    assert tensor_stage._file_map(data) is None
+    assert tensor_stage._file_map(Arena().take(64)) is None

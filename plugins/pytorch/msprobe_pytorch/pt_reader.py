@@ -14,11 +14,11 @@ inert stand-ins for an allow-list of globals (``torch._utils._rebuild_tensor_v2`
 Storages come through ``persistent_load`` as ``('storage', type, key, location, numel)``.
 
 The zip central directory is parsed here (bounds-checked).  A file under ``WHOLE_FILE_MAX``
-bytes is read whole with one ``preadv`` into a numpy buffer (the caller's reusable arena when it
-passes one) and a ZIP_STORED storage is a view of that buffer, not a copy; in larger files the
-storage bytes go straight into a numpy buffer with one ``preadv`` at the member's data offset, or,
-for storages of at least ``MMAP_MIN_BYTES``, into a copy-on-write memory map of the file (no copy
-at all).  Then the tensor view (offset, sizes, strides) is applied; non-contiguous views are
+bytes (1 MiB) is read whole with one ``preadv`` into a numpy buffer (the caller's reusable arena
+when it passes one) and a ZIP_STORED storage is a view of that buffer, not a copy; in larger files
+a storage of at least ``MMAP_MIN_BYTES`` is a copy-on-write memory map of the file (no copy at
+all: mapping page-cache pages costs less than the kernel's copy), a smaller one is read with one
+``preadv`` at the member's data offset.  Then the tensor view (offset, sizes, strides) is applied; non-contiguous views are
 copied into a C-contiguous array.
 What msprobe does after ``torch.load`` is mirrored: bfloat16 and the float8 types become
 float32 (msprobe casts them before ``.numpy()``); every other dtype keeps its numpy twin.
@@ -114,8 +114,9 @@ _ITEMSIZE: dict[str, int] = {
     name: (4 if name == "complex32" else np.dtype(raw).itemsize) for name, raw in TORCH_DTYPES.items()
 }
 
-#: storages at least this large are memory-mapped (copy-on-write) instead of read
-MMAP_MIN_BYTES = 16 << 20
+#: storages at least this large are memory-mapped (copy-on-write) instead of read: the kernel's
+#: copy out of the page cache costs more than mapping the pages (faults come 16 pages at a time)
+MMAP_MIN_BYTES = 1 << 20
 #: files smaller than this are read whole with one ``preadv`` (storages are views of that buffer)
 WHOLE_FILE_MAX = MMAP_MIN_BYTES
 _PICKLE_LIMIT = 1 << 20  # data.pkl of one tensor is a few hundred bytes
@@ -941,7 +942,10 @@ def _read_open(fd: int, max_bytes: int | None, verify_crc: bool, use_mmap: bool,
     if buf is None and not verify_crc:
         buf = arch.view_range(f"data/{store.key}", offset * elem, count * raw_dt.itemsize, raw_dt)
     if buf is None:
-        buf = np.empty(count, dtype=raw_dt)
+        if arena is not None:
+            buf = arena.take(count * raw_dt.itemsize).view(raw_dt)
+        else:
+            buf = np.empty(count, dtype=raw_dt)
         arch.read_into(f"data/{store.key}", offset * elem, buf, verify_crc=verify_crc)
     if contiguous:
         raw = buf.reshape(size + ((2,) if n_sub == 2 else ()))
