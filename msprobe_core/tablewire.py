@@ -27,7 +27,7 @@ import dataclasses
 from array import array
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import Any
 
 from .model import ApiEntry, DumpTable
@@ -164,6 +164,24 @@ def _share(values: list[Any], like: list[Any]) -> list[Any]:
     return [b if a == b else a for a, b in zip(values, like)] + values[len(like):]
 
 
+def _decode_shared(part: tuple[Any, ...], like: list[Any]) -> list[Any]:
+    """A string column decoded with the objects of ``like`` wherever the values are equal.
+
+    When a joined column is exactly ``like`` (the usual pair: same calls, same names) no
+    string is built at all: ``like`` holds the same number of values, joined the same way,
+    none holding the separator (the count of separators shows it), so they are the values.
+    """
+    if part[0] == "join":
+        sep, text, n = part[1], part[2], part[3]
+        if len(like) == n and all(v.__class__ is str for v in like[:1]):
+            try:
+                if sep.join(like) == text:
+                    return list(like)
+            except TypeError:  # a value of like is not a string
+                pass
+    return _share(decode_column(part), like)
+
+
 class TableBuilder:
     """Rebuilds a table from the parts of :func:`encode_parts`, in order.
 
@@ -184,9 +202,10 @@ class TableBuilder:
         if name == "meta":
             self.meta = part
         elif name == "apis":
-            a = {k: decode_column(w) for k, w in part.items()}
-            if like is not None:
-                a["key"] = _share(a["key"], [api.key for api in like.apis])
+            shared = ("key", "call") if like is not None else ()
+            a = {k: decode_column(w) for k, w in part.items() if k not in shared}
+            for k in shared:  # the golden's API keys and call spellings, where they line up
+                a[k] = _decode_shared(part[k], list(map(attrgetter(k), like.apis)))
             self.apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"],
                                  a["n_rows"]))
             self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
@@ -194,10 +213,10 @@ class TableBuilder:
             if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):
                 known = {k: k for k in getattr(like, name)}
                 part = ("cat", [known.get(u, u) if u is not None else None for u in part[1]], part[2])
-            values = decode_column(part, self._ints if name == "row_api" else None)
             if like is not None and name == "name":
-                values = _share(values, like.name)
-            self.columns[name] = values
+                self.columns[name] = _decode_shared(part, like.name)
+            else:
+                self.columns[name] = decode_column(part, self._ints if name == "row_api" else None)
         else:
             raise ValueError(f"unexpected part {name!r}")
 

@@ -233,6 +233,13 @@ def test_wire_round_trip_keeps_values_and_types() -> None:
     rebuilt = tablewire.decode_table(pickle.loads(message), like=table)
     assert signature(rebuilt) == signature(table)
     assert all(a is b for a, b in zip(rebuilt.name, table.name))  # shared with the other side
+    other = _mixed_table()
+    other.name[5] = "another name"
+    other.apis[7].key = "another key"
+    rebuilt = tablewire.decode_table(pickle.loads(message), like=other)
+    assert signature(rebuilt) == signature(table)
+    assert rebuilt.name[6] is other.name[6] and rebuilt.name[5] == table.name[5]
+    assert rebuilt.apis[6].key is other.apis[6].key and rebuilt.apis[7].key == table.apis[7].key
 
 
 def test_wire_consume_empties_the_sent_table() -> None:
