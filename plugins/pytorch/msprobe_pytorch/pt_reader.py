@@ -18,8 +18,8 @@ bytes (1 MiB) is read whole with one ``preadv`` into a numpy buffer (the caller'
 when it passes one) and a ZIP_STORED storage is a view of that buffer, not a copy; in larger files
 a storage of at least ``MMAP_MIN_BYTES`` is a copy-on-write memory map of the file (no copy at
 all: mapping page-cache pages costs less than the kernel's copy), a smaller one is read with one
-``preadv`` at the member's data offset.  Then the tensor view (offset, sizes, strides) is applied; non-contiguous views are
-copied into a C-contiguous array.
+``preadv`` at the member's data offset.  Then the tensor view (offset, sizes, strides) is
+applied; non-contiguous views are copied into a C-contiguous array.
 What msprobe does after ``torch.load`` is mirrored: bfloat16 and the float8 types become
 float32 (msprobe casts them before ``.numpy()``); every other dtype keeps its numpy twin.
 The caller squeezes (msprobe's ``np.squeeze``).
