@@ -577,12 +577,21 @@ def load_stack(path: Path, shared: Iterable[str] = ()) -> dict[str, list[str]]:
     doc: dict[str, Any] = {}
     strings: dict[str, str] = {s: s for s in shared}
 
-    def keep(value: Any, depth: int = 0) -> Any:
+    intern = strings.setdefault
+
+    def keep_list(items: list) -> list:
+        # the usual list of lines or API names: interned at C speed; other items stay as they are
+        if set(map(type, items)) <= {str}:
+            return list(map(intern, items, items))
+        return [intern(v, v) if v.__class__ is str else v for v in items]
+
+    def keep(value: Any) -> Any:
+        """``value`` with its strings, and those of its lists and their lists, kept once."""
         if value.__class__ is str:
-            return strings.get(value) or strings.setdefault(value, value)
-        if value.__class__ is list and depth < 2:
-            return [keep(v, depth + 1) for v in value]
-        return value
+            return intern(value, value)
+        if value.__class__ is not list:
+            return value
+        return [keep_list(v) if v.__class__ is list else intern(v, v) if v.__class__ is str else v for v in value]
 
     def on_entry(key: str, value: Any) -> None:
         doc[key] = keep(value)
