@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -567,16 +567,15 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
     return _finish(table, fl, header, path)
 
 
-def load_stack(path: Path, shared: Iterable[str] = ()) -> dict[str, list[str]]:
+def load_stack(path: Path) -> dict[str, list[str]]:
     """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``).
 
-    The file is parsed member by member and every string is kept once: a few hundred
-    distinct source lines repeat across tens of thousands of stacks. Strings equal to
-    one of ``shared`` (the API keys of the dump) are that object.
+    The file is parsed member by member and every source line is kept once: a few
+    hundred distinct lines repeat across tens of thousands of stacks. (API names are
+    all distinct: interning them would cost more time than the memory it saves.)
     """
     doc: dict[str, Any] = {}
-    strings: dict[str, str] = {s: s for s in shared}
-
+    strings: dict[str, str] = {}
     intern = strings.setdefault
 
     def keep_list(items: list) -> list:
@@ -594,6 +593,11 @@ def load_stack(path: Path, shared: Iterable[str] = ()) -> dict[str, list[str]]:
         return [keep_list(v) if v.__class__ is list else intern(v, v) if v.__class__ is str else v for v in value]
 
     def on_entry(key: str, value: Any) -> None:
+        if value.__class__ is list and len(value) == 2:  # the usual [[apis], [lines]] member, without the general walk
+            apis, lines = value
+            if apis.__class__ is list and lines.__class__ is list:
+                doc[key] = [apis, keep_list(lines)]
+                return
         doc[key] = keep(value)
 
     def not_object(value: Any) -> Exception:

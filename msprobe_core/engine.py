@@ -121,13 +121,13 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
     early: dict[str, Any] = {}
 
     def preload_stack(golden: DumpTable) -> None:
-        # while the target loads in a child: read stack.json now, API names shared with the golden's;
-        # an error is not reported here but where it is read below, in its usual order
+        # while the target loads in a child: read stack.json now; an error is not reported
+        # here but where it is read below, in its usual order
         from .validation import is_within
 
         try:
             if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
-                early["stack"] = load_stack(guess, shared=[api.key for api in golden.apis])
+                early["stack"] = load_stack(guess)
         except Exception:  # noqa: BLE001
             early.clear()
 
@@ -144,7 +144,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         if stack_file == guess and "stack" in early:
             target.stack = early.pop("stack")
         else:
-            target.stack = load_stack(stack_file, shared=[api.key for api in target.apis])
+            target.stack = load_stack(stack_file)
     return target, golden
 
 

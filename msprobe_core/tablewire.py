@@ -39,6 +39,7 @@ COLUMNS = (
     "max", "min", "mean", "norm", "md5", "data_name",
 )
 _FIELDS = frozenset(f.name for f in dataclasses.fields(DumpTable))
+_API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
@@ -138,14 +139,7 @@ def encode_parts(table: DumpTable, consume: bool = False) -> Iterator[tuple[str,
     """
     apis = table.apis
     yield "meta", {f: getattr(table, f) for f in _FIELDS if f not in COLUMNS and f != "apis"}
-    yield "apis", {
-        "key": encode_column([a.key for a in apis]),
-        "prefix": encode_column([a.prefix for a in apis]),
-        "call": encode_column([a.call for a in apis]),
-        "direction": encode_column([a.direction for a in apis]),
-        "first_row": encode_column([a.first_row for a in apis]),
-        "n_rows": encode_column([a.n_rows for a in apis]),
-    }
+    yield "apis", {f: encode_column(list(map(attrgetter(f), apis))) for f in _API_FIELDS}
     if consume:
         table.apis = []
     for c in COLUMNS:
@@ -206,8 +200,7 @@ class TableBuilder:
             a = {k: decode_column(w) for k, w in part.items() if k not in shared}
             for k in shared:  # the golden's API keys and call spellings, where they line up
                 a[k] = _decode_shared(part[k], list(map(attrgetter(k), like.apis)))
-            self.apis = list(map(ApiEntry, a["key"], a["prefix"], a["call"], a["direction"], a["first_row"],
-                                 a["n_rows"]))
+            self.apis = list(map(ApiEntry, *(a[f] for f in _API_FIELDS)))
             self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
         elif name in COLUMNS and name not in self.columns:
             if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):
