@@ -74,7 +74,12 @@ def result_columns(mode: str, with_stack: bool, extra_metrics: list[str] | None 
 
 @dataclass
 class ResultTable:
-    """A finished (or finishing) result: ordered columns of cell values, plus provenance."""
+    """A finished (or finishing) result: ordered columns of cell values, plus provenance.
+
+    A column is a list of cells or a lean column of :mod:`msprobe_core.columns`
+    (statistics diffs, relative errors, stack text), a Sequence that reads as that list.
+    Columns are not changed in place: a column may be shared with a dump table.
+    """
 
     mode: str
     columns: list[str]

@@ -244,7 +244,7 @@ def _cell(col: str, ref: str, value: Any, styled: bool) -> str:
 
 
 # how a column of a chunk is written: straight into the row template, or pre-rendered cell by cell
-_FLOAT, _INT, _BOOL, _TEXT, _TEXT_OR_EMPTY, _CELLS = range(6)
+_FLOAT, _INT, _BOOL, _TEXT, _TEXT_OR_EMPTY, _CELLS, _TEXT_ESCAPE = range(7)
 
 
 def _column_kind(values: Sequence[Any]) -> int:
@@ -267,9 +267,18 @@ def _column_kind(values: Sequence[Any]) -> int:
         joined = " ".join(values)
         if not (joined.isprintable() and "&" not in joined and "<" not in joined and ">" not in joined):
             if _SPECIAL.search(joined):
-                return _CELLS
+                # escaped in one pass over the column joined by tabs, when no cell holds a tab itself
+                return _TEXT_ESCAPE if "\t" not in joined else _CELLS
         return _TEXT if all(values) else _TEXT_OR_EMPTY
     return _CELLS
+
+
+def _escaped_texts(values: Sequence[str]) -> list[str]:
+    """:func:`xml_text` of each text (none holding a tab): one regex pass over the texts joined by tabs.
+
+    A tab is a character XML holds as it is (``_SPECIAL`` never matches it), so the joints survive.
+    """
+    return _SPECIAL.sub(_escape_char, "\t".join(values)).split("\t")
 
 
 @lru_cache(maxsize=256)
@@ -510,6 +519,9 @@ class XlsxStreamWriter:
         refs: list[str] | None = None
         for letter, values in zip(self._letters, columns):
             kind = _column_kind(values)
+            if kind == _TEXT_ESCAPE:  # text needing entities (dtype "<class 'float'>"): escaped in bulk
+                values = _escaped_texts(values)
+                kind = _TEXT if all(values) else _TEXT_OR_EMPTY
             if kind == _TEXT_OR_EMPTY or kind == _CELLS:
                 if refs is None:
                     refs = [f'{r}"{attrs[s]}' for r, s in zip(numbers, styles)]

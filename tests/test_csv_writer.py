@@ -44,9 +44,9 @@ def write(tmp_path: Path, columns: list[str], data: dict[str, list]) -> list[Pat
 
 texts = st.one_of(
     st.text(max_size=12),
-    st.text(alphabet=',"\r\n;\t =+-@%＋－\x00\'a1.', max_size=8),
+    st.text(alphabet=',"\r\n;\t =+-@%＋－\x00\'a1.<&>\x1b', max_size=8),
     st.sampled_from(["", "N/A", "-1.5", "-inf", "=1+1", "@x", "1;=2", "a,b", 'say "hi"', " inf", "nan%",
-                     "[1, 4096]", "torch.float32", "-0.5%", "1;-2", "+", "-"]),
+                     "[1, 4096]", "torch.float32", "-0.5%", "1;-2", "+", "-", "<class 'float'>", "a&b"]),
 )
 floats = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
