@@ -116,8 +116,11 @@ class _Child:
             fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
         except (ImportError, AttributeError, OSError):
             pass
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):  # closed, broken or replaced streams
+                pass
         try:
             pid = os.fork()
         except OSError:

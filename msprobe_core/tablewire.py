@@ -204,7 +204,7 @@ class TableBuilder:
             self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
         elif name in COLUMNS and name not in self.columns:
             if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):
-                known = {k: k for k in getattr(like, name)}
+                known = {k: k for k in set(getattr(like, name))}
                 part = ("cat", [known.get(u, u) if u is not None else None for u in part[1]], part[2])
             if like is not None and name == "name":
                 self.columns[name] = _decode_shared(part, like.name)
