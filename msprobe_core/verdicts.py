@@ -55,6 +55,9 @@ def _percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     the other parses any text after stripping ``%`` (0 where it does not parse). The few
     distinct non-percent texts (``N/A``, ``Nan``, ``0``…) are parsed once each.
     """
+    coded = _coded_percent_columns(values)
+    if coded is not None:
+        return coded
     n = len(values)
     agg = np.full(n, np.nan)
     pct = np.zeros(n)
@@ -78,6 +81,27 @@ def _percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
                 parsed = 0.0
             other[key] = parsed
         pct[i] = parsed
+    return agg, pct
+
+
+def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_percent_columns` of a lean ``x%`` column, from its numbers (no text is spelled or parsed).
+
+    Its number cells are ``repr(x) + "%"``, which both readings turn into ``x / 100``;
+    its few labels are read as text, once each.
+    """
+    from .columns import CodedTextColumn
+
+    if not isinstance(values, CodedTextColumn) or values.suffix != "%":
+        return None
+    codes = values.codes
+    agg = values.numbers() / 100
+    pct = agg.copy()
+    for code in np.unique(codes[codes != 0]).tolist():
+        rows = codes == code
+        label_agg, label_pct = _percent_columns([values.labels[code]])
+        agg[rows] = label_agg[0]
+        pct[rows] = label_pct[0]
     return agg, pct
 
 
