@@ -44,6 +44,13 @@ class ApiEntry:
     first_row: int = 0
     n_rows: int = 0
 
+    # without a __dict__, pickle protocols 0 and 1 need the state spelled out
+    def __getstate__(self) -> tuple:
+        return (self.key, self.prefix, self.call, self.direction, self.first_row, self.n_rows)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.key, self.prefix, self.call, self.direction, self.first_row, self.n_rows = state
+
 
 @dataclass
 class DumpTable:

@@ -249,6 +249,13 @@ def test_wire_consume_empties_the_sent_table() -> None:
     assert signature(tablewire.decode_table(pickle.loads(message))) == expected
 
 
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_api_entry_pickles_without_a_dict(protocol: int) -> None:
+    entry = ApiEntry("F.a.0.forward", "F.a", "0.forward", "forward", 3, 4)
+    assert not hasattr(entry, "__dict__")
+    assert pickle.loads(pickle.dumps(entry, protocol=protocol)) == entry
+
+
 def test_wire_refuses_what_it_cannot_carry() -> None:
     table = _mixed_table()
     table.surprise = 1  # type: ignore[attr-defined]
