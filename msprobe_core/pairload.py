@@ -15,7 +15,6 @@ processes that are themselves pool workers load serially.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import queue
@@ -25,6 +24,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from .forking import fork_allowed
 from .model import DumpTable
 from .tablewire import TableBuilder, can_encode, encode_parts
 
@@ -43,23 +43,10 @@ def _file_size(path: Path) -> int:
 
 
 def can_fork(target: Path) -> bool:
-    """Whether loading the target in a forked child is worth it and safe here."""
-    if os.environ.get(ENV_SERIAL) or not hasattr(os, "fork") or sys.platform == "win32":
-        return False
-    if (os.cpu_count() or 1) < 2 or _usable_cores() < 2:
-        return False
-    if threading.active_count() > 1:  # a fork copies locks held by other threads
-        return False
-    if multiprocessing.parent_process() is not None:  # a pool worker: the pool already uses the cores
+    """Whether loading the target in a forked child is worth it and safe here (see :func:`forking.fork_allowed`)."""
+    if os.environ.get(ENV_SERIAL) or not fork_allowed():
         return False
     return _file_size(target) >= MIN_FORK_BYTES
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def load_two(

@@ -9,6 +9,7 @@ re-exported here for plugin writers).
 from __future__ import annotations
 
 import csv
+import shutil
 from collections.abc import Callable, Sequence
 from math import isfinite
 from operator import itemgetter
@@ -40,10 +41,12 @@ def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str],
     return csv_cells(column[start:stop])
 
 
-def _write_csv_rows(fh: TextIO, header: list[str], columns: list[Sequence[Any]], start: int, stop: int) -> None:
-    """Header and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")`` writes them."""
+def _write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Header (unless ``None``) and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")``
+    writes them."""
     writer = csv.writer(fh, lineterminator="\n")
-    writer.writerow(header)
+    if header is not None:
+        writer.writerow(header)
     for k in range(start, stop, CSV_CHUNK_ROWS):
         texts, charsets = zip(*[_csv_texts(col, k, min(stop, k + CSV_CHUNK_ROWS)) for col in columns])
         if len(texts) < 2:  # one column: a row of one empty field is spelled '""', let the csv module do it
@@ -61,12 +64,48 @@ def write_csv(table: ResultTable, path: Path) -> list[Path]:
     for part, (start, stop) in enumerate(bounds, start=1):
         target = path if len(bounds) == 1 else path.with_name(f"{path.stem}_part_{part}{path.suffix}")
         try:
-            with atomic_path(target) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-                _write_csv_rows(fh, table.columns, columns, start, stop)
+            with atomic_path(target) as tmp:
+                write_csv_file(tmp, table.columns, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, target) from None
         written.append(target)
     return written
+
+
+def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Write the header and rows ``start:stop`` to ``path``; big tables are spelled by two processes at once.
+
+    Spelling the cells is pure Python (one core): past :data:`msprobe_core.forking.MIN_SPLIT_ROWS`
+    rows a forked child spells and writes the second half into a side file while this
+    process writes the first, and the side file is appended. The child only accelerates:
+    if it fails in any way, this process writes the second half itself.
+    """
+    from .forking import fork_worthwhile, run_in_child
+
+    mid = (start + stop) // 2
+    if not fork_worthwhile(stop - start):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            _write_csv_rows(fh, header, columns, start, stop)
+        return
+    side = path.with_name(path.name + ".tail")
+
+    def write_tail() -> None:
+        with open(side, "w", newline="", encoding="utf-8") as fh:
+            _write_csv_rows(fh, None, columns, mid, stop)
+
+    try:
+        with run_in_child(write_tail) as child:
+            with open(path, "w", newline="", encoding="utf-8") as fh:
+                _write_csv_rows(fh, header, columns, start, mid)
+        with open(path, "a", newline="", encoding="utf-8") as fh:
+            if child.succeeded:
+                with open(side, encoding="utf-8", newline="") as tail:
+                    fh.flush()
+                    shutil.copyfileobj(tail.buffer, fh.buffer, 16 * 1024 * 1024)
+            else:
+                _write_csv_rows(fh, None, columns, mid, stop)
+    finally:
+        side.unlink(missing_ok=True)
 
 
 def any_formula_like(values: list[str]) -> bool:

@@ -1,0 +1,114 @@
+"""The CSV writer shares big tables with a forked child: same bytes, and the same bytes when the child fails."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from msprobe_core import forking, writers
+from msprobe_core.columns import CodedTextColumn
+from msprobe_core.result import ResultTable
+from tests.test_csv_writer import reference_csv
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+@pytest.fixture
+def split_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forking, "MIN_SPLIT_ROWS", 1)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 2)  # the split runs (slower) on one core too
+    monkeypatch.delenv(forking.ENV_NO_FORK, raising=False)
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 7)
+    assert forking.fork_worthwhile(2), "a fork must be allowed in this test process"
+
+
+def _table(n: int) -> tuple[list[str], dict[str, list]]:
+    rng = np.random.default_rng(n)
+    values = rng.standard_normal(n) * 10.0 ** rng.integers(-9, 9, n)
+    codes = rng.integers(0, 3, n).astype(np.int8)
+    data = {
+        "NPU Name": [f"Functional.linear.{i}.forward.input.0" for i in range(n)],
+        "Shape": [f"[{i}, 4]" for i in range(n)],
+        "Max diff": CodedTextColumn(values, codes, ["", "N/A", "Nan"]),
+        "NPU max": [float(v) if i % 5 else None for i, v in enumerate(values)],
+        "Note": ['say "hi", =1+1' if i % 7 == 0 else "-x" for i in range(n)],
+    }
+    return list(data), data
+
+
+def _write(tmp_path: Path, columns: list[str], data: dict[str, list]) -> bytes:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    [path] = writers.write_csv(ResultTable("statistics", columns, data, [0] * len(data[columns[0]])), out / "r.csv")
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv"]  # no side file or temporary file left
+    body = path.read_bytes()
+    path.unlink()
+    return body
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 50, 101])
+def test_split_write_equals_the_csv_module(tmp_path: Path, split_always: None, rows: int) -> None:
+    columns, data = _table(rows)
+    expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
+    assert _write(tmp_path, columns, data) == expected
+
+
+def test_a_failing_child_leaves_the_work_to_the_parent(tmp_path: Path, split_always: None) -> None:
+    columns, data = _table(40)
+    expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
+    real_run = forking.run_in_child
+
+    def run_blocked(work):  # the child fails (as on a full disk) before writing anything
+        def failing() -> None:
+            raise OSError("no room")
+
+        return real_run(failing)
+
+    forking.run_in_child = run_blocked
+    try:
+        assert _write(tmp_path, columns, data) == expected
+    finally:
+        forking.run_in_child = real_run
+
+
+def test_run_in_child_reports_success_and_failure(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    with forking.run_in_child(lambda: mark.write_text("done")) as child:
+        pass
+    assert child.succeeded and mark.read_text() == "done"
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    with forking.run_in_child(boom) as child:
+        pass
+    assert not child.succeeded
+
+
+def test_the_child_is_killed_when_the_parent_fails(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+
+    def slow() -> None:
+        started.write_text("x")
+        import time
+
+        time.sleep(60)
+
+    with pytest.raises(KeyError):
+        with forking.run_in_child(slow) as child:
+            raise KeyError("parent failed")
+    with pytest.raises(ChildProcessError):  # already reaped: the parent did not leave it running
+        os.waitpid(child.pid, os.WNOHANG)
+
+
+def test_no_fork_when_disabled_or_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forking, "usable_cores", lambda: 2)
+    monkeypatch.setenv(forking.ENV_NO_FORK, "1")
+    assert not forking.fork_allowed()
+    monkeypatch.delenv(forking.ENV_NO_FORK)
+    assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS - 1)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 1)
+    assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS)
