@@ -336,6 +336,10 @@ def _no_gc():
         yield
     finally:
         if was_enabled:
+            # what the run allocated sits, uncollected, in the youngest generation: left there, the
+            # first collection after re-enabling scans all of it (about a second for a big table);
+            # moved to the permanent generation it is freed by reference counting as usual
+            gc.freeze()
             gc.enable()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,3 +47,18 @@ def test_statistics_verdicts_equal_for_lean_and_text_columns():
     text = verdicts.compute_verdicts("statistics", {**base, "NormRelativeErr": list(rel)}, [0, 0, 1, 1])
     assert lean == text
     assert lean[0][1] == "error"  # output NormRelativeErr 80% with a clean input
+
+
+_cells = st.one_of(
+    st.floats(), st.integers(-(2**70), 2**70), st.text(alphabet=" infaNI-0.5x", max_size=6), st.none(), st.booleans()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_cells, max_size=30))
+def test_inf_nan_check_reads_floats_and_texts(values):
+    expected = [
+        (not math.isfinite(v)) if type(v) is float else (v.strip().lower() in ("inf", "-inf", "nan")) if type(v) is str else False
+        for v in values
+    ]
+    assert verdicts._is_inf_nan(values).tolist() == expected
