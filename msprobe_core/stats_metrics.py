@@ -109,6 +109,11 @@ def stat_column(values: Sequence[Any]) -> StatColumn:
     return column
 
 
+def forget_stat_columns() -> None:
+    """Drop the kept classifications (the verdict engine, their last reader, calls this when done)."""
+    _RECENT.clear()
+
+
 def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     """Per row, whether ``str(a) == str(b)`` (msprobe's equality test), without building strings."""
     same_type = a.kind == b.kind

@@ -158,6 +158,20 @@ def compute_verdicts(
     cross-framework pairs, whose dtype names are spelled differently
     (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
     """
+    from .stats_metrics import forget_stat_columns
+
+    try:
+        return _compute_verdicts(mode, columns, group_of_row, dtype_equal)
+    finally:
+        forget_stat_columns()  # the classifications shared with the statistics diffs are not needed any more
+
+
+def _compute_verdicts(
+    mode: str,
+    columns: dict[str, list[Any]],
+    group_of_row: Sequence[int],
+    dtype_equal: Sequence[bool] | None,
+) -> tuple[list[str], list[str]]:
     names = columns["NPU Name"]
     n = len(names)
     level = np.zeros(n, dtype=np.int8)
