@@ -19,8 +19,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.fixture
 def split_always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forking, "MIN_SPLIT_ROWS", 1)
-    monkeypatch.setattr(forking, "usable_cores", lambda: 2)  # the split runs (slower) on one core too
-    monkeypatch.delenv(forking.ENV_NO_FORK, raising=False)
+    # the split runs (slower) on one core too; threads earlier tests left running (dask, progress) hold
+    # no lock the child's writing code takes
+    monkeypatch.setattr(forking, "fork_allowed", lambda: True)
     monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 7)
     assert forking.fork_worthwhile(2), "a fork must be allowed in this test process"
 
