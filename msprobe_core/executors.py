@@ -174,7 +174,7 @@ class LocalExecutor(Executor):
                         result = fut.result()
                     except BrokenProcessPool:
                         raise CompareFailed(
-                            "a worker process died (out of memory? try fewer --workers)"
+                            "a worker process died (out of memory? try fewer --workers; or a tensor file was truncated while it was read)"
                         ) from None
                     yield index, result
                     submit_next()
