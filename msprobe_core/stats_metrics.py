@@ -89,31 +89,6 @@ class StatColumn:
         self.is_none = kind == _T_NONE
 
 
-_RECENT: list[tuple[Any, StatColumn]] = []
-_RECENT_MAX = 8
-
-
-def stat_column(values: Sequence[Any]) -> StatColumn:
-    """:class:`StatColumn` of ``values``, shared by the stages that classify the same column object.
-
-    The statistics diffs and the verdict engine both classify ``NPU max``/``min`` and
-    ``Bench max``/``min`` of one result; the last few classifications are kept (with the
-    column they describe, so an identity test is enough) instead of being redone.
-    """
-    for seen, column in _RECENT:
-        if seen is values:
-            return column
-    column = StatColumn(values)
-    _RECENT.append((values, column))
-    del _RECENT[:-_RECENT_MAX]
-    return column
-
-
-def forget_stat_columns() -> None:
-    """Drop the kept classifications (the verdict engine, their last reader, calls this when done)."""
-    _RECENT.clear()
-
-
 def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     """Per row, whether ``str(a) == str(b)`` (msprobe's equality test), without building strings."""
     same_type = a.kind == b.kind
@@ -163,7 +138,7 @@ def stat_diffs(
     are computed from (default: the correctly rounded value, what ``float()``
     gives); see :attr:`msprobe_core.registry.FrameworkSpec.parse_statistic`.
     """
-    a, b = stat_column(npu), stat_column(bench)
+    a, b = StatColumn(npu), StatColumn(bench)
     n = len(a.cls)
     diff = np.full(n, np.nan)
     rel = np.full(n, np.nan)

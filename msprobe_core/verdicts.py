@@ -9,6 +9,7 @@ group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,15 +106,19 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
-    """Per row: a float that is NaN or ±inf, or a text reading ``inf``/``-inf``/``nan``."""
-    from .stats_metrics import stat_column
-
-    column = stat_column(values)  # the statistics diffs classified this very column already
-    with np.errstate(invalid="ignore"):
-        out = column.is_float & ~np.isfinite(column.num)
-    for i in np.flatnonzero(column.is_str).tolist():
+    kind = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
+    out = np.zeros(len(values), dtype=bool)
+    floats = np.flatnonzero(kind == 1)
+    if len(floats):
+        obj = np.empty(len(values), dtype=object)
+        obj[:] = values
+        out[floats] = ~np.isfinite(obj[floats].astype(np.float64))
+    for i in np.flatnonzero(kind == 2).tolist():
         out[i] = values[i].strip().lower() in ("inf", "-inf", "nan")
     return out
+
+
+_KIND: defaultdict[type, int] = defaultdict(int, {float: 1, str: 2})
 
 
 class _Groups:
@@ -158,20 +163,6 @@ def compute_verdicts(
     cross-framework pairs, whose dtype names are spelled differently
     (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
     """
-    from .stats_metrics import forget_stat_columns
-
-    try:
-        return _compute_verdicts(mode, columns, group_of_row, dtype_equal)
-    finally:
-        forget_stat_columns()  # the classifications shared with the statistics diffs are not needed any more
-
-
-def _compute_verdicts(
-    mode: str,
-    columns: dict[str, list[Any]],
-    group_of_row: Sequence[int],
-    dtype_equal: Sequence[bool] | None,
-) -> tuple[list[str], list[str]]:
     names = columns["NPU Name"]
     n = len(names)
     level = np.zeros(n, dtype=np.int8)

@@ -62,21 +62,3 @@ def test_inf_nan_check_reads_floats_and_texts(values):
         for v in values
     ]
     assert verdicts._is_inf_nan(values).tolist() == expected
-
-
-def test_classifications_are_not_kept_after_the_verdicts():
-    from msprobe_core import stats_metrics
-
-    columns = {"NPU max": [1.0, float("inf")], "NPU min": [0.0, 0.0]}
-    stats_metrics.stat_column(columns["NPU max"])
-    assert stats_metrics.stat_column(columns["NPU max"]) is stats_metrics.stat_column(columns["NPU max"])
-    names = ["a.0.forward.input.0", "a.0.forward.output.0"]
-    table = {
-        "NPU Name": names, "Bench Name": names, "NPU Dtype": ["torch.float32"] * 2, "Bench Dtype": ["torch.float32"] * 2,
-        "NPU Tensor Shape": ["[2]"] * 2, "Bench Tensor Shape": ["[2]"] * 2, "NPU Requires_grad": ["False"] * 2,
-        "Bench Requires_grad": ["False"] * 2, "Bench max": [1.0, 1.0], "Bench min": [0.0, 0.0],
-        "NormRelativeErr": ["0.0%", "0.0%"], **columns,
-    }  # fmt: skip
-    result, _ = verdicts.compute_verdicts("statistics", table, [0, 0])
-    assert result == ["pass", "error"]  # inf in the NPU max of the output only
-    assert not stats_metrics._RECENT
