@@ -243,11 +243,24 @@ def build_result(
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
     """Run one job up to a result table (``None`` when there is nothing to compare)."""
     host = host or get_host()
+    options = _job_options(job, options)
+    if job.runner is not None:
+        return job.runner(job, options, host)
+    matched = match_job(job, options, host)
+    return None if matched is None else build_result(*matched, options, host)
+
+
+def _job_options(job: CompareJob, options: CompareOptions) -> CompareOptions:
     if Path(options.output_dir) != Path(job.output_dir):
         # whatever a plugin writes besides the result (e.g. a generated mapping) goes next to it
         options = replace(options, output_dir=Path(job.output_dir))
-    if job.runner is not None:
-        return job.runner(job, options, host)
+    return options
+
+
+def match_job(
+    job: CompareJob, options: CompareOptions, host: PluginHost
+) -> tuple[DumpTable, DumpTable, MatchResult] | None:
+    """Load and match one job's tables (``None``, with a warning, when there is nothing to compare)."""
     target, golden = load_pair(job, options, host)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
@@ -256,16 +269,56 @@ def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | Non
     if not match.target:
         log.warning("Can`t match any op. No compare result file generated.")
         return None
-    return build_result(target, golden, match, options, host)
+    return target, golden, match
 
 
-def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost) -> list[Path]:
+def compare_and_write(
+    job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost
+) -> tuple[ResultTable, list[Path]] | None:
+    """Compare one job and write its result; ``None`` when there is nothing to compare.
+
+    A big statistics result is built and written by two processes (:mod:`msprobe_core.tailbuild`).
+    """
+    options = _job_options(job, options)
+    if job.runner is not None:
+        table = job.runner(job, options, host)
+        return None if table is None else (table, write_result(table, job, options, timestamp, host))
+    matched = match_job(job, options, host)
+    if matched is None:
+        return None
+    tail = _start_tail(*matched, job, options, host)
+    try:
+        table = build_result(*matched, options, host)
+        return table, write_result(table, job, options, timestamp, host, tail=tail)
+    finally:
+        if tail is not None:
+            tail.close()
+
+
+def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,
+                options: CompareOptions, host: PluginHost) -> Any:
+    from .tailbuild import start_tail, wants_tail
+    from .writers import write_csv
+
+    csv_builtin = options.output_format == "csv" and host.writer("csv").write is write_csv
+    if not wants_tail(target, match, options, csv_builtin):
+        return None
+
+    def build(t: DumpTable, g: DumpTable, part: MatchResult) -> ResultTable:
+        return build_result(t, g, part, options, host)
+
+    return start_tail(target, golden, match, options, build, Path(job.output_dir))
+
+
+def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost,
+                 tail: Any = None) -> list[Path]:
     """Write a result table under the job's output dir with msprobe's file name.
 
     A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
     ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
     timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
+    ``tail``: a :class:`msprobe_core.tailbuild.Tail` already writing the last rows (built-in CSV writer only).
     """
     # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
     with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
@@ -274,6 +327,8 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
         path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
         if options.force and path.exists():
             log.warning("%s will be replaced (--force).", path)
+        if tail is not None:
+            return writer.write(table, path, tail=tail)
         return writer.write(table, path)
 
 
@@ -370,11 +425,10 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, 
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:
-            table = compare_job(job, options, host)
-            if table is None:
+            done = compare_and_write(job, options, timestamp, host)
+            if done is None:
                 continue
-            outcome.table = table
-            outcome.files = write_result(table, job, options, timestamp, host)
+            outcome.table, outcome.files = done
         except OutputError:
             raise  # disk full, read-only, existing file: the other jobs would fail the same way
         except MsprobeError as exc:

@@ -55,10 +55,54 @@ def fork_worthwhile(rows: int) -> bool:
 
 @dataclass
 class Child:
-    """A forked child running one function; ``succeeded`` is known once its ``with`` block ended."""
+    """A forked child running one function (:func:`spawn`); ``succeeded`` is known once it was waited for."""
 
     pid: int | None
     succeeded: bool = False
+    reaped: bool = False
+
+    def wait(self) -> bool:
+        """Wait for the child to end; True only when its work returned normally."""
+        if self.pid is not None and not self.reaped:
+            _, status = os.waitpid(self.pid, 0)
+            self.reaped = True
+            self.succeeded = os.waitstatus_to_exitcode(status) == 0
+        return self.succeeded
+
+    def kill(self) -> None:
+        """Stop the child if it still runs, and reap it (its work counts as failed)."""
+        if self.pid is None or self.reaped:
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, 0)
+        self.reaped = True
+        self.succeeded = False
+
+
+def spawn(work: Callable[[], None]) -> Child:
+    """Run ``work()`` in a forked child and return at once; the caller must ``wait()`` or ``kill()`` it.
+
+    If the fork fails, nothing runs: the child's ``pid`` is None and ``wait()`` is False.
+    """
+    for stream in (sys.stdout, sys.stderr):  # what is buffered here must not be written twice
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        return Child(None)
+    if pid == 0:  # the child: run the work, never return into the caller's code
+        code = 1
+        try:
+            work()
+            code = 0
+        except BaseException:  # noqa: BLE001 - any failure just means the parent does the work
+            pass
+        finally:
+            os._exit(code)
+    return Child(pid)
 
 
 @contextlib.contextmanager
@@ -69,31 +113,10 @@ def run_in_child(work: Callable[[], None]) -> Iterator[Child]:
     the fork fails, nothing runs and ``succeeded`` stays False. If the block raises,
     the child is killed (and reaped) before the exception goes on.
     """
-    for stream in (sys.stdout, sys.stderr):  # what is buffered here must not be written twice
-        with contextlib.suppress(Exception):
-            stream.flush()
-    try:
-        pid = os.fork()
-    except OSError:
-        yield Child(None)
-        return
-    if pid == 0:  # the child: run the work, never return into the caller's code
-        code = 1
-        try:
-            work()
-            code = 0
-        except BaseException:  # noqa: BLE001 - any failure just means the parent does the work
-            pass
-        finally:
-            os._exit(code)
-    child = Child(pid)
+    child = spawn(work)
     try:
         yield child
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.waitpid(pid, 0)
+        child.kill()
         raise
-    _, status = os.waitpid(pid, 0)
-    child.succeeded = os.waitstatus_to_exitcode(status) == 0
+    child.wait()

@@ -121,6 +121,10 @@ def _pick(
     """
     if not idx:
         return []
+    if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by tailbuild): look at those only
+        if none is None:
+            return [values[j] if j >= 0 else missing for j in idx]
+        return [missing if j < 0 else none if values[j] is None else values[j] for j in idx]
     has_none = none is not None and None in values
     if identity and not has_none and isinstance(values, list):
         return values
@@ -129,24 +133,51 @@ def _pick(
     return list(map(source.__getitem__, idx))
 
 
-def numeric_column(values: list[Any]) -> list[Any]:
+def numeric_column(values: list[Any], whole: bool | None = None) -> list[Any]:
     """A statistics column as msprobe's table holds it: all ints become floats when the column is all numbers.
 
     msprobe builds each statistics column with pandas, which stores a column holding
     only ints and floats (no text, ``N/A``, ``None`` or bool) as float64, so an int
     statistic next to float ones reads ``63.0``; the statistics diffs and the
-    written cells then see that float.
+    written cells then see that float. ``whole``: for a part of a bigger column,
+    what :func:`all_numbers` says of the whole (the decision is the whole column's).
     """
+    if whole is None:
+        whole = all_numbers(values)
+    return [float(v) for v in values] if whole else values
+
+
+def all_numbers(values: list[Any]) -> bool:
+    """Whether a statistics column holds only ints and floats, at least one float (pandas makes it float64)."""
     has_float = False
     for v in values:
         t = type(v)
         if t is float:
             has_float = True
         elif t is not int:
-            return values
-    if not has_float:
-        return values
-    return [float(v) for v in values]
+            return False
+    return has_float
+
+
+#: ``MatchResult.notes`` key of a part of a bigger result (:mod:`msprobe_core.tailbuild`): the
+#: :func:`all_numbers` answer of each statistics column of the whole result
+WHOLE_NUMBERS = "whole_numbers"
+
+_STAT_FIELDS = (("max", "max"), ("min", "min"), ("mean", "mean"), ("norm", "l2norm"))
+
+
+def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult):
+    """(column name, picked cells) of the eight statistics columns, in the table's order."""
+    ti, gi = match.target, match.golden
+    t_all, g_all = _is_identity(ti, len(target)), _is_identity(gi, len(golden))
+    for side, table, idx, every in (("NPU", target, ti, t_all), ("Bench", golden, gi, g_all)):
+        for attr, label in _STAT_FIELDS:
+            yield f"{side} {label}", _pick(getattr(table, attr), idx, none=None, identity=every)
+
+
+def whole_numbers(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, bool]:
+    """:func:`all_numbers` of each statistics column of the result of ``match`` (for the parts of it)."""
+    return {name: all_numbers(cells) for name, cells in _stat_columns(target, golden, match)}
 
 
 def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, list[Any]]:
@@ -163,11 +194,9 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
         "NPU Requires_grad": _pick(target.requires_grad, ti, identity=t_all),
         "Bench Requires_grad": _pick(golden.requires_grad, gi, identity=g_all),
     }
-    for side, table, idx, every in (("NPU", target, ti, t_all), ("Bench", golden, gi, g_all)):
-        data[f"{side} max"] = numeric_column(_pick(table.max, idx, none=None, identity=every))
-        data[f"{side} min"] = numeric_column(_pick(table.min, idx, none=None, identity=every))
-        data[f"{side} mean"] = numeric_column(_pick(table.mean, idx, none=None, identity=every))
-        data[f"{side} l2norm"] = numeric_column(_pick(table.norm, idx, none=None, identity=every))
+    whole = match.notes.get(WHOLE_NUMBERS) or {}
+    for name, cells in _stat_columns(target, golden, match):
+        data[name] = numeric_column(cells, whole.get(name))
     data["NPU MD5"] = _pick(target.md5, ti, identity=t_all)
     data["BENCH MD5"] = _pick(golden.md5, gi, identity=g_all)
     data["Requires_grad Consistent"] = [

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from math import isfinite
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .cells import csv_cells, xlsx_cell
 from .csv_rows import csv_chunk
@@ -22,6 +22,9 @@ from .outputs import atomic_path, output_error
 from .result import ResultTable
 from .xlsx_stream import CHUNK_ROWS as XLSX_STREAM_CHUNK
 from .xlsx_stream import XlsxStreamWriter
+
+if TYPE_CHECKING:
+    from .tailbuild import Tail
 
 __all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
 
@@ -41,7 +44,7 @@ def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str],
     return csv_cells(column[start:stop])
 
 
-def _write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
+def write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
     """Header (unless ``None``) and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")``
     writes them."""
     writer = csv.writer(fh, lineterminator="\n")
@@ -55,17 +58,26 @@ def _write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence
             fh.write(csv_chunk(texts, charsets))
 
 
-def write_csv(table: ResultTable, path: Path) -> list[Path]:
-    """Write ``table`` as CSV (split into ``_part_N`` files past one million rows), chunk by chunk."""
+def write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+    """Write ``table`` as CSV (split into ``_part_N`` files past one million rows), chunk by chunk.
+
+    ``tail``: a child already writing the rows from ``tail.start`` on (:mod:`msprobe_core.tailbuild`);
+    its text is appended, or those rows are written here if it failed.
+    """
     columns = [table.data[c] for c in table.columns]
     n = min(map(len, columns)) if columns else 0
     bounds = [(0, n)] if n <= CSV_MAX_ROWS else [(k, min(n, k + CSV_MAX_ROWS)) for k in range(0, n, CSV_MAX_ROWS)]
+    if len(bounds) > 1:
+        tail = None  # a child's rows are for one file; tailbuild never starts one for such a table
     written: list[Path] = []
     for part, (start, stop) in enumerate(bounds, start=1):
         target = path if len(bounds) == 1 else path.with_name(f"{path.stem}_part_{part}{path.suffix}")
         try:
             with atomic_path(target) as tmp:
-                write_csv_file(tmp, table.columns, columns, start, stop)
+                if tail is not None and start < tail.start < stop:
+                    _write_with_tail(tmp, table.columns, columns, start, stop, tail)
+                else:
+                    write_csv_file(tmp, table.columns, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, target) from None
         written.append(target)
@@ -85,27 +97,43 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
     mid = (start + stop) // 2
     if not fork_worthwhile(stop - start):
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            _write_csv_rows(fh, header, columns, start, stop)
+            write_csv_rows(fh, header, columns, start, stop)
         return
     side = path.with_name(path.name + ".tail")
 
     def write_tail() -> None:
         with open(side, "w", newline="", encoding="utf-8") as fh:
-            _write_csv_rows(fh, None, columns, mid, stop)
+            write_csv_rows(fh, None, columns, mid, stop)
 
     try:
         with run_in_child(write_tail) as child:
             with open(path, "w", newline="", encoding="utf-8") as fh:
-                _write_csv_rows(fh, header, columns, start, mid)
+                write_csv_rows(fh, header, columns, start, mid)
         with open(path, "a", newline="", encoding="utf-8") as fh:
             if child.succeeded:
                 with open(side, encoding="utf-8", newline="") as tail:
                     fh.flush()
                     shutil.copyfileobj(tail.buffer, fh.buffer, 16 * 1024 * 1024)
             else:
-                _write_csv_rows(fh, None, columns, mid, stop)
+                write_csv_rows(fh, None, columns, mid, stop)
     finally:
         side.unlink(missing_ok=True)
+
+
+def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int,
+                     tail: Tail) -> None:
+    """Header and rows ``start:tail.start`` from here, then the child's text of the rest (or, if it failed, the
+    rest spelled here)."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        write_csv_rows(fh, header, columns, start, tail.start)
+    done = tail.finish()
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        if done:
+            with open(tail.side, encoding="utf-8", newline="") as side:
+                fh.flush()
+                shutil.copyfileobj(side.buffer, fh.buffer, 16 * 1024 * 1024)
+        else:
+            write_csv_rows(fh, None, columns, tail.start, stop)
 
 
 def any_formula_like(values: list[str]) -> bool:

@@ -1,0 +1,184 @@
+"""A big statistics result built and written by two processes: the same file, byte for byte, whatever happens.
+
+The split only starts past 100k rows; here it is forced on the real corpora (threshold 1 row,
+pieces of a few rows, so that every split point and piece boundary is exercised) and the file
+is compared with the one written by this process alone.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from msprobe_core import api, engine, forking, tailbuild, writers
+from msprobe_core.model import ApiEntry, DumpTable, MatchResult
+from msprobe_core.result import _pick
+
+from .conftest import shared_dir
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+CORPORA = shared_dir() / "corpora"
+
+CASES = [
+    ("pytorch/c01", {}),
+    ("pytorch/c03", {}),  # md5
+    ("pytorch/c04a", {}),  # L0 modules
+    ("pytorch/c05", {}),  # mix
+    ("pytorch/c08", {}),
+    ("pytorch/c08", {"fuzzy_match": True}),
+    ("mindspore/ms_l1_stat_fp16", {}),
+    ("mindspore/ms_mix_stat_gelu", {}),
+    ("mindspore/x_l1_stat_am", {"api_mapping": True}),
+    ("mindspore/x_mix_stat_dm_bug", {"data_mapping": "data_mapping.yaml"}),
+    ("mindspore/x_l0_stat_cm_bug", {"cell_mapping": True}),
+]
+
+
+def _step(case: Path, side: str) -> Path:
+    return next(p for p in sorted((case / side).iterdir()) if p.is_dir())
+
+
+def _run(case: Path, out: Path, options: dict) -> dict[str, bytes]:
+    opts = dict(options)
+    if isinstance(opts.get("data_mapping"), str):
+        opts["data_mapping"] = case / opts["data_mapping"]
+    out.mkdir()
+    api.compare(_step(case, "target"), _step(case, "golden"), out, **opts)
+    files = {p.name.rsplit("_", 1)[0]: p.read_bytes() for p in out.iterdir()}
+    assert not [n for n in files if n.startswith(".")], "a side or temporary file was left behind"
+    assert files, "no result written"
+    return files
+
+
+@pytest.fixture
+def split_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Split every result; returns the list of rows each started child begins at."""
+    monkeypatch.setattr(forking, "MIN_SPLIT_ROWS", 1)
+    # threads earlier tests left running (dask, progress) hold no lock the child's code takes
+    monkeypatch.setattr(forking, "fork_allowed", lambda: True)
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 5)
+    starts: list[int] = []
+    real = tailbuild.start_tail
+
+    def recording(*args, **kwargs):
+        tail = real(*args, **kwargs)
+        if tail is not None:
+            starts.append(tail.start)
+        return tail
+
+    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    return starts
+
+
+@pytest.mark.parametrize(("case", "options"), CASES, ids=[f"{c}{'-' + '-'.join(o) if o else ''}" for c, o in CASES])
+@pytest.mark.parametrize("piece", [3, 1 << 20])
+def test_split_result_is_the_same_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int],
+                                       case: str, options: dict, piece: int) -> None:
+    path = CORPORA / case
+    if not path.is_dir():
+        pytest.skip(f"{case} not in the corpora")
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        alone = _run(path, tmp_path / "alone", options)
+    assert not split_always
+    monkeypatch.setattr(tailbuild, "PIECE_ROWS", piece)
+    split = _run(path, tmp_path / "split", options)
+    assert [s for s in split_always if s > 0], "no child was started: the split path was not exercised"
+    assert split == alone
+
+
+def test_a_failing_child_leaves_its_rows_to_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         split_always: list[int]) -> None:
+    case = CORPORA / "pytorch/c01"
+    if not case.is_dir():
+        pytest.skip("c01 not in the corpora")
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        alone = _run(case, tmp_path / "alone", {})
+    assert not split_always
+    real_spawn = forking.spawn
+
+    def failing_spawn(work):
+        def fail() -> None:  # as a child killed or out of memory before it wrote anything useful
+            raise MemoryError
+
+        return real_spawn(fail)
+
+    monkeypatch.setattr(forking, "spawn", failing_spawn)
+    assert _run(case, tmp_path / "split", {}) == alone
+    assert split_always, "the child was not started"
+
+
+def test_a_failing_build_stops_the_child_and_leaves_no_side_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 split_always: list[int]) -> None:
+    case = CORPORA / "pytorch/c01"
+    if not case.is_dir():
+        pytest.skip("c01 not in the corpora")
+    pids: list[int] = []
+    real_spawn = forking.spawn
+
+    def slow_spawn(work):
+        def slow() -> None:
+            import time
+
+            time.sleep(60)
+
+        child = real_spawn(slow)
+        pids.append(child.pid)
+        return child
+
+    def broken_build(*args, **kwargs):
+        raise RuntimeError("build failed")
+
+    monkeypatch.setattr(forking, "spawn", slow_spawn)
+    monkeypatch.setattr(engine, "build_result", broken_build)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(RuntimeError, match="build failed"):
+        api.compare(_step(case, "target"), _step(case, "golden"), out)
+    assert pids and pids[0] is not None
+    with pytest.raises(ChildProcessError):  # killed and reaped, not left running
+        os.waitpid(pids[0], os.WNOHANG)
+    assert list(out.iterdir()) == []
+
+
+def _table_with_apis(sizes: list[int]) -> DumpTable:
+    table = DumpTable(source=Path("dump.json"), kind="dump", task="statistics", mode="statistics", framework="")
+    for k, size in enumerate(sizes):
+        table.apis.append(ApiEntry(key=f"A.{k}.forward", prefix="A", call=str(k), direction="forward",
+                                   first_row=len(table.row_api)))
+        table.row_api.extend([k] * size)
+    return table
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_split_points_are_api_starts(seed: int) -> None:
+    rng = random.Random(seed)
+    table = _table_with_apis([rng.randint(1, 6) for _ in range(rng.randint(1, 40))])
+    rows = list(range(len(table.row_api)))
+    match = MatchResult(rows, [rng.choice([-1, r]) for r in rows])
+    starts = {0} | {i for i in range(1, len(rows)) if table.row_api[i] != table.row_api[i - 1]}
+    for at in range(-2, len(rows) + 3):
+        b = tailbuild.api_boundary(table, match, at)
+        assert b == len(rows) or b in starts
+        assert b >= min(max(at, 1), len(rows))
+        assert not [s for s in starts if max(at, 1) <= s < b], "an API start was skipped"
+    share_start = tailbuild.tail_start(table, match)
+    assert share_start == len(rows) or share_start in starts
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_picking_rows_equals_the_plain_expression(seed: int) -> None:
+    rng = random.Random(seed)
+    values = [rng.choice([None, 1.5, "x", 0, float("nan")]) for _ in range(rng.randint(8, 60))]
+    for count in (max(1, len(values) // 5), len(values)):  # a few rows of a big table, and the whole of it
+        idx = [rng.choice([-1, rng.randrange(len(values))]) for _ in range(count)]
+        for kwargs in ({}, {"none": None}, {"missing": None, "none": "N/A"}, {"missing": "gone"}):
+            none, missing = kwargs.get("none", "N/A"), kwargs.get("missing", "N/A")
+            expected = [missing if j < 0 else none if values[j] is None and none is not None else values[j]
+                        for j in idx]
+            assert [repr(v) for v in _pick(values, idx, **kwargs)] == [repr(v) for v in expected]
