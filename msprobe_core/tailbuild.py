@@ -92,8 +92,13 @@ def start_tail(
     start = tail_start(target, match)
     if start >= len(match.target):
         return None
+    # the output directory is made when the result is written: until then the side file goes to
+    # its closest existing ancestor (the one the run checked it may write into)
+    place = Path(directory).absolute()
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
     try:
-        fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=directory)
+        fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=place)
     except OSError:
         return None  # the writer will say what is wrong with the directory
     os.close(fd)

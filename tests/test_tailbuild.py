@@ -182,3 +182,20 @@ def test_picking_rows_equals_the_plain_expression(seed: int) -> None:
             expected = [missing if j < 0 else none if values[j] is None and none is not None else values[j]
                         for j in idx]
             assert [repr(v) for v in _pick(values, idx, **kwargs)] == [repr(v) for v in expected]
+
+
+def test_split_when_the_output_directory_does_not_exist_yet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            split_always: list[int]) -> None:
+    case = CORPORA / "pytorch/c05"
+    if not case.is_dir():
+        pytest.skip("c05 not in the corpora")
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        alone = _run(case, tmp_path / "alone", {})
+    parent = tmp_path / "later"
+    parent.mkdir()
+    out = parent / "a" / "b"  # made by the writer, as without the split
+    api.compare(_step(case, "target"), _step(case, "golden"), out)
+    assert split_always, "the child was not started"
+    assert {p.name.rsplit("_", 1)[0]: p.read_bytes() for p in out.iterdir()} == alone
+    assert [p.name for p in parent.iterdir()] == ["a"], "the side file was left behind"
