@@ -289,6 +289,10 @@ def compare_and_write(
     tail = _start_tail(*matched, job, options, host)
     try:
         table = build_result(*matched, options, host)
+        if tail is not None:
+            from .summary import warm_view
+
+            tail.meanwhile = lambda: warm_view(table)
         return table, write_result(table, job, options, timestamp, host, tail=tail)
     finally:
         if tail is not None:

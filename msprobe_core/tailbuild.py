@@ -28,8 +28,9 @@ from typing import Any
 from . import forking
 from .model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 
-#: share of the rows the child builds and writes: this process also builds the rows the child writes
-TAIL_SHARE = 0.6
+#: share of the rows the child builds and writes: this process also builds the rows the child writes,
+#: and warms the console summary while it waits
+TAIL_SHARE = 0.65
 #: rows the child builds at a time (its own memory holds one such piece of the result)
 PIECE_ROWS = 32768
 
@@ -41,9 +42,17 @@ class Tail:
     child: forking.Child
     side: Path
     start: int
+    #: work for this process while the child is still writing (e.g. the console summary's caches)
+    meanwhile: Callable[[], None] | None = None
 
     def finish(self) -> bool:
-        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
+        """Wait for the child (running ``meanwhile`` first if it is still at work); True when ``side``
+        holds every row from ``start`` on."""
+        if self.meanwhile is not None and self.child.running():
+            try:
+                self.meanwhile()
+            except Exception:  # noqa: BLE001 - only a head start on later work: that work will say what is wrong
+                pass
         return self.child.wait()
 
     def close(self) -> None:
