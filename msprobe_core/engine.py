@@ -19,7 +19,7 @@ from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageE
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
 from .outputs import output_policy, prepare_output_dir
-from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
+from .registry import BUILTIN_PLUGIN, CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
     base_columns,
@@ -289,10 +289,6 @@ def compare_and_write(
     tail = _start_tail(*matched, job, options, host)
     try:
         table = build_result(*matched, options, host)
-        if tail is not None:
-            from .summary import warm_view
-
-            tail.meanwhile = lambda: warm_view(table)
         return table, write_result(table, job, options, timestamp, host, tail=tail)
     finally:
         if tail is not None:
@@ -304,8 +300,11 @@ def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: C
     from .tailbuild import start_tail, wants_tail
     from .writers import write_csv
 
-    csv_builtin = options.output_format == "csv" and host.writer("csv").write is write_csv
-    if not wants_tail(target, match, options, csv_builtin):
+    # the split reproduces what the built-in CSV writer and metric set give; a plugin's may see the whole table
+    metrics = host.metrics.get(target.mode)
+    builtin = (options.output_format == "csv" and host.writer("csv").write is write_csv
+               and getattr(metrics, "plugin", None) == BUILTIN_PLUGIN)
+    if not wants_tail(target, match, options, builtin):
         return None
 
     def build(t: DumpTable, g: DumpTable, part: MatchResult) -> ResultTable:

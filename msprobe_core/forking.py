@@ -69,21 +69,6 @@ class Child:
             self.succeeded = os.waitstatus_to_exitcode(status) == 0
         return self.succeeded
 
-    def running(self) -> bool:
-        """Whether the child is still at work (reaps it, recording the outcome, if it ended)."""
-        if self.pid is None or self.reaped:
-            return False
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            self.reaped = True
-            return False
-        if pid == 0:
-            return True
-        self.reaped = True
-        self.succeeded = os.waitstatus_to_exitcode(status) == 0
-        return False
-
     def kill(self) -> None:
         """Stop the child if it still runs, and reap it (its work counts as failed)."""
         if self.pid is None or self.reaped:

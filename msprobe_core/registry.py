@@ -24,6 +24,9 @@ from .model import CompareOptions, DumpTable, MatchResult
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
 
 
+#: the name the built-in plugin (``msprobe_core.builtin``) is registered under
+BUILTIN_PLUGIN = "msprobe_core.builtin"
+
 @dataclass(frozen=True)
 class FrameworkSpec:
     """What the core needs to know about one framework's dumps."""
@@ -141,7 +144,7 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         from . import builtin
 
-        self.pm.register(builtin, name="msprobe_core.builtin")
+        self.pm.register(builtin, name=BUILTIN_PLUGIN)
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}

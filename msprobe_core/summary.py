@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -210,28 +210,8 @@ class SpelledColumns(Mapping[str, list[str]]):
         return len(self._columns)
 
 
-#: ``ResultTable.meta`` key of a view already built for the table, its caches warm (:func:`warm_view`)
-WARM_VIEW = "_summary_view"
-
-
-def warm_view(table: Any) -> None:
-    """Build the table's view and what the summary derives from it now, while this process would wait.
-
-    The CSV writer calls this while a forked child still writes the result's last rows
-    (:mod:`msprobe_core.tailbuild`); :func:`view_from_table` then starts from this view.
-    """
-    view = view_from_table(table)
-    summarize([view])  # spells and parses the columns the summary reads, and the verdicts, into caches
-    table.meta[WARM_VIEW] = view
-
-
 def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> ResultView:
     """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV, lazily)."""
-    warm = (getattr(table, "meta", None) or {}).get(WARM_VIEW)
-    if isinstance(warm, ResultView):
-        view = replace(warm, label=label, files=list(files))
-        view.__dict__["_numbers"] = warm.__dict__.get("_numbers", {})
-        return view
     columns = [str(c) for c in table.columns]
     cells = SpelledColumns(table.data, columns)
     meta = getattr(table, "meta", {}) or {}

@@ -28,9 +28,8 @@ from typing import Any
 from . import forking
 from .model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 
-#: share of the rows the child builds and writes: this process also builds the rows the child writes,
-#: and warms the console summary while it waits
-TAIL_SHARE = 0.65
+#: share of the rows the child builds and writes: this process also builds the rows the child writes
+TAIL_SHARE = 0.6
 #: rows the child builds at a time (its own memory holds one such piece of the result)
 PIECE_ROWS = 32768
 
@@ -42,17 +41,9 @@ class Tail:
     child: forking.Child
     side: Path
     start: int
-    #: work for this process while the child is still writing (e.g. the console summary's caches)
-    meanwhile: Callable[[], None] | None = None
 
     def finish(self) -> bool:
-        """Wait for the child (running ``meanwhile`` first if it is still at work); True when ``side``
-        holds every row from ``start`` on."""
-        if self.meanwhile is not None and self.child.running():
-            try:
-                self.meanwhile()
-            except Exception:  # noqa: BLE001 - only a head start on later work: that work will say what is wrong
-                pass
+        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
         return self.child.wait()
 
     def close(self) -> None:
@@ -80,12 +71,16 @@ def tail_start(target: DumpTable, match: MatchResult, share: float = TAIL_SHARE)
     return api_boundary(target, match, int(len(match.target) * (1.0 - share)))
 
 
-def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, csv_is_builtin: bool) -> bool:
-    """Whether a result is worth splitting: big, CSV by the built-in writer, cheap metrics, a second core."""
+def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, builtin: bool) -> bool:
+    """Whether a result is worth splitting: big, CSV, cheap metrics, a second core.
+
+    ``builtin``: the CSV writer and the mode's metric set are the built-in ones (a plugin's
+    metrics may depend on the whole table, which a part does not see).
+    """
     from .writers import CSV_MAX_ROWS
 
     n = len(match.target)
-    return (options.output_format == "csv" and csv_is_builtin and target.mode != MODE_TENSOR
+    return (options.output_format == "csv" and builtin and target.mode != MODE_TENSOR
             and forking.MIN_SPLIT_ROWS <= n <= CSV_MAX_ROWS and forking.fork_allowed())
 
 

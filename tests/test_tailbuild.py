@@ -201,50 +201,16 @@ def test_split_when_the_output_directory_does_not_exist_yet(tmp_path: Path, monk
     assert [p.name for p in parent.iterdir()] == ["a"], "the side file was left behind"
 
 
-def test_the_summary_started_while_waiting_is_the_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          split_always: list[int]) -> None:
-    from msprobe_core import summary
+def test_no_split_with_a_plugin_metric_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          split_always: list[int]) -> None:
+    """A third-party statistics metric set may read the whole table: its results are never split."""
+    from msprobe_core.registry import get_host
 
     case = CORPORA / "pytorch/c01"
     if not case.is_dir():
         pytest.skip("c01 not in the corpora")
-    warmed: list[object] = []
-    real_warm = summary.warm_view
-
-    def recording(table) -> None:
-        real_warm(table)
-        warmed.append(table)
-
-    monkeypatch.setattr(summary, "warm_view", recording)
-    real_spawn = forking.spawn
-
-    def slow_spawn(work):  # the child is still writing when this process has written its rows
-        def slow() -> None:
-            import time
-
-            time.sleep(0.5)
-            work()
-
-        return real_spawn(slow)
-
-    monkeypatch.setattr(forking, "spawn", slow_spawn)
-    from msprobe_core.registry import get_host
-
-    options = api.build_options(tmp_path / "out", {})
-    jobs = get_host().discover_jobs(_step(case, "target"), _step(case, "golden"), options)
-    outcomes = engine.run_jobs(jobs, options, get_host())
-    [table] = [o.table for o in outcomes]
-    assert warmed == [table]
-    warm = summary.view_from_table(table, "rank0", outcomes[0].files)
-    cold = summary.view_from_table(_without_warm_view(table), "rank0", outcomes[0].files)
-    assert warm.label == cold.label == "rank0" and warm.files == cold.files
-    assert summary.summarize([warm]) == summary.summarize([cold])
-
-
-def _without_warm_view(table):
-    """The same table without the warmed view."""
-    from dataclasses import replace
-
-    from msprobe_core.summary import WARM_VIEW
-
-    return replace(table, meta={k: v for k, v in table.meta.items() if k != WARM_VIEW})
+    host = get_host()
+    spec = host.metrics["statistics"]
+    monkeypatch.setitem(host.metrics, "statistics", type(spec)(spec.mode, spec.compute, plugin="someone.else"))
+    _run(case, tmp_path / "out", {})
+    assert split_always == []
