@@ -83,3 +83,14 @@ def test_runner_end_to_end(tmp_path, capsys):
     assert summary["ours"]["rows"] == summary["reference"]["rows"] > 0
     assert summary["agreement"].startswith("agree") or summary["agreement"].startswith("not checked")
     assert "GB/s" in capsys.readouterr().out
+
+
+def test_tensor_floor_reads_every_pair(tmp_path, capsys):
+    import tensor_floor
+
+    root = tmp_path / "tensor"
+    dumpgen.generate("tensor", root, gb=0.002)
+    names = {p.name for p in (root / "target").rglob("*.pt")} & {p.name for p in (root / "golden").rglob("*.pt")}
+    assert tensor_floor.main([str(root), "--repeat", "1", "--processes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"({len(names)} pairs," in out and "GB/s" in out
