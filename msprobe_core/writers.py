@@ -109,15 +109,20 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
         with run_in_child(write_tail) as child:
             with open(path, "w", newline="", encoding="utf-8") as fh:
                 write_csv_rows(fh, header, columns, start, mid)
-        with open(path, "a", newline="", encoding="utf-8") as fh:
-            if child.succeeded:
-                with open(side, encoding="utf-8", newline="") as tail:
-                    fh.flush()
-                    shutil.copyfileobj(tail.buffer, fh.buffer, 16 * 1024 * 1024)
-            else:
-                write_csv_rows(fh, None, columns, mid, stop)
+        _append_rows(path, side if child.succeeded else None, columns, mid, stop)
     finally:
         side.unlink(missing_ok=True)
+
+
+def _append_rows(path: Path, side: Path | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Append rows ``start:stop`` to ``path``: the text a child wrote into ``side``, or (None) spelled here."""
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        if side is None:
+            write_csv_rows(fh, None, columns, start, stop)
+            return
+        with open(side, encoding="utf-8", newline="") as text:
+            fh.flush()
+            shutil.copyfileobj(text.buffer, fh.buffer, 16 * 1024 * 1024)
 
 
 def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int,
@@ -126,14 +131,7 @@ def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]]
     rest spelled here)."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
         write_csv_rows(fh, header, columns, start, tail.start)
-    done = tail.finish()
-    with open(path, "a", newline="", encoding="utf-8") as fh:
-        if done:
-            with open(tail.side, encoding="utf-8", newline="") as side:
-                fh.flush()
-                shutil.copyfileobj(side.buffer, fh.buffer, 16 * 1024 * 1024)
-        else:
-            write_csv_rows(fh, None, columns, tail.start, stop)
+    _append_rows(path, tail.side if tail.finish() else None, columns, tail.start, stop)
 
 
 def any_formula_like(values: list[str]) -> bool:

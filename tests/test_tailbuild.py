@@ -54,6 +54,13 @@ def _run(case: Path, out: Path, options: dict) -> dict[str, bytes]:
     return files
 
 
+def _alone(case: Path, out: Path, options: dict, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The files of a run in this process alone (no fork of any kind)."""
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        return _run(case, out, options)
+
+
 @pytest.fixture
 def split_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Split every result; returns the list of rows each started child begins at."""
@@ -81,9 +88,7 @@ def test_split_result_is_the_same_file(tmp_path: Path, monkeypatch: pytest.Monke
     path = CORPORA / case
     if not path.is_dir():
         pytest.skip(f"{case} not in the corpora")
-    with monkeypatch.context() as m:
-        m.setattr(forking, "fork_allowed", lambda: False)
-        alone = _run(path, tmp_path / "alone", options)
+    alone = _alone(path, tmp_path / "alone", options, monkeypatch)
     assert not split_always
     monkeypatch.setattr(tailbuild, "PIECE_ROWS", piece)
     split = _run(path, tmp_path / "split", options)
@@ -96,9 +101,7 @@ def test_a_failing_child_leaves_its_rows_to_this_process(tmp_path: Path, monkeyp
     case = CORPORA / "pytorch/c01"
     if not case.is_dir():
         pytest.skip("c01 not in the corpora")
-    with monkeypatch.context() as m:
-        m.setattr(forking, "fork_allowed", lambda: False)
-        alone = _run(case, tmp_path / "alone", {})
+    alone = _alone(case, tmp_path / "alone", {}, monkeypatch)
     assert not split_always
     real_spawn = forking.spawn
 
@@ -189,9 +192,7 @@ def test_split_when_the_output_directory_does_not_exist_yet(tmp_path: Path, monk
     case = CORPORA / "pytorch/c05"
     if not case.is_dir():
         pytest.skip("c05 not in the corpora")
-    with monkeypatch.context() as m:
-        m.setattr(forking, "fork_allowed", lambda: False)
-        alone = _run(case, tmp_path / "alone", {})
+    alone = _alone(case, tmp_path / "alone", {}, monkeypatch)
     parent = tmp_path / "later"
     parent.mkdir()
     out = parent / "a" / "b"  # made by the writer, as without the split
