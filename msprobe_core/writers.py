@@ -9,12 +9,13 @@ re-exported here for plugin writers).
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from math import isfinite
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from .cells import csv_cells, xlsx_cell
 from .csv_rows import csv_chunk
@@ -116,13 +117,29 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
 
 def _append_rows(path: Path, side: Path | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
     """Append rows ``start:stop`` to ``path``: the text a child wrote into ``side``, or (None) spelled here."""
-    with open(path, "a", newline="", encoding="utf-8") as fh:
-        if side is None:
+    if side is None:
+        with open(path, "a", newline="", encoding="utf-8") as fh:
             write_csv_rows(fh, None, columns, start, stop)
+        return
+    with open(path, "r+b") as out, open(side, "rb") as text:
+        append_file(text, out)
+
+
+def append_file(src: BinaryIO, dst: BinaryIO) -> None:
+    """Append all of ``src`` to ``dst``, copied inside the kernel where it can (``copy_file_range``)."""
+    src_at, dst_at = 0, dst.seek(0, os.SEEK_END)
+    copy = getattr(os, "copy_file_range", None)
+    if copy is not None:
+        try:
+            while n := copy(src.fileno(), dst.fileno(), 1 << 30, src_at, dst_at):
+                src_at += n
+                dst_at += n
             return
-        with open(side, encoding="utf-8", newline="") as text:
-            fh.flush()
-            shutil.copyfileobj(text.buffer, fh.buffer, 16 * 1024 * 1024)
+        except OSError:  # not between these files (another file system, an old kernel): copy through here
+            pass
+    src.seek(src_at)
+    dst.seek(dst_at)
+    shutil.copyfileobj(src, dst, 16 * 1024 * 1024)
 
 
 def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int,

@@ -120,3 +120,30 @@ def test_quote_chars_come_from_the_csv_module() -> None:
     assert quote_cells(["a", "b"]) == ["a", "b"]
     assert quote_cells(['a"b', "c,d", "e"]) == ['"a""b"', '"c,d"', "e"]
     assert quote_cells(["1,5"], charset="0123456789.") == ["1,5"]  # the caller vouches: no scan
+
+
+@pytest.mark.parametrize("how", ["kernel", "fails at once", "fails half way", "absent"])
+def test_append_file_appends_every_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    import os
+
+    from msprobe_core.writers import append_file
+
+    head, tail = b"header,row\n" * 1000, bytes(range(256)) * 5000
+    (tmp_path / "out").write_bytes(head)
+    (tmp_path / "side").write_bytes(tail)
+    real = getattr(os, "copy_file_range", None)
+    if how == "absent":
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    elif how != "kernel":
+        calls = []
+
+        def flaky(src, dst, count, src_at, dst_at):
+            calls.append(src_at)
+            if how == "fails half way" and len(calls) == 1 and real is not None:
+                return real(src, dst, min(count, len(tail) // 2), src_at, dst_at)
+            raise OSError(18, "Invalid cross-device link")
+
+        monkeypatch.setattr(os, "copy_file_range", flaky, raising=False)
+    with open(tmp_path / "out", "r+b") as out, open(tmp_path / "side", "rb") as src:
+        append_file(src, out)
+    assert (tmp_path / "out").read_bytes() == head + tail
