@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import MappingError
-from .validation import NameMapping, read_yaml, validate
+from .validation import read_yaml
 
 
 def load_yaml_file(path: Path, what: str) -> object:
@@ -20,4 +20,6 @@ def load_data_mapping(path: Path) -> dict[str, str]:
         return {}
     if not isinstance(doc, dict):
         raise MappingError(f"data mapping must be a mapping of names, got {type(doc).__name__}", path=path)
+    from .schemas import NameMapping, validate  # pydantic, only when a mapping is read
+
     return validate(NameMapping, doc, path=path, error=MappingError).root
