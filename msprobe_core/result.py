@@ -166,10 +166,13 @@ WHOLE_NUMBERS = "whole_numbers"
 _STAT_FIELDS = (("max", "max"), ("min", "min"), ("mean", "mean"), ("norm", "l2norm"))
 
 
-def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult):
-    """(column name, picked cells) of the eight statistics columns, in the table's order."""
+def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult, identity: tuple[bool, bool] | None = None):
+    """(column name, picked cells) of the eight statistics columns, in the table's order.
+
+    ``identity``: :func:`_is_identity` of both sides' rows, when the caller knows it already.
+    """
     ti, gi = match.target, match.golden
-    t_all, g_all = _is_identity(ti, len(target)), _is_identity(gi, len(golden))
+    t_all, g_all = identity or (_is_identity(ti, len(target)), _is_identity(gi, len(golden)))
     for side, table, idx, every in (("NPU", target, ti, t_all), ("Bench", golden, gi, g_all)):
         for attr, label in _STAT_FIELDS:
             yield f"{side} {label}", _pick(getattr(table, attr), idx, none=None, identity=every)
@@ -195,7 +198,7 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
         "Bench Requires_grad": _pick(golden.requires_grad, gi, identity=g_all),
     }
     whole = match.notes.get(WHOLE_NUMBERS) or {}
-    for name, cells in _stat_columns(target, golden, match):
+    for name, cells in _stat_columns(target, golden, match, (t_all, g_all)):
         data[name] = numeric_column(cells, whole.get(name))
     data["NPU MD5"] = _pick(target.md5, ti, identity=t_all)
     data["BENCH MD5"] = _pick(golden.md5, gi, identity=g_all)

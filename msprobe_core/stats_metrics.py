@@ -66,11 +66,7 @@ class StatColumn:
         is_float = kind == _T_FLOAT
         is_int = kind == _T_INT
         numeric = is_float | is_int
-        num = np.full(n, np.nan)
-        if numeric.any():
-            obj = np.empty(n, dtype=object)
-            obj[:] = values
-            num[numeric] = obj[numeric].astype(np.float64)
+        num = float_values(values, is_float, is_int)
         cls = np.full(n, OTHER, dtype=np.int8)
         cls[numeric] = NUM
         cls[is_float & np.isnan(num)] = NAN
@@ -87,6 +83,24 @@ class StatColumn:
         self.is_int = is_int
         self.is_str = is_str
         self.is_none = kind == _T_NONE
+
+
+def float_values(values: Sequence[Any], is_float: np.ndarray, is_int: np.ndarray | None = None) -> np.ndarray:
+    """The cells of ``values`` as float64 where ``is_float`` (or ``is_int``) holds, NaN elsewhere.
+
+    Statistics columns are almost all floats: converted in one C pass, the few other cells
+    set to NaN first (ints converted as ``astype`` converts them).
+    """
+    if is_float.all():
+        return np.array(values, dtype=np.float64)
+    obj = np.empty(len(values), dtype=object)
+    obj[:] = values
+    ints = obj[is_int].astype(np.float64) if is_int is not None and is_int.any() else None
+    obj[~is_float] = np.nan
+    num = obj.astype(np.float64)
+    if ints is not None:
+        num[is_int] = ints
+    return num
 
 
 def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:

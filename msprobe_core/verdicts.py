@@ -106,13 +106,13 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
+    from .stats_metrics import float_values
+
     kind = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
+    is_float = kind == 1
     out = np.zeros(len(values), dtype=bool)
-    floats = np.flatnonzero(kind == 1)
-    if len(floats):
-        obj = np.empty(len(values), dtype=object)
-        obj[:] = values
-        out[floats] = ~np.isfinite(obj[floats].astype(np.float64))
+    if is_float.any():
+        out[is_float] = ~np.isfinite(float_values(values, is_float)[is_float])
     for i in np.flatnonzero(kind == 2).tolist():
         out[i] = values[i].strip().lower() in ("inf", "-inf", "nan")
     return out
