@@ -46,7 +46,12 @@ def compare(target: str | Path, golden: str | Path, output_dir: str | Path | Non
     host = get_host()
     jobs = host.discover_jobs(Path(target), Path(golden), opts)
     if output_dir is not None:
-        tables = [o.table for o in run_jobs(jobs, opts, host)]
+        from .tailbuild import finish_removals
+
+        try:
+            tables = [o.table for o in run_jobs(jobs, opts, host)]
+        finally:
+            finish_removals()  # the output directory holds only the results when this returns
     else:
         from .executors import executor_for
 

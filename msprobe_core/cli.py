@@ -124,9 +124,13 @@ def compare_cmd(**kw: object) -> None:
     if any(o.files for o in outcomes):
         banner_end(log)
     from .finish import finish_run
+    from .tailbuild import finish_removals
 
-    finish_run(outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
-               fail_on=kw["fail_on"], started=started)
+    try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
+        finish_run(outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
+                   fail_on=kw["fail_on"], started=started)
+    finally:
+        finish_removals()
 
 
 def _add_report_command() -> None:

@@ -279,6 +279,9 @@ def compare_and_write(
 
     A big statistics result is built and written by two processes (:mod:`msprobe_core.tailbuild`).
     """
+    from .tailbuild import finish_removals
+
+    finish_removals()  # the side file of the job before: its thread must end before this job forks
     options = _job_options(job, options)
     if job.runner is not None:
         table = job.runner(job, options, host)
@@ -289,10 +292,15 @@ def compare_and_write(
     tail = _start_tail(*matched, job, options, host)
     try:
         table = build_result(*matched, options, host)
-        return table, write_result(table, job, options, timestamp, host, tail=tail)
-    finally:
+        files = write_result(table, job, options, timestamp, host, tail=tail)
+    except BaseException:
         if tail is not None:
             tail.close()
+            finish_removals()  # nothing of a failed run is left behind when the error reaches the user
+        raise
+    if tail is not None:
+        tail.close()
+    return table, files
 
 
 def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,

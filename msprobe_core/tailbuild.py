@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -47,10 +48,30 @@ class Tail:
         return self.child.wait()
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove the side file (call once the result is written)."""
+        """Stop the child if it still runs and remove the side file (call once the result is written).
+
+        Freeing the blocks of a side file of a hundred megabytes takes the file system a
+        noticeable time: it is removed by a thread while the run goes on (the interpreter
+        waits for it before exiting; :func:`finish_removals` waits for it sooner).
+        """
         self.child.kill()
-        with contextlib.suppress(OSError):
-            self.side.unlink()
+        remover = threading.Thread(target=_remove, args=(self.side,), name="msprobe-remove-side-file")
+        remover.start()
+        _REMOVERS.append(remover)
+
+
+_REMOVERS: list[threading.Thread] = []
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def finish_removals() -> None:
+    """Wait for side files still being removed (before a fork: no other thread may run then)."""
+    while _REMOVERS:
+        _REMOVERS.pop().join()
 
 
 def api_boundary(target: DumpTable, match: MatchResult, row: int) -> int:
