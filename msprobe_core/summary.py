@@ -97,6 +97,7 @@ class ResultView:
         """Forget what was derived from the cells (call after changing them)."""
         self._verdicts = None
         self.__dict__.pop("_numbers", None)
+        self.__dict__.pop("_unmatched", None)
 
     def numbers(self, name: str) -> list[float | None] | None:
         """Column ``name`` parsed with :func:`to_number` (cached; ``None`` when there is no such column)."""
@@ -126,11 +127,16 @@ class ResultView:
         return [i for _, i in sorted(stamps)]
 
     def unmatched(self) -> list[bool]:
-        """True for rows whose golden side is missing (``Bench Name`` is ``N/A``)."""
-        bench = self.cells.get("Bench Name")
-        if bench is None:
-            return [False] * len(self)
-        return list(map(_UNMATCHED.__contains__, map(str.strip, bench)))
+        """True for rows whose golden side is missing (``Bench Name`` is ``N/A``; cached like :meth:`verdicts`)."""
+        cached = self.__dict__.get("_unmatched")
+        if cached is None:
+            bench = self.cells.get("Bench Name")
+            if bench is None:
+                cached = [False] * len(self)
+            else:
+                cached = list(map(_UNMATCHED.__contains__, map(str.strip, bench)))
+            self.__dict__["_unmatched"] = cached
+        return cached
 
 
 _UNMATCHED = frozenset({"N/A", ""})

@@ -52,3 +52,16 @@ def test_spelled_columns_spell_only_what_is_read():
     view = view_from_table(table)
     assert view.names == ["x"]
     assert "Other" in view.cells and list(view.cells) == ["NPU Name", "Other"]
+
+
+def test_unmatched_rows_are_computed_once_and_forgotten_on_invalidate() -> None:
+    from msprobe_core.summary import ResultView
+
+    view = ResultView("", "statistics", ["NPU Name", "Bench Name"],
+                      {"NPU Name": ["a", "b", "c"], "Bench Name": ["a", "N/A", " "]})
+    first = view.unmatched()
+    assert first == [False, True, True]
+    assert view.unmatched() is first  # cached
+    view.cells["Bench Name"][0] = "N/A"
+    view.invalidate()
+    assert view.unmatched() == [True, True, True]
