@@ -38,6 +38,14 @@ CASES = [
 ]
 
 
+def _case(name: str) -> Path:
+    """A corpus case directory (the test skips where the corpora are not present)."""
+    case = CORPORA / name
+    if not case.is_dir():
+        pytest.skip(f"{name} not in the corpora")
+    return case
+
+
 def _step(case: Path, side: str) -> Path:
     return next(p for p in sorted((case / side).iterdir()) if p.is_dir())
 
@@ -85,9 +93,7 @@ def split_always(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("piece", [3, 1 << 20])
 def test_split_result_is_the_same_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int],
                                        case: str, options: dict, piece: int) -> None:
-    path = CORPORA / case
-    if not path.is_dir():
-        pytest.skip(f"{case} not in the corpora")
+    path = _case(case)
     alone = _alone(path, tmp_path / "alone", options, monkeypatch)
     assert not split_always
     monkeypatch.setattr(tailbuild, "PIECE_ROWS", piece)
@@ -98,9 +104,7 @@ def test_split_result_is_the_same_file(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_failing_child_leaves_its_rows_to_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          split_always: list[int]) -> None:
-    case = CORPORA / "pytorch/c01"
-    if not case.is_dir():
-        pytest.skip("c01 not in the corpora")
+    case = _case("pytorch/c01")
     alone = _alone(case, tmp_path / "alone", {}, monkeypatch)
     assert not split_always
     real_spawn = forking.spawn
@@ -118,9 +122,7 @@ def test_a_failing_child_leaves_its_rows_to_this_process(tmp_path: Path, monkeyp
 
 def test_a_failing_build_stops_the_child_and_leaves_no_side_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  split_always: list[int]) -> None:
-    case = CORPORA / "pytorch/c01"
-    if not case.is_dir():
-        pytest.skip("c01 not in the corpora")
+    case = _case("pytorch/c01")
     pids: list[int] = []
     real_spawn = forking.spawn
 
@@ -189,9 +191,7 @@ def test_picking_rows_equals_the_plain_expression(seed: int) -> None:
 
 def test_split_when_the_output_directory_does_not_exist_yet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             split_always: list[int]) -> None:
-    case = CORPORA / "pytorch/c05"
-    if not case.is_dir():
-        pytest.skip("c05 not in the corpora")
+    case = _case("pytorch/c05")
     alone = _alone(case, tmp_path / "alone", {}, monkeypatch)
     parent = tmp_path / "later"
     parent.mkdir()
@@ -207,9 +207,7 @@ def test_no_split_with_a_plugin_metric_set(tmp_path: Path, monkeypatch: pytest.M
     """A third-party statistics metric set may read the whole table: its results are never split."""
     from msprobe_core.registry import get_host
 
-    case = CORPORA / "pytorch/c01"
-    if not case.is_dir():
-        pytest.skip("c01 not in the corpora")
+    case = _case("pytorch/c01")
     host = get_host()
     spec = host.metrics["statistics"]
     monkeypatch.setitem(host.metrics, "statistics", type(spec)(spec.mode, spec.compute, plugin="someone.else"))
