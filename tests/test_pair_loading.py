@@ -79,9 +79,10 @@ def test_streamed_synthetic_with_bom_and_unicode(tmp_path: Path, monkeypatch) ->
     assert signature(load_dump_file(path)) == whole
 
 
-def _error(path: Path) -> tuple[type, str]:
+def _error(path: Path, load=load_dump_file) -> tuple[type, str]:
+    """The error type and message ``load(path)`` raises (``NoneType``, "" when it loads)."""
     try:
-        load_dump_file(path)
+        load(path)
     except MsprobeError as exc:
         return type(exc), str(exc)
     return type(None), ""
@@ -150,14 +151,6 @@ def test_stack_streamed_equals_json(path: Path, small_blocks) -> None:
     assert stack == expected
 
 
-def _stack_error(path: Path) -> tuple[type, str]:
-    try:
-        load_stack(path)
-    except MsprobeError as exc:
-        return type(exc), str(exc)
-    return type(None), ""
-
-
 def _stack_error_before(path: Path) -> tuple[type, str]:
     """What load_stack reported when it parsed the whole file with json.loads."""
     try:
@@ -186,7 +179,7 @@ def test_stack_errors_are_worded_as_json_loads(tmp_path: Path, monkeypatch, bloc
         before = _stack_error_before(path)
         if before[0] is not type(None):
             errors += 1
-            assert _stack_error(path) == before, case
+            assert _error(path, load_stack) == before, case
     assert errors > 100
 
 
