@@ -310,8 +310,7 @@ def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: C
 
     # the split reproduces what the built-in CSV writer and metric set give; a plugin's may see the whole table
     metrics = host.metrics.get(target.mode)
-    builtin = (options.output_format == "csv" and host.writer("csv").write is write_csv
-               and getattr(metrics, "plugin", None) == BUILTIN_PLUGIN)
+    builtin = host.writer("csv").write is write_csv and getattr(metrics, "plugin", None) == BUILTIN_PLUGIN
     if not wants_tail(target, match, options, builtin):
         return None
 

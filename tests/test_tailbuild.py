@@ -213,3 +213,24 @@ def test_no_split_with_a_plugin_metric_set(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setitem(host.metrics, "statistics", type(spec)(spec.mode, spec.compute, plugin="someone.else"))
     _run(case, tmp_path / "out", {})
     assert split_always == []
+
+
+def test_a_full_disk_while_appending_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    split_always: list[int]) -> None:
+    import errno
+
+    from msprobe_core.errors import OutputError
+
+    case = _case("pytorch/c01")
+
+    def full(src, dst) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writers, "append_file", full)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(OutputError, match="No space left|disk") as err:
+        api.compare(_step(case, "target"), _step(case, "golden"), out)
+    assert "\n" not in str(err.value)
+    assert split_always, "the child was not started"
+    assert list(out.iterdir()) == [], "a half-written result or a side file was left behind"
