@@ -482,15 +482,26 @@ def _json_type(value: Any) -> str:
     )
 
 
-def _finish(table: DumpTable, fl: _Flattener, header: dict, path: Path) -> DumpTable:
+def _finish(table: DumpTable, has_md5: bool, header: dict, path: Path) -> DumpTable:
     task, _ = parse_header(header, path)
     table.task = task
     table.level = header.get("level") if isinstance(header.get("level"), str) else None
     if task == "tensor":
         table.mode = MODE_TENSOR
-    elif fl.has_md5:
+    elif has_md5:
         table.mode = MODE_MD5
     return table
+
+
+def finish_streamed(table: DumpTable, has_md5: bool, header: dict[str, Any], path: Path) -> DumpTable:
+    """Complete a table whose rows were read: ``header`` holds the top-level members, ``data`` as ``True``."""
+    framework = header.get("framework")
+    if framework is not None and not isinstance(framework, str):
+        raise DumpFormatError("'framework' must be a string", path=path)
+    table.framework = framework or ""
+    if header.get("data") is True:
+        header = dict(header, data={})
+    return _finish(table, has_md5, header, path)
 
 
 def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
@@ -501,7 +512,7 @@ def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
     debug = kind == "debug"
     for key, entry in doc["data"].items():
         _add_entry(table, fl, key, entry, debug)
-    return _finish(table, fl, doc, path)
+    return _finish(table, fl.has_md5, doc, path)
 
 
 @contextmanager
@@ -545,8 +556,19 @@ def _parse_streamed(path: Path, what: str, stream_key: str | None, not_object: C
 
 
 def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
-    """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time."""
+    """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time.
+
+    The C scanner of :mod:`msprobe_core.dumpscan` reads the file when it is built and the
+    document is one it fully understands; otherwise (or when it declines half way) the
+    walk below reads it, and reports any problem.
+    """
     kind = kind or detect_kind(path)
+    check_json_file(path, f"{kind}.json")
+    from .dumpscan import scan_dump  # imports this module: loaded here, not at the top
+
+    fast = scan_dump(path, kind)
+    if fast is not None:
+        return fast
     table = _new_table(path, kind, "")
     fl = _Flattener(table)
     debug = kind == "debug"
@@ -562,13 +584,7 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
         return DumpFormatError(f"top level must be a JSON object, got {type(value).__name__}", path=path)
 
     header = _parse_streamed(path, f"{kind}.json", "data", not_object, on_entry)
-    framework = header.get("framework")
-    if framework is not None and not isinstance(framework, str):
-        raise DumpFormatError("'framework' must be a string", path=path)
-    table.framework = framework or ""
-    if header.get("data") is True:
-        header = dict(header, data={})
-    return _finish(table, fl, header, path)
+    return finish_streamed(table, fl.has_md5, header, path)
 
 
 def load_stack(path: Path) -> dict[str, list[str]]:

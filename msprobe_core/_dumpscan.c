@@ -1,0 +1,1264 @@
+/* A fast path for loading a dump.json: parse the bytes and append the table's rows, in C.
+ *
+ * msprobe_core.dumpjson walks the decoded JSON in Python; on a 100k-entry statistics dump that is
+ * ~1.4 s of json decoding and ~1 s of walking per side. This module does both in one pass over the
+ * bytes, producing exactly the rows the Python walk produces, for the documents it fully understands.
+ * Everything else makes it decline (feed() returns -1): the caller then loads the file with the
+ * Python path, which either builds the same table or reports the error with its JSON path. So this
+ * module never reports an input error itself, and only needs to recognise what it cannot handle:
+ *
+ *   - any syntax error, a string holding a backslash escape, a control character or a non-ASCII byte
+ *     in the "data" member (the top-level members other than "data" are only delimited here and
+ *     parsed by Python's json module);
+ *   - a duplicate key in any object, objects of more than MAX_MEMBERS members, nesting deeper than
+ *     MAX_DEPTH, numbers longer than MAX_NUMBER characters;
+ *   - any field value the Python walk would refuse (a wrong type in a leaf, a bare value where an
+ *     argument record is expected, a negative shape), or an md5 given as a number.
+ *
+ * Scanner(columns, debug, other_leaf, constants)
+ *   columns     the 12 row lists of the DumpTable, in tablewire.COLUMNS order
+ *   debug       whether the file is a debug.json (every key is one entry, walked as "debug")
+ *   other_leaf  other_leaf(leaf_dict, name, md5) -> (dtype, shape, max, min, mean, norm, md5) for a
+ *               leaf without "dtype" that is not a plain scalar (sizes, slices, process groups...)
+ *   constants   (input, output, parameters, parameters_grad, debug, "-1", crc32 of "", "True", "False",
+ *                "Nan")
+ * Scanner.feed(buffer, final) -> bytes consumed (the caller keeps the rest and appends the next
+ *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
+ *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
+ *   dumpjson.split_api_key keeps; Scanner.md5_seen: whether a leaf carried an md5.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_DEPTH 100
+#define MAX_MEMBERS 64
+#define MAX_NUMBER 64
+
+enum { T_OBJ, T_ARR, T_STR, T_INT, T_FLT, T_NAN, T_INF, T_NINF, T_TRUE, T_FALSE, T_NULL };
+/* parse outcomes */
+enum { OK = 0, END_OF_BUFFER = 1, DECLINE = 2, ERROR = 3 };
+/* top-level states */
+enum { S_START, S_TOP_FIRST, S_TOP_KEY, S_TOP_AFTER, S_DATA_FIRST, S_DATA_MEMBER, S_DATA_AFTER, S_END };
+enum { C_INPUT, C_OUTPUT, C_PARAMETERS, C_PGRAD, C_DEBUG, C_MINUS1, C_EMPTY_CRC, C_TRUE, C_FALSE, C_NAN,
+       N_CONST };
+enum { COL_API, COL_NAME, COL_STATE, COL_DTYPE, COL_SHAPE, COL_RG, COL_MAX, COL_MIN, COL_MEAN, COL_NORM,
+       COL_MD5, COL_DN, N_COL };
+
+enum { API_KEY, API_PREFIX, API_CALL, API_DIRECTION, API_FIRST_ROW, N_API };
+/* str(type(value)) of a scalar non-tensor value, by node type */
+enum { TN_FLOAT, TN_INT, TN_BOOL, TN_NONE, TN_STR, N_TYPE_NAMES };
+static const char *TYPE_NAMES[N_TYPE_NAMES] = {"<class 'float'>", "<class 'int'>", "<class 'bool'>",
+                                               "<class 'NoneType'>", "<class 'str'>"};
+
+typedef struct {
+    uint8_t type;
+    Py_ssize_t start, len;   /* a string's content without quotes, a number's token */
+    Py_ssize_t kstart, klen; /* the member key when the parent is an object */
+    int32_t first, next;     /* first child, next sibling; -1: none */
+} Node;
+
+/* strings that repeat (dtypes, shape texts): one object per distinct text */
+typedef struct {
+    char *text;
+    Py_ssize_t len;
+    uint64_t hash;
+    PyObject *obj;
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t cap, used;
+} Cache;
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Text;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *cols[N_COL];
+    PyObject *consts[N_CONST];
+    PyObject *other_leaf;
+    PyObject *seen;   /* data keys met so far */
+    PyObject *header; /* [(key, bytes)] */
+    int debug, state, md5_seen;
+    Py_ssize_t rows;
+    /* per-feed parse state */
+    const unsigned char *s;
+    Py_ssize_t n, pos;
+    int final;
+    Node *nodes;
+    int32_t used, cap;
+    Text name;
+    Cache dtypes, shapes;
+    PyObject *api_idx; /* the row_api value of the current entry */
+    Py_ssize_t n_apis;
+    PyObject *api_cols[N_API]; /* key, prefix, call, direction, first row of each recorded entry */
+    Cache words;               /* prefixes, calls, directions */
+    Cache crcs;                /* crc32 texts of non-tensor values */
+    PyObject *type_names[N_TYPE_NAMES];
+    PyObject *empty_shape;
+} Scanner;
+
+/* ------------------------------------------------------------------ small helpers */
+
+static uint64_t hash_bytes(const char *p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void cache_free(Cache *c) {
+    for (size_t i = 0; i < c->cap; i++) {
+        if (c->slots[i].obj) {
+            Py_DECREF(c->slots[i].obj);
+            PyMem_Free(c->slots[i].text);
+        }
+    }
+    PyMem_Free(c->slots);
+    c->slots = NULL;
+    c->cap = c->used = 0;
+}
+
+static int cache_grow(Cache *c) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    Slot *slots = PyMem_Calloc(cap, sizeof(Slot));
+    if (!slots) return -1;
+    for (size_t i = 0; i < c->cap; i++) {
+        Slot *old = &c->slots[i];
+        if (!old->obj) continue;
+        size_t j = old->hash & (cap - 1);
+        while (slots[j].obj) j = (j + 1) & (cap - 1);
+        slots[j] = *old;
+    }
+    PyMem_Free(c->slots);
+    c->slots = slots;
+    c->cap = cap;
+    return 0;
+}
+
+/* a new reference to the one str object of this ASCII text */
+static PyObject *cache_get(Cache *c, const char *text, Py_ssize_t len) {
+    if ((c->used + 1) * 2 > c->cap && cache_grow(c) < 0) return PyErr_NoMemory();
+    uint64_t h = hash_bytes(text, len);
+    size_t j = h & (c->cap - 1);
+    while (c->slots[j].obj) {
+        Slot *slot = &c->slots[j];
+        if (slot->hash == h && slot->len == len && memcmp(slot->text, text, len) == 0) {
+            Py_INCREF(slot->obj);
+            return slot->obj;
+        }
+        j = (j + 1) & (c->cap - 1);
+    }
+    char *copy = PyMem_Malloc(len ? len : 1);
+    if (!copy) return PyErr_NoMemory();
+    memcpy(copy, text, len);
+    PyObject *obj = PyUnicode_FromStringAndSize(text, len);
+    if (!obj) {
+        PyMem_Free(copy);
+        return NULL;
+    }
+    c->slots[j].text = copy;
+    c->slots[j].len = len;
+    c->slots[j].hash = h;
+    c->slots[j].obj = obj;
+    c->used++;
+    Py_INCREF(obj);
+    return obj;
+}
+
+static int text_reserve(Text *t, Py_ssize_t extra) {
+    if (t->len + extra <= t->cap) return 0;
+    Py_ssize_t cap = t->cap ? t->cap : 256;
+    while (cap < t->len + extra) cap *= 2;
+    char *buf = PyMem_Realloc(t->buf, cap);
+    if (!buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->buf = buf;
+    t->cap = cap;
+    return 0;
+}
+
+static int text_add(Text *t, const char *p, Py_ssize_t n) {
+    if (text_reserve(t, n) < 0) return -1;
+    memcpy(t->buf + t->len, p, n);
+    t->len += n;
+    return 0;
+}
+
+static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* ------------------------------------------------------------------ the strict parser (data entries) */
+
+static inline int skip_ws(Scanner *sc) {
+    while (sc->pos < sc->n && is_ws(sc->s[sc->pos])) sc->pos++;
+    return sc->pos < sc->n ? OK : END_OF_BUFFER;
+}
+
+static int32_t new_node(Scanner *sc, uint8_t type) {
+    if (sc->used == sc->cap) {
+        int32_t cap = sc->cap ? sc->cap * 2 : 1024;
+        Node *nodes = PyMem_Realloc(sc->nodes, (size_t)cap * sizeof(Node));
+        if (!nodes) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        sc->nodes = nodes;
+        sc->cap = cap;
+    }
+    Node *nd = &sc->nodes[sc->used];
+    nd->type = type;
+    nd->start = nd->len = nd->kstart = nd->klen = 0;
+    nd->first = nd->next = -1;
+    return sc->used++;
+}
+
+/* a string without escapes, control characters or non-ASCII bytes; sc->pos at the opening quote */
+static int scan_string(Scanner *sc, Py_ssize_t *start, Py_ssize_t *len) {
+    const unsigned char *s = sc->s;
+    Py_ssize_t i = sc->pos + 1, n = sc->n;
+    const unsigned char *q = memchr(s + i, '"', n - i);
+    if (!q) return END_OF_BUFFER;
+    Py_ssize_t end = q - s;
+    for (Py_ssize_t k = i; k < end; k++) {
+        unsigned char c = s[k];
+        if (c < 0x20 || c >= 0x80 || c == '\\') return DECLINE;
+    }
+    *start = i;
+    *len = end - i;
+    sc->pos = end + 1;
+    return OK;
+}
+
+static int match_word(Scanner *sc, const char *word, Py_ssize_t wlen) {
+    Py_ssize_t avail = sc->n - sc->pos;
+    if (avail < wlen) {
+        return memcmp(sc->s + sc->pos, word, avail) == 0 ? END_OF_BUFFER : DECLINE;
+    }
+    if (memcmp(sc->s + sc->pos, word, wlen) != 0) return DECLINE;
+    sc->pos += wlen;
+    return OK;
+}
+
+/* a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)? */
+static int scan_number(Scanner *sc, uint8_t *type) {
+    const unsigned char *s = sc->s;
+    Py_ssize_t i = sc->pos, n = sc->n;
+    int is_float = 0;
+#define NEED(cond)                                  \
+    do {                                            \
+        if (i >= n) return END_OF_BUFFER;           \
+        if (!(cond)) return DECLINE;                \
+    } while (0)
+    if (s[i] == '-') i++;
+    NEED(s[i] >= '0' && s[i] <= '9');
+    if (s[i] == '0') {
+        i++;
+    } else {
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    if (i < n && s[i] == '.') {
+        is_float = 1;
+        i++;
+        NEED(s[i] >= '0' && s[i] <= '9');
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        is_float = 1;
+        i++;
+        NEED(1);
+        if (s[i] == '+' || s[i] == '-') i++;
+        NEED(s[i] >= '0' && s[i] <= '9');
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+#undef NEED
+    if (i >= n) return END_OF_BUFFER; /* the number may go on in the next block */
+    if (i - sc->pos > MAX_NUMBER) return DECLINE;
+    *type = is_float ? T_FLT : T_INT;
+    sc->pos = i;
+    return OK;
+}
+
+static int parse_value(Scanner *sc, int depth, int32_t *out);
+
+static int parse_container(Scanner *sc, int depth, int is_obj, int32_t self) {
+    int r;
+    int32_t last = -1, count = 0;
+    sc->pos++; /* the opening bracket */
+    if ((r = skip_ws(sc)) != OK) return r;
+    if (sc->s[sc->pos] == (is_obj ? '}' : ']')) {
+        sc->pos++;
+        return OK;
+    }
+    for (;;) {
+        Py_ssize_t kstart = 0, klen = 0;
+        if (is_obj) {
+            if (sc->s[sc->pos] != '"') return DECLINE;
+            if ((r = scan_string(sc, &kstart, &klen)) != OK) return r;
+            /* a repeated key keeps its first position but its last value in Python: not handled here */
+            for (int32_t c = sc->nodes[self].first; c >= 0; c = sc->nodes[c].next) {
+                Node *k = &sc->nodes[c];
+                if (k->klen == klen && memcmp(sc->s + k->kstart, sc->s + kstart, klen) == 0) return DECLINE;
+            }
+            if ((r = skip_ws(sc)) != OK) return r;
+            if (sc->s[sc->pos] != ':') return DECLINE;
+            sc->pos++;
+            if ((r = skip_ws(sc)) != OK) return r;
+        }
+        if (++count > MAX_MEMBERS && is_obj) return DECLINE;
+        int32_t child;
+        if ((r = parse_value(sc, depth + 1, &child)) != OK) return r;
+        sc->nodes[child].kstart = kstart;
+        sc->nodes[child].klen = klen;
+        if (last < 0)
+            sc->nodes[self].first = child;
+        else
+            sc->nodes[last].next = child;
+        last = child;
+        if ((r = skip_ws(sc)) != OK) return r;
+        unsigned char c = sc->s[sc->pos++];
+        if (c == ',') {
+            if ((r = skip_ws(sc)) != OK) return r;
+            continue;
+        }
+        if (c == (is_obj ? '}' : ']')) return OK;
+        return DECLINE;
+    }
+}
+
+/* sc->pos at the first character of the value (no blank) */
+static int parse_value(Scanner *sc, int depth, int32_t *out) {
+    if (depth > MAX_DEPTH) return DECLINE;
+    if (sc->pos >= sc->n) return END_OF_BUFFER;
+    unsigned char c = sc->s[sc->pos];
+    int r;
+    int32_t idx;
+    uint8_t type;
+    switch (c) {
+    case '{':
+    case '[':
+        if ((idx = new_node(sc, c == '{' ? T_OBJ : T_ARR)) < 0) return ERROR;
+        *out = idx;
+        return parse_container(sc, depth, c == '{', idx);
+    case '"': {
+        Py_ssize_t start, len;
+        if ((r = scan_string(sc, &start, &len)) != OK) return r;
+        if ((idx = new_node(sc, T_STR)) < 0) return ERROR;
+        sc->nodes[idx].start = start;
+        sc->nodes[idx].len = len;
+        *out = idx;
+        return OK;
+    }
+    case 't':
+        r = match_word(sc, "true", 4), type = T_TRUE;
+        break;
+    case 'f':
+        r = match_word(sc, "false", 5), type = T_FALSE;
+        break;
+    case 'n':
+        r = match_word(sc, "null", 4), type = T_NULL;
+        break;
+    case 'N':
+        r = match_word(sc, "NaN", 3), type = T_NAN;
+        break;
+    case 'I':
+        r = match_word(sc, "Infinity", 8), type = T_INF;
+        break;
+    default: {
+        Py_ssize_t start = sc->pos;
+        if (c == '-' && sc->pos + 1 < sc->n && sc->s[sc->pos + 1] == 'I') {
+            sc->pos++;
+            r = match_word(sc, "Infinity", 8), type = T_NINF;
+            if (r != OK) sc->pos = start;
+            break;
+        }
+        if (c == '-' && sc->pos + 1 >= sc->n) return END_OF_BUFFER;
+        if (c != '-' && (c < '0' || c > '9')) return DECLINE;
+        if ((r = scan_number(sc, &type)) != OK) return r;
+        if ((idx = new_node(sc, type)) < 0) return ERROR;
+        sc->nodes[idx].start = start;
+        sc->nodes[idx].len = sc->pos - start;
+        *out = idx;
+        return OK;
+    }
+    }
+    if (r != OK) return r;
+    if ((idx = new_node(sc, type)) < 0) return ERROR;
+    *out = idx;
+    return OK;
+}
+
+/* ------------------------------------------------------------------ the lenient skipper (header members) */
+
+/* delimits a value for Python's json module to parse; only needs to find where it ends */
+static int skip_value(Scanner *sc, int depth) {
+    if (depth > MAX_DEPTH) return DECLINE;
+    const unsigned char *s = sc->s;
+    Py_ssize_t n = sc->n;
+    if (sc->pos >= n) return END_OF_BUFFER;
+    unsigned char c = s[sc->pos];
+    int r;
+    if (c == '"') {
+        Py_ssize_t i = sc->pos + 1;
+        while (i < n && s[i] != '"') i += (s[i] == '\\') ? 2 : 1;
+        if (i >= n) return END_OF_BUFFER;
+        sc->pos = i + 1;
+        return OK;
+    }
+    if (c == '{' || c == '[') {
+        unsigned char close = c == '{' ? '}' : ']';
+        sc->pos++;
+        if ((r = skip_ws(sc)) != OK) return r;
+        if (s[sc->pos] == close) {
+            sc->pos++;
+            return OK;
+        }
+        for (;;) {
+            if (c == '{') {
+                if (s[sc->pos] != '"') return DECLINE;
+                if ((r = skip_value(sc, depth + 1)) != OK) return r;
+                if ((r = skip_ws(sc)) != OK) return r;
+                if (s[sc->pos++] != ':') return DECLINE;
+                if ((r = skip_ws(sc)) != OK) return r;
+            }
+            if ((r = skip_value(sc, depth + 1)) != OK) return r;
+            if ((r = skip_ws(sc)) != OK) return r;
+            unsigned char d = s[sc->pos++];
+            if (d == close) return OK;
+            if (d != ',') return DECLINE;
+            if ((r = skip_ws(sc)) != OK) return r;
+        }
+    }
+    /* a number or a word: the run of characters that may belong to one */
+    Py_ssize_t i = sc->pos;
+    while (i < n && ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                     s[i] == '-' || s[i] == '+' || s[i] == '.'))
+        i++;
+    if (i >= n) return END_OF_BUFFER;
+    if (i == sc->pos) return DECLINE;
+    sc->pos = i;
+    return OK;
+}
+
+/* ------------------------------------------------------------------ the walk (dumpjson._build_walk, in C) */
+
+static Node *child(Scanner *sc, Node *obj, const char *key) {
+    Py_ssize_t klen = (Py_ssize_t)strlen(key);
+    for (int32_t c = obj->first; c >= 0; c = sc->nodes[c].next) {
+        Node *k = &sc->nodes[c];
+        if (k->klen == klen && memcmp(sc->s + k->kstart, key, klen) == 0) return k;
+    }
+    return NULL;
+}
+
+static int node_is_str(Scanner *sc, Node *nd, const char *text) {
+    Py_ssize_t len = (Py_ssize_t)strlen(text);
+    return nd && nd->type == T_STR && nd->len == len && memcmp(sc->s + nd->start, text, len) == 0;
+}
+
+static PyObject *node_str(Scanner *sc, Node *nd) {
+    return PyUnicode_FromStringAndSize((const char *)sc->s + nd->start, nd->len);
+}
+
+static PyObject *number(Scanner *sc, Node *nd) {
+    char buf[MAX_NUMBER + 1];
+    memcpy(buf, sc->s + nd->start, nd->len);
+    buf[nd->len] = '\0';
+    if (nd->type == T_INT) return PyLong_FromString(buf, NULL, 10);
+    char *end;
+    double v = PyOS_string_to_double(buf, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    return PyFloat_FromDouble(v);
+}
+
+/* the Python object json.loads gives for a node */
+static PyObject *to_python(Scanner *sc, Node *nd) {
+    switch (nd->type) {
+    case T_OBJ: {
+        PyObject *d = PyDict_New();
+        if (!d) return NULL;
+        for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next) {
+            Node *k = &sc->nodes[c];
+            PyObject *key = PyUnicode_FromStringAndSize((const char *)sc->s + k->kstart, k->klen);
+            PyObject *val = key ? to_python(sc, k) : NULL;
+            if (!val || PyDict_SetItem(d, key, val) < 0) {
+                Py_XDECREF(key);
+                Py_XDECREF(val);
+                Py_DECREF(d);
+                return NULL;
+            }
+            Py_DECREF(key);
+            Py_DECREF(val);
+        }
+        return d;
+    }
+    case T_ARR: {
+        PyObject *l = PyList_New(0);
+        if (!l) return NULL;
+        for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next) {
+            PyObject *val = to_python(sc, &sc->nodes[c]);
+            if (!val || PyList_Append(l, val) < 0) {
+                Py_XDECREF(val);
+                Py_DECREF(l);
+                return NULL;
+            }
+            Py_DECREF(val);
+        }
+        return l;
+    }
+    case T_STR:
+        return node_str(sc, nd);
+    case T_INT:
+    case T_FLT:
+        return number(sc, nd);
+    case T_NAN:
+        return PyFloat_FromDouble(Py_NAN);
+    case T_INF:
+        return PyFloat_FromDouble(Py_HUGE_VAL);
+    case T_NINF:
+        return PyFloat_FromDouble(-Py_HUGE_VAL);
+    case T_TRUE:
+        Py_RETURN_TRUE;
+    case T_FALSE:
+        Py_RETURN_FALSE;
+    default:
+        Py_RETURN_NONE;
+    }
+}
+
+/* steals every reference in vals; -1 on failure */
+static int add_row(Scanner *sc, PyObject **vals) {
+    int r = 0;
+    for (int i = 0; i < N_COL; i++) {
+        if (r == 0 && (!vals[i] || PyList_Append(sc->cols[i], vals[i]) < 0)) r = -1;
+        Py_XDECREF(vals[i]);
+    }
+    if (r == 0) sc->rows++;
+    return r;
+}
+
+#define CONST(i) (Py_INCREF(sc->consts[i]), sc->consts[i])
+
+static PyObject *current_name(Scanner *sc) { return PyUnicode_FromStringAndSize(sc->name.buf, sc->name.len); }
+
+static int add_null(Scanner *sc, PyObject *state) {
+    PyObject *vals[N_COL];
+    Py_INCREF(sc->api_idx);
+    vals[COL_API] = sc->api_idx;
+    vals[COL_NAME] = current_name(sc);
+    Py_INCREF(state);
+    vals[COL_STATE] = state;
+    for (int i = COL_DTYPE; i <= COL_MD5; i++) {
+        Py_INCREF(Py_None);
+        vals[i] = Py_None;
+    }
+    vals[COL_DN] = CONST(C_MINUS1);
+    return add_row(sc, vals);
+}
+
+/* a statistic as the Python walk keeps it: DECLINE for a container; *out a new reference */
+static int stat_value(Scanner *sc, Node *nd, PyObject **out) {
+    if (!nd) {
+        Py_INCREF(Py_None);
+        *out = Py_None;
+        return OK;
+    }
+    switch (nd->type) {
+    case T_OBJ:
+    case T_ARR:
+        return DECLINE;
+    case T_NAN:
+        *out = CONST(C_NAN);
+        return OK;
+    case T_TRUE:
+        *out = CONST(C_TRUE);
+        return OK;
+    case T_FALSE:
+        *out = CONST(C_FALSE);
+        return OK;
+    default:
+        *out = to_python(sc, nd);
+        return *out ? OK : ERROR;
+    }
+}
+
+/* the text Python's str() gives a list of non-negative ints; DECLINE for anything else */
+static int shape_text(Scanner *sc, Node *shape, PyObject **out) {
+    char buf[512];
+    Py_ssize_t len = 0;
+    buf[len++] = '[';
+    int first = 1;
+    for (int32_t c = shape->first; c >= 0; c = sc->nodes[c].next) {
+        Node *d = &sc->nodes[c];
+        if (d->type != T_INT || sc->s[d->start] == '-') return DECLINE;
+        if (len + d->len + 3 > (Py_ssize_t)sizeof buf) return DECLINE;
+        if (!first) {
+            buf[len++] = ',';
+            buf[len++] = ' ';
+        }
+        memcpy(buf + len, sc->s + d->start, d->len);
+        len += d->len;
+        first = 0;
+    }
+    buf[len++] = ']';
+    *out = cache_get(&sc->shapes, buf, len);
+    return *out ? OK : ERROR;
+}
+
+/* zlib's crc32 (the md5 fallback of a non-tensor value is the crc32 of its str()) */
+static uint32_t CRC_TABLE[256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        CRC_TABLE[i] = c;
+    }
+}
+
+static uint32_t crc32_of(const char *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (Py_ssize_t i = 0; i < n; i++) c = CRC_TABLE[(c ^ (unsigned char)p[i]) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+static int is_special_kind(Scanner *sc, Node *type) {
+    static const char *kinds[] = {"torch.Size", "slice", "ellipsis", "torch.ProcessGroup"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (node_is_str(sc, type, kinds[i])) return 1;
+    return 0;
+}
+
+static int name_is_rank_part(Scanner *sc) {
+    static const char *parts[] = {"src", "dst", "group_src", "group_dst"};
+    const char *p = sc->name.buf, *end = p + sc->name.len, *last = end;
+    while (last > p && last[-1] != '.') last--;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if ((size_t)(end - last) == strlen(parts[i]) && memcmp(last, parts[i], end - last) == 0) return 1;
+    return 0;
+}
+
+/* dumpjson._non_tensor for a plain scalar value (float, int, bool, null, string): dtype, shape, the
+ * four statistics and the md5 into vals; DECLINE when the leaf needs the Python function */
+static int scalar_leaf(Scanner *sc, Node *leaf, PyObject *md5_obj, PyObject **vals) {
+    Node *type = child(sc, leaf, "type");
+    Node *value = child(sc, leaf, "value");
+    if (is_special_kind(sc, type) || name_is_rank_part(sc)) return DECLINE;
+    int tn;
+    PyObject *obj = NULL, *stat;
+    switch (value ? value->type : T_NULL) {
+    case T_FLT:
+    case T_NAN:
+    case T_INF:
+    case T_NINF:
+        tn = TN_FLOAT;
+        break;
+    case T_INT:
+        tn = TN_INT;
+        break;
+    case T_TRUE:
+    case T_FALSE:
+        tn = TN_BOOL;
+        break;
+    case T_NULL:
+        tn = TN_NONE;
+        break;
+    case T_STR:
+        tn = TN_STR;
+        break;
+    default:
+        return DECLINE;
+    }
+    if (value) {
+        if (!(obj = to_python(sc, value))) return ERROR;
+    } else {
+        Py_INCREF(Py_None);
+        obj = Py_None;
+    }
+    if (value && value->type == T_NAN) {
+        stat = CONST(C_NAN);
+    } else if (value && value->type == T_TRUE) {
+        stat = CONST(C_TRUE);
+    } else if (value && value->type == T_FALSE) {
+        stat = CONST(C_FALSE);
+    } else {
+        Py_INCREF(obj);
+        stat = obj;
+    }
+    PyObject *md5 = md5_obj;
+    if (md5) {
+        Py_INCREF(md5);
+    } else if (!value) {
+        md5 = CONST(C_EMPTY_CRC);
+    } else {
+        PyObject *text = PyObject_Str(obj);
+        Py_ssize_t len;
+        const char *utf8 = text ? PyUnicode_AsUTF8AndSize(text, &len) : NULL;
+        if (utf8) {
+            char hex[9];
+            snprintf(hex, sizeof hex, "%08x", crc32_of(utf8, len));
+            md5 = cache_get(&sc->crcs, hex, 8);
+        }
+        Py_XDECREF(text);
+        if (!md5) {
+            Py_DECREF(obj);
+            Py_DECREF(stat);
+            return ERROR;
+        }
+    }
+    Py_DECREF(obj);
+    Py_INCREF(sc->type_names[tn]);
+    vals[COL_DTYPE] = sc->type_names[tn];
+    Py_INCREF(sc->empty_shape);
+    vals[COL_SHAPE] = sc->empty_shape;
+    for (int i = 0; i < 4; i++) {
+        Py_INCREF(stat);
+        vals[COL_MAX + i] = stat;
+    }
+    Py_DECREF(stat);
+    vals[COL_MD5] = md5;
+    return OK;
+}
+
+static int add_leaf(Scanner *sc, Node *leaf, PyObject *state) {
+    PyObject *vals[N_COL] = {0};
+    int r = DECLINE;
+    Node *dn = child(sc, leaf, "data_name");
+    Node *md5 = child(sc, leaf, "md5");
+    PyObject *md5_obj = NULL;
+    /* data_name and the row name */
+    if (!dn || dn->type == T_NULL || (dn->type == T_STR && dn->len == 0)) {
+        vals[COL_DN] = CONST(C_MINUS1);
+        vals[COL_NAME] = current_name(sc);
+    } else if (dn->type == T_STR) {
+        vals[COL_DN] = node_str(sc, dn);
+        const unsigned char *p = sc->s + dn->start;
+        Py_ssize_t cut = dn->len;
+        while (cut > 0 && p[cut - 1] != '.') cut--;
+        if (cut > 0) {
+            vals[COL_NAME] = PyUnicode_FromStringAndSize((const char *)p, cut - 1);
+        } else {
+            Py_XINCREF(vals[COL_DN]);
+            vals[COL_NAME] = vals[COL_DN];
+        }
+    } else {
+        goto fail;
+    }
+    if (md5 && md5->type != T_NULL) {
+        if (md5->type != T_STR) goto fail; /* a number is accepted by the Python walk: rare, left to it */
+        sc->md5_seen = 1;
+        if (!(md5_obj = node_str(sc, md5))) goto error;
+    }
+    Node *dtype = child(sc, leaf, "dtype");
+    if (dtype) {
+        if (dtype->type == T_NULL) {
+            Py_INCREF(Py_None);
+            vals[COL_DTYPE] = Py_None;
+        } else if (dtype->type == T_STR) {
+            if (!(vals[COL_DTYPE] = cache_get(&sc->dtypes, (const char *)sc->s + dtype->start, dtype->len)))
+                goto error;
+        } else {
+            goto fail;
+        }
+        Node *shape = child(sc, leaf, "shape");
+        if (!shape || shape->type == T_NULL) {
+            Py_INCREF(Py_None);
+            vals[COL_SHAPE] = Py_None;
+        } else if (shape->type == T_ARR) {
+            if ((r = shape_text(sc, shape, &vals[COL_SHAPE])) != OK) goto done;
+        } else {
+            goto fail;
+        }
+        static const char *stats[4] = {"Max", "Min", "Mean", "Norm"};
+        for (int i = 0; i < 4; i++) {
+            if ((r = stat_value(sc, child(sc, leaf, stats[i]), &vals[COL_MAX + i])) != OK) goto done;
+        }
+        Node *rg = child(sc, leaf, "requires_grad");
+        if (!rg || rg->type == T_NULL) {
+            Py_INCREF(Py_None);
+            vals[COL_RG] = Py_None;
+        } else if (rg->type == T_TRUE) {
+            vals[COL_RG] = CONST(C_TRUE);
+        } else if (rg->type == T_FALSE) {
+            vals[COL_RG] = CONST(C_FALSE);
+        } else if (rg->type == T_STR) {
+            vals[COL_RG] = node_str(sc, rg);
+        } else {
+            goto fail;
+        }
+        vals[COL_MD5] = md5_obj ? md5_obj : CONST(C_EMPTY_CRC);
+        md5_obj = NULL;
+    } else if ((r = scalar_leaf(sc, leaf, md5_obj, vals)) != DECLINE) {
+        if (r != OK) goto done;
+        Py_INCREF(Py_None);
+        vals[COL_RG] = Py_None;
+    } else {
+        PyObject *leaf_obj = to_python(sc, leaf);
+        PyObject *name = leaf_obj ? current_name(sc) : NULL;
+        PyObject *res = name ? PyObject_CallFunctionObjArgs(sc->other_leaf, leaf_obj, name,
+                                                            md5_obj ? md5_obj : Py_None, NULL)
+                             : NULL;
+        Py_XDECREF(leaf_obj);
+        Py_XDECREF(name);
+        if (!res) {
+            /* whatever the Python walk would do with this leaf, it is its call */
+            if (PyErr_ExceptionMatches(PyExc_MemoryError)) goto error;
+            PyErr_Clear();
+            goto fail;
+        }
+        if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 7) {
+            Py_DECREF(res);
+            PyErr_SetString(PyExc_TypeError, "other_leaf must return a 7-tuple");
+            goto error;
+        }
+        static const int order[7] = {COL_DTYPE, COL_SHAPE, COL_MAX, COL_MIN, COL_MEAN, COL_NORM, COL_MD5};
+        for (int i = 0; i < 7; i++) {
+            vals[order[i]] = PyTuple_GET_ITEM(res, i);
+            Py_INCREF(vals[order[i]]);
+        }
+        Py_DECREF(res);
+        Py_INCREF(Py_None);
+        vals[COL_RG] = Py_None;
+    }
+    Py_INCREF(sc->api_idx);
+    vals[COL_API] = sc->api_idx;
+    Py_INCREF(state);
+    vals[COL_STATE] = state;
+    Py_XDECREF(md5_obj);
+    return add_row(sc, vals) < 0 ? ERROR : OK;
+error:
+    r = ERROR;
+    goto done;
+fail:
+    r = DECLINE;
+done:
+    Py_XDECREF(md5_obj);
+    for (int i = 0; i < N_COL; i++) Py_XDECREF(vals[i]);
+    return r;
+}
+
+/* whether "parameters_grad" is one of the dot-separated parts of the current name */
+static int name_has_pgrad(Scanner *sc) {
+    const char *p = sc->name.buf, *end = p + sc->name.len;
+    static const char word[] = "parameters_grad";
+    const Py_ssize_t wlen = sizeof word - 1;
+    while (p <= end) {
+        const char *dot = memchr(p, '.', end - p);
+        const char *stop = dot ? dot : end;
+        if (stop - p == wlen && memcmp(p, word, wlen) == 0) return 1;
+        if (!dot) break;
+        p = dot + 1;
+    }
+    return 0;
+}
+
+static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
+    if (depth > MAX_DEPTH) return DECLINE;
+    int r;
+    Py_ssize_t base = sc->name.len;
+    switch (nd->type) {
+    case T_NULL:
+        return add_null(sc, state) < 0 ? ERROR : OK;
+    case T_ARR: {
+        int keep_index = !name_has_pgrad(sc);
+        int32_t i = 0;
+        for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next, i++) {
+            if (keep_index) {
+                char num[24];
+                int k = snprintf(num, sizeof num, ".%d", (int)i);
+                if (text_add(&sc->name, num, k) < 0) return ERROR;
+            }
+            r = walk(sc, &sc->nodes[c], state, depth + 1);
+            sc->name.len = base;
+            if (r != OK) return r;
+        }
+        return OK;
+    }
+    case T_OBJ: {
+        if (node_is_str(sc, child(sc, nd, "class_type"), "torch.distributed.P2POp")) {
+            Node *tensor = child(sc, nd, "tensor");
+            Node *type = tensor && tensor->type == T_OBJ ? child(sc, tensor, "type") : NULL;
+            if (type && type->type == T_STR) return add_leaf(sc, tensor, state);
+            return add_null(sc, state) < 0 ? ERROR : OK;
+        }
+        Node *type = child(sc, nd, "type");
+        if (type && type->type == T_STR) return add_leaf(sc, nd, state);
+        for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next) {
+            Node *k = &sc->nodes[c];
+            if (text_add(&sc->name, ".", 1) < 0 || text_add(&sc->name, (const char *)sc->s + k->kstart, k->klen) < 0)
+                return ERROR;
+            r = walk(sc, k, state, depth + 1);
+            sc->name.len = base;
+            if (r != OK) return r;
+        }
+        return OK;
+    }
+    default:
+        return DECLINE; /* a bare value where an argument record belongs: the Python walk names it */
+    }
+}
+
+static const struct {
+    const char *key, *suffix;
+    int state;
+} ENTRY_KEYS[] = {
+    {"input_args", ".input", C_INPUT},  {"input_kwargs", ".input", C_INPUT}, {"input", ".input", C_INPUT},
+    {"parameters", ".parameters", C_PARAMETERS}, {"output", ".output", C_OUTPUT},
+};
+
+#define ERROR_HOW -2
+
+static int add_word(Scanner *sc, int col, const char *text, Py_ssize_t len) {
+    PyObject *word = cache_get(&sc->words, text, len);
+    if (!word) return -1;
+    int r = PyList_Append(sc->api_cols[col], word);
+    Py_DECREF(word);
+    return r;
+}
+
+/* dumpjson.split_api_key, recorded as one more API; returns how to walk the entry: -1 skip it (no API),
+ * 0 whole as "debug", 1 whole as "parameters_grad", 2 its argument keys; ERROR_HOW on failure */
+static int record_api(Scanner *sc, PyObject *key, Py_ssize_t kstart, Py_ssize_t klen) {
+    const char *k = (const char *)sc->s + kstart;
+    const char *prefix, *call, *direction;
+    Py_ssize_t prefix_len, call_len;
+    int how;
+    /* the last two dot-separated parts: [d2 + 1, d1) and [d1 + 1, klen); d1 = -1 for a single part */
+    Py_ssize_t d1 = klen - 1, d2;
+    while (d1 >= 0 && k[d1] != '.') d1--;
+    d2 = d1 - 1;
+    while (d2 >= 0 && k[d2] != '.') d2--;
+    const char *last = k + d1 + 1;
+    Py_ssize_t last_len = klen - d1 - 1;
+    const char *second = k + d2 + 1;
+    Py_ssize_t second_len = d1 >= 0 ? d1 - d2 - 1 : -1;
+#define IS(p, n, word) ((n) == (Py_ssize_t)strlen(word) && memcmp((p), (word), (n)) == 0)
+#define IN_LAST2(word) (IS(last, last_len, word) || (second_len >= 0 && IS(second, second_len, word)))
+    if (sc->debug) {
+        prefix = k, prefix_len = klen, call = "", call_len = 0, direction = "debug";
+    } else if (IN_LAST2("parameters_grad")) {
+        prefix = k, prefix_len = d1 >= 0 ? d1 : 0, call = direction = "parameters_grad";
+        call_len = 15;
+    } else if (d1 >= 0 && (IN_LAST2("forward") || IN_LAST2("backward"))) {
+        direction = IN_LAST2("forward") ? "forward" : "backward";
+        prefix = k, prefix_len = d2 >= 0 ? d2 : 0;
+        call = k + d2 + 1, call_len = klen - d2 - 1;
+    } else {
+        return -1;
+    }
+    if (sc->debug || IS(last, last_len, "debug"))
+        how = 0;
+    else
+        how = strcmp(direction, "parameters_grad") == 0 ? 1 : 2;
+#undef IN_LAST2
+#undef IS
+    PyObject *first = PyLong_FromSsize_t(sc->rows);
+    int bad = !first || PyList_Append(sc->api_cols[API_KEY], key) < 0 ||
+              add_word(sc, API_PREFIX, prefix, prefix_len) < 0 || add_word(sc, API_CALL, call, call_len) < 0 ||
+              add_word(sc, API_DIRECTION, direction, (Py_ssize_t)strlen(direction)) < 0 ||
+              PyList_Append(sc->api_cols[API_FIRST_ROW], first) < 0;
+    Py_XDECREF(first);
+    return bad ? ERROR_HOW : how;
+}
+
+/* one data member, parsed: its key at [kstart, kstart + klen), its value the node `root` */
+static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t root) {
+    PyObject *key = PyUnicode_FromStringAndSize((const char *)sc->s + kstart, klen);
+    if (!key) return ERROR;
+    int known = PySet_Contains(sc->seen, key);
+    if (known != 0 || PySet_Add(sc->seen, key) < 0) {
+        Py_DECREF(key);
+        return known > 0 ? DECLINE : ERROR; /* a repeated key: the Python path reports it */
+    }
+    int how = record_api(sc, key, kstart, klen);
+    Py_DECREF(key);
+    if (how == ERROR_HOW) return ERROR;
+    if (how < 0) return OK;
+    Py_XDECREF(sc->api_idx);
+    if (!(sc->api_idx = PyLong_FromSsize_t(sc->n_apis++))) return ERROR;
+    Node *nd = &sc->nodes[root];
+    sc->name.len = 0;
+    if (text_add(&sc->name, (const char *)sc->s + kstart, klen) < 0) return ERROR;
+    if (how == 0) return walk(sc, nd, sc->consts[C_DEBUG], 0);
+    if (how == 1) return walk(sc, nd, sc->consts[C_PGRAD], 0);
+    if (nd->type != T_OBJ) return DECLINE;
+    for (size_t i = 0; i < sizeof ENTRY_KEYS / sizeof ENTRY_KEYS[0]; i++) {
+        Node *value = child(sc, nd, ENTRY_KEYS[i].key);
+        if (!value) continue;
+        sc->name.len = klen;
+        if (text_add(&sc->name, ENTRY_KEYS[i].suffix, (Py_ssize_t)strlen(ENTRY_KEYS[i].suffix)) < 0) return ERROR;
+        int r = walk(sc, value, sc->consts[ENTRY_KEYS[i].state], 1);
+        if (r != OK) return r;
+    }
+    return OK;
+}
+
+/* ------------------------------------------------------------------ the top level */
+
+/* one step of the top-level state machine from sc->pos; OK when it moved on */
+static int step(Scanner *sc) {
+    int r;
+    if ((r = skip_ws(sc)) != OK) return r;
+    unsigned char c = sc->s[sc->pos];
+    switch (sc->state) {
+    case S_START:
+        if (c != '{') return DECLINE;
+        sc->pos++;
+        sc->state = S_TOP_FIRST;
+        return OK;
+    case S_TOP_FIRST:
+        if (c == '}') {
+            sc->pos++;
+            sc->state = S_END;
+            return OK;
+        }
+        sc->state = S_TOP_KEY;
+        return OK;
+    case S_TOP_KEY: {
+        Py_ssize_t kstart, klen;
+        if (c != '"') return DECLINE;
+        if ((r = scan_string(sc, &kstart, &klen)) != OK) return r;
+        if ((r = skip_ws(sc)) != OK) return r;
+        if (sc->s[sc->pos++] != ':') return DECLINE;
+        if ((r = skip_ws(sc)) != OK) return r;
+        PyObject *key = PyUnicode_FromStringAndSize((const char *)sc->s + kstart, klen);
+        if (!key) return ERROR;
+        Py_ssize_t n = PyList_GET_SIZE(sc->header);
+        for (Py_ssize_t i = 0; i < n; i++) { /* a repeated top-level key: left to the Python path */
+            int same = PyUnicode_Compare(PyTuple_GET_ITEM(PyList_GET_ITEM(sc->header, i), 0), key) == 0;
+            if (same) {
+                Py_DECREF(key);
+                return DECLINE;
+            }
+        }
+        PyObject *value;
+        if (klen == 4 && memcmp(sc->s + kstart, "data", 4) == 0) {
+            if (sc->s[sc->pos] != '{') {
+                Py_DECREF(key);
+                return DECLINE;
+            }
+            sc->pos++;
+            value = Py_None;
+            Py_INCREF(value);
+            sc->state = S_DATA_FIRST;
+        } else {
+            Py_ssize_t start = sc->pos;
+            if ((r = skip_value(sc, 0)) != OK) {
+                Py_DECREF(key);
+                return r;
+            }
+            value = PyBytes_FromStringAndSize((const char *)sc->s + start, sc->pos - start);
+            sc->state = S_TOP_AFTER;
+        }
+        PyObject *item = value ? PyTuple_Pack(2, key, value) : NULL;
+        Py_DECREF(key);
+        Py_XDECREF(value);
+        if (!item || PyList_Append(sc->header, item) < 0) {
+            Py_XDECREF(item);
+            return ERROR;
+        }
+        Py_DECREF(item);
+        return OK;
+    }
+    case S_TOP_AFTER:
+        sc->pos++;
+        if (c == ',') {
+            sc->state = S_TOP_KEY;
+            return OK;
+        }
+        if (c == '}') {
+            sc->state = S_END;
+            return OK;
+        }
+        return DECLINE;
+    case S_DATA_FIRST:
+        if (c == '}') {
+            sc->pos++;
+            sc->state = S_TOP_AFTER;
+            return OK;
+        }
+        sc->state = S_DATA_MEMBER;
+        return OK;
+    case S_DATA_MEMBER: {
+        Py_ssize_t kstart, klen;
+        int32_t root;
+        if (c != '"') return DECLINE;
+        if ((r = scan_string(sc, &kstart, &klen)) != OK) return r;
+        if ((r = skip_ws(sc)) != OK) return r;
+        if (sc->s[sc->pos++] != ':') return DECLINE;
+        if ((r = skip_ws(sc)) != OK) return r;
+        sc->used = 0;
+        if ((r = parse_value(sc, 0, &root)) != OK) return r;
+        /* the value must be complete (not cut by the block's end) before any row is added */
+        if ((r = skip_ws(sc)) != OK) return r;
+        if ((r = add_entry(sc, kstart, klen, root)) != OK) return r;
+        sc->state = S_DATA_AFTER;
+        return OK;
+    }
+    case S_DATA_AFTER:
+        sc->pos++;
+        if (c == ',') {
+            sc->state = S_DATA_MEMBER;
+            return OK;
+        }
+        if (c == '}') {
+            sc->state = S_TOP_AFTER;
+            return OK;
+        }
+        return DECLINE;
+    default: /* S_END: only blanks may follow */
+        return DECLINE;
+    }
+}
+
+static PyObject *Scanner_feed(Scanner *sc, PyObject *args) {
+    Py_buffer view;
+    int final;
+    if (!PyArg_ParseTuple(args, "y*p", &view, &final)) return NULL;
+    sc->s = view.buf;
+    sc->n = view.len;
+    sc->pos = 0;
+    sc->final = final;
+    Py_ssize_t done = 0;
+    int r = OK;
+    for (;;) {
+        int state = sc->state;
+        r = step(sc);
+        if (r != OK) {
+            sc->state = state; /* a cut step is taken again with the next block */
+            break;
+        }
+        done = sc->pos;
+    }
+    PyBuffer_Release(&view);
+    sc->s = NULL;
+    if (r == ERROR) return NULL;
+    /* the end of the buffer: more to come, or the end of a complete document */
+    if (r == END_OF_BUFFER && (!final || sc->state == S_END)) return PyLong_FromSsize_t(done);
+    return PyLong_FromLong(-1);
+}
+
+static PyObject *Scanner_get_header(Scanner *sc, void *closure) {
+    Py_INCREF(sc->header);
+    return sc->header;
+}
+
+static PyObject *Scanner_get_apis(Scanner *sc, void *closure) {
+    return PyTuple_Pack(N_API, sc->api_cols[0], sc->api_cols[1], sc->api_cols[2], sc->api_cols[3], sc->api_cols[4]);
+}
+
+static PyObject *Scanner_get_md5_seen(Scanner *sc, void *closure) { return PyBool_FromLong(sc->md5_seen); }
+
+static PyObject *Scanner_get_done(Scanner *sc, void *closure) { return PyBool_FromLong(sc->state == S_END); }
+
+static int Scanner_init(Scanner *sc, PyObject *args, PyObject *kwds) {
+    PyObject *cols, *consts, *other_leaf;
+    int debug;
+    if (!PyArg_ParseTuple(args, "O!pOO!", &PyTuple_Type, &cols, &debug, &other_leaf, &PyTuple_Type, &consts))
+        return -1;
+    if (PyTuple_GET_SIZE(cols) != N_COL || PyTuple_GET_SIZE(consts) != N_CONST) {
+        PyErr_SetString(PyExc_ValueError, "Scanner needs 12 columns and 10 constants");
+        return -1;
+    }
+    for (int i = 0; i < N_COL; i++) {
+        PyObject *col = PyTuple_GET_ITEM(cols, i);
+        if (!PyList_Check(col)) {
+            PyErr_SetString(PyExc_TypeError, "columns must be lists");
+            return -1;
+        }
+        Py_INCREF(col);
+        Py_XSETREF(sc->cols[i], col);
+    }
+    for (int i = 0; i < N_CONST; i++) {
+        PyObject *c = PyTuple_GET_ITEM(consts, i);
+        Py_INCREF(c);
+        Py_XSETREF(sc->consts[i], c);
+    }
+    for (int i = 0; i < N_API; i++) {
+        Py_XSETREF(sc->api_cols[i], PyList_New(0));
+        if (!sc->api_cols[i]) return -1;
+    }
+    for (int i = 0; i < N_TYPE_NAMES; i++) {
+        Py_XSETREF(sc->type_names[i], PyUnicode_FromString(TYPE_NAMES[i]));
+        if (!sc->type_names[i]) return -1;
+    }
+    Py_XSETREF(sc->empty_shape, PyUnicode_FromString("[]"));
+    if (!sc->empty_shape) return -1;
+    Py_INCREF(other_leaf);
+    Py_XSETREF(sc->other_leaf, other_leaf);
+    Py_XSETREF(sc->seen, PySet_New(NULL));
+    Py_XSETREF(sc->header, PyList_New(0));
+    if (!sc->seen || !sc->header) return -1;
+    sc->debug = debug;
+    sc->state = S_START;
+    sc->rows = PyList_GET_SIZE(sc->cols[COL_NAME]);
+    return 0;
+}
+
+static void Scanner_dealloc(Scanner *sc) {
+    for (int i = 0; i < N_COL; i++) Py_XDECREF(sc->cols[i]);
+    for (int i = 0; i < N_CONST; i++) Py_XDECREF(sc->consts[i]);
+    for (int i = 0; i < N_API; i++) Py_XDECREF(sc->api_cols[i]);
+    for (int i = 0; i < N_TYPE_NAMES; i++) Py_XDECREF(sc->type_names[i]);
+    Py_XDECREF(sc->empty_shape);
+    cache_free(&sc->words);
+    cache_free(&sc->crcs);
+    Py_XDECREF(sc->other_leaf);
+    Py_XDECREF(sc->seen);
+    Py_XDECREF(sc->header);
+    Py_XDECREF(sc->api_idx);
+    PyMem_Free(sc->nodes);
+    PyMem_Free(sc->name.buf);
+    cache_free(&sc->dtypes);
+    cache_free(&sc->shapes);
+    Py_TYPE(sc)->tp_free((PyObject *)sc);
+}
+
+static PyMethodDef Scanner_methods[] = {
+    {"feed", (PyCFunction)Scanner_feed, METH_VARARGS,
+     "feed(buffer, final) -> bytes consumed, or -1 when the document is left to the Python path"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Scanner_getset[] = {
+    {"header", (getter)Scanner_get_header, NULL, "[(key, value bytes)] of the top-level members but data", NULL},
+    {"apis", (getter)Scanner_get_apis, NULL, "(keys, prefixes, calls, directions, first rows) of the APIs", NULL},
+    {"md5_seen", (getter)Scanner_get_md5_seen, NULL, "whether some leaf carried an md5", NULL},
+    {"done", (getter)Scanner_get_done, NULL, "whether the whole document was read", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "msprobe_core._dumpscan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reads a dump.json block by block into the columns of a table (see the module docstring).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+    .tp_getset = Scanner_getset,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "msprobe_core._dumpscan",
+                                    "The C fast path of the dump.json loader.", -1, NULL};
+
+PyMODINIT_FUNC PyInit__dumpscan(void) {
+    crc_init();
+    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(&ScannerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
