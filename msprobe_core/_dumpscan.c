@@ -26,6 +26,9 @@
  *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
  *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
  *   dumpjson.split_api_key keeps; Scanner.md5_seen: whether a leaf carried an md5.
+ *
+ * classify_statistics(values): the statistics the scanner (or the Python walk) produced, classified
+ * for the metric stage in one pass (stats_metrics.StatColumn).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,6 +50,8 @@ enum { C_INPUT, C_OUTPUT, C_PARAMETERS, C_PGRAD, C_DEBUG, C_MINUS1, C_EMPTY_CRC,
 enum { COL_API, COL_NAME, COL_STATE, COL_DTYPE, COL_SHAPE, COL_RG, COL_MAX, COL_MIN, COL_MEAN, COL_NORM,
        COL_MD5, COL_DN, N_COL };
 
+/* classify_statistics: the kind codes of stats_metrics (_T_FLOAT...) */
+enum { KIND_FLOAT, KIND_INT, KIND_STR, KIND_NONE, KIND_OTHER };
 enum { API_KEY, API_PREFIX, API_CALL, API_DIRECTION, API_FIRST_ROW, N_API };
 /* str(type(value)) of a scalar non-tensor value, by node type */
 enum { TN_FLOAT, TN_INT, TN_BOOL, TN_NONE, TN_STR, N_TYPE_NAMES };
@@ -1220,6 +1225,55 @@ static void Scanner_dealloc(Scanner *sc) {
     Py_TYPE(sc)->tp_free((PyObject *)sc);
 }
 
+/* classify_statistics(values) -> (kinds, numbers) or None: see stats_metrics.StatColumn */
+static PyObject *classify_statistics(PyObject *module, PyObject *values) {
+    PyObject *seq = PySequence_Fast(values, "values must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *kinds = PyByteArray_FromStringAndSize(NULL, n);
+    PyObject *nums = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (!kinds || !nums) goto error;
+    char *kind = PyByteArray_AS_STRING(kinds);
+    double *num = (double *)PyByteArray_AS_STRING(nums);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = items[i];
+        if (PyFloat_CheckExact(v)) {
+            kind[i] = KIND_FLOAT;
+            num[i] = PyFloat_AS_DOUBLE(v);
+        } else if (PyLong_CheckExact(v)) {
+            double d = PyLong_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred()) { /* too large for a double: the numpy path decides */
+                PyErr_Clear();
+                Py_DECREF(kinds);
+                Py_DECREF(nums);
+                Py_DECREF(seq);
+                Py_RETURN_NONE;
+            }
+            kind[i] = KIND_INT;
+            num[i] = d;
+        } else {
+            kind[i] = PyUnicode_CheckExact(v) ? KIND_STR : v == Py_None ? KIND_NONE : KIND_OTHER;
+            num[i] = Py_NAN;
+        }
+    }
+    Py_DECREF(seq);
+    return Py_BuildValue("(NN)", kinds, nums);
+error:
+    Py_XDECREF(kinds);
+    Py_XDECREF(nums);
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static PyMethodDef module_functions[] = {
+    {"classify_statistics", classify_statistics, METH_O,
+     "classify_statistics(values) -> (kinds, numbers): per value a kind code (float 0, int 1, str 2, None 3, "
+     "anything else 4) in a bytearray, and its float64 value (NaN unless a float or an int) in another; None "
+     "when an int does not fit a double"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef Scanner_methods[] = {
     {"feed", (PyCFunction)Scanner_feed, METH_VARARGS,
      "feed(buffer, final) -> bytes consumed, or -1 when the document is left to the Python path"},
@@ -1247,7 +1301,7 @@ static PyTypeObject ScannerType = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "msprobe_core._dumpscan",
-                                    "The C fast path of the dump.json loader.", -1, NULL};
+                                    "The C fast path of the dump.json loader.", -1, module_functions};
 
 PyMODINIT_FUNC PyInit__dumpscan(void) {
     crc_init();

@@ -51,6 +51,12 @@ _TYPE_CODE: defaultdict[type, int] = defaultdict(
 )
 
 
+try:
+    from ._dumpscan import classify_statistics as _classify
+except ImportError:  # built without a C compiler
+    _classify = None
+
+
 class StatColumn:
     """One statistics column classified for the rule table.
 
@@ -61,12 +67,11 @@ class StatColumn:
     def __init__(self, values: Sequence[Any]) -> None:
         n = len(values)
         self.values = values
-        kind = np.fromiter(map(_TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8, count=n)
+        kind, num = classify_values(values)
         self.kind = kind
         is_float = kind == _T_FLOAT
         is_int = kind == _T_INT
         numeric = is_float | is_int
-        num = float_values(values, is_float, is_int)
         cls = np.full(n, OTHER, dtype=np.int8)
         cls[numeric] = NUM
         cls[is_float & np.isnan(num)] = NAN
@@ -83,6 +88,18 @@ class StatColumn:
         self.is_int = is_int
         self.is_str = is_str
         self.is_none = kind == _T_NONE
+
+
+def classify_values(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(kind code per value: ``_T_FLOAT``, ``_T_INT``, ``_T_STR``, ``_T_NONE`` or ``_T_OTHER``; its float64
+    value, NaN unless a float or an int), in one C pass where ``_dumpscan`` is built."""
+    if _classify is not None:
+        found = _classify(values)
+        if found is not None:  # None: an int too large for a double, left to numpy's rules below
+            kinds, numbers = found
+            return np.frombuffer(kinds, dtype=np.int8), np.frombuffer(numbers, dtype=np.float64)
+    kind = np.fromiter(map(_TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
+    return kind, float_values(values, kind == _T_FLOAT, kind == _T_INT)
 
 
 def float_values(values: Sequence[Any], is_float: np.ndarray, is_int: np.ndarray | None = None) -> np.ndarray:

@@ -9,7 +9,6 @@ group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,19 +105,16 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
-    from .stats_metrics import float_values
+    from .stats_metrics import _T_FLOAT, _T_STR, classify_values
 
-    kind = np.fromiter(map(_KIND.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
-    is_float = kind == 1
+    kind, num = classify_values(values)
+    is_float = kind == _T_FLOAT
     out = np.zeros(len(values), dtype=bool)
     if is_float.any():
-        out[is_float] = ~np.isfinite(float_values(values, is_float)[is_float])
-    for i in np.flatnonzero(kind == 2).tolist():
+        out[is_float] = ~np.isfinite(num[is_float])
+    for i in np.flatnonzero(kind == _T_STR).tolist():
         out[i] = values[i].strip().lower() in ("inf", "-inf", "nan")
     return out
-
-
-_KIND: defaultdict[type, int] = defaultdict(int, {float: 1, str: 2})
 
 
 class _Groups:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from msprobe_core import stats_metrics
 from msprobe_core.stats_metrics import StatColumn
 from msprobe_core.verdicts import _is_inf_nan
 
@@ -46,3 +48,39 @@ def test_inf_nan_cells(values: list) -> None:
 def test_an_all_float_column_is_converted_whole() -> None:
     values = [0.5, -1e300, float("inf"), 3.0]
     assert np.array_equal(StatColumn(values).num, np.array(values))
+
+
+def _fits_a_double(v: int) -> bool:
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+class _Str(str):
+    """A str subclass: its kind is "other", as ``type(v) is str`` says."""
+
+
+any_cells = st.lists(st.floats() | st.integers(-(2**1100), 2**1100) | st.booleans() | st.none() | st.text(max_size=3)
+                     | st.builds(_Str, st.text(max_size=2)) | st.just(1.5j), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_cells, st.sampled_from([list, tuple]))
+def test_the_one_pass_classification_is_the_numpy_one(values: list, container: type) -> None:
+    """``classify_values`` in C (``_dumpscan.classify_statistics``) gives the kinds and numbers of the numpy path."""
+    if stats_metrics._classify is None:
+        pytest.skip("the C extension is not built here")
+    values = container(v for v in values if type(v) is not int or _fits_a_double(v))
+    assert stats_metrics._classify(values + container([2**1024])) is None  # left to numpy, which raises
+    kind, num = stats_metrics.classify_values(values)
+    want_kind = np.fromiter(map(stats_metrics._TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8,
+                            count=len(values))
+    assert kind.tolist() == want_kind.tolist()
+    numeric = [type(v) in (float, int) for v in values]
+    want = stats_metrics.float_values(values, want_kind == stats_metrics._T_FLOAT, want_kind == stats_metrics._T_INT)
+    assert all((a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b))
+               for a, b in zip(num.tolist(), want.tolist()))
+    assert [math.isnan(x) for x, is_num in zip(num.tolist(), numeric) if not is_num] == [True] * numeric.count(False)
+    assert num.flags.writeable  # StatColumn writes the parsed text cells into it
