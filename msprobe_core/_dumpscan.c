@@ -16,7 +16,8 @@
  *     argument record is expected, a negative shape), or an md5 given as a number.
  *
  * Scanner(columns, debug, other_leaf, constants)
- *   columns     the 12 row lists of the DumpTable, in tablewire.COLUMNS order
+ *   columns     the 12 row lists of the DumpTable, in tablewire.COLUMNS order (the four statistics
+ *               columns are left empty: see Scanner.stats)
  *   debug       whether the file is a debug.json (every key is one entry, walked as "debug")
  *   other_leaf  other_leaf(leaf_dict, name, md5) -> (dtype, shape, max, min, mean, norm, md5) for a
  *               leaf without "dtype" that is not a plain scalar (sizes, slices, process groups...)
@@ -25,7 +26,9 @@
  * Scanner.feed(buffer, final) -> bytes consumed (the caller keeps the rest and appends the next
  *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
  *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
- *   dumpjson.split_api_key keeps; Scanner.md5_seen: whether a leaf carried an md5.
+ *   dumpjson.split_api_key keeps; Scanner.stats: the Max, Min, Mean and Norm columns, each as
+ *   (kinds, float64 values, {row: value}) for columns.StatCells; Scanner.md5_seen: whether a leaf
+ *   carried an md5.
  *
  * classify_statistics(values): the statistics the scanner (or the Python walk) produced, classified
  * for the metric stage in one pass (stats_metrics.StatColumn).
@@ -83,6 +86,14 @@ typedef struct {
     Py_ssize_t len, cap;
 } Text;
 
+/* a statistics column: kind code and float64 value per row, the non-float values by row */
+typedef struct {
+    int8_t *kind;
+    double *num;
+    Py_ssize_t len, cap;
+    PyObject *others;
+} StatBuf;
+
 typedef struct {
     PyObject_HEAD
     PyObject *cols[N_COL];
@@ -107,6 +118,7 @@ typedef struct {
     Cache crcs;                /* crc32 texts of non-tensor values */
     PyObject *type_names[N_TYPE_NAMES];
     PyObject *empty_shape;
+    StatBuf stats[4]; /* Max, Min, Mean, Norm */
 } Scanner;
 
 /* ------------------------------------------------------------------ small helpers */
@@ -537,14 +549,67 @@ static PyObject *to_python(Scanner *sc, Node *nd) {
     }
 }
 
-/* steals every reference in vals; -1 on failure */
+/* one more statistic in column k, kept as the metric stage reads it (kind, float64, the object itself
+ * unless a float or None); DECLINE for an int too large for a double (left to the Python walk) */
+static int stat_push(Scanner *sc, int k, PyObject *v) {
+    StatBuf *b = &sc->stats[k];
+    if (b->len == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 4096;
+        int8_t *kind = PyMem_Realloc(b->kind, (size_t)cap);
+        if (kind) b->kind = kind;
+        double *num = kind ? PyMem_Realloc(b->num, (size_t)cap * sizeof(double)) : NULL;
+        if (!num) {
+            PyErr_NoMemory();
+            return ERROR;
+        }
+        b->num = num;
+        b->cap = cap;
+    }
+    int8_t kind;
+    double num = Py_NAN;
+    int keep = 1;
+    if (PyFloat_CheckExact(v)) {
+        kind = KIND_FLOAT, num = PyFloat_AS_DOUBLE(v), keep = 0;
+    } else if (PyLong_CheckExact(v)) {
+        num = PyLong_AsDouble(v);
+        if (num == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return ERROR;
+            PyErr_Clear();
+            return DECLINE;
+        }
+        kind = KIND_INT;
+    } else if (v == Py_None) {
+        kind = KIND_NONE, keep = 0;
+    } else {
+        kind = PyUnicode_CheckExact(v) ? KIND_STR : KIND_OTHER;
+    }
+    if (keep) {
+        PyObject *key = PyLong_FromSsize_t(b->len);
+        int bad = !key || PyDict_SetItem(b->others, key, v) < 0;
+        Py_XDECREF(key);
+        if (bad) return ERROR;
+    }
+    b->kind[b->len] = kind;
+    b->num[b->len] = num;
+    b->len++;
+    return OK;
+}
+
+/* steals every reference in vals; OK, DECLINE or ERROR */
 static int add_row(Scanner *sc, PyObject **vals) {
-    int r = 0;
+    int r = OK;
     for (int i = 0; i < N_COL; i++) {
-        if (r == 0 && (!vals[i] || PyList_Append(sc->cols[i], vals[i]) < 0)) r = -1;
+        if (r == OK) {
+            if (!vals[i])
+                r = ERROR;
+            else if (i >= COL_MAX && i <= COL_NORM)
+                r = stat_push(sc, i - COL_MAX, vals[i]);
+            else if (PyList_Append(sc->cols[i], vals[i]) < 0)
+                r = ERROR;
+        }
         Py_XDECREF(vals[i]);
     }
-    if (r == 0) sc->rows++;
+    if (r == OK) sc->rows++;
     return r;
 }
 
@@ -836,7 +901,7 @@ static int add_leaf(Scanner *sc, Node *leaf, PyObject *state) {
     Py_INCREF(state);
     vals[COL_STATE] = state;
     Py_XDECREF(md5_obj);
-    return add_row(sc, vals) < 0 ? ERROR : OK;
+    return add_row(sc, vals);
 error:
     r = ERROR;
     goto done;
@@ -869,7 +934,7 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
     Py_ssize_t base = sc->name.len;
     switch (nd->type) {
     case T_NULL:
-        return add_null(sc, state) < 0 ? ERROR : OK;
+        return add_null(sc, state);
     case T_ARR: {
         int keep_index = !name_has_pgrad(sc);
         int32_t i = 0;
@@ -890,7 +955,7 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
             Node *tensor = child(sc, nd, "tensor");
             Node *type = tensor && tensor->type == T_OBJ ? child(sc, tensor, "type") : NULL;
             if (type && type->type == T_STR) return add_leaf(sc, tensor, state);
-            return add_null(sc, state) < 0 ? ERROR : OK;
+            return add_null(sc, state);
         }
         Node *type = child(sc, nd, "type");
         if (type && type->type == T_STR) return add_leaf(sc, nd, state);
@@ -1158,6 +1223,25 @@ static PyObject *Scanner_get_apis(Scanner *sc, void *closure) {
     return PyTuple_Pack(N_API, sc->api_cols[0], sc->api_cols[1], sc->api_cols[2], sc->api_cols[3], sc->api_cols[4]);
 }
 
+static PyObject *Scanner_get_stats(Scanner *sc, void *closure) {
+    PyObject *out = PyTuple_New(4);
+    if (!out) return NULL;
+    for (int k = 0; k < 4; k++) {
+        StatBuf *b = &sc->stats[k];
+        PyObject *kinds = PyByteArray_FromStringAndSize((const char *)b->kind, b->len);
+        PyObject *nums = PyByteArray_FromStringAndSize((const char *)b->num, b->len * (Py_ssize_t)sizeof(double));
+        PyObject *item = kinds && nums ? PyTuple_Pack(3, kinds, nums, b->others) : NULL;
+        Py_XDECREF(kinds);
+        Py_XDECREF(nums);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, k, item);
+    }
+    return out;
+}
+
 static PyObject *Scanner_get_md5_seen(Scanner *sc, void *closure) { return PyBool_FromLong(sc->md5_seen); }
 
 static PyObject *Scanner_get_done(Scanner *sc, void *closure) { return PyBool_FromLong(sc->state == S_END); }
@@ -1195,6 +1279,11 @@ static int Scanner_init(Scanner *sc, PyObject *args, PyObject *kwds) {
     }
     Py_XSETREF(sc->empty_shape, PyUnicode_FromString("[]"));
     if (!sc->empty_shape) return -1;
+    for (int k = 0; k < 4; k++) {
+        sc->stats[k].len = 0;
+        Py_XSETREF(sc->stats[k].others, PyDict_New());
+        if (!sc->stats[k].others) return -1;
+    }
     Py_INCREF(other_leaf);
     Py_XSETREF(sc->other_leaf, other_leaf);
     Py_XSETREF(sc->seen, PySet_New(NULL));
@@ -1214,6 +1303,11 @@ static void Scanner_dealloc(Scanner *sc) {
     Py_XDECREF(sc->empty_shape);
     cache_free(&sc->words);
     cache_free(&sc->crcs);
+    for (int k = 0; k < 4; k++) {
+        PyMem_Free(sc->stats[k].kind);
+        PyMem_Free(sc->stats[k].num);
+        Py_XDECREF(sc->stats[k].others);
+    }
     Py_XDECREF(sc->other_leaf);
     Py_XDECREF(sc->seen);
     Py_XDECREF(sc->header);
@@ -1283,6 +1377,8 @@ static PyMethodDef Scanner_methods[] = {
 static PyGetSetDef Scanner_getset[] = {
     {"header", (getter)Scanner_get_header, NULL, "[(key, value bytes)] of the top-level members but data", NULL},
     {"apis", (getter)Scanner_get_apis, NULL, "(keys, prefixes, calls, directions, first rows) of the APIs", NULL},
+    {"stats", (getter)Scanner_get_stats, NULL,
+     "(kinds, float64 values, {row: other value}) of the Max, Min, Mean and Norm columns", NULL},
     {"md5_seen", (getter)Scanner_get_md5_seen, NULL, "whether some leaf carried an md5", NULL},
     {"done", (getter)Scanner_get_done, NULL, "whether the whole document was read", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -5,7 +5,9 @@ On a 100k-entry statistics dump, Python's json decoder and the Python walk cost 
 a fraction of that. It is an accelerator only: it declines every document it does not
 fully understand (a syntax error, an escape in a name, a wrong field type, a repeated key,
 see ``_dumpscan.c``), and :func:`scan_dump` then returns ``None`` so the Python walk reads
-the file and reports any problem exactly as before. Without a C compiler at install time
+the file and reports any problem exactly as before. The four statistics columns come as
+:class:`~msprobe_core.statcells.StatCells` (arrays, not float objects), which read as the
+Python walk's lists. Without a C compiler at install time
 the module is absent and the Python walk always runs. ``tests/test_dumpscan.py`` checks
 that both paths give the same table, value by value and type by type.
 """
@@ -18,6 +20,8 @@ import os
 from operator import sub
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .dumpjson import (
     _EMPTY_CRC,
@@ -35,6 +39,7 @@ from .model import (
     ApiEntry,
     DumpTable,
 )
+from .statcells import StatCells
 
 try:
     from ._dumpscan import Scanner
@@ -48,6 +53,7 @@ _COLUMNS = (
     "row_api", "name", "state", "dtype", "shape", "requires_grad",
     "max", "min", "mean", "norm", "md5", "data_name",
 )
+_STATS = ("max", "min", "mean", "norm")
 _CONSTANTS = (
     STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, STATE_PARAMETERS_GRAD, STATE_DEBUG,
     "-1", _EMPTY_CRC, "True", "False", "Nan",
@@ -86,6 +92,9 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     header = _header(scanner.header)
     if header is None:
         return None
+    for attr, (kinds, nums, others) in zip(_STATS, scanner.stats):
+        setattr(table, attr, StatCells(np.frombuffer(kinds, dtype=np.int8), np.frombuffer(nums, dtype=np.float64),
+                                       others))
     keys, prefixes, calls, directions, first_rows = scanner.apis
     ends = first_rows[1:]
     ends.append(len(table.name))

@@ -121,6 +121,9 @@ def _pick(
     """
     if not idx:
         return []
+    pick = getattr(values, "pick", None)  # a statistics column held as arrays (msprobe_core.statcells)
+    if pick is not None:
+        return pick(idx, missing, none, identity)
     if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by tailbuild): look at those only
         if none is None:
             return [values[j] if j >= 0 else missing for j in idx]
@@ -142,6 +145,9 @@ def numeric_column(values: list[Any], whole: bool | None = None) -> list[Any]:
     written cells then see that float. ``whole``: for a part of a bigger column,
     what :func:`all_numbers` says of the whole (the decision is the whole column's).
     """
+    numeric = getattr(values, "numeric", None)  # a statistics column held as arrays
+    if numeric is not None:
+        return numeric(whole)
     if whole is None:
         whole = all_numbers(values)
     return [float(v) for v in values] if whole else values
@@ -149,6 +155,8 @@ def numeric_column(values: list[Any], whole: bool | None = None) -> list[Any]:
 
 def all_numbers(values: list[Any]) -> bool:
     """Whether a statistics column holds only ints and floats, at least one float (pandas makes it float64)."""
+    if hasattr(values, "all_numbers"):
+        return values.all_numbers()
     has_float = False
     for v in values:
         t = type(v)

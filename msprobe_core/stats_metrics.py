@@ -16,6 +16,7 @@ import numpy as np
 
 from .columns import CodedTextColumn
 from .model import NA
+from .statcells import StatCells
 
 NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
 _NONE_TYPE = type(None)
@@ -93,6 +94,8 @@ class StatColumn:
 def classify_values(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """(kind code per value: ``_T_FLOAT``, ``_T_INT``, ``_T_STR``, ``_T_NONE`` or ``_T_OTHER``; its float64
     value, NaN unless a float or an int), in one C pass where ``_dumpscan`` is built."""
+    if isinstance(values, StatCells):
+        return values.classified()
     if _classify is not None:
         found = _classify(values)
         if found is not None:  # None: an int too large for a double, left to numpy's rules below

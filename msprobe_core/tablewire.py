@@ -11,6 +11,8 @@ buffers instead, chosen by what the column holds:
 * ``num``: statistics → a float64 array plus a map of the rows whose value is
   not a ``float`` (ints, strings, ``None``…) to that exact value;
 * ``int``: machine-size integers → an int64 array;
+* ``stat``: a statistics column held as :class:`~msprobe_core.statcells.StatCells` → its
+  arrays' bytes and its dict of other values;
 * ``obj``: anything else, pickled as it is.
 
 :func:`decode_table` rebuilds a table equal to the original value by value and
@@ -30,7 +32,10 @@ from itertools import compress, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
+import numpy as np
+
 from .model import ApiEntry, DumpTable
+from .statcells import StatCells
 
 _NONE = type(None)
 #: row columns of a table, in field order
@@ -40,6 +45,8 @@ COLUMNS = (
 )
 _FIELDS = frozenset(f.name for f in dataclasses.fields(DumpTable))
 _API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
+#: columns that may be held as :class:`~msprobe_core.statcells.StatCells`
+_STAT_COLUMNS = frozenset({"max", "min", "mean", "norm"})
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
@@ -80,6 +87,8 @@ def _encode_numbers(values: list[Any], types: list[type]) -> tuple[Any, ...]:
 
 def encode_column(values: list[Any]) -> tuple[Any, ...]:
     """The wire form of one column (see the module docstring)."""
+    if type(values) is StatCells:
+        return ("stat", values.kinds.tobytes(), values.nums.tobytes(), values.others)
     row_types = list(map(type, values))
     types = set(row_types)
     if types <= {str, _NONE} and values:
@@ -112,6 +121,8 @@ def decode_column(wire: tuple[Any, ...], ints: list[int] | None = None) -> list[
         for i, v in wire[2].items():
             values[i] = v
         return values
+    if kind == "stat":
+        return StatCells(np.frombuffer(wire[1], dtype=np.int8), np.frombuffer(wire[2], dtype=np.float64), wire[3])
     if kind == "int":
         arr = wire[1]
         if ints is not None and (not arr or (min(arr) >= 0 and max(arr) < len(ints))):
@@ -124,7 +135,8 @@ def can_encode(table: DumpTable) -> bool:
     """Whether the wire form carries ``table`` faithfully (a plain table with list columns)."""
     if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
         return False
-    if any(type(getattr(table, c)) is not list for c in COLUMNS) or type(table.apis) is not list:
+    if any(type(getattr(table, c)) is not list and (c not in _STAT_COLUMNS or type(getattr(table, c)) is not StatCells)
+           for c in COLUMNS) or type(table.apis) is not list:
         return False
     return all(type(a) is ApiEntry for a in table.apis)
 

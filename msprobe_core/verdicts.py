@@ -104,6 +104,12 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     return agg, pct
 
 
+def _values_at(column: Sequence[Any], rows: list[int]) -> list[Any]:
+    """``[column[i] for i in rows]``; in bulk for a statistics column held as arrays."""
+    values_at = getattr(column, "values_at", None)
+    return values_at(rows) if values_at is not None else [column[i] for i in rows]
+
+
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
     from .stats_metrics import _T_FLOAT, _T_STR, classify_values
 
@@ -236,8 +242,9 @@ def compute_verdicts(
     nshape = columns["NPU Tensor Shape"]
     nmax, bmax = columns["NPU max"], columns["Bench max"]
     par = np.zeros(n, dtype=bool)
-    for i in np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist():  # scalars only
-        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and nmax[i] != bmax[i]
+    scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
+    for i, n_max, b_max in zip(scalars, _values_at(nmax, scalars), _values_at(bmax, scalars)):
+        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
     differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]

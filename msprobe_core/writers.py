@@ -188,8 +188,8 @@ XLSX_CHUNK_ROWS = 8 * XLSX_STREAM_CHUNK
 def _xlsx_values(column: Sequence[Any], start: int, stop: int) -> list[Any]:
     """Cells ``start:stop`` of one column as :func:`_xlsx_column` gives them, chunk by stream-writer chunk."""
     spell = getattr(column, "csv_texts", None)
-    if spell is not None:  # lean text columns: xlsx_cell of a text is its neutralised text, as the CSV has it
-        return spell(start, stop)
+    if spell is not None and not getattr(column, "typed_cells", False):
+        return spell(start, stop)  # lean text columns: xlsx_cell of a text is its neutralised text, as in the CSV
     out: list[Any] = []
     for k in range(start, stop, XLSX_STREAM_CHUNK):  # the chunks the stream writer would have converted
         out += _xlsx_column(list(column[k : min(stop, k + XLSX_STREAM_CHUNK)]))
