@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .cells import csv_cell
+from .cells import _text_column, csv_cell
 from .floattext import float_texts
 from .model import NA
 
@@ -197,9 +197,20 @@ class StatCells(Sequence[Any]):
         nums = self.nums[start:stop]
         plain = (kinds == FLOAT) & np.isfinite(nums)
         out = float_texts(np.where(plain, nums, 0.0))
-        if not plain.all():
-            for i in np.flatnonzero(kinds == NONE).tolist():
-                out[i] = "None"
-            for i in np.flatnonzero(~plain & (kinds != NONE)).tolist():
-                out[i] = csv_cell(self._value(start + i))
+        if plain.all():
+            return out
+        others = self.others
+        is_float = kinds == FLOAT
+        for rows, text in ((kinds == NONE, "None"), (is_float & np.isnan(nums), ""),
+                           (is_float & (nums == np.inf), " inf"), (is_float & (nums == -np.inf), " -inf")):
+            for i in np.flatnonzero(rows).tolist():
+                out[i] = text
+        ints = np.flatnonzero(kinds == INT).tolist()
+        for i, text in zip(ints, map(str, [others[start + i] for i in ints])):
+            out[i] = text
+        texts = np.flatnonzero(kinds == STR).tolist()
+        for i, text in zip(texts, _text_column([others[start + i] for i in texts])):
+            out[i] = text
+        for i in np.flatnonzero(kinds == OTHER).tolist():
+            out[i] = csv_cell(others[start + i])
         return out

@@ -79,8 +79,9 @@ class StatColumn:
         cls[num == np.inf] = INF
         cls[num == -np.inf] = NEG_INF
         is_str = kind == _T_STR
-        for i in np.flatnonzero(is_str).tolist():
-            c, v = _classify_str(values[i])
+        str_rows = np.flatnonzero(is_str).tolist()
+        for i, text in zip(str_rows, cells_at(values, str_rows)):
+            c, v = _classify_str(text)
             cls[i] = c
             num[i] = v
         self.cls = cls
@@ -89,6 +90,13 @@ class StatColumn:
         self.is_int = is_int
         self.is_str = is_str
         self.is_none = kind == _T_NONE
+
+
+def cells_at(values: Sequence[Any], rows: list[int]) -> list[Any]:
+    """``[values[i] for i in rows]``; in bulk for a column held as arrays (:class:`StatCells`)."""
+    if isinstance(values, StatCells):
+        return values.values_at(rows)
+    return [values[i] for i in rows]
 
 
 def classify_values(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -133,9 +141,9 @@ def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
     both_nan = np.isnan(a.num) & np.isnan(b.num)
     eq |= num_like & (numeq | (a.is_float & both_nan))
     eq |= same_type & a.is_none
-    rest = np.flatnonzero(same_type & ~(a.is_float | a.is_int | a.is_none))
-    for i in rest.tolist():
-        eq[i] = a.values[i] == b.values[i]
+    rest = np.flatnonzero(same_type & ~(a.is_float | a.is_int | a.is_none)).tolist()
+    for i, x, y in zip(rest, cells_at(a.values, rest), cells_at(b.values, rest)):
+        eq[i] = x == y
     return eq
 
 
@@ -146,8 +154,8 @@ def _as_text(value: Any) -> str:
 
 def _parsed(col: StatColumn, rows: np.ndarray, parse: Callable[[str], float | None]) -> np.ndarray:
     out = col.num[rows].copy()
-    for k, i in enumerate(rows.tolist()):
-        value = parse(_as_text(col.values[i]))
+    for k, cell in enumerate(cells_at(col.values, rows.tolist())):
+        value = parse(_as_text(cell))
         if value is not None:
             out[k] = value
     return out

@@ -104,22 +104,17 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     return agg, pct
 
 
-def _values_at(column: Sequence[Any], rows: list[int]) -> list[Any]:
-    """``[column[i] for i in rows]``; in bulk for a statistics column held as arrays."""
-    values_at = getattr(column, "values_at", None)
-    return values_at(rows) if values_at is not None else [column[i] for i in rows]
-
-
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
-    from .stats_metrics import _T_FLOAT, _T_STR, classify_values
+    from .stats_metrics import _T_FLOAT, _T_STR, cells_at, classify_values
 
     kind, num = classify_values(values)
     is_float = kind == _T_FLOAT
     out = np.zeros(len(values), dtype=bool)
     if is_float.any():
         out[is_float] = ~np.isfinite(num[is_float])
-    for i in np.flatnonzero(kind == _T_STR).tolist():
-        out[i] = values[i].strip().lower() in ("inf", "-inf", "nan")
+    texts = np.flatnonzero(kind == _T_STR).tolist()
+    for i, text in zip(texts, cells_at(values, texts)):
+        out[i] = text.strip().lower() in ("inf", "-inf", "nan")
     return out
 
 
@@ -242,8 +237,10 @@ def compute_verdicts(
     nshape = columns["NPU Tensor Shape"]
     nmax, bmax = columns["NPU max"], columns["Bench max"]
     par = np.zeros(n, dtype=bool)
+    from .stats_metrics import cells_at
+
     scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
-    for i, n_max, b_max in zip(scalars, _values_at(nmax, scalars), _values_at(bmax, scalars)):
+    for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
         par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
