@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy-backed: not imported by the data model itself
+    from .statcells import StatCells
 
 #: Placeholder written for cells that have no value on that side.
 NA = "N/A"
@@ -60,6 +63,9 @@ class DumpTable:
     strings or ``None`` (shown as ``N/A``), ``requires_grad`` is ``"True"``,
     ``"False"`` or ``None``, statistics are the raw JSON values (``None`` when
     missing) and ``data_name`` is ``"-1"`` when the row has no tensor file.
+    The four statistics columns are lists, or (from the C loader) a
+    :class:`msprobe_core.statcells.StatCells` holding the same values as arrays,
+    which reads as that list.
     """
 
     source: Path
@@ -75,10 +81,10 @@ class DumpTable:
     dtype: list[str | None] = field(default_factory=list)
     shape: list[str | None] = field(default_factory=list)
     requires_grad: list[str | None] = field(default_factory=list)
-    max: list[Any] = field(default_factory=list)
-    min: list[Any] = field(default_factory=list)
-    mean: list[Any] = field(default_factory=list)
-    norm: list[Any] = field(default_factory=list)
+    max: list[Any] | StatCells = field(default_factory=list)
+    min: list[Any] | StatCells = field(default_factory=list)
+    mean: list[Any] | StatCells = field(default_factory=list)
+    norm: list[Any] | StatCells = field(default_factory=list)
     md5: list[str | None] = field(default_factory=list)
     data_name: list[str] = field(default_factory=list)
     stack: dict[str, list[str]] | None = None
