@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import mmap
 import os
 from operator import sub
 from pathlib import Path
@@ -55,9 +54,7 @@ _COLUMNS = (
     "max", "min", "mean", "norm", "md5", "data_name",
 )
 _STATS = ("max", "min", "mean", "norm")
-#: pages of the mapped file are given back in steps of at least this many bytes
-_DROP_BYTES = 4 * 1024 * 1024
-_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
 _CONSTANTS = (
     STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, STATE_PARAMETERS_GRAD, STATE_DEBUG,
     "-1", _EMPTY_CRC, "True", "False", "Nan",
@@ -107,39 +104,37 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
 
 
 def _feed_file(scanner: Any, path: Path) -> bool:
-    """Feed the whole file to ``scanner``, mapped in memory; ``False`` when it declines (or cannot map it)."""
-    try:
-        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return _feed_mapped(scanner, mapped)
-    except (OSError, ValueError):  # unreadable, or empty (which cannot be mapped): the Python walk names it
-        return False
+    """Feed the whole file to ``scanner`` block by block; ``False`` when it declines (or cannot read it).
 
-
-def _feed_mapped(scanner: Any, mapped: mmap.mmap) -> bool:
-    """Feed a mapped file window by window (``BLOCK_BYTES``), dropping the pages already read.
-
-    Mapping saves copying the file into fresh buffers (the kernel's copy, zeroing new pages, joining a
-    block's cut end to the next); the pages read are given back as the scan goes, so the process holds
-    a window of the file, not all of it (they stay in the page cache).
+    The blocks are read into one reused buffer, the cut end of a block moved to its front before
+    the next read: no fresh 8 MB buffer to zero per block and no joining copy. (A memory map was
+    as fast, but a file truncated by another program while it is mapped kills the process.)
     """
-    size = len(mapped)
-    pos = len(codecs.BOM_UTF8) if mapped[:3] == codecs.BOM_UTF8 else 0  # the Python walk decodes utf-8-sig
-    window = BLOCK_BYTES
-    dropped = 0
-    with memoryview(mapped) as view:
-        while True:
-            end = min(size, pos + window)
-            used = scanner.feed(view[pos:end], end == size)
-            if used < 0:
-                return False
-            if end == size:
-                return bool(scanner.done)
-            window = window * 2 if used == 0 else BLOCK_BYTES  # an entry larger than the window: widen it
-            pos += used
-            cut = pos - pos % mmap.PAGESIZE
-            if cut - dropped >= _DROP_BYTES and _MADV_DONTNEED is not None:
-                mapped.madvise(_MADV_DONTNEED, dropped, cut - dropped)
-                dropped = cut
+    buf = bytearray(BLOCK_BYTES)
+    filled = 0  # bytes at the front of buf not consumed yet
+    first = True
+    try:
+        with path.open("rb") as handle:
+            while True:
+                if filled == len(buf):  # an entry larger than the buffer: widen it
+                    buf.extend(bytes(len(buf)))
+                n = handle.readinto(memoryview(buf)[filled:])
+                if not n:
+                    break
+                end = filled + n
+                start = 0
+                if first and buf[:3] == codecs.BOM_UTF8:  # the Python walk decodes with utf-8-sig
+                    start = len(codecs.BOM_UTF8)
+                first = False
+                used = scanner.feed(memoryview(buf)[start:end], False)
+                if used < 0:
+                    return False
+                used += start
+                buf[: end - used] = buf[used:end]
+                filled = end - used
+    except OSError:  # unreadable: the Python walk names the problem
+        return False
+    return scanner.feed(memoryview(buf)[:filled], True) >= 0 and bool(scanner.done)
 
 
 def _header(members: list[tuple[str, bytes | None]]) -> dict[str, Any] | None:
