@@ -158,17 +158,22 @@ static int cache_grow(Cache *c) {
     return 0;
 }
 
-/* a new reference to the one str object of this ASCII text */
+/* a new reference to the one str object of this ASCII text; past MAX_PROBES slots a new object (the
+ * hash is not keyed: texts made to collide must not make each look-up slower, sharing is only a saving) */
+#define MAX_PROBES 32
+
 static PyObject *cache_get(Cache *c, const char *text, Py_ssize_t len) {
     if ((c->used + 1) * 2 > c->cap && cache_grow(c) < 0) return PyErr_NoMemory();
     uint64_t h = hash_bytes(text, len);
     size_t j = h & (c->cap - 1);
+    int probes = 0;
     while (c->slots[j].obj) {
         Slot *slot = &c->slots[j];
         if (slot->hash == h && slot->len == len && memcmp(slot->text, text, len) == 0) {
             Py_INCREF(slot->obj);
             return slot->obj;
         }
+        if (++probes > MAX_PROBES) return PyUnicode_FromStringAndSize(text, len);
         j = (j + 1) & (c->cap - 1);
     }
     char *copy = PyMem_Malloc(len ? len : 1);
@@ -220,6 +225,10 @@ static inline int skip_ws(Scanner *sc) {
 
 static int32_t new_node(Scanner *sc, uint8_t type) {
     if (sc->used == sc->cap) {
+        if (sc->cap > INT32_MAX / 2) {
+            PyErr_NoMemory(); /* an entry of a billion values */
+            return -1;
+        }
         int32_t cap = sc->cap ? sc->cap * 2 : 1024;
         Node *nodes = PyMem_Realloc(sc->nodes, (size_t)cap * sizeof(Node));
         if (!nodes) {

@@ -313,3 +313,15 @@ def test_the_switch_turns_the_scanner_off(mixed_dump: Path, monkeypatch: pytest.
     monkeypatch.setenv(dumpscan.ENV_PYTHON_LOADER, "1")
     assert not dumpscan.available()
     assert dumpscan.scan_dump(mixed_dump, "dump") is None
+
+
+def test_thousands_of_distinct_dtypes_shapes_and_names(tmp_path: Path) -> None:
+    """The scanner's string caches grow past their first sizes and still give the walk's values."""
+    args = [{"type": "torch.Tensor", "dtype": f"torch.t{i}", "shape": [i, i + 1], "Max": i * 0.5, "Min": -i,
+             "Mean": None, "Norm": str(i)} for i in range(3000)]
+    data = {f"Functional.op{i}.{i}.forward": {"input_args": args[i:i + 3], "output": [{"type": "str", "value": str(i)}]}
+            for i in range(1000)}
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "level": "L1", "data": data}), encoding="utf-8")
+    table = check_same(path, must_take=True)
+    assert len(set(table.dtype)) == 1003 and len(table.apis) == 1000  # t0..t1001 and the str leaves
