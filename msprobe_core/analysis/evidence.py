@@ -132,6 +132,10 @@ def _same_argument(a: Any, b: Any, rtol: float) -> bool:
     return False
 
 
+def _as_list(column: Any) -> list[Any]:
+    return column if isinstance(column, list) else list(column)
+
+
 class Columns:
     """The result-table columns the checks read, looked up once (rows are then plain list indexing)."""
 
@@ -141,8 +145,9 @@ class Columns:
         self.npu_dtype, self.bench_dtype = data["NPU Dtype"], data["Bench Dtype"]
         self.npu_shape, self.bench_shape = data["NPU Tensor Shape"], data["Bench Tensor Shape"]
         self.npu_md5, self.bench_md5 = data.get("NPU MD5"), data.get("BENCH MD5")
-        self.npu_stats = [data[f"NPU {s}"] for s in STATS]
-        self.bench_stats = [data[f"Bench {s}"] for s in STATS]
+        # every row is read: statistics held as arrays (msprobe_core.statcells) are spelled out once here
+        self.npu_stats = [_as_list(data[f"NPU {s}"]) for s in STATS]
+        self.bench_stats = [_as_list(data[f"Bench {s}"]) for s in STATS]
         none = [None] * len(self.name)  # md5 tables have no relative-error columns
         self.rel = {s: data.get(REL_COLUMN[s], none) for s in STATS}
 
