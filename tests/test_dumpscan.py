@@ -325,3 +325,46 @@ def test_thousands_of_distinct_dtypes_shapes_and_names(tmp_path: Path) -> None:
     path.write_text(json.dumps({"task": "statistics", "level": "L1", "data": data}), encoding="utf-8")
     table = check_same(path, must_take=True)
     assert len(set(table.dtype)) == 1003 and len(table.apis) == 1000  # t0..t1001 and the str leaves
+
+
+# ============================================================================ the whole compare, both loaders
+END_TO_END = [
+    ("pytorch/c01", []), ("pytorch/c03", []), ("pytorch/c02", []), ("pytorch/c05", []),
+    ("mindspore/ms_l1_stat_fp16", []), ("mindspore/ms_mix_stat_gelu", []), ("mindspore/ms_l1_tensor_bug", []),
+    ("mindspore/x_l1_stat_am", ["-am"]),
+]
+
+
+@pytest.mark.parametrize("case, extra", END_TO_END, ids=[c for c, _ in END_TO_END])
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_both_loaders_write_the_same_result(case: str, extra: list[str], fmt: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statistics held as arrays (C loader) and as lists (Python walk) give the same result bytes."""
+    from msprobe_core.cli import main
+
+    root = corpora_dir() / case
+    if not root.is_dir():
+        pytest.skip("reference corpora not found")
+    step = lambda side: root / side / "step0"  # noqa: E731
+    args = ["compare", "-tp", str(step("target")), "-gp", str(step("golden")), *extra]
+    if fmt == "xlsx":
+        args.append("--xlsx")
+    outputs = {}
+    for loader in ("c", "python"):
+        if loader == "python":
+            monkeypatch.setenv(dumpscan.ENV_PYTHON_LOADER, "1")
+        out = tmp_path / loader
+        assert main([*args, "-o", str(out), "-q"]) == 0
+        files = sorted(p for p in out.rglob(f"*.{fmt}"))
+        assert files
+        outputs[loader] = files
+    assert [p.name.rsplit("_", 1)[0] for p in outputs["c"]] == [p.name.rsplit("_", 1)[0] for p in outputs["python"]]
+    for a, b in zip(outputs["c"], outputs["python"]):
+        if fmt == "csv":
+            assert a.read_bytes() == b.read_bytes(), a.name
+        else:
+            from openpyxl import load_workbook
+
+            sheets = [[list(r) for r in load_workbook(p, read_only=True).active.iter_rows(values_only=True)]
+                      for p in (a, b)]
+            assert sheets[0] == sheets[1], a.name
