@@ -110,11 +110,12 @@ def _feed_file(scanner: Any, path: Path) -> bool:
     the next read: no fresh 8 MB buffer to zero per block and no joining copy. (A memory map was
     as fast, but a file truncated by another program while it is mapped kills the process.)
     """
-    buf = bytearray(BLOCK_BYTES)
     filled = 0  # bytes at the front of buf not consumed yet
     first = True
     try:
         with path.open("rb") as handle:
+            # a small file needs no 8 MB buffer (zeroed, it would count in the process's memory)
+            buf = bytearray(min(BLOCK_BYTES, os.fstat(handle.fileno()).st_size + 1))
             while True:
                 if filled == len(buf):  # an entry larger than the buffer: widen it
                     buf.extend(bytes(len(buf)))
