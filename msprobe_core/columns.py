@@ -25,13 +25,40 @@ from .cells import csv_column, neutralise
 from .floattext import float_texts
 from .model import NA
 
-__all__ = ["CodedTextColumn", "StackColumn", "TextColumn", "ITER_CHUNK"]
+__all__ = ["CodedTextColumn", "RangeSequence", "StackColumn", "TextColumn", "ITER_CHUNK"]
 
 ITER_CHUNK = 16384
 """Cells spelled at a time while a column is iterated."""
 
 
-class TextColumn(Sequence[str]):
+class RangeSequence(Sequence[Any]):
+    """List-like indexing (negative indices, slices returning lists) on top of two methods:
+    ``_range(start, stop)`` (the items of a step-1 slice) and ``_item(i)`` (one item, ``0 <= i < len``)."""
+
+    __slots__ = ()
+
+    def _range(self, start: int, stop: int) -> list[Any]:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _item(self, i: int) -> Any:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __getitem__(self, key: Any) -> Any:
+        n = len(self)
+        if isinstance(key, slice):
+            start, stop, step = key.indices(n)
+            if step == 1:
+                return self._range(start, max(start, stop))
+            return [self._item(i) for i in range(start, stop, step)]
+        i = as_index(key)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("column index out of range")
+        return self._item(i)
+
+
+class TextColumn(RangeSequence):
     """Base of the lean text columns: list behaviour on top of :meth:`texts`."""
 
     __slots__ = ()
@@ -51,18 +78,10 @@ class TextColumn(Sequence[str]):
         """The cells ``start:stop`` as :func:`msprobe_core.cells.csv_cell` spells them."""
         return csv_column(self.texts(start, stop))
 
-    def __getitem__(self, key: Any) -> Any:
-        n = len(self)
-        if isinstance(key, slice):
-            start, stop, step = key.indices(n)
-            if step == 1:
-                return self.texts(start, max(start, stop))
-            return [self.cell(i) for i in range(start, stop, step)]
-        i = as_index(key)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("column index out of range")
+    def _range(self, start: int, stop: int) -> list[str]:
+        return self.texts(start, stop)
+
+    def _item(self, i: int) -> str:
         return self.cell(i)
 
     def __iter__(self) -> Iterator[str]:

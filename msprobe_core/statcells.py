@@ -17,12 +17,12 @@ values, of the same types, as the Python walk's lists hold.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import index as as_index
 from typing import Any
 
 import numpy as np
 
 from .cells import _text_column, csv_cell
+from .columns import RangeSequence
 from .floattext import float_texts
 from .model import NA
 
@@ -38,7 +38,7 @@ def _kind_of(value: Any) -> int:
     return FLOAT if t is float else INT if t is int else STR if t is str else NONE if value is None else OTHER
 
 
-class StatCells(Sequence[Any]):
+class StatCells(RangeSequence):
     """The values of a statistics column: ``kinds`` and ``nums`` per row, ``others[row]`` for the rest.
 
     ``kinds[i]``: :data:`FLOAT` (the value is ``float(nums[i])``), :data:`NONE` (``None``),
@@ -70,27 +70,13 @@ class StatCells(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.kinds)
 
-    def _value(self, i: int) -> Any:
+    def _item(self, i: int) -> Any:
         kind = self.kinds[i]
         if kind == FLOAT:
             return float(self.nums[i])
         if kind == NONE:
             return None
         return self.others[i]
-
-    def __getitem__(self, key: Any) -> Any:
-        n = len(self)
-        if isinstance(key, slice):
-            start, stop, step = key.indices(n)
-            if step == 1:
-                return self._range(start, max(start, stop))
-            return [self._value(i) for i in range(start, stop, step)]
-        i = as_index(key)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("column index out of range")
-        return self._value(i)
 
     def _range(self, start: int, stop: int) -> list[Any]:
         out = self.nums[start:stop].tolist()
