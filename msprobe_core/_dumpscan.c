@@ -1080,6 +1080,31 @@ static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t ro
 
 /* ------------------------------------------------------------------ the top level */
 
+/* just inside an object: '}' closes it (empty), anything else starts its first member */
+static int first_member(Scanner *sc, unsigned char c, int member, int closed) {
+    if (c == '}') {
+        sc->pos++;
+        sc->state = closed;
+    } else {
+        sc->state = member;
+    }
+    return OK;
+}
+
+/* after a member of an object: ',' leads to the next member, '}' closes the object */
+static int after_member(Scanner *sc, unsigned char c, int next_member, int closed) {
+    sc->pos++;
+    if (c == ',') {
+        sc->state = next_member;
+        return OK;
+    }
+    if (c == '}') {
+        sc->state = closed;
+        return OK;
+    }
+    return DECLINE;
+}
+
 /* one step of the top-level state machine from sc->pos; OK when it moved on */
 static int step(Scanner *sc) {
     int r;
@@ -1092,13 +1117,7 @@ static int step(Scanner *sc) {
         sc->state = S_TOP_FIRST;
         return OK;
     case S_TOP_FIRST:
-        if (c == '}') {
-            sc->pos++;
-            sc->state = S_END;
-            return OK;
-        }
-        sc->state = S_TOP_KEY;
-        return OK;
+        return first_member(sc, c, S_TOP_KEY, S_END);
     case S_TOP_KEY: {
         Py_ssize_t kstart, klen;
         if (c != '"') return DECLINE;
@@ -1146,24 +1165,9 @@ static int step(Scanner *sc) {
         return OK;
     }
     case S_TOP_AFTER:
-        sc->pos++;
-        if (c == ',') {
-            sc->state = S_TOP_KEY;
-            return OK;
-        }
-        if (c == '}') {
-            sc->state = S_END;
-            return OK;
-        }
-        return DECLINE;
+        return after_member(sc, c, S_TOP_KEY, S_END);
     case S_DATA_FIRST:
-        if (c == '}') {
-            sc->pos++;
-            sc->state = S_TOP_AFTER;
-            return OK;
-        }
-        sc->state = S_DATA_MEMBER;
-        return OK;
+        return first_member(sc, c, S_DATA_MEMBER, S_TOP_AFTER);
     case S_DATA_MEMBER: {
         Py_ssize_t kstart, klen;
         int32_t root;
@@ -1181,16 +1185,7 @@ static int step(Scanner *sc) {
         return OK;
     }
     case S_DATA_AFTER:
-        sc->pos++;
-        if (c == ',') {
-            sc->state = S_DATA_MEMBER;
-            return OK;
-        }
-        if (c == '}') {
-            sc->state = S_TOP_AFTER;
-            return OK;
-        }
-        return DECLINE;
+        return after_member(sc, c, S_DATA_MEMBER, S_TOP_AFTER);
     default: /* S_END: only blanks may follow */
         return DECLINE;
     }
