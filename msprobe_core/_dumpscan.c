@@ -16,7 +16,7 @@
  *     argument record is expected, a negative shape), or an md5 given as a number.
  *
  * Scanner(columns, debug, other_leaf, constants)
- *   columns     the 12 row lists of the DumpTable, in tablewire.COLUMNS order (the four statistics
+ *   columns     the 12 row lists of the DumpTable, in model.ROW_COLUMNS order (the four statistics
  *               columns are left empty: see Scanner.stats)
  *   debug       whether the file is a debug.json (every key is one entry, walked as "debug")
  *   other_leaf  other_leaf(leaf_dict, name, md5) -> (dtype, shape, max, min, mean, norm, md5) for a

@@ -31,6 +31,8 @@ from .dumpjson import (
     finish_streamed,
 )
 from .model import (
+    ROW_COLUMNS,
+    STAT_COLUMNS,
     STATE_DEBUG,
     STATE_INPUT,
     STATE_OUTPUT,
@@ -48,12 +50,6 @@ except ImportError:  # built without a C compiler: the Python walk reads every f
 
 #: set to any non-empty value to always read dump files with the Python walk
 ENV_PYTHON_LOADER = "MSPROBE_PY_LOADER"
-#: row columns of a table in the order the scanner takes them
-_COLUMNS = (
-    "row_api", "name", "state", "dtype", "shape", "requires_grad",
-    "max", "min", "mean", "norm", "md5", "data_name",
-)
-_STATS = ("max", "min", "mean", "norm")
 
 _CONSTANTS = (
     STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, STATE_PARAMETERS_GRAD, STATE_DEBUG,
@@ -83,7 +79,7 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
             return dtype, shape_text, *stats, md5
         return dtype, shape_text, stats, stats, stats, stats, md5
 
-    columns = tuple(getattr(table, c) for c in _COLUMNS)
+    columns = tuple(getattr(table, c) for c in ROW_COLUMNS)
     scanner = Scanner(columns, kind == "debug", other_leaf, _CONSTANTS)
     try:
         if not _feed_file(scanner, path):
@@ -93,7 +89,7 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     header = _header(scanner.header)
     if header is None:
         return None
-    for attr, (kinds, nums, others) in zip(_STATS, scanner.stats):
+    for attr, (kinds, nums, others) in zip(STAT_COLUMNS, scanner.stats):
         setattr(table, attr, StatCells(np.frombuffer(kinds, dtype=np.int8), np.frombuffer(nums, dtype=np.float64),
                                        others))
     keys, prefixes, calls, directions, first_rows = scanner.apis

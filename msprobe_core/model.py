@@ -24,6 +24,14 @@ MODE_TENSOR = "tensor"
 MODE_STATISTICS = "statistics"
 MODE_MD5 = "md5"
 
+#: the row columns of a :class:`DumpTable`, in field order
+ROW_COLUMNS = (
+    "row_api", "name", "state", "dtype", "shape", "requires_grad",
+    "max", "min", "mean", "norm", "md5", "data_name",
+)
+#: the statistics columns among them (lists, or :class:`msprobe_core.statcells.StatCells`)
+STAT_COLUMNS = ("max", "min", "mean", "norm")
+
 STATE_INPUT = "input"
 STATE_OUTPUT = "output"
 STATE_PARAMETERS = "parameters"

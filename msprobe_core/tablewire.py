@@ -34,19 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from .model import ApiEntry, DumpTable
+from .model import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable
 from .statcells import StatCells
 
 _NONE = type(None)
 #: row columns of a table, in field order
-COLUMNS = (
-    "row_api", "name", "state", "dtype", "shape", "requires_grad",
-    "max", "min", "mean", "norm", "md5", "data_name",
-)
+COLUMNS = ROW_COLUMNS
 _FIELDS = frozenset(f.name for f in dataclasses.fields(DumpTable))
 _API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
-#: columns that may be held as :class:`~msprobe_core.statcells.StatCells`
-_STAT_COLUMNS = frozenset({"max", "min", "mean", "norm"})
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
@@ -135,7 +130,7 @@ def can_encode(table: DumpTable) -> bool:
     """Whether the wire form carries ``table`` faithfully (a plain table with list columns)."""
     if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
         return False
-    if any(type(getattr(table, c)) is not list and (c not in _STAT_COLUMNS or type(getattr(table, c)) is not StatCells)
+    if any(type(getattr(table, c)) is not list and (c not in STAT_COLUMNS or type(getattr(table, c)) is not StatCells)
            for c in COLUMNS) or type(table.apis) is not list:
         return False
     return all(type(a) is ApiEntry for a in table.apis)
