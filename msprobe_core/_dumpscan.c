@@ -106,7 +106,6 @@ typedef struct {
     /* per-feed parse state */
     const unsigned char *s;
     Py_ssize_t n, pos;
-    int final;
     Node *nodes;
     int32_t used, cap;
     Text name;
@@ -1198,7 +1197,6 @@ static PyObject *Scanner_feed(Scanner *sc, PyObject *args) {
     sc->s = view.buf;
     sc->n = view.len;
     sc->pos = 0;
-    sc->final = final;
     Py_ssize_t done = 0;
     int r = OK;
     for (;;) {

@@ -112,8 +112,10 @@ def _is_identity(idx: list[int], n: int) -> bool:
 
 def _pick(
     values: Sequence[Any], idx: list[int], missing: Any = NA, none: Any = NA, identity: bool = False
-) -> list[Any]:
+) -> Sequence[Any]:
     """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values).
+
+    A list, or a :class:`~msprobe_core.statcells.StatCells` picked from one.
 
     ``identity`` says that ``idx`` is every row in order (:func:`_is_identity`): a list
     needing no change is then returned itself, not copied (result columns are not
@@ -136,7 +138,7 @@ def _pick(
     return list(map(source.__getitem__, idx))
 
 
-def numeric_column(values: list[Any], whole: bool | None = None) -> list[Any]:
+def numeric_column(values: Sequence[Any], whole: bool | None = None) -> Sequence[Any]:
     """A statistics column as msprobe's table holds it: all ints become floats when the column is all numbers.
 
     msprobe builds each statistics column with pandas, which stores a column holding
@@ -153,7 +155,7 @@ def numeric_column(values: list[Any], whole: bool | None = None) -> list[Any]:
     return [float(v) for v in values] if whole else values
 
 
-def all_numbers(values: list[Any]) -> bool:
+def all_numbers(values: Sequence[Any]) -> bool:
     """Whether a statistics column holds only ints and floats, at least one float (pandas makes it float64)."""
     if hasattr(values, "all_numbers"):
         return values.all_numbers()
