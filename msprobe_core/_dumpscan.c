@@ -885,8 +885,9 @@ static int add_leaf(Scanner *sc, Node *leaf, PyObject *state) {
         Py_XDECREF(leaf_obj);
         Py_XDECREF(name);
         if (!res) {
-            /* whatever the Python walk would do with this leaf, it is its call */
-            if (PyErr_ExceptionMatches(PyExc_MemoryError)) goto error;
+            /* whatever the Python walk would do with this leaf, it is its call; but a Ctrl-C (a
+             * KeyboardInterrupt raised in the callback) or no memory goes on up */
+            if (PyErr_ExceptionMatches(PyExc_MemoryError) || !PyErr_ExceptionMatches(PyExc_Exception)) goto error;
             PyErr_Clear();
             goto fail;
         }

@@ -368,3 +368,13 @@ def test_both_loaders_write_the_same_result(case: str, extra: list[str], fmt: st
             sheets = [[list(r) for r in load_workbook(p, read_only=True).active.iter_rows(values_only=True)]
                       for p in (a, b)]
             assert sheets[0] == sheets[1], a.name
+
+
+def test_an_interrupt_inside_the_scanner_is_not_swallowed(mixed_dump: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the Python callback runs reaches the caller (a decline would lose it)."""
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dumpscan, "_non_tensor", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dumpscan.scan_dump(mixed_dump, "dump")
