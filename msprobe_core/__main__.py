@@ -1,5 +1,6 @@
 """``python -m msprobe_core`` is the ``msprobe`` command."""
 
+import signal
 import sys
 
 try:
@@ -13,4 +14,7 @@ try:
 except KeyboardInterrupt:  # Ctrl-C in the instant between the end of the run and the exit
     sys.stderr.write("msprobe: interrupted (Ctrl-C)\n")
     code = 130
+# the run is over and its outcome reported: a Ctrl-C from now on must not turn the exit into a
+# KeyboardInterrupt escaping the interpreter (which exits by SIGINT, not with this code)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 raise SystemExit(code)
