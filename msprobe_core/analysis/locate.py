@@ -47,6 +47,13 @@ class Finding:
     via: Node | None = None
     sources: list[tuple[int, str]] = field(default_factory=list)  # (rank, op_name) of the causes upstream
     hints: list[str] = field(default_factory=list)
+    #: the row of ``node`` whose evidence the reason cites first (the row a summary names)
+    row: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.row:
+            best = _best(self.evidence)
+            self.row = best.row if best is not None else ""
 
 
 @dataclass
@@ -132,7 +139,7 @@ def locate(views: list[RankView]) -> list[Finding]:
             f"rank {view.rank} receives the divergence through {via.key} from rank(s) "
             f"{', '.join(map(str, senders))}"
             + (f" (cause: {', '.join(f'rank {r} {op}' for r, op in sources)})" if sources else "")
-            + f"; it first shows at {f.key}"
+            + f"; it first shows at {f.key}: {_top(f.evidence)}"
         )
         findings.append(Finding(view.rank, f, "propagated", reason, f.evidence, via=via, sources=sources))
     findings.sort(key=lambda x: (x.rank, 0 if x.role == "cause" else 1))
@@ -160,7 +167,8 @@ def _cause(view: RankView, f: Node) -> Finding:
     """The cause finding for a rank whose first visible divergence ``f`` is its own."""
     tensor_inputs = f.tensor_input_evidence
     if not tensor_inputs:
-        return Finding(view.rank, f, "cause", _introduced_reason(f), f.evidence)
+        reason, cited = _introduced_reason(f)
+        return Finding(view.rank, f, "cause", reason, f.evidence, row=cited)
     parent = view.parent_of(f)
     while parent is not None:
         if parent.evidence and not parent.tensor_input_evidence and parent.output_evidence:
@@ -169,7 +177,8 @@ def _cause(view: RankView, f: Node) -> Finding:
                 f"is {tensor_inputs[0].row} (an input of {f.key}), so the divergence arises in code of "
                 f"{parent.key} that the dump does not record. {_top(parent.output_evidence)}"
             )
-            return Finding(view.rank, parent, "cause", reason, parent.evidence, first_visible=f)
+            return Finding(view.rank, parent, "cause", reason, parent.evidence, first_visible=f,
+                           row=_row(parent.output_evidence))
         parent = view.parent_of(parent)
     if f.comm is not None:
         reason = f"{f.key} is the first call that differs and its own input already differs: {_top(tensor_inputs)}"
@@ -184,28 +193,45 @@ def _cause(view: RankView, f: Node) -> Finding:
             f"dumped call's output does, so it comes from code outside the dump (a parameter, an op the dump "
             f"level does not record). {_top(tensor_inputs)}"
         )
-    return Finding(view.rank, f, "cause", reason, f.evidence)
+    return Finding(view.rank, f, "cause", reason, f.evidence, row=_row(tensor_inputs))
 
 
-def _introduced_reason(f: Node) -> str:
+def _introduced_reason(f: Node) -> tuple[str, str]:
+    """Why ``f`` is a cause although its tensor inputs match, and the row that reason cites first."""
     args = [e for e in f.input_evidence if e.kind == "argument"]
     outs = f.output_evidence
     if f.comm is not None and outs and not args:
         return (
             f"{f.key}: its output differs while its inputs match on this rank and on every rank it "
             f"communicates with before this point. {_top(outs)}"
-        )
+        ), _row(outs)
     if args:
         text = f"{f.key} is called with a different argument: {args[0].summary()}"
-        return text + (f"; its output differs: {_top(outs)}" if outs else "")
-    return f"{f.key}: every input matches but the output differs. {_top(outs)}"
+        return text + (f"; its output differs: {_top(outs)}" if outs else ""), args[0].row
+    return f"{f.key}: every input matches but the output differs. {_top(outs)}", _row(outs or f.evidence)
+
+
+#: Evidence kinds, most telling first (for equal kinds the one furthest past its threshold).
+_KIND_ORDER = {"nan_inf": 0, "dtype": 1, "shape": 2, "md5": 3, "argument": 4, "statistics": 5}
+
+
+def _best(evidence: list[Evidence]) -> Evidence | None:
+    """The most telling evidence: NaN/Inf, dtype, shape, md5, argument, then the largest statistic."""
+    if not evidence:
+        return None
+    return min(evidence, key=lambda e: (_KIND_ORDER.get(e.kind, 9), -e.severity))
+
+
+def _row(evidence: list[Evidence]) -> str:
+    """The row of the evidence :func:`_top` cites."""
+    best = _best(evidence)
+    return best.row if best is not None else ""
 
 
 def _top(evidence: list[Evidence]) -> str:
-    """The most telling evidence first: NaN/Inf, dtype, shape, md5, argument, then the largest statistic."""
-    if not evidence:
+    """The most telling evidence (:func:`_best`) in words, and how many more there are."""
+    best = _best(evidence)
+    if best is None:
         return ""
-    order = {"nan_inf": 0, "dtype": 1, "shape": 2, "md5": 3, "argument": 4, "statistics": 5}
-    best = min(evidence, key=lambda e: (order.get(e.kind, 9), -e.severity))
     more = len(evidence) - 1
     return best.summary() + (f" (+{more} more)" if more else "")

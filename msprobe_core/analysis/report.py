@@ -9,7 +9,8 @@
   Added: ``divergence`` per call — our verdict and its evidence.
 * ``diff_analyze_{time_ns}.json`` (indent 2): ``{"rank_N": [node, …]}`` with msprobe's node
   fields ``op_name``, ``data_info`` (input/output rows with the NPU statistics and P2POp peer),
-  ``stack_info``; added: ``rank``, ``role``, ``reason``, ``evidence``, the bench side of each
+  ``stack_info``; added: ``rank``, ``role``, ``reason``, ``row`` (the row whose evidence the reason
+  cites first), ``evidence``, the bench side of each
   row, ``first_visible``, ``via``/``caused_by`` for propagated divergences, ``hints``.
 """
 
@@ -204,6 +205,8 @@ def finding_doc(view: RankView, finding: Finding, p2p: dict[str, tuple[str, str]
     doc["rank"] = finding.rank
     doc["role"] = finding.role
     doc["reason"] = finding.reason
+    if finding.row:
+        doc["row"] = finding.row
     doc["evidence"] = [e.to_json() for e in finding.evidence]
     if finding.first_visible is not None:
         fv = finding.first_visible

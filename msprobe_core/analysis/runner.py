@@ -89,6 +89,7 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None
+    dump_mode = target.mode
     if target.mode == MODE_TENSOR:
         # msprobe's -da judges real-data dumps on their dump.json statistics (summary mode)
         target, golden = replace(target, mode=MODE_STATISTICS), replace(golden, mode=MODE_STATISTICS)
@@ -97,6 +98,7 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
         log.warning("Can`t match any op. No compare result file generated.")
         return None
     table = build_result(target, golden, match, options, host)
+    table.meta["dump_mode"] = dump_mode  # the summary reports the dump as it is, not as -da compared it
     tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
     cross = tf is not None and gf is not None and tf.name != gf.name
     canon = _canonicalisers(host, target, golden)
