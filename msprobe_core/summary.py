@@ -63,7 +63,9 @@ class ResultView:
     """One result table, cells spelled as in the CSV, plus where it came from.
 
     ``label`` names the part of a multi-part run (``rank1``, ``graph/step0/rank0``,
-    ``rank 0 step 1``); it is empty for a single pair of files.
+    ``rank 0 step 1``); it is empty for a single pair of files. ``mode`` is how the
+    table compares its rows (it decides the metrics); ``dump_mode`` is the mode of the
+    dumps themselves when that differs (``-da`` compares a tensor dump on its statistics).
     """
 
     label: str
@@ -73,6 +75,7 @@ class ResultView:
     files: list[Path] = field(default_factory=list)
     frameworks: tuple[str, str] | None = None
     level: str | None = None
+    dump_mode: str | None = None
     _verdicts: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -230,7 +233,9 @@ def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> 
     mode = table.mode if table.mode in PLOT_METRICS else detect_mode(columns)
     if not fw:
         fw = guess_frameworks(cells, mode)
-    return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, meta.get("level"))
+    dump_mode = meta.get("dump_mode")
+    return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, meta.get("level"),
+                      dump_mode if dump_mode and dump_mode != mode else None)
 
 
 _RANK_IN_NAME = re.compile(r"(?:^|_)(rank\d*|proc\d+|\d+_\d+)_\d{14}(?:_part_\d+)?$")
@@ -492,6 +497,9 @@ def _threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | Non
     elif mode == MODE_STATISTICS and "NormRelativeErr" in nums:
         rel = nums["NormRelativeErr"][i]
         if rel is not None and abs(rel) > NORM_REL_ERR_MAX:
+            if abs(rel) == math.inf:  # the golden L2 norm is 0: no percentage to give
+                diff = view.cells["L2norm diff"][i].strip() if "L2norm diff" in view.cells else ""
+                return "NormRelativeErr inf: the golden L2 norm is 0" + (f", L2norm diff {diff}" if diff else "")
             return f"NormRelativeErr {abs(rel) * 100:.4g}% > {NORM_REL_ERR_MAX * 100:g}%"
     return None
 
@@ -524,6 +532,41 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
 #: Error messages that do not by themselves mean the numbers differ: requires_grad flags, and dtype spellings
 #: (a floating-point dtype change is caught by the drift rule; an integer width change is not a divergence).
 _NOT_NUMERIC = ("Required_Grad", "Requires_grad inconsistent", "dtype of NPU and Bench", "Dtype of NPU and bench")
+_LEVEL_PREFIX = re.compile(r"^\s*(error|warning)\s*:\s*", re.IGNORECASE)
+
+
+def plain_messages(messages: Iterable[str], verdict: str) -> list[str]:
+    """``Err_message`` sentences as a reason quotes them after the row's verdict.
+
+    The level prefix a sentence repeats (``error: …`` on an ``error`` row) and its final
+    full stop are dropped, so ``Result error: The shape … are inconsistent`` does not
+    stutter; a sentence of another level keeps its prefix (``warning: …``). Repeated
+    sentences are given once.
+    """
+    out: list[str] = []
+    for message in messages:
+        text = message.strip()
+        m = _LEVEL_PREFIX.match(text)
+        if m and m.group(1).lower() == verdict:
+            text = text[m.end():]
+        text = text.rstrip(" .;")
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+def _verdict_text(view: ResultView, i: int, messages: Sequence[str]) -> str:
+    """``Result error: <messages>`` (or ``Accuracy Reached or Not is No``): the cell that made row ``i`` an error."""
+    verdict = view.verdicts()[i]
+    res = view.column("Result")
+    acc = view.column("Accuracy Reached or Not")
+    if res is not None and _verdict_of_result(res[i]) == verdict:
+        head = f"Result {res[i].strip()}"
+    elif acc is not None:
+        head = f"Accuracy Reached or Not is {acc[i].strip()}"
+    else:
+        head = f"verdict {verdict}"
+    return f"{head}: {'; '.join(messages)}" if messages else head
 
 
 def first_divergence_of(view: ResultView) -> Divergence | None:
@@ -537,6 +580,11 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     MaxAbsErr > 0.001, or MaxAbsErr > 1 (the classic "accuracy not reached"
     rule); statistics — relative L2-norm error > 1 %; md5 — a differing CRC
     (an ``error`` verdict). Unmatched rows are skipped.
+
+    When no row diverges by these rules but some row is an ``error`` (say, for a
+    requires_grad flag only), the first ``error`` row in execution order is named
+    (``source`` ``verdict``; a matched row before an unmatched one), so a table with
+    errors always has a first divergence.
     """
     verdicts = view.verdicts()
     names = view.names
@@ -547,34 +595,76 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
         parsed = view.numbers(col)
         if parsed is not None:
             nums[col] = parsed
-    acc = view.column("Accuracy Reached or Not")
+    first_error: tuple[int, int] | None = None
+    first_unmatched_error: tuple[int, int] | None = None
     for pos, i in enumerate(view.order()):
         if unmatched[i]:
+            if first_unmatched_error is None and verdicts[i] == "error":
+                first_unmatched_error = (pos, i)
             continue
         reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
         if verdicts[i] == "error":
-            messages = err_messages(msgs[i])
+            messages = plain_messages(err_messages(msgs[i]), "error")
             numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
             if reason is None and (numeric or not messages):
-                text = "; ".join(numeric)
-                if not text and acc is not None:
-                    text = f"Accuracy Reached or Not is {acc[i].strip()}"
-                reason = f"Result error: {text or 'error'}"
+                reason = _verdict_text(view, i, numeric)
             elif reason is not None and messages:
-                reason = f"{reason} (Result error: {'; '.join(messages)})"
+                reason = f"{reason} ({_verdict_text(view, i, messages)})"
+            elif first_error is None:
+                first_error = (pos, i)
         if reason:
             return Divergence(node_of(names[i])[0], names[i], view.label, pos, reason)
-    return None
+    fallback = first_error or first_unmatched_error
+    if fallback is None:
+        return None
+    pos, i = fallback
+    text = _verdict_text(view, i, plain_messages(err_messages(msgs[i]), "error"))
+    why = "no partner row" if unmatched[i] else "no row differs in numbers past a threshold"
+    return Divergence(node_of(names[i])[0], names[i], view.label, pos, f"{text} (the first error row; {why})",
+                      source="verdict")
 
 
-def _find_node(views: Sequence[ResultView], label: str, op: str) -> tuple[ResultView, int, str] | None:
-    """The view (same label first), execution position and row name of the first row of call ``op``."""
+def _evidence_rows(node: Mapping[str, Any]) -> list[str]:
+    """The rows an analysis node's evidence is about: its ``row`` first, then its evidence, most telling kind first."""
+    rows: list[str] = []
+    if isinstance(node.get("row"), str) and node["row"]:
+        rows.append(node["row"])
+    evidence = [e for e in node.get("evidence") or () if isinstance(e, dict) and isinstance(e.get("row"), str)]
+    evidence.sort(key=lambda e: _EVIDENCE_ORDER.get(str(e.get("kind")), 9))
+    rows.extend(e["row"] for e in evidence if e["row"] not in rows)
+    return rows
+
+
+#: Evidence kinds of the analysis, most telling first (as its reasons cite them).
+_EVIDENCE_ORDER = {"nan_inf": 0, "dtype": 1, "shape": 2, "md5": 3, "argument": 4, "statistics": 5}
+
+
+def _find_row(views: Sequence[ResultView], label: str, op: str, wanted: Sequence[str]
+              ) -> tuple[ResultView, int, str] | None:
+    """The view (same label first), execution position and name of the row of call ``op`` to name.
+
+    The first of ``wanted`` (the rows the analysis' evidence is about) that the view holds; else
+    the call's first output row (what the call computed); else its first row.
+    """
     ordered = [v for v in views if v.label == label] + [v for v in views if v.label != label]
+    prefix = op + "."
     for v in ordered:
         names = v.names
+        rank = {r: k for k, r in enumerate(wanted)}
+        best: tuple[int, int, str] | None = None  # (preference, position, name)
         for pos, i in enumerate(v.order()):
-            if names[i] == op or names[i].startswith(op + "."):
-                return v, pos, names[i]
+            name = names[i]
+            if name != op and not name.startswith(prefix):
+                continue
+            pref = rank.get(name)
+            if pref is None:
+                pref = len(wanted) + (0 if ".output." in name[len(op):] else 1)
+            if best is None or pref < best[0]:
+                best = (pref, pos, name)
+                if pref == 0:
+                    break
+        if best is not None:
+            return v, best[1], best[2]
     return None
 
 
@@ -583,7 +673,8 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
 
     Per rank the first node whose ``role`` is ``cause`` is taken (else the first node);
     across ranks a cause beats a propagated divergence, then the earliest step and
-    position win. Nodes that are not in ``views`` (a stale file) are ignored.
+    position win. The row named is the one the node's evidence is about (its ``row``).
+    Nodes that are not in ``views`` (a stale file) are ignored.
     """
     if not analysis:
         return None
@@ -606,7 +697,7 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
         node = next((n for n in nodes if n.get("role") == "cause"), nodes[0])
         op = str(node["op_name"])
         label = str(rank_key).replace("_", "") if str(rank_key).startswith("rank_") else str(rank_key)
-        hit = _find_node(views, label, op)
+        hit = _find_row(views, label, op, _evidence_rows(node))
         if hit is None:  # a stale or foreign analysis file: its node is not in these results
             continue
         view, pos, row = hit
@@ -628,46 +719,151 @@ def _step_of(label: str) -> int:
 def first_divergence(views: Sequence[ResultView], analysis: Any = None) -> tuple[Divergence | None, list[Divergence]]:
     """The run's first divergence and each view's own.
 
-    The earliest step wins, then the earliest position in execution order (ranks run
-    side by side, so their positions are comparable), then the first view.
+    The answer of ``-da`` when it has one; else a divergence found by the rules of
+    :func:`first_divergence_of` beats a mere first ``error`` row, then the earliest step
+    wins, then the earliest position in execution order (ranks run side by side, so
+    their positions are comparable), then the first view.
     """
     per_view = [d for d in (first_divergence_of(v) for v in views) if d is not None]
     chosen = _analysis_divergence(views, analysis)
     if chosen is None and per_view:
-        chosen = min(per_view, key=lambda d: (_step_of(d.label), d.index))
+        chosen = min(per_view, key=lambda d: (d.source == "verdict", _step_of(d.label), d.index))
     return chosen, per_view
 
 
 # -- the summary --------------------------------------------------------------------------------
 
+#: Per main metric: (absolute-difference column, its name) shown instead of a relative error that is
+#: infinite because the golden statistic is 0 (an infinite error would rank every zero-golden row first).
+ABSOLUTE_FALLBACK: dict[str, str] = {"NormRelativeErr": "L2norm diff"}
+MD5_METRIC = "MD5"
+
 
 def _worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, Any]]:
-    """The ``limit`` rows with the worst main metric (md5: the non-passing rows, errors first)."""
-    cands: list[tuple[float, int, int]] = []
-    metric_of: dict[int, str] = {}
+    """The ``limit`` worst rows: the worst verdict first, then the worst main metric.
+
+    Within a verdict, rows with a number come before rows without one (those only
+    when not ``pass``: a metric cell like ``shape unmatched`` on an error row), which
+    follow in execution order. A relative error that is infinite while the absolute
+    difference is finite (a zero golden statistic) ranks and shows as that difference.
+    md5 tables: the non-passing rows, errors first, in execution order, shown as
+    ``<target MD5> vs <golden MD5>``.
+    """
+    # (−verdict level, 0 numbered / 1 not, sort value, view, row)
+    cands: list[tuple[int, int, float, int, int]] = []
     for vi, view in enumerate(views):
+        verdicts = view.verdicts()
+        bad = [i for i, v in enumerate(verdicts) if v != "pass"]  # usually few: ranked on their own
         metric = MAIN_METRIC.get(view.mode)
-        if metric is None:  # md5 / unknown: the non-passing rows in order
-            cands.extend((-VERDICT_LEVEL[v], vi, i) for i, v in enumerate(view.verdicts()) if v != "pass")
-            metric_of[vi] = "Result"
-            continue
-        col, larger_worse = metric
-        parsed = view.numbers(col)
-        if parsed is None:
-            continue
-        metric_of[vi] = col
-        if larger_worse:
-            best = heapq.nsmallest(limit, ((-abs(x), vi, i) for i, x in enumerate(parsed) if x is not None))
-        else:
-            best = heapq.nsmallest(limit, ((x, vi, i) for i, x in enumerate(parsed) if x is not None))
-        cands.extend(best)
+        parsed = view.numbers(metric[0]) if metric is not None else None
+        sort_value = _sort_value(view, metric, parsed)
+        unnumbered = []
+        for i in bad:
+            level = -VERDICT_LEVEL[verdicts[i]]
+            if parsed is not None and parsed[i] is not None:
+                cands.append((level, 0, sort_value(i), vi, i))
+            else:
+                unnumbered.append(i)
+        if unnumbered:
+            position = _positions(view) if view.mode == MODE_KERNEL else None
+            cands.extend((-VERDICT_LEVEL[verdicts[i]], 1, float(position[i] if position else i), vi, i)
+                         for i in unnumbered)
+        if parsed is not None and len(bad) < limit:  # passing rows are listed only after every other one
+            best = heapq.nsmallest(limit + len(bad), _keyed_rows(view, metric, parsed))  # type: ignore[arg-type]
+            cands.extend((0, 0, key, vi, i) for key, i in best if verdicts[i] == "pass")
     out = []
-    for _, vi, i in heapq.nsmallest(limit, cands):
-        view, col = views[vi], metric_of[vi]
-        verdict = view.verdicts()[i]
-        value = verdict if col == "Result" else view.cells[col][i].strip()
-        out.append({"rank": view.label, "name": view.names[i], "metric": col, "value": value, "result": verdict})
+    for _, numbered, _, vi, i in heapq.nsmallest(limit, cands):
+        view = views[vi]
+        metric = MAIN_METRIC.get(view.mode)
+        if numbered == 0:
+            col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
+        else:
+            col, value = _unnumbered_cell(view, i, metric[0] if metric else None)
+        out.append({"rank": view.label, "name": view.names[i], "metric": col, "value": value,
+                    "result": view.verdicts()[i]})
     return out
+
+
+def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None
+                ) -> Any:
+    """``row → number``, smaller is worse: the main metric (negated when larger is worse), an infinite relative
+    error replaced by its finite absolute difference (:data:`ABSOLUTE_FALLBACK`)."""
+    if metric is None or parsed is None:
+        return lambda i: 0.0
+    if not metric[1]:
+        return parsed.__getitem__
+    fallback = _absolute_fallback(view, metric[0])
+    if fallback is None:
+        return lambda i: -abs(parsed[i])  # type: ignore[arg-type]
+
+    def value(i: int) -> float:
+        x = abs(parsed[i])  # type: ignore[arg-type]
+        return -(x if x != math.inf else _sort_abs(x, fallback[i]))
+
+    return value
+
+
+def _keyed_rows(view: ResultView, metric: tuple[str, bool], parsed: list[float | None]
+                ) -> Iterator[tuple[float, int]]:
+    """``(sort value, row)`` of every row with a number, as :func:`_sort_value` ranks them (inlined: all rows)."""
+    if not metric[1]:
+        return ((x, i) for i, x in enumerate(parsed) if x is not None)
+    fallback = _absolute_fallback(view, metric[0])
+    if fallback is None:
+        return ((-abs(x), i) for i, x in enumerate(parsed) if x is not None)
+    return ((-abs(x) if x not in _INFINITE else -_sort_abs(x, fallback[i]), i)
+            for i, x in enumerate(parsed) if x is not None)
+
+
+_INFINITE = (math.inf, -math.inf)
+
+
+def _positions(view: ResultView) -> list[int]:
+    """Each row's position in execution order."""
+    position = [0] * len(view)
+    for pos, i in enumerate(view.order()):
+        position[i] = pos
+    return position
+
+
+def _absolute_fallback(view: ResultView, metric: str) -> list[float | None] | None:
+    col = ABSOLUTE_FALLBACK.get(metric)
+    return view.numbers(col) if col else None
+
+
+def _sort_abs(x: float, diff: float | None) -> float:
+    """The size of an infinite relative error for ranking: the absolute difference when that is finite."""
+    return abs(diff) if diff is not None and math.isfinite(diff) else abs(x)
+
+
+def _numbered_cell(view: ResultView, i: int, metric: str) -> tuple[str, str]:
+    """(metric, value) of a row ranked by its number: the metric cell, or the absolute difference that stood in."""
+    x = view.numbers(metric)[i]  # type: ignore[index]
+    fallback = ABSOLUTE_FALLBACK.get(metric)
+    if x is not None and abs(x) == math.inf and fallback and MAIN_METRIC.get(view.mode, ("", False))[1]:
+        d = view.numbers(fallback)
+        if d is not None and d[i] is not None and math.isfinite(d[i]):  # type: ignore[arg-type]
+            return fallback, view.cells[fallback][i].strip()
+    return metric, view.cells[metric][i].strip()
+
+
+def _unnumbered_cell(view: ResultView, i: int, metric: str | None) -> tuple[str, str]:
+    """(metric, value) of a non-passing row whose main metric is no number (or whose table has none)."""
+    npu, bench = view.column("NPU MD5"), view.column("BENCH MD5")
+    if metric is None and npu is not None and bench is not None:
+        return MD5_METRIC, f"{npu[i].strip() or '-'} vs {bench[i].strip() or '-'}"
+    if metric is not None and metric in view.cells:
+        return metric, view.cells[metric][i].strip()
+    return "", ""
+
+
+def worst_rows_metric(worst: Sequence[Mapping[str, Any]]) -> str:
+    """The metric a worst-rows list is headed by: the first row's main metric (rows that show another say so)."""
+    fallbacks = set(ABSOLUTE_FALLBACK.values())
+    for w in worst:
+        if w["metric"] and w["metric"] not in fallbacks:
+            return str(w["metric"])
+    return str(worst[0]["metric"]) if worst else ""
 
 
 def summarize(
@@ -682,6 +878,7 @@ def summarize(
     total = unmatched = 0
     parts = []
     modes: list[str] = []
+    compared_as: list[str] = []
     frameworks: list[dict[str, str]] = []
     for view in views:
         vc = dict.fromkeys(VERDICTS, 0)
@@ -692,14 +889,18 @@ def summarize(
             counts[k] += vc[k]
         total += len(view)
         unmatched += um
-        if view.mode not in modes:
-            modes.append(view.mode)
+        dump_mode = view.dump_mode or view.mode
+        if dump_mode not in modes:
+            modes.append(dump_mode)
+        if view.mode not in compared_as:
+            compared_as.append(view.mode)
         fw = {"target": view.frameworks[0], "golden": view.frameworks[1]} if view.frameworks else None
         if fw and fw not in frameworks:
             frameworks.append(fw)
         parts.append({
             "rank": view.label,
-            "mode": view.mode,
+            "mode": dump_mode,
+            "compared_as": view.mode,
             "rows": len(view),
             "matched": len(view) - um,
             "unmatched": um,
@@ -713,9 +914,11 @@ def summarize(
         if s not in all_files:
             all_files.append(s)
     worst_level = max((VERDICT_LEVEL[k] for k in VERDICTS if counts[k]), default=0)
+    worst = _worst_rows(views)
     return {
         "schema": "msprobe-core/summary/1",
         "modes": modes,
+        "compared_as": compared_as,
         "frameworks": frameworks,
         "rows": total,
         "matched": total - unmatched,
@@ -724,7 +927,8 @@ def summarize(
         "worst_verdict": VERDICTS[worst_level] if total else None,
         "first_divergence": chosen.as_dict() if chosen else None,
         "first_divergence_by_rank": [d.as_dict() for d in per_view],
-        "worst_rows": _worst_rows(views),
+        "worst_rows": worst,
+        "worst_rows_metric": worst_rows_metric(worst),
         "ranks": parts,
         "files": all_files,
         "errors": list(errors),
@@ -741,10 +945,17 @@ def short_name(name: str, limit: int = 96) -> str:
     return name
 
 
+def mode_text(summary: Mapping[str, Any]) -> str:
+    """``tensor``, or ``tensor (compared as statistics)`` when the tables compare the dumps otherwise (``-da``)."""
+    modes = ", ".join(summary["modes"]) or "-"
+    compared = ", ".join(summary.get("compared_as") or ())
+    return f"{modes} (compared as {compared})" if compared and compared != modes else modes
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The console block printed after a compare."""
     lines = ["", "Compare summary"]
-    modes = ", ".join(summary["modes"]) or "-"
+    modes = mode_text(summary)
     fws = ", ".join(f"{f['target'] or '?'} vs {f['golden'] or '?'}" for f in summary["frameworks"]) or "-"
     lines.append(f"  dump mode: {modes}; frameworks (target vs golden): {fws}")
     nparts = len(summary["ranks"])
@@ -760,16 +971,20 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"  first divergence{where}: {fd['node']}")
         lines.append(f"    row {short_name(fd['row'])}: {fd['reason']}")
     else:
-        lines.append("  first divergence: none found (no error verdict, no metric past its threshold)")
+        lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
     worst = summary["worst_rows"]
     if worst:
-        lines.append(f"  worst rows by {worst[0]['metric']}:")
+        metric = summary.get("worst_rows_metric") or worst_rows_metric(worst)
+        header = f"worst rows by {metric}" if metric else "worst rows"
+        lines.append(f"  {header}{' (target vs golden)' if metric == MD5_METRIC else ''}:")
         names = [short_name(w["name"]) for w in worst]
+        values = [w["value"] if w["metric"] == metric else f"{w['value']} ({w['metric']})" for w in worst]
         width = max(len(n) for n in names)
+        vwidth = max(22, *(len(v) for v in values))
         rwidth = max(len(w["rank"]) for w in worst)
-        for k, (w, name) in enumerate(zip(worst, names), 1):
+        for k, (w, name, value) in enumerate(zip(worst, names, values), 1):
             rank = f"{w['rank']:<{rwidth}}  " if rwidth else ""
-            lines.append(f"    {k:>2}. {rank}{name:<{width}}  {w['value']:<22} {w['result']}")
+            lines.append(f"    {k:>2}. {rank}{name:<{width}}  {value:<{vwidth}} {w['result']}")
     if summary["files"]:
         lines.append("  files:")
         lines.extend(f"    {f}" for f in summary["files"])

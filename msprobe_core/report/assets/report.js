@@ -194,7 +194,8 @@
     $("generated").textContent = "generated " + D.generated;
     var cards = $("cards");
     var fws = (S.frameworks || []).map(function (f) { return (f.target || "?") + " vs " + (f.golden || "?"); });
-    cards.appendChild(card("dump mode", (S.modes || []).join(", ") || "-"));
+    var modes = (S.modes || []).join(", ") || "-", compared = (S.compared_as || []).join(", ");
+    cards.appendChild(card("dump mode", compared && compared !== modes ? modes + " (compared as " + compared + ")" : modes));
     cards.appendChild(card("frameworks (target vs golden)", fws.join(", ") || "unknown"));
     if (P.length > 1) cards.appendChild(card("results", String(P.length)));
     cards.appendChild(card("rows", String(S.rows)));
@@ -211,7 +212,7 @@
         esc(fd.node) + "</code><button id=\"fd-show\" type=\"button\">show in table</button><br>" +
         "<span class=\"muted\">row</span> <code id=\"fd-row\" title=\"" + esc(fd.row) + "\">" + esc(shortName(fd.row)) + "</code><br>" +
         "<span class=\"muted\">why</span> <span id=\"fd-reason\">" + esc(fd.reason) + "</span>" +
-        " <span class=\"muted\">(" + (fd.source === "diff_analyze" ? "from -da" : "first row past a threshold") + ")</span>";
+        " <span class=\"muted\">(" + ({diff_analyze: "from -da", verdict: "first error row"}[fd.source] || "first row past a threshold") + ")</span>";
       $("fd-show").addEventListener("click", function () {
         for (var p = 0; p < P.length; p++) if (P[p].chosen && P[p].first) { showRow(p, P[p].first.row); return; }
       });
@@ -222,11 +223,13 @@
     }
     var worst = S.worst_rows || [];
     if (worst.length) {
+      var metric = S.worst_rows_metric || worst[0].metric;
       var h = "<table class=\"small\"><tr>" + (P.length > 1 ? "<th>rank</th>" : "") + "<th>row</th><th>" +
-        esc(worst[0].metric) + "</th><th>verdict</th></tr>";
+        esc(metric) + "</th><th>verdict</th></tr>";
       worst.forEach(function (w) {
         h += "<tr>" + (P.length > 1 ? "<td>" + esc(w.rank) + "</td>" : "") + "<td class=\"name\" title=\"" + esc(w.name) + "\">" +
-          esc(shortName(w.name)) + "</td><td>" + esc(w.value) + "</td><td>" + esc(w.result) + "</td></tr>";
+          esc(shortName(w.name)) + "</td><td>" + esc(w.value + (w.metric !== metric ? " (" + w.metric + ")" : "")) +
+          "</td><td>" + esc(w.result) + "</td></tr>";
       });
       $("worst").innerHTML = h + "</table>";
     } else {
