@@ -198,7 +198,10 @@ def test_first_divergence_rules():
     ints = dict(base, **{"NPU Dtype": "Int32", "Bench Dtype": "torch.int64"})  # integer width: not numerics
     assert first_divergence_of(_view([ints])) is None
     unmatched = dict(base, **{"Bench Name": "N/A", "Cosine": "unsupported", "Result": "error"})
-    assert first_divergence_of(_view([unmatched])) is None
+    d = first_divergence_of(_view([unmatched]))  # skipped by the rules, but an error row is never left unnamed
+    assert (d.source, d.index) == ("verdict", 0) and "no partner row" in d.reason
+    d = first_divergence_of(_view([unmatched, low]))  # a row that differs in numbers beats it
+    assert (d.source, d.node) == ("threshold", "B.0.forward")
     err = dict(base, Result="error", Err_message='["error: The shape of NPU and Bench are inconsistent."]')
     assert "shape of NPU and Bench" in first_divergence_of(_view([err])).reason
     stats = {"NPU Name": "S.0.forward.output.0", "Bench Name": "S.0.forward.output.0", "NormRelativeErr": "1.5%",
