@@ -619,8 +619,9 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
         return None
     pos, i = fallback
     text = _verdict_text(view, i, plain_messages(err_messages(msgs[i]), "error"))
-    why = "no partner row" if unmatched[i] else "no row differs in numbers past a threshold"
-    return Divergence(node_of(names[i])[0], names[i], view.label, pos, f"{text} (the first error row; {why})",
+    which = "the first error row, unmatched" if unmatched[i] else "the first error row"
+    return Divergence(node_of(names[i])[0], names[i], view.label, pos,
+                      f"{text} ({which}; no row drifts in dtype or shape or crosses a metric threshold)",
                       source="verdict")
 
 
@@ -648,9 +649,9 @@ def _find_row(views: Sequence[ResultView], label: str, op: str, wanted: Sequence
     """
     ordered = [v for v in views if v.label == label] + [v for v in views if v.label != label]
     prefix = op + "."
+    rank = {r: k for k, r in enumerate(wanted)}
     for v in ordered:
         names = v.names
-        rank = {r: k for k, r in enumerate(wanted)}
         best: tuple[int, int, str] | None = None  # (preference, position, name)
         for pos, i in enumerate(v.order()):
             name = names[i]

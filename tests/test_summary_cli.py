@@ -199,7 +199,7 @@ def test_first_divergence_rules():
     assert first_divergence_of(_view([ints])) is None
     unmatched = dict(base, **{"Bench Name": "N/A", "Cosine": "unsupported", "Result": "error"})
     d = first_divergence_of(_view([unmatched]))  # skipped by the rules, but an error row is never left unnamed
-    assert (d.source, d.index) == ("verdict", 0) and "no partner row" in d.reason
+    assert (d.source, d.index) == ("verdict", 0) and "the first error row, unmatched" in d.reason
     d = first_divergence_of(_view([unmatched, low]))  # a row that differs in numbers beats it
     assert (d.source, d.node) == ("threshold", "B.0.forward")
     err = dict(base, Result="error", Err_message='["error: The shape of NPU and Bench are inconsistent."]')
