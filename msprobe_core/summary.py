@@ -149,9 +149,14 @@ _UNMATCHED = frozenset({"N/A", ""})
 
 
 def detect_mode(columns: Sequence[str]) -> str:
-    """The dump mode of a result table, from its header."""
+    """The dump mode of a result table, from its header.
+
+    Kernel tables have ``Accuracy Reached or Not`` and no ``Result``; so have the classic
+    (msprobe 8.x) tensor tables, which also have the requires_grad columns a kernel dump lacks.
+    """
     cols = set(columns)
-    if "Accuracy Reached or Not" in cols and "Result" not in cols and ("Cosine" in cols or "Max diff" in cols):
+    if ("Accuracy Reached or Not" in cols and "Result" not in cols and "Requires_grad Consistent" not in cols
+            and ("Cosine" in cols or "Max diff" in cols)):
         return MODE_KERNEL
     if "Cosine" in cols:
         return MODE_TENSOR

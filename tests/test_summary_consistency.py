@@ -344,3 +344,35 @@ def test_reasons_do_not_stutter():
     d = first_divergence_of(_stats_view([_row("M.1.forward.input.0", "error", both, **{"NPU Tensor Shape": "[3]"})]))
     assert d.reason == ("shape drift: NPU [3] vs Bench [2] (Result error: The Required_Grad of NPU and Bench are "
                         "inconsistent; The shape of NPU and Bench are inconsistent)")
+
+
+# --------------------------------------------------------------------------- result files msprobe wrote
+
+
+def _msprobe_results() -> list[Any]:
+    root = corpora_dir()
+    folders = sorted({p.parent for pattern in ("*compare_result*.csv", "*compare_result*.xlsx") for p in root.rglob(pattern)})
+    return [pytest.param(f, id=str(f.relative_to(root))) for f in folders]
+
+
+@pytest.mark.parametrize("folder", _msprobe_results())
+def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
+    """msprobe's own tables (26.x and the classic 8.3.3 ones), read back as ``msprobe report`` reads them."""
+    from msprobe_core.finish import read_files_as_view
+    from msprobe_core.report.command import collect_result_files
+
+    groups = collect_result_files((folder,))
+    views = [read_files_as_view(g, str(k) if len(groups) > 1 else "") for k, g in enumerate(groups)]
+    summary = summarize(views)
+    if summary["verdicts"]["error"]:
+        assert summary["first_divergence"] is not None
+    levels = [_level(w["result"]) for w in summary["worst_rows"]]
+    assert levels == sorted(levels, reverse=True)
+    assert all(w["value"] != w["result"] for w in summary["worst_rows"])
+    block = format_summary(summary)
+    assert not STUTTER.search(block), STUTTER.search(block).group(0)
+    for view in views:  # a classic tensor table is no kernel table, whatever its Accuracy Reached or Not column
+        if view.names and not view.names[0].endswith(".npy"):
+            assert view.mode != "kernel", view.names[0]
+            assert summary["frameworks"] != [{"target": "mindspore", "golden": "mindspore"}] or not any(
+                d.startswith("torch.") for d in view.column("NPU Dtype") or ())
