@@ -295,19 +295,22 @@ def test_report_of_a_run_that_compared_nothing(browser, tmp_path):
 
 
 def test_the_page_says_what_the_summary_says(browser, corpora, tmp_path, monkeypatch):
-    """An error row always has a first divergence on the page (here the first error row: its rows are errors for
-    a requires_grad flag only); md5 worst rows show checksums; -da on a tensor dump shows the dump's mode."""
+    """An error row always has a first divergence on the page (here the first error row: its rows are errors for a
+    requires_grad flag only); -da on a tensor dump shows the dump's mode; md5 worst rows show checksums."""
+    from .dumps import api, tensor, write_dump
+
     monkeypatch.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
+    flags = tmp_path / "flags"
+    calls = {"Torch.a.0.forward": api([tensor()], [tensor()])}
+    flagged = {"Torch.a.0.forward": api([tensor(requires_grad=True)], [tensor()])}
     runs = [
-        ("lm", corpora / "mindspore" / "x_l0_tensor_lm", "target/step0/proc20192/dump.json",
-         "golden/step0/proc20221/dump.json", ["-lm", "layer_mapping.yaml", "-da"]),
-        ("md5", corpora / "pytorch" / "c03", "target/step0", "golden/step0", []),
+        ("flag", flags, write_dump(flags / "t", flagged), write_dump(flags / "g", calls), []),
+        ("da", corpora / "pytorch" / "c06b", Path("target/step0"), Path("golden/step0"), ["-da"]),
+        ("md5", corpora / "pytorch" / "c03", Path("target/step0"), Path("golden/step0"), []),
     ]
     for name, case, target, golden, extra in runs:
-        if name == "lm":
-            pytest.importorskip("msprobe_mindspore", reason="the msprobe-mindspore plugin is not installed")
         monkeypatch.chdir(case)
-        report, summary = _compare_with_report(tmp_path / name, Path(target), Path(golden), *extra)
+        report, summary = _compare_with_report(tmp_path / name, target, golden, *extra)
         with browser.open(report) as loaded:
             page = loaded.page
             assert loaded.problems() == []
@@ -316,9 +319,11 @@ def test_the_page_says_what_the_summary_says(browser, corpora, tmp_path, monkeyp
             assert page.inner_text("#fd-node") == fd["node"]
             worst = page.locator("#worst tr").all_inner_texts()[1:]
             assert len(worst) == len(summary["worst_rows"])
-            if name == "lm":
+            if name == "flag":
                 assert fd["source"] == "verdict" and "first error row" in page.inner_text("#first-div")
+            elif name == "da":
                 assert "tensor (compared as statistics)" in page.inner_text("#cards")
+                assert page.inner_text("#fd-row") == fd["row"] == "Tensor.__mul__.1.forward.input.1"
             else:
                 assert "MD5" in page.inner_text("#worst tr >> nth=0")
                 assert all(re.search(r"[0-9a-f]{8} vs [0-9a-f]{8}\s+error", row) for row in worst[:3]), worst

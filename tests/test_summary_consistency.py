@@ -246,6 +246,24 @@ def test_a_zero_golden_statistic_does_not_fill_the_worst_rows_with_inf(tmp_path,
     assert "the golden L2 norm is 0" in summary["first_divergence"]["reason"]
 
 
+def test_errors_for_a_flag_only_still_name_a_first_divergence(compare, tmp_path):
+    """Same framework, requires_grad differs on one input: an error row with no numeric difference anywhere."""
+    calls = {"Torch.a.0.forward": api([tensor()], [tensor()]), "Torch.b.0.forward": api([tensor()], [tensor()])}
+    flagged = dict(calls, **{"Torch.b.0.forward": api([tensor(requires_grad=True)], [tensor()])})
+    t, g = write_dump(tmp_path / "t", flagged), write_dump(tmp_path / "g", calls)
+    run = compare(tmp_path, ("-tp", str(t), "-gp", str(g)))
+    assert run.rc == 0 and run.summary["verdicts"]["error"] == 1
+    fd = run.summary["first_divergence"]
+    assert (fd["node"], fd["row"], fd["source"]) == ("Torch.b.0.forward", "Torch.b.0.forward.input.0", "verdict")
+    assert "first error row" in fd["reason"] and "Required_Grad" in fd["reason"]
+    block = _summary_block(run.console)
+    assert "first divergence: Torch.b.0.forward\n" in block and "none found" not in block
+    assert run.payload["summary"] == run.summary
+    (part,) = run.payload["parts"]
+    assert part["chosen"] and part["first"]["pos"] == fd["index"] == 2
+    assert run.summary["worst_rows"][0]["name"] == "Torch.b.0.forward.input.0"  # the error row heads the list
+
+
 def test_relative_errors_and_absolute_fallbacks_rank_together():
     """Within a verdict a real 25 % change outranks a 0.001 difference from a zero golden norm; an overflow
     (the absolute difference is infinite too) stays ``inf`` and first."""
