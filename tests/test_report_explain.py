@@ -57,7 +57,7 @@ def test_detail_of_a_call_with_many_rows_is_cut_around_the_divergent_row():
     view = ResultView("", "statistics", ["NPU Name", "Bench Name", "NPU max", "Bench max", "NormRelativeErr"],
                       {"NPU Name": names, "Bench Name": names, "NPU max": ["1.0"] * n, "Bench max": ["1.0"] * n,
                        "NormRelativeErr": ["0.0"] * n})
-    det = divergence_detail(view, 30, [0] * n)
+    det = divergence_detail(view, 30, [0] * n, list(range(n)))
     rows = [r["row"] for r in det["rows"]]
     assert len(rows) == MAX_DETAIL_ROWS and 30 in rows and det["more"] == n - MAX_DETAIL_ROWS
     assert [r["metrics"][0][0] for r in det["rows"][:1]] == ["NormRelativeErr"]

@@ -33,16 +33,16 @@ _TENSOR_METRICS = ("Cosine", "MaxAbsErr", "MaxRelativeErr")
 MAX_DETAIL_ROWS = 12
 
 
-def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int]) -> dict[str, Any]:
+def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], order: Sequence[int]) -> dict[str, Any]:
     """The rows of the call that holds row ``row`` (its inputs, parameters, outputs) with their values.
 
     ``{"rows": [{"row", "name", "first", "verdict", "values": [[label, target, golden], …],
     "metrics": [[column, value], …]}, …], "more": n}``, in execution order; at most
     :data:`MAX_DETAIL_ROWS` rows around ``row`` (``more`` counts the others). ``row_nodes``
-    gives each row's call (as :func:`~msprobe_core.report.html.build_payload` numbers them).
+    gives each row's call (as :func:`~msprobe_core.report.html.build_payload` numbers them),
+    ``order`` the rows in execution order (:meth:`ResultView.order`).
     """
     node = row_nodes[row]
-    order = view.order()
     members = [i for i in order if row_nodes[i] == node]
     at = members.index(row)
     lo = max(0, min(at - MAX_DETAIL_ROWS // 2, len(members) - MAX_DETAIL_ROWS))
@@ -78,7 +78,8 @@ def _rank_label(key: Any) -> str:
     return key.replace("_", "") if key.startswith("rank_") else key
 
 
-def divergence_spread(views: Sequence[ResultView], analysis: Any) -> list[dict[str, Any]]:
+def divergence_spread(views: Sequence[ResultView], analysis: Any,
+                      orders: Sequence[Sequence[int]] | None = None) -> list[dict[str, Any]]:
     """How the divergence ``-da`` found moved between ranks, from its ``diff_analyze_*.json``.
 
     One entry per analysis node that is in these results: ``{"part", "rank", "node", "row",
@@ -86,6 +87,7 @@ def divergence_spread(views: Sequence[ResultView], analysis: Any) -> list[dict[s
     or ``propagated``, ``via`` the communication call the divergence came in through and
     ``from`` the cause(s) it came from. ``part``/``row``/``pos`` locate the node's first row
     in ``views`` (with a ``via``: that call's first output row). Empty without an analysis.
+    ``orders`` are the views' rows in execution order when the caller has them already.
     """
     doc = _load(analysis)
     if not doc:
@@ -101,12 +103,13 @@ def divergence_spread(views: Sequence[ResultView], analysis: Any) -> list[dict[s
         if part is None:
             continue
         view = views[part]
+        order = orders[part] if orders is not None else view.order()
         for node in nodes:
             if not isinstance(node, dict) or not node.get("op_name"):
                 continue
             op = str(node["op_name"])
             via = node.get("via") if isinstance(node.get("via"), str) else None
-            hit = _first_row(view, via or op, outputs_first=bool(via))
+            hit = _first_row(view, order, via or op, outputs_first=bool(via))
             if hit is None:
                 continue
             caused_by = [
@@ -129,14 +132,15 @@ def divergence_spread(views: Sequence[ResultView], analysis: Any) -> list[dict[s
     return out
 
 
-def _first_row(view: ResultView, op: str, *, outputs_first: bool = False) -> tuple[int, int] | None:
+def _first_row(view: ResultView, order: Sequence[int], op: str, *, outputs_first: bool = False
+               ) -> tuple[int, int] | None:
     """(execution position, row index) of the first row of call ``op`` in ``view``; with
     ``outputs_first`` its first output row when it has one (where a communication call
     hands a divergence over)."""
     names = view.names
     prefix = op + "."
     first = None
-    for pos, i in enumerate(view.order()):
+    for pos, i in enumerate(order):
         name = names[i]
         if name == op or name.startswith(prefix):
             if not outputs_first or name[len(prefix):].startswith("output"):

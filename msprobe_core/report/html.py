@@ -193,6 +193,7 @@ def build_payload(
     fd = summary.get("first_divergence") or {}
     mixed = is_mixed_layout(views)
     detail = None
+    orders = []
     for view in views:
         names = view.names
         row_nodes = []
@@ -204,6 +205,7 @@ def build_payload(
                 node_dirs.append(direction[0] if direction in ("forward", "backward") else "-")
             row_nodes.append(k)
         order = view.order()
+        orders.append(order)
         identity = all(i == j for i, j in enumerate(order))
         enc = []
         node_names = list(nodes)
@@ -224,7 +226,7 @@ def build_payload(
         is_chosen = bool(fd) and fd.get("rank") == view.label and 0 <= fd.get("index", -1) < len(view)
         if is_chosen:
             first = {"pos": fd["index"], "row": order[fd["index"]], "node": fd["node"], "reason": fd["reason"]}
-            detail = divergence_detail(view, first["row"], row_nodes)
+            detail = divergence_detail(view, first["row"], row_nodes, order)
             detail["part"] = len(parts)
         if mixed and first is not None:
             name = view.names[first["row"]]
@@ -251,7 +253,7 @@ def build_payload(
         "nodeDir": "".join(node_dirs),
         "parts": parts,
         "detail": detail,
-        "spread": divergence_spread(views, analysis),
+        "spread": divergence_spread(views, analysis, orders),
         "mixed": mixed,
     }
 
