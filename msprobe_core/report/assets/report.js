@@ -206,6 +206,7 @@
   /* Two spellings of one value, short but never so short that different values look equal. */
   function isNumText(t) { return /^\s*-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?%?\s*$/i.test(t); }
   function shortNum(t, digits) {
+    if (/^\s*-?\d+\s*$/.test(t)) return String(t).trim();  // an integer stays as written
     var pct = /%\s*$/.test(t), x = Number(String(t).replace("%", "").trim());
     return pyRepr(Number(x.toPrecision(digits))) + (pct ? "%" : "");
   }
@@ -216,9 +217,11 @@
   }
   function valueCell(a, b) {
     a = String(a).trim(); b = String(b).trim();
-    if (a === b) return "<td class=\"same\">" + esc(isNumText(a) ? shortNum(a, 6) : a) + "</td>";
+    var bothNum = isNumText(a) && isNumText(b);
+    var equal = a === b || (bothNum && /%/.test(a) === /%/.test(b) && Number(a.replace("%", "")) === Number(b.replace("%", "")));
+    if (equal) return "<td class=\"same\">" + esc(isNumText(a) ? shortNum(a, 6) : a) + "</td>";
     var sa = a, sb = b;
-    if (isNumText(a) && isNumText(b)) { var d = pairDigits(a, b); sa = shortNum(a, d); sb = shortNum(b, d); }
+    if (bothNum) { var d = pairDigits(a, b); sa = shortNum(a, d); sb = shortNum(b, d); }
     return "<td class=\"diff\" title=\"" + esc(a + " → " + b) + "\">" + esc(sa) + " → " + esc(sb) + "</td>";
   }
 
