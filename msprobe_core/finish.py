@@ -88,14 +88,20 @@ def finish_views(
     analysis: Any = None,
     errors: Sequence[str] = (),
     title: str = "msprobe compare report",
+    run: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary."""
+    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
+
+    ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
+    """
     extra_files = [p for p in (report, json_summary) if p is not None]
     summary = summarize(views, files=extra_files, analysis=analysis, errors=errors)
+    if run is not None:
+        summary["run"] = run
     if report is not None:
         from .report import write_report
 
-        write_report(views, summary, report, title=title)
+        write_report(views, summary, report, title=title, analysis=analysis)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)

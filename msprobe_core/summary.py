@@ -728,13 +728,50 @@ def first_divergence(views: Sequence[ResultView], analysis: Any = None) -> tuple
     The answer of ``-da`` when it has one; else a divergence found by the rules of
     :func:`first_divergence_of` beats a mere first ``error`` row, then the earliest step
     wins, then the earliest position in execution order (ranks run side by side, so
-    their positions are comparable), then the first view.
+    their positions are comparable), then the first view. Among the parts of a mixed
+    graph/pynative dump, a divergence that arises in its part beats one carried into
+    its part (:func:`carried_in`).
     """
     per_view = [d for d in (first_divergence_of(v) for v in views) if d is not None]
     chosen = _analysis_divergence(views, analysis)
     if chosen is None and per_view:
-        chosen = min(per_view, key=lambda d: (d.source == "verdict", _step_of(d.label), d.index))
+        carried = _carried_rule(views)
+        chosen = min(per_view, key=lambda d: (d.source == "verdict", _step_of(d.label), carried(d), d.index))
     return chosen, per_view
+
+
+#: Labels of the parts of a mixed graph/pynative dump (``graph/step0/rank0``): the parts of one
+#: step run one after the other, so a part can receive a divergence that arose in another.
+_MIXED_PART = re.compile(r"^(?:graph|pynative)/")
+
+
+def is_mixed_layout(views: Sequence[ResultView]) -> bool:
+    """Whether ``views`` are the graph and pynative parts of a mixed dump."""
+    return len(views) > 1 and all(_MIXED_PART.match(v.label) for v in views)
+
+
+def carried_in(view: ResultView, d: Divergence) -> str | None:
+    """Why the first divergence ``d`` of ``view`` was carried into that part from outside it, or ``None``.
+
+    A divergence at a call's parameters was there before the call ran (weights loaded or
+    updated differently, e.g. by an earlier step); one at an input of the part's very
+    first call was handed over by code outside the part. Neither arises in the part.
+    """
+    rest = d.row[len(d.node):] if d.row.startswith(d.node) else ""
+    if rest.startswith(".parameters.") and "parameters_grad" not in d.node:
+        return "its parameters already differ when the call starts (set before this part ran, e.g. by an earlier step)"
+    if rest.startswith(".input.") and len(view):
+        if node_of(view.names[view.order()[0]])[0] == d.node:
+            return "an input of the part's first call already differs (handed over from outside the part)"
+    return None
+
+
+def _carried_rule(views: Sequence[ResultView]) -> Any:
+    """``d -> 0 | 1``: 1 when ``d`` was carried into its part of a mixed graph/pynative dump."""
+    if not is_mixed_layout(views):
+        return lambda d: 0
+    by_label = {v.label: v for v in views}
+    return lambda d: int(d.label in by_label and carried_in(by_label[d.label], d) is not None)
 
 
 # -- the summary --------------------------------------------------------------------------------

@@ -2,74 +2,208 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
+
+log = logging.getLogger("msprobe")
 
 _PART = re.compile(r"^(?P<base>.+)_part_(?P<n>\d+)$")
+#: The timestamp every file of one compare run carries (``compare_result_rank0_20260101120000.csv``).
+_STAMP = re.compile(r"_(?P<stamp>\d{14})(?:_part_\d+)?$")
+_ANALYSIS_NS = re.compile(r"^diff_analyze_(?P<ns>\d+)$")
+#: How the run of a file without a timestamp in its name is listed.
+NO_STAMP = "(no timestamp)"
 
 
-def collect_result_files(paths: tuple[Path, ...]) -> list[list[Path]]:
+def run_stamp(path: Path) -> str:
+    """The run timestamp in a result file's name (``20260101120000``), ``""`` when it has none."""
+    m = _STAMP.search(path.stem)
+    return m.group("stamp") if m else ""
+
+
+@dataclass
+class RunChoice:
+    """Which runs ``msprobe report`` found and which it shows.
+
+    ``found`` maps each directory given on the command line to the run stamps in it
+    (oldest first); ``shown`` is every stamp the report covers.
+    """
+
+    found: dict[Path, list[str]] = field(default_factory=dict)
+    shown: list[str] = field(default_factory=list)
+    how: str = "latest"
+
+    def all_runs(self) -> list[str]:
+        """Every run stamp found, oldest first."""
+        return sorted({s for stamps in self.found.values() for s in stamps} | set(self.shown))
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``run`` entry of the summary: every run found and the ones shown (``""``: no timestamp)."""
+        return {"runs": self.all_runs(), "shown": list(self.shown), "choice": self.how}
+
+
+def _files_in(path: Path) -> list[Path]:
+    found = sorted(path.rglob("*compare_result*.csv")) or sorted(path.rglob("*compare_result*.xlsx"))
+    if not found:
+        raise InputError("no compare_result*.csv or *.xlsx file found", path=path)
+    return found
+
+
+def _matching(stamps: set[str], run: str) -> set[str]:
+    """The stamps ``--run`` names: ``all``, ``latest`` is handled by the caller; else a stamp or a prefix of one."""
+    if run == "all":
+        return set(stamps)
+    hits = {s for s in stamps if s and s.startswith(run)}
+    if not hits:
+        listed = ", ".join(s or NO_STAMP for s in sorted(stamps)) or "none"
+        raise UsageError(f"--run {run}: no result file of that run (runs found: {listed})")
+    if len(hits) > 1:
+        raise UsageError(f"--run {run}: names {len(hits)} runs ({', '.join(sorted(hits))}); give more digits")
+    return hits
+
+
+def collect_result_files(paths: tuple[Path, ...], run: str = "latest") -> tuple[list[list[Path]], RunChoice]:
     """Result files named on the command line or found in directories, ``_part_N`` files grouped.
 
-    A directory contributes every ``*compare_result*.csv`` below it (or, when it
-    holds no CSV result, every ``*compare_result*.xlsx``), sorted by path.
+    A directory contributes every ``*compare_result*.csv`` below it (or, when it holds
+    no CSV result, every ``*compare_result*.xlsx``), sorted by path. Every file of one
+    compare run carries the run's timestamp in its name; a directory that holds several
+    runs contributes only its latest unless ``run`` is ``all`` or names a run (a
+    timestamp, or the start of one). Files named one by one are all taken, unless
+    ``run`` names a run. Groups come in run order, then by path.
     """
-    files: list[Path] = []
+    choice = RunChoice(how=run)
+    picked: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(path.rglob("*compare_result*.csv")) or sorted(path.rglob("*compare_result*.xlsx"))
-            if not found:
-                raise InputError("no compare_result*.csv or *.xlsx file found", path=path)
-            files.extend(found)
+            found = _files_in(path)
+            stamps = sorted({run_stamp(f) for f in found})
+            choice.found[path] = stamps
+            if run == "latest":
+                found = [f for f in found if run_stamp(f) == stamps[-1]]
+            picked.extend(found)
         elif path.is_file():
-            files.append(path)
+            picked.append(path)
         else:
             raise InputError("result path does not exist", path=path)
+    if run not in ("latest", "all"):
+        wanted = _matching({run_stamp(f) for f in picked}, run)
+        picked = [f for f in picked if run_stamp(f) in wanted]
+    choice.shown = sorted({run_stamp(f) for f in picked})
     groups: dict[tuple[Path, str, str], list[tuple[int, Path]]] = {}
-    for f in files:
+    for f in picked:
         m = _PART.match(f.stem)
         key = (f.parent, m.group("base") if m else f.stem, f.suffix)
+        if key in groups and any(g == f for _, g in groups[key]):
+            continue  # the same file named twice (a file and its directory)
         groups.setdefault(key, []).append((int(m.group("n")) if m else 0, f))
-    return [[f for _, f in sorted(members)] for members in groups.values()]
+    ordered = sorted(groups.values(), key=lambda members: run_stamp(min(members)[1]))  # stable: path order kept
+    return [[f for _, f in sorted(members)] for members in ordered], choice
+
+
+def describe_runs(choice: RunChoice) -> list[str]:
+    """Lines telling which run a directory's report shows when the directory holds several."""
+    lines = []
+    for path, stamps in choice.found.items():
+        if len(stamps) < 2:
+            continue
+        names = ", ".join(s or NO_STAMP for s in stamps)
+        if choice.how == "latest":
+            lines.append(f"{path} holds {len(stamps)} compare runs ({names}); reporting the latest, {stamps[-1]} "
+                         "(--run TIMESTAMP picks another, --run all reports every run).")
+        else:
+            shown = [s or NO_STAMP for s in stamps if s in choice.shown]
+            lines.append(f"{path} holds {len(stamps)} compare runs ({names}); reporting {', '.join(shown)}.")
+    if not lines and len(choice.shown) > 1:
+        names = ", ".join(s or NO_STAMP for s in choice.shown)
+        lines.append(f"The result files come from {len(choice.shown)} compare runs ({names}); "
+                     "results of the same rank are labelled with their run's timestamp.")
+    return lines
+
+
+def result_labels(groups: list[list[Path]]) -> list[str]:
+    """One label per result: its rank (``rank1``), with its folder when ranks repeat
+    (``graph/step0/rank0``), and its run's timestamp when several runs are shown."""
+    from ..summary import label_from_path
+
+    if len(groups) < 2:
+        return [""]
+    labels = [label_from_path(g[0]) or g[0].stem for g in groups]
+    if len(set(labels)) < len(labels):  # e.g. graph/step0/rank0 and pynative/step0/rank0: say where each is
+        root = Path(os.path.commonpath([str(g[0].parent.resolve()) for g in groups]))
+        labels = [str((g[0].parent.resolve().relative_to(root) / lab).as_posix()) for g, lab in zip(groups, labels)]
+    if len(set(labels)) < len(labels):  # the same results of two runs: name the run
+        labels = [f"{run_stamp(g[0]) or NO_STAMP}/{lab}" for g, lab in zip(groups, labels)]
+    return labels
+
+
+def _stamp_time(stamp: str) -> float | None:
+    try:
+        return time.mktime(time.strptime(stamp, "%Y%m%d%H%M%S"))  # the engine stamps in local time
+    except ValueError:
+        return None
+
+
+def find_analysis_file(dirs: list[Path], choice: RunChoice) -> Path | None:
+    """The ``diff_analyze_*.json`` (from ``-da``) of the run shown: the newest one written after
+    the run started and before the next run in those directories started (any, without stamps)."""
+    found = [p for d in dirs for p in d.glob("diff_analyze_*.json")]
+    if not found:
+        return None
+
+    def written(p: Path) -> float:
+        m = _ANALYSIS_NS.match(p.stem)
+        return int(m.group("ns")) / 1e9 if m else p.stat().st_mtime
+
+    shown = [s for s in choice.shown if s]
+    if len(shown) == 1:
+        start = _stamp_time(shown[0])
+        later = [t for t in (_stamp_time(s) for s in choice.all_runs() if s > shown[0]) if t is not None]
+        if start is not None:
+            end = min(later, default=float("inf"))
+            found = [p for p in found if start - 1 <= written(p) < end]
+    return max(found, key=written) if found else None
 
 
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=Path("compare_report.html"),
               show_default=True, help="HTML file to write.")
+@click.option("--run", "run", default="latest", show_default=True, metavar="latest|all|TIMESTAMP",
+              help="Which compare run of a directory holding several to report: the latest, all of them, or the "
+                   "one with this timestamp (or its first digits).")
 @click.option("--json-summary", "json_summary", type=click.Path(path_type=Path), default=None,
               help="Also write the summary as JSON to this file.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning"]), default=None,
               help="Exit with status 1 when any row has this verdict or a worse one.")
 @click.option("--title", default="msprobe compare report", show_default=True, help="Title of the page.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-def report_cmd(results: tuple[Path, ...], output: Path, json_summary: Path | None, fail_on: str | None,
+def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: Path | None, fail_on: str | None,
                title: str, quiet: bool) -> None:
     """Write one self-contained HTML report for compare results (CSV or xlsx files, or directories of them).
 
     Several results (one per rank) make one report with a rank x op heat map.
+    A directory holding several compare runs is reported for its latest run (see --run).
     A diff_analyze_*.json next to the results (from -da) names the first divergence.
     """
     from ..finish import finish_views, read_files_as_view
     from ..logs import setup_logging
-    from ..summary import label_from_path
 
     setup_logging(quiet)
-    groups = collect_result_files(results)
-    labels = [label_from_path(g[0]) or g[0].stem for g in groups] if len(groups) > 1 else [""]
-    if len(set(labels)) < len(labels):  # e.g. graph/step0/rank0 and pynative/step0/rank0: say where each is
-        root = Path(os.path.commonpath([str(g[0].parent.resolve()) for g in groups]))
-        labels = [str((g[0].parent.resolve().relative_to(root) / lab).as_posix()) for g, lab in zip(groups, labels)]
+    run = run.strip() or "latest"
+    groups, choice = collect_result_files(results, run)
+    for line in describe_runs(choice):
+        log.info("%s", line)
+    labels = result_labels(groups)
     views = [read_files_as_view(group, label) for group, label in zip(groups, labels)]
-    analysis = None
-    dirs = sorted({g[0].parent for g in groups})
-    found = [p for d in dirs for p in d.glob("diff_analyze_*.json")]
-    if found:
-        analysis = max(found, key=lambda p: p.stat().st_mtime)
+    analysis = find_analysis_file(sorted({g[0].parent for g in groups}), choice)
     finish_views(views, report=output, json_summary=json_summary, fail_on=fail_on, quiet=quiet,
-                 analysis=analysis, title=title)
+                 analysis=analysis, title=title, run=choice.as_dict())

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OutputError
-from ..summary import PLOT_METRICS, ResultView, node_of
+from ..summary import PLOT_METRICS, Divergence, ResultView, carried_in, is_mixed_layout, node_of
 from ..writers import atomic_path
 
 #: Columns the report stores as "same as column X except at these rows".
@@ -174,13 +174,26 @@ def _encode_names(names: list[str], row_nodes: list[int], node_names: list[str])
 
 
 def build_payload(
-    views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report"
+    views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
+    analysis: Any = None,
 ) -> dict[str, Any]:
-    """Everything the page shows, as one JSON-ready dict."""
+    """Everything the page shows, as one JSON-ready dict.
+
+    Besides the tables: ``detail``, the values of the first divergent call's rows
+    (:func:`~msprobe_core.report.explain.divergence_detail`); ``spread``, how ``-da``
+    says the divergence reached other ranks (:func:`~msprobe_core.report.explain.divergence_spread`);
+    ``mixed``, whether the results are the parts of a mixed graph/pynative dump (each
+    part's first divergence then says whether it was carried into the part).
+    """
+    from .explain import divergence_detail, divergence_spread
+
     nodes: dict[str, int] = {}
     node_dirs: list[str] = []
     parts = []
     fd = summary.get("first_divergence") or {}
+    mixed = is_mixed_layout(views)
+    detail = None
+    orders = []
     for view in views:
         names = view.names
         row_nodes = []
@@ -192,6 +205,7 @@ def build_payload(
                 node_dirs.append(direction[0] if direction in ("forward", "backward") else "-")
             row_nodes.append(k)
         order = view.order()
+        orders.append(order)
         identity = all(i == j for i, j in enumerate(order))
         enc = []
         node_names = list(nodes)
@@ -212,6 +226,11 @@ def build_payload(
         is_chosen = bool(fd) and fd.get("rank") == view.label and 0 <= fd.get("index", -1) < len(view)
         if is_chosen:
             first = {"pos": fd["index"], "row": order[fd["index"]], "node": fd["node"], "reason": fd["reason"]}
+            detail = divergence_detail(view, first["row"], row_nodes, order)
+            detail["part"] = len(parts)
+        if mixed and first is not None:
+            name = view.names[first["row"]]
+            first["carried"] = carried_in(view, Divergence(first["node"], name, view.label, first["pos"], ""))
         parts.append({
             "label": view.label,
             "mode": view.mode,
@@ -233,6 +252,9 @@ def build_payload(
         "nodes": list(nodes),
         "nodeDir": "".join(node_dirs),
         "parts": parts,
+        "detail": detail,
+        "spread": divergence_spread(views, analysis, orders),
+        "mixed": mixed,
     }
 
 
@@ -280,9 +302,10 @@ def _html_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report") -> str:
-    """The whole report page as a string."""
-    payload = build_payload(views, summary, title=title)
+def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
+                analysis: Any = None) -> str:
+    """The whole report page as a string (``analysis``: the ``-da`` answer, as for :func:`build_payload`)."""
+    payload = build_payload(views, summary, title=title, analysis=analysis)
     data, encoding = _json_for_script(payload)
     values = {
         "__TITLE__": _html_text(title),
@@ -297,11 +320,12 @@ def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: 
 
 
 def write_report(
-    views: Sequence[ResultView], summary: dict[str, Any], path: Path, *, title: str = "msprobe compare report"
+    views: Sequence[ResultView], summary: dict[str, Any], path: Path, *, title: str = "msprobe compare report",
+    analysis: Any = None,
 ) -> Path:
-    """Write the report atomically to ``path`` and return it."""
+    """Write the report atomically to ``path`` and return it (``analysis``: the ``-da`` answer, if any)."""
     path = Path(path)
-    html = render_html(views, summary, title=title)
+    html = render_html(views, summary, title=title, analysis=analysis)
     try:
         with atomic_path(path) as tmp:
             tmp.write_text(html, encoding="utf-8")

@@ -5,7 +5,7 @@
 
   var D, S, P, NODES, NODE_DIR;
   var ROWH = 22;
-  var COLORS = { f: "#2563eb", b: "#ea580c", "-": "#6b7280", err: "#c62828", warn: "#e69500" };
+  var COLORS = { f: "#2563eb", b: "#ea580c", "-": "#6b7280", err: "#c62828", warn: "#e69500", via: "#7c3aed" };
 
   function $(id) { return document.getElementById(id); }
   function esc(s) {
@@ -183,6 +183,18 @@
     var k = Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\"));
     return k >= 0 ? name.slice(k + 1) : name;
   }
+  /* A kernel dump file name says <OpType>.<op_name>.<task>.<stream>.<timestamp>.<input|output>.<slot>.<format>.<dtype>.npy;
+     its op and slot are what a reader needs, the rest (and the folder) only tells files apart. */
+  var KERNEL_FILE = /^(.+)\.\d+\.\d+\.\d+\.(input|output)\.(\d+)\.[^.]+\.[^.]+\.npy$/;
+  function readableName(name) {
+    var base = shortName(name), m = KERNEL_FILE.exec(base);
+    return m ? m[1] + " " + m[2] + "." + m[3] : base;
+  }
+  function midElide(s, max) {  // keep both ends: op type in front, the distinctive tail behind
+    if (s.length <= max) return s;
+    var keep = Math.floor((max - 1) / 2);
+    return s.slice(0, keep) + "…" + s.slice(s.length - keep);
+  }
   function card(k, v, cls) {
     var c = make("div", "card" + (cls ? " " + cls : ""));
     c.appendChild(make("div", "k", k));
@@ -190,8 +202,134 @@
     c.appendChild(val);
     return c;
   }
+
+  /* Two spellings of one value, short but never so short that different values look equal. */
+  function isNumText(t) { return /^\s*-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?%?\s*$/i.test(t); }
+  function shortNum(t, digits) {
+    if (/^\s*-?\d+\s*$/.test(t)) return String(t).trim();  // an integer stays as written
+    var pct = /%\s*$/.test(t), x = Number(String(t).replace("%", "").trim());
+    return pyRepr(Number(x.toPrecision(digits))) + (pct ? "%" : "");
+  }
+  function pairDigits(a, b) {
+    var x = Number(String(a).replace("%", "")), y = Number(String(b).replace("%", ""));
+    for (var p = 4; p < 17; p++) if (x.toPrecision(p) !== y.toPrecision(p)) return p;
+    return 17;
+  }
+  function valueCell(a, b) {
+    a = String(a).trim(); b = String(b).trim();
+    var bothNum = isNumText(a) && isNumText(b);
+    var equal = a === b || (bothNum && /%/.test(a) === /%/.test(b) && Number(a.replace("%", "")) === Number(b.replace("%", "")));
+    if (equal) return "<td class=\"same\">" + esc(isNumText(a) ? shortNum(a, 6) : a) + "</td>";
+    var sa = a, sb = b;
+    if (bothNum) { var d = pairDigits(a, b); sa = shortNum(a, d); sb = shortNum(b, d); }
+    return "<td class=\"diff\" title=\"" + esc(a + " → " + b) + "\">" + esc(sa) + " → " + esc(sb) + "</td>";
+  }
+
+  function renderRun() {
+    var run = S.run, box = $("run-note");
+    if (!run || !run.runs || run.runs.length < 2) return;
+    var name = function (s) { return s || "(no timestamp)"; };
+    var others = run.runs.filter(function (s) { return run.shown.indexOf(s) < 0; });
+    var text;
+    if (run.shown.length === 1) {
+      text = "This report shows compare run " + name(run.shown[0]) +
+        (run.choice === "latest" ? ", the latest of " + run.runs.length + " runs found" : "") +
+        (others.length ? "; also found: " + others.map(name).join(", ") : "") +
+        ". msprobe report --run TIMESTAMP shows another, --run all shows every run.";
+    } else {
+      text = "This report shows " + run.shown.length + " compare runs (" + run.shown.map(name).join(", ") +
+        "); results of the same rank are labelled with their run's timestamp.";
+    }
+    box.textContent = text;
+    box.hidden = false;
+  }
+
+  function renderDetail() {  // the values of the first divergent call's rows
+    var det = D.detail, el = $("fd-values");
+    if (!det || !det.rows.length) return;
+    var rows = det.rows, cols = [], k, r;
+    var first = rows[0].values;
+    for (k = 0; k < first.length; k++) {
+      var label = first[k][0], differs = false, filled = false;
+      for (r = 0; r < rows.length; r++) {
+        var v = rows[r].values[k];
+        if (String(v[1]).trim() !== String(v[2]).trim()) differs = true;
+        if (String(v[1]).trim() || String(v[2]).trim()) filled = true;
+      }
+      // dtype and shape matter only where they differ; an all-empty pair says nothing
+      if (!filled || ((label === "dtype" || label === "shape") && !differs)) continue;
+      cols.push(k);
+    }
+    var part = P[det.part], node = NODES[part.node[rows[0].row]];
+    var h = "<div class=\"muted\">values of the call's rows, <b>NPU (target) → Bench (golden)</b> where they differ</div>" +
+      "<table class=\"small values\" id=\"fd-table\"><tr><th>row</th>";
+    cols.forEach(function (c) { h += "<th>" + esc(first[c][0]) + "</th>"; });
+    rows[0].metrics.forEach(function (m) { h += "<th>" + esc(m[0]) + "</th>"; });
+    h += "<th>verdict</th></tr>";
+    rows.forEach(function (row) {
+      var nm = readableName(row.name);  // the call is named above: the row needs only its own part
+      if (nm.indexOf(node + ".") === 0 || nm.indexOf(node + " ") === 0) nm = nm.slice(node.length + 1);
+      h += "<tr" + (row.first ? " class=\"fd-row\"" : "") + " data-row=\"" + row.row + "\"><td class=\"name\" title=\"" +
+        esc(row.name) + "\">" + esc(nm) + (row.first ? " ◀" : "") + "</td>";
+      cols.forEach(function (c) { h += valueCell(row.values[c][1], row.values[c][2]); });
+      row.metrics.forEach(function (m) {
+        h += "<td>" + esc(isNumText(m[1]) ? shortNum(m[1], 4) : m[1]) + "</td>";
+      });
+      h += "<td class=\"v-" + row.verdict.charAt(0) + "\">" + esc(row.verdict) + "</td></tr>";
+    });
+    h += "</table>";
+    if (det.more) h += "<div class=\"muted\">… and " + det.more + " more rows of this call (show in table)</div>";
+    el.innerHTML = h;
+  }
+
+  function spreadLine(sp) {
+    var from = (sp.from || []).map(function (f) { return f.rank + " (" + f.node + ")"; }).join(", ");
+    if (sp.role !== "propagated") return "<b>" + esc(sp.rank) + "</b>: the divergence arises at <code>" + esc(sp.node) + "</code>";
+    return "<b>" + esc(sp.rank) + "</b> receives it" + (from ? " from " + esc(from) : "") +
+      (sp.via ? " through <code class=\"via\">" + esc(sp.via) + "</code>" : " at <code>" + esc(sp.node) + "</code>") +
+      " <span class=\"muted\">(#" + sp.pos + ")</span>";
+  }
+  function renderSpread() {
+    var sp = D.spread || [], el = $("fd-spread");
+    if (!sp.some(function (x) { return x.role === "propagated"; })) return;
+    var h = "<div class=\"muted\">how it reached the other ranks (from -da)</div><ul>";
+    sp.forEach(function (x, i) {
+      h += "<li data-spread=\"" + i + "\">" + spreadLine(x) + " <button type=\"button\" class=\"show-spread\" data-i=\"" + i +
+        "\">show</button></li>";
+    });
+    el.innerHTML = h + "</ul>";
+    el.querySelectorAll("button.show-spread").forEach(function (b) {
+      b.addEventListener("click", function () { var x = sp[parseInt(b.getAttribute("data-i"), 10)]; showRow(x.part, x.row); });
+    });
+  }
+
+  function renderParts() {  // each result's own first divergence, and whether it arose there
+    var el = $("fd-parts");
+    if (P.length < 2) return;
+    var any = P.some(function (p) { return p.first; });
+    if (!any) return;
+    var spreadBy = {};
+    (D.spread || []).forEach(function (x) { if (x.role === "propagated") spreadBy[x.part] = x; });
+    var h = "<div class=\"muted\">first divergence of each result</div><table class=\"small\" id=\"fd-parts-table\">" +
+      "<tr><th>result</th><th>call</th><th>#</th><th>why</th><th></th></tr>";
+    P.forEach(function (p, i) {
+      var f = p.first, note = "";
+      if (!f) { h += "<tr><td>" + esc(p.label) + "</td><td colspan=\"4\" class=\"muted\">none found</td></tr>"; return; }
+      if (spreadBy[i] && spreadBy[i].via) note = "reached through " + spreadBy[i].via;
+      else if (D.mixed) note = f.carried ? "carried in: " + f.carried : "arises in this part";
+      h += "<tr" + (p.chosen ? " class=\"fd-row\"" : "") + "><td>" + esc(p.label) + (p.chosen ? " ◀" : "") + "</td><td class=\"name\" title=\"" +
+        esc(f.node) + "\">" + esc(midElide(readableName(f.node), 56)) + "</td><td>" + f.pos + "</td><td class=\"why\" title=\"" + esc(note || f.reason) + "\">" +
+        esc(midElide(note || f.reason, 200)) + "</td><td><button type=\"button\" class=\"show-part\" data-p=\"" + i + "\">show</button></td></tr>";
+    });
+    el.innerHTML = h + "</table>";
+    el.querySelectorAll("button.show-part").forEach(function (b) {
+      b.addEventListener("click", function () { var p = parseInt(b.getAttribute("data-p"), 10); showRow(p, P[p].first.row); });
+    });
+  }
+
   function renderSummary() {
     $("generated").textContent = "generated " + D.generated;
+    renderRun();
     var cards = $("cards");
     var fws = (S.frameworks || []).map(function (f) { return (f.target || "?") + " vs " + (f.golden || "?"); });
     var modes = (S.modes || []).join(", ") || "-", compared = (S.compared_as || []).join(", ");
@@ -210,12 +348,16 @@
     if (fd) {
       box.innerHTML = "<b>First divergence" + (fd.rank ? " [" + esc(fd.rank) + "]" : "") + ":</b> <code id=\"fd-node\">" +
         esc(fd.node) + "</code><button id=\"fd-show\" type=\"button\">show in table</button><br>" +
-        "<span class=\"muted\">row</span> <code id=\"fd-row\" title=\"" + esc(fd.row) + "\">" + esc(shortName(fd.row)) + "</code><br>" +
+        "<span class=\"muted\">row</span> <code id=\"fd-row\" title=\"" + esc(fd.row) + "\">" + esc(readableName(fd.row)) + "</code><br>" +
         "<span class=\"muted\">why</span> <span id=\"fd-reason\">" + esc(fd.reason) + "</span>" +
-        " <span class=\"muted\">(" + ({diff_analyze: "from -da", verdict: "first error row"}[fd.source] || "first row past a threshold") + ")</span>";
+        " <span class=\"muted\">(" + ({diff_analyze: "from -da", verdict: "first error row"}[fd.source] || "first row past a threshold") + ")</span>" +
+        "<div id=\"fd-values\"></div><div id=\"fd-spread\"></div><div id=\"fd-parts\"></div>";
       $("fd-show").addEventListener("click", function () {
         for (var p = 0; p < P.length; p++) if (P[p].chosen && P[p].first) { showRow(p, P[p].first.row); return; }
       });
+      renderDetail();
+      renderSpread();
+      renderParts();
     } else {
       box.className = "first-div none";
       box.innerHTML = "<b>First divergence:</b> <span id=\"fd-node\">none found</span> " +
@@ -228,7 +370,7 @@
         esc(metric) + "</th><th>verdict</th></tr>";
       worst.forEach(function (w) {
         h += "<tr>" + (P.length > 1 ? "<td>" + esc(w.rank) + "</td>" : "") + "<td class=\"name\" title=\"" + esc(w.name) + "\">" +
-          esc(shortName(w.name)) + "</td><td>" + esc(w.value + (w.metric !== metric ? " (" + w.metric + ")" : "")) +
+          esc(midElide(readableName(w.name), 72)) + "</td><td>" + esc(w.value + (w.metric !== metric ? " (" + w.metric + ")" : "")) +
           "</td><td>" + esc(w.result) + "</td></tr>";
       });
       $("worst").innerHTML = h + "</table>";
@@ -383,6 +525,22 @@
       ctx.fillStyle = COLORS.err;
       ctx.fillText(label, lx, MT + 11);
     }
+    // where -da says the divergence came into this rank through a communication call
+    (D.spread || []).forEach(function (sp) {
+      if (sp.part !== panel.part || sp.role !== "propagated") return;
+      var sx2 = Math.round(X(sp.pos)) + 0.5;
+      ctx.save();
+      ctx.strokeStyle = COLORS.via; ctx.lineWidth = 1.5; ctx.setLineDash([2, 3]);
+      ctx.beginPath(); ctx.moveTo(sx2, MT); ctx.lineTo(sx2, MT + ph + 12); ctx.stroke();
+      ctx.restore();
+      var from = (sp.from || []).map(function (f) { return f.rank; }).join(", ");
+      var text = "reached " + (sp.via ? "through " + sp.via : "at " + sp.node) + (from ? " from " + from : "");
+      var tw2 = ctx.measureText(text).width, lx2 = Math.max(ML, Math.min(sx2 + 4, ML + pw - tw2));
+      ctx.fillStyle = "rgba(255,255,255,0.85)";
+      ctx.fillRect(lx2 - 2, MT + 16, tw2 + 4, 14);
+      ctx.fillStyle = COLORS.via;
+      ctx.fillText(text, lx2, MT + 26);
+    });
   }
 
   function panelPos(panel, ev) {
@@ -414,7 +572,7 @@
         var pos = panelPos(panel, ev);
         if (pos < 0) { hideTip(); return; }
         var p = P[panel.part], row = p.order[pos];
-        var txt = "#" + pos + "  " + (p.cols["NPU Name"] ? p.cols["NPU Name"](row) : "") + "\nop: " + NODES[p.node[row]];
+        var txt = "#" + pos + "  " + (p.cols["NPU Name"] ? readableName(p.cols["NPU Name"](row)) : "") + "\nop: " + NODES[p.node[row]];
         if (m) txt += "\n" + m + ": " + (p.cols[m] ? p.cols[m](row) : "");
         txt += "\nverdict: " + ({ e: "error", w: "warning", p: "pass" })[p.verdict.charAt(row)];
         showTip(ev, txt);
@@ -459,14 +617,15 @@
         if (colOf[nd] === undefined) { colOf[nd] = cols.length; cols.push(nd); }
       }
     });
-    heat = { colOf: colOf, cols: cols };
+    heat = { colOf: colOf, cols: cols, marks: heatMarks(colOf) };
     var cv = $("heat-canvas");
     cv.addEventListener("mousemove", function (ev) {
       var hit = heatHit(ev);
       if (!hit) { hideTip(); return; }
       var v = heat.vals[hit.p * heat.cols.length + hit.c];
       showTip(ev, P[hit.p].label + "\nop: " + NODES[heat.cols[hit.c]] + "\n" + heat.metric + " (worst): " +
-        (isNaN(v) ? "n/a" : heat.metric === "verdict" ? ["pass", "warning", "error"][v] : fmtNum(heat.raw[hit.p * heat.cols.length + hit.c])));
+        (isNaN(v) ? "not in this result" : v < 0 ? "no value" : heat.metric === "verdict" ? ["pass", "warning", "error"][v] :
+          fmtNum(heat.raw[hit.p * heat.cols.length + hit.c])));
     });
     cv.addEventListener("mouseleave", hideTip);
     cv.addEventListener("click", function (ev) {
@@ -477,15 +636,80 @@
     });
     drawHeat();
   }
-  var HL = 110, HROW = 20, HT = 6;
+  /* Cells to frame: the first divergence (red), and per -da where a divergence arose (red) and the
+     communication call it reached another rank through (purple, dashed), with an arrow between them. */
+  function heatMarks(colOf) {
+    var nodeIx = {}, marks = [], arrows = [], k;
+    for (k = 0; k < NODES.length; k++) nodeIx[NODES[k]] = k;
+    function col(name) { var ix = nodeIx[name]; return ix === undefined ? undefined : colOf[ix]; }
+    function partOf(label) { for (var q = 0; q < P.length; q++) if (P[q].label === label) return q; return -1; }
+    P.forEach(function (p, i) {
+      if (p.chosen && p.first) marks.push({ p: i, c: colOf[p.node[p.first.row]], kind: "first", name: p.first.node });
+    });
+    (D.spread || []).forEach(function (sp) {
+      var c = col(sp.via || sp.node);
+      if (c === undefined) return;
+      marks.push({ p: sp.part, c: c, kind: sp.role === "propagated" ? "via" : "first", name: sp.via || sp.node });
+      (sp.from || []).forEach(function (f) {
+        var fp = partOf(f.rank), fc = col(f.node);
+        if (fp >= 0 && fc !== undefined) arrows.push({ p0: fp, c0: fc, p1: sp.part, c1: c });
+      });
+    });
+    return { cells: marks, arrows: arrows };
+  }
+  var HROW = 20, HT = 6;
   function heatHit(ev) {
     var r = $("heat-canvas").getBoundingClientRect();
     var x = ev.clientX - r.left, y = ev.clientY - r.top;
     var p = Math.floor((y - HT) / HROW);
-    if (x < HL || p < 0 || p >= P.length) return null;
-    var c = Math.floor((x - HL) / heat.cw);
+    if (x < heat.hl || p < 0 || p >= P.length) return null;
+    var c = Math.floor((x - heat.hl) / heat.cw);
     if (c < 0 || c >= heat.cols.length) return null;
     return { p: p, c: c };
+  }
+  function opLabel(name, max) {  // a long call name keeps its first word and as many of its last words as fit
+    name = readableName(name);
+    if (name.length <= max) return name;
+    var parts = name.split("."), head = parts[0], tail = "";
+    for (var k = parts.length - 1; k > 0; k--) {
+      var next = parts[k] + (tail ? "." + tail : "");
+      if (head.length + 2 + next.length > max) break;
+      tail = next;
+    }
+    if (tail) return head + ".…." + tail;
+    return head.length + 8 < max ? head + ".…" + name.slice(name.length - (max - head.length - 2)) : midElide(name, max);
+  }
+  function fitText(ctx, text, width) {  // middle-elided until it fits
+    if (ctx.measureText(text).width <= width) return text;
+    for (var n = text.length - 1; n > 4; n--) {
+      var t = midElide(text, n);
+      if (ctx.measureText(t).width <= width) return t;
+    }
+    return midElide(text, 4);
+  }
+  function heatScale(metric, llo, lhi, ramp01) {
+    var el = $("heat-scale"), h = "";
+    if (metric === "verdict") {
+      h = "<span class=\"k\">colour: verdict</span>" + ["pass", "warning", "error"].map(function (v, i) {
+        return "<span class=\"sw\" style=\"background:" + ramp01(i / 2) + "\"></span>" + v;
+      }).join(" ");
+    } else {
+      var what = metric === "Cosine" ? "1 − Cosine" : "|" + metric + "|";
+      var ticks = [], e, step = Math.max(1, Math.ceil((Math.floor(lhi) - Math.ceil(llo) + 1) / 7));
+      for (e = Math.ceil(llo); e <= lhi; e += step) ticks.push(e);
+      h = "<span class=\"k\">colour: " + esc(what) + ", worst per call, log scale</span>" +
+        "<span class=\"sw\" style=\"background:" + ramp01(0) + "\"></span>0 " +
+        "<span class=\"bar-wrap\"><span class=\"bar\" style=\"background:linear-gradient(to right," +
+        [0, 0.25, 0.5, 0.75, 1].map(ramp01).join(",") + ")\"></span>" +
+        ticks.map(function (t) {
+          return "<span class=\"tick\" style=\"left:" + ((t - llo) / (lhi - llo) * 100).toFixed(1) + "%\">1e" + t + "</span>";
+        }).join("") + "</span>";
+    }
+    h += "<span class=\"sw\" style=\"background:#f5f5f5\"></span>no value " +
+      "<span class=\"sw\" style=\"background:#eceff1;border-style:dashed\"></span>call not in that result" +
+      (heat.marks.cells.length ? " <span class=\"sw mark-first\"></span>first divergence" : "") +
+      (heat.marks.arrows.length ? " <span class=\"sw mark-via\"></span>reached through (from -da)" : "");
+    el.innerHTML = h;
   }
   function drawHeat() {
     var metric = $("heat-metric").value, K = heat.cols.length, p, k, i;
@@ -503,7 +727,7 @@
     // colour scale: log over the positive range (verdict: 0/1/2)
     var lo = Infinity, hi = -Infinity;
     for (i = 0; i < vals.length; i++) if (vals[i] > 0 && vals[i] < 1e30) { lo = Math.min(lo, vals[i]); hi = Math.max(hi, vals[i]); }
-    var llo = isFinite(lo) ? Math.log10(lo) : -6, lhi = isFinite(hi) ? Math.log10(hi) : 0;
+    var llo = isFinite(lo) ? Math.floor(Math.log10(lo)) : -6, lhi = isFinite(hi) ? Math.ceil(Math.log10(hi)) : 0;
     if (metric === "Cosine" || metric.indexOf("Relative") >= 0) { llo = Math.min(llo, -6); lhi = Math.max(lhi, 0); }
     if (lhi <= llo) lhi = llo + 1;
     function t(b) {
@@ -513,24 +737,88 @@
       return (Math.log10(b) - llo) / (lhi - llo);
     }
     heat.vals = vals; heat.raw = raw; heat.metric = metric;
-    var cv = $("heat-canvas"), s = setupCanvas(cv, HT + P.length * HROW + 24), ctx = s.ctx;
-    var cw = (s.w - HL - 8) / K;
-    heat.cw = cw;
+    var cv = $("heat-canvas"), ctx = cv.getContext("2d");
+    ctx.font = "11px system-ui, sans-serif";
+    // rank labels get the room they need (up to 45% of the width; longer ones lose their middle)
+    var width = cv.clientWidth || cv.parentNode.clientWidth || 800, widest = 0;
+    P.forEach(function (pt, q) { widest = Math.max(widest, ctx.measureText(pt.label || ("part " + q)).width); });
+    var hl = Math.round(Math.min(Math.max(widest + 14, 48), width * 0.45));
+    var cw = (width - hl - 8) / K;
+    // op labels under the columns, rotated: every step-th column, and always the marked ones
+    var marked = {}, labels = [], minGap = 15, stepCols = Math.max(1, Math.ceil(minGap / cw));
+    heat.marks.cells.forEach(function (m) { if (marked[m.c] === undefined || m.kind === "first") marked[m.c] = m.kind; });
+    var markedCols = Object.keys(marked).map(Number);
+    for (k = 0; k < K; k += stepCols) {
+      var near = markedCols.some(function (mc) { return mc !== k && Math.abs(mc - k) * cw < minGap; });
+      if (!near && marked[k] === undefined) labels.push({ c: k, kind: "" });
+    }
+    markedCols.forEach(function (mc) { labels.push({ c: mc, kind: marked[mc] }); });
+    var maxChars = 44, labelW = 0;
+    labels.forEach(function (l) {
+      l.text = opLabel(NODES[heat.cols[l.c]], maxChars);
+      labelW = Math.max(labelW, ctx.measureText(l.text).width);
+    });
+    // the labels of the first columns reach left, under the rank names: make room for them
+    for (var pass = 0; pass < 2; pass++) {
+      var need = 0;
+      labels.forEach(function (l) { need = Math.max(need, ctx.measureText(l.text).width * Math.SQRT1_2 - (l.c + 0.5) * cw + 6); });
+      if (need <= hl) break;
+      hl = Math.round(Math.min(need, width * 0.45));
+      cw = (width - hl - 8) / K;
+    }
+    var gridH = HT + P.length * HROW, labelH = Math.ceil(labelW * Math.SQRT1_2) + 14;
+    var s = setupCanvas(cv, gridH + labelH);
+    ctx = s.ctx;
+    heat.cw = cw; heat.hl = hl;
     ctx.clearRect(0, 0, s.w, s.h);
     ctx.font = "11px system-ui, sans-serif";
     for (p = 0; p < P.length; p++) {
       ctx.fillStyle = "#1f2328";
-      ctx.fillText(P[p].label || ("part " + p), 4, HT + p * HROW + 14);
+      ctx.fillText(fitText(ctx, P[p].label || ("part " + p), hl - 10), 4, HT + p * HROW + 14);
       for (k = 0; k < K; k++) {
         var b2 = vals[p * K + k];
         ctx.fillStyle = isNaN(b2) ? "#eceff1" : b2 < 0 ? "#f5f5f5" : ramp(t(b2));
-        ctx.fillRect(HL + k * cw, HT + p * HROW, Math.max(cw, 1), HROW - 2);
+        ctx.fillRect(hl + k * cw, HT + p * HROW, Math.max(cw, 1), HROW - 2);
       }
     }
-    ctx.fillStyle = "#667085";
-    ctx.fillText("op calls in execution order (" + K + ")  —  colour: " +
-      (metric === "verdict" ? "pass / warning / error" : metric === "Cosine" ? "1 − Cosine, log scale" : "|" + metric + "|, log scale"),
-      HL, HT + P.length * HROW + 16);
+    function cellBox(q, c) { return { x: hl + c * cw, y: HT + q * HROW, w: Math.max(cw, 3), h: HROW - 2 }; }
+    heat.marks.arrows.forEach(function (a) {
+      var b0 = cellBox(a.p0, a.c0), b1 = cellBox(a.p1, a.c1);
+      var x0 = b0.x + b0.w / 2, y0 = b0.y + b0.h / 2, x1 = b1.x + b1.w / 2, y1 = b1.y + b1.h / 2;
+      ctx.save();
+      ctx.strokeStyle = COLORS.via; ctx.fillStyle = COLORS.via; ctx.lineWidth = 2;
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+      var ang = Math.atan2(y1 - y0, x1 - x0);
+      ctx.beginPath(); ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - 8 * Math.cos(ang - 0.4), y1 - 8 * Math.sin(ang - 0.4));
+      ctx.lineTo(x1 - 8 * Math.cos(ang + 0.4), y1 - 8 * Math.sin(ang + 0.4));
+      ctx.closePath(); ctx.fill();
+      ctx.restore();
+    });
+    heat.marks.cells.forEach(function (m) {
+      var bx = cellBox(m.p, m.c);
+      ctx.save();
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = m.kind === "via" ? COLORS.via : COLORS.err;
+      if (m.kind === "via") ctx.setLineDash([3, 2]);
+      ctx.strokeRect(bx.x - 1, bx.y - 1, bx.w + 2, bx.h + 2);
+      ctx.restore();
+    });
+    labels.forEach(function (l) {
+      var x = hl + (l.c + 0.5) * cw;
+      ctx.save();
+      ctx.translate(x, gridH + 4);
+      ctx.rotate(-Math.PI / 4);
+      ctx.textAlign = "right";
+      ctx.fillStyle = l.kind === "via" ? COLORS.via : l.kind ? COLORS.err : "#475467";
+      ctx.fillText(l.text, 0, 4);
+      ctx.restore();
+    });
+    heat.labels = labels.map(function (l) { return { col: l.c, text: l.text, kind: l.kind }; });
+    heat.ranks = P.map(function (pt, q) { return fitText(ctx, pt.label || ("part " + q), hl - 10); });
+    $("heat-cols").textContent = K + " op calls in execution order" + (stepCols > 1 ? ", 1 in " + stepCols + " labelled" : "") +
+      "; hover a cell for its call";
+    heatScale(metric, llo, lhi, function (x) { return ramp(x); });
   }
 
   /* ---- table -------------------------------------------------------------------------- */
@@ -538,7 +826,48 @@
   var WIDE = { "NPU Name": 380, "Bench Name": 380, "Err_message": 320, "NPU_Stack_Info": 300, "Data_name": 300,
     "NPU CSV File": 240, "Bench CSV File": 240 };
 
-  function colWidth(c) { return WIDE[c] || (c === "#" ? 64 : c === "Rank" ? 90 : 118); }
+  function colWidth(c) {
+    if (c === "Rank") return Math.max(90, Math.min(320, 16 + 7 * Math.max.apply(null, P.map(function (p) { return p.label.length; }))));
+    return WIDE[c] || (c === "#" ? 64 : 118);
+  }
+  /* Kernel results name each row by the absolute path of its .npy file: the folder all rows of a result
+     share hides the file name in a narrow column, so the table shows the path without it (the title keeps it). */
+  var PATH_COLS = ["NPU Name", "Bench Name"];
+  function commonDir(part, col) {
+    var get = part.cols[col];
+    if (!get || !part.n || part.mode !== "kernel") return 0;  // only kernel results name rows by file path
+    var prefix = null, r;
+    for (r = 0; r < part.n && prefix === null; r++) {  // the folder of the first row that names a path
+      var f = get(r), k = Math.max(f.lastIndexOf("/"), f.lastIndexOf("\\"));
+      if (k > 0) prefix = f.slice(0, k + 1);
+    }
+    for (; r < part.n && prefix; r++) {
+      var v = get(r);
+      if (v.indexOf("/") < 0 && v.indexOf("\\") < 0) continue;  // "" or N/A of an unmatched row: no path to share
+      while (prefix && v.lastIndexOf(prefix, 0) !== 0) {
+        var j = prefix.length < 2 ? -1 :
+          Math.max(prefix.lastIndexOf("/", prefix.length - 2), prefix.lastIndexOf("\\", prefix.length - 2));
+        prefix = j >= 0 ? prefix.slice(0, j + 1) : "";  // always shorter: the loop ends
+      }
+    }
+    return prefix ? prefix.length : 0;
+  }
+  function stripOf(g, col) { var st = P[G.part[g]].strip; return st ? st[col] || 0 : 0; }
+  function findPathPrefixes() {
+    var any = [];
+    P.forEach(function (p) {
+      p.strip = {};
+      PATH_COLS.forEach(function (c) {
+        var n = commonDir(p, c);
+        if (n > 1) { p.strip[c] = n; if (any.indexOf(c) < 0) any.push(c); }
+      });
+    });
+    if (any.length) {
+      var note = $("path-note");
+      note.textContent = any.join(" and ") + ": shown without the folder all their paths share (hover a cell for the full path)";
+      note.hidden = false;
+    }
+  }
   function isNumericCol(c) {
     if (numericCols[c] !== undefined) return numericCols[c];
     if (c === "#") return (numericCols[c] = true);
@@ -554,6 +883,7 @@
   }
 
   function buildTable() {
+    findPathPrefixes();
     var head = $("grid-head"), cg = $("grid-cols"), total = 0;
     G.cols.forEach(function (c) {
       var col = document.createElement("col");
@@ -694,10 +1024,10 @@
       var g = view[k], vd = verdictOf(g);
       h.push("<tr class=\"r" + (g === highlighted ? " hl" : "") + "\" data-g=\"" + g + "\">");
       for (var c = 0; c < ncol; c++) {
-        var col = cols[c], s = cell(g, col);
+        var col = cols[c], s = cell(g, col), cut = stripOf(g, col), shown = cut ? s.slice(cut) : s;
         var cls = col === "Result" ? " class=\"v-" + vd + "\"" : "";
-        var t = s.length > 18 ? " title=\"" + esc(s.length > 2000 ? s.slice(0, 2000) + "…" : s) + "\"" : "";
-        h.push("<td" + cls + t + ">" + esc(s.length > 400 ? s.slice(0, 400) + "…" : s) + "</td>");
+        var t = s.length > 18 || cut ? " title=\"" + esc(s.length > 2000 ? s.slice(0, 2000) + "…" : s) + "\"" : "";
+        h.push("<td" + cls + t + ">" + esc(shown.length > 400 ? shown.slice(0, 400) + "…" : shown) + "</td>");
       }
       h.push("</tr>");
     }
@@ -764,6 +1094,7 @@
       sel.value = String(plotPart);
       sel.addEventListener("change", function () { plotPart = parseInt(sel.value, 10); buildPlots(); });
     }
+    if ((D.spread || []).some(function (x) { return x.role === "propagated"; })) $("legend-via").hidden = false;
     buildPlots();
     buildHeat();
     performance.mark("report:plotted");
@@ -790,6 +1121,13 @@
       firstMarked: function () {
         for (var p = 0; p < P.length; p++) if (P[p].chosen && P[p].first) return P[p].first.node;
         return null;
+      },
+      heat: function () { return heat ? { labels: heat.labels, ranks: heat.ranks, left: heat.hl, columns: heat.cols.length } : null; },
+      shownCell: function (p, r, c) {  // the text the table shows for a cell
+        var g = -1;
+        for (var i = 0; i < G.n; i++) if (G.part[i] === p && G.row[i] === r) { g = i; break; }
+        var text = cell(g, c), cut = stripOf(g, c);
+        return cut ? text.slice(cut) : text;
       },
       visibleRows: function () { return Array.prototype.map.call(view, function (g) { return [G.part[g], G.row[g]]; }); }
     };
