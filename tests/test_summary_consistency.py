@@ -379,7 +379,7 @@ def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
     from msprobe_core.finish import read_files_as_view
     from msprobe_core.report.command import collect_result_files
 
-    groups = collect_result_files((folder,))
+    groups, _ = collect_result_files((folder,), "all")
     views = [read_files_as_view(g, str(k) if len(groups) > 1 else "") for k, g in enumerate(groups)]
     summary = summarize(views)
     if summary["verdicts"]["error"]:
