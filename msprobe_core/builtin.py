@@ -13,7 +13,7 @@ from typing import Any
 from . import discover
 from .dumpjson import detect_kind, load_dump_file
 from .hookspecs import hookimpl
-from .matching import join_on_keys
+from .matching import join_on_keys, mapped_golden_keys
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 from .naming import renumber_backward
 from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, WriterSpec
@@ -53,13 +53,17 @@ def _exact(ctx: MatchContext) -> MatchResult:
 
 
 def _data_mapping(ctx: MatchContext) -> MatchResult:
-    """``-dm``: target key = the mapped name, else the row's own *raw* name (msprobe does not
-    re-number backward calls on the target side while a mapping builds the keys); left join, no dtype gate."""
+    """``-dm``: target key = the mapped name, else the row's own name; left join, no dtype gate.
+
+    Both sides are joined on the names as the dumps spell them: the file names golden rows
+    exactly, forward and backward. (msprobe joins these raw target keys with *re-numbered*
+    golden keys, which pairs a backward row with the wrong call; see docs/differences.md.)
+    """
     from .data_mapping import load_data_mapping
 
     mapping = load_data_mapping(Path(ctx.options.data_mapping))
     keys = [mapping.get(name, name) for name in ctx.target.name]
-    match = join_on_keys(keys, ctx.golden_keys)
+    match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
     return match
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import is_not
+from typing import TYPE_CHECKING
 
 from .model import MatchResult
+
+if TYPE_CHECKING:
+    from .registry import MatchContext
 
 
 def join_on_keys(target_keys: Sequence[str], golden_keys: Sequence[str]) -> MatchResult:
@@ -37,6 +41,17 @@ def join_on_keys(target_keys: Sequence[str], golden_keys: Sequence[str]) -> Matc
                 t_out.append(ints[i])
                 g_out.append(j)
     return MatchResult(target=t_out, golden=g_out)
+
+
+def mapped_golden_keys(ctx: MatchContext) -> list[str]:
+    """The golden keys to join with target keys that a name mapping built from the *raw* row names.
+
+    A mapping (``-dm``/``-am``/``-cm``/``-lm``) turns target names into golden names as the
+    golden dump spells them, call numbers included; so the golden side is joined on its
+    names as written, not on the backward-re-numbered keys of a plain compare (which
+    would pair ``X.5.backward`` with the golden call that merely ranks fifth in file order).
+    """
+    return list(ctx.golden.name)
 
 
 def apply_dtype_gate(

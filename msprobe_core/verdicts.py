@@ -31,6 +31,10 @@ MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of i
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
 MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
 
+#: ``Requires_grad`` cells that say nothing: ``N/A`` (the dump has no flag, e.g. every MindSpore dump) or empty.
+#: msprobe flags ``N/A`` vs ``True`` as inconsistent; an unknown flag cannot contradict the other side.
+UNKNOWN_FLAG = frozenset({NA, "", None})
+
 SKIP_ALL_OPS = frozenset(
     {"empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"}
 )
@@ -228,9 +232,9 @@ def compute_verdicts(
         with np.errstate(invalid="ignore"):
             rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
         flag(rows, ERROR, MSG_NORM_REL)
-    # 3 RequiresGrad
+    # 3 RequiresGrad: an unknown flag (MindSpore dumps record none) is no inconsistency
     nrg, brg = columns["NPU Requires_grad"], columns["Bench Requires_grad"]
-    rg = np.array([x != y and x != "" and y != "" for x, y in zip(nrg, brg)], dtype=bool)
+    rg = np.array([x != y and x not in UNKNOWN_FLAG and y not in UNKNOWN_FLAG for x, y in zip(nrg, brg)], dtype=bool)
     flag(row_check & matched & rg, ERROR, MSG_REQUIRES_GRAD)
     # 4 Parameters
     nd, bd = columns["NPU Dtype"], columns["Bench Dtype"]

@@ -146,20 +146,42 @@ def test_same_framework_dtype_gate(tmp_path):
 
 
 def test_cross_framework_gate_and_dtype_check(tmp_path):
-    """MS vs PT: dtypes pair by kind; same dtype is no error, a real difference still is; PT requires_grad vs none is."""
-    t = {"Functional.linear.0.forward": api([ms_tensor("Float32"), ms_tensor("Int32"), ms_tensor("Float32")],
+    """MS vs PT: dtypes pair by kind; the same dtype, an integer width or an unknown requires_grad is no
+    error, a real dtype difference or a known requires_grad difference still is (docs/differences.md)."""
+    t = {"Functional.linear.0.forward": api([ms_tensor("Float32"), ms_tensor("Int32"), ms_tensor("Float32"),
+                                            ms_tensor("UInt8"), ms_tensor("Float32", requires_grad=True)],
                                            [ms_tensor("Float16")])}
-    g = {"Functional.linear.0.forward": api([pt_tensor("torch.float32"), pt_tensor("torch.int64"), pt_tensor("torch.int64")],
+    g = {"Functional.linear.0.forward": api([pt_tensor("torch.float32"), pt_tensor("torch.int64"),
+                                            pt_tensor("torch.int64"), pt_tensor("torch.int64"),
+                                            pt_tensor("torch.float32")],
                                            [pt_tensor("torch.float32")])}
     rows = by_name(compare(tmp_path, write_dump(tmp_path / "t", t, framework="mindspore"),
                            write_dump(tmp_path / "g", g, framework="pytorch")))
-    same = json.loads(rows["Functional.linear.0.forward.input.0"]["Err_message"])
-    assert same == ["error: The Required_Grad of NPU and Bench are inconsistent"]
-    ints = json.loads(rows["Functional.linear.0.forward.input.1"]["Err_message"])
-    assert "error: The dtype of NPU and Bench are inconsistent." in ints
+    same = rows["Functional.linear.0.forward.input.0"]
+    assert (same["NPU Requires_grad"], same["Bench Requires_grad"]) == ("N/A", "False")
+    assert same["Requires_grad Consistent"] == "False"  # msprobe's cell: the flags are not equal
+    assert (same["Result"], json.loads(same["Err_message"])) == ("pass", [])  # ...but unknown is no error
+    for name in ("Functional.linear.0.forward.input.1", "Functional.linear.0.forward.input.3"):  # Int32/UInt8 vs int64
+        assert (rows[name]["Result"], json.loads(rows[name]["Err_message"])) == ("pass", []), name
     assert rows["Functional.linear.0.forward.input.2"]["Bench Name"] == "N/A"  # float vs int: gated
+    known = json.loads(rows["Functional.linear.0.forward.input.4"]["Err_message"])
+    assert known == ["error: The Required_Grad of NPU and Bench are inconsistent"]  # True vs False
     half = json.loads(rows["Functional.linear.0.forward.output.0"]["Err_message"])
-    assert "error: The dtype of NPU and Bench are inconsistent." in half
+    assert half == ["error: The dtype of NPU and Bench are inconsistent."]
+
+
+def test_same_framework_dtype_check_is_msprobes(tmp_path):
+    """Within one framework the DType checker compares the strings, as msprobe does: Int32 vs Int64 is an error
+    (paired through ``-dm``: the same-framework dtype gate would not pair them)."""
+    t = {"Functional.gather.0.forward": api([ms_tensor("Int32"), ms_tensor("Float32")])}
+    g = {"Functional.gather.0.forward": api([ms_tensor("Int64"), ms_tensor("Float32")])}
+    dm = tmp_path / "dm.yaml"
+    dm.write_text("Functional.gather.0.forward.input.0: Functional.gather.0.forward.input.0\n")
+    rows = by_name(compare(tmp_path, write_dump(tmp_path / "t", t, framework="mindspore"),
+                           write_dump(tmp_path / "g", g, framework="mindspore"), "-dm", str(dm)))
+    ints = rows["Functional.gather.0.forward.input.0"]
+    assert (ints["Result"], json.loads(ints["Err_message"])) == ("error", ["error: The dtype of NPU and Bench are inconsistent."])
+    assert json.loads(rows["Functional.gather.0.forward.input.1"]["Err_message"]) == []
 
 
 def test_pytorch_target_with_mindspore_golden_is_refused(tmp_path, capsys):

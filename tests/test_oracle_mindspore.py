@@ -6,12 +6,22 @@ its ``cmd.txt``, in-process, from the case folder, and every table it wrote
 must agree cell for cell (``oracle_diff``); the ``data_mapping_{ts}.yaml`` that
 ``-lm`` writes must be byte-identical.
 
-One documented difference (``docs/differences.md``, "Cross-framework dtype"):
-msprobe flags every MindSpore-vs-PyTorch row as a dtype error because
-``Float32`` != ``torch.float32``; we compare canonical dtype names. For such
-tables ``Result``/``Err_message`` are left out of the cell diff and checked
-separately: ours must equal msprobe's once its dtype message is removed (and
-``Result`` recomputed from the remaining messages).
+Documented differences (``docs/differences.md``) on MindSpore-vs-PyTorch tables:
+
+* dtype: msprobe flags every row as a dtype error because ``Float32`` !=
+  ``torch.float32`` (and ``Int32`` != ``torch.int64``); we compare canonical dtype
+  names, integer widths aside;
+* requires_grad: msprobe flags every row whose MindSpore side has no flag (``N/A``);
+  an unknown flag is no inconsistency for us (``Requires_grad Consistent`` is msprobe's);
+* backward rows of a mapping: msprobe joins the mapped (raw) target names with
+  backward-*re-numbered* golden names, so ``Mint.add.13.backward`` meets
+  ``Torch.add.0.backward``; we join raw with raw, so it meets ``Torch.add.13.backward``.
+
+For such tables ``Result``/``Err_message`` are left out of the cell diff and checked
+separately: ours must equal msprobe's once those two messages are removed where they
+do not apply (and ``Result`` recomputed from the remaining messages). Rows paired
+differently are left out of the cell diff too and checked on their own
+(:func:`assert_repaired_rows`).
 
 One crash msprobe has and we do not: ``am_yaml_docformat`` (the api_mapping.yaml
 format of the user docs) must give exactly what ``am_yaml`` gives.
@@ -20,6 +30,7 @@ format of the user docs) must give exactly what ``am_yaml`` gives.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from pathlib import Path
@@ -27,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli import main
-from msprobe_core.verdicts import MSG_DTYPE
+from msprobe_core.verdicts import MSG_DTYPE, MSG_REQUIRES_GRAD
 
 from .conftest import agree, corpora_dir
 
@@ -97,33 +108,149 @@ def _read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+_INTEGER = re.compile(r"u?int(8|16|32|64)")
+
+
 def _same_dtype(npu: str, bench: str) -> bool:
-    """MindSpore and torch spell the same dtype differently: ``Float32`` / ``torch.float32``."""
-    return npu.lower() == bench.lower().removeprefix("torch.")
+    """MindSpore and torch spell the same dtype differently (``Float32`` / ``torch.float32``);
+    integer widths (``Int32`` / ``torch.int64``) are a convention of the frameworks, not a difference."""
+    a, b = npu.lower(), bench.lower().removeprefix("torch.")
+    return a == b or (_INTEGER.fullmatch(a) is not None and _INTEGER.fullmatch(b) is not None)
 
 
-def assert_verdicts_without_dtype_message(ours: Path, ref: Path) -> int:
-    """Our Result/Err_message equal msprobe's with its dtype message removed where both dtypes are the same.
+def _unknown_flag(row: dict[str, str]) -> bool:
+    return "N/A" in (row["NPU Requires_grad"], row["Bench Requires_grad"])
 
-    Returns how many rows lost the message (rows whose dtypes really differ, e.g.
-    ``Int32`` vs ``torch.int64``, keep it).
+
+def assert_verdicts_without_dtype_message(ours: Path, ref: Path, skip: frozenset[int] = frozenset()) -> dict[str, int]:
+    """Our Result/Err_message equal msprobe's, less the messages we deliberately do not give.
+
+    Removed from msprobe's row: its dtype message where both dtypes are the same
+    (:func:`_same_dtype`), its requires_grad message where one side's flag is ``N/A``.
+    ``skip``: rows paired differently on purpose (checked by :func:`assert_repaired_rows`).
+    Returns how many rows lost each message.
     """
     mine, theirs = _read_rows(ours), _read_rows(ref)
     assert len(mine) == len(theirs)
-    removed = 0
+    removed = {"dtype": 0, "requires_grad": 0}
     bad = []
     for k, (a, b) in enumerate(zip(mine, theirs)):
+        if k in skip:
+            continue
         messages = json.loads(b["Err_message"])
         kept = messages
         if _same_dtype(b["NPU Dtype"], b["Bench Dtype"]):
-            kept = [m for m in messages if m != MSG_DTYPE]
+            kept = [m for m in kept if m != MSG_DTYPE]
+            removed["dtype"] += len(kept) != len(messages)
+        if _unknown_flag(b):
+            before = len(kept)
+            kept = [m for m in kept if m != MSG_REQUIRES_GRAD]
+            removed["requires_grad"] += len(kept) != before
         expected_result = b["Result"] if kept == messages else _result_level(kept)
-        removed += kept != messages
         if json.loads(a["Err_message"]) != kept or a["Result"] != expected_result:
             bad.append(f"row {k} {a['NPU Name']}: ours {a['Result']} {a['Err_message']}, "
                        f"expected {expected_result} {json.dumps(kept)}")
     assert not bad, "\n".join(bad[:10])
     return removed
+
+
+_BACKWARD_CALL = re.compile(r"^(?P<head>.*?)\.(?:(?P<api>\d+)\.backward|backward\.(?P<module>\d+))(?P<tail>\..*)?$")
+
+
+def _backward_call(name: str) -> tuple[str, int, str] | None:
+    """``(head, call number, tail)`` of a backward row name (API ``X.op.N.backward…`` or module ``…backward.N…``)."""
+    m = _BACKWARD_CALL.match(name)
+    if m is None:
+        return None
+    number = m["api"] if m["api"] is not None else m["module"]
+    return m["head"], int(number), m["tail"] or ""
+
+
+NPU_COLUMNS = ("NPU Name", "NPU Dtype", "NPU Tensor Shape", "NPU Requires_grad",
+               "NPU max", "NPU min", "NPU mean", "NPU l2norm")
+_DUMP_STATS = (("max", "Max"), ("min", "Min"), ("mean", "Mean"), ("l2norm", "Norm"))
+
+
+def _same_cell(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=0.0)
+    except ValueError:
+        return False
+
+
+def _dump_leaf(data: dict, row_name: str) -> dict:
+    """The leaf of a backward row (``<call>.input.N`` / ``<call>.output.N``) in a dump's ``data``."""
+    call, _, rest = row_name.rpartition(".")
+    call, side = call.rsplit(".", 1)
+    assert side in ("input", "output"), row_name
+    return data[call][side][int(rest)]
+
+
+def repaired_rows(ours: Path, ref: Path) -> frozenset[int]:
+    """Rows (by position) whose ``Bench Name`` differs from msprobe's."""
+    mine, theirs = _read_rows(ours), _read_rows(ref)
+    assert len(mine) == len(theirs)
+    return frozenset(k for k, (a, b) in enumerate(zip(mine, theirs)) if a["Bench Name"] != b["Bench Name"])
+
+
+def assert_repaired_rows(ours: Path, ref: Path, rows: frozenset[int], golden_dump: Path) -> None:
+    """Each row we pair differently is a backward row that meets the golden call with its own call number.
+
+    msprobe gave it the golden call whose *rank* among the golden backward calls of that
+    API is the NPU row's call number (or nothing, when that call has no such row). Ours
+    must carry the NPU row's call number; its bench cells must be the golden dump's own
+    values for that row, its NPU cells msprobe's, its diffs NPU minus bench.
+    """
+    mine, theirs = _read_rows(ours), _read_rows(ref)
+    golden = json.loads(golden_dump.read_text(encoding="utf-8"))["data"]
+    for k in sorted(rows):
+        a, b = mine[k], theirs[k]
+        npu, our_bench = _backward_call(a["NPU Name"]), _backward_call(a["Bench Name"])
+        assert npu and our_bench, f"row {k} {a['NPU Name']}: only backward rows may be paired differently"
+        assert our_bench[1] == npu[1], f"row {k} {a['NPU Name']} -> {a['Bench Name']}"
+        if b["Bench Name"] != "N/A":
+            ref_bench = _backward_call(b["Bench Name"])
+            assert ref_bench and ref_bench[1] != npu[1], f"row {k}: msprobe pairs {b['Bench Name']}"
+            assert our_bench == (ref_bench[0], npu[1], ref_bench[2]), f"row {k} {a['Bench Name']} {b['Bench Name']}"
+        else:
+            assert our_bench[2] == npu[2], f"row {k} {a['NPU Name']} -> {a['Bench Name']}"
+        for col in NPU_COLUMNS:
+            assert _same_cell(a[col], b[col]), (k, col, a[col], b[col])
+        leaf = _dump_leaf(golden, a["Bench Name"])
+        assert a["Bench Dtype"] == leaf["dtype"], (k, a["Bench Dtype"], leaf["dtype"])
+        assert json.loads(a["Bench Tensor Shape"]) == leaf["shape"], (k, a["Bench Tensor Shape"], leaf["shape"])
+        assert a["Bench Requires_grad"] == str(leaf["requires_grad"]), (k, a["Bench Requires_grad"])
+        for stat, key in _DUMP_STATS:
+            assert math.isclose(float(a[f"Bench {stat}"]), leaf[key], rel_tol=1e-9), (k, stat)
+        for stat, diff in (("max", "Max diff"), ("min", "Min diff"), ("mean", "Mean diff"), ("l2norm", "L2norm diff")):
+            assert math.isclose(float(a[diff]), float(a[f"NPU {stat}"]) - float(a[f"Bench {stat}"]),
+                                rel_tol=1e-6, abs_tol=1e-12), (k, diff)
+
+
+def _without_rows(path: Path, rows: frozenset[int], out: Path) -> Path:
+    """A copy of the CSV table ``path`` without the data rows ``rows``."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([table[0], *(r for k, r in enumerate(table[1:]) if k not in rows)])
+    return out
+
+
+#: Rows msprobe pairs with the wrong backward call and we do not. Backward calls run in reverse
+#: order, so msprobe's re-numbering gives call N of an API the golden call whose rank in file
+#: order is N: every backward row of an API called more than once meets another call, except the
+#: middle call of an odd count (x_l1_stat_am: -am maps the names; x_mix_stat_dm_bug: the unmapped
+#: ``Functional.gelu.0/1.backward`` rows keep their own names and are swapped by msprobe).
+EXPECTED_REPAIRED = {
+    ("x_mix_stat_dm_bug", "dm_yaml"): 4,
+    ("x_l1_stat_am", "am_builtin"): 155,
+    ("x_l1_stat_am", "am_yaml"): 155,
+    ("x_l1_stat_am", "am_yaml_docformat"): 155,
+}
 
 
 def _run(case: Path, args: list[str], out: Path, monkeypatch) -> int:
@@ -155,26 +282,73 @@ def test_agrees_with_msprobe(corpora, oracle_diff, tmp_path, monkeypatch, case, 
         assert ref.suffix in TABLE_SUFFIXES
         dtype_flagged = MSG_DTYPE in ref.read_text(encoding="utf-8", errors="replace") if ref.suffix == ".csv" else True
         if cross and dtype_flagged:
-            code, report = agree(oracle_diff, ours[name], ref, extra=("--ignore", "Result", "Err_message"))
+            assert ref.suffix == ".csv"
+            repaired = repaired_rows(ours[name], ref)
+            assert_repaired_rows(ours[name], ref, repaired, case_dir / args[args.index("-gp") + 1])
+            mine, theirs = ours[name], ref
+            if repaired:
+                mine = _without_rows(ours[name], repaired, tmp_path / f"ours_{name}")
+                theirs = _without_rows(ref, repaired, tmp_path / f"ref_{name}")
+            code, report = agree(oracle_diff, mine, theirs, extra=("--ignore", "Result", "Err_message"))
             assert code == 0, f"{case}/{variant}/{name} disagrees:\n{report}"
-            assert assert_verdicts_without_dtype_message(ours[name], ref) > 0
+            removed = assert_verdicts_without_dtype_message(ours[name], ref, repaired)
+            assert removed["dtype"] > 0 and removed["requires_grad"] > 0, removed
+            assert len(repaired) == EXPECTED_REPAIRED.get((case, variant), 0), sorted(repaired)
         else:
             code, report = agree(oracle_diff, ours[name], ref)
             assert code == 0, f"{case}/{variant}/{name} disagrees:\n{report}"
 
 
-def test_cross_framework_dtype_check_still_flags_different_dtypes(corpora, monkeypatch, tmp_path):
-    """Only the spelling is forgiven: MindSpore Int32 vs torch.int64 is still a dtype error, Float32 vs torch.float32 is not."""
-    case_dir = corpora / "mindspore" / "x_l0_stat_cm_bug"
-    assert _run(case_dir, _cmd_args(case_dir / "oracle" / "cm_yaml"), tmp_path, monkeypatch) == 0
-    (ours,) = tmp_path.glob("compare_result_*.csv")
-    rows = {r["NPU Name"]: r for r in _read_rows(ours)}
-    ids = rows["Cell.embed.Embedding.forward.0.input.0"]
-    assert (ids["NPU Dtype"], ids["Bench Dtype"]) == ("Int32", "torch.int64")
-    assert MSG_DTYPE in json.loads(ids["Err_message"])
-    weight = rows["Cell.embed.Embedding.forward.0.parameters.weight"]
-    assert (weight["NPU Dtype"], weight["Bench Dtype"]) == ("Float32", "torch.float32")
-    assert MSG_DTYPE not in json.loads(weight["Err_message"])
+def test_cross_framework_clean_pairs_are_not_errors(corpora, monkeypatch, tmp_path):
+    """Clean MindSpore-vs-PyTorch pairs: few error rows (issue 13 §2; docs/differences.md).
+
+    Layer level (``x_l0_tensor_lm``, clean): no error row. API level (``x_l1_stat_am``, clean, ``-am``):
+    at most 10 %; what is left are backward rows where the two frameworks hook different tensors
+    (PyTorch records ``linear``/``matmul`` backward on the flattened view), i.e. shape errors.
+    msprobe: 133/149 and 352/566 rows ``error``.
+    """
+    for case, variant, most in (("x_l0_tensor_lm", "lm_yaml", 0.0), ("x_l1_stat_am", "am_builtin", 0.10),
+                                ("x_l1_stat_am", "am_yaml", 0.10)):
+        case_dir = corpora / "mindspore" / case
+        out = tmp_path / f"{case}-{variant}"
+        assert _run(case_dir, _cmd_args(case_dir / "oracle" / variant), out, monkeypatch) == 0
+        (ours,) = out.glob("compare_result_*.csv")
+        rows = _read_rows(ours)
+        errors = [r for r in rows if r["Result"] == "error"]
+        assert len(errors) <= most * len(rows), (case, variant, len(errors), len(rows))
+        for r in errors:
+            messages = json.loads(r["Err_message"])
+            assert MSG_REQUIRES_GRAD not in messages and MSG_DTYPE not in messages, r["NPU Name"]
+            assert ".backward." in r["NPU Name"] and r["NPU Tensor Shape"] != r["Bench Tensor Shape"], r["NPU Name"]
+
+
+@pytest.mark.parametrize("case,variant,node,first_bad", [
+    ("x_l0_stat_cm_bug", "cm_builtin", "Cell.blocks.1.attn.Attention.forward.0",
+     "Cell.blocks.1.attn.Attention.forward.0.output.0"),
+    ("x_l0_stat_cm_bug", "cm_yaml", "Cell.blocks.1.attn.out_proj.Dense.forward.0",
+     "Cell.blocks.1.attn.Attention.forward.0.output.0"),
+    ("x_mix_stat_dm_bug", "dm_yaml", "Mint.div.1.forward", "Mint.div.1.forward.output.0"),
+])
+def test_cross_framework_faults_are_still_found(corpora, monkeypatch, tmp_path, case, variant, node, first_bad):
+    """The injected fault (block 1 attention) is still the first divergence and the first row that is
+    not ``pass``; the ``--fail-on error`` gate still fails these runs (issue 13 §2)."""
+    case_dir = corpora / "mindspore" / case
+    summary = tmp_path / "summary.json"
+    args = [*_cmd_args(case_dir / "oracle" / variant), "--json-summary", str(summary), "--fail-on", "error"]
+    assert _run(case_dir, args, tmp_path / "out", monkeypatch) == 1
+    assert json.loads(summary.read_text())["first_divergence"]["node"] == node
+    (ours,) = (tmp_path / "out").glob("compare_result_*.csv")
+    flagged = [r["NPU Name"] for r in _read_rows(ours) if r["Result"] != "pass"]
+    assert flagged[0] == first_bad, flagged
+
+
+def test_fail_on_error_passes_clean_cross_framework_pairs(corpora, monkeypatch, tmp_path):
+    """msprobe's verdicts fail the ``--fail-on error`` gate on every clean MindSpore-vs-PyTorch pair; ours
+    do not where nothing is wrong (layer level; API level without -am, whose backward rows differ by nature)."""
+    for case, variant in (("x_l0_tensor_lm", "lm_yaml"), ("x_l1_stat_am", "no_mapping")):
+        case_dir = corpora / "mindspore" / case
+        args = [*_cmd_args(case_dir / "oracle" / variant), "--fail-on", "error"]
+        assert _run(case_dir, args, tmp_path / case, monkeypatch) == 0, case
 
 
 @pytest.mark.parametrize("variant", ["am_builtin", "am_yaml"])

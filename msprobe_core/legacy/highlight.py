@@ -20,6 +20,9 @@ from .table import ERR, REQ_GRAD_CONSIST, LegacyTable
 
 NONE, RED, YELLOW = 0, 1, 2
 OVERFLOW = frozenset({"nan\t", "inf\t", "-inf\t", "nan", "inf", "-inf"})
+#: The table spells a NaN statistic ``Nan``, which 8.3.3's lower-case test misses; the seed
+#: documents promise red for nan as for inf, so any spelling counts (docs/differences.md).
+_OVERFLOW_WORDS = frozenset({"nan", "inf", "-inf"})
 _FWD_BWD = re.compile(r"\.(forward|backward)\.")
 
 MSG_OVERFLOW = "maximum or minimum is nan, -inf, or inf"
@@ -139,7 +142,7 @@ def _overflow(values: list[Any]) -> np.ndarray:
     def hit(v: Any) -> bool:
         c = v.__class__
         if c is str:
-            return v in OVERFLOW
+            return v in OVERFLOW or v.strip().lower() in _OVERFLOW_WORDS
         if c is float:
             return v != v or v == _INF or v == -_INF
         if c is int or c is bool or v is None:
@@ -249,6 +252,9 @@ def _pair_rules(
             rules.append((both & ~one_red & (a - b > 0.1), MSG_ONE_YELLOW, YELLOW))
             ok, cos = _nums(data["Cosine"])
             rules.append((ok[pin] & ok[pout] & (cos[pin] - cos[pout] > 0.1), MSG_COSINE, YELLOW))
+            # the seed documents give yellow rule 3 to tensor mode too (8.3.3 checks statistics only)
+            ok, rel = _nums(data["MaxRelativeErr"])
+            rules.append((ok[pout] & ok[pin] & (rel[pout] > 0.1) & (rel[pin] < 0.01), MSG_REL_YELLOW, YELLOW))
     return rules
 
 

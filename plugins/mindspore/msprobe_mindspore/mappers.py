@@ -33,7 +33,7 @@ from typing import Any
 from msprobe_core.data_mapping import load_data_mapping
 from msprobe_core.dumpjson import read_json_file
 from msprobe_core.errors import DumpFormatError, UsageError
-from msprobe_core.matching import join_on_keys
+from msprobe_core.matching import join_on_keys, mapped_golden_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
 from msprobe_core.registry import MapperSpec, MatchContext
 
@@ -135,19 +135,26 @@ def data_mapping_active(ctx: MatchContext) -> tuple[bool, dict[str, str] | None]
     return False, None
 
 
-def _join(keys: list[str], ctx: MatchContext, active: bool, generated: dict[str, str] | None) -> MatchResult:
+def _join(
+    keys: list[str], ctx: MatchContext, active: bool, generated: dict[str, str] | None, *, mapped: bool = True
+) -> MatchResult:
     """Pair rows on the target ``keys`` as msprobe does once a mapping built them.
 
     A data mapping active: left join, no dtype gate. Otherwise the join the other
     options ask for runs on these keys (the ``exact`` join, or ``-fm``'s fuzzy
     matcher, as msprobe fuzzy-matches on the mapped keys). With ``-lm`` the
     generated mapping goes with the match, to be written next to the result.
+
+    ``mapped``: the keys were built from the raw row names, so the golden side is
+    joined on its raw names too (:func:`~msprobe_core.matching.mapped_golden_keys`;
+    msprobe joins them with backward-re-numbered golden keys, see docs/differences.md).
     """
+    golden_keys = mapped_golden_keys(ctx) if mapped else ctx.golden_keys
     if active:
-        match = join_on_keys(keys, ctx.golden_keys)
+        match = join_on_keys(keys, golden_keys)
         match.dtype_gate = False
     else:
-        match = _run_below(replace(ctx, target_keys=keys), PRIORITY_DATA_MAPPING)
+        match = _run_below(replace(ctx, target_keys=keys, golden_keys=golden_keys), PRIORITY_DATA_MAPPING)
     if generated is not None:
         match.notes[LAYER_MAPPING_NOTE] = generated
         attachments = match.notes.setdefault("attachments", [])
@@ -204,7 +211,7 @@ def run_layer_mapping(ctx: MatchContext) -> MatchResult:
         return _run_below(ctx, PRIORITY_LAYER)
     generated = generate_layer_mapping(ctx)
     if not generated:
-        return _join(list(ctx.target_keys), ctx, False, generated)
+        return _join(list(ctx.target_keys), ctx, False, generated, mapped=False)
     keys = M.data_mapping_keys(table_rows(ctx.target), ctx.target_keys, generated)
     return _join(keys, ctx, True, generated)
 
