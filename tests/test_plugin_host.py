@@ -106,3 +106,41 @@ def test_autoload_can_be_disabled(tmp_path, run_cli):
     proc = run_cli("plugins", env={"PYTHONPATH": str(tmp_path), "MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert proc.returncode == 0
     assert [p["name"] for p in json.loads(proc.stdout)] == ["msprobe_core.builtin"]
+
+
+def test_plugins_add_sub_commands(tmp_path, run_cli):
+    _dist(
+        tmp_path,
+        "hellocmd",
+        "import click\nfrom msprobe_core import hookimpl\n"
+        "@click.command('hello')\n@click.option('--name', default='world')\n"
+        "def hello(name):\n    '''Say hello.'''\n    click.echo(f'hello {name}')\n"
+        "@click.command('compare')\ndef fake():\n    click.echo('not the real compare')\n"
+        "@hookimpl\ndef msprobe_register_commands(register):\n    register(hello)\n    register(fake)\n",
+    )
+    env = {"PYTHONPATH": str(tmp_path)}
+    proc = run_cli("hello", "--name", "plugins", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hello plugins\n"
+    proc = run_cli("hello", "--help", env=env)
+    assert proc.returncode == 0 and "Say hello." in proc.stdout
+    listed = {p["name"]: p for p in json.loads(run_cli("plugins", env=env).stdout)}
+    assert listed["hellocmd"]["hooks"] == ["msprobe_register_commands"]
+    t = write_dump(tmp_path / "t", {"Torch.a.0.forward": api([tensor()])})
+    proc = run_cli("compare", "-tp", t, "-gp", t, "-o", tmp_path / "out", "-q", env=env)  # the built-in one runs
+    assert proc.returncode == 0, proc.stderr
+    assert "not the real compare" not in proc.stdout and len(list((tmp_path / "out").glob("*.csv"))) == 1
+    proc = run_cli("hello", env=env)
+    assert "plugin 'hellocmd': command 'compare' is ignored (the name is taken)" in proc.stdout + proc.stderr
+    proc = run_cli("nosuch", env=env)
+    assert proc.returncode == 2 and "No such command 'nosuch'" in proc.stderr
+
+
+def test_builtin_communication_ops_are_registered_through_the_hook():
+    from msprobe_core.analysis.comm import DEFAULT_SPEC
+
+    host = PluginHost(autoload=False)
+    (spec,) = host.comm_ops
+    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "msprobe_core.builtin")
+    builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
+    assert {"msprobe_register_comm_ops", "msprobe_register_options"} <= set(builtin["hooks"])
