@@ -312,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if is_classic([a for a in args if a != "--debug"]):
         return main_classic([a for a in args if a != "--debug"], debug)
+    if args[:1] == ["compare"]:  # knowing its flags loads the plugins: say what goes wrong there as compare would
+        from .logs import setup_logging
+
+        setup_logging(bool({"-q", "--quiet"} & set(args)))
     bad = _unknown_option([a for a in args if a != "--debug"])
     if bad:
         click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)

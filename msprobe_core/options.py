@@ -301,7 +301,9 @@ def click_option(spec: OptionSpec) -> Any:
         kwargs["type"] = click.STRING
     if spec.bare is not NO_BARE:
         kwargs.update(is_flag=False, flag_value=_bare_token(spec))
-    return click.Option([*spec.flags, spec.name], default=spec.default, **kwargs)
+    if spec.default is not None:  # click >= 8.2 takes an explicit default=None as a value: required is not checked
+        kwargs["default"] = spec.default
+    return click.Option([*spec.flags, spec.name], **kwargs)
 
 
 # --------------------------------------------------------------------------- the Python API

@@ -104,6 +104,13 @@ def test_cli_errors_name_the_flag(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+def test_required_paths_are_still_required(capsys):
+    assert main(["compare"]) == 2
+    assert "Missing option '-tp' / '--target_path'" in capsys.readouterr().err
+    assert main(["compare", "-tp", "t"]) == 2
+    assert "Missing option '-gp' / '--golden_path'" in capsys.readouterr().err
+
+
 def test_compare_help_groups_options_by_plugin(capsys):
     with pytest.raises(SystemExit):
         cli.main(["compare", "--help"], prog_name="msprobe")
