@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,12 +130,10 @@ def _type_error(spec: OptionSpec, expected: str, value: Any) -> OptionError:
 def _api_value(spec: OptionSpec, value: Any) -> Any:
     """A Python value converted to what the option holds (the command line's types), or an error."""
     if spec.multiple:
-        if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, (Sequence, Mapping, set, frozenset)):
-            if spec.validate is None:
-                raise _type_error(spec, "a list", value)
-            return value  # the validator decides what it accepts (e.g. a mapping)
-        if isinstance(value, Mapping):
-            return value
+        if isinstance(value, Mapping) and spec.validate is not None:
+            return value  # its validator reads mappings too (the example plugin's {pattern: replacement})
+        if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, Iterable):
+            raise _type_error(spec, "a list", value)
         return tuple(_one_api_value(spec, v) for v in value)
     return _one_api_value(spec, value)
 
