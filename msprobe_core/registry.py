@@ -213,6 +213,7 @@ class PluginHost:
         self.comm_ops: list[Any] = []
         self.options = OptionSet()
         self.commands: dict[str, Any] = {}
+        self._commands_collected = False
         self._collect()
 
     # -- registry collection -------------------------------------------------
@@ -258,8 +259,9 @@ class PluginHost:
 
     def register_commands(self, builtin: Sequence[str]) -> dict[str, Any]:
         """The sub-commands plugins add (``msprobe_register_commands``), once; ``builtin`` names are refused."""
-        if self.commands:
+        if self._commands_collected:
             return self.commands
+        self._commands_collected = True
         import logging
 
         def add(command: Any, plugin: str) -> None:
