@@ -74,6 +74,7 @@ class CompareJob:
     #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
     extra: dict[str, Any] = field(default_factory=dict)
 
+
 #: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
 DUMP_KINDS = ("dump", "debug")
 
@@ -365,7 +366,9 @@ class PluginHost:
         chain = self.mappers
         if after is not None:
             names = [m.name for m in chain]
-            chain = chain[names.index(after) + 1 :] if after in names else chain
+            if after not in names:  # a mapper handing on names itself or one it knows is there
+                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
+            chain = chain[names.index(after) + 1 :]
         for mapper in chain:
             if kind in mapper.kinds and mapper.applies(options):
                 return mapper
