@@ -1,7 +1,8 @@
 """msprobe-core: accuracy compare of msprobe dumps, fast, safe and open to plugins.
 
-Public API: :func:`compare`, :func:`compare_distributed`, and ``hookimpl`` for
-plugin authors (see ``msprobe_core.hookspecs``).
+Public API: :func:`compare` (returns a :class:`CompareResult`), :func:`compare_distributed`,
+and ``hookimpl`` for plugin authors (see ``msprobe_core.hookspecs``). ``help(msprobe_core.compare)``
+lists every option, those of the installed plugins included (looking it up loads them).
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ from typing import Any
 from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
-__all__ = ["compare", "compare_distributed", "hookimpl", "__version__"]
+__all__ = ["CompareResult", "compare", "compare_distributed", "hookimpl", "__version__"]
+_FROM_API = ("CompareResult", "compare", "compare_distributed")
 
 
-def compare(*args: Any, **kwargs: Any):
-    """See :func:`msprobe_core.api.compare`."""
-    from .api import compare as _compare
+def __getattr__(name: str) -> Any:
+    # lazy: importing the package (``msprobe --help``, plugins importing ``hookimpl``) loads no plugin
+    if name in _FROM_API:
+        from . import api
 
-    return _compare(*args, **kwargs)
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def compare_distributed(*args: Any, **kwargs: Any):
-    """See :func:`msprobe_core.api.compare_distributed`."""
-    from .api import compare_distributed as _cd
-
-    return _cd(*args, **kwargs)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_API})

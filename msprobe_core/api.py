@@ -1,81 +1,298 @@
-"""The Python API: ``compare`` and ``compare_distributed``."""
+"""The Python API: :func:`compare`, :func:`compare_distributed` and the :class:`CompareResult` they return.
+
+Both functions take the options ``msprobe compare`` takes, as keyword arguments
+named like the options' Python names (``fuzzy_match=True``, ``api_mapping="m.yaml"``,
+``rank="0,1"``…). Their signatures and docstrings are built from the option
+declarations of the installed plugins (:mod:`msprobe_core.options`), so
+``help(msprobe_core.compare)`` lists every option; they are made the first
+time they are looked up (``msprobe_core.api.compare``), which loads the plugins.
+
+Errors name parameters the Python way (``golden``, ``workers``), not by their
+command-line flags: an unknown keyword or a bad value is an
+:class:`~msprobe_core.errors.OptionError` (a ``TypeError`` and a ``UsageError``).
+"""
 
 from __future__ import annotations
 
+import inspect
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import OptionError, UsageError
 from .model import CompareOptions
-
-_OPTION_NAMES = {f for f in CompareOptions.__dataclass_fields__}
+from .options import api_doc, api_naming, api_parameters
 
 
 def build_options(output_dir: str | Path | None, options: dict[str, Any]) -> CompareOptions:
-    """Options from keyword arguments (``xlsx=True`` is accepted for ``output_format='xlsx'``)."""
-    opts = dict(options)
-    if opts.pop("xlsx", False):
-        opts["output_format"] = "xlsx"
-    if "is_print_compare_log" in opts:
-        opts["tensor_log"] = opts.pop("is_print_compare_log")
-    if "first_diff_analyze" in opts:
-        opts["diff_analyze"] = opts.pop("first_diff_analyze")
-    unknown = set(opts) - _OPTION_NAMES
-    if unknown:
-        raise UsageError(f"unknown compare option(s): {', '.join(sorted(unknown))}")
-    for flag in ("fuzzy_match", "diff_analyze", "tensor_log"):
-        if flag in opts and not isinstance(opts[flag], bool):
-            raise UsageError(f"option {flag} must be True or False")
-    if output_dir is not None:
-        opts["output_dir"] = Path(output_dir)
-    return CompareOptions(**opts)
-
-
-def compare(target: str | Path, golden: str | Path, output_dir: str | Path | None = None, **options: Any):
-    """Compare two dumps and return the result as a pandas DataFrame.
-
-    ``target``/``golden`` are two ``dump.json`` (or ``debug.json``) files, or two
-    step directories (then the rank results are concatenated, with a ``Rank``
-    column first). When ``output_dir`` is given the result files are written
-    there too, exactly as the CLI writes them.
-    """
-    from .engine import compare_job, run_jobs
+    """Options from Python keyword arguments, checked as :func:`compare` checks them."""
     from .registry import get_host
 
-    opts = build_options(output_dir, options)
     host = get_host()
-    jobs = host.discover_jobs(Path(target), Path(golden), opts)
-    if output_dir is not None:
-        from .tailbuild import finish_removals
+    options = dict(options)
+    extra = options.pop("extra", None)
+    with api_naming():
+        values = host.options.from_api(options)
+        if output_dir is not None:
+            values["output_dir"] = Path(output_dir)
+        return _with_extra(host.build_options(values), extra)
 
-        try:
-            tables = [o.table for o in run_jobs(jobs, opts, host)]
-        finally:
-            finish_removals()  # the output directory holds only the results when this returns
-    else:
-        from .executors import executor_for
 
-        with executor_for(opts, host):  # one executor (pool, cluster client) for every job
-            tables = [compare_job(job, opts, host) for job in jobs]
-    frames = []
+def _with_extra(options: CompareOptions, extra: Any) -> CompareOptions:
+    """``extra=``: values for stages that have no option of their own (e.g. ``diff_analyze_config``)."""
+    if extra is None:
+        return options
+    if not isinstance(extra, dict):
+        raise OptionError(f"extra must be a dict, not {extra!r}", option="extra")
+    options.extra = dict(extra)
+    return options
+
+
+def _path(name: str, value: Any, optional: bool = False) -> Path | None:
+    if optional and value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise OptionError(f"{name} must be a path (str or os.PathLike), not {value!r}", option=name)
+    return Path(value)
+
+
+def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: str = "compare",
+                **options: Any) -> CompareResult:
+    """What :func:`compare` does (it checks its arguments against its signature first)."""
+    from .engine import JobOutcome, compare_job, run_jobs
+    from .registry import get_host
+
+    host = get_host()
+    extra = options.pop("extra", None)
+    with api_naming():
+        target_path, golden_path = _path("target", target), _path("golden", golden)
+        out = _path("output_dir", output_dir, optional=True)
+        values = host.options.from_api(options, function)
+        if out is not None:
+            values["output_dir"] = out
+        opts = _with_extra(host.build_options(values), extra)
+        if out is not None:
+            host.writer(opts.output_format)  # an unknown format is an error before any work
+        jobs = host.discover_jobs(target_path, golden_path, opts)
+        if out is not None:
+            from .tailbuild import finish_removals
+
+            started = _now()
+            try:
+                outcomes = run_jobs(jobs, opts, host)
+            finally:
+                finish_removals()  # the output directory holds only the results when this returns
+        else:
+            from .executors import executor_for
+
+            started = _now()
+            with executor_for(opts, host):  # one executor (pool, cluster client) for every job
+                outcomes = [JobOutcome(job, table=compare_job(job, opts, host)) for job in jobs]
+    return CompareResult(outcomes, opts, started)
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+class CompareResult:
+    """What :func:`msprobe_core.compare` returns.
+
+    * ``table``: the result as a pandas DataFrame (object columns, cells as written; with
+      a ``Rank`` column first when several rank pairs were compared); empty when
+      nothing could be compared.
+    * ``summary``: the run summary as a dict (what ``--json-summary`` writes: verdict
+      counts, worst rows, first divergence, files), computed on first use.
+    * ``first_divergence``: the summary's first divergent row (a dict: ``rank``, ``node``,
+      ``row``, ``reason``…), or ``None``.
+    * ``files``: the result files written (none without ``output_dir``).
+    * :meth:`write_report`: the self-contained HTML report of ``--report html``.
+
+    Code written for msprobe-core 0.1, when ``compare`` returned the DataFrame itself,
+    keeps working: indexing, attributes and iteration go to ``table`` (with a
+    ``DeprecationWarning``); ``len(result)`` is the number of rows.
+    """
+
+    def __init__(self, outcomes: Sequence[Any], options: CompareOptions, started: float = 0.0) -> None:
+        self._outcomes = list(outcomes)
+        self._options = options
+        self._started = started
+        self._summary: dict[str, Any] | None = None
+        self._views: list[Any] | None = None
+        self.files: list[Path] = [Path(f) for o in self._outcomes for f in o.files]
+        self.table = _frame(self._outcomes)
+
+    # -- summary and report ------------------------------------------------------
+    def _result_views(self) -> list[Any]:
+        if self._views is None:
+            from .finish import views_from_outcomes
+
+            self._views = views_from_outcomes(self._outcomes)
+        return self._views
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Verdict counts, unmatched rows, worst rows, first divergence and files, as ``--json-summary`` writes them."""
+        if self._summary is None:
+            from .summary import summarize
+
+            analysis = None
+            if self._options.diff_analyze and self.files:
+                from .finish import find_analysis
+
+                analysis = find_analysis(Path(self._options.output_dir), self._started)
+            errors = [f"{o.job.label}: {o.error}" for o in self._outcomes if o.error]
+            self._summary = summarize(self._result_views(), analysis=analysis, errors=errors)
+        return self._summary
+
+    @property
+    def first_divergence(self) -> dict[str, Any] | None:
+        """Where the two runs part ways: the summary's ``first_divergence`` (``None`` when nothing diverges)."""
+        return self.summary["first_divergence"]
+
+    def write_report(self, path: str | os.PathLike[str]) -> Path:
+        """Write the self-contained HTML report (summary, error plots, the whole table) to ``path``; returns it."""
+        from .report import write_report
+
+        return write_report(self._result_views(), self.summary, Path(path))
+
+    # -- 0.1 compatibility: the DataFrame itself -----------------------------------
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getitem__(self, key: Any) -> Any:
+        _deprecated("result[...]")
+        return self.table[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        _deprecated("iterating the result")
+        return iter(self.table)
+
+    def __getattr__(self, name: str) -> Any:  # only for names CompareResult does not have
+        if name.startswith("_") or name == "table":
+            raise AttributeError(name)
+        value = getattr(self.table, name)
+        _deprecated(f"result.{name}")
+        return value
+
+    def __repr__(self) -> str:
+        files = f", {len(self.files)} file(s)" if self.files else ""
+        return f"<CompareResult: {len(self.table)} rows{files}>"
+
+
+def _deprecated(what: str) -> None:
+    warnings.warn(f"{what}: msprobe_core.compare returns a CompareResult; use result.table for the DataFrame",
+                  DeprecationWarning, stacklevel=3)
+
+
+def _frame(outcomes: Sequence[Any]) -> Any:
     import pandas as pd
 
-    for job, table in zip(jobs, tables):
-        if table is None:
+    frames = []
+    for outcome in outcomes:
+        if outcome.table is None:
             continue
-        df = table.to_dataframe()
-        if len(jobs) > 1:
-            df.insert(0, "Rank", job.label)
+        df = outcome.table.to_dataframe()
+        if len(outcomes) > 1:
+            df.insert(0, "Rank", outcome.job.label)
         frames.append(df)
     if not frames:
         return pd.DataFrame()
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def compare_distributed(npu_dump_dir: str | Path, bench_dump_dir: str | Path, output_path: str | Path, **options: Any):
-    """Compare two step directories rank by rank, writing one result per rank; returns the joined DataFrame."""
-    if not Path(npu_dump_dir).is_dir() or not Path(bench_dump_dir).is_dir():
-        raise UsageError("compare_distributed needs two step directories")
-    if "suffix" in options:
-        raise UsageError("argument 'suffix' is not supported for compare_distributed")
-    return compare(npu_dump_dir, bench_dump_dir, output_path, **options)
+def run_compare_distributed(npu_dump_dir: Any, bench_dump_dir: Any, output_path: Any, **options: Any) -> CompareResult:
+    """What :func:`compare_distributed` does."""
+    with api_naming():
+        for name, value in (("npu_dump_dir", npu_dump_dir), ("bench_dump_dir", bench_dump_dir)):
+            if not _path(name, value).is_dir():  # type: ignore[union-attr]
+                raise UsageError("compare_distributed needs two step directories")
+        if "suffix" in options:
+            raise OptionError("argument 'suffix' is not supported for compare_distributed", option="suffix")
+    return run_compare(npu_dump_dir, bench_dump_dir, output_path, function="compare_distributed", **options)
+
+
+# --------------------------------------------------------------------------- the public functions
+_PATH = "str | os.PathLike"
+_COMPARE_DOC = """Compare two dumps; returns a :class:`~msprobe_core.api.CompareResult`.
+
+``target``/``golden`` are two ``dump.json`` (or ``debug.json``) files, or two
+step directories (``dump/step0`` holding ``rank*`` directories; the rank results
+are joined, with a ``Rank`` column first). With ``output_dir`` the result files
+are also written there, exactly as ``msprobe compare -o`` writes them; without
+it nothing is written.
+
+The result: ``.table`` (a pandas DataFrame), ``.summary`` (verdict counts,
+worst rows, first divergence), ``.first_divergence``, ``.files`` and
+``.write_report(path)`` (the HTML report).
+
+``extra`` is a dict of values for the stages that have no option of their own
+(``{"diff_analyze_config": DiffAnalyzeConfig(...)}`` tunes ``diff_analyze``).
+
+An unknown keyword or a bad value raises :class:`~msprobe_core.errors.OptionError`
+naming the parameter; unreadable or malformed input raises
+:class:`~msprobe_core.errors.InputError` naming the file.
+"""
+_DISTRIBUTED_DOC = """Compare two step directories rank by rank, writing one result per rank into ``output_path``.
+
+Returns a :class:`~msprobe_core.api.CompareResult` whose table joins the ranks
+(``Rank`` column first). Takes the options :func:`msprobe_core.compare` takes.
+"""
+
+
+def _public(name: str, head: list[inspect.Parameter], doc: str,
+            run: Callable[..., CompareResult]) -> Callable[..., CompareResult]:
+    """A function with a real signature (the head, then one keyword per declared option) calling ``run``."""
+    from .registry import get_host
+
+    host = get_host()
+    extra = inspect.Parameter("extra", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="dict | None")
+    shown = inspect.Signature([*head, *api_parameters(host.options), extra], return_annotation="CompareResult")
+    # binding checks the positional part; the keywords (and their older aliases) are checked by the option set
+    binding = inspect.Signature([*head, inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])
+    names = {s.plugin: host.distribution_of(s.plugin) for s in host.options.specs}
+
+    def public(*args: Any, **kwargs: Any) -> CompareResult:
+        try:
+            bound = binding.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise OptionError(f"{name}(): {exc}") from None
+        arguments = dict(bound.arguments)
+        options = arguments.pop("options", {})
+        return run(*arguments.values(), **options)
+
+    public.__name__ = public.__qualname__ = name
+    public.__module__ = "msprobe_core"
+    public.__signature__ = shown  # type: ignore[attr-defined]
+    public.__doc__ = doc + "\n" + api_doc(host.options, names) + "\n"
+    return public
+
+
+def _head(*names: str, optional: str = "") -> list[inspect.Parameter]:
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(n, kind, annotation=_PATH) for n in names]
+    if optional:
+        params.append(inspect.Parameter(optional, kind, default=None, annotation=f"{_PATH} | None"))
+    return params
+
+
+_PUBLIC: dict[str, Callable[..., CompareResult]] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # built on first use: the signature lists the options of the installed plugins, which this loads
+    if name == "compare":
+        if name not in _PUBLIC:
+            _PUBLIC[name] = _public("compare", _head("target", "golden", optional="output_dir"), _COMPARE_DOC,
+                                    run_compare)
+        return _PUBLIC[name]
+    if name == "compare_distributed":
+        if name not in _PUBLIC:
+            head = _head("npu_dump_dir", "bench_dump_dir", "output_path")
+            _PUBLIC[name] = _public("compare_distributed", head, _DISTRIBUTED_DOC, run_compare_distributed)
+        return _PUBLIC[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

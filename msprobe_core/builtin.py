@@ -1,4 +1,4 @@
-"""The built-in plugin: generic dump.json loading, layouts, matching, metrics and writers.
+"""The built-in plugin: the core options, generic dump.json loading, layouts, matching, metrics and writers.
 
 It is registered through the same hooks as any third-party plugin (see
 ``msprobe_core.hookspecs``); frameworks, framework-specific mappings and
@@ -20,6 +20,15 @@ from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, Writ
 from .writers import write_csv, write_xlsx
 
 
+@hookimpl
+def msprobe_register_options(register: Any) -> None:
+    """The framework-neutral options of ``msprobe compare`` (:data:`msprobe_core.options.CORE_OPTIONS`)."""
+    from .options import CORE_OPTIONS
+
+    for spec in CORE_OPTIONS:
+        register(spec)
+
+
 @hookimpl(trylast=True)
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list | None:
     """File pairs, step directories with rank/proc dirs, and graph/pynative mixed dumps."""
@@ -37,15 +46,15 @@ def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
 
 
 def _renumber(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
-    if options.fuzzy_match or table.kind == "debug":
+    if options.fuzzy_match:
         return keys
     return renumber_backward(table, keys)
 
 
 @hookimpl
 def msprobe_register_normalizers(register: Any) -> None:
-    """Backward re-numbering (off with fuzzy matching and for debug.json)."""
-    register(NormalizerSpec("backward-renumbering", _renumber, order=100))
+    """Backward re-numbering of dump.json names (off with fuzzy matching; debug.json has no backward calls)."""
+    register(NormalizerSpec("backward-renumbering", _renumber, order=100, kinds=("dump",)))
 
 
 def _exact(ctx: MatchContext) -> MatchResult:
@@ -70,12 +79,13 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
 
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
-    """Exact names (default), call-sequence alignment (``-fm``) and the explicit per-row data mapping (``-dm``)."""
+    """The end of the chain: ``-dm`` (the explicit per-row data mapping), then ``-fm`` (call-sequence
+    alignment), then exact names, which always apply."""
     from .fuzzy import fuzzy_mapper
 
-    register(MapperSpec("exact", _exact, priority=0))
+    register(MapperSpec("exact", _exact))
     register(fuzzy_mapper())
-    register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), priority=20))
+    register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), before=("fuzzy",)))
 
 
 def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
@@ -106,8 +116,8 @@ def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
 @hookimpl
 def msprobe_register_metrics(register: Any) -> None:
     """The metric sets of the three dump modes."""
-    register(MetricSpec(MODE_STATISTICS, _stats_columns))
-    register(MetricSpec(MODE_MD5, _md5_columns))
+    register(MetricSpec(MODE_STATISTICS, _stats_columns, splittable=True))
+    register(MetricSpec(MODE_MD5, _md5_columns, splittable=True))
     register(MetricSpec(MODE_TENSOR, _tensor_columns))
 
 
@@ -120,7 +130,15 @@ def msprobe_register_executors(register: Any) -> None:
 
 
 @hookimpl
+def msprobe_register_comm_ops(register: Any) -> None:
+    """The usual collective and point-to-point op names under a ``*distributed*``/``*comm*`` API family (``-da``)."""
+    from .analysis.comm import DEFAULT_SPEC
+
+    register(DEFAULT_SPEC)
+
+
+@hookimpl
 def msprobe_register_writers(register: Any) -> None:
-    """CSV (default) and xlsx."""
-    register(WriterSpec("csv", ".csv", write_csv))
+    """CSV (default; takes rows a forked child already spelled, see ``tailbuild``) and xlsx."""
+    register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True))
     register(WriterSpec("xlsx", ".xlsx", write_xlsx))

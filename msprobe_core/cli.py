@@ -16,24 +16,32 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 
 import click
 
-from .errors import CompareFailed, Interrupted, MsprobeError, UsageError
+from .errors import CompareFailed, Interrupted, MsprobeError
 
-BUILTIN = "__builtin__"
 log = logging.getLogger("msprobe")
 
 
-def _optional_value(value: str | None) -> object:
-    """``-am`` alone means the built-in mapping (True); with a value, a YAML path."""
-    if value is None:
-        return None
-    return True if value == BUILTIN else value
+class _MsprobeGroup(click.Group):
+    """The ``msprobe`` group: the built-in commands, and those plugins add (``msprobe_register_commands``).
+
+    Plugin commands are looked up only when a name is not a built-in one: loading the
+    plugins is left to the commands that need them (``msprobe --help`` stays light).
+    """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name and not cmd_name.startswith("-"):
+            from .registry import get_host
+
+            command = get_host().register_commands(tuple(self.commands)).get(cmd_name)
+        return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_MsprobeGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins.")
 @click.version_option(package_name="msprobe-core", prog_name="msprobe")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks instead of one-line errors.")
 @click.pass_context
@@ -43,73 +51,71 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-@cli.command("compare")
-@click.option("-tp", "--target_path", required=True, type=click.Path(path_type=Path), help="Target (NPU) dump.json or step dir.")
-@click.option("-gp", "--golden_path", required=True, type=click.Path(path_type=Path), help="Golden (bench) dump.json or step dir.")
-@click.option("-o", "--output_path", type=click.Path(path_type=Path), default=Path("./output"), is_flag=False,
-              flag_value="./output", show_default=True, help="Output directory.")
-@click.option("--xlsx", is_flag=True, help="Write xlsx instead of csv.")
-@click.option("-fm", "--fuzzy_match", is_flag=True, help="Match APIs whose call numbers differ.")
-@click.option("-am", "--api_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Cross-framework API mapping [yaml].")
-@click.option("-cm", "--cell_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Cell→Module mapping [yaml].")
-@click.option("-dm", "--data_mapping", default=None, help="Per-row name mapping yaml.")
-@click.option("-lm", "--layer_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Layer mapping yaml.")
-@click.option("-da", "--diff_analyze", is_flag=True, help="Find the first divergent node.")
-@click.option("--rank", is_flag=False, flag_value="", default=None, help="Kernel dump ranks (1,2,3); alone: all.")
-@click.option("--step", default=None, help="Kernel dump steps (1,2,3).")
-@click.option("-tensor_log", "--is_print_compare_log", "tensor_log", is_flag=True, help="Log every tensor compare.")
-@click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
-@click.option("--executor", default=None, metavar="NAME",
-              help="Where rank pairs and tensor chunks run: local (default) or dask (msprobe-dask).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Scheduler address for --executor dask (default: a local cluster).")
-@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-@click.option("--force", is_flag=True, help="Replace result files left in the output dir by an earlier run.")
-@click.option("--max_tensor_bytes", "max_tensor_bytes", default=None, metavar="SIZE",
-              help="Refuse tensors larger than SIZE (e.g. 4G; 0 = no limit; default 16G or $MSPROBE_MAX_TENSOR_BYTES).")
-@click.option("--output_format", "output_format", default=None, metavar="NAME",
-              help="Result file format: csv (default), xlsx, or one a plugin adds (see 'msprobe plugins').")
-@click.option("--report", "report_format", type=click.Choice(["html"]), default=None,
-              help="Also write a self-contained HTML report (compare_report_<timestamp>.html) into the output dir.")
-@click.option("--json-summary", "json_summary", type=click.Path(path_type=Path), default=None, metavar="FILE",
-              help="Write the run summary (verdict counts, worst rows, first divergence, files) as JSON.")
-@click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning"]), default=None,
-              help="Exit with status 1 when any row has this verdict or a worse one (for CI).")
+class _CompareCommand(click.Command):
+    """``msprobe compare``: one option per declaration of the plugin host (``msprobe_core.options``).
+
+    The options are built when first needed (parsing, ``--help``), which loads the
+    plugins; the core's come first, then each plugin's under its own heading.
+    """
+
+    def __init__(self) -> None:
+        self._declared: list[click.Parameter] | None = None
+        super().__init__("compare", callback=compare_cmd, help=compare_cmd.__doc__,
+                         context_settings={"help_option_names": ["-h", "--help"]})
+
+    @property  # type: ignore[override]
+    def params(self) -> list[click.Parameter]:
+        if self._declared is None:
+            from .options import click_option
+            from .registry import get_host
+
+            self._declared = [click_option(spec) for spec in get_host().options.specs]
+        return self._declared
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._declared = list(value) if value else None
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from .registry import BUILTIN_PLUGIN, get_host
+
+        host = get_host()
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            spec = host.options.get(param.name or "")
+            owner = "" if spec is None or spec.plugin == BUILTIN_PLUGIN else host.distribution_of(spec.plugin)
+            groups.setdefault(owner, []).append(record)
+        with formatter.section("Options"):
+            formatter.write_dl(groups.pop("", []))
+        for owner, records in groups.items():
+            with formatter.section(f"Options from {owner}"):
+                formatter.write_dl(records)
+
+
+def _given_options(ctx: click.Context, values: dict[str, object]) -> set[str]:
+    """The options the command line set (not left at their default)."""
+    from click.core import ParameterSource
+
+    return {name for name in values
+            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+
+
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
-    from .api import build_options
     from .engine import run_jobs
     from .logs import banner_end, setup_logging
     from .registry import get_host
 
     setup_logging(bool(kw["quiet"]))
-    _set_tensor_cap(kw["max_tensor_bytes"])
-    options = build_options(
-        kw["output_path"],
-        {
-            "xlsx": kw["xlsx"],
-            "output_format": kw["output_format"] or "csv",
-            "fuzzy_match": kw["fuzzy_match"],
-            "api_mapping": _optional_value(kw["api_mapping"]),
-            "cell_mapping": _optional_value(kw["cell_mapping"]),
-            "data_mapping": kw["data_mapping"],
-            "layer_mapping": _optional_value(kw["layer_mapping"]),
-            "diff_analyze": kw["diff_analyze"],
-            "rank": kw["rank"],
-            "step": kw["step"],
-            "tensor_log": kw["tensor_log"],
-            "workers": kw["workers"],
-            "executor": kw["executor"],
-            "scheduler": kw["scheduler"],
-            "quiet": kw["quiet"],
-            "force": kw["force"],
-        },
-    )
     host = get_host()
-    if kw["output_format"] and kw["xlsx"] and kw["output_format"] != "xlsx":
-        raise UsageError(f"--xlsx and --output_format {kw['output_format']} ask for different result formats")
+    values = host.options.from_cli(kw)  # a bad value: one line naming the flag
+    _set_tensor_cap(values["max_tensor_bytes"])
+    options = host.build_options(values, given=_given_options(click.get_current_context(), kw))
     host.writer(options.output_format)  # an unknown format is a usage error before any work
-    jobs = host.discover_jobs(kw["target_path"], kw["golden_path"], options)
+    jobs = host.discover_jobs(values["target"], values["golden"], options)
     started = time.time()
     try:
         outcomes = run_jobs(jobs, options, host)
@@ -118,7 +124,7 @@ def compare_cmd(**kw: object) -> None:
             raise
         from .finish import finish_run
 
-        finish_run(exc.outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
+        finish_run(exc.outcomes, options, report=values["report"], json_summary=values["json_summary"],
                    started=started)
         raise
     if any(o.files for o in outcomes):
@@ -127,10 +133,13 @@ def compare_cmd(**kw: object) -> None:
     from .tailbuild import finish_removals
 
     try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
-        finish_run(outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
-                   fail_on=kw["fail_on"], started=started)
+        finish_run(outcomes, options, report=values["report"], json_summary=values["json_summary"],
+                   fail_on=values["fail_on"], started=started)
     finally:
         finish_removals()
+
+
+cli.add_command(_CompareCommand())
 
 
 def _add_report_command() -> None:
@@ -177,14 +186,10 @@ def _unknown_option(args: list[str]) -> str | None:
 
 
 def _set_tensor_cap(value: object) -> None:
-    """Check ``--max_tensor_bytes`` (or the env var) now, and hand it to worker processes via the env."""
-    from .validation import MAX_TENSOR_BYTES_ENV, max_tensor_bytes, parse_byte_size
+    """Hand ``--max_tensor_bytes`` (checked by its declaration) to worker processes via the env; check the env var now."""
+    from .validation import MAX_TENSOR_BYTES_ENV, max_tensor_bytes
 
     if value is not None:
-        try:
-            parse_byte_size(str(value))
-        except ValueError as exc:
-            raise UsageError(f"--max_tensor_bytes: {exc}") from None
         previous = os.environ.get(MAX_TENSOR_BYTES_ENV)
         os.environ[MAX_TENSOR_BYTES_ENV] = str(value)
 
@@ -307,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if is_classic([a for a in args if a != "--debug"]):
         return main_classic([a for a in args if a != "--debug"], debug)
+    if args[:1] == ["compare"]:  # knowing its flags loads the plugins: say what goes wrong there as compare would
+        from .logs import setup_logging
+
+        setup_logging(bool({"-q", "--quiet"} & set(args)))
     bad = _unknown_option([a for a in args if a != "--debug"])
     if bad:
         click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from .dumpjson import detect_kind
 from .errors import InputError, RankMismatchError, UsageError
 from .model import CompareOptions
+from .options import dump_paths_label, option_label
 from .registry import CompareJob
 
 log = logging.getLogger("msprobe")
@@ -54,7 +55,7 @@ def check_within(root: Path, path: Path, what: str) -> None:
     if not is_within(root, path):
         raise InputError(
             f"{what} resolves to {os.path.realpath(path)}, outside {root}; refusing to follow a symlink out of "
-            "the dump directory (point -tp/-gp at the real location)",
+            f"the dump directory (point {dump_paths_label()} at the real location)",
             path=path,
         )
 
@@ -66,13 +67,14 @@ def file_stem(kind: str, suffix: str = "") -> str:
 
 def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth: int = 0) -> list[CompareJob]:
     """All compare jobs for ``-tp target -gp golden``."""
-    check_exists(target, "-tp/--target_path")
-    check_exists(golden, "-gp/--golden_path")
+    check_exists(target, option_label("target"))
+    check_exists(golden, option_label("golden"))
     if depth == 0:
-        warn_if_symlink(target, "-tp")
-        warn_if_symlink(golden, "-gp")
+        warn_if_symlink(target, option_label("target", short=True))
+        warn_if_symlink(golden, option_label("golden", short=True))
     if target.is_file() != golden.is_file():
-        raise UsageError("-tp and -gp must both be files or both be directories")
+        raise UsageError(f"{option_label('target', short=True)} and {option_label('golden', short=True)} "
+                         "must both be files or both be directories")
     out = Path(options.output_dir)
     if target.is_file():
         kinds = {detect_kind(target), detect_kind(golden)}
@@ -81,8 +83,6 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
                 f"both files must end with dump.json or both with debug.json: {target.name} vs {golden.name}"
             )
         return [CompareJob(target, golden, out, file_stem(kinds.pop()), label=target.name)]
-    if options.rank is not None:
-        raise UsageError("--rank/--step compare kernel dumps, which needs the msprobe-kernel plugin")
     if depth == 0:
         mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
         if mixed:
@@ -129,7 +129,7 @@ def _proc_dir(path: Path) -> str:
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(
             f"found {found} rank* dirs and {found} proc<PID> dirs; expected rank dirs or exactly one proc dir "
-            "(point -tp/-gp at a step directory such as dump/step0)",
+            f"(point {dump_paths_label()} at a step directory such as dump/step0)",
             path=path,
         )
     return procs[0]

@@ -20,7 +20,7 @@ from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageE
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
 from .outputs import output_policy, prepare_output_dir
-from .registry import BUILTIN_PLUGIN, CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
+from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
     base_columns,
@@ -132,7 +132,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         except Exception:  # noqa: BLE001
             early.clear()
 
-    target, golden = load_two(lambda path: host.load_dump(path, options), job.target, job.golden, preload_stack)
+    target, golden = load_two(lambda path: host.load_dump(path, options, job), job.target, job.golden, preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
         for table in (target, golden):
@@ -140,7 +140,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
                 raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
             check_tensor_dir(table)
     stack_file = target.source.parent / "stack.json"
-    if target.stack is None and stack_file.is_file():
+    # a stack.json lies next to a dump file (a directory-shaped dump, e.g. a kernel dump, has none)
+    if target.stack is None and target.source.is_file() and stack_file.is_file():
         check_beside(target.source.parent, stack_file)
         if stack_file == guess and "stack" in early:
             target.stack = early.pop("stack")
@@ -166,12 +167,13 @@ def check_tensor_dir(table: DumpTable) -> None:
     The dump directory itself may be reached through symlinks (the user named it);
     what lies below it must stay below it (see ``docs/differences.md``).
     """
+    from .options import dump_paths_label
     from .validation import is_within
 
     if table.tensor_dir is not None and not is_within(table.source.parent, table.tensor_dir):
         raise InputError(
             f"{table.tensor_dir.name} resolves to {table.tensor_dir.resolve()}, outside the dump directory "
-            f"{table.source.parent}; refusing to read tensors there (point -tp/-gp at the real location)",
+            f"{table.source.parent}; refusing to read tensors there (point {dump_paths_label()} at the real location)",
             path=table.tensor_dir,
         )
 
@@ -185,14 +187,10 @@ def match_tables(
     pair, for the metric and verdict stages.
     """
     tf, gf = resolve_frameworks(target, golden, host)
-    # the names themselves start the chain: normalisers return new lists, never edit these
-    tkeys = target.name
-    gkeys = golden.name
-    for norm in host.normalizers:
-        tkeys = norm.fn(target, "target", tkeys, options)
-        gkeys = norm.fn(golden, "golden", gkeys, options)
+    tkeys = host.compare_keys(target, "target", options)
+    gkeys = host.compare_keys(golden, "golden", options)
     ctx = MatchContext(target, golden, tkeys, gkeys, options, tf is not gf, host)
-    match = host.mapper_for(options).run(ctx)
+    match = host.mapper_for(options, kind=target.kind).run(ctx)
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, _dtype_compat(tf, gf))
     match.notes["frameworks"] = (tf, gf)
@@ -237,12 +235,20 @@ def same_dtype_across_frameworks(target: str, golden: str) -> bool:
 def build_result(
     target: DumpTable, golden: DumpTable, match: MatchResult, options: CompareOptions, host: PluginHost
 ) -> ResultTable:
-    """Metrics and verdicts for matched pairs, as a finished result table."""
+    """Metrics and verdicts for matched pairs, as a finished result table.
+
+    A metric set declared ``whole_table`` gives every column itself (kernel dumps: msprobe's kernel table).
+    """
     mode = target.mode
-    columns = base_columns(target, golden, match)
     spec = host.metrics.get(mode)
     if spec is None:
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
+    meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
+    if spec.whole_table:
+        columns = spec.compute(MetricContext(target, golden, match, {}, options))
+        n = len(next(iter(columns.values()), ()))
+        return ResultTable(mode, list(columns), columns, [0] * n, match, meta=meta)
+    columns = base_columns(target, golden, match)
     columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
     group_of_row = [target.row_api[i] for i in match.target]
     dtype_equal = dtype_equal_column(columns, match.notes.get("frameworks"))
@@ -252,9 +258,8 @@ def build_result(
         columns["NPU_Stack_Info"] = stack_column(target, match)
     if mode == MODE_TENSOR:
         columns["Data_name"] = data_name_column(target, golden, match)
-    extra = [m.column for m in host.tensor_metrics] if mode == MODE_TENSOR else []
+    extra = [m.column for m in host.tensor_metrics_for(options)] if mode == MODE_TENSOR else []
     names = result_columns(mode, with_stack, extra)
-    meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
     return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
 
 
@@ -262,8 +267,6 @@ def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | Non
     """Run one job up to a result table (``None`` when there is nothing to compare)."""
     host = host or get_host()
     options = _job_options(job, options)
-    if job.runner is not None:
-        return job.runner(job, options, host)
     matched = match_job(job, options, host)
     return None if matched is None else build_result(*matched, options, host)
 
@@ -301,9 +304,6 @@ def compare_and_write(
 
     finish_removals()  # the side file of the job before: its thread must end before this job forks
     options = _job_options(job, options)
-    if job.runner is not None:
-        table = job.runner(job, options, host)
-        return None if table is None else (table, write_result(table, job, options, timestamp, host))
     matched = match_job(job, options, host)
     if matched is None:
         return None
@@ -324,12 +324,11 @@ def compare_and_write(
 def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,
                 options: CompareOptions, host: PluginHost) -> Any:
     from .tailbuild import start_tail, wants_tail
-    from .writers import write_csv
 
-    # the split reproduces what the built-in CSV writer and metric set give; a plugin's may see the whole table
+    # the writer must take rows a child spelled, and the metric set give a part's rows as the whole gives them
     metrics = host.metrics.get(target.mode)
-    builtin = host.writer("csv").write is write_csv and getattr(metrics, "plugin", None) == BUILTIN_PLUGIN
-    if not wants_tail(target, match, options, builtin):
+    splittable = metrics is not None and metrics.splittable and not metrics.whole_table
+    if not wants_tail(target, match, options, host.writer(options.output_format).accepts_csv_tail and splittable):
         return None
 
     def build(t: DumpTable, g: DumpTable, part: MatchResult) -> ResultTable:
@@ -346,7 +345,8 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
     ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
     timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
-    ``tail``: a :class:`msprobe_core.tailbuild.Tail` already writing the last rows (built-in CSV writer only).
+    ``tail``: a :class:`msprobe_core.tailbuild.Tail` already writing the last rows (for a writer
+    declared ``accepts_csv_tail``).
     """
     # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
     with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
@@ -355,7 +355,7 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
         path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
         if options.force and path.exists():
             log.warning("%s will be replaced (--force).", path)
-        if tail is not None:
+        if tail is not None and writer.accepts_csv_tail:
             return writer.write(table, path, tail=tail)
         return writer.write(table, path)
 

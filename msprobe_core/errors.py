@@ -68,6 +68,18 @@ class UsageError(MsprobeError):
     """Wrong combination of command-line options or API arguments."""
 
 
+class OptionError(UsageError, TypeError):
+    """A compare option is unknown or has a bad value; ``option`` is its Python name.
+
+    The message names the option as the caller spelled it (``--rank`` on the command
+    line, ``rank`` in Python). Also a ``TypeError``, as Python raises for a bad keyword.
+    """
+
+    def __init__(self, message: str, *, option: str | None = None) -> None:
+        self.option = option
+        super().__init__(message)
+
+
 class InputError(MsprobeError):
     """An input file or directory is missing, unreadable or malformed."""
 

@@ -92,14 +92,16 @@ class Executor(ABC):
 class ExecutorSpec:
     """A way of running tasks: ``create(options) -> Executor``.
 
-    ``options.scheduler`` (``--scheduler``) is the address of an external
-    scheduler for executors that have one; ``options.workers`` the number of
-    local worker processes.
+    ``options.workers`` is the number of local worker processes; an executor's own
+    settings are options its plugin declares (``msprobe-dask``: ``--scheduler``).
+    ``selected_by(options)``: whether these options pick this executor when no
+    ``--executor`` is named (``dask`` when a scheduler address is given).
     """
 
     name: str
     create: Callable[[CompareOptions], Executor]
     description: str = ""
+    selected_by: Callable[[CompareOptions], bool] | None = None
     plugin: str = ""
 
 
@@ -222,19 +224,24 @@ def using(executor: Executor) -> Iterator[Executor]:
 
 
 def open_executor(options: CompareOptions, host: PluginHost | None = None) -> Executor:
-    """A new executor as the options ask for it (``--executor``, ``--scheduler``, ``--workers``)."""
+    """A new executor as the options ask for it (``--executor``, ``--workers``, the executor's own options)."""
     from .registry import get_host
 
     host = host or get_host()
-    return host.executor(executor_name(options)).create(options)
+    return host.executor(executor_name(options, host)).create(options)
 
 
-def executor_name(options: CompareOptions) -> str:
-    """The executor the options select: ``--executor``, else ``dask`` when a scheduler is given."""
+def executor_name(options: CompareOptions, host: PluginHost | None = None) -> str:
+    """The executor the options select: ``--executor``, else one whose ``selected_by`` says so, else ``local``."""
     name = getattr(options, "executor", None)
     if name:
         return name
-    return "dask" if getattr(options, "scheduler", None) else DEFAULT_EXECUTOR
+    from .registry import get_host
+
+    for spec in (host or get_host()).executors.values():
+        if spec.selected_by is not None and spec.selected_by(options):
+            return spec.name
+    return DEFAULT_EXECUTOR
 
 
 @contextmanager

@@ -35,9 +35,6 @@ from .model import DumpTable, MatchResult
 from .registry import MapperSpec, MatchContext
 from .seqalign import align
 
-#: Priority of the fuzzy mapper: above ``exact`` (0), below ``data-mapping`` (20).
-FUZZY_PRIORITY = 10
-
 
 @dataclass(frozen=True)
 class Call:
@@ -154,4 +151,4 @@ def fuzzy_match(ctx: MatchContext) -> MatchResult:
 
 def fuzzy_mapper() -> MapperSpec:
     """The mapper spec registered by the built-in plugin."""
-    return MapperSpec("fuzzy", fuzzy_match, applies=lambda o: bool(o.fuzzy_match), priority=FUZZY_PRIORITY)
+    return MapperSpec("fuzzy", fuzzy_match, applies=lambda o: bool(o.fuzzy_match), before=("exact",))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -56,24 +56,32 @@ def msprobe_discover_jobs(
 
 
 @hookspec(firstresult=True)
-def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
-    """Load one dump file into a :class:`~msprobe_core.model.DumpTable`, or return ``None``.
+def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
+    """Load one side of a compare into a :class:`~msprobe_core.model.DumpTable`, or return ``None``.
 
-    The table is an index of rows; tensors are not read here (rows carry the
-    file name of their tensor, read lazily by the framework's reader). Raise
-    :class:`msprobe_core.errors.InputError` for a file you claim but cannot read.
+    ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
+    :class:`~msprobe_core.registry.CompareJob` being loaded, whose ``extra`` holds what
+    the plugin that discovered it noted there (``None`` when a file is loaded on its
+    own). Implementations may leave out the ``job`` argument. The table is an index
+    of rows; tensors are not read here (rows carry the file name of their tensor,
+    read lazily by the framework's reader). Its ``kind`` selects the normalisers and
+    mappers that apply (see :class:`~msprobe_core.registry.MapperSpec`) and its
+    ``mode`` the metric set. Raise :class:`msprobe_core.errors.InputError` for a file
+    you claim but cannot read.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 the ``job`` argument.
     """
 
 
 @hookspec
 def msprobe_register_normalizers(register: Callable[..., None]) -> None:
-    """Register name normalisers: ``register(name, fn, order=…)``.
+    """Register name normalisers: ``register(NormalizerSpec(name, fn, order=…))``.
 
     ``fn(table, side, keys, options) -> list[str]`` returns new compare keys
     for every row of ``table`` (``side`` is ``"target"`` or ``"golden"``).
-    Normalisers run in ascending ``order`` before any mapper; return ``keys``
+    Normalisers run in ascending ``order`` before any mapper, on tables of the
+    ``kinds`` they declare (default ``dump`` and ``debug``); return ``keys``
     unchanged when the options say you do not apply.
 
     .. versionadded:: 0.1
@@ -84,12 +92,17 @@ def msprobe_register_normalizers(register: Callable[..., None]) -> None:
 def msprobe_register_mappers(register: Callable[..., None]) -> None:
     """Register mappers that pair target rows with golden rows: ``register(MapperSpec(...))``.
 
-    Of all mappers whose ``applies(options)`` is true, the one with the highest
-    ``priority`` runs: ``run(ctx) -> MatchResult`` where ``ctx`` is a
+    Mappers form one chain, ordered by what each declares: ``before=("exact",)``
+    puts it ahead of the mapper named ``exact``, ``after=(...)`` behind the ones
+    named (names no installed plugin registers are ignored). The first mapper of
+    the chain that handles the tables' ``kind`` and whose ``applies(options)`` is
+    true runs: ``run(ctx) -> MatchResult`` where ``ctx`` is a
     :class:`msprobe_core.registry.MatchContext` (both tables, their normalised
-    keys, the options and a join helper).
+    keys, the options). A mapper that only rewrites keys hands on to the rest of
+    the chain with ``ctx.run_after(its_name, target_keys=...)``.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``before``/``after`` replace the ``priority`` number.
     """
 
 
@@ -98,9 +111,12 @@ def msprobe_register_metrics(register: Callable[..., None]) -> None:
     """Register metric calculators: ``register(MetricSpec(...))``.
 
     A metric set belongs to one dump mode (``tensor``, ``statistics``,
-    ``md5``) and fills its columns for the whole matched table at once.
-    Extra tensor metrics (``register(TensorMetricSpec(...))``) add a column
-    after the built-in six; a metric that raises yields ``unsupported``.
+    ``md5``, or a plugin's, e.g. ``kernel``) and fills its columns for the whole
+    matched table at once; ``MetricSpec(whole_table=True)`` builds every column
+    of the result itself (no core columns or verdicts are added). Extra tensor
+    metrics (``register(TensorMetricSpec(...))``) add a column after the
+    built-in six for the runs whose options they ``apply`` to; a metric that
+    raises yields ``unsupported``.
 
     .. versionadded:: 0.1
     """
@@ -112,7 +128,9 @@ def msprobe_register_writers(register: Callable[..., None]) -> None:
 
     ``write(table: ResultTable, path: Path) -> list[Path]`` must write
     atomically (see :func:`msprobe_core.writers.atomic_path`) and return the
-    files it created.
+    files it created. A writer declared ``WriterSpec(..., accepts_csv_tail=True)``
+    is also called as ``write(table, path, tail=Tail)`` with the last rows
+    already spelled as CSV by a forked child (:mod:`msprobe_core.tailbuild`).
 
     .. versionadded:: 0.1
     """
@@ -149,8 +167,29 @@ def msprobe_register_comm_ops(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def msprobe_register_commands(cli: Any) -> None:
-    """Add sub-commands to the ``msprobe`` click group.
+def msprobe_register_options(register: Callable[..., None]) -> None:
+    """Declare options of ``msprobe compare`` and :func:`msprobe_core.compare`: ``register(OptionSpec(...))``.
+
+    One :class:`msprobe_core.options.OptionSpec` per option (Python name, flags,
+    kind of value, default, help line, validation) gives the command-line flag
+    (listed under the plugin's name in ``msprobe compare --help``), the keyword of
+    the Python API (in its signature and docstring) and the attribute every hook
+    reads from the options (``options.<name>``). A name, alias or flag another
+    option already has is refused with a warning; core options come first.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def msprobe_register_commands(register: Callable[..., None]) -> None:
+    """Add sub-commands to ``msprobe``: ``register(command)`` with a :class:`click.Command`.
+
+    Plugin modules are imported only when a command needs them, so a plugin's
+    command is found when it is invoked (``msprobe NAME``), not listed by
+    ``msprobe --help``; ``msprobe plugins`` names the plugins that add commands.
+    A name a built-in command has is refused with a warning.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 a ``register`` callback instead of the click group.
     """

@@ -121,29 +121,64 @@ class MatchResult:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class CompareOptions:
-    """Everything that changes how one compare runs, in one place.
+class _OptionValues:
+    """What :class:`CompareOptions` adds to its fields: plugin options read as attributes.
 
-    The CLI and the Python API both build this; plugins read the fields they
-    understand (``api_mapping`` etc. are ``None`` when not asked for, ``True``
-    for the built-in mapping, or a path).
+    ``options.rank`` is the value of the ``--rank`` option a plugin declared:
+    ``plugins["rank"]`` when given, else its declared default.
     """
 
-    output_dir: Path = Path("./output")
-    output_format: str = "csv"
-    fuzzy_match: bool = False
-    api_mapping: Any = None
-    cell_mapping: Any = None
-    data_mapping: Any = None
-    layer_mapping: Any = None
-    diff_analyze: bool = False
-    rank: str | None = None
-    step: str | None = None
-    tensor_log: bool = False
-    workers: int | None = None
-    executor: str | None = None  # --executor: local (default), dask, or a plugin's
-    scheduler: str | None = None  # --scheduler: address of the executor's scheduler (dask)
-    force: bool = False
-    quiet: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    plugins: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:  # only called for names that are not fields
+        if name.startswith("__"):
+            raise AttributeError(name)
+        values = self.__dict__.get("plugins")
+        if values is not None and name in values:
+            return values[name]
+        from .options import declared_default
+
+        return declared_default(name)
+
+    def with_values(self, **values: Any) -> CompareOptions:
+        """A copy with some option values changed, core fields and plugin options alike."""
+        from dataclasses import fields, replace
+
+        names = {f.name for f in fields(self)}  # type: ignore[arg-type]
+        core = {k: v for k, v in values.items() if k in names}
+        plugin = {k: v for k, v in values.items() if k not in names}
+        if plugin:
+            core["plugins"] = {**self.plugins, **plugin}
+        return replace(self, **core)  # type: ignore[type-var]
+
+
+def _options_model() -> type:
+    """:class:`CompareOptions`, one field per core option declaration (``msprobe_core.options``)."""
+    from dataclasses import make_dataclass
+
+    from .options import CORE_OPTIONS, FLAG, INT, PATH
+
+    types = {FLAG: bool, INT: "int | None", PATH: Path}
+    specs = [s for s in CORE_OPTIONS if s.attribute]
+    model = make_dataclass(
+        "CompareOptions",
+        [(s.name, types.get(s.kind, Any), field(default=s.default)) for s in specs]
+        + [("plugins", dict[str, Any], field(default_factory=dict)),
+           ("extra", dict[str, Any], field(default_factory=dict))],
+        bases=(_OptionValues,),
+        kw_only=True,
+        namespace={"__module__": __name__},
+    )
+    model.__doc__ = """Everything that changes how one compare runs, in one place.
+
+    One field per core option (:data:`msprobe_core.options.CORE_OPTIONS`:
+    ``output_dir``, ``output_format``, ``fuzzy_match``, ``data_mapping``…); the
+    options plugins declare (``api_mapping``, ``rank``, ``scheduler``…) are in
+    ``plugins`` and read as attributes too. ``extra`` is a free dict for what a run
+    carries between stages. The CLI and the Python API build it through
+    :meth:`msprobe_core.registry.PluginHost.build_options`.
+    """
+    return model
+
+
+CompareOptions = _options_model()

@@ -20,6 +20,7 @@ import pluggy
 from . import hookspecs
 from .errors import UsageError
 from .model import CompareOptions, DumpTable, MatchResult
+from .options import OptionSet, OptionSpec
 
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
 
@@ -70,8 +71,12 @@ class CompareJob:
     output_dir: Path
     stem: str
     label: str = ""
-    runner: Callable[..., Any] | None = None
+    #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
+DUMP_KINDS = ("dump", "debug")
 
 
 @dataclass
@@ -86,53 +91,94 @@ class MatchContext:
     cross_framework: bool
     host: PluginHost
 
+    def run_after(self, mapper: str, **changes: Any) -> MatchResult:
+        """The match of the next applicable mapper after ``mapper`` in the chain (what would run without it).
+
+        ``changes`` replace fields of this context first (``target_keys=...``: keys a mapping rewrote).
+        """
+        from dataclasses import replace
+
+        ctx = replace(self, **changes) if changes else self
+        return self.host.mapper_for(ctx.options, kind=ctx.target.kind, after=mapper).run(ctx)
+
+
+def _always(options: CompareOptions) -> bool:
+    return True
+
 
 @dataclass(frozen=True)
 class MapperSpec:
-    """A way of pairing rows; the applicable one with the highest priority runs."""
+    """A way of pairing rows, and its place in the chain of mappers.
+
+    The first mapper of the chain that handles the tables' ``kinds`` and whose
+    ``applies(options)`` is true runs. ``before``/``after`` name the mappers this
+    one goes ahead of / behind (see ``msprobe_register_mappers``).
+    """
 
     name: str
     run: Callable[[MatchContext], MatchResult]
-    applies: Callable[[CompareOptions], bool] = lambda options: True
-    priority: int = 0
+    applies: Callable[[CompareOptions], bool] = _always
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = DUMP_KINDS
     plugin: str = ""
 
 
 @dataclass(frozen=True)
 class NormalizerSpec:
-    """A compare-key rewrite applied to every row of both sides before mapping."""
+    """A compare-key rewrite applied to every row of both sides (of the ``kinds`` it handles) before mapping."""
 
     name: str
     fn: Callable[[DumpTable, str, list[str], CompareOptions], list[str]]
     order: int = 0
+    kinds: tuple[str, ...] = DUMP_KINDS
     plugin: str = ""
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """The metric columns of one dump mode, computed for the whole table."""
+    """The metric columns of one dump mode, computed for the whole table.
+
+    ``whole_table``: ``compute`` returns every column of the result, in order, and
+    decides the verdicts itself (the core adds no name, statistics, verdict, stack
+    or ``Data_name`` columns). ``splittable``: a part of the matched rows that starts
+    at an API's first row gives the same cells as the whole table, so a big result
+    may be built in two processes (:mod:`msprobe_core.tailbuild`).
+    """
 
     mode: str
     compute: Callable[..., dict[str, list[Any]]]
+    whole_table: bool = False
+    splittable: bool = False
     plugin: str = ""
 
 
 @dataclass(frozen=True)
 class TensorMetricSpec:
-    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays."""
+    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
+
+    Its column is added to the runs whose options it ``applies`` to (every run by default).
+    """
 
     column: str
     fn: Callable[[Any, Any], Any]
+    applies: Callable[[CompareOptions], bool] = _always
     plugin: str = ""
 
 
 @dataclass(frozen=True)
 class WriterSpec:
-    """An output format: ``write(table, path) -> [files]``."""
+    """An output format: ``write(table, path) -> [files]``.
+
+    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
+    rows from ``tail.start`` on already spelled as CSV by a forked child (see
+    :mod:`msprobe_core.tailbuild`), and appends that text instead of spelling them.
+    """
 
     name: str
     suffix: str
     write: Callable[..., list[Path]]
+    accepts_csv_tail: bool = False
     plugin: str = ""
 
 
@@ -149,6 +195,8 @@ class PluginHost:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
         self.broken: dict[str, str] = {}
+        #: plugins loaded whose registration hook raised (what it registered there is skipped)
+        self.failed_hooks: dict[str, str] = {}
         if autoload:
             self._load_entry_points()
         for mod in filter(None, os.environ.get("MSPROBE_LOAD_PLUGINS", "").split(",")):
@@ -164,25 +212,76 @@ class PluginHost:
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
         self.comm_ops: list[Any] = []
+        self.options = OptionSet()
+        self.commands: dict[str, Any] = {}
+        self._commands_collected = False
         self._collect()
 
     # -- registry collection -------------------------------------------------
     def _collect(self) -> None:
-        for impl in reversed(self.pm.hook.msprobe_register_frameworks.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_framework))
-        for impl in reversed(self.pm.hook.msprobe_register_mappers.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_mapper))
-        for impl in reversed(self.pm.hook.msprobe_register_normalizers.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_normalizer))
-        for impl in reversed(self.pm.hook.msprobe_register_metrics.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_metric))
-        for impl in reversed(self.pm.hook.msprobe_register_writers.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_writer))
-        for impl in reversed(self.pm.hook.msprobe_register_executors.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_executor))
-        for impl in reversed(self.pm.hook.msprobe_register_comm_ops.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, self._add_comm_op))
+        declared: list[OptionSpec] = []
+        registries: list[tuple[str, Callable[[Any, str], None]]] = [
+            ("msprobe_register_frameworks", self._add_framework),
+            ("msprobe_register_mappers", self._add_mapper),
+            ("msprobe_register_normalizers", self._add_normalizer),
+            ("msprobe_register_metrics", self._add_metric),
+            ("msprobe_register_writers", self._add_writer),
+            ("msprobe_register_executors", self._add_executor),
+            ("msprobe_register_comm_ops", self._add_comm_op),
+            ("msprobe_register_options", lambda spec, plugin: declared.append(_with_plugin(spec, plugin))),
+        ]
+        for hook, add in registries:
+            # pluggy calls later-registered plugins first: plugins register before the built-ins
+            for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+                try:
+                    impl.function(register=self._registrar(impl.plugin_name, add))
+                except Exception as exc:  # a third-party registration bug must not break every run
+                    if impl.plugin_name == BUILTIN_PLUGIN:
+                        raise
+                    self._skip(impl.plugin_name, f"{hook} failed: {type(exc).__name__}: {exc}")
+        self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
+        self.mappers = chain_mappers(self.mappers)
+
+    def _add_options(self, declared: list[OptionSpec]) -> None:
+        """Core options first, in their order, then each plugin's, plugins by name; clashes are refused."""
+        from .options import remember_defaults
+
+        core = [s for s in declared if s.plugin == BUILTIN_PLUGIN]
+        others = sorted((s for s in declared if s.plugin != BUILTIN_PLUGIN), key=lambda s: s.plugin)
+        for spec in core + others:
+            refused = self.options.add(spec)
+            if refused:
+                import logging
+
+                logging.getLogger("msprobe").warning("plugin '%s': option '%s' is ignored: %s", spec.plugin,
+                                                     spec.name, refused)
+        remember_defaults(self.options)
+
+    def register_commands(self, builtin: Sequence[str]) -> dict[str, Any]:
+        """The sub-commands plugins add (``msprobe_register_commands``), once; ``builtin`` names are refused."""
+        if self._commands_collected:
+            return self.commands
+        self._commands_collected = True
+        import logging
+
+        def add(command: Any, plugin: str) -> None:
+            name = getattr(command, "name", None)
+            if not name or name in builtin or name in self.commands:
+                logging.getLogger("msprobe").warning("plugin '%s': command '%s' is ignored (the name is taken)",
+                                                     plugin, name)
+                return
+            self.commands[name] = command
+
+        for impl in reversed(self.pm.hook.msprobe_register_commands.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, add))
+        return self.commands
+
+    def _skip(self, plugin: str, why: str) -> None:
+        import logging
+
+        self.failed_hooks.setdefault(plugin, why)
+        logging.getLogger("msprobe").warning("plugin '%s': %s; what it registers there is skipped", plugin, why)
 
     @staticmethod
     def _registrar(plugin: str, add: Callable[[Any, str], None]) -> Callable[..., None]:
@@ -236,14 +335,14 @@ class PluginHost:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
         return jobs
 
-    def load_dump(self, path: Path, options: CompareOptions) -> DumpTable:
-        """Load one dump file through the first loader that claims it.
+    def load_dump(self, path: Path, options: CompareOptions, job: CompareJob | None = None) -> DumpTable:
+        """Load one side of a job (``path`` is ``job.target`` or ``job.golden``) through the first loader that claims it.
 
         An ``OSError`` escaping a loader (a plugin that opens an unreadable file
         to sniff it) is an input error naming the file, not a crash.
         """
         try:
-            table = self.pm.hook.msprobe_load_dump(path=path, options=options)
+            table = self.pm.hook.msprobe_load_dump(path=path, options=options, job=job)
         except OSError as exc:
             from .errors import InputError, os_reason
 
@@ -259,12 +358,56 @@ class PluginHost:
                 return f
         return None
 
-    def mapper_for(self, options: CompareOptions) -> MapperSpec:
-        """The mapper that runs for these options."""
-        candidates = [m for m in self.mappers if m.applies(options)]
-        if not candidates:
-            raise UsageError("no installed plugin provides a matcher for these options")
-        return max(candidates, key=lambda m: m.priority)
+    def mapper_for(self, options: CompareOptions, kind: str = "dump", after: str | None = None) -> MapperSpec:
+        """The mapper that runs for these options on tables of ``kind``: the first applicable one of the chain.
+
+        ``after``: only mappers behind the one of that name are considered.
+        """
+        chain = self.mappers
+        if after is not None:
+            names = [m.name for m in chain]
+            if after not in names:  # a mapper handing on names itself or one it knows is there
+                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
+            chain = chain[names.index(after) + 1 :]
+        for mapper in chain:
+            if kind in mapper.kinds and mapper.applies(options):
+                return mapper
+        raise UsageError("no installed plugin provides a matcher for these options")
+
+    def compare_keys(self, table: DumpTable, side: str, options: CompareOptions,
+                     keys: list[str] | None = None) -> list[str]:
+        """The compare key of every row of ``table``: its names (or ``keys``) through the normalisers of its kind."""
+        keys = table.name if keys is None else keys  # the chain returns new lists, never edits the table's
+        for norm in self.normalizers:
+            if table.kind in norm.kinds:
+                keys = norm.fn(table, side, keys, options)
+        return keys
+
+    def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
+        """The extra tensor metrics of a run with these options, in registration order."""
+        return [m for m in self.tensor_metrics if m.applies(options)]
+
+    def compare_options(self, **values: Any) -> CompareOptions:
+        """Options from Python keyword arguments, checked as :func:`msprobe_core.compare` checks them."""
+        return self.build_options(self.options.from_api(values))
+
+    def build_options(self, values: dict[str, Any], *, given: set[str] | None = None) -> CompareOptions:
+        """The options of a run from checked option values (``OptionSet.from_cli`` / ``from_api``).
+
+        ``given``: the names the caller set explicitly (default: every key of ``values``);
+        ``--xlsx`` is ``output_format='xlsx'``, and both naming different formats is an error.
+        """
+        from .options import option_label
+
+        values = dict(values)
+        given = set(values) if given is None else given
+        if values.pop("xlsx", False):
+            if "output_format" in given and values.get("output_format") not in (None, "xlsx"):
+                raise UsageError(f"{option_label('xlsx')} and {option_label('output_format')} "
+                                 f"{values['output_format']} ask for different result formats")
+            values["output_format"] = "xlsx"
+        core, plugin = self.options.model_values(values)
+        return CompareOptions(**core, plugins=plugin)
 
     def writer(self, name: str) -> WriterSpec:
         """The writer for an output format name."""
@@ -306,6 +449,12 @@ class PluginHost:
                     continue
                 self.dists[id(plugin)] = (dist.metadata["Name"], dist.version)
 
+    def distribution_of(self, plugin_name: str) -> str:
+        """The distribution a registered plugin comes from (its registration name when not installed as one)."""
+        plugin = self.pm.get_plugin(plugin_name)
+        found = self.dists.get(id(plugin)) if plugin is not None else None
+        return found[0] if found else plugin_name
+
     def describe(self) -> list[dict[str, Any]]:
         """Installed plugins, their versions and the hooks they implement (and plugins that failed to load)."""
         out: list[dict[str, Any]] = []
@@ -315,9 +464,41 @@ class PluginHost:
             if name.startswith("msprobe_core."):
                 dist_name, version = "msprobe-core", _core_version()
             out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks})
+            if name in self.failed_hooks:
+                out[-1]["error"] = self.failed_hooks[name]
         for name, error in sorted(self.broken.items()):
             out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
         return out
+
+
+def chain_mappers(mappers: Sequence[MapperSpec]) -> list[MapperSpec]:
+    """The mappers in chain order: every ``before``/``after`` they declare holds; otherwise registration order.
+
+    Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
+    """
+    names = {m.name for m in mappers}
+    ahead: dict[str, set[str]] = {m.name: set() for m in mappers}  # mapper -> the mappers that must come first
+    for m in mappers:
+        for other in m.before:
+            if other in names:
+                ahead[other].add(m.name)
+        for other in m.after:
+            if other in names:
+                ahead[m.name].add(other)
+    ordered: list[MapperSpec] = []
+    left = list(mappers)
+    while left:
+        placed = {m.name for m in ordered}
+        ready = next((m for m in left if ahead[m.name] <= placed), None)
+        if ready is None:
+            import logging
+
+            ready = left[0]
+            logging.getLogger("msprobe").warning("mapper order: a cycle among %s; '%s' goes first",
+                                                 ", ".join(m.name for m in left), ready.name)
+        ordered.append(ready)
+        left.remove(ready)
+    return ordered
 
 
 def _core_version() -> str:

@@ -92,16 +92,17 @@ def tail_start(target: DumpTable, match: MatchResult, share: float = TAIL_SHARE)
     return api_boundary(target, match, int(len(match.target) * (1.0 - share)))
 
 
-def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, builtin: bool) -> bool:
-    """Whether a result is worth splitting: big, CSV, cheap metrics, a second core.
+def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, capable: bool) -> bool:
+    """Whether a result is worth splitting: big, cheap metrics, a second core.
 
-    ``builtin``: the CSV writer and the mode's metric set are the built-in ones (a plugin's
-    metrics may depend on the whole table, which a part does not see).
+    ``capable``: the run's writer takes rows spelled by a child (``WriterSpec.accepts_csv_tail``)
+    and the mode's metric set gives a part's rows as the whole table gives them
+    (``MetricSpec.splittable``; a metric set may depend on the whole table).
     """
     from .writers import CSV_MAX_ROWS
 
     n = len(match.target)
-    return (options.output_format == "csv" and builtin and target.mode != MODE_TENSOR
+    return (capable and target.mode != MODE_TENSOR
             and forking.MIN_SPLIT_ROWS <= n <= CSV_MAX_ROWS and forking.fork_allowed())
 
 

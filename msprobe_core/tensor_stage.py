@@ -99,10 +99,11 @@ class _Readers:
     """What reading and finishing pairs needs from the current plugin host, looked up once.
 
     A chunk reads thousands of files: the framework lookups, the byte cap and the
-    plugin metrics are fetched here once instead of for every tensor.
+    plugin metrics are fetched here once instead of for every tensor. ``metrics``: the
+    columns of the plugin metrics the run's options turned on (``None``: all registered).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: tuple[str, ...] | None = None) -> None:
         from .registry import get_host
         from .tensor_metrics import compare_tensors, squeeze_loaded
 
@@ -110,7 +111,7 @@ class _Readers:
         self.cap = max_tensor_bytes()
         self.squeeze = squeeze_loaded
         self.compare = compare_tensors
-        self.metrics = list(self.host.tensor_metrics)
+        self.metrics = [m for m in self.host.tensor_metrics if metrics is None or m.column in metrics]
         self._specs: dict[str, tuple[Any, str, bool]] = {}
 
     def read(self, framework: str, path: str) -> Any:
@@ -219,7 +220,7 @@ def _take_arenas() -> list[Arena]:
         return [Arena() for _ in range(4)]
 
 
-def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True
+def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True, metrics: tuple[str, ...] | None = None
                 ) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
     """Results of ``tasks`` in order.
 
@@ -233,7 +234,7 @@ def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True
     """
     if not tasks:
         return
-    rd = _Readers()
+    rd = _Readers(metrics)
     arenas = _take_arenas()
     slots = (arenas[0:2], arenas[2:4])
     try:
@@ -285,15 +286,16 @@ def _will_need(task: TensorTask) -> None:
 
 @dataclass(frozen=True)
 class _Chunk:
-    """One executor task: pairs to compute in order, and whether to read ahead in a thread."""
+    """One executor task: pairs to compute in order, whether to read ahead in a thread, the plugin metrics."""
 
     tasks: list[TensorTask]
     read_ahead: bool
+    metrics: tuple[str, ...] | None = None
 
 
 def _run_chunk(chunk: _Chunk) -> list[tuple[int, tuple[Any, ...], str | None]]:
     """The executor task: every pair of one chunk."""
-    return list(_iter_pairs(chunk.tasks, chunk.read_ahead))
+    return list(_iter_pairs(chunk.tasks, chunk.read_ahead, chunk.metrics))
 
 
 def _pair_bytes(task: TensorTask) -> int:
@@ -336,8 +338,11 @@ def run_tasks(
     *,
     executor: Any = None,
     quiet: bool = True,
+    metrics: tuple[str, ...] | None = None,
 ) -> dict[int, tuple[tuple[Any, ...], str | None]]:
     """Compute every task; returns row → (cells, warning).
+
+    ``metrics``: the columns of the plugin tensor metrics to add (``None``: every registered one).
 
     ``executor`` (default: a local pool of ``workers`` processes) runs chunks of
     pairs (:func:`plan_chunks`) with at most ``2 × parallelism`` chunks in flight;
@@ -361,13 +366,13 @@ def run_tasks(
         parallelism = executor.parallelism()
         cpus = usable_cpus()
         if parallelism <= 1 or len(tasks) < 2 or total < executor.inline_bytes:
-            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks, cpus > 1), sizes):
+            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks, cpus > 1, metrics), sizes):
                 results[row] = (cells, warn)
                 bar.advance(1, nbytes)
             return results
         plan = plan_chunks(tasks, sizes, parallelism)
         # a reader thread per worker only pays where the workers leave cores idle
-        chunks = [_Chunk([tasks[k] for k in idx], parallelism < cpus) for idx in plan]
+        chunks = [_Chunk([tasks[k] for k in idx], parallelism < cpus, metrics) for idx in plan]
         for n, chunk_result in executor.map_unordered(_run_chunk, chunks):
             for row, cells, warn in chunk_result:
                 results[row] = (cells, warn)
@@ -383,7 +388,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
 
     target, golden, match = ctx.target, ctx.golden, ctx.match
     host = get_host()
-    names = TENSOR_METRIC_COLUMNS + [m.column for m in host.tensor_metrics]
+    extra = tuple(m.column for m in host.tensor_metrics_for(ctx.options))
+    names = TENSOR_METRIC_COLUMNS + list(extra)
     width = len(names)
     cells: list[tuple[Any, ...]] = []
     tasks: list[TensorTask] = []
@@ -406,7 +412,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
         tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes))
     with executor_for(ctx.options) as executor:
-        done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet)
+        done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
         cells[row] = row_cells
         if warn:

@@ -33,7 +33,22 @@ def test_listed_by_msprobe_plugins(run_cli):
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
     assert plugins["example"]["distribution"] == "msprobe-example-plugin"
     assert plugins["example"]["hooks"] == ["msprobe_load_dump", "msprobe_register_mappers", "msprobe_register_metrics",
-                                           "msprobe_register_writers"]
+                                           "msprobe_register_options", "msprobe_register_writers"]
+
+
+def test_its_options_are_shown_by_compare_help_and_in_the_python_signature(run_cli):
+    proc = run_cli("compare", "--help")
+    assert proc.returncode == 0, proc.stderr
+    section = proc.stdout.split("Options from msprobe-example-plugin:", 1)[1]
+    assert "--mean_abs_err" in section and "--rename_target PATTERN=REPLACEMENT" in section
+    assert "--mean_abs_err" not in proc.stdout.split("Options from", 1)[0]  # not among the core's
+    script = ("import inspect, msprobe_core\n"
+              "sig = inspect.signature(msprobe_core.compare)\n"
+              "print(sig.parameters['mean_abs_err'].default, sig.parameters['rename_target'].kind.name)\n"
+              "print('Options from msprobe-example-plugin:' in msprobe_core.compare.__doc__)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "KEYWORD_ONLY", "True"]
 
 
 def test_json_writer(run_cli, tmp_path):
@@ -67,7 +82,7 @@ def test_extra_tensor_metric(run_cli, tmp_path):
     plain = run_cli(*args, "-o", tmp_path / "plain")
     assert plain.returncode == 0
     assert "MeanAbsErr" not in _read_csv(only_result(tmp_path / "plain"))[0]  # opt-in: tables unchanged
-    proc = run_cli(*args, "-o", tmp_path / "metric", env={"MSPROBE_EXAMPLE_METRIC": "1"})
+    proc = run_cli(*args, "-o", tmp_path / "metric", "--mean_abs_err")
     assert proc.returncode == 0, proc.stderr
     header, rows = _read_csv(only_result(tmp_path / "metric"))
     k = header.index("MeanAbsErr")
@@ -114,20 +129,52 @@ def test_gzip_loader(run_cli, tmp_path):
     assert proc.returncode == 2 and "cannot read gzip-compressed dump" in proc.stderr
 
 
-def test_regex_rename_mapper(tmp_path):
+def _rename_pair(tmp_path):
     from .dumps import api, tensor, write_dump
 
     t = write_dump(tmp_path / "t", {"Torch.my_add.0.forward": api([tensor()], [tensor()])})
     g = write_dump(tmp_path / "g", {"Torch.add.0.forward": api([tensor()], [tensor()])})
+    return t, g
+
+
+RENAMED = ["Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"]
+
+
+def test_regex_rename_mapper_from_the_command_line(run_cli, tmp_path):
+    t, g = _rename_pair(tmp_path)
+    proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "plain", "-q")
+    assert proc.returncode == 0, proc.stderr
+    header, rows = _read_csv(only_result(tmp_path / "plain"))
+    assert [r[header.index("Bench Name")] for r in rows] == ["N/A", "N/A"]
+    proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "renamed", "-q",
+                   "--rename_target", r"^Torch\.my_add\.=Torch.add.", "--rename_target", "unused=x")
+    assert proc.returncode == 0, proc.stderr
+    header, rows = _read_csv(only_result(tmp_path / "renamed"))
+    assert [r[header.index("Bench Name")] for r in rows] == RENAMED
+    proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "bad", "--rename_target", "(unclosed=x")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("msprobe: error: --rename_target: '(unclosed' is not a regular expression")
+    assert not (tmp_path / "bad").exists()
+
+
+def test_regex_rename_mapper_from_python(tmp_path):
+    t, g = _rename_pair(tmp_path)
     script = (
         "import json, sys, msprobe_core\n"
+        "from msprobe_core.errors import OptionError\n"
         "t, g = sys.argv[1:3]\n"
-        "plain = msprobe_core.compare(t, g)\n"
-        "renamed = msprobe_core.compare(t, g, extra={'example_rename': {r'^Torch\\.my_add\\.': 'Torch.add.'}})\n"
-        "print(json.dumps([list(plain['Bench Name']), list(renamed['Bench Name'])]))\n"
+        "plain = msprobe_core.compare(t, g).table\n"
+        "renamed = msprobe_core.compare(t, g, rename_target={r'^Torch\\.my_add\\.': 'Torch.add.'}).table\n"
+        "listed = msprobe_core.compare(t, g, rename_target=[r'^Torch\\.my_add\\.=Torch.add.']).table\n"
+        "try:\n"
+        "    msprobe_core.compare(t, g, rename_target=['no-equals-sign'])\n"
+        "except OptionError as exc:\n"
+        "    error = str(exc)\n"
+        "print(json.dumps([list(plain['Bench Name']), list(renamed['Bench Name']), list(listed['Bench Name']), error]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script, str(t), str(g)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    plain, renamed = json.loads(proc.stdout.strip().splitlines()[-1])
+    plain, renamed, listed, error = json.loads(proc.stdout.strip().splitlines()[-1])
     assert plain == ["N/A", "N/A"]
-    assert renamed == ["Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"]
+    assert renamed == listed == RENAMED
+    assert error == "rename_target: 'no-equals-sign' is not PATTERN=REPLACEMENT"

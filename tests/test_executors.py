@@ -17,8 +17,8 @@ import pytest
 
 from msprobe_core.cli import main
 from msprobe_core.executors import LocalExecutor, LocalRef, executor_name
-from msprobe_core.model import CompareOptions
 from msprobe_core.progress import Progress
+from msprobe_core.registry import get_host
 from msprobe_core.tensor_stage import TensorTask, plan_chunks
 
 TIMESTAMP = re.compile(r"_\d{14}")
@@ -121,9 +121,10 @@ def test_unknown_executor_is_a_usage_error(corpora, tmp_path, capsys):
 
 
 def test_scheduler_implies_dask():
-    assert executor_name(CompareOptions()) == "local"
-    assert executor_name(CompareOptions(scheduler="tcp://127.0.0.1:8786")) == "dask"
-    assert executor_name(CompareOptions(executor="local", scheduler="x")) == "local"
+    host = get_host()
+    assert executor_name(host.compare_options()) == "local"
+    assert executor_name(host.compare_options(scheduler="tcp://127.0.0.1:8786")) == "dask"
+    assert executor_name(host.compare_options(executor="local", scheduler="x")) == "local"
 
 
 # --------------------------------------------------------------------------- executor contract

@@ -19,7 +19,7 @@ import pytest
 
 from msprobe_core.cli import main
 from msprobe_core.engine import load_pair, match_tables
-from msprobe_core.fuzzy import FUZZY_PRIORITY, strip_call_number
+from msprobe_core.fuzzy import strip_call_number
 from msprobe_core.model import CompareOptions
 from msprobe_core.registry import CompareJob, get_host
 from msprobe_core.seqalign import align
@@ -220,12 +220,13 @@ def test_extra_leading_call_in_every_mode(tmp_path, md5):
         assert {r["Result"] for r in rows if r["Bench Name"] != "N/A"} == {"pass"}
 
 
-def test_fuzzy_mapper_priority_sits_between_exact_and_data_mapping():
+def test_fuzzy_mapper_sits_between_exact_and_data_mapping_in_the_chain():
     host = get_host()
     assert host.mapper_for(CompareOptions(fuzzy_match=True)).name == "fuzzy"
     assert host.mapper_for(CompareOptions()).name == "exact"
     assert host.mapper_for(CompareOptions(fuzzy_match=True, data_mapping="x.yaml")).name == "data-mapping"
-    assert 0 < FUZZY_PRIORITY < 20
+    names = [m.name for m in host.mappers]
+    assert names.index("data-mapping") < names.index("fuzzy") < names.index("exact") == len(names) - 1
 
 
 @pytest.mark.parametrize(

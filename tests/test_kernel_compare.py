@@ -486,3 +486,29 @@ def test_cli_writes_atomically_and_names_by_rank_and_step(tmp_path: Path) -> Non
 )
 def test_float_text(value: object, text: str) -> None:
     assert numpy_float_text(value) == text  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------------
+# the plugin goes through the ordinary hooks
+
+
+def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
+    from msprobe_core.engine import compare_job
+    from msprobe_core.registry import CompareJob, get_host
+
+    host = get_host()
+    kernel = next(d for d in host.describe() if d["name"] == "kernel")
+    assert kernel["hooks"] == ["msprobe_discover_jobs", "msprobe_load_dump", "msprobe_register_mappers",
+                               "msprobe_register_metrics", "msprobe_register_options"]
+    assert "runner" not in CompareJob.__dataclass_fields__
+    assert host.metrics["kernel"].whole_table and [m.name for m in host.mappers if "kernel" in m.kinds] == [
+        "kernel-records"]
+    npu = {"Default_a-op0": np.array([1, 2], np.float32), "Default_b-op1": np.array([3, 4], np.float32)}
+    bench = {"Default_a-op0": np.array([1, 2.5], np.float32), "Default_c-op2": np.array([5], np.float32)}
+    df = _one_table(tmp_path, npu, bench)
+    options = host.compare_options(rank="0")
+    (job,) = host.discover_jobs(tmp_path / "t", tmp_path / "g", options)
+    table = compare_job(job, options, host)
+    assert table is not None and table.mode == "kernel" and table.columns == NPY_COLUMNS
+    assert {c: list(table.data[c]) for c in table.columns} == {c: df[c].tolist() for c in df.columns}
+    assert table.data["NPU Name"][-1] == "" and table.data["Bench Name"][-1].endswith(".npy")  # golden-only row

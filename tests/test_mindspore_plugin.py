@@ -17,7 +17,6 @@ import pytest
 
 from msprobe_core.cli import main
 from msprobe_core.errors import TensorReadError
-from msprobe_core.model import CompareOptions
 from msprobe_core.registry import PluginHost
 
 from .dumps import api, only_result, read_csv, write_dump
@@ -208,7 +207,8 @@ def test_pytorch_target_with_mindspore_golden_is_refused(tmp_path, capsys):
     ],
 )
 def test_mapper_precedence(options, mapper):
-    assert PluginHost().mapper_for(CompareOptions(**options)).name == mapper
+    host = PluginHost()
+    assert host.mapper_for(host.compare_options(**options)).name == mapper
 
 
 def _cross_pair(tmp_path: Path) -> tuple[Path, Path]:

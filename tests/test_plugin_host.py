@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from msprobe_core import hookimpl
-from msprobe_core.registry import MapperSpec, PluginHost, WriterSpec
+from msprobe_core.registry import MapperSpec, PluginHost, WriterSpec, chain_mappers
 
 from .dumps import api, tensor, write_dump
 
@@ -27,11 +27,12 @@ def test_builtins_are_registered_through_the_hooks():
     assert "msprobe_register_mappers" in builtin["hooks"] and "msprobe_load_dump" in builtin["hooks"]
 
 
-def test_third_party_mapper_overrides_by_priority_and_writer_is_added():
+def test_third_party_mapper_takes_its_declared_place_in_the_chain_and_writer_is_added():
     class Plugin:
         @hookimpl
         def msprobe_register_mappers(self, register):
-            register(MapperSpec("reverse", lambda ctx: None, applies=lambda o: o.extra.get("reverse", False), priority=99))
+            register(MapperSpec("reverse", lambda ctx: None, applies=lambda o: o.extra.get("reverse", False),
+                                before=("data-mapping",)))
 
         @hookimpl
         def msprobe_register_writers(self, register):
@@ -40,9 +41,36 @@ def test_third_party_mapper_overrides_by_priority_and_writer_is_added():
     host = PluginHost(autoload=False, extra_plugins=[Plugin()])
     from msprobe_core.model import CompareOptions
 
-    assert host.mapper_for(CompareOptions(extra={"reverse": True})).name == "reverse"
+    assert [m.name for m in host.mappers] == ["reverse", "data-mapping", "fuzzy", "exact"]
+    assert host.mapper_for(CompareOptions(extra={"reverse": True}, data_mapping="x.yaml")).name == "reverse"
+    assert host.mapper_for(CompareOptions(data_mapping="x.yaml")).name == "data-mapping"
     assert host.mapper_for(CompareOptions()).name == "exact"
+    assert host.mapper_for(CompareOptions(fuzzy_match=True), after="data-mapping").name == "fuzzy"
     assert host.writer("tsv").suffix == ".tsv"
+    assert host.writer("csv").accepts_csv_tail and not host.writer("tsv").accepts_csv_tail
+
+
+def test_chain_order_follows_before_and_after_whatever_the_registration_order():
+    def spec(name, **kw):
+        return MapperSpec(name, lambda ctx: None, **kw)
+
+    specs = [spec("exact"), spec("z", after=("a",), before=("exact",)), spec("a", before=("exact", "missing")),
+             spec("b", before=("a",))]
+    assert [m.name for m in chain_mappers(specs)] == ["b", "a", "z", "exact"]
+    assert [m.name for m in chain_mappers(list(reversed(specs)))] == ["b", "a", "z", "exact"]
+
+
+def test_a_plugin_whose_registration_raises_is_skipped_with_a_warning(caplog):
+    class Old:
+        @hookimpl
+        def msprobe_register_mappers(self, register):
+            register(MapperSpec("old", lambda ctx: None, priority=5))  # the 0.1 spelling
+
+    host = PluginHost(autoload=False, extra_plugins=[Old()])
+    assert [m.name for m in host.mappers] == ["data-mapping", "fuzzy", "exact"]
+    (entry,) = [d for d in host.describe() if "error" in d]
+    assert "msprobe_register_mappers failed" in entry["error"] and "priority" in entry["error"]
+    assert "what it registers there is skipped" in caplog.text
 
 
 def test_entry_point_plugins_are_listed(tmp_path, run_cli):
@@ -78,3 +106,41 @@ def test_autoload_can_be_disabled(tmp_path, run_cli):
     proc = run_cli("plugins", env={"PYTHONPATH": str(tmp_path), "MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert proc.returncode == 0
     assert [p["name"] for p in json.loads(proc.stdout)] == ["msprobe_core.builtin"]
+
+
+def test_plugins_add_sub_commands(tmp_path, run_cli):
+    _dist(
+        tmp_path,
+        "hellocmd",
+        "import click\nfrom msprobe_core import hookimpl\n"
+        "@click.command('hello')\n@click.option('--name', default='world')\n"
+        "def hello(name):\n    '''Say hello.'''\n    click.echo(f'hello {name}')\n"
+        "@click.command('compare')\ndef fake():\n    click.echo('not the real compare')\n"
+        "@hookimpl\ndef msprobe_register_commands(register):\n    register(hello)\n    register(fake)\n",
+    )
+    env = {"PYTHONPATH": str(tmp_path)}
+    proc = run_cli("hello", "--name", "plugins", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hello plugins\n"
+    proc = run_cli("hello", "--help", env=env)
+    assert proc.returncode == 0 and "Say hello." in proc.stdout
+    listed = {p["name"]: p for p in json.loads(run_cli("plugins", env=env).stdout)}
+    assert listed["hellocmd"]["hooks"] == ["msprobe_register_commands"]
+    t = write_dump(tmp_path / "t", {"Torch.a.0.forward": api([tensor()])})
+    proc = run_cli("compare", "-tp", t, "-gp", t, "-o", tmp_path / "out", "-q", env=env)  # the built-in one runs
+    assert proc.returncode == 0, proc.stderr
+    assert "not the real compare" not in proc.stdout and len(list((tmp_path / "out").glob("*.csv"))) == 1
+    proc = run_cli("hello", env=env)
+    assert "plugin 'hellocmd': command 'compare' is ignored (the name is taken)" in proc.stdout + proc.stderr
+    proc = run_cli("nosuch", env=env)
+    assert proc.returncode == 2 and "No such command 'nosuch'" in proc.stderr
+
+
+def test_builtin_communication_ops_are_registered_through_the_hook():
+    from msprobe_core.analysis.comm import DEFAULT_SPEC
+
+    host = PluginHost(autoload=False)
+    (spec,) = host.comm_ops
+    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "msprobe_core.builtin")
+    builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
+    assert {"msprobe_register_comm_ops", "msprobe_register_options"} <= set(builtin["hooks"])

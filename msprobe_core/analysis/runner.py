@@ -30,7 +30,11 @@ CONFIG_KEY = "diff_analyze_config"
 
 
 def comm_specs(host: PluginHost) -> list[CommOpSpec]:
-    """Communication-op rules registered by plugins, then the built-in one."""
+    """Communication-op rules registered by plugins, then the built-in one (``msprobe_register_comm_ops``).
+
+    The built-in plugin registers :data:`~msprobe_core.analysis.comm.DEFAULT_SPEC` like any other;
+    it is added here only for a host built without it.
+    """
     registered = list(getattr(host, "comm_ops", []) or [])
     return registered + ([DEFAULT_SPEC] if all(s.name != DEFAULT_SPEC.name for s in registered) else [])
 
@@ -144,13 +148,14 @@ def run_diff_analyze(
 ) -> list[Any] | None:
     """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
 
-    ``None`` when the jobs are not dump pairs the analysis understands (a plugin's own compare, such
-    as kernel dumps with ``--rank``): the caller then runs the ordinary compare, as msprobe does.
+    ``None`` when the jobs are not pairs of dump files, which the analysis reads (a plugin's
+    directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
+    ordinary compare, as msprobe does.
     """
     from ..engine import JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
-    if any(job.runner is not None for job in jobs):
+    if any(Path(job.target).is_dir() for job in jobs):
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
     config = options.extra.get(CONFIG_KEY) or DiffAnalyzeConfig()

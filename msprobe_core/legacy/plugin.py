@@ -145,7 +145,8 @@ def shape_filter(match: MatchResult, target_shapes: list[str | None], golden_sha
     return MatchResult(target=t_out, golden=g_out, dtype_gate=match.dtype_gate, notes=match.notes)
 
 
-MAPPING_PRIORITY = 9_000
+#: the names of this plugin's mappers, at the head of the chain of mappers
+FUZZY_MAPPER, NAME_MAPPER = "legacy-fuzzy", "legacy-name-mapping"
 
 
 def _mapped(ctx: MatchContext) -> MatchResult:
@@ -155,9 +156,8 @@ def _mapped(ctx: MatchContext) -> MatchResult:
     plain = replace(ctx, target_keys=list(ctx.target.name), golden_keys=list(ctx.golden.name))
     if ctx.options.cell_mapping and not ctx.options.api_mapping:
         match = _cell_mapped(plain)
-    else:
-        below = [m for m in ctx.host.mappers if m.priority < MAPPING_PRIORITY and m.applies(ctx.options)]
-        match = max(below, key=lambda m: m.priority).run(plain)
+    else:  # the mapping plugin's mapper, as the rest of the chain picks it
+        match = plain.run_after(NAME_MAPPER)
     if not match.dtype_gate:  # a data mapping is active: 8.3.3 joins on the name alone
         return match
     return shape_filter(match, ctx.target.shape, ctx.golden.shape)
@@ -207,8 +207,8 @@ def msprobe_register_normalizers(register: Any) -> None:
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
     """The 8.3.3 fuzzy matcher for ``-f``, and (name, shape) joins of the ``-am``/``-cm``/``-lm`` keys."""
-    register(MapperSpec("legacy-fuzzy", _fuzzy, applies=_fuzzy_applies, priority=10_000))
-    register(MapperSpec("legacy-name-mapping", _mapped, applies=_mapped_applies, priority=MAPPING_PRIORITY))
+    register(MapperSpec(FUZZY_MAPPER, _fuzzy, applies=_fuzzy_applies, before=(NAME_MAPPER,)))
+    register(MapperSpec(NAME_MAPPER, _mapped, applies=_mapped_applies, before=("api-mapping", "data-mapping", "fuzzy")))
 
 
 def legacy_host() -> PluginHost:

@@ -71,11 +71,13 @@ class ClassicOptions:
             output_format="xlsx",
             fuzzy_match=self.fuzzy_match,
             data_mapping=self.data_mapping or None,
-            api_mapping=(self.api_mapping or None) if ms else None,
-            cell_mapping=(self.cell_mapping or None) if ms else None,
-            layer_mapping=(self.layer_mapping or None) if ms else None,
             tensor_log=self.is_print_compare_log,
             workers=self.workers,
+            plugins={  # the msprobe-mindspore plugin's options
+                "api_mapping": (self.api_mapping or None) if ms else None,
+                "cell_mapping": (self.cell_mapping or None) if ms else None,
+                "layer_mapping": (self.layer_mapping or None) if ms else None,
+            },
             extra={"legacy": True, **self.extra},
         )
 
@@ -106,12 +108,10 @@ def _gate(cross: bool):
 def legacy_match(target: DumpTable, golden: DumpTable, options: CompareOptions, host: PluginHost) -> MatchResult:
     """Pair rows: the host's normalisers and mapper, then 8.3.3's dtype gate."""
     tf, gf = resolve_frameworks(target, golden, host)
-    tkeys, gkeys = list(target.name), list(golden.name)
-    for norm in host.normalizers:
-        tkeys = norm.fn(target, "target", tkeys, options)
-        gkeys = norm.fn(golden, "golden", gkeys, options)
+    tkeys = host.compare_keys(target, "target", options, list(target.name))
+    gkeys = host.compare_keys(golden, "golden", options, list(golden.name))
     ctx = MatchContext(target, golden, tkeys, gkeys, options, tf is not gf, host)
-    match = host.mapper_for(options).run(ctx)
+    match = host.mapper_for(options, kind=target.kind).run(ctx)
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, _gate(tf is not gf))
     return match
@@ -335,9 +335,12 @@ def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_anal
     from ..registry import get_host
 
     options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
-    if doc.get("rank_id") is not None or doc.get("step_id") is not None:
-        options = replace(options, rank=_ids(doc.get("rank_id"), "rank_id"), step=_ids(doc.get("step_id"), "step_id") or None)
     host = get_host()
+    if doc.get("rank_id") is not None or doc.get("step_id") is not None:
+        if host.options.get("rank") is None:
+            raise UsageError("rank_id/step_id in compare.json compare kernel dumps, which needs the msprobe-kernel plugin")
+        options = options.with_values(rank=_ids(doc.get("rank_id"), "rank_id"),
+                                      step=_ids(doc.get("step_id"), "step_id") or None)
     outcomes = run_jobs(host.discover_jobs(npu, bench, options), options, host)
     if any(o.files for o in outcomes):
         banner_end(log)

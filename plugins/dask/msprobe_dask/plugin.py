@@ -7,6 +7,11 @@ from typing import Any
 from msprobe_core import hookimpl
 from msprobe_core.executors import Executor, ExecutorSpec
 from msprobe_core.model import CompareOptions
+from msprobe_core.options import OptionSpec
+
+#: ``--scheduler ADDRESS`` (``scheduler=`` in Python): the Dask scheduler to use; given alone it selects ``dask``.
+SCHEDULER = OptionSpec("scheduler", ("--scheduler",), "Scheduler address for --executor dask (default: a local cluster).",
+                       metavar="ADDRESS")
 
 
 def create_dask(options: CompareOptions) -> Executor:
@@ -16,7 +21,18 @@ def create_dask(options: CompareOptions) -> Executor:
     return DaskExecutor(address=options.scheduler, workers=options.workers)
 
 
+def _scheduler_given(options: CompareOptions) -> bool:
+    return bool(options.scheduler)
+
+
+@hookimpl
+def msprobe_register_options(register: Any) -> None:
+    """``--scheduler ADDRESS``."""
+    register(SCHEDULER)
+
+
 @hookimpl
 def msprobe_register_executors(register: Any) -> None:
-    """``dask``: rank pairs and tensor chunks as tasks of a Dask cluster."""
-    register(ExecutorSpec("dask", create_dask, "Dask cluster (--scheduler ADDRESS; default: a local cluster)"))
+    """``dask``: rank pairs and tensor chunks as tasks of a Dask cluster (also chosen by ``--scheduler`` alone)."""
+    register(ExecutorSpec("dask", create_dask, "Dask cluster (--scheduler ADDRESS; default: a local cluster)",
+                          selected_by=_scheduler_given))

@@ -92,7 +92,7 @@ class UnsafeDumpPath(InputError):
 
 
 @dataclass(frozen=True)
-class _Pair:
+class RecordPair:
     npu: KernelRecord | None
     bench: KernelRecord | None
 
@@ -113,10 +113,10 @@ def _local_index(records: Iterable[KernelRecord]) -> dict[tuple[str, int], Kerne
     return out
 
 
-def pair_records(npu: Iterable[KernelRecord], bench: Iterable[KernelRecord]) -> list[_Pair]:
+def pair_records(npu: Iterable[KernelRecord], bench: Iterable[KernelRecord]) -> list[RecordPair]:
     """Outer join on (compare key, local index), sorted by key then index (what ``pd.merge(how="outer")`` gives)."""
     n_idx, b_idx = _local_index(npu), _local_index(bench)
-    return [_Pair(n_idx.get(k), b_idx.get(k)) for k in sorted(set(n_idx) | set(b_idx))]
+    return [RecordPair(n_idx.get(k), b_idx.get(k)) for k in sorted(set(n_idx) | set(b_idx))]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def _load_side(rec: KernelRecord | None, root: str) -> np.ndarray | object | Non
     return _READ_FAILED
 
 
-def _npy_row(pair: _Pair, npu_root: str, bench_root: str) -> list[object]:
+def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
     row: dict[str, object] = dict.fromkeys(NPY_COLUMNS, "")
     n = _load_side(pair.npu, npu_root)
     b = _load_side(pair.bench, bench_root)
@@ -318,7 +318,7 @@ def _relative_error_text(diff: np.float32, bench: np.float32) -> str:
     return NA_TEXT
 
 
-def _stat_row(pair: _Pair) -> list[object]:
+def _stat_row(pair: RecordPair) -> list[object]:
     row: dict[str, object] = dict.fromkeys(STATISTIC_COLUMNS, "")
     values: dict[str, dict[str, np.float32]] = {}
     shapes: dict[str, str] = {}
@@ -444,6 +444,41 @@ def _check_side_files(dirs: Sequence[DumpDir], root: str) -> None:
                     raise UnsafeDumpPath(str(exc), path=path) from None
 
 
+def read_side(dirs: Sequence[DumpDir], root: str) -> tuple[str | None, list[KernelRecord]]:
+    """The kind of dump (npy or statistic.csv) of one side's data dirs and their records.
+
+    ``(None, [])`` when the side holds no usable data (or mixes both kinds, logged as an error).
+    A ``statistic.csv``/``mapping.csv`` that is a symlink out of ``root`` is an :class:`UnsafeDumpPath`.
+    """
+    mode = _side_mode(dirs)
+    if mode is None:
+        return None, []
+    _check_side_files(dirs, root)
+    return mode, _read_records(dirs, mode)
+
+
+def table_rows(
+    pairs: Sequence[RecordPair], mode: str, npu_root: str, bench_root: str, *, workers: int | None = None
+) -> tuple[list[str], list[list[object]]]:
+    """The columns and rows of the table of ``pairs`` (npy or statistics mode), rows in pair order."""
+    if mode == MODE_NPY:
+        columns = NPY_COLUMNS
+
+        def work(p: RecordPair) -> list[object]:
+            return _npy_row(p, npu_root, bench_root)
+
+    else:
+        columns = STATISTIC_COLUMNS
+        work = _stat_row
+    n_workers = workers or _default_workers()
+    if n_workers > 1 and len(pairs) > 1:
+        with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            rows = list(pool.map(work, pairs))
+    else:
+        rows = [work(p) for p in pairs]
+    return columns, rows
+
+
 def compare_group(
     npu_dirs: Sequence[DumpDir],
     bench_dirs: Sequence[DumpDir],
@@ -461,26 +496,12 @@ def compare_group(
     if npu_mode != bench_mode:
         logger.error("%s: NPU mode %s not equal to bench mode %s.", where, npu_mode, bench_mode)
         return None
-    _check_side_files(npu_dirs, npu_root)
-    _check_side_files(bench_dirs, bench_root)
-    pairs = pair_records(_read_records(npu_dirs, npu_mode), _read_records(bench_dirs, bench_mode))
+    _, npu_records = read_side(npu_dirs, npu_root)
+    _, bench_records = read_side(bench_dirs, bench_root)
+    pairs = pair_records(npu_records, bench_records)
     if not pairs:
         return None
-    if npu_mode == MODE_NPY:
-        columns = NPY_COLUMNS
-
-        def work(p: _Pair) -> list[object]:
-            return _npy_row(p, npu_root, bench_root)
-
-    else:
-        columns = STATISTIC_COLUMNS
-        work = _stat_row
-    n_workers = workers or _default_workers()
-    if n_workers > 1 and len(pairs) > 1:
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            rows = list(pool.map(work, pairs))
-    else:
-        rows = [work(p) for p in pairs]
+    columns, rows = table_rows(pairs, npu_mode, npu_root, bench_root, workers=workers)
     return pd.DataFrame(rows, columns=columns, dtype=object)
 
 
@@ -496,4 +517,6 @@ __all__ = [
     "load_npy_within",
     "pair_records",
     "compare_group",
+    "read_side",
+    "table_rows",
 ]

@@ -1,47 +1,60 @@
-"""msprobe-core hooks for MindSpore static-graph full kernel dumps (``--rank``/``--step``)."""
+"""msprobe-core hooks for MindSpore static-graph full kernel dumps (``--rank``/``--step``).
+
+A kernel compare goes through the ordinary stages: discovery makes one job per
+(rank, step) found on both sides and notes its data directories on the job; the
+loader turns each side's directories into a table of ``kernel`` kind whose rows
+are the dumped tensors (npy mode) or ``statistic.csv`` rows; the ``kernel-records``
+mapper pairs rows as msprobe does (compare key, then dump time order, outer join);
+the ``kernel`` metric set builds msprobe's kernel table (its own columns and its
+``Accuracy Reached or Not`` verdict); the core's writers write it.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from msprobe_core import hookimpl
 from msprobe_core.errors import InputError, UsageError
-from msprobe_core.model import CompareOptions
-from msprobe_core.registry import CompareJob
-from msprobe_core.result import ResultTable
+from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.options import OptionSpec
+from msprobe_core.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
 
-from .layout import DumpDir, group_dump_dirs, parse_id_list
+from .layout import group_dump_dirs, parse_id_list
 
 log = logging.getLogger("msprobe")
-MODE_KERNEL = "kernel"
+#: ``DumpTable.kind`` and dump mode of kernel tables
+KIND = MODE_KERNEL = "kernel"
+#: ``CompareJob.extra`` key: the data directories of the job's (rank, step), ``{"target": [...], "golden": [...]}``
+DIRS = "kernel_dirs"
+#: ``DumpTable.extra`` keys: the side's records, the kind of dump (npy / statistic), its real root
+RECORDS, DUMP_MODE, ROOT = "kernel_records", "kernel_mode", "kernel_root"
+#: kernel dumps are MindSpore dumps (the framework the msprobe-mindspore plugin registers)
+FRAMEWORK = "mindspore"
 
 
-def _ids(value: str | None, what: str) -> list[int]:
-    if not value:
-        return []
-    try:
-        return parse_id_list(value, what)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--{what} {value!r}: {exc}") from None
+def _id_list(what: str) -> Any:
+    def check(value: str) -> str:
+        try:
+            parse_id_list(value, what)
+        except UsageError as exc:
+            raise ValueError(str(exc).removeprefix(f"--{what} ")) from None
+        return value
+
+    return check
 
 
-def _run_group(
-    job: CompareJob, options: CompareOptions, host: Any, *, npu_dirs: list[DumpDir], bench_dirs: list[DumpDir]
-) -> ResultTable | None:
-    from .engine import compare_group  # pandas: imported only when a kernel compare runs
+RANK = OptionSpec("rank", ("--rank",), "Kernel dump ranks (1,2,3); alone: all.", bare="", validate=_id_list("rank"))
+STEP = OptionSpec("step", ("--step",), "Kernel dump steps (1,2,3).", validate=_id_list("step"))
 
-    df = compare_group(
-        npu_dirs, bench_dirs, os.path.realpath(job.target), os.path.realpath(job.golden), workers=options.workers
-    )
-    if df is None:
-        return None
-    columns = [str(c) for c in df.columns]
-    data = {c: df[c].tolist() for c in columns}
-    return ResultTable(MODE_KERNEL, columns, data, [0] * len(df), meta={"target": job.target, "golden": job.golden})
+
+@hookimpl
+def msprobe_register_options(register: Any) -> None:
+    """``--rank [IDS]`` (a kernel compare; alone: every rank) and ``--step IDS``."""
+    register(RANK)
+    register(STEP)
 
 
 @hookimpl
@@ -49,7 +62,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
     """Claim ``-tp/-gp`` directory pairs when ``--rank`` is given: one job per (rank, step) on both sides."""
     if options.rank is None or not (target.is_dir() and golden.is_dir()):
         return None
-    ranks, steps = _ids(options.rank, "rank"), _ids(options.step, "step")
+    ranks, steps = parse_id_list(options.rank, "rank"), parse_id_list(options.step, "step")
     npu_groups = group_dump_dirs(target, ranks, steps)
     bench_groups = group_dump_dirs(golden, ranks, steps)
     for rank, step in sorted(set(npu_groups) ^ set(bench_groups)):
@@ -59,8 +72,8 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
     if not common:
         raise InputError(
             "no kernel dump (rank, step) is present in both dumps"
-            + (f" for --rank {options.rank}" if options.rank else "")
-            + (f" --step {options.step}" if options.step else ""),
+            + (f" for {RANK.label()} {options.rank}" if options.rank else "")
+            + (f" {STEP.label()} {options.step}" if options.step else ""),
             path=target,
         )
     out = Path(options.output_dir)
@@ -71,7 +84,72 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
             out,
             f"compare_result_{rank}_{step}",
             label=f"rank {rank} step {step}",
-            runner=partial(_run_group, npu_dirs=npu_groups[(rank, step)], bench_dirs=bench_groups[(rank, step)]),
+            extra={DIRS: {"target": npu_groups[(rank, step)], "golden": bench_groups[(rank, step)]}},
         )
         for rank, step in common
     ]
+
+
+@hookimpl
+def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
+    """One side of a kernel job: its data directories as a table of ``kernel`` kind (empty when unusable)."""
+    dirs = job.extra.get(DIRS) if job is not None else None
+    if dirs is None:
+        return None
+    from .engine import read_side  # pandas: imported only when a kernel compare runs
+
+    root = os.path.realpath(path)
+    mode, records = read_side(dirs["target" if path == job.target else "golden"], root)
+    n = len(records)
+    return DumpTable(
+        source=Path(path), kind=KIND, task=KIND, mode=MODE_KERNEL, framework=FRAMEWORK,
+        row_api=[0] * n, name=[r.name for r in records],
+        extra={RECORDS: records, DUMP_MODE: mode, ROOT: root},
+    )
+
+
+def pair_kernel_rows(ctx: MatchContext) -> MatchResult:
+    """msprobe's pairing: compare key, then the order of the dump times; an outer join sorted by key.
+
+    A golden row without a partner has target index -1. Sides holding different kinds of
+    dump (npy vs statistic.csv) pair nothing, with an error.
+    """
+    from .engine import pair_records
+
+    t, g = ctx.target.extra, ctx.golden.extra
+    if t[DUMP_MODE] != g[DUMP_MODE]:
+        log.error("%s: NPU mode %s not equal to bench mode %s.", ctx.target.source, t[DUMP_MODE], g[DUMP_MODE])
+        return MatchResult([], [], dtype_gate=False)
+    t_row = {id(r): i for i, r in enumerate(t[RECORDS])}
+    g_row = {id(r): i for i, r in enumerate(g[RECORDS])}
+    pairs = pair_records(t[RECORDS], g[RECORDS])
+    return MatchResult(
+        [t_row[id(p.npu)] if p.npu is not None else -1 for p in pairs],
+        [g_row[id(p.bench)] if p.bench is not None else -1 for p in pairs],
+        dtype_gate=False,
+    )
+
+
+def kernel_columns(ctx: Any) -> dict[str, list[Any]]:
+    """msprobe's kernel table for the matched rows (``MetricSpec(whole_table=True)``): every column, in order."""
+    from .engine import RecordPair, table_rows
+
+    t, g = ctx.target.extra, ctx.golden.extra
+    pairs = [
+        RecordPair(t[RECORDS][i] if i >= 0 else None, g[RECORDS][j] if j >= 0 else None)
+        for i, j in zip(ctx.match.target, ctx.match.golden)
+    ]
+    columns, rows = table_rows(pairs, t[DUMP_MODE], t[ROOT], g[ROOT], workers=ctx.options.workers)
+    return {c: [row[k] for row in rows] for k, c in enumerate(columns)}
+
+
+@hookimpl
+def msprobe_register_mappers(register: Any) -> None:
+    """``kernel-records``: the pairing of kernel tables."""
+    register(MapperSpec("kernel-records", pair_kernel_rows, kinds=(KIND,)))
+
+
+@hookimpl
+def msprobe_register_metrics(register: Any) -> None:
+    """The ``kernel`` table: msprobe's columns and ``Accuracy Reached or Not`` verdict."""
+    register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True))

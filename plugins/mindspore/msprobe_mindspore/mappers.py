@@ -2,9 +2,9 @@
 
 msprobe 26.2.0 picks exactly one way of building the NPU compare keys, in the
 order ``-am`` > ``-cm`` > data mapping (``-lm`` generates one and replaces any
-``-dm``; the core's ``data-mapping`` mapper handles a plain ``-dm``). The
-priorities below realise that order on top of the core's ``exact`` (0) and
-``data-mapping`` (20) mappers.
+``-dm``; the core's ``data-mapping`` mapper handles a plain ``-dm``). The three
+mappers declare that order in the chain of mappers: ``api-mapping`` before
+``cell-mapping`` before ``layer-mapping`` before the core's ``data-mapping``.
 
 The data mapping ``-lm`` generates is attached to the match
 (``notes["attachments"]``) and written by the core next to the result, as
@@ -25,7 +25,7 @@ in msprobe's PyTorch comparator.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from msprobe_core.dumpjson import read_json_file
 from msprobe_core.errors import DumpFormatError, UsageError
 from msprobe_core.matching import join_on_keys, mapped_golden_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.options import OptionSpec
 from msprobe_core.registry import MapperSpec, MatchContext
 
 from . import mapping as M
@@ -43,11 +44,16 @@ log = logging.getLogger("msprobe")
 
 #: The framework name this plugin registers.
 FRAMEWORK = "mindspore"
-PRIORITY_API = 40
-PRIORITY_CELL = 30
-PRIORITY_LAYER = 25
+API_MAPPER, CELL_MAPPER, LAYER_MAPPER = "api-mapping", "cell-mapping", "layer-mapping"
 #: The core's ``data-mapping`` mapper (plain ``-dm``).
-PRIORITY_DATA_MAPPING = 20
+DATA_MAPPER = "data-mapping"
+
+#: The options of this plugin: ``-am/-cm/-lm [yaml]`` on the command line, ``api_mapping=True``
+#: (the flag alone) or a YAML path in Python; ``options.api_mapping`` is ``None``, ``True`` or the path.
+API_MAPPING = OptionSpec("api_mapping", ("-am", "--api_mapping"), "Cross-framework API mapping [yaml].", bare=True)
+CELL_MAPPING = OptionSpec("cell_mapping", ("-cm", "--cell_mapping"), "Cell→Module mapping [yaml].", bare=True)
+LAYER_MAPPING = OptionSpec("layer_mapping", ("-lm", "--layer_mapping"), "Layer mapping yaml.", bare=True)
+OPTIONS = (API_MAPPING, CELL_MAPPING, LAYER_MAPPING)
 
 #: notes key under which the generated layer mapping is kept on the match result.
 LAYER_MAPPING_NOTE = "layer_data_mapping"
@@ -153,21 +159,13 @@ def _join(
     if active:
         match = join_on_keys(keys, golden_keys)
         match.dtype_gate = False
-    else:
-        match = _run_below(replace(ctx, target_keys=keys, golden_keys=golden_keys), PRIORITY_DATA_MAPPING)
+    else:  # what the chain does after a data mapping (-fm's aligner, else exact names), on the mapped keys
+        match = ctx.run_after(DATA_MAPPER, target_keys=keys, golden_keys=golden_keys)
     if generated is not None:
         match.notes[LAYER_MAPPING_NOTE] = generated
         attachments = match.notes.setdefault("attachments", [])
         attachments.append((GENERATED_MAPPING_NAME, M.data_mapping_yaml_text(generated)))
     return match
-
-
-def _run_below(ctx: MatchContext, priority: int) -> MatchResult:
-    """Run the best applicable mapper below ``priority`` (what would run without this one)."""
-    candidates = [m for m in ctx.host.mappers if m.priority < priority and m.applies(ctx.options)]
-    if not candidates:
-        raise UsageError("no installed plugin provides a matcher for these options")
-    return max(candidates, key=lambda m: m.priority).run(ctx)
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,7 +179,8 @@ def run_api_mapping(ctx: MatchContext) -> MatchResult:
         spec = ctx.host.framework(ctx.target.framework or None)
         name = spec.name if spec is not None else (ctx.target.framework or "this")
         raise UsageError(
-            f"Argument -am is not supported in {name} framework: API mapping maps the API names of a "
+            f"Argument {API_MAPPING.label(short=True)} is not supported in {name} framework: API mapping maps the "
+            "API names of a "
             "MindSpore target onto a PyTorch golden dump"
         )
     path = _option_path(ctx.options.api_mapping)
@@ -208,7 +207,7 @@ def run_layer_mapping(ctx: MatchContext) -> MatchResult:
     gate on), any ``-dm`` being dropped, as in msprobe. PyTorch targets ignore ``-lm``.
     """
     if not is_mindspore_target(ctx):
-        return _run_below(ctx, PRIORITY_LAYER)
+        return ctx.run_after(LAYER_MAPPER)
     generated = generate_layer_mapping(ctx)
     if not generated:
         return _join(list(ctx.target_keys), ctx, False, generated, mapped=False)
@@ -221,7 +220,7 @@ def _given(value: Any) -> bool:
 
 
 def mapper_specs() -> list[MapperSpec]:
-    """The mappers this plugin registers, highest priority first."""
+    """The mappers this plugin registers, in chain order, ahead of the core's ``data-mapping``."""
 
     def am(options: CompareOptions) -> bool:
         return _given(options.api_mapping)
@@ -233,7 +232,7 @@ def mapper_specs() -> list[MapperSpec]:
         return _given(options.layer_mapping)
 
     return [
-        MapperSpec("api-mapping", run_api_mapping, applies=am, priority=PRIORITY_API),
-        MapperSpec("cell-mapping", run_cell_mapping, applies=cm, priority=PRIORITY_CELL),
-        MapperSpec("layer-mapping", run_layer_mapping, applies=lm, priority=PRIORITY_LAYER),
+        MapperSpec(API_MAPPER, run_api_mapping, applies=am, before=(CELL_MAPPER,)),
+        MapperSpec(CELL_MAPPER, run_cell_mapping, applies=cm, before=(LAYER_MAPPER,)),
+        MapperSpec(LAYER_MAPPER, run_layer_mapping, applies=lm, before=(DATA_MAPPER,)),
     ]

@@ -10,7 +10,7 @@ import numpy as np
 from msprobe_core import hookimpl
 from msprobe_core.registry import FrameworkSpec
 
-from .mappers import FRAMEWORK, mapper_specs
+from .mappers import FRAMEWORK, OPTIONS, mapper_specs
 from .mapping import dtype_kind
 from .npy_reader import read_npy
 from .numparse import pandas_precise_xstrtod
@@ -62,6 +62,13 @@ def msprobe_register_frameworks(register: Any) -> None:
             parse_statistic=pandas_precise_xstrtod,
         )
     )
+
+
+@hookimpl
+def msprobe_register_options(register: Any) -> None:
+    """``-am``, ``-cm`` and ``-lm`` (``api_mapping``, ``cell_mapping``, ``layer_mapping`` in Python)."""
+    for spec in OPTIONS:
+        register(spec)
 
 
 @hookimpl

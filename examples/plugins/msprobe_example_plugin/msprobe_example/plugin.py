@@ -1,17 +1,17 @@
 """The example plugin's hook implementations, one per kind of extension:
 
+* ``msprobe_register_options``: two options of ``msprobe compare`` (and keywords of
+  ``msprobe_core.compare``) that switch on the metric and the mapper below:
+  ``--mean_abs_err`` and ``--rename_target PATTERN=REPLACEMENT``.
 * ``msprobe_register_metrics``: an extra tensor-mode column, ``MeanAbsErr`` (the mean
-  absolute difference of the two tensors). It is registered only when the environment
-  variable ``MSPROBE_EXAMPLE_METRIC=1`` is set, so installing this example does not
-  change anybody's tables; a real plugin would simply always register.
+  absolute difference of the two tensors), added to the runs given ``--mean_abs_err``.
 * ``msprobe_register_writers``: an output format ``json`` (``--output_format json``):
   the result table as one JSON document, written atomically.
 * ``msprobe_load_dump``: a loader for ``dump.json`` files stored gzip-compressed (it
   claims only files that start with the gzip magic bytes; every other file goes on to
   the built-in loader).
 * ``msprobe_register_mappers``: a mapper that renames target rows with regular
-  expressions before pairing them by name; it applies only when the compare options
-  carry ``extra={"example_rename": {pattern: replacement}}`` (Python API).
+  expressions before pairing them by name, for the runs given ``--rename_target``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -31,11 +30,46 @@ from msprobe_core.dumpjson import detect_kind, flatten_dump
 from msprobe_core.errors import InputError
 from msprobe_core.matching import join_on_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.options import FLAG, OptionSpec
 from msprobe_core.registry import MapperSpec, MatchContext, TensorMetricSpec, WriterSpec
 from msprobe_core.writers import atomic_path
 
-#: Set to 1 to add the MeanAbsErr column to tensor-mode results.
-ENABLE_METRIC_ENV = "MSPROBE_EXAMPLE_METRIC"
+
+def rename_rules(value: object) -> dict[str, str]:
+    """``PATTERN=REPLACEMENT`` items (or, from Python, a ``{pattern: replacement}`` dict) as a checked dict.
+
+    Raising ``ValueError`` gives the user one line naming the option (``--rename_target`` or
+    ``rename_target``) and the reason.
+    """
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = []
+        for item in value:  # type: ignore[attr-defined]
+            pattern, sep, replacement = str(item).partition("=")
+            if not sep or not pattern:
+                raise ValueError(f"{item!r} is not PATTERN=REPLACEMENT")
+            items.append((pattern, replacement))
+    for pattern, _ in items:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+    return {str(p): str(r) for p, r in items}
+
+
+MEAN_ABS_ERR = OptionSpec("mean_abs_err", ("--mean_abs_err",), "Add a MeanAbsErr column (mean |target - golden|) "
+                          "to tensor-mode results.", kind=FLAG, default=False)
+RENAME_TARGET = OptionSpec("rename_target", ("--rename_target",), "Rename target rows before pairing them by name: "
+                           "a regular expression and its replacement (repeatable).", multiple=True,
+                           metavar="PATTERN=REPLACEMENT", validate=rename_rules)
+
+
+@hookimpl
+def msprobe_register_options(register: Any) -> None:
+    """``--mean_abs_err`` and ``--rename_target`` (``mean_abs_err=True``, ``rename_target={...}`` in Python)."""
+    register(MEAN_ABS_ERR)
+    register(RENAME_TARGET)
 
 
 def mean_abs_err(npu: np.ndarray, bench: np.ndarray) -> float | str:
@@ -54,11 +88,14 @@ def mean_abs_err(npu: np.ndarray, bench: np.ndarray) -> float | str:
     return value if math.isfinite(value) else "Nan"
 
 
+def _metric_asked(options: CompareOptions) -> bool:
+    return bool(options.mean_abs_err)
+
+
 @hookimpl
 def msprobe_register_metrics(register: Any) -> None:
-    """Add ``MeanAbsErr`` after the six built-in tensor metrics (opt-in, see the module docstring)."""
-    if os.environ.get(ENABLE_METRIC_ENV, "").lower() in ("1", "true", "yes"):
-        register(TensorMetricSpec("MeanAbsErr", mean_abs_err))
+    """Add ``MeanAbsErr`` after the six built-in tensor metrics, for the runs given ``--mean_abs_err``."""
+    register(TensorMetricSpec("MeanAbsErr", mean_abs_err, applies=_metric_asked))
 
 
 def _json_value(value: Any) -> Any:
@@ -125,12 +162,9 @@ def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
     return table
 
 
-RENAME_OPTION = "example_rename"
-
-
 def _rename_then_join(ctx: MatchContext) -> MatchResult:
     """Rewrite the target's compare keys with the configured regexes, then pair equal keys."""
-    rules = [(re.compile(p), r) for p, r in ctx.options.extra[RENAME_OPTION].items()]
+    rules = [(re.compile(p), r) for p, r in ctx.options.rename_target.items()]
     keys = []
     for key in ctx.target_keys:
         for pattern, replacement in rules:
@@ -139,8 +173,13 @@ def _rename_then_join(ctx: MatchContext) -> MatchResult:
     return join_on_keys(keys, ctx.golden_keys)
 
 
+def _rename_asked(options: CompareOptions) -> bool:
+    return bool(options.rename_target)
+
+
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
-    """Regex renaming of target rows, when the options ask for it (above the built-in exact matcher)."""
-    register(MapperSpec("example-regex-rename", _rename_then_join,
-                        applies=lambda options: bool(options.extra.get(RENAME_OPTION)), priority=15))
+    """Regex renaming of target rows, when the options ask for it: in the chain after an explicit
+    data mapping (``-dm`` wins) and before ``-fm``'s aligner and the exact matcher."""
+    register(MapperSpec("example-regex-rename", _rename_then_join, applies=_rename_asked,
+                        after=("data-mapping",), before=("fuzzy",)))
