@@ -1,7 +1,7 @@
 """MindSpore static-graph kernel compare (plugins/kernel): oracle agreement and unit tests.
 
 Oracle tests run the engine on every ``mindspore/kernel_*`` case of the corpora
-(``$MSPROBE_CORPORA``, default ``/work/shared/corpora``) with the rank/step of
+(``corpora/`` of the shared folder: ``$MSPROBE_SHARED``, default ``../shared``) with the rank/step of
 each oracle's ``cmd.txt`` and require 100 % agreement with msprobe 26.2.0's csv
 through ``tools/oracle_diff.py`` (names compared after the dump root).
 """
@@ -45,10 +45,10 @@ from msprobe_core.cells import numpy_float_text
 from msprobe_core.cli import main
 from msprobe_core.errors import UsageError
 
-from .conftest import corpora_dir, shared_dir
+from .conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
 
 CORPORA = corpora_dir()
-ORACLE_DIFF = shared_dir() / "tools" / "oracle_diff.py"
+ORACLE_DIFF = oracle_diff_path()
 STRIP = r"^.*/(target|golden)/"
 KERNEL_CASES = sorted(CORPORA.glob("mindspore/kernel_*")) if CORPORA.is_dir() else []
 
@@ -59,7 +59,7 @@ def _oracle_variants() -> list[tuple[Path, Path]]:
 
 def _load_oracle_diff():
     if not ORACLE_DIFF.is_file():
-        pytest.skip(f"{ORACLE_DIFF} not found")
+        pytest.skip(no_oracle_diff_reason())
     spec = importlib.util.spec_from_file_location("oracle_diff", ORACLE_DIFF)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -118,7 +118,7 @@ def _assert_agrees(ours: dict[tuple[int, int], Path], variant: Path) -> None:
         assert "rows " in report and "(100.00%)" in report
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 @pytest.mark.parametrize(
     ("case", "variant"),
     [pytest.param(c, v, id=f"{c.name}/{v.name}") for c, v in _oracle_variants()],
@@ -128,7 +128,7 @@ def test_oracle_agreement(case: Path, variant: Path, tmp_path: Path) -> None:
     _assert_agrees(_run_variant(case, variant, tmp_path), variant)
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 @pytest.mark.parametrize(
     ("case", "variant"),
     [pytest.param(c, v, id=f"{c.name}/{v.name}") for c, v in _oracle_variants()],
@@ -148,7 +148,7 @@ def test_oracle_text_identical(case: Path, variant: Path, tmp_path: Path) -> Non
         assert not diffs, diffs[:5]
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 def test_dotted_directory_names(tmp_path: Path) -> None:
     """msprobe drops every file below a directory with a dot in its name; we must not."""
     case = min(KERNEL_CASES, key=lambda c: sum(f.stat().st_size for f in c.rglob("*.npy")))
