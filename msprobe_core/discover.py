@@ -21,6 +21,7 @@ log = logging.getLogger("msprobe")
 
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
 PROC_DIR = re.compile(r"^proc[0-9]+$")
+KERNEL_RANK_DIR = re.compile(r"^rank_[0-9]+$")  # MindSpore kernel dumps (the msprobe-kernel plugin)
 MIX_DIRS = ("graph", "pynative")
 
 
@@ -80,14 +81,39 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
             raise InputError(
                 f"both files must end with dump.json or both with debug.json: {target.name} vs {golden.name}"
             )
+        _refuse_kernel_options(options, target)
         return [CompareJob(target, golden, out, file_stem(kinds.pop()), label=target.name)]
-    if options.rank is not None:
-        raise UsageError("--rank/--step compare kernel dumps, which needs the msprobe-kernel plugin")
+    _refuse_kernel_options(options, target)
     if depth == 0:
         mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
         if mixed:
             return _mixed_jobs(target, golden, options, mixed)
     return _rank_jobs(target, golden, out)
+
+
+def _refuse_kernel_options(options: CompareOptions, target: Path) -> None:
+    """``--rank``/``--step`` belong to kernel dumps (claimed by the msprobe-kernel plugin): say so elsewhere."""
+    given = [flag for flag, value in (("--rank", options.rank), ("--step", options.step)) if value is not None]
+    if not given:
+        return
+    if target.is_dir() and _has_kernel_rank_dirs(target):
+        raise UsageError(
+            "this is a MindSpore kernel dump (rank_<r> directories); kernel dumps are compared by the "
+            "msprobe-kernel plugin, which is not installed (pip install msprobe-kernel, or -e plugins/kernel)",
+            path=target,
+        )
+    one = len(given) == 1
+    raise UsageError(
+        f"{'/'.join(given)} {'is an option' if one else 'are options'} of MindSpore kernel dump compares "
+        "(rank_<r>/<net>/<graph>/<step>/ directories below -tp/-gp) and this is not a kernel dump; "
+        f"leave {'it' if one else 'them'} out "
+        + ("(a pair of files is one compare)" if target.is_file() else "(every rank directory of a step directory is compared)"),
+        path=target,
+    )
+
+
+def _has_kernel_rank_dirs(path: Path) -> bool:
+    return any(KERNEL_RANK_DIR.match(n) and (path / n).is_dir() for n in _listdir(path))
 
 
 def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
@@ -125,6 +151,12 @@ def _rank_dirs(path: Path) -> list[str]:
 
 def _proc_dir(path: Path) -> str:
     procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
+    if not procs and _has_kernel_rank_dirs(path):
+        raise InputError(
+            "this is a MindSpore kernel dump (rank_<r> directories); kernel dumps are compared by the "
+            "msprobe-kernel plugin, which is not installed (pip install msprobe-kernel, or -e plugins/kernel)",
+            path=path,
+        )
     if len(procs) != 1:
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(

@@ -1,4 +1,4 @@
-"""msprobe-core hooks for MindSpore static-graph full kernel dumps (``--rank``/``--step``)."""
+"""msprobe-core hooks for MindSpore static-graph full kernel dumps (``--rank``/``--step`` select ranks and steps)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from msprobe_core.model import CompareOptions
 from msprobe_core.registry import CompareJob
 from msprobe_core.result import ResultTable
 
-from .layout import DumpDir, group_dump_dirs, parse_id_list
+from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 
 log = logging.getLogger("msprobe")
 MODE_KERNEL = "kernel"
@@ -44,23 +44,50 @@ def _run_group(
     return ResultTable(MODE_KERNEL, columns, data, [0] * len(df), meta={"target": job.target, "golden": job.golden})
 
 
+def _keys_text(groups: dict[tuple[int, int], list[DumpDir]]) -> str:
+    """``rank 0 steps 0,1; rank 1 step 0`` for the (rank, step) keys of a dump."""
+    by_rank: dict[int, list[int]] = {}
+    for rank, step in groups:
+        by_rank.setdefault(rank, []).append(step)
+    if not by_rank:
+        return "no kernel data"
+    return "; ".join(
+        f"rank {rank} step{'s' if len(steps) > 1 else ''} {','.join(map(str, sorted(steps)))}"
+        for rank, steps in sorted(by_rank.items())
+    )
+
+
 @hookimpl
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list[CompareJob] | None:
-    """Claim ``-tp/-gp`` directory pairs when ``--rank`` is given: one job per (rank, step) on both sides."""
-    if options.rank is None or not (target.is_dir() and golden.is_dir()):
+    """Claim kernel dump roots: one job per (rank, step) present on both sides.
+
+    ``--rank``/``--step`` select ranks and steps (left out or given without a value: all of them).
+    """
+    if not (target.is_dir() and golden.is_dir()):
         return None
+    kernel = {flag: is_kernel_dump_root(path) for flag, path in (("-tp", target), ("-gp", golden))}
+    if not any(kernel.values()):
+        return None  # not a kernel dump: the core explains that --rank/--step do not apply
+    if not all(kernel.values()):
+        other = "-gp" if kernel["-tp"] else "-tp"
+        raise InputError(
+            f"{'-tp' if other == '-gp' else '-gp'} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",
+            path=golden if other == "-gp" else target,
+        )
     ranks, steps = _ids(options.rank, "rank"), _ids(options.step, "step")
-    npu_groups = group_dump_dirs(target, ranks, steps)
-    bench_groups = group_dump_dirs(golden, ranks, steps)
+    npu_all, bench_all = group_dump_dirs(target), group_dump_dirs(golden)
+    npu_groups = {k: v for k, v in npu_all.items() if _selected(k, ranks, steps)}
+    bench_groups = {k: v for k, v in bench_all.items() if _selected(k, ranks, steps)}
     for rank, step in sorted(set(npu_groups) ^ set(bench_groups)):
         side = "target" if (rank, step) in npu_groups else "golden"
         log.warning("rank %d step %d exists only in the %s dump, skipped.", rank, step, side)
     common = sorted(set(npu_groups) & set(bench_groups))
     if not common:
+        chosen = " ".join(f"--{w} {v}" for w, v in (("rank", options.rank), ("step", options.step)) if v)
         raise InputError(
             "no kernel dump (rank, step) is present in both dumps"
-            + (f" for --rank {options.rank}" if options.rank else "")
-            + (f" --step {options.step}" if options.step else ""),
+            + (f" for {chosen}" if chosen else "")
+            + f" (target: {_keys_text(npu_all)}; golden: {_keys_text(bench_all)})",
             path=target,
         )
     out = Path(options.output_dir)
@@ -75,3 +102,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
         )
         for rank, step in common
     ]
+
+
+def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:
+    return (not ranks or key[0] in ranks) and (not steps or key[1] in steps)
