@@ -103,13 +103,22 @@ def cli(debug: bool) -> None:
               help="Exit with status 1 when any row has this verdict or a worse one (for CI).")
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
-    from .api import build_options
-    from .engine import run_jobs
-    from .logs import banner_end, setup_logging
-    from .registry import get_host
+    from .logs import setup_logging
+    from .progress import run_status
 
     setup_logging(bool(kw["quiet"]))
     _set_tensor_cap(kw["max_tensor_bytes"])
+    with run_status("msprobe compare", quiet=bool(kw["quiet"])):
+        _compare(kw)
+
+
+def _compare(kw: dict[str, object]) -> None:
+    from .api import build_options
+    from .engine import run_jobs
+    from .logs import banner_end
+    from .progress import stage
+    from .registry import get_host
+
     options = build_options(
         kw["output_path"],
         {
@@ -135,6 +144,7 @@ def compare_cmd(**kw: object) -> None:
     if kw["output_format"] and kw["xlsx"] and kw["output_format"] != "xlsx":
         raise UsageError(f"--xlsx and --output_format {kw['output_format']} ask for different result formats")
     host.writer(options.output_format)  # an unknown format is a usage error before any work
+    stage("find the dumps")
     jobs = host.discover_jobs(kw["target_path"], kw["golden_path"], options)
     started = time.time()
     try:

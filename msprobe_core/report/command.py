@@ -55,17 +55,30 @@ def report_cmd(results: tuple[Path, ...], output: Path, json_summary: Path | Non
     Several results (one per rank) make one report with a rank x op heat map.
     A diff_analyze_*.json next to the results (from -da) names the first divergence.
     """
-    from ..finish import finish_views, read_files_as_view
     from ..logs import setup_logging
-    from ..summary import label_from_path
+    from ..progress import run_status
 
     setup_logging(quiet)
+    with run_status("msprobe report", quiet=quiet):
+        _report(results, output, json_summary, fail_on, title, quiet)
+
+
+def _report(results: tuple[Path, ...], output: Path, json_summary: Path | None, fail_on: str | None,
+            title: str, quiet: bool) -> None:
+    from ..finish import finish_views, read_files_as_view
+    from ..progress import file_sizes, stage
+    from ..summary import label_from_path
+
     groups = collect_result_files(results)
     labels = [label_from_path(g[0]) or g[0].stem for g in groups] if len(groups) > 1 else [""]
     if len(set(labels)) < len(labels):  # e.g. graph/step0/rank0 and pynative/step0/rank0: say where each is
         root = Path(os.path.commonpath([str(g[0].parent.resolve()) for g in groups]))
         labels = [str((g[0].parent.resolve().relative_to(root) / lab).as_posix()) for g, lab in zip(groups, labels)]
-    views = [read_files_as_view(group, label) for group, label in zip(groups, labels)]
+    views = []
+    for n, (group, label) in enumerate(zip(groups, labels), start=1):
+        which = f" ({n} of {len(groups)})" if len(groups) > 1 else ""
+        stage("read", f"{group[0].name}{which}, {file_sizes(*group)}")
+        views.append(read_files_as_view(group, label))
     analysis = None
     dirs = sorted({g[0].parent for g in groups})
     found = [p for d in dirs for p in d.glob("diff_analyze_*.json")]
