@@ -103,22 +103,15 @@ def cli(debug: bool) -> None:
               help="Exit with status 1 when any row has this verdict or a worse one (for CI).")
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
-    from .logs import setup_logging
-    from .progress import run_status
+    from .api import build_options
+    from .engine import run_jobs
+    from .logs import banner_end, setup_logging
+    from .progress import run_status, stage
+    from .registry import get_host
 
     setup_logging(bool(kw["quiet"]))
     _set_tensor_cap(kw["max_tensor_bytes"])
-    with run_status("msprobe compare", quiet=bool(kw["quiet"])):
-        _compare(kw)
-
-
-def _compare(kw: dict[str, object]) -> None:
-    from .api import build_options
-    from .engine import run_jobs
-    from .logs import banner_end
-    from .progress import stage
-    from .registry import get_host
-
+    click.get_current_context().with_resource(run_status("msprobe compare", quiet=bool(kw["quiet"])))
     options = build_options(
         kw["output_path"],
         {

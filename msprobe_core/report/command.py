@@ -55,20 +55,13 @@ def report_cmd(results: tuple[Path, ...], output: Path, json_summary: Path | Non
     Several results (one per rank) make one report with a rank x op heat map.
     A diff_analyze_*.json next to the results (from -da) names the first divergence.
     """
-    from ..logs import setup_logging
-    from ..progress import run_status
-
-    setup_logging(quiet)
-    with run_status("msprobe report", quiet=quiet):
-        _report(results, output, json_summary, fail_on, title, quiet)
-
-
-def _report(results: tuple[Path, ...], output: Path, json_summary: Path | None, fail_on: str | None,
-            title: str, quiet: bool) -> None:
     from ..finish import finish_views, read_files_as_view
-    from ..progress import file_sizes, stage
+    from ..logs import setup_logging
+    from ..progress import file_sizes, run_status, stage
     from ..summary import label_from_path
 
+    setup_logging(quiet)
+    click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
     groups = collect_result_files(results)
     labels = [label_from_path(g[0]) or g[0].stem for g in groups] if len(groups) > 1 else [""]
     if len(set(labels)) < len(labels):  # e.g. graph/step0/rank0 and pynative/step0/rank0: say where each is
