@@ -42,7 +42,8 @@ for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
 .venv/bin/python -m pip install --quiet -e ".[test]" "${plugins[@]}"
 
 # where the tests look for the shared folder (the same rule as tests/conftest.py)
-shared=$(.venv/bin/python -c 'import sys; sys.path.insert(0, "."); from tests.conftest import shared_dir; print(shared_dir())')
+shared=$(.venv/bin/python -c 'import sys; sys.path.insert(0, "."); from tests.conftest import shared_dir; print(shared_dir())' \
+         2>/dev/null || echo "${MSPROBE_SHARED:-../shared}")
 if [ -d "$shared/corpora" ] && [ -f "$shared/tools/oracle_diff.py" ]; then
     note "shared folder: $shared"
 else
