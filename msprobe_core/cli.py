@@ -81,8 +81,9 @@ def cli(debug: bool) -> None:
 @click.option("-dm", "--data_mapping", default=None, help="Per-row name mapping yaml.")
 @click.option("-lm", "--layer_mapping", is_flag=False, flag_value=BUILTIN, default=None, help="Layer mapping yaml.")
 @click.option("-da", "--diff_analyze", is_flag=True, help="Find the first divergent node.")
-@click.option("--rank", is_flag=False, flag_value="", default=None, help="Kernel dump ranks (1,2,3); alone: all.")
-@click.option("--step", default=None, help="Kernel dump steps (1,2,3).")
+@click.option("--rank", is_flag=False, flag_value="", default=None,
+              help="MindSpore kernel dumps only: the ranks to compare (1,2,3; default all).")
+@click.option("--step", default=None, help="MindSpore kernel dumps only: the steps to compare (1,2,3; default all).")
 @click.option("-tensor_log", "--is_print_compare_log", "tensor_log", is_flag=True, help="Log every tensor compare.")
 @click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--executor", default=None, metavar="NAME",
