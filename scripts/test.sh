@@ -52,4 +52,9 @@ else
 fi
 
 .venv/bin/ruff check .
-.venv/bin/python -m pytest -q "$@"
+# -q unless the arguments set the verbosity themselves (a second -q would hide the final counts)
+verbosity=(-q)
+for arg in "$@"; do
+    case "$arg" in -q|--quiet|-v|--verbose|-qq|-vv) verbosity=() ;; esac
+done
+.venv/bin/python -m pytest ${verbosity[@]+"${verbosity[@]}"} "$@"
