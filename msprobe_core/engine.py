@@ -383,7 +383,6 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
             from .analysis import run_diff_analyze
 
             stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
-
             analysed = run_diff_analyze(jobs, options, host)
             if analysed is not None:
                 return analysed

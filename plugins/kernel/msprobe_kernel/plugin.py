@@ -69,11 +69,9 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
     if not any(kernel.values()):
         return None  # not a kernel dump: the core explains that --rank/--step do not apply
     if not all(kernel.values()):
-        other = "-gp" if kernel["-tp"] else "-tp"
-        raise InputError(
-            f"{'-tp' if other == '-gp' else '-gp'} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",
-            path=golden if other == "-gp" else target,
-        )
+        (dump, _), (other, other_path) = sorted((("-tp", target), ("-gp", golden)), key=lambda fp: not kernel[fp[0]])
+        raise InputError(f"{dump} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",
+                         path=other_path)
     ranks, steps = _ids(options.rank, "rank"), _ids(options.step, "step")
     npu_all, bench_all = group_dump_dirs(target), group_dump_dirs(golden)
     npu_groups = {k: v for k, v in npu_all.items() if _selected(k, ranks, steps)}
