@@ -2,7 +2,7 @@
 
 Every expected failure is a :class:`~msprobe_core.errors.MsprobeError`; it is
 turned into a one-line ``msprobe: error: …`` and an exit code here and
-nowhere else (:func:`guarded`; ``--debug`` shows the traceback instead).
+nowhere else (:func:`guarded`; ``--debug`` shows the traceback too).
 
 Exit codes: 0 success; 1 part of a run failed (:class:`~msprobe_core.errors.CompareFailed`)
 or an internal error; 2 usage or input error; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
@@ -10,18 +10,22 @@ or an internal error; 2 usage or input error; 130 interrupted (Ctrl-C); 143 term
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
 import signal
 import sys
 import time
+import traceback
 
 import click
 
 from .errors import CompareFailed, Interrupted, MsprobeError
 
 log = logging.getLogger("msprobe")
+#: click's "no arguments: show the help" (click >= 8.2; nothing to catch before)
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 class _MsprobeGroup(click.Group):
@@ -39,16 +43,35 @@ class _MsprobeGroup(click.Group):
             command = get_host().register_commands(tuple(self.commands)).get(cmd_name)
         return command
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Every built-in command with the whole first paragraph of its help."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            text = inspect.cleandoc(command.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
-@click.group(cls=_MsprobeGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins.")
+
+_EPILOG = """\b
+Classic interface (msprobe 8.3.3 tables, highlights and advisor):
+  msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] ...
+  (options: 'msprobe -f pytorch compare --help')
+
+--debug may go anywhere on the command line; the exit code stays the same.
+Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins.
+Run 'msprobe COMMAND --help' for the options of a command."""
+
+
+@click.group(cls=_MsprobeGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG)
 @click.version_option(package_name="msprobe-core", prog_name="msprobe")
-@click.option("--debug", is_flag=True, help="Show Python tracebacks instead of one-line errors.")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an error (before or after the command).")
+def cli(debug: bool) -> None:
     """Compare msprobe dumps of two training runs and find where they diverge."""
-    ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
 
 
 class _CompareCommand(click.Command):
@@ -107,14 +130,17 @@ def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
     from .engine import run_jobs
     from .logs import banner_end, setup_logging
+    from .progress import run_status, stage
     from .registry import get_host
 
     setup_logging(bool(kw["quiet"]))
+    click.get_current_context().with_resource(run_status("msprobe compare", quiet=bool(kw["quiet"])))
     host = get_host()
     values = host.options.from_cli(kw)  # a bad value: one line naming the flag
     _set_tensor_cap(values["max_tensor_bytes"])
     options = host.build_options(values, given=_given_options(click.get_current_context(), kw))
     host.writer(options.output_format)  # an unknown format is a usage error before any work
+    stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     started = time.time()
     try:
@@ -152,11 +178,18 @@ _add_report_command()
 
 
 @cli.command("plugins")
-def plugins_cmd() -> None:
-    """List installed plugins and the hooks they implement (JSON)."""
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def plugins_cmd(as_json: bool) -> None:
+    """List installed plugins, their versions and the hooks they implement (a table; JSON with --json)."""
     from .registry import get_host
 
-    click.echo(json.dumps(get_host().describe(), indent=2))
+    described = get_host().describe()
+    if as_json:
+        click.echo(json.dumps(described, indent=2))
+        return
+    from .plugin_table import plugin_table
+
+    click.echo(plugin_table(described))
 
 
 def _add_merge_result_command() -> None:
@@ -183,6 +216,21 @@ def _unknown_option(args: list[str]) -> str | None:
         if token.startswith("-") and len(token) > 1 and token.split("=", 1)[0] not in known:
             return token
     return None
+
+
+def usage_error_line(message: str, command_path: str = "msprobe") -> str:
+    """A usage error as every error is shown: ``msprobe: error: <message> (see '<command> --help')``."""
+    message = message.strip().rstrip(".")
+    if message[:1].isupper() and message[1:2].islower():  # click's sentences; keep "TARGET", "-tp"
+        message = message[0].lower() + message[1:]
+    return f"msprobe: error: {message} (see '{command_path} --help')"
+
+
+def split_debug(args: list[str]) -> tuple[list[str], bool]:
+    """``args`` without ``--debug`` (accepted before or after the sub-command), and whether it was there."""
+    end = args.index("--") if "--" in args else len(args)
+    kept = [a for a in args[:end] if a != "--debug"] + args[end:]
+    return kept, len(kept) != len(args)
 
 
 def _set_tensor_cap(value: object) -> None:
@@ -240,14 +288,16 @@ def _first_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def guarded(run: object, *, debug: bool) -> int:
+def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     """Call ``run()`` and turn whatever happens into an exit code and at most one stderr line.
 
     The one place where exceptions become messages: :class:`MsprobeError` gives
     ``msprobe: error: <file>: <problem>`` and its ``exit_code``; Ctrl-C gives 130
     and SIGTERM 143 (temporary result files are removed on the way out); a click
-    usage error 2; any other exception is an internal error (exit 1) reported in
-    one line. ``debug`` re-raises instead, so the traceback is shown.
+    usage error ``msprobe: error: <problem> (see '<command> --help')`` and 2; any
+    other exception is an internal error (exit 1) reported in one line. ``debug``
+    prints the traceback first; the message and the exit code stay the same.
+    ``command_path`` names the command whose help a usage error points to when click does not say.
     """
     previous = _Signals.install()
     unraisable = sys.unraisablehook
@@ -255,12 +305,23 @@ def guarded(run: object, *, debug: bool) -> int:
         run()  # type: ignore[operator]
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:
+    except _NO_ARGS_IS_HELP as exc:  # "msprobe" alone: the help
         exc.show()
+        return 2
+    except click.UsageError as exc:
+        if debug:
+            traceback.print_exc()
+        path = exc.ctx.command_path if exc.ctx is not None else command_path
+        click.echo(usage_error_line(exc.format_message(), path), err=True)
+        return 2
+    except click.ClickException as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"msprobe: error: {exc.format_message()}", err=True)
         return 2
     except (click.exceptions.Abort, KeyboardInterrupt):
         if debug and _Signals.received is None:
-            raise
+            traceback.print_exc()
         # objects half-built when the signal struck (a zip being opened…) complain from their
         # finalisers as the traceback is released; the run is over, keep stderr to one line
         sys.unraisablehook = _quiet_unraisable
@@ -271,22 +332,23 @@ def guarded(run: object, *, debug: bool) -> int:
         return Interrupted.exit_code
     except MsprobeError as exc:
         if debug:
-            raise
+            traceback.print_exc()
         click.echo(f"msprobe: error: {exc}", err=True)
         return exc.exit_code
     except MemoryError:
         if debug:
-            raise
+            traceback.print_exc()
         click.echo("msprobe: error: out of memory (try fewer --workers or a lower --max_tensor_bytes)", err=True)
         return 1
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing more to say
         return 1
     except Exception as exc:  # a bug: still one line, the traceback with --debug
         if debug:
-            raise
+            traceback.print_exc()
         click.echo(
             f"msprobe: internal error: {type(exc).__name__}: {_first_line(str(exc))} "
-            "(please report it; --debug shows the traceback)",
+            + ("(please report it with the traceback above)" if debug
+               else "(please report it; --debug shows the traceback)"),
             err=True,
         )
         return 1
@@ -306,18 +368,19 @@ def _quiet_unraisable(unraisable: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
+    args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
     from .legacy.cli import is_classic, main_classic
 
-    if is_classic([a for a in args if a != "--debug"]):
-        return main_classic([a for a in args if a != "--debug"], debug)
+    if is_classic(args):
+        return main_classic(args, debug)
     if args[:1] == ["compare"]:  # knowing its flags loads the plugins: say what goes wrong there as compare would
         from .logs import setup_logging
 
         setup_logging(bool({"-q", "--quiet"} & set(args)))
-    bad = _unknown_option([a for a in args if a != "--debug"])
+    bad = _unknown_option(args)
     if bad:
-        click.echo(f"msprobe: error: unknown option '{bad}' (see 'msprobe --help')", err=True)
+        click.echo(usage_error_line(f"no such option '{bad}'", f"msprobe {args[0]}"), err=True)
         return 2
-    return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug)
+    path = f"msprobe {args[0]}" if args and args[0] in cli.commands else "msprobe"
+    return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug,
+                   command_path=path)

@@ -22,6 +22,7 @@ log = logging.getLogger("msprobe")
 
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
 PROC_DIR = re.compile(r"^proc[0-9]+$")
+KERNEL_RANK_DIR = re.compile(r"^rank_[0-9]+$")  # MindSpore kernel dumps (the msprobe-kernel plugin)
 MIX_DIRS = ("graph", "pynative")
 
 
@@ -90,6 +91,10 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
     return _rank_jobs(target, golden, out)
 
 
+def _has_kernel_rank_dirs(path: Path) -> bool:
+    return any(KERNEL_RANK_DIR.match(n) and (path / n).is_dir() for n in _listdir(path))
+
+
 def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
     from dataclasses import replace
 
@@ -125,6 +130,12 @@ def _rank_dirs(path: Path) -> list[str]:
 
 def _proc_dir(path: Path) -> str:
     procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
+    if not procs and _has_kernel_rank_dirs(path):
+        raise InputError(
+            "this is a MindSpore kernel dump (rank_<r> directories); kernel dumps are compared by the "
+            "msprobe-kernel plugin, which is not installed (pip install msprobe-kernel, or -e plugins/kernel)",
+            path=path,
+        )
     if len(procs) != 1:
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(

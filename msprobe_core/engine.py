@@ -20,6 +20,7 @@ from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageE
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
 from .outputs import output_policy, prepare_output_dir
+from .progress import file_sizes, set_job, stage
 from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
@@ -282,10 +283,13 @@ def match_job(
     job: CompareJob, options: CompareOptions, host: PluginHost
 ) -> tuple[DumpTable, DumpTable, MatchResult] | None:
     """Load and match one job's tables (``None``, with a warning, when there is nothing to compare)."""
+    names = f"both {job.target.name}" if job.target.name == job.golden.name else f"{job.target.name} + {job.golden.name}"
+    stage("load", f"{names}, {file_sizes(job.target, job.golden)}", 1, 4)
     target, golden = load_pair(job, options, host)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None
+    stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     match = match_tables(target, golden, options, host)
     if not match.target:
         log.warning("Can`t match any op. No compare result file generated.")
@@ -307,9 +311,12 @@ def compare_and_write(
     matched = match_job(job, options, host)
     if matched is None:
         return None
+    rows = len(matched[2].target)
     tail = _start_tail(*matched, job, options, host)
     try:
+        stage("metrics and verdicts", f"{rows:,} rows", 3, 4)
         table = build_result(*matched, options, host)
+        stage("write", f"{rows:,} rows", 4, 4)
         files = write_result(table, job, options, timestamp, host, tail=tail)
     except BaseException:
         if tail is not None:
@@ -389,6 +396,7 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
         if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
             from .analysis import run_diff_analyze
 
+            stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
             analysed = run_diff_analyze(jobs, options, host)
             if analysed is not None:
                 return analysed
@@ -436,6 +444,7 @@ def _run_on_executor(
     with executor_for(options, host) as executor:
         if wants_parallel(jobs, executor):
             keep = options.extra.get("keep_tables", True)
+            stage("compare", f"{len(jobs)} pairs side by side")
             outcomes = run_parallel(jobs, options, host, timestamp, executor, keep)
             if outcomes is not None:
                 return outcomes
@@ -444,9 +453,10 @@ def _run_on_executor(
 
 def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, timestamp: str) -> list[JobOutcome]:
     outcomes: list[JobOutcome] = []
-    for job in jobs:
+    for n, job in enumerate(jobs, start=1):
         outcome = JobOutcome(job)
         outcomes.append(outcome)
+        set_job(job.label, n, len(jobs))
         prefix = f"[{job.label}] " if len(jobs) > 1 else ""
         if job.extra.get("missing"):
             outcome.error = job.extra["missing"]

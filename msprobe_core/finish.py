@@ -94,17 +94,23 @@ def finish_views(
 
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     """
+    from .progress import clear_status, set_job, stage
+
     extra_files = [p for p in (report, json_summary) if p is not None]
+    set_job("")
+    stage("summary", f"{sum(len(v) for v in views):,} rows")
     summary = summarize(views, files=extra_files, analysis=analysis, errors=errors)
     if run is not None:
         summary["run"] = run
     if report is not None:
         from .report import write_report
 
+        stage("HTML report", Path(report).name)
         write_report(views, summary, report, title=title, analysis=analysis)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
+    clear_status()
     if not quiet:
         click.echo(format_summary(summary))
     if fail_on:

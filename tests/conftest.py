@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,30 +14,71 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _main_checkout() -> Path | None:
+    """The main checkout when this one is a ``git worktree`` (its ``.git`` is a file naming the main repo)."""
+    marker = REPO / ".git"
+    if not marker.is_file():
+        return None
+    text = marker.read_text(encoding="utf-8", errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(text.split(":", 1)[1].strip())  # <main>/.git/worktrees/<name>
+    return gitdir.parents[2] if len(gitdir.parents) > 2 and gitdir.parent.name == "worktrees" else None
+
+
 def shared_dir() -> Path:
-    """``../shared`` next to the checkout (override with MSPROBE_SHARED)."""
-    return Path(os.environ.get("MSPROBE_SHARED", REPO.parent / "shared"))
+    """The shared folder (``corpora/``, ``tools/oracle_diff.py``): ``$MSPROBE_SHARED``, else ``../shared``.
+
+    ``../shared`` is looked for next to this checkout, then next to the main checkout when this is a
+    git worktree. When only ``$MSPROBE_CORPORA`` is set and its parent holds ``tools/``, that parent is it.
+    """
+    env = os.environ.get("MSPROBE_SHARED")
+    if env:
+        return Path(env)
+    corpora = os.environ.get("MSPROBE_CORPORA")
+    if corpora and (Path(corpora).parent / "tools").is_dir():
+        return Path(corpora).parent
+    candidates = [REPO.parent / "shared"]
+    main = _main_checkout()
+    if main is not None:
+        candidates.append(main.parent / "shared")
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 def corpora_dir() -> Path:
-    """The reference corpora (override with MSPROBE_CORPORA)."""
-    return Path(os.environ.get("MSPROBE_CORPORA", shared_dir() / "corpora"))
+    """The reference corpora: ``$MSPROBE_CORPORA`` if set, else ``corpora/`` of :func:`shared_dir`."""
+    return Path(os.environ.get("MSPROBE_CORPORA") or shared_dir() / "corpora")
+
+
+def no_corpora_reason() -> str:
+    """The one skip reason of every test that needs the reference corpora (so they count as one group)."""
+    return f"reference corpora not found at {corpora_dir()} (set MSPROBE_SHARED to the shared folder)"
+
+
+def oracle_diff_path() -> Path:
+    """``tools/oracle_diff.py`` of the shared folder."""
+    return shared_dir() / "tools" / "oracle_diff.py"
+
+
+def no_oracle_diff_reason() -> str:
+    """The one skip reason of every test that needs ``oracle_diff.py``."""
+    return f"oracle_diff.py not found at {oracle_diff_path()} (set MSPROBE_SHARED to the shared folder)"
 
 
 @pytest.fixture(scope="session")
 def corpora() -> Path:
     path = corpora_dir()
     if not path.is_dir():
-        pytest.skip(f"reference corpora not found at {path}")
+        pytest.skip(no_corpora_reason())
     return path
 
 
 @pytest.fixture(scope="session")
 def oracle_diff():
     """The shared oracle_diff tool as a module (its ``main`` returns 0 on full agreement)."""
-    tool = shared_dir() / "tools" / "oracle_diff.py"
+    tool = oracle_diff_path()
     if not tool.is_file():
-        pytest.skip(f"oracle_diff.py not found at {tool}")
+        pytest.skip(no_oracle_diff_reason())
     spec = importlib.util.spec_from_file_location("oracle_diff", tool)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -71,3 +113,39 @@ def agree(oracle_diff, ours: Path, ref: Path, capsys=None, extra: tuple[str, ...
     with contextlib.redirect_stdout(buf):
         rc = oracle_diff.main([str(ours), str(ref), *extra])
     return rc, buf.getvalue()
+
+
+# --------------------------------------------------------------------------- skip summary
+_EMPTY_PARAMETER_SET = "got empty parameter set"
+_SKIP_PREFIX = re.compile(r"^Skipped:\s*")
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """The reason of one skipped test, as the summary groups it."""
+    longrepr = report.longrepr
+    reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    reason = _SKIP_PREFIX.sub("", reason.strip())
+    if reason.startswith(_EMPTY_PARAMETER_SET):
+        # a test parametrized over files found at collection time: its folder was missing or empty
+        return no_corpora_reason() if not corpora_dir().is_dir() else "no cases to run (empty parameter set)"
+    return reason
+
+
+def _file_list(files: list[str], shown: int = 3) -> str:
+    names = [Path(f).name for f in files]
+    return ", ".join(names[:shown]) + (f" +{len(names) - shown} more" if len(names) > shown else "")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """End the run with one line per group of skipped tests (same reason) and that reason."""
+    groups: dict[str, list[str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if getattr(report, "wasxfail", None) is not None:
+            continue
+        groups.setdefault(_skip_reason(report), []).append(report.location[0] if report.location else "?")
+    if not groups:
+        return
+    terminalreporter.write_sep("-", "skipped tests, by reason")
+    for reason, files in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        unique = sorted(set(files))
+        terminalreporter.write_line(f"{len(files):>5} skipped ({_file_list(unique)}): {reason}")

@@ -25,7 +25,7 @@ from msprobe_core.dumpjson import load_dump_file
 from msprobe_core.errors import MsprobeError
 from msprobe_core.tablewire import COLUMNS
 
-from .conftest import corpora_dir
+from .conftest import corpora_dir, no_corpora_reason
 from .test_loader_properties import FLOATS, NAMES, dump_doc, other_leaf, tensor_leaf
 
 pytestmark = pytest.mark.skipif(dumpscan.Scanner is None, reason="the C scanner is not built here")
@@ -100,7 +100,7 @@ def test_every_corpus_dump_reads_as_the_python_walk_reads_it(path: Path) -> None
 
 def test_the_corpora_hold_dump_files() -> None:
     if not corpora_dir().is_dir():
-        pytest.skip("reference corpora not found")
+        pytest.skip(no_corpora_reason())
     assert len(corpus_dump_files()) >= 30
 
 
@@ -175,7 +175,7 @@ def test_any_block_boundary_gives_the_same_table(block: int, mixed_dump: Path,
 def test_a_corpus_dump_read_in_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     files = [p for p in corpus_dump_files() if p.stat().st_size < 400_000]
     if not files:
-        pytest.skip("reference corpora not found")
+        pytest.skip(no_corpora_reason())
     monkeypatch.setattr(dumpscan, "BLOCK_BYTES", 997)
     for path in files[:4]:
         check_same(path, "debug" if path.name.endswith("debug.json") else "dump", must_take=True)
@@ -344,7 +344,7 @@ def test_both_loaders_write_the_same_result(case: str, extra: list[str], fmt: st
 
     root = corpora_dir() / case
     if not root.is_dir():
-        pytest.skip("reference corpora not found")
+        pytest.skip(no_corpora_reason())
     step = lambda side: root / side / "step0"  # noqa: E731
     args = ["compare", "-tp", str(step("target")), "-gp", str(step("golden")), *extra]
     if fmt == "xlsx":

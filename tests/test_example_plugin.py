@@ -28,7 +28,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def test_listed_by_msprobe_plugins(run_cli):
-    proc = run_cli("plugins")
+    proc = run_cli("plugins", "--json")
     assert proc.returncode == 0
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
     assert plugins["example"]["distribution"] == "msprobe-example-plugin"

@@ -197,9 +197,13 @@ def test_progress_draws_rows_rate_and_eta():
 
 def test_progress_off_when_not_a_tty_or_quiet(monkeypatch):
     monkeypatch.delenv("MSPROBE_NO_PROGRESS", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
     assert not Progress(5, stream=io.StringIO()).enabled
     assert not Progress(5, stream=_Tty(), quiet=True).enabled
     assert Progress(5, stream=_Tty()).enabled
+    monkeypatch.setenv("CI", "true")  # a CI log, even behind a pseudo-terminal
+    assert not Progress(5, stream=_Tty()).enabled
 
 
 def test_progress_only_outermost_draws():

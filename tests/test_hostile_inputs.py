@@ -925,8 +925,10 @@ def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> No
     assert main(args) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error: ZeroDivisionError: simulated bug" in err
-    with pytest.raises(ZeroDivisionError):
-        main(["--debug", *args])
+    assert main([*args, "--debug"]) == 1  # the same exit code, with the traceback first
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError: simulated bug" in err
+    assert err.strip().splitlines()[-1].startswith("msprobe: internal error: ZeroDivisionError")
 
 
 def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None:

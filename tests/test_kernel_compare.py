@@ -1,7 +1,7 @@
 """MindSpore static-graph kernel compare (plugins/kernel): oracle agreement and unit tests.
 
 Oracle tests run the engine on every ``mindspore/kernel_*`` case of the corpora
-(``$MSPROBE_CORPORA``, default ``/work/shared/corpora``) with the rank/step of
+(``corpora/`` of the shared folder: ``$MSPROBE_SHARED``, default ``../shared``) with the rank/step of
 each oracle's ``cmd.txt`` and require 100 % agreement with msprobe 26.2.0's csv
 through ``tools/oracle_diff.py`` (names compared after the dump root).
 """
@@ -45,10 +45,10 @@ from msprobe_core.cells import numpy_float_text
 from msprobe_core.cli import main
 from msprobe_core.errors import UsageError
 
-from .conftest import corpora_dir, shared_dir
+from .conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
 
 CORPORA = corpora_dir()
-ORACLE_DIFF = shared_dir() / "tools" / "oracle_diff.py"
+ORACLE_DIFF = oracle_diff_path()
 STRIP = r"^.*/(target|golden)/"
 KERNEL_CASES = sorted(CORPORA.glob("mindspore/kernel_*")) if CORPORA.is_dir() else []
 
@@ -59,7 +59,7 @@ def _oracle_variants() -> list[tuple[Path, Path]]:
 
 def _load_oracle_diff():
     if not ORACLE_DIFF.is_file():
-        pytest.skip(f"{ORACLE_DIFF} not found")
+        pytest.skip(no_oracle_diff_reason())
     spec = importlib.util.spec_from_file_location("oracle_diff", ORACLE_DIFF)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -88,13 +88,14 @@ def _oracle_files(variant: Path) -> dict[tuple[int, int], Path]:
     return files
 
 
-def _run_variant(case: Path, variant: Path, out: Path, target: Path | None = None, golden: Path | None = None):
+def _run_variant(case: Path, variant: Path, out: Path, target: Path | None = None, golden: Path | None = None,
+                 leave_out: tuple[str, ...] = ()):
     opts = _parse_cmd(variant)
     tp = target or case / str(opts["-tp"])
     gp = golden or case / str(opts["-gp"])
     args = ["compare", "-tp", str(tp), "-gp", str(gp), "-o", str(out)]
     for flag in ("--rank", "--step"):
-        if opts[flag] is not None:
+        if opts[flag] is not None and flag not in leave_out:
             args += [flag, opts[flag]] if opts[flag] else [flag]
     assert main(args) == 0
     found = {}
@@ -118,7 +119,7 @@ def _assert_agrees(ours: dict[tuple[int, int], Path], variant: Path) -> None:
         assert "rows " in report and "(100.00%)" in report
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 @pytest.mark.parametrize(
     ("case", "variant"),
     [pytest.param(c, v, id=f"{c.name}/{v.name}") for c, v in _oracle_variants()],
@@ -128,7 +129,7 @@ def test_oracle_agreement(case: Path, variant: Path, tmp_path: Path) -> None:
     _assert_agrees(_run_variant(case, variant, tmp_path), variant)
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 @pytest.mark.parametrize(
     ("case", "variant"),
     [pytest.param(c, v, id=f"{c.name}/{v.name}") for c, v in _oracle_variants()],
@@ -148,7 +149,24 @@ def test_oracle_text_identical(case: Path, variant: Path, tmp_path: Path) -> Non
         assert not diffs, diffs[:5]
 
 
-@pytest.mark.skipif(not KERNEL_CASES, reason=f"no kernel cases under {CORPORA}")
+def _selects_everything(case: Path, variant: Path) -> bool:
+    """Whether the variant's ``--rank``/``--step`` pick every rank and step of the case (no ``--step``)."""
+    opts = _parse_cmd(variant)
+    ranks = {int(d.name[5:]) for d in (case / str(opts["-tp"])).iterdir() if re.fullmatch(r"rank_\d+", d.name)}
+    return opts["--step"] is None and set(parse_id_list(opts["--rank"] or "")) in (set(), ranks)
+
+
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
+@pytest.mark.parametrize(
+    ("case", "variant"),
+    [pytest.param(c, v, id=f"{c.name}/{v.name}") for c, v in _oracle_variants() if _selects_everything(c, v)],
+)
+def test_oracle_agreement_without_rank(case: Path, variant: Path, tmp_path: Path) -> None:
+    """Kernel dump roots are recognised without ``--rank``: left out, it means every rank (msprobe needs it)."""
+    _assert_agrees(_run_variant(case, variant, tmp_path, leave_out=("--rank",)), variant)
+
+
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 def test_dotted_directory_names(tmp_path: Path) -> None:
     """msprobe drops every file below a directory with a dot in its name; we must not."""
     case = min(KERNEL_CASES, key=lambda c: sum(f.stat().st_size for f in c.rglob("*.npy")))
@@ -311,6 +329,96 @@ def test_rank_without_value_means_all(tmp_path: Path) -> None:
     some = compare_kernel_dumps(tmp_path / "t", tmp_path / "g", "1", "0")
     assert [(r, s) for r, s, _ in some] == [(1, 0)]
     assert compare_kernel_dumps(tmp_path / "t", tmp_path / "g", [0], "1,7")[0][:2] == (0, 1)
+
+
+def _cli_tables(out: Path) -> list[tuple[int, int]]:
+    found = []
+    for p in sorted(out.iterdir()):
+        m = re.fullmatch(r"compare_result_(\d+)_(\d+)_\d{14}\.csv", p.name)
+        assert m, p.name
+        found.append((int(m.group(1)), int(m.group(2))))
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], [(0, 0), (0, 1), (1, 0), (1, 1)]),
+        (["--rank"], [(0, 0), (0, 1), (1, 0), (1, 1)]),
+        (["--step", "1"], [(0, 1), (1, 1)]),
+        (["--rank", "1"], [(1, 0), (1, 1)]),
+        (["--rank", "0", "--step", "0,1"], [(0, 0), (0, 1)]),
+    ],
+)
+def test_cli_rank_and_step_default_to_all(tmp_path: Path, flags: list[str], expected: list[tuple[int, int]]) -> None:
+    """``--rank``/``--step`` left out mean every rank/step; either works alone (seed: default empty = all)."""
+    for side in ("t", "g"):
+        _make_dump(tmp_path / side, ranks=(0, 1), steps=(0, 1))
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(tmp_path / "t"), "-gp", str(tmp_path / "g"), "-o", str(out), "-q", *flags]) == 0
+    assert _cli_tables(out) == expected
+
+
+def test_cli_a_rank_dir_is_a_kernel_dump_root(tmp_path: Path) -> None:
+    for side in ("t", "g"):
+        _make_dump(tmp_path / side, ranks=(0, 1), steps=(0,))
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(tmp_path / "t" / "rank_1"), "-gp", str(tmp_path / "g" / "rank_1"),
+                 "-o", str(out), "-q"]) == 0
+    assert _cli_tables(out) == [(1, 0)]
+
+
+def test_cli_selection_found_nowhere_says_what_is_there(tmp_path: Path, capsys) -> None:
+    for side in ("t", "g"):
+        _make_dump(tmp_path / side, ranks=(0,), steps=(0, 1))
+    assert main(["compare", "-tp", str(tmp_path / "t"), "-gp", str(tmp_path / "g"), "-o", str(tmp_path / "o"),
+                 "--step", "7"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("msprobe: error: ") and "\n" not in err
+    assert "for --step 7" in err and "target: rank 0 steps 0,1; golden: rank 0 steps 0,1" in err
+
+
+REPO = Path(__file__).resolve().parents[1]
+PT_STEP = str(REPO / "examples" / "pytorch_stats" / "{side}" / "step0")
+
+
+@pytest.mark.parametrize(
+    ("flags", "paths", "fragment"),
+    [
+        (["--rank", "1"], "dirs", "--rank is an option of MindSpore kernel dump compares"),
+        (["--rank"], "dirs", "--rank is an option of MindSpore kernel dump compares"),
+        (["--step", "1"], "dirs", "--step is an option of MindSpore kernel dump compares"),
+        (["--rank", "0", "--step", "1"], "dirs", "--rank/--step are options of MindSpore kernel dump compares"),
+        (["--rank", "1"], "files", "(a pair of files is one compare)"),
+    ],
+)
+def test_cli_kernel_options_on_a_pytorch_dump_are_explained(tmp_path: Path, capsys, flags, paths, fragment) -> None:
+    tp, gp = (PT_STEP.format(side=s) for s in ("target", "golden"))
+    if paths == "files":
+        tp, gp = f"{tp}/rank0/dump.json", f"{gp}/rank0/dump.json"
+    out = tmp_path / "o"
+    assert main(["compare", "-tp", tp, "-gp", gp, "-o", str(out), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("msprobe: error: ") and "\n" not in err, err
+    assert fragment in err and "this is not a kernel dump" in err, err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_cli_kernel_dump_against_another_layout_is_refused(tmp_path: Path, capsys) -> None:
+    _make_dump(tmp_path / "t")
+    assert main(["compare", "-tp", str(tmp_path / "t"), "-gp", PT_STEP.format(side="golden"),
+                 "-o", str(tmp_path / "o")]) == 2
+    assert "-tp is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but -gp is not" in capsys.readouterr().err
+
+
+def test_kernel_dump_without_the_plugin_names_it(tmp_path: Path, run_cli) -> None:
+    for side in ("t", "g"):
+        _make_dump(tmp_path / side)
+    for flags in ([], ["--rank", "0"]):
+        proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "o", *flags,
+                       env={"MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        assert proc.returncode == 2, proc.stderr
+        assert "kernel dumps are compared by the msprobe-kernel plugin, which is not installed" in proc.stderr
 
 
 def test_one_sided_rank_step_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

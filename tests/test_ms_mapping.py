@@ -5,10 +5,10 @@ built from the two dump.json files (test-only helper ``msprobe_mindspore._rows_f
 keys come from :mod:`msprobe_mindspore.mapping`, rows are joined on equal keys, and the
 (NPU Name, Bench Name) pairs must equal the oracle's first two columns row for row.
 26.2.0 oracles (csv) live in ``mindspore/<case>/oracle/<variant>``; 8.3.3 oracles (xlsx, the
-legacy CLI) in ``legacy/<case>/<variant>``. Corpora: ``$MSPROBE_CORPORA`` (default
-``/work/shared/corpora``); the corpus tests are skipped when it is absent.
+legacy CLI) in ``legacy/<case>/<variant>``. Corpora: ``corpora/`` of the shared folder
+(``$MSPROBE_SHARED``, default ``../shared``); the corpus tests are skipped when it is absent.
 
-Run: ``cd /work/main && PYTHONPATH=.:plugins/mindspore .venv/bin/pytest tests/test_ms_mapping.py -q``
+Run: ``bash scripts/test.sh tests/test_ms_mapping.py``
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,11 +28,13 @@ from msprobe_mindspore import mapping as M
 
 from msprobe_core.errors import InputError, MappingError
 
-CORPORA = Path(os.environ.get("MSPROBE_CORPORA", "/work/shared/corpora"))
+from .conftest import corpora_dir, no_corpora_reason
+
+CORPORA = corpora_dir()
 MS = CORPORA / "mindspore"
 LEGACY = CORPORA / "legacy"
 
-needs_corpora = pytest.mark.skipif(not MS.is_dir(), reason=f"corpora not found at {CORPORA}")
+needs_corpora = pytest.mark.skipif(not MS.is_dir(), reason=no_corpora_reason())
 
 Pairs = list[tuple[str, str]]
 
@@ -248,7 +249,7 @@ def _legacy_variants() -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.skipif(not LEGACY.is_dir(), reason=f"legacy corpora not found at {LEGACY}")
+@pytest.mark.skipif(not LEGACY.is_dir(), reason=no_corpora_reason())
 @pytest.mark.parametrize(("case", "variant"), _legacy_variants())
 def test_oracle_pairs_legacy_833(case: str, variant: str) -> None:
     vdir = LEGACY / case / variant

@@ -23,9 +23,10 @@ from msprobe_core.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
 from msprobe_core.naming import renumber_backward
 
+from .conftest import corpora_dir
 from .dumps import api, tensor, write_dump
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora_dir()
 COLUMNS = tablewire.COLUMNS
 
 

@@ -81,7 +81,7 @@ def test_entry_point_plugins_are_listed(tmp_path, run_cli):
         "@hookimpl\ndef msprobe_register_writers(register):\n"
         "    register(WriterSpec('tsv', '.tsv', lambda t, p: [p]))\n",
     )
-    proc = run_cli("plugins", env={"PYTHONPATH": str(tmp_path)})
+    proc = run_cli("plugins", "--json", env={"PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
     listed = {p["name"]: p for p in json.loads(proc.stdout)}
     assert listed["tsvwriter"]["distribution"] == "tsvwriter"
@@ -97,13 +97,13 @@ def test_a_broken_plugin_is_skipped_with_a_warning(tmp_path, run_cli):
     assert proc.returncode == 0, proc.stderr
     assert "plugin 'brokenplug'" in proc.stdout + proc.stderr and "is skipped" in proc.stdout + proc.stderr
     assert len(list(out.glob("compare_result_*.csv"))) == 1
-    listed = json.loads(run_cli("plugins", env={"PYTHONPATH": str(tmp_path)}).stdout)
+    listed = json.loads(run_cli("plugins", "--json", env={"PYTHONPATH": str(tmp_path)}).stdout)
     assert any(p["name"] == "brokenplug" and "ImportError" in p["error"] for p in listed)
 
 
 def test_autoload_can_be_disabled(tmp_path, run_cli):
     _dist(tmp_path, "tsvwriter2", "raise SystemError('must not be imported')\n")
-    proc = run_cli("plugins", env={"PYTHONPATH": str(tmp_path), "MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    proc = run_cli("plugins", "--json", env={"PYTHONPATH": str(tmp_path), "MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert proc.returncode == 0
     assert [p["name"] for p in json.loads(proc.stdout)] == ["msprobe_core.builtin"]
 

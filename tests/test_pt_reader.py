@@ -28,8 +28,9 @@ from msprobe_pytorch.pt_writer import (
 
 from msprobe_core.errors import TensorReadError, UnsafePickleError
 
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = Path(os.environ.get("MSPROBE_CORPORA", REPO.parent / "shared" / "corpora"))
+from .conftest import corpora_dir, no_corpora_reason
+
+CORPORA = corpora_dir()
 C02 = CORPORA / "pytorch" / "c02"
 
 
@@ -57,7 +58,7 @@ def _dump_entries(dump_json: Path) -> dict[str, dict]:
 def test_c02_tensors_match_dump_json_stats(side: str) -> None:
     rank = C02 / side / "step0" / "rank0"
     if not rank.is_dir():
-        pytest.skip(f"corpora not found at {CORPORA}")
+        pytest.skip(no_corpora_reason())
     entries = _dump_entries(rank / "dump.json")
     files = sorted((rank / "dump_tensor_data").glob("*.pt"))
     assert len(files) == len(entries) > 200

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from .conftest import corpora_dir
+from .conftest import corpora_dir, no_corpora_reason
 
 HEAVY_FOR_HELP = {"numpy", "pandas", "openpyxl", "pydantic", "yaml", "dask", "distributed", "torch", "mindspore"}
 # pydantic checks only what is wrong with a dump header (msprobe_core.schemas); well-formed dumps never need it
@@ -35,7 +35,7 @@ def test_statistics_compare_does_not_import_pandas_pydantic_or_dask(tmp_path):
     if not case.is_dir():
         import pytest
 
-        pytest.skip("corpora not found")
+        pytest.skip(no_corpora_reason())
     heavy = _imported("compare", "-tp", str(case / "target/step0/rank0/dump.json"),
                       "-gp", str(case / "golden/step0/rank0/dump.json"), "-o", str(tmp_path), "-q")
     assert not heavy & HEAVY_FOR_STATS_COMPARE

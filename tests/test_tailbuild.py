@@ -17,11 +17,11 @@ from msprobe_core import api, engine, forking, tailbuild, writers
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
 from msprobe_core.result import _pick
 
-from .conftest import shared_dir
+from .conftest import corpora_dir, no_corpora_reason
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
-CORPORA = shared_dir() / "corpora"
+CORPORA = corpora_dir()
 
 CASES = [
     ("pytorch/c01", {}),
@@ -42,7 +42,7 @@ def _case(name: str) -> Path:
     """A corpus case directory (the test skips where the corpora are not present)."""
     case = CORPORA / name
     if not case.is_dir():
-        pytest.skip(f"{name} not in the corpora")
+        pytest.skip(no_corpora_reason() if not CORPORA.is_dir() else f"{name} not in the corpora")
     return case
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 import csv
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +21,9 @@ from msprobe_core.tensor_metrics import (
     squeeze_loaded,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = Path(os.environ.get("MSPROBE_CORPORA", REPO.parent / "shared" / "corpora"))
+from .conftest import corpora_dir, no_corpora_reason
+
+CORPORA = corpora_dir()
 U, S, NA = "unsupported", "shape unmatched", "N/A"
 
 
@@ -48,7 +47,7 @@ def _same(ours: object, theirs: str, rtol: float = 1e-5, atol: float = 1e-8) -> 
 def _oracle_rows(case: str) -> list[dict[str, str]]:
     table = CORPORA / "pytorch" / case / "oracle" / "compare" / "compare_result_rank0.csv"
     if not table.is_file():
-        pytest.skip(f"corpora not found at {CORPORA}")
+        pytest.skip(no_corpora_reason())
     with table.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
 

@@ -92,6 +92,12 @@ def main_classic(args: list[str], debug: bool = False) -> int:
             raise click.UsageError(f"-f/--framework must be one of {', '.join(FRAMEWORKS)}, not '{framework}'")
         if not rest or rest[0] != "compare":
             raise click.UsageError("the classic interface has one sub-command: msprobe -f FRAMEWORK compare -i compare.json")
-        classic_compare.main(args=rest[1:], prog_name="msprobe compare", standalone_mode=False, obj={"framework": framework})
+        classic_compare.main(args=rest[1:], prog_name=prog, standalone_mode=False, obj={"framework": framework})
 
-    return guarded(run, debug=debug)
+    try:
+        framework = _split_framework(args)[0]
+    except click.UsageError:
+        framework = None
+    # the command a usage error's hint names ('msprobe -f pytorch compare --help')
+    prog = f"msprobe -f {framework} compare" if framework in FRAMEWORKS else "msprobe"
+    return guarded(run, debug=debug, command_path=prog)

@@ -196,14 +196,20 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     """
     from ..finish import finish_views, read_files_as_view
     from ..logs import setup_logging
+    from ..progress import file_sizes, run_status, stage
 
     setup_logging(quiet)
+    click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
     run = run.strip() or "latest"
     groups, choice = collect_result_files(results, run)
     for line in describe_runs(choice):
         log.info("%s", line)
     labels = result_labels(groups)
-    views = [read_files_as_view(group, label) for group, label in zip(groups, labels)]
+    views = []
+    for n, (group, label) in enumerate(zip(groups, labels), start=1):
+        which = f" ({n} of {len(groups)})" if len(groups) > 1 else ""
+        stage("read", f"{group[0].name}{which}, {file_sizes(*group)}")
+        views.append(read_files_as_view(group, label))
     analysis = find_analysis_file(sorted({g[0].parent for g in groups}), choice)
     finish_views(views, report=output, json_summary=json_summary, fail_on=fail_on, quiet=quiet,
                  analysis=analysis, title=title, run=choice.as_dict())

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OutputError
+from ..progress import tick
 from ..summary import PLOT_METRICS, Divergence, ResultView, carried_in, is_mixed_layout, node_of
 from ..writers import atomic_path
 
@@ -209,7 +210,8 @@ def build_payload(
         identity = all(i == j for i, j in enumerate(order))
         enc = []
         node_names = list(nodes)
-        for col in view.columns:
+        for n_col, col in enumerate(view.columns, start=1):
+            tick(f"{view.label + ': ' if view.label else ''}column {n_col} of {len(view.columns)}")
             if col == "NPU Name":
                 named = _encode_names(view.cells[col], row_nodes, node_names)
                 if named is not None:

@@ -194,6 +194,27 @@ def rank_step_of(dir_path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return None
 
 
+KBYK_CONFIG = "kernel_kbyk_dump.json"
+
+
+def is_kernel_dump_root(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is the root of a kernel dump (or one of its ``rank_<r>`` directories).
+
+    A root holds ``rank_<r>`` directories (MindSpore's e2e dump) or msprobe's
+    ``kernel_kbyk_dump.json``; msprobe's own dumps use ``rank<r>`` without the
+    underscore, so the two layouts never look alike.
+    """
+    p = Path(path)
+    if not p.is_dir():
+        return False
+    if _RANK_DIR.match(p.name) or (p / KBYK_CONFIG).is_file():
+        return True
+    try:
+        return any(_RANK_DIR.match(e.name) and e.is_dir() for e in os.scandir(p))
+    except OSError:
+        return False
+
+
 def find_dump_dirs(root: str | os.PathLike[str]) -> list[DumpDir]:
     """All directories below ``root`` that directly hold ``*.npy`` files or a ``statistic.csv``.
 

@@ -22,7 +22,7 @@ from msprobe_core.model import CompareOptions, DumpTable, MatchResult
 from msprobe_core.options import OptionSpec
 from msprobe_core.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
 
-from .layout import group_dump_dirs, parse_id_list
+from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 
 log = logging.getLogger("msprobe")
 #: ``DumpTable.kind`` and dump mode of kernel tables
@@ -57,23 +57,47 @@ def msprobe_register_options(register: Any) -> None:
     register(STEP)
 
 
+def _keys_text(groups: dict[tuple[int, int], list[DumpDir]]) -> str:
+    """``rank 0 steps 0,1; rank 1 step 0`` for the (rank, step) keys of a dump."""
+    by_rank: dict[int, list[int]] = {}
+    for rank, step in groups:
+        by_rank.setdefault(rank, []).append(step)
+    if not by_rank:
+        return "no kernel data"
+    return "; ".join(
+        f"rank {rank} step{'s' if len(steps) > 1 else ''} {','.join(map(str, sorted(steps)))}"
+        for rank, steps in sorted(by_rank.items())
+    )
+
+
 @hookimpl
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list[CompareJob] | None:
-    """Claim ``-tp/-gp`` directory pairs when ``--rank`` is given: one job per (rank, step) on both sides."""
-    if options.rank is None or not (target.is_dir() and golden.is_dir()):
+    """Claim kernel dump roots: one job per (rank, step) present on both sides.
+
+    ``--rank``/``--step`` select ranks and steps (left out or given without a value: all of them).
+    """
+    kernel = {flag: is_kernel_dump_root(path) for flag, path in (("-tp", target), ("-gp", golden))}
+    if not any(kernel.values()):
+        _refuse_kernel_options(options, target)
         return None
+    if not all(kernel.values()):
+        (dump, _), (other, other_path) = sorted((("-tp", target), ("-gp", golden)), key=lambda fp: not kernel[fp[0]])
+        raise InputError(f"{dump} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",
+                         path=other_path)
     ranks, steps = parse_id_list(options.rank, "rank"), parse_id_list(options.step, "step")
-    npu_groups = group_dump_dirs(target, ranks, steps)
-    bench_groups = group_dump_dirs(golden, ranks, steps)
+    npu_all, bench_all = group_dump_dirs(target), group_dump_dirs(golden)
+    npu_groups = {k: v for k, v in npu_all.items() if _selected(k, ranks, steps)}
+    bench_groups = {k: v for k, v in bench_all.items() if _selected(k, ranks, steps)}
     for rank, step in sorted(set(npu_groups) ^ set(bench_groups)):
         side = "target" if (rank, step) in npu_groups else "golden"
         log.warning("rank %d step %d exists only in the %s dump, skipped.", rank, step, side)
     common = sorted(set(npu_groups) & set(bench_groups))
     if not common:
+        chosen = " ".join(f"--{w} {v}" for w, v in (("rank", options.rank), ("step", options.step)) if v)
         raise InputError(
             "no kernel dump (rank, step) is present in both dumps"
-            + (f" for {RANK.label()} {options.rank}" if options.rank else "")
-            + (f" {STEP.label()} {options.step}" if options.step else ""),
+            + (f" for {chosen}" if chosen else "")
+            + f" (target: {_keys_text(npu_all)}; golden: {_keys_text(bench_all)})",
             path=target,
         )
     out = Path(options.output_dir)
@@ -153,3 +177,22 @@ def msprobe_register_mappers(register: Any) -> None:
 def msprobe_register_metrics(register: Any) -> None:
     """The ``kernel`` table: msprobe's columns and ``Accuracy Reached or Not`` verdict."""
     register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True))
+
+
+def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:
+    return (not ranks or key[0] in ranks) and (not steps or key[1] in steps)
+
+
+def _refuse_kernel_options(options: CompareOptions, target: Path) -> None:
+    """``--rank``/``--step`` given for dumps that are not kernel dumps: say what they are for."""
+    given = [spec.label() for spec in (RANK, STEP) if getattr(options, spec.name) is not None]
+    if not given:
+        return
+    one = len(given) == 1
+    raise UsageError(
+        f"{'/'.join(given)} {'is an option' if one else 'are options'} of MindSpore kernel dump compares "
+        "(rank_<r>/<net>/<graph>/<step>/ directories below the two dump paths) and this is not a kernel dump; "
+        f"leave {'it' if one else 'them'} out "
+        + ("(a pair of files is one compare)" if target.is_file() else "(every rank directory of a step directory is compared)"),
+        path=target,
+    )

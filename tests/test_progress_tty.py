@@ -1,0 +1,206 @@
+"""Progress as a user sees it: real commands on a real pseudo-terminal, and the same commands piped.
+
+Every stage of a statistics compare (load, match, metrics, write, summary) and of ``msprobe report``
+(read, summary, HTML report) shows on a terminal; nothing shows when stderr is not a terminal, under
+``-q``, or in CI (``CI`` set), and the line is erased before the summary is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.progress import RunStatus, run_status, stage, wanted
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+ERASE = "\r\x1b[K"
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "MSPROBE_NO_PROGRESS", "TERM")}
+    env.update({"TERM": "xterm", "COLUMNS": "200"}, **extra)
+    return env
+
+
+def run_on_terminal(*args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, str]:
+    """``python -m msprobe_core ARGS`` with stdout and stderr on one pseudo-terminal; (exit code, what it showed)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "msprobe_core", *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, env=env or _env(), cwd=cwd)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 120)
+            if not ready:
+                proc.kill()
+                raise AssertionError("no output for 120 s")
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _status_lines(shown: str, label: str) -> list[str]:
+    """The stage lines drawn, in order (each starts with the erase sequence)."""
+    return [part.split("\n")[0] for part in shown.split(ERASE) if part.startswith(label)]
+
+
+def screen(shown: str) -> list[str]:
+    """The lines left on the terminal once everything was drawn (``\\r``, erase-to-end-of-line, newlines)."""
+    lines, line, col = [], [], 0
+    i = 0
+    while i < len(shown):
+        if shown.startswith("\x1b[K", i):
+            del line[col:]
+            i += 3
+            continue
+        ch = shown[i]
+        if ch == "\r":
+            col = 0
+        elif ch == "\n":
+            lines.append("".join(line))
+            line, col = [], 0
+        else:
+            if col < len(line):
+                line[col] = ch
+            else:
+                line.append(ch)
+            col += 1
+        i += 1
+    lines.append("".join(line))
+    return lines
+
+
+def _stats_pair() -> list[str]:
+    return ["-tp", str(EXAMPLES / "pytorch_stats/target/step0"), "-gp", str(EXAMPLES / "pytorch_stats/golden/step0")]
+
+
+def test_statistics_compare_shows_every_stage_on_a_terminal(tmp_path):
+    rc, shown = run_on_terminal("compare", *_stats_pair(), "-o", tmp_path / "out", "--report", "html")
+    assert rc == 0, shown
+    lines = _status_lines(shown, "msprobe compare: ")
+    stages = [line.split("  ")[0] for line in lines]
+    assert any("rank0 [1/4] load: both dump.json" in s for s in stages), lines
+    for expected in ("[2/4] match: ", "[3/4] metrics and verdicts: ", "[4/4] write: ", "summary: ", "HTML report: "):
+        assert any(expected in s for s in stages), (expected, lines)
+    order = [next(i for i, s in enumerate(stages) if key in s) for key in ("load", "match", "metrics", "write", "summary")]
+    assert order == sorted(order)
+    # what stays on the terminal: the log and the summary, whole, and no trace of the stage line
+    left = screen(shown)
+    assert not any("msprobe compare: " in line for line in left), left
+    assert "Compare summary" in left
+    # every line is a whole log line (it starts with its date), a summary line, or empty: nothing glued
+    assert all(not line or line.startswith(("20", " ", "Compare summary")) for line in left), left
+    assert any(line.startswith("20") and "[INFO] The result file path is: " in line for line in left), left
+
+
+def test_no_progress_when_stderr_is_piped(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", *_stats_pair(), "-o", str(tmp_path / "o")],
+                          capture_output=True, text=True, env=_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b[K" not in proc.stderr + proc.stdout and "msprobe compare: " not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("how", ["-q", "CI", "MSPROBE_NO_PROGRESS", "TERM=dumb"])
+def test_no_progress_under_quiet_or_in_ci(tmp_path, how):
+    flags = ["-q"] if how == "-q" else []
+    env = {"-q": _env(), "CI": _env(CI="true"), "MSPROBE_NO_PROGRESS": _env(MSPROBE_NO_PROGRESS="1"),
+           "TERM=dumb": _env(TERM="dumb")}[how]
+    rc, shown = run_on_terminal("compare", *_stats_pair(), "-o", tmp_path / "o", *flags, env=env)
+    assert rc == 0, shown
+    assert "\x1b[K" not in shown and "msprobe compare: " not in shown
+    if how == "-q":
+        assert shown == ""
+
+
+def test_report_command_shows_its_stages(tmp_path):
+    out = tmp_path / "out"
+    assert run_on_terminal("compare", *_stats_pair(), "-o", out, "-q")[0] == 0
+    rc, shown = run_on_terminal("report", out, "-o", out / "r.html")
+    assert rc == 0, shown
+    stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe report: ")]
+    assert any(s.startswith("msprobe report: read: compare_result_rank0_") for s in stages), stages
+    assert any(s.startswith("msprobe report: summary: ") for s in stages), stages
+    assert any(s.startswith("msprobe report: HTML report: r.html") for s in stages), stages
+    rc, shown = run_on_terminal("report", out, "-o", out / "r2.html", "-q")
+    assert rc == 0 and shown == ""
+
+
+def test_kernel_and_multi_rank_runs_name_the_pair(tmp_path):
+    rc, shown = run_on_terminal("compare", "-tp", EXAMPLES / "mindspore_kernel/target",
+                                "-gp", EXAMPLES / "mindspore_kernel/golden", "-o", tmp_path / "k")
+    assert rc == 0, shown
+    stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe compare: ")]
+    assert "msprobe compare: rank 0 step 0 [1/2] compare" in stages, stages
+    assert any(s.startswith("msprobe compare: rank 0 step 0 [2/2] write: ") for s in stages), stages
+    rc, shown = run_on_terminal("compare", "-tp", EXAMPLES / "pytorch_multirank/target/step0",
+                                "-gp", EXAMPLES / "pytorch_multirank/golden/step0", "-o", tmp_path / "m",
+                                "--workers", "1")
+    assert rc == 0, shown
+    stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe compare: ")]
+    assert any(" (2 of " in s and "[4/4] write" in s for s in stages), stages
+
+
+# --------------------------------------------------------------------------- the status line itself
+def _terminal_stream():
+    master, slave = pty.openpty()
+    return master, os.fdopen(slave, "w", encoding="utf-8")
+
+
+def _drain(master: int) -> str:
+    out = b""
+    while select.select([master], [], [], 0.2)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    return out.decode("utf-8", "replace")
+
+
+def test_status_is_drawn_only_by_the_process_that_opened_it(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("MSPROBE_NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    master, stream = _terminal_stream()
+    try:
+        assert wanted(stream)
+        with run_status("run", stream=stream):
+            pid = os.fork()
+            if pid == 0:  # a forked child running the same code (tailbuild, the two-sided load)
+                stage("child stage")
+                stream.flush()
+                os._exit(0)
+            os.waitpid(pid, 0)
+            stage("parent stage", "x", 1, 2)
+        shown = _drain(master)
+    finally:
+        stream.close()
+        os.close(master)
+    assert "child stage" not in shown
+    assert "run: [1/2] parent stage: x" in shown and shown.endswith(ERASE)
+
+
+def test_status_line_never_wraps(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")
+    status = RunStatus("msprobe compare", enabled=False)
+    status.stage("load", "a" * 200)
+    assert len(status.line()) <= 39 and status.line().endswith("…")
