@@ -106,9 +106,9 @@ def test_cli_errors_name_the_flag(tmp_path, capsys):
 
 def test_required_paths_are_still_required(capsys):
     assert main(["compare"]) == 2
-    assert "Missing option '-tp' / '--target_path'" in capsys.readouterr().err
+    assert "missing option '-tp' / '--target_path'" in capsys.readouterr().err
     assert main(["compare", "-tp", "t"]) == 2
-    assert "Missing option '-gp' / '--golden_path'" in capsys.readouterr().err
+    assert "missing option '-gp' / '--golden_path'" in capsys.readouterr().err
 
 
 def test_compare_help_groups_options_by_plugin(capsys):

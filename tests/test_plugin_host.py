@@ -124,7 +124,7 @@ def test_plugins_add_sub_commands(tmp_path, run_cli):
     assert proc.stdout == "hello plugins\n"
     proc = run_cli("hello", "--help", env=env)
     assert proc.returncode == 0 and "Say hello." in proc.stdout
-    listed = {p["name"]: p for p in json.loads(run_cli("plugins", env=env).stdout)}
+    listed = {p["name"]: p for p in json.loads(run_cli("plugins", "--json", env=env).stdout)}
     assert listed["hellocmd"]["hooks"] == ["msprobe_register_commands"]
     t = write_dump(tmp_path / "t", {"Torch.a.0.forward": api([tensor()])})
     proc = run_cli("compare", "-tp", t, "-gp", t, "-o", tmp_path / "out", "-q", env=env)  # the built-in one runs
