@@ -133,7 +133,7 @@ def test_plugins_add_sub_commands(tmp_path, run_cli):
     proc = run_cli("hello", env=env)
     assert "plugin 'hellocmd': command 'compare' is ignored (the name is taken)" in proc.stdout + proc.stderr
     proc = run_cli("nosuch", env=env)
-    assert proc.returncode == 2 and "No such command 'nosuch'" in proc.stderr
+    assert proc.returncode == 2 and "no such command 'nosuch'" in proc.stderr
 
 
 def test_builtin_communication_ops_are_registered_through_the_hook():
