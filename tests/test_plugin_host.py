@@ -8,10 +8,15 @@ from msprobe_core import hookimpl
 from msprobe_core.registry import MapperSpec, PluginHost, WriterSpec
 
 from .dumps import api, tensor, write_dump
+from .plugin_session import allow_distribution
 
 
 def _dist(tmp_path, name: str, module_source: str) -> None:
-    """A minimal installed distribution (dist-info + module) under ``tmp_path``, found through PYTHONPATH."""
+    """A minimal installed distribution (dist-info + module) under ``tmp_path``, found through PYTHONPATH.
+
+    The test session loads only the project's plugins; this one is allowed too, for the calling test.
+    """
+    allow_distribution(name)
     info = tmp_path / f"{name}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
