@@ -36,6 +36,7 @@ def test_listed_by_msprobe_plugins(run_cli):
                                            "msprobe_register_writers"]
 
 
+@pytest.mark.exercises_hooks("msprobe_register_writers")
 def test_json_writer(run_cli, tmp_path):
     args = ["compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-q"]
     assert run_cli(*args, "-o", tmp_path / "csv").returncode == 0
@@ -60,6 +61,7 @@ def test_output_format_errors(run_cli, tmp_path):
     assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
 
 
+@pytest.mark.exercises_hooks("msprobe_register_metrics")
 def test_extra_tensor_metric(run_cli, tmp_path):
     from msprobe_pytorch.pt_reader import read_pt
 
@@ -93,6 +95,7 @@ def test_extra_tensor_metric(run_cli, tmp_path):
     assert [r[:k] + r[k + 1 :] for r in rows] == p_rows
 
 
+@pytest.mark.exercises_hooks("msprobe_load_dump")
 def test_gzip_loader(run_cli, tmp_path):
     import gzip
 
