@@ -69,7 +69,8 @@ def isolate_environment() -> None:
 
 def allow_distribution(name: str) -> None:
     """Let the plugin distribution ``name`` load too, until the end of the current test."""
-    os.environ[DISTRIBUTIONS_ENV] = ",".join(filter(None, [os.environ.get(DISTRIBUTIONS_ENV, ""), name]))
+    if DISTRIBUTIONS_ENV in os.environ:  # unset, every distribution loads already
+        os.environ[DISTRIBUTIONS_ENV] = ",".join(filter(None, [os.environ[DISTRIBUTIONS_ENV], name]))
 
 
 def traced_calls(path: Path) -> list[dict[str, str]]:
@@ -92,7 +93,19 @@ def plugin_session_environment(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """Restore the session's plugin allow-list after each test; trace the hooks of ``exercises_hooks`` tests."""
-    monkeypatch.setenv(DISTRIBUTIONS_ENV, os.environ.get(DISTRIBUTIONS_ENV, ""))  # undoes allow_distribution
+    allowed = os.environ.get(DISTRIBUTIONS_ENV)
+    try:
+        yield from _trace_marked_hooks(request, monkeypatch, tmp_path_factory)
+    finally:  # undoes allow_distribution
+        if allowed is None:
+            os.environ.pop(DISTRIBUTIONS_ENV, None)
+        else:
+            os.environ[DISTRIBUTIONS_ENV] = allowed
+
+
+def _trace_marked_hooks(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     marker = request.node.get_closest_marker(MARKER)
     if marker is None:
         yield
@@ -100,8 +113,9 @@ def plugin_session_environment(
     hooks = list(marker.args)
     unknown = sorted(set(hooks) - set(hook_names()))
     if not hooks or unknown:
-        pytest.fail(f"@pytest.mark.{MARKER}{tuple(hooks)}: name hooks of msprobe_core/hookspecs.py "
-                    f"({', '.join(unknown) or 'none named'} is not one)", pytrace=False)
+        why = f"{', '.join(unknown)} is not one" if unknown else "it names none"
+        pytest.fail(f"@pytest.mark.{MARKER}{tuple(hooks)}: name hooks of msprobe_core/hookspecs.py ({why})",
+                    pytrace=False)
     trace = tmp_path_factory.mktemp("hook-trace") / "calls.jsonl"
     monkeypatch.setenv(TRACE_ENV, str(trace))
     reset_host(None)  # a host made before this test would not record what it calls

@@ -263,6 +263,11 @@ def test_names_no_hook():
     PluginHost(autoload=False)
 
 
+@pytest.mark.exercises_hooks()
+def test_names_nothing():
+    PluginHost(autoload=False)
+
+
 @pytest.mark.exercises_hooks("msprobe_discover_jobs", "msprobe_load_dump")
 def test_calls_them_in_a_child_process(tmp_path):
     t = write_dump(tmp_path / "t", {"Torch.a.0.forward": api([tensor()])})
@@ -297,3 +302,5 @@ def test_a_marked_test_fails_unless_its_hooks_are_called(tmp_path):
     assert "msprobe_discover_jobs" in dispatch and "msprobe_register_writers" in dispatch  # what was called instead
     (unknown,) = outcomes["test_names_no_hook"]
     assert "msprobe_no_such_hook is not one" in unknown
+    (nothing,) = outcomes["test_names_nothing"]
+    assert "it names none" in nothing
