@@ -72,8 +72,13 @@ class Distribution:
         return sorted(set(out))
 
 
+#: what setuptools' package finders leave out whatever the configuration says
+ALWAYS_EXCLUDED = ("ez_setup", "*__pycache__")
+
+
 def _find_packages(where: Path, include: list[str], exclude: list[str], namespaces: bool) -> list[str]:
     """setuptools' ``find_packages``/``find_namespace_packages`` (setuptools.discovery.PackageFinder)."""
+    exclude = [*ALWAYS_EXCLUDED, *exclude]
     found: list[str] = []
     for root, dirs, _files in os.walk(where, followlinks=True):
         candidates, dirs[:] = dirs[:], []
