@@ -2,14 +2,17 @@
 
 Built-ins are registered first, then every plugin found in the
 ``msprobe_core.plugins`` entry-point group (unless
-``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``), then those named in
-``MSPROBE_LOAD_PLUGINS=mod,mod``.
+``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``; only those of the distributions named in
+``MSPROBE_PLUGIN_DISTRIBUTIONS=dist,dist`` when it is set), then those named in
+``MSPROBE_LOAD_PLUGINS=mod,mod``. ``MSPROBE_TRACE_HOOKS=FILE`` appends one JSON
+line per hook implementation the host calls to ``FILE``.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,10 @@ from .model import CompareOptions, DumpTable, MatchResult
 from .options import OptionSet, OptionSpec
 
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
+#: when set, only the entry points of these distributions (comma-separated names) are loaded
+DISTRIBUTIONS_ENV = "MSPROBE_PLUGIN_DISTRIBUTIONS"
+#: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
+TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
@@ -204,6 +211,8 @@ class PluginHost:
         for plugin in extra_plugins:
             self.pm.register(plugin)
         self.pm.check_pending()
+        if os.environ.get(TRACE_ENV):
+            _trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -431,8 +440,11 @@ class PluginHost:
         import logging
         from importlib.metadata import distributions
 
+        wanted = _distribution_filter()
         seen: set[str] = set()
         for dist in distributions():
+            if wanted is not None and _normalized(dist.metadata["Name"] or "") not in wanted:
+                continue
             for ep in dist.entry_points:
                 if ep.group != ENTRY_POINT_GROUP or ep.name in seen or self.pm.get_plugin(ep.name) is not None:
                     continue
@@ -505,6 +517,45 @@ def _core_version() -> str:
     from . import __version__
 
     return __version__
+
+
+def _normalized(distribution: str) -> str:
+    """A distribution name as packaging compares them (``msprobe_PyTorch`` is ``msprobe-pytorch``)."""
+    return re.sub(r"[-_.]+", "-", distribution).lower().strip()
+
+
+def _distribution_filter() -> set[str] | None:
+    """The distributions whose entry points may load (``None``: every one), from ``MSPROBE_PLUGIN_DISTRIBUTIONS``."""
+    value = os.environ.get(DISTRIBUTIONS_ENV)
+    if value is None:
+        return None
+    return {_normalized(name) for name in value.split(",") if name.strip()}
+
+
+def _trace_hook_calls(pm: pluggy.PluginManager, path: Path) -> None:
+    """Record every call of a hook implementation in ``path``, one ``{"hook": ..., "plugin": ...}`` line each.
+
+    The implementations themselves are wrapped, so registry hooks (called one implementation at a
+    time by :meth:`PluginHost._collect`) are recorded as well as the ``pm.hook`` dispatch hooks.
+    """
+    import functools
+    import json
+
+    def traced(hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        line = json.dumps({"hook": hook, "plugin": plugin}) + "\n"
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+            return function(*args, **kwargs)
+
+        return call
+
+    for name, caller in vars(pm.hook).items():
+        for impl in caller.get_hookimpls():
+            # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
+            impl.function = traced(name, impl.plugin_name, impl.function)
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:

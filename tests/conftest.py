@@ -1,4 +1,8 @@
-"""Shared fixtures: where the reference corpora are, and msprobe-style oracle diffing."""
+"""Shared fixtures: where the reference corpora are, and msprobe-style oracle diffing.
+
+The session loads only the project's own plugins, and tests marked ``exercises_hooks`` must call
+those hooks: see ``tests/plugin_session.py``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from .plugin_session import isolate_environment, plugin_session_environment, pytest_configure  # noqa: F401
+
+isolate_environment()  # before any test module builds a plugin host: only the project's plugins load
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -360,6 +360,7 @@ def test_shape_drift_and_tolerance_setting(tmp_path):
     assert node["evidence"][0]["kind"] == "shape"
 
 
+@pytest.mark.exercises_hooks("msprobe_register_comm_ops")
 def test_plugins_can_name_communication_ops(tmp_path):
     class Plugin:
         @hookimpl

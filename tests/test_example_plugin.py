@@ -51,6 +51,7 @@ def test_its_options_are_shown_by_compare_help_and_in_the_python_signature(run_c
     assert proc.stdout.split() == ["False", "KEYWORD_ONLY", "True"]
 
 
+@pytest.mark.exercises_hooks("msprobe_register_writers")
 def test_json_writer(run_cli, tmp_path):
     args = ["compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-q"]
     assert run_cli(*args, "-o", tmp_path / "csv").returncode == 0
@@ -75,6 +76,7 @@ def test_output_format_errors(run_cli, tmp_path):
     assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
 
 
+@pytest.mark.exercises_hooks("msprobe_register_metrics")
 def test_extra_tensor_metric(run_cli, tmp_path):
     from msprobe_pytorch.pt_reader import read_pt
 
@@ -108,6 +110,7 @@ def test_extra_tensor_metric(run_cli, tmp_path):
     assert [r[:k] + r[k + 1 :] for r in rows] == p_rows
 
 
+@pytest.mark.exercises_hooks("msprobe_load_dump", "msprobe_register_commands")
 def test_gzip_loader(run_cli, tmp_path):
     import gzip
 
@@ -115,8 +118,15 @@ def test_gzip_loader(run_cli, tmp_path):
         src = STATS / side / "step0" / "rank0"
         dst = tmp_path / side / "step0" / "rank0"
         dst.mkdir(parents=True)
-        (dst / "dump.json").write_bytes(gzip.compress((src / "dump.json").read_bytes()))
+        proc = run_cli("gzip-dump", src / "dump.json", dst / "dump.json")  # the plugin's own sub-command
+        assert proc.returncode == 0, proc.stderr
+        assert gzip.decompress((dst / "dump.json").read_bytes()) == (src / "dump.json").read_bytes()
         (dst / "stack.json").write_bytes((src / "stack.json").read_bytes())
+    again = run_cli("gzip-dump", STATS / "target/step0/rank0/dump.json", tmp_path / "target/step0/rank0/dump.json")
+    assert again.returncode == 2 and "exists already" in again.stderr
+    misnamed = run_cli("gzip-dump", STATS / "target/step0/rank0/dump.json", tmp_path / "dump.json.gz")
+    assert misnamed.returncode == 2 and "must end with dump.json or debug.json" in misnamed.stderr
+    assert not (tmp_path / "dump.json.gz").exists()
     plain = run_cli("compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-o", tmp_path / "p", "-q")
     packed = run_cli("compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0", "-o", tmp_path / "z",
                      "-q")

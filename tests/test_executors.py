@@ -104,6 +104,7 @@ def test_multi_rank_tensor_local_pool(corpora, tmp_path, pool_always):
     assert local == single
 
 
+@pytest.mark.exercises_hooks("msprobe_register_executors")
 def test_dask_local_cluster_without_scheduler(corpora, tmp_path):
     root = corpora / "pytorch" / "c09a"
     target, golden = root / "target" / "step0", root / "golden" / "step0"

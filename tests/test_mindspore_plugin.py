@@ -57,6 +57,7 @@ def by_name(rows: list[dict[str, str]]) -> dict[str, dict[str, str]]:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.exercises_hooks("msprobe_register_frameworks")
 def test_framework_is_registered_with_its_aliases():
     host = PluginHost()
     spec = host.framework("mindspore")
@@ -120,6 +121,7 @@ def test_mindspore_names_dtypes_and_missing_requires_grad(tmp_path):
         assert r["Result"] == "pass", r
 
 
+@pytest.mark.exercises_hooks("msprobe_register_normalizers")
 def test_backward_renumbering_per_prefix(tmp_path):
     """The k-th backward call of ``Mint.add`` pairs with the k-th on the other side, whatever its number."""
     t = {"Mint.add.5.backward": {"input": [ms_tensor(mx=1.0)]}, "Mint.add.9.backward": {"input": [ms_tensor(mx=2.0)]}}
@@ -144,6 +146,7 @@ def test_same_framework_dtype_gate(tmp_path):
     assert rows["Mint.mul.0.forward.output.0"]["Result"] == "error"
 
 
+@pytest.mark.exercises_hooks("msprobe_register_frameworks", "msprobe_load_dump")
 def test_cross_framework_gate_and_dtype_check(tmp_path):
     """MS vs PT: dtypes pair by kind; the same dtype, an integer width or an unknown requires_grad is no
     error, a real dtype difference or a known requires_grad difference still is (docs/differences.md)."""
@@ -219,6 +222,7 @@ def _cross_pair(tmp_path: Path) -> tuple[Path, Path]:
     return write_dump(tmp_path / "t", t, framework="mindspore"), write_dump(tmp_path / "g", g, framework="pytorch")
 
 
+@pytest.mark.exercises_hooks("msprobe_register_mappers")
 def test_api_mapping_keeps_the_dtype_gate_but_data_mapping_lifts_it(tmp_path):
     target, golden = _cross_pair(tmp_path)
     gated = by_name(compare(tmp_path / "a", target, golden, "-am"))
@@ -431,6 +435,7 @@ def test_mindspore_md5_mode(tmp_path):
     ]
 
 
+@pytest.mark.exercises_hooks("msprobe_discover_jobs")
 def test_mindspore_multi_rank_step_dirs(tmp_path):
     for side in ("target", "golden"):
         for rank in (0, 1):

@@ -1,7 +1,7 @@
 """MindSpore name mapping (-am/-cm/-dm/-lm) against msprobe's own outputs, plus unit tests.
 
 Corpus tests: for every cross-framework MindSpore case and every oracle variant, rows are
-built from the two dump.json files (test-only helper ``msprobe_mindspore._rows_for_tests``),
+built from the two dump.json files (test-only helper ``tests/mapping_rows.py``),
 keys come from :mod:`msprobe_mindspore.mapping`, rows are joined on equal keys, and the
 (NPU Name, Bench Name) pairs must equal the oracle's first two columns row for row.
 26.2.0 oracles (csv) live in ``mindspore/<case>/oracle/<variant>``; 8.3.3 oracles (xlsx, the
@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from msprobe_mindspore import _rows_for_tests as R
 from msprobe_mindspore import mapping as M
 
 from msprobe_core.errors import InputError, MappingError
 
+from . import mapping_rows as R
 from .conftest import corpora_dir, no_corpora_reason
 
 CORPORA = corpora_dir()

@@ -42,6 +42,7 @@ def test_the_command_line_keeps_every_flag():
     assert {k: v for k, v in params.items() if k in SURFACE} == SURFACE
 
 
+@pytest.mark.exercises_hooks("msprobe_register_options")
 def test_framework_options_come_from_their_plugins():
     host = get_host()
     owners = {s.name: host.distribution_of(s.plugin) for s in host.options.specs}

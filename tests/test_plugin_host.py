@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from msprobe_core import hookimpl
 from msprobe_core.registry import MapperSpec, PluginHost, WriterSpec, chain_mappers
 
 from .dumps import api, tensor, write_dump
+from .plugin_session import allow_distribution
 
 
 def _dist(tmp_path, name: str, module_source: str) -> None:
-    """A minimal installed distribution (dist-info + module) under ``tmp_path``, found through PYTHONPATH."""
+    """A minimal installed distribution (dist-info + module) under ``tmp_path``, found through PYTHONPATH.
+
+    The test session loads only the project's plugins; this one is allowed too, for the calling test.
+    """
+    allow_distribution(name)
     info = tmp_path / f"{name}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
@@ -108,6 +115,7 @@ def test_autoload_can_be_disabled(tmp_path, run_cli):
     assert [p["name"] for p in json.loads(proc.stdout)] == ["msprobe_core.builtin"]
 
 
+@pytest.mark.exercises_hooks("msprobe_register_commands")
 def test_plugins_add_sub_commands(tmp_path, run_cli):
     _dist(
         tmp_path,

@@ -12,6 +12,8 @@
   the built-in loader).
 * ``msprobe_register_mappers``: a mapper that renames target rows with regular
   expressions before pairing them by name, for the runs given ``--rename_target``.
+* ``msprobe_register_commands``: a sub-command, ``msprobe gzip-dump SRC DST``, that
+  writes the gzip-compressed copy of a dump file the loader above reads.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
 from msprobe_core import hookimpl
@@ -183,3 +186,28 @@ def msprobe_register_mappers(register: Any) -> None:
     data mapping (``-dm`` wins) and before ``-fm``'s aligner and the exact matcher."""
     register(MapperSpec("example-regex-rename", _rename_then_join, applies=_rename_asked,
                         after=("data-mapping",), before=("fuzzy",)))
+
+
+@click.command("gzip-dump")
+@click.argument("src", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("dst", type=click.Path(dir_okay=False, path_type=Path))
+def gzip_dump(src: Path, dst: Path) -> None:
+    """Write a gzip-compressed copy of a dump.json (or debug.json) that compare reads as it is.
+
+    DST keeps the dump's file name rule (it must end with dump.json or debug.json) and
+    must not exist yet; it is written atomically.
+    """
+    if dst.exists():
+        raise click.UsageError(f"{dst} exists already")
+    if detect_kind(dst) != detect_kind(src):
+        raise click.UsageError(f"{dst.name} must end with the same dump file name as {src.name}")
+    with atomic_path(dst) as tmp, open(src, "rb") as fin, gzip.open(tmp, "wb") as fout:
+        while block := fin.read(1 << 20):
+            fout.write(block)
+    click.echo(f"{dst}: {src.stat().st_size:,} -> {dst.stat().st_size:,} bytes")
+
+
+@hookimpl
+def msprobe_register_commands(register: Any) -> None:
+    """``msprobe gzip-dump SRC DST``: a compressed copy of a dump for the loader above."""
+    register(gzip_dump)

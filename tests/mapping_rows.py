@@ -1,8 +1,10 @@
 """Minimal dump.json → rows expansion (compare-core §3/§4.1), for the mapping tests only.
 
-The lead's engine provides the real implementation; this module only exists so that
+The engine provides the real implementation; this module only exists so that
 ``tests/test_ms_mapping.py`` can check the name mappers of :mod:`msprobe_mindspore.mapping`
-against msprobe's own output without depending on the engine. It implements:
+against msprobe's own output without depending on the engine. It lives with the tests, not in
+the msprobe-mindspore distribution (``tests/test_distributions.py`` keeps test-only code out of
+every wheel). It implements:
 
 * name expansion (one row per leaf; ``data_name`` minus its suffix wins over the walked name);
 * the API-key split and the backward re-numbering of compare-core §4.1;
