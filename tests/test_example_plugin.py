@@ -32,7 +32,7 @@ def test_listed_by_msprobe_plugins(run_cli):
     assert proc.returncode == 0
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
     assert plugins["example"]["distribution"] == "msprobe-example-plugin"
-    assert plugins["example"]["hooks"] == ["msprobe_load_dump", "msprobe_register_mappers", "msprobe_register_metrics",
+    assert plugins["example"]["hooks"] == ["msprobe_load_dump", "msprobe_register_commands", "msprobe_register_mappers", "msprobe_register_metrics",
                                            "msprobe_register_options", "msprobe_register_writers"]
 
 
