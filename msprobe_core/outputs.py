@@ -22,7 +22,11 @@ from __future__ import annotations
 import contextvars
 import errno
 import os
+import re
 import secrets
+import shutil
+import stat
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -140,15 +144,63 @@ def _temp_prefix(final: Path) -> str:
     return f".{name[:80]}." if len(name.encode()) > 80 else f".{name}."
 
 
+_FD_LINK = re.compile(r"/(?:proc/self|proc/thread-self|dev)/fd/(\d+)")
+
+
+def _open_fd_behind(path: Path) -> int | None:
+    """N when ``path`` is, or is a chain of symlinks to, ``/dev/fd/N`` or ``/proc/self/fd/N`` (``/dev/stdout``…)."""
+    p = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on nested links
+        m = _FD_LINK.fullmatch(p)
+        if m:
+            return int(m.group(1))
+        try:
+            target = os.readlink(p)
+        except OSError:  # not a link (or not there)
+            return None
+        p = os.path.normpath(os.path.join(os.path.dirname(p), target))
+    return None
+
+
+def _existing_target(final: Path) -> tuple[Path, os.stat_result | None]:
+    """Where writing ``final`` lands: a symlink is followed (the link stays); the target's ``stat`` if it exists."""
+    if os.path.islink(final):
+        final = Path(os.path.realpath(final))
+    try:
+        return final, os.stat(final)
+    except FileNotFoundError:
+        return final, None
+    except OSError as exc:  # a loop of links, a component that is a file…
+        raise output_error(exc, final) from None
+
+
 @contextmanager
 def atomic_path(final: Path) -> Iterator[Path]:
     """Yield a temporary path next to ``final``; rename it to ``final`` on success, delete it on failure.
+
+    ``final`` may be a symlink: the file it points to is written and the link stays. A
+    ``final`` that is (or points to) something other than a regular file, such as a
+    device (``/dev/null``, ``/dev/stdout``) or a FIFO, is never renamed over: the block
+    writes a private temporary file, whose bytes are then written into ``final`` as it
+    is (:func:`_write_through`); a directory is refused.
 
     ``OSError`` from creating the directory or the temporary file, and from the
     rename, becomes :class:`OutputError`; errors raised inside the block propagate
     unchanged (after the temporary file is removed).
     """
-    final = Path(final)
+    fd = _open_fd_behind(Path(final))
+    if fd is not None:  # /dev/stdout: this process's open file, written where it stands (a pipe, the shell's file)
+        with _write_through(Path(final), fd) as tmp:
+            yield tmp
+        return
+    target, st = _existing_target(Path(final))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise OutputError("a directory is in the way (expected a file)", path=final)
+        with _write_through(Path(final)) as tmp:
+            yield tmp
+        return
+    final = target
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -181,6 +233,34 @@ def atomic_path(final: Path) -> Iterator[Path]:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def _write_through(final: Path, fd: int | None = None) -> Iterator[Path]:
+    """Yield a private temporary file; when the block succeeds, copy it into the special file ``final``.
+
+    ``final`` (a device, a FIFO, or ``fd``, an open descriptor of this process that it names)
+    is written as a shell redirection writes it: opened without being created, truncated or
+    replaced (a FIFO waits for its reader). Nothing reaches it when the block fails, so a
+    reader never sees half a result.
+    """
+    handle, name = tempfile.mkstemp(prefix=".msprobe-", suffix=PART_SUFFIX)
+    os.close(handle)
+    tmp = Path(name)
+    try:
+        yield tmp
+        try:
+            if fd is not None:
+                sys.stdout.flush()  # what this process printed before comes first
+                out = os.dup(fd)
+            else:
+                out = os.open(final, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+            with open(tmp, "rb") as src, open(out, "wb", buffering=0) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except OSError as exc:
+            raise output_error(exc, final) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _commit(tmp: Path, final: Path) -> None:

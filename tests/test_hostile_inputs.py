@@ -948,3 +948,97 @@ def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None
     assert [line for line in err.splitlines() if line.strip()] == [
         "msprobe: interrupted (Ctrl-C); unfinished result files were removed"], err
     assert seen == [] and sys.unraisablehook == seen.append
+
+
+# =========================================================================== outputs that are not regular files
+def _special_output(kind: str, where: Path) -> Path:
+    """An existing output path that is not a regular file: a FIFO, a device node, links to them, a directory."""
+    if kind in ("device", "link-to-device"):
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(where / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    if kind == "fifo":
+        os.mkfifo(where / "fifo")
+        return where / "fifo"
+    if kind == "device":
+        return where / "null"
+    if kind == "link-to-device":
+        (where / "link").symlink_to(where / "null")
+        return where / "link"
+    if kind == "link-to-file":
+        (where / "real.txt").write_text("old")
+        (where / "link").symlink_to(where / "real.txt")
+        return where / "link"
+    if kind == "directory":
+        (where / "dir").mkdir()
+        return where / "dir"
+    raise ValueError(kind)
+
+
+def _kinds(where: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (stat.S_IFMT(os.lstat(p).st_mode), os.lstat(p).st_rdev) for p in where.iterdir()}
+
+
+@pytest.mark.parametrize("command", ["json-summary", "report"])
+@pytest.mark.parametrize("kind", ["fifo", "device", "link-to-device", "link-to-file", "directory"])
+def test_output_path_that_is_not_a_regular_file(tmp_path: Path, capsys, kind: str, command: str) -> None:
+    """--json-summary PATH and report -o PATH: a device, FIFO or link is written as it is, never renamed over."""
+    import threading
+
+    args = stats_pair(tmp_path)
+    where = tmp_path / "special"
+    where.mkdir()
+    target = _special_output(kind, where)
+    before = _kinds(where)
+    received: list[bytes] = []
+    reader = None
+    if kind == "fifo":  # a reader at the other end, as `cat fifo` would be
+        def read() -> None:
+            with open(target, "rb") as fh:
+                received.append(fh.read())
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+    if command == "json-summary":
+        code = main(["compare", *args, "-o", str(tmp_path / "out"), "-q", "--json-summary", str(target)])
+    else:
+        assert main(["compare", *args, "-o", str(tmp_path / "out"), "-q"]) == 0
+        code = main(["report", str(tmp_path / "out"), "-q", "-o", str(target)])
+    err = capsys.readouterr().err
+    if reader is not None:
+        reader.join(30)
+    assert _kinds(where) == before, "an output path that is not a regular file was replaced"
+    assert not list(tmp_path.rglob("*.part"))
+    if kind == "directory":
+        assert code == 2 and err.count("\n") == 1 and "a directory is in the way" in err, err
+        return
+    assert code == 0, err
+    written = None
+    if kind == "fifo":
+        written = received[0] if received else b""
+    elif kind == "link-to-file":
+        written = (where / "real.txt").read_bytes()
+    if written is not None:
+        if command == "json-summary":
+            assert json.loads(written)["rows"] == 2
+        else:
+            assert written.startswith(b"<!DOCTYPE html>") or b"<html" in written[:200]
+
+
+@pytest.mark.parametrize("via", ["file", "pipe"])
+def test_json_summary_to_dev_stdout(tmp_path: Path, via: str) -> None:
+    """--json-summary /dev/stdout: the JSON goes into the process's own stdout, after what was printed before."""
+    args = stats_pair(tmp_path) + ["-o", str(tmp_path / "out"), "--json-summary", "/dev/stdout"]
+    cmd = [sys.executable, "-m", "msprobe_core", "compare", *args]
+    if via == "file":
+        with open(tmp_path / "stdout.txt", "w") as fh:
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
+        text = (tmp_path / "stdout.txt").read_text()
+    else:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        text = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    start = text.index("{\n")
+    assert "The result file path is" in text[:start]  # the earlier output is kept, the JSON follows it
+    summary, _ = json.JSONDecoder().raw_decode(text[start:])
+    assert summary["rows"] == 2
