@@ -201,10 +201,15 @@ def _set_tensor_cap(value: object) -> None:
 
 
 class _Signals:
-    """SIGTERM handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 143."""
+    """SIGTERM and SIGHUP handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 128+N.
+
+    SIGHUP is what a closed terminal or a dropped ssh session sends: left at its default
+    action it would kill the process on the spot, leaving its hidden temporary files.
+    """
 
     received: int | None = None
     owner_pid: int = 0
+    HANDLED = ("SIGTERM", "SIGHUP")
 
     @classmethod
     def on_term(cls, signum: int, frame: object) -> None:
@@ -216,18 +221,27 @@ class _Signals:
         raise KeyboardInterrupt
 
     @classmethod
-    def install(cls) -> object:
+    def install(cls) -> dict[int, object]:
         cls.received = None
         cls.owner_pid = os.getpid()
-        try:
-            return signal.signal(signal.SIGTERM, cls.on_term)
-        except ValueError:  # not the main thread: leave signals alone
-            return None
+        previous: dict[int, object] = {}
+        for name in cls.HANDLED:
+            signum = getattr(signal, name, None)
+            if signum is None:  # no SIGHUP on Windows
+                continue
+            try:
+                current = signal.getsignal(signum)
+                if signum != signal.SIGTERM and current == signal.SIG_IGN:
+                    continue  # nohup: the user asked for the run to survive a hang-up
+                previous[signum] = signal.signal(signum, cls.on_term)
+            except ValueError:  # not the main thread: leave signals alone
+                break
+        return previous
 
     @staticmethod
-    def restore(previous: object) -> None:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    def restore(previous: dict[int, object]) -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -260,7 +274,11 @@ def guarded(run: object, *, debug: bool) -> int:
         # finalisers as the traceback is released; the run is over, keep stderr to one line
         sys.unraisablehook = _quiet_unraisable
         if _Signals.received is not None:
-            click.echo("msprobe: terminated (SIGTERM); unfinished result files were removed", err=True)
+            what = "hung up (SIGHUP)" if _Signals.received != signal.SIGTERM else "terminated (SIGTERM)"
+            try:
+                click.echo(f"msprobe: {what}; unfinished result files were removed", err=True)
+            except OSError:  # a hung-up terminal takes no more output
+                pass
             return 128 + _Signals.received
         click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
         return Interrupted.exit_code

@@ -18,7 +18,7 @@ from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
-from .outputs import output_policy, prepare_output_dir
+from .outputs import output_policy, prepare_output_dir, run_stamp
 from .registry import BUILTIN_PLUGIN, CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
@@ -33,6 +33,7 @@ log = logging.getLogger("msprobe")
 
 #: ``CompareOptions.extra`` key: ``time.time()`` when the run began (files newer than that are this run's).
 RUN_STARTED = "run_started"
+RUN_STAMP = "run_stamp"  # the timestamp in the run's file names (outputs.run_stamp)
 
 
 @dataclass
@@ -364,17 +365,21 @@ def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> li
 def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:
     """Run every job; a failing job does not stop the others but makes the run fail at the end."""
     host = host or get_host()
-    timestamp = time.strftime("%Y%m%d%H%M%S")
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
-    options = replace(options, extra={**options.extra, RUN_STARTED: time.time()})  # travels to worker processes
-    with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
-        if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
-            from .analysis import run_diff_analyze
+    # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
+    # without --force, not a name a file from an earlier run has either
+    with run_stamp(Path(options.output_dir), also=sorted({Path(job.output_dir) for job in jobs}),
+                   keep_earlier=not options.force) as timestamp:
+        # both travel to worker processes
+        options = replace(options, extra={**options.extra, RUN_STARTED: time.time(), RUN_STAMP: timestamp})
+        with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+            if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
+                from .analysis import run_diff_analyze
 
-            analysed = run_diff_analyze(jobs, options, host)
-            if analysed is not None:
-                return analysed
-        outcomes = _run_on_executor(jobs, options, host, timestamp)
+                analysed = run_diff_analyze(jobs, options, host)
+                if analysed is not None:
+                    return analysed
+            outcomes = _run_on_executor(jobs, options, host, timestamp)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
 

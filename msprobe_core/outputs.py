@@ -29,7 +29,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +99,147 @@ def would_clobber(final: Path) -> bool:
 
 def _clobber_error(final: Path) -> OutputError:
     return OutputError("already exists (from an earlier run); pass --force to replace it", path=final)
+
+
+STAMP_FORMAT = "%Y%m%d%H%M%S"
+RUN_LOCK_PREFIX = ".msprobe-run-"
+RUN_LOCK_SUFFIX = ".lock"
+#: a hidden temporary file or run lock older than this, that no process holds locked, is a leftover
+STALE_AFTER_S = 60.0
+
+
+def _lock(fd: int) -> bool:
+    """Take an exclusive advisory lock on ``fd`` (released when the process ends, however it ends)."""
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except (ImportError, OSError):  # no flock here (another OS, some network file systems): nothing to rely on
+        return False
+
+
+def _unheld(path: str) -> bool:
+    """Whether no process holds a lock on ``path`` (False when that cannot be known)."""
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except (ImportError, OSError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:  # held by a live writer (EWOULDBLOCK), or locks do not work here
+        return False
+    finally:
+        os.close(fd)
+
+
+def sweep_stale(directory: Path, *, older_than: float = STALE_AFTER_S) -> list[Path]:
+    """Remove what killed runs left in ``directory``: hidden ``.part`` files and run locks no live process holds.
+
+    A run killed outright (SIGKILL, a power cut) cannot remove its temporary files; every
+    live writer holds a lock on its own (:func:`atomic_path`, :func:`run_stamp`), so a
+    hidden file that is unlocked and has not changed for ``older_than`` seconds is a
+    leftover. Returns the files removed; errors are ignored (it is housekeeping).
+    """
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(".") or not (name.endswith(PART_SUFFIX) or (
+                name.startswith(RUN_LOCK_PREFIX) and name.endswith(RUN_LOCK_SUFFIX))):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < older_than or not _unheld(entry.path):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            pass
+    return removed
+
+
+_STAMP_IN_NAME = re.compile(r"_(\d{14})(?=[._]|$)")
+
+
+def _stamps_in(directories: Iterable[Path]) -> set[str]:
+    """The timestamps that names of files in ``directories`` carry (``compare_result_rank0_<stamp>.csv``…)."""
+    found: set[str] = set()
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            found.update(_STAMP_IN_NAME.findall(name))
+    return found
+
+
+@contextmanager
+def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool = True,
+              now: float | None = None) -> Iterator[str]:
+    """The timestamp (``YYYYmmddHHMMSS``) of a run's file names in ``directory``, held for the block.
+
+    Result names carry only a timestamp (``compare_result_<stamp>.csv``, msprobe's naming), so
+    two runs into one directory in the same second would write the same names. Each run
+    holds its stamp by creating ``.msprobe-run-<stamp>.lock`` exclusively: normally the
+    current second; when another live run holds it, or (``keep_earlier``) a file in
+    ``directory`` or the directories in ``also`` already carries it, the next free second
+    (the log says so). The directory is created; leftovers of killed runs in it and in
+    ``also`` are removed (:func:`sweep_stale`).
+    """
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError("output path exists and is not a directory", path=directory) from None
+    except OSError as exc:
+        raise output_error(exc, directory, "output directory") from None
+    dirs = [directory, *(Path(d) for d in also if Path(d) != directory)]
+    for d in dirs:
+        sweep_stale(d)
+    taken = _stamps_in(dirs) if keep_earlier else set()
+    start = int(time.time() if now is None else now)
+    for k in range(3600):
+        stamp = time.strftime(STAMP_FORMAT, time.localtime(start + k))
+        if stamp in taken:
+            continue
+        lock = directory / f"{RUN_LOCK_PREFIX}{stamp}{RUN_LOCK_SUFFIX}"
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise output_error(exc, directory, "to output directory") from None
+        break
+    else:
+        raise OutputError("every timestamp of the next hour is taken by files or other runs", path=directory)
+    try:
+        _lock(fd)
+        if k:
+            import logging
+
+            first = time.strftime(STAMP_FORMAT, time.localtime(start))
+            why = "files of an earlier run carry" if first in taken else "another msprobe run is writing with"
+            logging.getLogger("msprobe").warning(
+                "In %s %s the timestamp %s; this run's files are named with %s.", directory, why, first, stamp)
+        yield stamp
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
 
 
 def prepare_output_dir(directory: Path) -> Path:
@@ -210,6 +351,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
     if would_clobber(final):
         raise _clobber_error(final)
     tmp_path: Path | None = None
+    fd: int | None = None
     try:
         # the name is known before the file exists, so a signal at any instant cannot leak it
         for _ in range(100):
@@ -222,10 +364,10 @@ def atomic_path(final: Path) -> Iterator[Path]:
             except OSError as exc:
                 tmp_path = None
                 raise output_error(exc, final) from None
-            os.close(fd)
             break
         else:
             raise OutputError("cannot create a temporary file next to the result", path=final)
+        _lock(fd)  # held while the file is written: a later run's sweep_stale() leaves it alone
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_umask())
         _commit(tmp_path, final)
@@ -233,6 +375,9 @@ def atomic_path(final: Path) -> Iterator[Path]:
         if tmp_path is not None:
             tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 @contextmanager

@@ -21,6 +21,7 @@ import errno
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import stat
@@ -440,7 +441,8 @@ CASES: list[Case] = [
     Case("output-is-a-file", lambda d: _out_is_file(d), 2, "output path exists and is not a directory"),
     Case("output-under-a-file", lambda d: _out_under_file(d), 2, "not a directory"),
     Case("output-read-only", lambda d: _out_read_only(d), 2, "permission denied", root_only=True),
-    Case("output-exists-from-earlier-run", lambda d: _out_exists(d), 2, "already exists (from an earlier run)"),
+    Case("output-exists-from-earlier-run", lambda d: _out_exists(d), 0, "files of an earlier run carry the timestamp",
+         results=1),
     Case("output-exists-force", lambda d: _out_exists(d) + ["--force"], 0, "will be replaced (--force)", results=-1),
 ]
 
@@ -792,11 +794,16 @@ def test_table_is_big_enough() -> None:
 
 
 def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> None:
+    """Without --force a free timestamp is picked (the earlier files stay); with it, this second's file is replaced."""
     args = _out_exists(tmp_path)
-    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 2
-    assert all(p.read_text() == "earlier run\n" for p in (tmp_path / "out").iterdir())
+    earlier = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 0
+    assert all((tmp_path / "out" / name).read_text() == "earlier run\n" for name in earlier)
+    new = [p for p in (tmp_path / "out").iterdir() if p.name not in earlier]
+    assert len(new) == 1 and new[0].name > earlier[-1], new  # the first second no earlier file carries
     assert main(["compare", *args, "-o", str(tmp_path / "out"), "--force"]) == 0
-    assert sum(p.read_text() != "earlier run\n" for p in (tmp_path / "out").iterdir()) == 1
+    assert sum(p.read_text() != "earlier run\n" for p in (tmp_path / "out").iterdir()) == 2
+    assert len(list((tmp_path / "out").iterdir())) == len(earlier) + 1  # one earlier file replaced
     capsys.readouterr()
 
 
@@ -1027,8 +1034,12 @@ def test_output_path_that_is_not_a_regular_file(tmp_path: Path, capsys, kind: st
 
 @pytest.mark.parametrize("via", ["file", "pipe"])
 def test_json_summary_to_dev_stdout(tmp_path: Path, via: str) -> None:
-    """--json-summary /dev/stdout: the JSON goes into the process's own stdout, after what was printed before."""
-    args = stats_pair(tmp_path) + ["-o", str(tmp_path / "out"), "--json-summary", "/dev/stdout"]
+    """--json-summary /dev/stdout: the JSON goes into the process's own stdout, after what was printed before.
+
+    The link is a private twin of /dev/stdout: a tree where the bug is back must not replace the system's.
+    """
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    args = stats_pair(tmp_path) + ["-o", str(tmp_path / "out"), "--json-summary", str(tmp_path / "stdout")]
     cmd = [sys.executable, "-m", "msprobe_core", "compare", *args]
     if via == "file":
         with open(tmp_path / "stdout.txt", "w") as fh:
@@ -1042,3 +1053,71 @@ def test_json_summary_to_dev_stdout(tmp_path: Path, via: str) -> None:
     assert "The result file path is" in text[:start]  # the earlier output is kept, the JSON follows it
     summary, _ = json.JSONDecoder().raw_decode(text[start:])
     assert summary["rows"] == 2
+    assert os.readlink(tmp_path / "stdout") == "/proc/self/fd/1"
+
+
+# =========================================================================== runs into one output folder
+def test_concurrent_runs_into_one_folder_lose_nothing(tmp_path: Path) -> None:
+    """Runs started together into one folder: each exits 0 and writes its own file, named as msprobe names them."""
+    runs = 4
+    dumps = [stats_pair(tmp_path / f"in{k}", golden_data={f"Torch.r{k}.0.forward": api([tensor()], [tensor()])},
+                        target_data={f"Torch.r{k}.0.forward": api([tensor()], [tensor()])}) for k in range(runs)]
+    procs = [_spawn([*args, "-o", str(tmp_path / "out")]) for args in dumps]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * runs, outs
+    printed = [line.rsplit(" ", 1)[-1].rstrip(".") for out, _ in outs for line in out.splitlines()
+               if "The result file path is" in line]
+    assert len(set(printed)) == runs, printed
+    files = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in files] == sorted(Path(p).name for p in printed)  # no lock or temporary file left
+    assert all(re.fullmatch(r"compare_result_\d{14}\.csv", p.name) for p in files)
+    seen = {row["NPU Name"].split(".")[1] for p in files for row in csv.DictReader(p.open())}
+    assert seen == {f"r{k}" for k in range(runs)}  # every run's own rows, none overwritten
+
+
+def test_run_stamp_skips_a_held_second(tmp_path: Path) -> None:
+    from msprobe_core.outputs import run_stamp
+
+    now = time.time()
+    with run_stamp(tmp_path, now=now) as first, run_stamp(tmp_path, now=now) as second:
+        assert second == time.strftime("%Y%m%d%H%M%S", time.localtime(int(now) + 1)) and first < second
+        assert len(list(tmp_path.glob(".msprobe-run-*.lock"))) == 2
+    assert not list(tmp_path.iterdir())
+
+
+def test_sighup_while_writing_leaves_no_result(tmp_path: Path) -> None:
+    """A closed terminal (SIGHUP) while the result is written: exit 129, no hidden temporary file left."""
+    args = _big_stats_pair(tmp_path, 3000) + ["-o", str(tmp_path / "out"), "--xlsx"]
+    proc = _spawn(args)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not list((tmp_path / "out").glob(".*.part")):
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGHUP)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert proc.returncode == 128 + signal.SIGHUP, (proc.returncode, err)
+    assert "Traceback" not in err and "SIGHUP" in err
+    assert not list((tmp_path / "out").iterdir()), list((tmp_path / "out").iterdir())
+
+
+def test_leftovers_of_killed_runs_are_swept(tmp_path: Path, capsys) -> None:
+    """Hidden .part files and run locks a killed run left are removed by the next run; live ones are not."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    old = time.time() - 3600
+    stale = [out / ".compare_result_20200101000000.csv.0123456789ab.part", out / ".msprobe-run-20200101000000.lock"]
+    fresh = out / ".compare_result_20200101000001.csv.0123456789ab.part"
+    held = out / ".compare_result_20200101000002.csv.0123456789ab.part"
+    for p in [*stale, fresh, held]:
+        p.write_text("half")
+    for p in [*stale, held]:
+        os.utime(p, (old, old))
+    with open(held) as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # a live writer (suspended for an hour) holds it
+        assert main(["compare", *stats_pair(tmp_path), "-o", str(out), "-q"]) == 0
+    assert not any(p.exists() for p in stale)
+    assert fresh.exists() and held.exists()
+    capsys.readouterr()
