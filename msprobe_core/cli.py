@@ -317,8 +317,18 @@ def _quiet_unraisable(unraisable: object) -> None:
     """``sys.unraisablehook`` while an interrupted run unwinds: finaliser noise is dropped."""
 
 
+def _escape_unencodable_output() -> None:
+    """Print what the console cannot encode (a lone surrogate in a name read from a dump) as an escape, not fail."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we may change
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
+    _escape_unencodable_output()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     from .legacy.cli import is_classic, main_classic

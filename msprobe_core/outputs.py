@@ -48,6 +48,9 @@ __all__ = [
 ]
 
 PART_SUFFIX = ".part"
+#: how text outputs encode what UTF-8 cannot (a lone surrogate from a JSON ``\\ud800`` escape, or from a
+#: file name that is not UTF-8): as the ``\\udcff`` escape, never an error that loses the whole file
+TEXT_ERRORS = "backslashreplace"
 
 def output_error(exc: OSError, path: object, what: str = "result") -> OutputError:
     """An :class:`OutputError` naming ``path`` and the reason behind ``exc`` (one line)."""
@@ -452,6 +455,7 @@ def open_atomic(final: Path, mode: str = "w", *, what: str = "output", **kwargs:
         raise ValueError("open_atomic writes new files: mode must be 'w' or 'wb'")
     if mode == "w":
         kwargs.setdefault("encoding", "utf-8")
+        kwargs.setdefault("errors", TEXT_ERRORS)
     with atomic_path(Path(final)) as tmp:
         try:
             with open(tmp, mode, **kwargs) as fh:

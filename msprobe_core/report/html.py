@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OutputError
+from ..outputs import TEXT_ERRORS
 from ..summary import PLOT_METRICS, ResultView, node_of
 from ..writers import atomic_path
 
@@ -304,7 +305,7 @@ def write_report(
     html = render_html(views, summary, title=title)
     try:
         with atomic_path(path) as tmp:
-            tmp.write_text(html, encoding="utf-8")
+            tmp.write_text(html, encoding="utf-8", errors=TEXT_ERRORS)
     except OSError as exc:
         raise OutputError(f"cannot write report ({exc.strerror or exc})", path=path) from None
     return path
