@@ -18,7 +18,7 @@ from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
-from .outputs import output_policy, prepare_output_dir, run_stamp
+from .outputs import TEXT_ERRORS, output_policy, prepare_output_dir, run_stamp
 from .registry import BUILTIN_PLUGIN, CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
     ResultTable,
@@ -132,6 +132,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         except Exception:  # noqa: BLE001
             early.clear()
 
+    from .validation import dump_file_beside
+
     target, golden = load_two(lambda path: host.load_dump(path, options), job.target, job.golden, preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
@@ -139,25 +141,13 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
             if table.tensor_dir is None or not table.tensor_dir.is_dir():
                 raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
             check_tensor_dir(table)
-    stack_file = target.source.parent / "stack.json"
-    if target.stack is None and stack_file.is_file():
-        check_beside(target.source.parent, stack_file)
+    stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
+    if stack_file is not None:
         if stack_file == guess and "stack" in early:
             target.stack = early.pop("stack")
         else:
             target.stack = load_stack(stack_file)
     return target, golden
-
-
-def check_beside(directory: Path, path: Path) -> None:
-    """Refuse a file next to a dump (stack.json…) that is a symlink pointing outside the dump's directory."""
-    from .validation import is_within
-
-    if path.is_symlink() and not is_within(directory, path):
-        raise InputError(
-            f"{path.name} resolves to {path.resolve()}, outside the dump directory {directory}; refusing to read it",
-            path=path,
-        )
 
 
 def check_tensor_dir(table: DumpTable) -> None:
@@ -354,7 +344,7 @@ def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> li
             raise OutputError(f"attachment name '{name}' must be a plain file name", path=directory)
         try:
             with atomic_path(path) as tmp:
-                tmp.write_text(text, encoding="utf-8")
+                tmp.write_text(text, encoding="utf-8", errors=TEXT_ERRORS)
         except OSError as exc:
             raise OutputError(f"cannot write {path.name} ({exc.strerror or exc})", path=path) from None
         log.info("%s is saved in: %s.", path.name, path.resolve())

@@ -123,8 +123,10 @@ def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tu
         "Missing stack_path in the configuration file. "
         "Automatically detecting stack.json to determine whether to display NPU_Stack_Info."
     )
-    candidate = npu_json.parent / "stack.json"
-    if candidate.is_file():
+    from ..validation import dump_file_beside
+
+    candidate = dump_file_beside(npu_json, "stack.json")  # no symlink out of the dump, as for every file of it
+    if candidate is not None:
         return True, candidate
     log.warning("stack.json is not found in dump dir %s.", npu_json.parent)
     return False, None
