@@ -140,10 +140,15 @@ def read_result(rank: int, path: Path) -> RankResult:
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for a bad file
         raise InputError(f"cannot read the xlsx result ({exc})", path=path) from None
     try:
-        ws = wb.worksheets[0]
-        rows = ws.iter_rows(values_only=True)
+        if not wb.worksheets:
+            raise InputError("the xlsx result holds no worksheet", path=path)
+        rows = wb.worksheets[0].iter_rows(values_only=True)
         header = [("" if c is None else str(c)) for c in next(rows, ())]
         body = [list(r) for r in rows]
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a sheet is parsed as it is read: broken XML, entity bombs…
+        raise InputError(f"cannot read the xlsx result ({exc})", path=path) from None
     finally:
         wb.close()
     result = RankResult(rank, path)
