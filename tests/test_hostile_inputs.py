@@ -42,6 +42,7 @@ from msprobe_pytorch.pt_writer import tensor_pickle, write_pt, write_storage_pt
 from msprobe_core.cli import main
 
 from .dumps import api, tensor, write_dump
+from .pickle_bombs import BOMBS
 
 MARKER = "pwned"  # what a hostile pickle/YAML would create next to the inputs
 SUBPROCESS_ALL = os.environ.get("MSPROBE_HOSTILE_SUBPROCESS", "") in ("1", "true", "yes")
@@ -206,6 +207,11 @@ def npy_truncated(path: Path) -> None:
     path.write_bytes(raw[:-100])
 
 
+def stride0_pt(path: Path) -> None:
+    """600 bytes that view 4 floats as 2**28 x 6 of them (6 GiB, within the 16 GiB tensor cap)."""
+    write_storage_pt(path, np.ones(4, np.float32), size=(1 << 28, 6), stride=(0, 0))
+
+
 def fifo(path: Path) -> None:
     os.mkfifo(path)
 
@@ -266,6 +272,7 @@ class Case:
     root_only: bool = False  # needs to drop privileges (setuid), i.e. the tests run as root
     args: tuple[str, ...] = ()
     command: tuple[str, ...] = ("compare",)  # the classic interface: ("-f", "pytorch", "compare")
+    subprocess: bool = False  # always a real process, with a time limit: where the bug is back, it never ends
 
 
 def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
@@ -273,6 +280,34 @@ def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
         assert any(r["NPU Name"] == name for r in rows), [r["NPU Name"] for r in rows]
 
     return check
+
+
+_CR_APIS = ['\r=HYPERLINK("http://x","y")', "\n@SUM(1)", "\t=1+1", " -cmd", "\x00+x", "\u200b=x",
+            'Torch.a\r=cmd|" /C calc"!A0']
+_CR_NAMES = ["'" + a + f".0.forward.{io}.0" if a[:1] in "\r\n\t \x00\u200b" else a + f".0.forward.{io}.0"
+             for a in _CR_APIS for io in ("input", "output")]
+
+
+def _cr_formula() -> dict:
+    """API names that start a CSV row (a bare CR) or a formula after a prefix a spreadsheet skips."""
+    return {f"{a}.0.forward": api([tensor()], [tensor()]) for a in _CR_APIS}
+
+
+def _rows_exactly(names: list[str]) -> Callable[[list[dict[str, str]]], None]:
+    def check(rows: list[dict[str, str]]) -> None:
+        assert [r["NPU Name"] for r in rows] == names
+        assert all(None not in r and len(r) == len(rows[0]) for r in rows)  # no field spilled into a new row
+
+    return check
+
+
+def _row_where(rows: list[dict[str, str]], fragment: str) -> None:
+    assert any(fragment in r["NPU Name"] for r in rows), [r["NPU Name"] for r in rows]
+
+
+#: a dump.json whose API name holds a lone surrogate: valid JSON, not encodable as UTF-8
+_SURROGATE_DUMP = ('{"task": "statistics", "level": "L1", "framework": "pytorch", "data": {"Torch.a\\ud800b.0.forward": '
+                   + json.dumps(api([tensor()], [tensor()])) + "}}")
 
 
 def _all_computed(rows: list[dict[str, str]]) -> None:
@@ -359,6 +394,18 @@ CASES: list[Case] = [
     Case("pt-storage-smaller-than-shape", lambda d: tensor_pair(d, short_storage_pt), 0, "of a storage of 4 elements",
          results=1, unsupported=IN0),
     Case("pt-huge-shape", lambda d: tensor_pair(d, huge_shape_pt), 0, IN0, results=1, unsupported=IN0),
+    *[Case(f"pickle-bomb-{name}", lambda d, name=name: tensor_pair(d, zip_pt(BOMBS[name])), 0, "expands to more than",
+           results=1, unsupported=IN0, subprocess=True)
+      for name in ("persistent-id", "storage-offset", "size-entry", "dict-key", "location")],
+    Case("pt-stride0-within-the-cap", lambda d: tensor_pair(d, stride0_pt), 0, "expands far beyond its storage",
+         results=1, unsupported=IN0),
+    Case("pt-shape-contradicts-dump", lambda d: _both_sides(d, lambda p: write_pt(p, np.arange(6, dtype=np.float32))),
+         0, "dump.json says [2, 3]", results=1, unsupported=IN0),
+    Case("ms-npy-complex-in-float32-row", lambda d: _both_sides(
+        d, lambda p: np.save(p, (GOOD + 1j * GOOD).astype(np.complex64)), suffix=".npy", framework="mindspore"),
+         0, "complex values", results=1, unsupported=IN0),
+    Case("kernel-npy-complex-in-float32-name", lambda d: _kernel_both(d, (GOOD + 1j * GOOD).astype(np.complex64)),
+         0, "complex values", results=1, check=lambda rows: _not_compared(rows, "Add.Default_add-op1")),
     Case("pt-not-a-zip", lambda d: tensor_pair(d, b"hello, not a tensor" * 10), 0, "not a torch zip file", results=1,
          unsupported=IN0),
     Case("pt-dict-not-tensor", lambda d: tensor_pair(d, zip_pt(pickle.dumps({"a": 1}, protocol=2))), 0,
@@ -403,6 +450,12 @@ CASES: list[Case] = [
          "File name too long", results=1),
     Case("formula-names-neutralised", lambda d: stats_pair(d, target_data=_formula(), golden_data=_formula()), 0,
          "result file path", results=1, check=_row("'=HYPERLINK(\"http://x\").0.forward.input.0")),
+    Case("surrogate-in-api-name", lambda d: stats_pair(d, _SURROGATE_DUMP), 0, "result file path", results=1,
+         check=_row("Torch.a\\ud800b.0.forward.input.0"), args=("--report", "html")),
+    Case("kernel-file-name-not-utf8", lambda d: _kernel_bytes_name(d), 0, "result file path", results=1,
+         check=lambda rows: _row_where(rows, "\\udcff")),
+    Case("cr-formula-names", lambda d: stats_pair(d, target_data=_cr_formula(), golden_data=_cr_formula()), 0,
+         "result file path", results=1, check=_rows_exactly(_CR_NAMES)),
     # ---- MindSpore .npy tensors and kernel dumps ------------------------------------------------
     Case("ms-npy-object-pickle", lambda d: tensor_pair(d, npy_object, suffix=".npy", framework="mindspore"), 0,
          "object", results=1, unsupported=IN0),
@@ -424,6 +477,19 @@ CASES: list[Case] = [
     Case("yaml-wrong-value", lambda d: _dm(d, "Torch.a.0.forward.input.0: [1, 2]\n"), 2,
          '$["Torch.a.0.forward.input.0"]'),
     Case("stack-json-malformed", lambda d: _bad_stack(d), 2, "stack.json"),
+    Case("construct-json-cycle", lambda d: _construct(d, {"Torch.add.0.forward": "Module.m.M.forward.0",
+                                                          "Module.m.M.forward.0": "Torch.add.0.forward"}),
+         2, "the enclosing calls form a cycle", args=("-da",), subprocess=True),
+    Case("construct-json-deep", lambda d: _construct(d, "[" * 100_000 + "]" * 100_000), 2, "nesting is too deep",
+         args=("-da",)),
+    Case("construct-json-symlink-out", lambda d: _construct(d, {}, outside=True), 2, "construct.json resolves to",
+         args=("-da",)),
+    Case("huge-integer-statistic", lambda d: bad_leaf(d, Max=10**400), 2,
+         "'Max' of Torch.a.0.forward.input.0 must be a number within the range of a float"),
+    Case("huge-integer-argument", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": api(
+        [tensor(), {"type": "int", "value": -(10**400)}])}), 2, ".input_args[1].value"),
+    *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nests too deeply")
+      for opt in ("-am", "-cm", "-lm")],
     Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
     # ---- classic compare.json and merge_result config ------------------------------------------------------
     Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
@@ -437,6 +503,10 @@ CASES: list[Case] = [
          2, "malformed YAML", command=("merge_result",)),
     Case("merge-config-not-list", lambda d: _merge(d, "api: Distributed.all_reduce\n"), 2,
          "The config format of 'api' is incorrect", command=("merge_result",)),
+    Case("merge-xlsx-without-worksheet", lambda d: _merge_broken(d, "no-sheet"), 2, "holds no worksheet",
+         command=("merge_result",)),
+    Case("merge-xlsx-entity-bomb", lambda d: _merge_broken(d, "laughs"), 2, "cannot read the xlsx result",
+         command=("merge_result",)),
     # ---- output directory ----------------------------------------------------------------------
     Case("output-is-a-file", lambda d: _out_is_file(d), 2, "output path exists and is not a directory"),
     Case("output-under-a-file", lambda d: _out_under_file(d), 2, "not a directory"),
@@ -448,6 +518,82 @@ CASES: list[Case] = [
 
 
 # ---- builders used by the table ---------------------------------------------------------------
+def _both_sides(d: Path, bad: Callable[[Path], None], *, suffix: str = ".pt", framework: str = "pytorch") -> list[str]:
+    """Target and golden both hold the same file for input 0, which contradicts their dump.json (shape [2, 3])."""
+    sides = [tensor_side(d / side, {IN0: bad, "Torch.add.0.forward.output.0": GOOD}, suffix=suffix, framework=framework)
+             for side in ("t", "g")]
+    return ["-tp", str(sides[0]), "-gp", str(sides[1])]
+
+
+def _kernel_both(d: Path, bad: np.ndarray) -> list[str]:
+    mul = "Mul.Default_mul-op2.0.0.101.output.0.DefaultFormat.Float32.npy"
+    for side in ("t", "g"):
+        kernel_root(d / side, {KERNEL_NAME.format(ts=100): bad, mul: GOOD})
+    return ["-tp", str(d / "t"), "-gp", str(d / "g"), "--rank", "0"]
+
+
+def _not_compared(rows: list[dict[str, str]], op: str) -> None:
+    row = next(r for r in rows if op in r["NPU Name"])
+    assert row["Cosine"] in ("", "N/A", "unsupported", "None"), row
+
+
+def _construct(d: Path, doc: object, *, outside: bool = False) -> list[str]:
+    """-da inputs: the target's first divergence has a differing input, so its enclosing calls are looked up."""
+    data_t = {"Module.m.M.forward.0": api([tensor()], [tensor(mx=7.0)]),
+              "Torch.add.0.forward": api([tensor(mx=7.0)], [tensor(mx=7.0)])}
+    data_g = {"Module.m.M.forward.0": api([tensor()], [tensor(mx=7.0)]),
+              "Torch.add.0.forward": api([tensor()], [tensor()])}
+    t, g = write_dump(d / "t", data_t), write_dump(d / "g", data_g)
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    if outside:
+        (d / "elsewhere.json").write_text(text)
+        (t.parent / "construct.json").symlink_to(d / "elsewhere.json")
+    else:
+        (t.parent / "construct.json").write_text(text)
+    return ["-tp", str(t), "-gp", str(g)]
+
+
+def _ms_pair(d: Path) -> list[str]:
+    """A MindSpore target and a PyTorch golden dump, with stack.json and construct.json (what -lm reads)."""
+    ms = {"Functional.add.0.forward": api([tensor(dtype="Float32")], [tensor(dtype="Float32")])}
+    pt = {"Torch.add.0.forward": api([tensor()], [tensor()])}
+    paths = []
+    for side, data, fw in (("t", ms, "mindspore"), ("g", pt, "pytorch")):
+        p = write_dump(d / side, data, framework=fw, stack={"0": [list(data), ["File a.py, line 1, in f, \n x"]]})
+        (p.parent / "construct.json").write_text(json.dumps(dict.fromkeys(data)))
+        paths.append(p)
+    return ["-tp", str(paths[0]), "-gp", str(paths[1])]
+
+
+def _deep_yaml(d: Path) -> Path:
+    (d / "deep.yaml").write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    return d / "deep.yaml"
+
+
+def _merge_broken(d: Path, how: str) -> list[str]:
+    """Two real per-rank xlsx results; rank1's workbook then lists no sheet, or its sheet is an XML entity bomb."""
+    import re as _re
+
+    args = _merge(d, "api:\n- Torch.a\n")
+    [victim] = (d / "results").glob("*rank1_*.xlsx")
+    with zipfile.ZipFile(victim) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if how == "no-sheet":
+        members["xl/workbook.xml"] = _re.sub(rb"<sheets>.*</sheets>", b"<sheets/>", members["xl/workbook.xml"],
+                                             flags=_re.S)
+    else:
+        lol = b'<!DOCTYPE l [<!ENTITY l0 "lol">' + b"".join(
+            b"<!ENTITY l%d \"" % i + b"&l%d;" % (i - 1) * 10 + b'">' for i in range(1, 10)) + b"]>"
+        sheet = next(n for n in members if n.startswith("xl/worksheets/") and n.endswith(".xml"))
+        body = members[sheet]
+        head, sep, rest = body.partition(b"?>")
+        members[sheet] = head + sep + lol + rest.replace(b"<v>", b"<v>&l9;", 1) if sep else lol + body
+    with zipfile.ZipFile(victim, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return args
+
+
 def _compare_json(d: Path, text: str) -> list[str]:
     (d / "compare.json").write_text(text)
     return ["-i", str(d / "compare.json")]
@@ -557,6 +703,14 @@ def _npy_symlink_out(path: Path) -> None:
 
 KERNEL_STAT = ("Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,"
                'Avg Value,L2Norm Value\nMatMul,Default/MatMul-op1,5,2,17000,input,0,24,float32,"(2,3)",5,0,1,2\n')
+
+
+def _kernel_bytes_name(d: Path) -> list[str]:
+    """A kernel dump whose tensor file name holds a byte that is not UTF-8 (both sides)."""
+    name = KERNEL_NAME.format(ts=100).replace("Add.Default_add", "Add.Default_a\udcffdd")
+    for side in ("t", "g"):
+        kernel_root(d / side, {name: GOOD})
+    return ["-tp", str(d / "t"), "-gp", str(d / "g"), "--rank", "0"]
 
 
 def _kernel_stat_symlink(d: Path) -> list[str]:
@@ -691,8 +845,12 @@ def _run_in_process(args: list[str], capsys: pytest.CaptureFixture, case: Case, 
 
 def _run_subprocess(args: list[str], case: Case) -> Outcome:
     env = dict(os.environ, **case.env)
-    proc = subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    env.pop("MSPROBE_MAX_TENSOR_BYTES", None) if "MSPROBE_MAX_TENSOR_BYTES" not in case.env else None
+    try:
+        proc = subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
+                              env=env, timeout=120 if case.subprocess else 300)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{case.id}: msprobe did not finish in time (a hang)")
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -734,7 +892,8 @@ def _check_case(case: Case, base: Path, capsys, monkeypatch) -> None:
     args = [*case.command, *args, *case.args]
     before = _snapshot(base, out)
     earlier = sorted(out.rglob("*")) if out.is_dir() else []
-    result = _run_subprocess(args, case) if SUBPROCESS_ALL else _run_in_process(args, capsys, case, monkeypatch)
+    in_child = SUBPROCESS_ALL or case.subprocess
+    result = _run_subprocess(args, case) if in_child else _run_in_process(args, capsys, case, monkeypatch)
 
     # the exit code and the message
     assert result.code == case.code, (result.code, result.err[-2000:], result.out[-2000:])
@@ -1121,3 +1280,43 @@ def test_leftovers_of_killed_runs_are_swept(tmp_path: Path, capsys) -> None:
     assert not any(p.exists() for p in stale)
     assert fresh.exists() and held.exists()
     capsys.readouterr()
+
+
+def test_report_refuses_a_table_whose_rows_do_not_match_its_header(tmp_path: Path, capsys) -> None:
+    """A CSV where a bare CR split a row (as an older writer left it): `msprobe report` refuses it in one line."""
+    assert main(["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out"), "-q"]) == 0
+    [result] = list((tmp_path / "out").glob("*.csv"))
+    lines = result.read_text().splitlines()
+    forged = lines[1].split(",", 1)
+    result.write_text("\n".join([lines[0], forged[0] + ",\r=HYPERLINK(1)," + forged[1], *lines[2:]]) + "\n")
+    assert main(["report", str(result), "-o", str(tmp_path / "r.html"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fields where the header has" in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+# =========================================================================== names no encoding can write
+@pytest.mark.parametrize("extra", [("--xlsx",), ("-da",), ("--json-summary", "{tmp}/s.json", "--report", "html")])
+def test_surrogate_name_reaches_every_output_escaped(tmp_path: Path, capsys, extra: tuple[str, ...]) -> None:
+    """A lone surrogate in a name (valid JSON) is written as its escape in every output; the run succeeds."""
+    t = tmp_path / "t" / "dump.json"
+    t.parent.mkdir()
+    t.write_text(_SURROGATE_DUMP.replace('"Max": 1.0', '"Max": 7.0', 1))  # a divergence for -da to report
+    g = tmp_path / "g" / "dump.json"
+    g.parent.mkdir()
+    g.write_text(_SURROGATE_DUMP)
+    args = ["compare", "-tp", str(t), "-gp", str(g), "-o", str(tmp_path / "out"),
+            *(a.format(tmp=tmp_path) for a in extra)]
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert not captured.err
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name in ("out", tmp_path.name)]
+    assert written
+    for p in written:
+        if p.suffix in (".json", ".csv"):
+            text = p.read_text(encoding="utf-8")  # valid UTF-8 throughout
+            assert "\\ud800" in text, p
+        if p.suffix == ".json":
+            assert "Torch.a\ud800b.0.forward" in json.dumps(json.loads(p.read_text(encoding="utf-8")),
+                                                            ensure_ascii=False)
