@@ -10,6 +10,7 @@ or an internal error; 2 usage or input error; 130 interrupted (Ctrl-C); 143 term
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from .errors import CompareFailed, Interrupted, MsprobeError, UsageError
+from .errors import CompareFailed, Interrupted, MsprobeError, UsageError, os_reason
 
 BUILTIN = "__builtin__"
 log = logging.getLogger("msprobe")
@@ -121,14 +122,16 @@ def compare_cmd(**kw: object) -> None:
         finish_run(exc.outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
                    started=started)
         raise
-    if any(o.files for o in outcomes):
-        banner_end(log)
     from .finish import finish_run
     from .tailbuild import finish_removals
 
+    def announce() -> None:  # once the report and the JSON summary are written too
+        if any(o.files for o in outcomes):
+            banner_end(log)
+
     try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
         finish_run(outcomes, options, report=kw["report_format"], json_summary=kw["json_summary"],
-                   fail_on=kw["fail_on"], started=started)
+                   fail_on=kw["fail_on"], started=started, announce=announce)
     finally:
         finish_removals()
 
@@ -244,6 +247,47 @@ class _Signals:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+class _Console:
+    """``sys.stdout`` while a command runs: a console that stops taking output does not change the outcome.
+
+    The results are files; what is printed only reports on them. A closed pipe (``| head``),
+    a full device (``> /dev/full``) or a dropped terminal makes writes fail: the first failure
+    is kept (:attr:`failed`), the descriptor is pointed at ``/dev/null`` (so that the
+    interpreter's last flush at exit cannot fail either) and later output is dropped.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failed is None:
+            try:
+                return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
+            except OSError as exc:
+                self._fail(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failed is None:
+            try:
+                self._stream.flush()  # type: ignore[attr-defined]
+            except OSError as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failed = exc
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())  # type: ignore[attr-defined]
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's capture)
+            pass
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
 def _first_line(text: str, limit: int = 300) -> str:
     line = (text.strip().splitlines() or [""])[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -260,6 +304,8 @@ def guarded(run: object, *, debug: bool) -> int:
     """
     previous = _Signals.install()
     unraisable = sys.unraisablehook
+    stdout = sys.stdout
+    console = sys.stdout = _Console(stdout)
     try:
         run()  # type: ignore[operator]
     except click.exceptions.Exit as exc:
@@ -305,12 +351,24 @@ def guarded(run: object, *, debug: bool) -> int:
         return 1
     finally:
         _Signals.restore(previous)
+        sys.stdout = stdout
+        if console.failed is not None and console.failed.errno != errno.EPIPE:
+            _say(f"msprobe: warning: standard output stopped taking output ({os_reason(console.failed)}); "
+                 "what was printed after that is lost")
         if sys.unraisablehook is _quiet_unraisable:
             import gc
 
             gc.collect()
             sys.unraisablehook = unraisable
     return 0
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if it takes it."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        pass
 
 
 def _quiet_unraisable(unraisable: object) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +88,13 @@ def finish_views(
     analysis: Any = None,
     errors: Sequence[str] = (),
     title: str = "msprobe compare report",
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary."""
+    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
+
+    ``announce``: called once every file is written, before the summary is printed (the
+    "ends successfully" banner of ``msprobe compare``: not before a report that fails).
+    """
     extra_files = [p for p in (report, json_summary) if p is not None]
     summary = summarize(views, files=extra_files, analysis=analysis, errors=errors)
     if report is not None:
@@ -99,6 +104,8 @@ def finish_views(
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
+    if announce is not None:
+        announce()
     if not quiet:
         click.echo(format_summary(summary))
     if fail_on:
@@ -117,8 +124,10 @@ def finish_run(
     json_summary: Path | None = None,
     fail_on: str | None = None,
     started: float | None = None,
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """After ``msprobe compare``: summary of every job's result, report and gate."""
+    """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
+    :func:`finish_views`)."""
     views = views_from_outcomes(outcomes)
     output_dir = Path(options.output_dir)
     report_path = None
@@ -136,6 +145,7 @@ def finish_run(
         quiet=bool(getattr(options, "quiet", False)),
         analysis=analysis,
         errors=errors,
+        announce=announce,
     )
 
 

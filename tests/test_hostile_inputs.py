@@ -1320,3 +1320,75 @@ def test_surrogate_name_reaches_every_output_escaped(tmp_path: Path, capsys, ext
         if p.suffix == ".json":
             assert "Torch.a\ud800b.0.forward" in json.dumps(json.loads(p.read_text(encoding="utf-8")),
                                                             ensure_ascii=False)
+
+
+# =========================================================================== the console and the first instant
+def test_stdout_full_or_closed_does_not_change_the_outcome(tmp_path: Path) -> None:
+    """stdout on /dev/full or a pipe closed early: the result is written, the exit code is the run's (0)."""
+    args = stats_pair(tmp_path)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", *args, "-o", str(tmp_path / "a")],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "Logging error" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "msprobe: warning: standard output stopped taking output (no space left on device); what was printed "
+        "after that is lost"]
+    assert len(list((tmp_path / "a").glob("*.csv"))) == 1
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", *args, "-o", str(tmp_path / "b")],
+                          stdout=reader.stdin, stderr=subprocess.PIPE, text=True, timeout=300)
+    reader.stdin.close()
+    reader.wait(30)
+    assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr  # a closed pipe is no news
+    assert len(list((tmp_path / "b").glob("*.csv"))) == 1
+
+
+def test_banner_only_after_every_output_is_written(tmp_path: Path, capsys) -> None:
+    """'msprobe compare ends successfully' is not printed when the JSON summary (or report) then fails."""
+    (tmp_path / "in-the-way").mkdir()
+    code = main(["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out"), "--json-summary",
+                 str(tmp_path / "in-the-way")])
+    captured = capsys.readouterr()
+    assert code == 2 and "a directory is in the way" in captured.err
+    assert "The result file path is" in captured.out and "ends successfully" not in captured.out
+    assert main(["compare", *stats_pair(tmp_path / "2"), "-o", str(tmp_path / "out2"), "--report", "html"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("The report file path is") < out.index("ends successfully") < out.index("Compare summary")
+
+
+@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "engine in exec"])
+@pytest.mark.parametrize("how", ["python -m msprobe_core", "msprobe"])
+def test_ctrl_c_while_the_cli_loads(tmp_path: Path, module: str, how: str) -> None:
+    """A Ctrl-C while msprobe's modules load (the first ~100 ms): exit 130 and one line, no traceback.
+
+    The interrupt is raised where a real Ctrl-C would raise it: at the first import of ``module``
+    (each one msprobe imports as it starts), for both ways of starting it; "in exec": inside
+    ``exec()`` of source text, as when it strikes while ``dataclasses`` builds a class (CPython
+    3.11 then marks it unhandled, and ``python -m`` ended by SIGINT, -2, after msprobe had caught it).
+    """
+    raise_it = "exec('raise KeyboardInterrupt')" if module.endswith(" in exec") else "raise KeyboardInterrupt"
+    module = module.split()[0]
+    (tmp_path / "sitecustomize.py").write_text(f"""
+import builtins, sys
+real = builtins.__import__
+def interrupted(name, *args, **kw):
+    if name == {module!r} and name not in sys.modules and "msprobe_core" in sys.modules:
+        builtins.__import__ = real
+        {raise_it}
+    return real(name, *args, **kw)
+builtins.__import__ = interrupted
+""")
+    script = Path(sys.executable).with_name("msprobe")
+    if how == "msprobe" and not script.is_file():
+        pytest.skip("the msprobe console script is not installed next to this python")
+    cmd = [sys.executable, "-m", "msprobe_core"] if how != "msprobe" else [sys.executable, str(script)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    # the engine loads while the compare runs (msprobe's own handling is in place by then)
+    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "engine" else [
+        "--version"]
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "msprobe: interrupted (Ctrl-C)" + ("; unfinished result files were removed" if args[0] == "compare" else "")]
