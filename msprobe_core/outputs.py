@@ -202,6 +202,11 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
     ``also`` are removed (:func:`sweep_stale`).
     """
     directory = Path(directory)
+    created = []  # the directories made here, outermost first: removed again if the run writes nothing
+    missing = directory.absolute()
+    while not os.path.lexists(missing) and missing != missing.parent:
+        created.insert(0, missing)
+        missing = missing.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -243,6 +248,11 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
             os.unlink(lock)
         except OSError:
             pass
+        for made in reversed(created):  # a run that stopped before writing anything leaves nothing behind
+            try:
+                os.rmdir(made)
+            except OSError:  # not empty (or not ours to remove)
+                break
 
 
 def prepare_output_dir(directory: Path) -> Path:

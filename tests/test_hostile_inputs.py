@@ -1392,3 +1392,11 @@ builtins.__import__ = interrupted
     assert "Traceback" not in proc.stderr
     assert [line for line in proc.stderr.splitlines() if line.strip()] == [
         "msprobe: interrupted (Ctrl-C)" + ("; unfinished result files were removed" if args[0] == "compare" else "")]
+
+
+def test_a_run_that_stops_creates_no_output_directory(tmp_path: Path, capsys) -> None:
+    """The run's timestamp is held in the output directory; a run stopped by its input leaves no directory behind."""
+    args = stats_pair(tmp_path, '{"task": "statistics", "data": {"Torch.a.0.forward": 5}}')
+    assert main(["compare", *args, "-o", str(tmp_path / "new" / "out")]) == 2
+    assert not (tmp_path / "new").exists()
+    capsys.readouterr()
