@@ -7,17 +7,18 @@ lists every option, those of the installed plugins included (looking it up loads
 
 from __future__ import annotations
 
-from typing import Any
-
-from .hookspecs import hookimpl
-
 __version__ = "0.1.0"
 __all__ = ["CompareResult", "compare", "compare_distributed", "hookimpl", "__version__"]
 _FROM_API = ("CompareResult", "compare", "compare_distributed")
 
 
-def __getattr__(name: str) -> Any:
-    # lazy: importing the package (``msprobe --help``, plugins importing ``hookimpl``) loads no plugin
+def __getattr__(name: str) -> object:
+    # imported on first use: ``msprobe`` imports this package before it can catch a Ctrl-C, so it
+    # stays tiny; importing it (``msprobe --help``, plugins importing ``hookimpl``) loads no plugin
+    if name == "hookimpl":
+        from .hookspecs import hookimpl
+
+        return hookimpl
     if name in _FROM_API:
         from . import api
 
@@ -26,4 +27,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_API})
+    return sorted({*globals(), *_FROM_API, "hookimpl"})

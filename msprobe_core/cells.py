@@ -14,8 +14,13 @@ import numpy as np
 from .csv_rows import quote_chars
 from .floattext import float_texts
 
-_FORMULA_START = re.compile(r"^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]")
+#: what a spreadsheet skips in front of a formula: TAB, space, NUL, zero-width space, CR, LF
+FORMULA_PREFIXES = "\t \x00\u200b\r\n"
+_FORMULA_START = re.compile(r"(?:^|;)[\t \x00\u200b\r\n]*[＋－＝％＠+\-=%@]")
 _FORMULA_CHARS = frozenset("＋－＝％＠+-=%@")
+#: the first character of a text that may be formula-like
+_FORMULA_FIRST = _FORMULA_CHARS | frozenset(FORMULA_PREFIXES)
+_first_char = itemgetter(slice(0, 1))
 
 
 def _all_parts_numeric(text: str) -> bool:
@@ -31,7 +36,7 @@ def is_formula_like(text: str) -> bool:
     """True for text a spreadsheet would evaluate (``=1+1``, ``@x``, ``-cmd``…) and that is not a number."""
     if not text:
         return False
-    if text[0] not in _FORMULA_CHARS and ";" not in text:
+    if text[0] not in _FORMULA_FIRST and ";" not in text:
         return False
     return bool(_FORMULA_START.search(text)) and not _all_parts_numeric(text)
 
@@ -124,10 +129,13 @@ def may_hold_formula(values: Sequence[str], joined: str | None = None) -> bool:
     """
     if joined is None:
         joined = "\x00".join(values)
-    if ";" in joined or joined[:1] in _FORMULA_CHARS:
+    if ";" in joined:
         return True
-    # a formula character (rare) first, then the exact test: that character at the start of a cell
-    return any(c in joined and "\x00" + c in joined for c in _FORMULA_CHARS)
+    if all(c not in joined for c in _FORMULA_CHARS):  # nearly always: then no cell can be a formula
+        return False
+    # some formula character somewhere: does a cell start with one, or with a prefix? (one pass over the cells,
+    # whatever their length: stack texts are long)
+    return not _FORMULA_FIRST.isdisjoint(map(_first_char, values))
 
 
 def _text_column(values: Sequence[str], joined: str | None = None) -> list[str]:

@@ -10,6 +10,7 @@ or an internal error; 2 usage or input error; 130 interrupted (Ctrl-C); 143 term
 
 from __future__ import annotations
 
+import errno
 import inspect
 import json
 import logging
@@ -21,7 +22,7 @@ import traceback
 
 import click
 
-from .errors import CompareFailed, Interrupted, MsprobeError
+from .errors import CompareFailed, Interrupted, MsprobeError, os_reason
 
 log = logging.getLogger("msprobe")
 #: click's "no arguments: show the help" (click >= 8.2; nothing to catch before)
@@ -153,14 +154,16 @@ def compare_cmd(**kw: object) -> None:
         finish_run(exc.outcomes, options, report=values["report"], json_summary=values["json_summary"],
                    started=started)
         raise
-    if any(o.files for o in outcomes):
-        banner_end(log)
     from .finish import finish_run
     from .tailbuild import finish_removals
 
+    def announce() -> None:  # once the report and the JSON summary are written too
+        if any(o.files for o in outcomes):
+            banner_end(log)
+
     try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
         finish_run(outcomes, options, report=values["report"], json_summary=values["json_summary"],
-                   fail_on=values["fail_on"], started=started)
+                   fail_on=values["fail_on"], started=started, announce=announce)
     finally:
         finish_removals()
 
@@ -254,10 +257,15 @@ def _set_tensor_cap(value: object) -> None:
 
 
 class _Signals:
-    """SIGTERM handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 143."""
+    """SIGTERM and SIGHUP handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 128+N.
+
+    SIGHUP is what a closed terminal or a dropped ssh session sends: left at its default
+    action it would kill the process on the spot, leaving its hidden temporary files.
+    """
 
     received: int | None = None
     owner_pid: int = 0
+    HANDLED = ("SIGTERM", "SIGHUP")
 
     @classmethod
     def on_term(cls, signum: int, frame: object) -> None:
@@ -269,18 +277,68 @@ class _Signals:
         raise KeyboardInterrupt
 
     @classmethod
-    def install(cls) -> object:
+    def install(cls) -> dict[int, object]:
         cls.received = None
         cls.owner_pid = os.getpid()
-        try:
-            return signal.signal(signal.SIGTERM, cls.on_term)
-        except ValueError:  # not the main thread: leave signals alone
-            return None
+        previous: dict[int, object] = {}
+        for name in cls.HANDLED:
+            signum = getattr(signal, name, None)
+            if signum is None:  # no SIGHUP on Windows
+                continue
+            try:
+                current = signal.getsignal(signum)
+                if signum != signal.SIGTERM and current == signal.SIG_IGN:
+                    continue  # nohup: the user asked for the run to survive a hang-up
+                previous[signum] = signal.signal(signum, cls.on_term)
+            except ValueError:  # not the main thread: leave signals alone
+                break
+        return previous
 
     @staticmethod
-    def restore(previous: object) -> None:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    def restore(previous: dict[int, object]) -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+class _Console:
+    """``sys.stdout`` while a command runs: a console that stops taking output does not change the outcome.
+
+    The results are files; what is printed only reports on them. A closed pipe (``| head``),
+    a full device (``> /dev/full``) or a dropped terminal makes writes fail: the first failure
+    is kept (:attr:`failed`), the descriptor is pointed at ``/dev/null`` (so that the
+    interpreter's last flush at exit cannot fail either) and later output is dropped.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failed is None:
+            try:
+                return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
+            except OSError as exc:
+                self._fail(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failed is None:
+            try:
+                self._stream.flush()  # type: ignore[attr-defined]
+            except OSError as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failed = exc
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())  # type: ignore[attr-defined]
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's capture)
+            pass
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -301,6 +359,8 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     """
     previous = _Signals.install()
     unraisable = sys.unraisablehook
+    stdout = sys.stdout
+    console = sys.stdout = _Console(stdout)
     try:
         run()  # type: ignore[operator]
     except click.exceptions.Exit as exc:
@@ -326,7 +386,11 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
         # finalisers as the traceback is released; the run is over, keep stderr to one line
         sys.unraisablehook = _quiet_unraisable
         if _Signals.received is not None:
-            click.echo("msprobe: terminated (SIGTERM); unfinished result files were removed", err=True)
+            what = "hung up (SIGHUP)" if _Signals.received != signal.SIGTERM else "terminated (SIGTERM)"
+            try:
+                click.echo(f"msprobe: {what}; unfinished result files were removed", err=True)
+            except OSError:  # a hung-up terminal takes no more output
+                pass
             return 128 + _Signals.received
         click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
         return Interrupted.exit_code
@@ -354,6 +418,10 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
         return 1
     finally:
         _Signals.restore(previous)
+        sys.stdout = stdout
+        if console.failed is not None and console.failed.errno != errno.EPIPE:
+            _say(f"msprobe: warning: standard output stopped taking output ({os_reason(console.failed)}); "
+                 "what was printed after that is lost")
         if sys.unraisablehook is _quiet_unraisable:
             import gc
 
@@ -362,12 +430,30 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     return 0
 
 
+def _say(line: str) -> None:
+    """One line on stderr, if it takes it."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        pass
+
+
 def _quiet_unraisable(unraisable: object) -> None:
     """``sys.unraisablehook`` while an interrupted run unwinds: finaliser noise is dropped."""
 
 
+def _escape_unencodable_output() -> None:
+    """Print what the console cannot encode (a lone surrogate in a name read from a dump) as an escape, not fail."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we may change
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
+    _escape_unencodable_output()
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
     from .legacy.cli import is_classic, main_classic
 

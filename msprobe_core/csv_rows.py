@@ -1,4 +1,5 @@
-"""CSV text of many rows at once, byte for byte what ``csv.writer(fh, lineterminator="\\n")`` writes.
+"""CSV text of many rows at once, byte for byte what ``csv.writer(fh, lineterminator="\\n")`` writes,
+except that a field holding a carriage return is always quoted.
 
 ``csv.writer.writerows`` walks every field in C but still costs ~0.3 µs a field;
 a result has millions. Here a chunk of rows is built from its columns of text:
@@ -7,8 +8,10 @@ the csv module quote a field, only such columns are quoted cell by cell (once
 per distinct cell), and the rows are ``",".join``-ed in one C-level pass.
 
 Which characters make the running Python's csv module quote a field is asked of
-the module itself once (Python 3.11 does not quote a lone ``\\r`` when the line
-terminator is ``\\n``; later versions may), not assumed.
+the module itself once, not assumed; ``\\r`` and ``\\n`` are added whatever it says:
+Python 3.11 does not quote a lone ``\\r`` when the line terminator is ``\\n``, and
+every CSV reader (the csv module, pandas, spreadsheets) ends a row there, so a name
+starting with ``\\r=`` would start a forged row whose first cell is a formula.
 """
 
 from __future__ import annotations
@@ -19,20 +22,25 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["csv_chunk", "quote_cells", "quote_chars"]
+__all__ = ["ALWAYS_QUOTED", "csv_chunk", "csv_line", "quote_cells", "quote_chars"]
 
 # characters the csv module might quote a field for, with the default dialect and lineterminator="\n"
 _CANDIDATES = ',"\n\r\t \x00\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029'
 
 
+#: quoted whatever the csv module does: a reader ends a row at either
+ALWAYS_QUOTED = "\r\n"
+
+
 @lru_cache(maxsize=1)
 def quote_chars() -> str:
-    """The characters that make ``csv.writer(fh, lineterminator="\\n")`` quote a field, asked of the csv module."""
+    """The characters that make a field quoted: those ``csv.writer(fh, lineterminator="\\n")`` quotes for,
+    asked of the csv module, and :data:`ALWAYS_QUOTED`."""
     found = []
     for c in _CANDIDATES:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([f"a{c}b", "x"])
-        if buf.getvalue().startswith('"'):
+        if buf.getvalue().startswith('"') or c in ALWAYS_QUOTED:
             found.append(c)
     return "".join(found)
 
@@ -67,15 +75,20 @@ def csv_chunk(columns: Sequence[list[str]], charsets: Sequence[str | None] | Non
     """The CSV lines (each ending in ``\\n``) of the rows whose fields are ``columns`` (text, column-wise).
 
     ``charsets`` (one per column, see :func:`quote_cells`) lets columns of numbers skip the quoting scan.
-
-    Needs at least two columns: a row of one empty field is spelled ``""`` by the csv
-    module, which joining cannot know (callers write such tables with :mod:`csv` itself).
+    A row of one empty field is spelled ``""``, as the csv module spells it (a blank line is no row).
     """
-    if len(columns) < 2:
-        raise ValueError("csv_chunk needs at least two columns")
+    if not columns:
+        return ""
     if charsets is None:
         charsets = [None] * len(columns)
     quoted = [quote_cells(col, charset) for col, charset in zip(columns, charsets)]
     if not quoted[0]:
         return ""
+    if len(quoted) == 1:
+        return "".join(f"{text}\n" if text else '""\n' for text in quoted[0])
     return "\n".join(map(",".join, zip(*quoted))) + "\n"
+
+
+def csv_line(fields: list[str]) -> str:
+    """One CSV line (a header) as :func:`csv_chunk` spells rows."""
+    return csv_chunk([[f] for f in fields])

@@ -226,6 +226,9 @@ def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place
         if value.__class__ not in stat_types:
             bad = next(k for k in ("Max", "Min", "Mean", "Norm") if leaf.get(k).__class__ not in stat_types)
             raise _field_problem(leaf, bad, name, "a number, a boolean, a string or null")
+        if value.__class__ is int and not _float_sized(value):
+            bad = next(k for k in ("Max", "Min", "Mean", "Norm") if not _float_sized(leaf.get(k)))
+            raise _field_problem(leaf, bad, name, "a number within the range of a float")
         return _stat(value)
 
     def add_leaf(leaf: dict, name: str, state: str, api_idx: int) -> None:
@@ -389,6 +392,8 @@ def _non_tensor(leaf: dict, name: str, md5: str | None, crcs: dict[str, str]) ->
             md5 = ranks
     else:
         vtype = value.__class__
+        if vtype is int and not _float_sized(value):
+            raise _field_problem(leaf, "value", name, "a number within the range of a float")
         dtype = _TYPE_NAMES.get(vtype) or _TYPE_NAMES.setdefault(vtype, _type_name(value))
         shape_text = "[]"
         stats = _stat(value)
@@ -400,6 +405,17 @@ def _non_tensor(leaf: dict, name: str, md5: str | None, crcs: dict[str, str]) ->
     if stats.__class__ is list:  # a list statistic is one value repeated, not four values
         stats = [stats] * 4
     return dtype, shape_text, stats, md5
+
+
+def _float_sized(value: Any) -> bool:
+    """False for an integer too large for a float (every statistic is compared as a float: 10**400 cannot be)."""
+    if value.__class__ is not int:
+        return True
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _stat(value: Any) -> Any:

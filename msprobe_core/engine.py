@@ -19,7 +19,7 @@ from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
 from .model import MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
-from .outputs import output_policy, prepare_output_dir
+from .outputs import TEXT_ERRORS, output_policy, prepare_output_dir, run_stamp
 from .progress import file_sizes, set_job, stage
 from .registry import CompareJob, FrameworkSpec, MatchContext, PluginHost, get_host
 from .result import (
@@ -35,6 +35,7 @@ log = logging.getLogger("msprobe")
 
 #: ``CompareOptions.extra`` key: ``time.time()`` when the run began (files newer than that are this run's).
 RUN_STARTED = "run_started"
+RUN_STAMP = "run_stamp"  # the timestamp in the run's file names (outputs.run_stamp)
 
 
 @dataclass
@@ -133,6 +134,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         except Exception:  # noqa: BLE001
             early.clear()
 
+    from .validation import dump_file_beside
+
     target, golden = load_two(lambda path: host.load_dump(path, options, job), job.target, job.golden, preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
@@ -140,26 +143,13 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
             if table.tensor_dir is None or not table.tensor_dir.is_dir():
                 raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
             check_tensor_dir(table)
-    stack_file = target.source.parent / "stack.json"
-    # a stack.json lies next to a dump file (a directory-shaped dump, e.g. a kernel dump, has none)
-    if target.stack is None and target.source.is_file() and stack_file.is_file():
-        check_beside(target.source.parent, stack_file)
+    stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
+    if stack_file is not None:
         if stack_file == guess and "stack" in early:
             target.stack = early.pop("stack")
         else:
             target.stack = load_stack(stack_file)
     return target, golden
-
-
-def check_beside(directory: Path, path: Path) -> None:
-    """Refuse a file next to a dump (stack.json…) that is a symlink pointing outside the dump's directory."""
-    from .validation import is_within
-
-    if path.is_symlink() and not is_within(directory, path):
-        raise InputError(
-            f"{path.name} resolves to {path.resolve()}, outside the dump directory {directory}; refusing to read it",
-            path=path,
-        )
 
 
 def check_tensor_dir(table: DumpTable) -> None:
@@ -378,7 +368,7 @@ def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> li
             raise OutputError(f"attachment name '{name}' must be a plain file name", path=directory)
         try:
             with atomic_path(path) as tmp:
-                tmp.write_text(text, encoding="utf-8")
+                tmp.write_text(text, encoding="utf-8", errors=TEXT_ERRORS)
         except OSError as exc:
             raise OutputError(f"cannot write {path.name} ({exc.strerror or exc})", path=path) from None
         log.info("%s is saved in: %s.", path.name, path.resolve())
@@ -389,18 +379,22 @@ def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> li
 def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:
     """Run every job; a failing job does not stop the others but makes the run fail at the end."""
     host = host or get_host()
-    timestamp = time.strftime("%Y%m%d%H%M%S")
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
-    options = replace(options, extra={**options.extra, RUN_STARTED: time.time()})  # travels to worker processes
-    with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
-        if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
-            from .analysis import run_diff_analyze
+    # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
+    # without --force, not a name a file from an earlier run has either
+    with run_stamp(Path(options.output_dir), also=sorted({Path(job.output_dir) for job in jobs}),
+                   keep_earlier=not options.force) as timestamp:
+        # both travel to worker processes
+        options = replace(options, extra={**options.extra, RUN_STARTED: time.time(), RUN_STAMP: timestamp})
+        with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+            if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
+                from .analysis import run_diff_analyze
 
-            stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
-            analysed = run_diff_analyze(jobs, options, host)
-            if analysed is not None:
-                return analysed
-        outcomes = _run_on_executor(jobs, options, host, timestamp)
+                stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
+                analysed = run_diff_analyze(jobs, options, host)
+                if analysed is not None:
+                    return analysed
+            outcomes = _run_on_executor(jobs, options, host, timestamp)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +89,13 @@ def finish_views(
     errors: Sequence[str] = (),
     title: str = "msprobe compare report",
     run: dict[str, Any] | None = None,
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
+    ``announce``: called once every file is written, before the summary is printed (the
+    "ends successfully" banner of ``msprobe compare``: not before a report that fails).
     """
     from .progress import clear_status, set_job, stage
 
@@ -111,6 +114,8 @@ def finish_views(
     if json_summary is not None:
         write_json_summary(summary, json_summary)
     clear_status()
+    if announce is not None:
+        announce()
     if not quiet:
         click.echo(format_summary(summary))
     if fail_on:
@@ -129,8 +134,10 @@ def finish_run(
     json_summary: Path | None = None,
     fail_on: str | None = None,
     started: float | None = None,
+    announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """After ``msprobe compare``: summary of every job's result, report and gate."""
+    """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
+    :func:`finish_views`)."""
     views = views_from_outcomes(outcomes)
     output_dir = Path(options.output_dir)
     report_path = None
@@ -148,6 +155,7 @@ def finish_run(
         quiet=bool(getattr(options, "quiet", False)),
         analysis=analysis,
         errors=errors,
+        announce=announce,
     )
 
 

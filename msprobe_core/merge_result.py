@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,10 +140,15 @@ def read_result(rank: int, path: Path) -> RankResult:
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds for a bad file
         raise InputError(f"cannot read the xlsx result ({exc})", path=path) from None
     try:
-        ws = wb.worksheets[0]
-        rows = ws.iter_rows(values_only=True)
+        if not wb.worksheets:
+            raise InputError("the xlsx result holds no worksheet", path=path)
+        rows = wb.worksheets[0].iter_rows(values_only=True)
         header = [("" if c is None else str(c)) for c in next(rows, ())]
         body = [list(r) for r in rows]
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a sheet is parsed as it is read: broken XML, entity bombs…
+        raise InputError(f"cannot read the xlsx result ({exc})", path=path) from None
     finally:
         wb.close()
     result = RankResult(rank, path)
@@ -209,6 +213,8 @@ def extract(result: RankResult, apis: list[str], indexes: list[str]) -> dict[str
 
 def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
     """Run the whole merge; returns the workbook written."""
+    from .outputs import run_stamp
+
     files = result_files(Path(input_dir))
     apis, configured = load_config(Path(config))
     indexes = configured
@@ -265,10 +271,11 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
     except OSError as exc:
         raise OutputError(f"cannot create output directory ({exc.strerror or exc})", path=out_dir) from None
-    path = out_dir / f"multi_ranks_compare_merge_{time.strftime('%Y%m%d%H%M%S')}.xlsx"
-    if path.exists():
-        log.warning("%s will be replaced.", path)
-    _write(path, sheets)
+    with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another merge writes in this very second
+        path = out_dir / f"multi_ranks_compare_merge_{stamp}.xlsx"
+        if path.exists():
+            log.warning("%s will be replaced.", path)
+        _write(path, sheets)
     log.info("The compare results of the multi-ranks are merged and saved in: %s.", path.resolve())
     return path
 

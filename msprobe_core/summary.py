@@ -292,9 +292,16 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
             header = next(reader, None)
             if header is None:
                 raise InputError("result file is empty", path=path)
-            return header, list(reader)
+            rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read result ({exc})", path=path) from None
+    width = len(header)
+    rows = [row for row in rows if row]  # blank lines are no rows (as pandas reads them)
+    for k, row in enumerate(rows, 1):
+        if len(row) != width:  # e.g. a bare carriage return in a cell started a row of its own
+            raise InputError(f"row {k} has {len(row)} fields where the header has {width}: not a well-formed "
+                             "result table", path=path)
+    return header, rows
 
 
 def _xlsx_text(v: Any) -> str:
@@ -330,6 +337,8 @@ def _read_xlsx(path: Path) -> tuple[list[str], list[list[str]]]:
             elif head_s != header:
                 continue
             rows.extend([_xlsx_text(v) for v in r] for r in it)
+    except Exception as exc:  # noqa: BLE001 - a sheet is parsed as it is read: broken XML, entity bombs…
+        raise InputError(f"cannot read xlsx result ({exc})", path=path) from None
     finally:
         wb.close()
     if header is None:
@@ -1043,12 +1052,14 @@ def gate_failures(summary: dict[str, Any], fail_on: str) -> int:
 def write_json_summary(summary: dict[str, Any], path: Path) -> Path:
     """Write the summary as JSON, atomically."""
     from .errors import OutputError
+    from .outputs import TEXT_ERRORS
     from .writers import atomic_path
 
     path = Path(path)
     try:
         with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8",
+                           errors=TEXT_ERRORS)
     except OSError as exc:
         raise OutputError(f"cannot write summary ({exc.strerror or exc})", path=path) from None
     return path

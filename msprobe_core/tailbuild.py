@@ -131,6 +131,7 @@ def start_tail(
     side = Path(name)
 
     def work() -> None:
+        from .outputs import TEXT_ERRORS
         from .writers import write_csv_rows
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
@@ -140,7 +141,7 @@ def start_tail(
         n = len(match.target)
         notes = dict(match.notes)
         notes[WHOLE_NUMBERS] = whole_numbers(target, golden, match)  # column-wide facts the parts must share
-        with open(side, "w", newline="", encoding="utf-8") as fh:
+        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             lo = start
             while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs
                 hi = api_boundary(target, match, lo + PIECE_ROWS)

@@ -45,6 +45,36 @@ class TensorTask:
     bench_framework: str
     #: bytes of both files when the caller already knows them (-1: look them up)
     nbytes: int = -1
+    #: the shapes dump.json gives each side, squeezed (``None``: not known, not checked)
+    npu_shape: tuple[int, ...] | None = None
+    bench_shape: tuple[int, ...] | None = None
+    #: whether dump.json gives each side a complex dtype (``None``: not known); a real row's file may not be complex
+    npu_complex: bool | None = None
+    bench_complex: bool | None = None
+
+
+def is_complex_dtype(text: object) -> bool | None:
+    """Whether a dump.json dtype (``torch.complex64``, ``Complex64``) is complex; None when there is none."""
+    return "complex" in text.lower() if isinstance(text, str) and text not in ("", "N/A") else None
+
+
+def squeezed_shape(text: object, memo: dict[object, tuple[int, ...] | None] | None = None
+                   ) -> tuple[int, ...] | None:
+    """The shape a dump.json cell (``"[2, 1, 3]"``) names, without its 1s (as a squeezed array has it); else None."""
+    if memo is not None and text in memo:
+        return memo[text]
+    shape: tuple[int, ...] | None = None
+    if isinstance(text, str) and text.startswith("[") and text.endswith("]") and len(text) < 1024:
+        inner = text[1:-1].strip()
+        try:
+            dims = [int(d) for d in inner.split(",")] if inner else []
+        except ValueError:
+            dims = None
+        if dims is not None and all(d >= 0 for d in dims):
+            shape = tuple(d for d in dims if d != 1)
+    if memo is not None:
+        memo[text] = shape
+    return shape
 
 
 def safe_tensor_path(base: Path | None, data_name: str) -> Path:
@@ -114,8 +144,14 @@ class _Readers:
         self.metrics = [m for m in self.host.tensor_metrics if metrics is None or m.column in metrics]
         self._specs: dict[str, tuple[Any, str, bool]] = {}
 
-    def read(self, framework: str, path: str) -> Any:
-        """One tensor file as a squeezed array (a ``TensorReadError`` names what is wrong)."""
+    def read(self, framework: str, path: str, shape: tuple[int, ...] | None = None,
+             complex_ok: bool | None = None) -> Any:
+        """One tensor file as a squeezed array (a ``TensorReadError`` names what is wrong).
+
+        ``shape``: what dump.json says the squeezed array is; ``complex_ok``: whether dump.json says
+        the tensor is complex. A file contradicting either is refused: its metrics would describe
+        some other tensor (a complex file in a real row would lose its imaginary part).
+        """
         found = self._specs.get(framework)
         if found is None:
             spec = self.host.framework(framework)
@@ -128,7 +164,14 @@ class _Readers:
         if suffix and not path.endswith(suffix):
             raise TensorReadError(f"{framework} tensor files must end with {suffix}")
         check_tensor_file(path, self.cap)  # no FIFOs/devices, nothing over the byte cap
-        return self.squeeze(read_tensor(path if accepts_str else Path(path)))
+        array = self.squeeze(read_tensor(path if accepts_str else Path(path)))
+        if shape is not None and array.shape != shape:
+            raise TensorReadError(f"{path}: the file holds a tensor of shape {list(array.shape)} (squeezed), "
+                                  f"dump.json says {list(shape)}")
+        if complex_ok is False and array.dtype.kind == "c":
+            raise TensorReadError(f"{path}: the file holds complex values ({array.dtype}), dump.json says the "
+                                  "tensor is real")
+        return array
 
 
 def _read(framework: str, path: str) -> Any:
@@ -173,9 +216,10 @@ def _load_pair(task: TensorTask, arenas: Sequence[Arena | None] = (None, None),
     rd = readers or _Readers()
     try:
         with use_arena(arenas[0]):
-            npu = _prefault(rd.read(task.npu_framework, task.npu_path))
+            npu = _prefault(rd.read(task.npu_framework, task.npu_path, task.npu_shape, task.npu_complex))
         with use_arena(arenas[1]):
-            return npu, _prefault(rd.read(task.bench_framework, task.bench_path))
+            return npu, _prefault(rd.read(task.bench_framework, task.bench_path, task.bench_shape,
+                                          task.bench_complex))
     except TensorReadError as exc:
         return f"{exc}"
     except (OSError, ValueError, MemoryError) as exc:
@@ -395,6 +439,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     tasks: list[TensorTask] = []
     warnings: list[str] = []
     tensor_path = _TensorPaths()
+    shapes: dict[object, tuple[int, ...] | None] = {}
     for k, (i, j) in enumerate(zip(match.target, match.golden)):
         nd = target.data_name[i]
         if nd == "-1" or j < 0 or golden.data_name[j] == "-1":
@@ -410,7 +455,9 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         cells.append(())
         known = tensor_path.sizes
         nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
-        tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes))
+        tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes,
+                                squeezed_shape(target.shape[i], shapes), squeezed_shape(golden.shape[j], shapes),
+                                is_complex_dtype(target.dtype[i]), is_complex_dtype(golden.dtype[j])))
     with executor_for(ctx.options) as executor:
         done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor

@@ -44,7 +44,9 @@ from .errors import InputError, MappingError, MsprobeError, TensorReadError, Uns
 
 __all__ = [
     "check_tensor_file",
+    "check_within_dump",
     "confine",
+    "dump_file_beside",
     "find_json_path",
     "json_path",
     "max_tensor_bytes",
@@ -274,6 +276,30 @@ def is_within(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> boo
     real_root = os.path.realpath(root)
     full = os.path.realpath(path)
     return os.path.commonpath([real_root, full]) == real_root
+
+
+def check_within_dump(directory: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """The rule for every file of a dump (stack.json, construct.json, dump_tensor_data…): a symlink
+    may not lead out of the dump's directory (:class:`~msprobe_core.errors.InputError`, exit 2).
+
+    The dump directory itself may be reached through symlinks (the user named it); what lies
+    below it must stay below it (see ``docs/differences.md``).
+    """
+    if os.path.islink(path) and not is_within(directory, path):
+        raise InputError(f"{os.path.basename(path)} resolves to {os.path.realpath(path)}, outside the dump "
+                         f"directory {directory}; refusing to read it", path=path)
+
+
+def dump_file_beside(dump_json: str | os.PathLike[str], name: str) -> Path | None:
+    """The file ``name`` next to ``dump_json`` (``stack.json``, ``construct.json``), or None when there is none.
+
+    Checked by :func:`check_within_dump` first: a symlink out of the dump directory is refused.
+    """
+    path = Path(dump_json).parent / name
+    if not path.is_file():
+        return None
+    check_within_dump(path.parent, path)
+    return path
 
 
 def check_tensor_file(path: str | os.PathLike[str], max_bytes: int | None) -> int:

@@ -8,7 +8,6 @@ re-exported here for plugin writers).
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -17,9 +16,9 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from .cells import csv_cells, xlsx_cell
-from .csv_rows import csv_chunk
-from .outputs import atomic_path, output_error
+from .cells import FORMULA_PREFIXES, csv_cells, xlsx_cell
+from .csv_rows import csv_chunk, csv_line
+from .outputs import TEXT_ERRORS, atomic_path, output_error
 from .result import ResultTable
 from .xlsx_stream import CHUNK_ROWS as XLSX_STREAM_CHUNK
 from .xlsx_stream import XlsxStreamWriter
@@ -47,16 +46,14 @@ def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str],
 
 def write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
     """Header (unless ``None``) and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")``
-    writes them."""
-    writer = csv.writer(fh, lineterminator="\n")
+    writes them, a field holding a carriage return quoted (:mod:`msprobe_core.csv_rows`)."""
     if header is not None:
-        writer.writerow(header)
+        fh.write(csv_line(header) if header else "\n")
+    if not columns:
+        return
     for k in range(start, stop, CSV_CHUNK_ROWS):
         texts, charsets = zip(*[_csv_texts(col, k, min(stop, k + CSV_CHUNK_ROWS)) for col in columns])
-        if len(texts) < 2:  # one column: a row of one empty field is spelled '""', let the csv module do it
-            writer.writerows(zip(*texts))
-        else:
-            fh.write(csv_chunk(texts, charsets))
+        fh.write(csv_chunk(texts, charsets))
 
 
 def write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
@@ -97,18 +94,18 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
 
     mid = (start + stop) // 2
     if not fork_worthwhile(stop - start):
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             write_csv_rows(fh, header, columns, start, stop)
         return
     side = path.with_name(path.name + ".tail")
 
     def write_tail() -> None:
-        with open(side, "w", newline="", encoding="utf-8") as fh:
+        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             write_csv_rows(fh, None, columns, mid, stop)
 
     try:
         with run_in_child(write_tail) as child:
-            with open(path, "w", newline="", encoding="utf-8") as fh:
+            with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
                 write_csv_rows(fh, header, columns, start, mid)
         _append_rows(path, side if child.succeeded else None, columns, mid, stop)
     finally:
@@ -118,7 +115,7 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
 def _append_rows(path: Path, side: Path | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
     """Append rows ``start:stop`` to ``path``: the text a child wrote into ``side``, or (None) spelled here."""
     if side is None:
-        with open(path, "a", newline="", encoding="utf-8") as fh:
+        with open(path, "a", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             write_csv_rows(fh, None, columns, start, stop)
         return
     with open(path, "r+b") as out, open(side, "rb") as text:
@@ -146,7 +143,7 @@ def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]]
                      tail: Tail) -> None:
     """Header and rows ``start:tail.start`` from here, then the child's text of the rest (or, if it failed, the
     rest spelled here)."""
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
         write_csv_rows(fh, header, columns, start, tail.start)
     _append_rows(path, tail.side if tail.finish() else None, columns, tail.start, stop)
 
@@ -158,7 +155,7 @@ def any_formula_like(values: list[str]) -> bool:
     return ";" in "".join(values)  # text after a ';' may be a formula: let xlsx_cell decide, cell by cell
 
 
-_FORMULA_FIRST = frozenset("＋－＝％＠+-=%@")
+_FORMULA_FIRST = frozenset("＋－＝％＠+-=%@" + FORMULA_PREFIXES)
 _first_char = itemgetter(slice(0, 1))
 _XLSX_TYPED = frozenset({float, int, bool})
 _XLSX_KEPT = frozenset({float, int, bool, type(None)})

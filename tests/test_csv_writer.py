@@ -1,7 +1,9 @@
 """The chunked CSV writer writes exactly what ``csv.writer`` + ``csv_cell`` wrote, for any table.
 
 The reference below is the writer as it was before the chunked one: every cell
-through :func:`msprobe_core.cells.csv_cell`, every row through the csv module.
+through :func:`msprobe_core.cells.csv_cell`, every row through the csv module, with
+one change: a field holding a carriage return is quoted too (the csv module of
+Python 3.11 leaves it bare when rows end in ``\n``, and readers start a row there).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ def reference_csv(columns: list[str], data: dict[str, list]) -> str:
     """What the csv module writes for the table, every cell spelled by csv_cell."""
     import io
 
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    w.writerows(zip(*([csv_cell(v) for v in data[c]] for c in columns)))
-    return buf.getvalue()
+    def line(row: list[str]) -> str:  # "\r\n" as the terminator makes the csv module quote for "\r" too
+        buf = io.StringIO(newline="")
+        csv.writer(buf, lineterminator="\r\n").writerow(row)
+        return buf.getvalue()[:-2] + "\n"
+
+    return "".join(map(line, [columns, *zip(*([csv_cell(v) for v in data[c]] for c in columns))]))
 
 
 def write(tmp_path: Path, columns: list[str], data: dict[str, list]) -> list[Path]:
@@ -116,7 +119,7 @@ def test_lean_columns_write_as_their_cells(tmp_path: Path, monkeypatch: pytest.M
 
 def test_quote_chars_come_from_the_csv_module() -> None:
     chars = quote_chars()
-    assert "," in chars and '"' in chars and "\n" in chars
+    assert "," in chars and '"' in chars and "\n" in chars and "\r" in chars
     assert quote_cells(["a", "b"]) == ["a", "b"]
     assert quote_cells(['a"b', "c,d", "e"]) == ['"a""b"', '"c,d"', "e"]
     assert quote_cells(["1,5"], charset="0123456789.") == ["1,5"]  # the caller vouches: no scan
@@ -147,3 +150,18 @@ def test_append_file_appends_every_byte(tmp_path: Path, monkeypatch: pytest.Monk
     with open(tmp_path / "out", "r+b") as out, open(tmp_path / "side", "rb") as src:
         append_file(src, out)
     assert (tmp_path / "out").read_bytes() == head + tail
+
+
+@pytest.mark.parametrize("prefix", ["\r", "\n", "\r\n", "\t", " ", "\x00", "\u200b", "\t \r"])
+def test_no_value_starts_a_row_or_a_formula(tmp_path: Path, prefix: str) -> None:
+    """A value starting with CR/LF and a formula stays in its own cell, and the formula is neutralised."""
+    import pandas as pd
+
+    evil = f"{prefix}=HYPERLINK(\"http://x\",\"y\")"
+    data = {"NPU Name": [evil, "b", f"{prefix}@SUM(1)"], "v": [1.0, 2.0, 3.0], "w": ["x", evil, "z"]}
+    [path] = write(tmp_path, list(data), data)
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) == 4 and all(len(r) == 3 for r in rows), rows
+    assert rows[1][0] == "'" + evil and rows[2][2] == "'" + evil and rows[3][0] == f"'{prefix}@SUM(1)"
+    assert len(pd.read_csv(path)) == 3

@@ -376,6 +376,39 @@ def test_fuzz_stack_json_loader(workdir: Path, capsys: pytest.CaptureFixture) ->
         print(f"\nfuzz stack.json loader: {tally.inputs} generated inputs, 0 crashes")
 
 
+def test_fuzz_construct_json_loader(workdir: Path, capsys: pytest.CaptureFixture) -> None:
+    """construct.json (read by -da): byte and tree mutants, cycles among them; an input error or a mapping."""
+    from msprobe_core.analysis.nodes import load_construct
+
+    seeds = [json.dumps({"Torch.a.0.forward": "Module.m.M.forward.0", "Module.m.M.forward.0": None}).encode(),
+             json.dumps({"Torch.a.0.forward": ["Module.m.M.forward.0", 1], "Module.m.M.forward.0": "Module.n"}).encode(),
+             json.dumps({"a": "b", "b": "a"}).encode()]
+    tally = Tally("construct.json loader")
+    (workdir / "c").mkdir(exist_ok=True)
+    path = workdir / "c" / "construct.json"
+
+    @_settings()
+    @given(seed=st.integers(0, 2**64 - 1))
+    def run(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(BATCH):
+            tally.inputs += 1
+            raw = mutate_bytes(rng.choice(seeds), rng, seeds) if rng.random() < 0.6 else json.dumps(
+                mutate_tree(json.loads(rng.choice(seeds)), rng), allow_nan=True).encode()
+            path.write_bytes(raw)
+            try:
+                parents = load_construct(path.parent / "dump.json")
+            except MsprobeError as exc:
+                assert "\n" not in str(exc)
+                tally.rejected += 1
+            else:
+                assert all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in parents.items())
+                tally.accepted += 1
+
+    run()
+    tally.report(capsys)
+
+
 def test_fuzz_pt_reader(workdir: Path, capsys: pytest.CaptureFixture) -> None:
     """.pt: byte mutants of valid and hostile files, and valid zips around mutated data.pkl."""
     seeds = pt_seeds(workdir)

@@ -21,6 +21,7 @@ import errno
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import stat
@@ -41,6 +42,7 @@ from msprobe_pytorch.pt_writer import tensor_pickle, write_pt, write_storage_pt
 from msprobe_core.cli import main
 
 from .dumps import api, tensor, write_dump
+from .pickle_bombs import BOMBS
 
 MARKER = "pwned"  # what a hostile pickle/YAML would create next to the inputs
 SUBPROCESS_ALL = os.environ.get("MSPROBE_HOSTILE_SUBPROCESS", "") in ("1", "true", "yes")
@@ -205,6 +207,11 @@ def npy_truncated(path: Path) -> None:
     path.write_bytes(raw[:-100])
 
 
+def stride0_pt(path: Path) -> None:
+    """600 bytes that view 4 floats as 2**28 x 6 of them (6 GiB, within the 16 GiB tensor cap)."""
+    write_storage_pt(path, np.ones(4, np.float32), size=(1 << 28, 6), stride=(0, 0))
+
+
 def fifo(path: Path) -> None:
     os.mkfifo(path)
 
@@ -265,6 +272,7 @@ class Case:
     root_only: bool = False  # needs to drop privileges (setuid), i.e. the tests run as root
     args: tuple[str, ...] = ()
     command: tuple[str, ...] = ("compare",)  # the classic interface: ("-f", "pytorch", "compare")
+    subprocess: bool = False  # always a real process, with a time limit: where the bug is back, it never ends
 
 
 def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
@@ -272,6 +280,34 @@ def _row(name: str) -> Callable[[list[dict[str, str]]], None]:
         assert any(r["NPU Name"] == name for r in rows), [r["NPU Name"] for r in rows]
 
     return check
+
+
+_CR_APIS = ['\r=HYPERLINK("http://x","y")', "\n@SUM(1)", "\t=1+1", " -cmd", "\x00+x", "\u200b=x",
+            'Torch.a\r=cmd|" /C calc"!A0']
+_CR_NAMES = ["'" + a + f".0.forward.{io}.0" if a[:1] in "\r\n\t \x00\u200b" else a + f".0.forward.{io}.0"
+             for a in _CR_APIS for io in ("input", "output")]
+
+
+def _cr_formula() -> dict:
+    """API names that start a CSV row (a bare CR) or a formula after a prefix a spreadsheet skips."""
+    return {f"{a}.0.forward": api([tensor()], [tensor()]) for a in _CR_APIS}
+
+
+def _rows_exactly(names: list[str]) -> Callable[[list[dict[str, str]]], None]:
+    def check(rows: list[dict[str, str]]) -> None:
+        assert [r["NPU Name"] for r in rows] == names
+        assert all(None not in r and len(r) == len(rows[0]) for r in rows)  # no field spilled into a new row
+
+    return check
+
+
+def _row_where(rows: list[dict[str, str]], fragment: str) -> None:
+    assert any(fragment in r["NPU Name"] for r in rows), [r["NPU Name"] for r in rows]
+
+
+#: a dump.json whose API name holds a lone surrogate: valid JSON, not encodable as UTF-8
+_SURROGATE_DUMP = ('{"task": "statistics", "level": "L1", "framework": "pytorch", "data": {"Torch.a\\ud800b.0.forward": '
+                   + json.dumps(api([tensor()], [tensor()])) + "}}")
 
 
 def _all_computed(rows: list[dict[str, str]]) -> None:
@@ -358,6 +394,18 @@ CASES: list[Case] = [
     Case("pt-storage-smaller-than-shape", lambda d: tensor_pair(d, short_storage_pt), 0, "of a storage of 4 elements",
          results=1, unsupported=IN0),
     Case("pt-huge-shape", lambda d: tensor_pair(d, huge_shape_pt), 0, IN0, results=1, unsupported=IN0),
+    *[Case(f"pickle-bomb-{name}", lambda d, name=name: tensor_pair(d, zip_pt(BOMBS[name])), 0, "expands to more than",
+           results=1, unsupported=IN0, subprocess=True)
+      for name in ("persistent-id", "storage-offset", "size-entry", "dict-key", "location")],
+    Case("pt-stride0-within-the-cap", lambda d: tensor_pair(d, stride0_pt), 0, "expands far beyond its storage",
+         results=1, unsupported=IN0),
+    Case("pt-shape-contradicts-dump", lambda d: _both_sides(d, lambda p: write_pt(p, np.arange(6, dtype=np.float32))),
+         0, "dump.json says [2, 3]", results=1, unsupported=IN0),
+    Case("ms-npy-complex-in-float32-row", lambda d: _both_sides(
+        d, lambda p: np.save(p, (GOOD + 1j * GOOD).astype(np.complex64)), suffix=".npy", framework="mindspore"),
+         0, "complex values", results=1, unsupported=IN0),
+    Case("kernel-npy-complex-in-float32-name", lambda d: _kernel_both(d, (GOOD + 1j * GOOD).astype(np.complex64)),
+         0, "complex values", results=1, check=lambda rows: _not_compared(rows, "Add.Default_add-op1")),
     Case("pt-not-a-zip", lambda d: tensor_pair(d, b"hello, not a tensor" * 10), 0, "not a torch zip file", results=1,
          unsupported=IN0),
     Case("pt-dict-not-tensor", lambda d: tensor_pair(d, zip_pt(pickle.dumps({"a": 1}, protocol=2))), 0,
@@ -402,6 +450,12 @@ CASES: list[Case] = [
          "File name too long", results=1),
     Case("formula-names-neutralised", lambda d: stats_pair(d, target_data=_formula(), golden_data=_formula()), 0,
          "result file path", results=1, check=_row("'=HYPERLINK(\"http://x\").0.forward.input.0")),
+    Case("surrogate-in-api-name", lambda d: stats_pair(d, _SURROGATE_DUMP), 0, "result file path", results=1,
+         check=_row("Torch.a\\ud800b.0.forward.input.0"), args=("--report", "html")),
+    Case("kernel-file-name-not-utf8", lambda d: _kernel_bytes_name(d), 0, "result file path", results=1,
+         check=lambda rows: _row_where(rows, "\\udcff")),
+    Case("cr-formula-names", lambda d: stats_pair(d, target_data=_cr_formula(), golden_data=_cr_formula()), 0,
+         "result file path", results=1, check=_rows_exactly(_CR_NAMES)),
     # ---- MindSpore .npy tensors and kernel dumps ------------------------------------------------
     Case("ms-npy-object-pickle", lambda d: tensor_pair(d, npy_object, suffix=".npy", framework="mindspore"), 0,
          "object", results=1, unsupported=IN0),
@@ -423,6 +477,19 @@ CASES: list[Case] = [
     Case("yaml-wrong-value", lambda d: _dm(d, "Torch.a.0.forward.input.0: [1, 2]\n"), 2,
          '$["Torch.a.0.forward.input.0"]'),
     Case("stack-json-malformed", lambda d: _bad_stack(d), 2, "stack.json"),
+    Case("construct-json-cycle", lambda d: _construct(d, {"Torch.add.0.forward": "Module.m.M.forward.0",
+                                                          "Module.m.M.forward.0": "Torch.add.0.forward"}),
+         2, "the enclosing calls form a cycle", args=("-da",), subprocess=True),
+    Case("construct-json-deep", lambda d: _construct(d, "[" * 100_000 + "]" * 100_000), 2, "nesting is too deep",
+         args=("-da",)),
+    Case("construct-json-symlink-out", lambda d: _construct(d, {}, outside=True), 2, "construct.json resolves to",
+         args=("-da",)),
+    Case("huge-integer-statistic", lambda d: bad_leaf(d, Max=10**400), 2,
+         "'Max' of Torch.a.0.forward.input.0 must be a number within the range of a float"),
+    Case("huge-integer-argument", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": api(
+        [tensor(), {"type": "int", "value": -(10**400)}])}), 2, ".input_args[1].value"),
+    *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nests too deeply")
+      for opt in ("-am", "-cm", "-lm")],
     Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
     # ---- classic compare.json and merge_result config ------------------------------------------------------
     Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
@@ -436,16 +503,97 @@ CASES: list[Case] = [
          2, "malformed YAML", command=("merge_result",)),
     Case("merge-config-not-list", lambda d: _merge(d, "api: Distributed.all_reduce\n"), 2,
          "The config format of 'api' is incorrect", command=("merge_result",)),
+    Case("merge-xlsx-without-worksheet", lambda d: _merge_broken(d, "no-sheet"), 2, "holds no worksheet",
+         command=("merge_result",)),
+    Case("merge-xlsx-entity-bomb", lambda d: _merge_broken(d, "laughs"), 2, "cannot read the xlsx result",
+         command=("merge_result",)),
     # ---- output directory ----------------------------------------------------------------------
     Case("output-is-a-file", lambda d: _out_is_file(d), 2, "output path exists and is not a directory"),
     Case("output-under-a-file", lambda d: _out_under_file(d), 2, "not a directory"),
     Case("output-read-only", lambda d: _out_read_only(d), 2, "permission denied", root_only=True),
-    Case("output-exists-from-earlier-run", lambda d: _out_exists(d), 2, "already exists (from an earlier run)"),
+    Case("output-exists-from-earlier-run", lambda d: _out_exists(d), 0, "files of an earlier run carry the timestamp",
+         results=1),
     Case("output-exists-force", lambda d: _out_exists(d) + ["--force"], 0, "will be replaced (--force)", results=-1),
 ]
 
 
 # ---- builders used by the table ---------------------------------------------------------------
+def _both_sides(d: Path, bad: Callable[[Path], None], *, suffix: str = ".pt", framework: str = "pytorch") -> list[str]:
+    """Target and golden both hold the same file for input 0, which contradicts their dump.json (shape [2, 3])."""
+    sides = [tensor_side(d / side, {IN0: bad, "Torch.add.0.forward.output.0": GOOD}, suffix=suffix, framework=framework)
+             for side in ("t", "g")]
+    return ["-tp", str(sides[0]), "-gp", str(sides[1])]
+
+
+def _kernel_both(d: Path, bad: np.ndarray) -> list[str]:
+    mul = "Mul.Default_mul-op2.0.0.101.output.0.DefaultFormat.Float32.npy"
+    for side in ("t", "g"):
+        kernel_root(d / side, {KERNEL_NAME.format(ts=100): bad, mul: GOOD})
+    return ["-tp", str(d / "t"), "-gp", str(d / "g"), "--rank", "0"]
+
+
+def _not_compared(rows: list[dict[str, str]], op: str) -> None:
+    row = next(r for r in rows if op in r["NPU Name"])
+    assert row["Cosine"] in ("", "N/A", "unsupported", "None"), row
+
+
+def _construct(d: Path, doc: object, *, outside: bool = False) -> list[str]:
+    """-da inputs: the target's first divergence has a differing input, so its enclosing calls are looked up."""
+    data_t = {"Module.m.M.forward.0": api([tensor()], [tensor(mx=7.0)]),
+              "Torch.add.0.forward": api([tensor(mx=7.0)], [tensor(mx=7.0)])}
+    data_g = {"Module.m.M.forward.0": api([tensor()], [tensor(mx=7.0)]),
+              "Torch.add.0.forward": api([tensor()], [tensor()])}
+    t, g = write_dump(d / "t", data_t), write_dump(d / "g", data_g)
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    if outside:
+        (d / "elsewhere.json").write_text(text)
+        (t.parent / "construct.json").symlink_to(d / "elsewhere.json")
+    else:
+        (t.parent / "construct.json").write_text(text)
+    return ["-tp", str(t), "-gp", str(g)]
+
+
+def _ms_pair(d: Path) -> list[str]:
+    """A MindSpore target and a PyTorch golden dump, with stack.json and construct.json (what -lm reads)."""
+    ms = {"Functional.add.0.forward": api([tensor(dtype="Float32")], [tensor(dtype="Float32")])}
+    pt = {"Torch.add.0.forward": api([tensor()], [tensor()])}
+    paths = []
+    for side, data, fw in (("t", ms, "mindspore"), ("g", pt, "pytorch")):
+        p = write_dump(d / side, data, framework=fw, stack={"0": [list(data), ["File a.py, line 1, in f, \n x"]]})
+        (p.parent / "construct.json").write_text(json.dumps(dict.fromkeys(data)))
+        paths.append(p)
+    return ["-tp", str(paths[0]), "-gp", str(paths[1])]
+
+
+def _deep_yaml(d: Path) -> Path:
+    (d / "deep.yaml").write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    return d / "deep.yaml"
+
+
+def _merge_broken(d: Path, how: str) -> list[str]:
+    """Two real per-rank xlsx results; rank1's workbook then lists no sheet, or its sheet is an XML entity bomb."""
+    import re as _re
+
+    args = _merge(d, "api:\n- Torch.a\n")
+    [victim] = (d / "results").glob("*rank1_*.xlsx")
+    with zipfile.ZipFile(victim) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if how == "no-sheet":
+        members["xl/workbook.xml"] = _re.sub(rb"<sheets>.*</sheets>", b"<sheets/>", members["xl/workbook.xml"],
+                                             flags=_re.S)
+    else:
+        lol = b'<!DOCTYPE l [<!ENTITY l0 "lol">' + b"".join(
+            b"<!ENTITY l%d \"" % i + b"&l%d;" % (i - 1) * 10 + b'">' for i in range(1, 10)) + b"]>"
+        sheet = next(n for n in members if n.startswith("xl/worksheets/") and n.endswith(".xml"))
+        body = members[sheet]
+        head, sep, rest = body.partition(b"?>")
+        members[sheet] = head + sep + lol + rest.replace(b"<v>", b"<v>&l9;", 1) if sep else lol + body
+    with zipfile.ZipFile(victim, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return args
+
+
 def _compare_json(d: Path, text: str) -> list[str]:
     (d / "compare.json").write_text(text)
     return ["-i", str(d / "compare.json")]
@@ -555,6 +703,14 @@ def _npy_symlink_out(path: Path) -> None:
 
 KERNEL_STAT = ("Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,"
                'Avg Value,L2Norm Value\nMatMul,Default/MatMul-op1,5,2,17000,input,0,24,float32,"(2,3)",5,0,1,2\n')
+
+
+def _kernel_bytes_name(d: Path) -> list[str]:
+    """A kernel dump whose tensor file name holds a byte that is not UTF-8 (both sides)."""
+    name = KERNEL_NAME.format(ts=100).replace("Add.Default_add", "Add.Default_a\udcffdd")
+    for side in ("t", "g"):
+        kernel_root(d / side, {name: GOOD})
+    return ["-tp", str(d / "t"), "-gp", str(d / "g"), "--rank", "0"]
 
 
 def _kernel_stat_symlink(d: Path) -> list[str]:
@@ -689,9 +845,18 @@ def _run_in_process(args: list[str], capsys: pytest.CaptureFixture, case: Case, 
 
 def _run_subprocess(args: list[str], case: Case) -> Outcome:
     env = dict(os.environ, **case.env)
-    proc = subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    env.pop("MSPROBE_MAX_TENSOR_BYTES", None) if "MSPROBE_MAX_TENSOR_BYTES" not in case.env else None
+    try:
+        proc = subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
+                              env=env, timeout=120 if case.subprocess else 300)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{case.id}: msprobe did not finish in time (a hang)")
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _left_in(out: Path) -> list[Path]:
+    """What a stopped run left in its output directory (none: the directory it made is gone too)."""
+    return sorted(out.iterdir()) if out.is_dir() else []
 
 
 def _results(out: Path) -> list[Path]:
@@ -732,7 +897,8 @@ def _check_case(case: Case, base: Path, capsys, monkeypatch) -> None:
     args = [*case.command, *args, *case.args]
     before = _snapshot(base, out)
     earlier = sorted(out.rglob("*")) if out.is_dir() else []
-    result = _run_subprocess(args, case) if SUBPROCESS_ALL else _run_in_process(args, capsys, case, monkeypatch)
+    in_child = SUBPROCESS_ALL or case.subprocess
+    result = _run_subprocess(args, case) if in_child else _run_in_process(args, capsys, case, monkeypatch)
 
     # the exit code and the message
     assert result.code == case.code, (result.code, result.err[-2000:], result.out[-2000:])
@@ -792,11 +958,16 @@ def test_table_is_big_enough() -> None:
 
 
 def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> None:
+    """Without --force a free timestamp is picked (the earlier files stay); with it, this second's file is replaced."""
     args = _out_exists(tmp_path)
-    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 2
-    assert all(p.read_text() == "earlier run\n" for p in (tmp_path / "out").iterdir())
+    earlier = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert main(["compare", *args, "-o", str(tmp_path / "out")]) == 0
+    assert all((tmp_path / "out" / name).read_text() == "earlier run\n" for name in earlier)
+    new = [p for p in (tmp_path / "out").iterdir() if p.name not in earlier]
+    assert len(new) == 1 and new[0].name > earlier[-1], new  # the first second no earlier file carries
     assert main(["compare", *args, "-o", str(tmp_path / "out"), "--force"]) == 0
-    assert sum(p.read_text() != "earlier run\n" for p in (tmp_path / "out").iterdir()) == 1
+    assert sum(p.read_text() != "earlier run\n" for p in (tmp_path / "out").iterdir()) == 2
+    assert len(list((tmp_path / "out").iterdir())) == len(earlier) + 1  # one earlier file replaced
     capsys.readouterr()
 
 
@@ -824,7 +995,7 @@ def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
     code = main(["compare", *args, "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "no space left on device" in err, err
-    assert not list((tmp_path / "out").iterdir())
+    assert not _left_in(tmp_path / "out")
 
 
 # =========================================================================== real processes
@@ -859,7 +1030,7 @@ def test_signal_while_writing_leaves_no_result(tmp_path: Path, sig: int, code: i
     assert "Traceback" not in err and "Traceback" not in out
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and word in lines[0], err
-    assert not list((tmp_path / "out").iterdir()), list((tmp_path / "out").iterdir())
+    assert not _left_in(tmp_path / "out")
 
 
 def _wait_for_handlers(proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -910,7 +1081,7 @@ def test_file_size_limit_reached(tmp_path: Path) -> None:
     assert proc.returncode == 2, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "file too large" in lines[0], err
-    assert not list((tmp_path / "out").iterdir())
+    assert not _left_in(tmp_path / "out")
 
 
 def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -950,3 +1121,289 @@ def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None
     assert [line for line in err.splitlines() if line.strip()] == [
         "msprobe: interrupted (Ctrl-C); unfinished result files were removed"], err
     assert seen == [] and sys.unraisablehook == seen.append
+
+
+# =========================================================================== outputs that are not regular files
+def _special_output(kind: str, where: Path) -> Path:
+    """An existing output path that is not a regular file: a FIFO, a device node, links to them, a directory."""
+    if kind in ("device", "link-to-device"):
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(where / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    if kind == "fifo":
+        os.mkfifo(where / "fifo")
+        return where / "fifo"
+    if kind == "device":
+        return where / "null"
+    if kind == "link-to-device":
+        (where / "link").symlink_to(where / "null")
+        return where / "link"
+    if kind == "link-to-file":
+        (where / "real.txt").write_text("old")
+        (where / "link").symlink_to(where / "real.txt")
+        return where / "link"
+    if kind == "directory":
+        (where / "dir").mkdir()
+        return where / "dir"
+    raise ValueError(kind)
+
+
+def _kinds(where: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (stat.S_IFMT(os.lstat(p).st_mode), os.lstat(p).st_rdev) for p in where.iterdir()}
+
+
+@pytest.mark.parametrize("command", ["json-summary", "report"])
+@pytest.mark.parametrize("kind", ["fifo", "device", "link-to-device", "link-to-file", "directory"])
+def test_output_path_that_is_not_a_regular_file(tmp_path: Path, capsys, kind: str, command: str) -> None:
+    """--json-summary PATH and report -o PATH: a device, FIFO or link is written as it is, never renamed over."""
+    import threading
+
+    args = stats_pair(tmp_path)
+    where = tmp_path / "special"
+    where.mkdir()
+    target = _special_output(kind, where)
+    before = _kinds(where)
+    received: list[bytes] = []
+    reader = None
+    if kind == "fifo":  # a reader at the other end, as `cat fifo` would be
+        def read() -> None:
+            with open(target, "rb") as fh:
+                received.append(fh.read())
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+    if command == "json-summary":
+        code = main(["compare", *args, "-o", str(tmp_path / "out"), "-q", "--json-summary", str(target)])
+    else:
+        assert main(["compare", *args, "-o", str(tmp_path / "out"), "-q"]) == 0
+        code = main(["report", str(tmp_path / "out"), "-q", "-o", str(target)])
+    err = capsys.readouterr().err
+    if reader is not None:
+        reader.join(30)
+    assert _kinds(where) == before, "an output path that is not a regular file was replaced"
+    assert not list(tmp_path.rglob("*.part"))
+    if kind == "directory":
+        assert code == 2 and err.count("\n") == 1 and "a directory is in the way" in err, err
+        return
+    assert code == 0, err
+    written = None
+    if kind == "fifo":
+        written = received[0] if received else b""
+    elif kind == "link-to-file":
+        written = (where / "real.txt").read_bytes()
+    if written is not None:
+        if command == "json-summary":
+            assert json.loads(written)["rows"] == 2
+        else:
+            assert written.startswith(b"<!DOCTYPE html>") or b"<html" in written[:200]
+
+
+@pytest.mark.parametrize("via", ["file", "pipe"])
+def test_json_summary_to_dev_stdout(tmp_path: Path, via: str) -> None:
+    """--json-summary /dev/stdout: the JSON goes into the process's own stdout, after what was printed before.
+
+    The link is a private twin of /dev/stdout: a tree where the bug is back must not replace the system's.
+    """
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    args = stats_pair(tmp_path) + ["-o", str(tmp_path / "out"), "--json-summary", str(tmp_path / "stdout")]
+    cmd = [sys.executable, "-m", "msprobe_core", "compare", *args]
+    if via == "file":
+        with open(tmp_path / "stdout.txt", "w") as fh:
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
+        text = (tmp_path / "stdout.txt").read_text()
+    else:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        text = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    start = text.index("{\n")
+    assert "The result file path is" in text[:start]  # the earlier output is kept, the JSON follows it
+    summary, _ = json.JSONDecoder().raw_decode(text[start:])
+    assert summary["rows"] == 2
+    assert os.readlink(tmp_path / "stdout") == "/proc/self/fd/1"
+
+
+# =========================================================================== runs into one output folder
+def test_concurrent_runs_into_one_folder_lose_nothing(tmp_path: Path) -> None:
+    """Runs started together into one folder: each exits 0 and writes its own file, named as msprobe names them."""
+    runs = 4
+    dumps = [stats_pair(tmp_path / f"in{k}", golden_data={f"Torch.r{k}.0.forward": api([tensor()], [tensor()])},
+                        target_data={f"Torch.r{k}.0.forward": api([tensor()], [tensor()])}) for k in range(runs)]
+    procs = [_spawn([*args, "-o", str(tmp_path / "out")]) for args in dumps]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * runs, outs
+    printed = [line.rsplit(" ", 1)[-1].rstrip(".") for out, _ in outs for line in out.splitlines()
+               if "The result file path is" in line]
+    assert len(set(printed)) == runs, printed
+    files = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in files] == sorted(Path(p).name for p in printed)  # no lock or temporary file left
+    assert all(re.fullmatch(r"compare_result_\d{14}\.csv", p.name) for p in files)
+    seen = {row["NPU Name"].split(".")[1] for p in files for row in csv.DictReader(p.open())}
+    assert seen == {f"r{k}" for k in range(runs)}  # every run's own rows, none overwritten
+
+
+def test_run_stamp_skips_a_held_second(tmp_path: Path) -> None:
+    from msprobe_core.outputs import run_stamp
+
+    now = time.time()
+    with run_stamp(tmp_path, now=now) as first, run_stamp(tmp_path, now=now) as second:
+        assert second == time.strftime("%Y%m%d%H%M%S", time.localtime(int(now) + 1)) and first < second
+        assert len(list(tmp_path.glob(".msprobe-run-*.lock"))) == 2
+    assert not list(tmp_path.iterdir())
+
+
+def test_sighup_while_writing_leaves_no_result(tmp_path: Path) -> None:
+    """A closed terminal (SIGHUP) while the result is written: exit 129, no hidden temporary file left."""
+    args = _big_stats_pair(tmp_path, 3000) + ["-o", str(tmp_path / "out"), "--xlsx"]
+    proc = _spawn(args)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not list((tmp_path / "out").glob(".*.part")):
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGHUP)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert proc.returncode == 128 + signal.SIGHUP, (proc.returncode, err)
+    assert "Traceback" not in err and "SIGHUP" in err
+    assert not _left_in(tmp_path / "out")
+
+
+def test_leftovers_of_killed_runs_are_swept(tmp_path: Path, capsys) -> None:
+    """Hidden .part files and run locks a killed run left are removed by the next run; live ones are not."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    old = time.time() - 3600
+    stale = [out / ".compare_result_20200101000000.csv.0123456789ab.part", out / ".msprobe-run-20200101000000.lock"]
+    fresh = out / ".compare_result_20200101000001.csv.0123456789ab.part"
+    held = out / ".compare_result_20200101000002.csv.0123456789ab.part"
+    for p in [*stale, fresh, held]:
+        p.write_text("half")
+    for p in [*stale, held]:
+        os.utime(p, (old, old))
+    with open(held) as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # a live writer (suspended for an hour) holds it
+        assert main(["compare", *stats_pair(tmp_path), "-o", str(out), "-q"]) == 0
+    assert not any(p.exists() for p in stale)
+    assert fresh.exists() and held.exists()
+    capsys.readouterr()
+
+
+def test_report_refuses_a_table_whose_rows_do_not_match_its_header(tmp_path: Path, capsys) -> None:
+    """A CSV where a bare CR split a row (as an older writer left it): `msprobe report` refuses it in one line."""
+    assert main(["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out"), "-q"]) == 0
+    [result] = list((tmp_path / "out").glob("*.csv"))
+    lines = result.read_text().splitlines()
+    forged = lines[1].split(",", 1)
+    result.write_text("\n".join([lines[0], forged[0] + ",\r=HYPERLINK(1)," + forged[1], *lines[2:]]) + "\n")
+    assert main(["report", str(result), "-o", str(tmp_path / "r.html"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fields where the header has" in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+# =========================================================================== names no encoding can write
+@pytest.mark.parametrize("extra", [("--xlsx",), ("-da",), ("--json-summary", "{tmp}/s.json", "--report", "html")])
+def test_surrogate_name_reaches_every_output_escaped(tmp_path: Path, capsys, extra: tuple[str, ...]) -> None:
+    """A lone surrogate in a name (valid JSON) is written as its escape in every output; the run succeeds."""
+    t = tmp_path / "t" / "dump.json"
+    t.parent.mkdir()
+    t.write_text(_SURROGATE_DUMP.replace('"Max": 1.0', '"Max": 7.0', 1))  # a divergence for -da to report
+    g = tmp_path / "g" / "dump.json"
+    g.parent.mkdir()
+    g.write_text(_SURROGATE_DUMP)
+    args = ["compare", "-tp", str(t), "-gp", str(g), "-o", str(tmp_path / "out"),
+            *(a.format(tmp=tmp_path) for a in extra)]
+    code = main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert not captured.err
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent.name in ("out", tmp_path.name)]
+    assert written
+    for p in written:
+        if p.suffix in (".json", ".csv"):
+            text = p.read_text(encoding="utf-8")  # valid UTF-8 throughout
+            assert "\\ud800" in text, p
+        if p.suffix == ".json":
+            assert "Torch.a\ud800b.0.forward" in json.dumps(json.loads(p.read_text(encoding="utf-8")),
+                                                            ensure_ascii=False)
+
+
+# =========================================================================== the console and the first instant
+def test_stdout_full_or_closed_does_not_change_the_outcome(tmp_path: Path) -> None:
+    """stdout on /dev/full or a pipe closed early: the result is written, the exit code is the run's (0)."""
+    args = stats_pair(tmp_path)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", *args, "-o", str(tmp_path / "a")],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "Logging error" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "msprobe: warning: standard output stopped taking output (no space left on device); what was printed "
+        "after that is lost"]
+    assert len(list((tmp_path / "a").glob("*.csv"))) == 1
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", *args, "-o", str(tmp_path / "b")],
+                          stdout=reader.stdin, stderr=subprocess.PIPE, text=True, timeout=300)
+    reader.stdin.close()
+    reader.wait(30)
+    assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr  # a closed pipe is no news
+    assert len(list((tmp_path / "b").glob("*.csv"))) == 1
+
+
+def test_banner_only_after_every_output_is_written(tmp_path: Path, capsys) -> None:
+    """'msprobe compare ends successfully' is not printed when the JSON summary (or report) then fails."""
+    (tmp_path / "in-the-way").mkdir()
+    code = main(["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out"), "--json-summary",
+                 str(tmp_path / "in-the-way")])
+    captured = capsys.readouterr()
+    assert code == 2 and "a directory is in the way" in captured.err
+    assert "The result file path is" in captured.out and "ends successfully" not in captured.out
+    assert main(["compare", *stats_pair(tmp_path / "2"), "-o", str(tmp_path / "out2"), "--report", "html"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("The report file path is") < out.index("ends successfully") < out.index("Compare summary")
+
+
+@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "engine in exec"])
+@pytest.mark.parametrize("how", ["python -m msprobe_core", "msprobe"])
+def test_ctrl_c_while_the_cli_loads(tmp_path: Path, module: str, how: str) -> None:
+    """A Ctrl-C while msprobe's modules load (the first ~100 ms): exit 130 and one line, no traceback.
+
+    The interrupt is raised where a real Ctrl-C would raise it: at the first import of ``module``
+    (each one msprobe imports as it starts), for both ways of starting it; "in exec": inside
+    ``exec()`` of source text, as when it strikes while ``dataclasses`` builds a class (CPython
+    3.11 then marks it unhandled, and ``python -m`` ended by SIGINT, -2, after msprobe had caught it).
+    """
+    raise_it = "exec('raise KeyboardInterrupt')" if module.endswith(" in exec") else "raise KeyboardInterrupt"
+    module = module.split()[0]
+    (tmp_path / "sitecustomize.py").write_text(f"""
+import builtins, sys
+real = builtins.__import__
+def interrupted(name, *args, **kw):
+    if name == {module!r} and name not in sys.modules and "msprobe_core" in sys.modules:
+        builtins.__import__ = real
+        {raise_it}
+    return real(name, *args, **kw)
+builtins.__import__ = interrupted
+""")
+    script = Path(sys.executable).with_name("msprobe")
+    if how == "msprobe" and not script.is_file():
+        pytest.skip("the msprobe console script is not installed next to this python")
+    cmd = [sys.executable, "-m", "msprobe_core"] if how != "msprobe" else [sys.executable, str(script)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    # the engine loads while the compare runs (msprobe's own handling is in place by then)
+    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "engine" else [
+        "--version"]
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "msprobe: interrupted (Ctrl-C)" + ("; unfinished result files were removed" if args[0] == "compare" else "")]
+
+
+def test_a_run_that_stops_creates_no_output_directory(tmp_path: Path, capsys) -> None:
+    """The run's timestamp is held in the output directory; a run stopped by its input leaves no directory behind."""
+    args = stats_pair(tmp_path, '{"task": "statistics", "data": {"Torch.a.0.forward": 5}}')
+    assert main(["compare", *args, "-o", str(tmp_path / "new" / "out")]) == 2
+    assert not (tmp_path / "new").exists()
+    capsys.readouterr()

@@ -465,6 +465,93 @@ def test_expanded_view_bomb_is_refused(tmp_path: Path) -> None:
         read_pt(tmp_path / "e.pt")
     with pytest.raises(TensorReadError, match="limit"):
         read_pt(tmp_path / "e.pt", max_bytes=1 << 30)
+    # within the byte cap the CLI always sets (16 GiB), a 600-byte file must not become gigabytes either
+    write_storage_pt(tmp_path / "g.pt", np.ones(4, np.float32), size=(1 << 28, 6), stride=(0, 0))
+    assert (tmp_path / "g.pt").stat().st_size < 2000
+    with pytest.raises(TensorReadError, match="expands far beyond"):
+        read_pt(tmp_path / "g.pt", max_bytes=16 << 30)
     write_storage_pt(tmp_path / "z.pt", np.ones(4, np.float32), size=(0, 1 << 62), stride=(1, 1))
     with pytest.raises(TensorReadError):
         read_pt(tmp_path / "z.pt")
+
+
+# --------------------------------------------------------------------------- pickle bombs (work, not memory)
+_READ_ONE = """
+import sys
+from msprobe_core.errors import TensorReadError
+from msprobe_pytorch.pt_reader import read_pt
+try:
+    read_pt(sys.argv[1])
+except TensorReadError as exc:
+    print("refused:", exc)
+"""
+
+
+@pytest.mark.parametrize("name", ["persistent-id", "storage-offset", "size-entry", "dict-key", "location"])
+def test_pickle_bombs_are_refused_at_once(tmp_path: Path, name: str) -> None:
+    """A ~300-byte data.pkl whose values expand to 2**40 objects: refused in one short message, not a hang.
+
+    Run in a child with a time limit: where the bug is back, formatting or hashing such a value never ends
+    (and ignores Ctrl-C).
+    """
+    import subprocess
+
+    from .pickle_bombs import BOMBS
+
+    path = tmp_path / f"{name}.pt"
+    _zip_tensor(path, BOMBS[name])
+    assert len(BOMBS[name]) < 600
+    try:
+        proc = subprocess.run([sys.executable, "-c", _READ_ONE, str(path)], capture_output=True, text=True,
+                              timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"reading the {name} bomb did not finish in 60 s")
+    assert proc.returncode == 0 and proc.stdout.startswith("refused:"), proc
+    assert "expands to more than" in proc.stdout, proc.stdout  # refused for what it is, before anything ran
+    assert len(proc.stdout) < 600 and proc.stdout.count("\n") == 1, proc.stdout
+
+
+def test_deep_nesting_and_wide_values_are_bounded(tmp_path: Path) -> None:
+    deep = b"\x80\x02" + b"(" * 500 + b")" + b"t" * 500 + b"."  # 500 nested tuples, nothing shared
+    _zip_tensor(tmp_path / "deep.pt", deep)
+    with pytest.raises(TensorReadError, match="nests .*deep"):
+        read_pt(tmp_path / "deep.pt")
+    wide = b"\x80\x02(" + b"K\x01" * 200_000 + b"l."  # a list of 200,000 ints in a 400 KB data.pkl
+    _zip_tensor(tmp_path / "wide.pt", wide)
+    with pytest.raises(TensorReadError, match="expands to more than"):
+        read_pt(tmp_path / "wide.pt")
+
+
+def test_the_bombs_differ_from_a_good_pickle_only_where_they_say(tmp_path: Path) -> None:
+    from .pickle_bombs import _rebuild
+
+    _zip_tensor(tmp_path / "ok.pt", _rebuild(b"K\x00"))
+    np.testing.assert_array_equal(read_pt(tmp_path / "ok.pt"), np.zeros(4, np.float32))
+    _zip_tensor(tmp_path / "meta.pt", _rebuild(b"K\x00", metadata=b"}X\x03\x00\x00\x00neg\x89s"))
+    np.testing.assert_array_equal(read_pt(tmp_path / "meta.pt"), np.zeros(4, np.float32))
+
+
+def test_caches_count_bytes_not_entries(tmp_path: Path) -> None:
+    """Tensors whose data.pkl is 1 MiB (deflated to a few KB), each different: reading them keeps no copy of it."""
+    import gc
+    import tracemalloc
+
+    from .pickle_bombs import GOOD
+
+    paths = []
+    for k in range(48):
+        padding = f"{k:08d}".encode() + b"a" * ((1 << 20) - 300)
+        pkl = b"\x80\x02X" + struct.pack("<I", len(padding)) + padding + b"0" + GOOD[2:]  # a string, POP, the tensor
+        _zip_tensor(tmp_path / f"{k}.pt", pkl, compress=zipfile.ZIP_DEFLATED)
+        paths.append(tmp_path / f"{k}.pt")
+    assert sum(p.stat().st_size for p in paths) < 48 * 8192
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for p in paths:
+            np.testing.assert_array_equal(read_pt(p), np.zeros(4, np.float32))
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 16 << 20, f"{held >> 20} MiB still held after reading 48 MiB of data.pkl"

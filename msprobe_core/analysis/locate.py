@@ -170,7 +170,9 @@ def _cause(view: RankView, f: Node) -> Finding:
         reason, cited = _introduced_reason(f)
         return Finding(view.rank, f, "cause", reason, f.evidence, row=cited)
     parent = view.parent_of(f)
-    while parent is not None:
+    seen = {f.key}  # construct.json is checked for cycles when read; a table built another way may still have one
+    while parent is not None and parent.key not in seen:
+        seen.add(parent.key)
         if parent.evidence and not parent.tensor_input_evidence and parent.output_evidence:
             reason = (
                 f"{parent.key} gets matching inputs but its output differs; inside it the first value to differ "

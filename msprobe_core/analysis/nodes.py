@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dumpjson import split_api_key
+from ..errors import InputError
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
@@ -124,18 +125,48 @@ def rank_number(label: str, default: int) -> int:
 
 
 def load_construct(dump_path: Path) -> dict[str, str | None]:
-    """``construct.json`` next to a dump (call → enclosing call); empty when absent or unreadable."""
-    path = dump_path.parent / "construct.json"
-    if not path.is_file():
+    """``construct.json`` next to a dump (call → enclosing call); empty when absent or unreadable.
+
+    Input errors (exit 2): a symlink out of the dump directory (the rule for every file of a dump),
+    nesting too deep to parse, and enclosing calls that form a cycle (a call inside itself).
+    """
+    from ..validation import dump_file_beside
+
+    path = dump_file_beside(dump_path, "construct.json")
+    if path is None:
         return {}
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
     except (OSError, ValueError, UnicodeDecodeError):
         log.warning("construct.json in %s cannot be read; module nesting is taken from the names.", path.parent)
         return {}
     if not isinstance(doc, dict):
         return {}
-    return {str(k): (str(v) if isinstance(v, str) else None) for k, v in doc.items()}
+    parents = {str(k): (str(v) if isinstance(v, str) else None) for k, v in doc.items()}
+    cycle = find_cycle(parents)
+    if cycle is not None:
+        raise InputError(f"the enclosing calls form a cycle: {' -> '.join(cycle[:6])}"
+                         + (" -> …" if len(cycle) > 6 else ""), path=path)
+    return parents
+
+
+def find_cycle(parents: dict[str, str | None]) -> list[str] | None:
+    """A cycle of ``child -> parent`` links (its calls, first one repeated at the end), or None; linear time."""
+    state: dict[str, int] = {}  # 1 on the current chain, 2 known to end without a cycle
+    for start in parents:
+        chain: list[str] = []
+        node: str | None = start
+        while node is not None and node in parents and node not in state:
+            state[node] = 1
+            chain.append(node)
+            node = parents[node]
+        if node is not None and state.get(node) == 1:
+            return chain[chain.index(node):] + [node]
+        for seen in chain:
+            state[seen] = 2
+    return None
 
 
 def build_nodes(

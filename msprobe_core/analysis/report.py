@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import MODE_MD5, NA, STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS
+from ..outputs import TEXT_ERRORS
 from ..writers import atomic_path
 from .locate import Finding
 from .nodes import Node, RankView
@@ -227,6 +228,6 @@ def finding_doc(view: RankView, finding: Finding, p2p: dict[str, tuple[str, str]
 def write_json(path: Path, doc: Any, indent: int) -> Path:
     """Write ``doc`` atomically as JSON (non-finite statistics as ``NaN``/``Infinity``, as msprobe writes them)."""
     with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             json.dump(doc, fh, indent=indent, ensure_ascii=False, allow_nan=True, default=str)
     return path

@@ -152,14 +152,14 @@ def run_diff_analyze(
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..engine import JobOutcome, raise_if_partly_failed
+    from ..engine import RUN_STAMP, JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
     if any(Path(job.target).is_dir() for job in jobs):
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
     config = options.extra.get(CONFIG_KEY) or DiffAnalyzeConfig()
-    timestamp = time.strftime("%Y%m%d%H%M%S")
+    timestamp = options.extra.get(RUN_STAMP) or time.strftime("%Y%m%d%H%M%S")
     log.info("Start finding first diff node......")
     log.info("Start comparing data ......")
     outcomes: list[JobOutcome] = []

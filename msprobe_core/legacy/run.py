@@ -9,7 +9,6 @@ then shapes the classic table (:mod:`.table`, :mod:`.tensor`), colours it
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -124,8 +123,10 @@ def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tu
         "Missing stack_path in the configuration file. "
         "Automatically detecting stack.json to determine whether to display NPU_Stack_Info."
     )
-    candidate = npu_json.parent / "stack.json"
-    if candidate.is_file():
+    from ..validation import dump_file_beside
+
+    candidate = dump_file_beside(npu_json, "stack.json")  # no symlink out of the dump, as for every file of it
+    if candidate is not None:
         return True, candidate
     log.warning("stack.json is not found in dump dir %s.", npu_json.parent)
     return False, None
@@ -246,7 +247,14 @@ def _tensor_columns(result: table.LegacyTable, target: DumpTable, golden: DumpTa
 
 
 def _finish(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOptions, suffix: str) -> Outcome:
-    stamp = time.strftime("%Y%m%d%H%M%S")
+    from ..outputs import run_stamp
+
+    with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another run writes in this very second
+        return _write_outcome(result, kind, out_dir, opts, suffix, stamp)
+
+
+def _write_outcome(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOptions, suffix: str,
+                   stamp: str) -> Outcome:
     prefix = "debug_compare_result" if kind == "debug" else "compare_result"
     path = out_dir / f"{prefix}{suffix}_{stamp}.xlsx"
     if path.exists():
@@ -265,7 +273,7 @@ def _finish(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOp
     outcome.result = xlsx.write_workbook(path, result.columns, result.rows(), len(result), colour, opts.highlight)
     if opts.auto_analyze:
         outcome.advice = advisor.analyse(result)
-        outcome.advisor = advisor.write_advice(outcome.advice, out_dir, suffix)
+        outcome.advisor = advisor.write_advice(outcome.advice, out_dir, suffix, stamp)
     banner_end(log)
     return outcome
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OutputError
+from ..outputs import TEXT_ERRORS
 from ..progress import tick
 from ..summary import PLOT_METRICS, Divergence, ResultView, carried_in, is_mixed_layout, node_of
 from ..writers import atomic_path
@@ -330,7 +331,7 @@ def write_report(
     html = render_html(views, summary, title=title, analysis=analysis)
     try:
         with atomic_path(path) as tmp:
-            tmp.write_text(html, encoding="utf-8")
+            tmp.write_text(html, encoding="utf-8", errors=TEXT_ERRORS)
     except OSError as exc:
         raise OutputError(f"cannot write report ({exc.strerror or exc})", path=path) from None
     return path

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -138,7 +139,16 @@ def load_npy_within(path: str, root: str) -> np.ndarray:
     real = confine(root, path, what="the file")
     cap = max_tensor_bytes()
     check_tensor_file(real, cap)
-    return read_npy(real, max_bytes=cap)
+    data = read_npy(real, max_bytes=cap)
+    declared = os.path.basename(path).rsplit(".", 2)[-2:-1]  # ...DefaultFormat.Float32.npy
+    if data.dtype.kind == "c" and declared and _REAL_DTYPE.fullmatch(declared[0]):
+        # its metrics would drop the imaginary part and describe some other tensor
+        raise TensorReadError(f"{path}: the file holds complex values ({data.dtype}), its name says {declared[0]}")
+    return data
+
+
+#: the dtype part of a kernel file name that names a real (not complex) type
+_REAL_DTYPE = re.compile(r"(?i)(b?float|u?int|double|half|bool)\d*")
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:

@@ -127,6 +127,8 @@ def _read_yaml(path: str | Path, what: str) -> Any:
             where = f" at line {mark.line + 1}, column {mark.column + 1}"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise MappingError(f"{what} file is not valid YAML{where}: {problem}", path=p) from None
+    except RecursionError:
+        raise MappingError(f"{what} file is not valid YAML: it nests too deeply", path=p) from None
 
 
 def _scalar_str(value: Any) -> str | None:
@@ -715,9 +717,13 @@ def load_stack_construct(
     Neither file present → ``(None, None)`` (layer mapping yields an empty mapping). Exactly one
     present → :class:`InputError`. Both must hold JSON objects.
     """
+    from msprobe_core.validation import dump_file_beside
+
     d = Path(dump_dir)
     stack_p, construct_p = d / "stack.json", d / "construct.json"
-    has_stack, has_construct = stack_p.is_file(), construct_p.is_file()
+    # the rule for every file of a dump: no symlink out of its directory
+    has_stack = dump_file_beside(stack_p, stack_p.name) is not None
+    has_construct = dump_file_beside(construct_p, construct_p.name) is not None
     if not has_stack and not has_construct:
         return None, None
     if has_stack != has_construct:
@@ -733,6 +739,8 @@ def load_stack_construct(
                 obj = json.load(fh)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DumpFormatError(f"cannot read {p.name}: {exc}", path=p) from None
+        except RecursionError:
+            raise DumpFormatError(f"cannot read {p.name}: JSON nesting is too deep", path=p) from None
         if not isinstance(obj, dict):
             raise DumpFormatError(f"{p.name} must hold a JSON object, got {type(obj).__name__}", path=p)
         loaded.append(obj)

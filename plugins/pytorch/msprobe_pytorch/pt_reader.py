@@ -191,13 +191,26 @@ class _TensorSpec(_NoBuild):
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def _show(value: object) -> str:
+    """A short description of an unpickled value for a message: never ``repr`` of an arbitrary structure."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return repr(value) if value.bit_length() <= 64 else f"an integer of {value.bit_length()} bits"
+    if isinstance(value, str):
+        return repr(value[:40] + ("…" if len(value) > 40 else ""))
+    if isinstance(value, float):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
 def _as_int_tuple(value: object, what: str) -> tuple[int, ...]:
     if not isinstance(value, (tuple, list)) or len(value) > _MAX_DIMS:
         raise TensorReadError(f"data.pkl: tensor {what} is not a tuple of at most {_MAX_DIMS} ints")
     out = []
     for v in value:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise TensorReadError(f"data.pkl: tensor {what} holds {v!r}, not a non-negative int")
+            raise TensorReadError(f"data.pkl: tensor {what} holds {_show(v)}, not a non-negative int")
         out.append(v)
     return tuple(out)
 
@@ -207,7 +220,7 @@ def _make_spec(storage: object, offset: object, size: object, stride: object,
     if not isinstance(storage, _StorageRef):
         raise TensorReadError("data.pkl: tensor is not built on a storage record")
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise TensorReadError(f"data.pkl: bad storage offset {offset!r}")
+        raise TensorReadError(f"data.pkl: bad storage offset {_show(offset)}")
     size_t = _as_int_tuple(size, "size")
     stride_t = _as_int_tuple(stride, "stride")
     if len(size_t) != len(stride_t):
@@ -236,7 +249,7 @@ def _rebuild_tensor_v3(storage: object, storage_offset: object, size: object, st
                        metadata: object = None) -> _TensorSpec:
     """Stand-in for ``torch._utils._rebuild_tensor_v3`` (untyped storage + explicit dtype)."""
     if not isinstance(dtype, _TorchDtype):
-        raise TensorReadError(f"data.pkl: _rebuild_tensor_v3 dtype is {dtype!r}")
+        raise TensorReadError(f"data.pkl: _rebuild_tensor_v3 dtype is {_show(dtype)}")
     return _make_spec(storage, storage_offset, size, stride, dtype.name, metadata)
 
 
@@ -314,15 +327,15 @@ class _SafeUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> _StorageRef:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-            raise TensorReadError(f"data.pkl: unsupported persistent id {str(pid)[:80]!r}")
+            raise TensorReadError(f"data.pkl: unsupported persistent id {_show(pid)}")
         _, stype, key, location, numel = pid
         if not isinstance(stype, _StorageType):
             raise TensorReadError("data.pkl: persistent id names no storage class")
         if not isinstance(key, str) or not key or "/" in key or key.startswith("."):
-            raise TensorReadError(f"data.pkl: bad storage key {key!r}")
+            raise TensorReadError(f"data.pkl: bad storage key {_show(key)}")
         if not isinstance(numel, int) or isinstance(numel, bool) or numel < 0:
-            raise TensorReadError(f"data.pkl: bad storage size {numel!r}")
-        ref = _StorageRef(key, stype.dtype, numel, str(location))
+            raise TensorReadError(f"data.pkl: bad storage size {_show(numel)}")
+        ref = _StorageRef(key, stype.dtype, numel, location if isinstance(location, str) else _show(location))
         old = self.storages.get(key)
         if old is not None and old != ref:
             raise TensorReadError(f"data.pkl: storage {key} described twice differently")
@@ -711,6 +724,10 @@ def _is_c_contiguous(size: tuple[int, ...], stride: tuple[int, ...]) -> bool:
 
 
 _MEMO_LIMIT = 1 << 16  # memo slots a tensor pickle may name (torch uses a handful)
+#: objects a value of a tensor pickle may expand to (shared parts counted each time), and how deep it may nest:
+#: torch writes a few dozen objects, three levels deep
+_EXPANDED_LIMIT = 100_000
+_DEPTH_LIMIT = 64
 
 
 def _opcode_table() -> dict[int, tuple[int, int]]:
@@ -733,65 +750,233 @@ def _opcode_table() -> dict[int, tuple[int, int]]:
     return table
 
 
+def _effect_table() -> dict[int, str]:
+    """opcode byte -> what it does to the unpickler's stack, in the terms :func:`_check_pickle` models."""
+    import pickletools
+
+    groups = {
+        "new": "EMPTY_LIST EMPTY_DICT EMPTY_TUPLE EMPTY_SET",
+        "mark": "MARK",
+        "from_mark": "LIST TUPLE DICT FROZENSET OBJ INST",
+        "tuple1": "TUPLE1", "tuple2": "TUPLE2", "tuple3": "TUPLE3",
+        "append": "APPEND", "setitem": "SETITEM", "build": "BUILD",
+        "extend": "APPENDS SETITEMS ADDITEMS",
+        "call2": "REDUCE NEWOBJ STACK_GLOBAL", "call3": "NEWOBJ_EX", "call1": "BINPERSID READONLY_BUFFER",
+        "pop": "POP", "pop_mark": "POP_MARK", "dup": "DUP",
+        "put": "PUT BINPUT LONG_BINPUT", "memoize": "MEMOIZE", "get": "GET BINGET LONG_BINGET",
+        "none": "PROTO FRAME", "stop": "STOP",
+    }
+    by_name = {name: group for group, names in groups.items() for name in names.split()}
+    # everything else pushes one atom: numbers, strings, bytes, None, bools, GLOBAL, PERSID, EXT*, NEXT_BUFFER
+    return {ord(op.code): by_name.get(op.name, "atom") for op in pickletools.opcodes}
+
+
 _OPCODES = _opcode_table()
-_SAFE_PICKLES: set[bytes] = set()
+_EFFECTS = _effect_table()
 
 
-def _check_memo_indices(pkl: bytes) -> None:
-    """Refuse memo indices that would make the C unpickler allocate a huge memo table.
+class _BadPickle(Exception):
+    """The opcode stream is not one the unpickler would accept (checked before it runs)."""
 
-    ``LONG_BINPUT 2**32-1`` in a 100-byte pickle makes ``pickle.Unpickler`` grow its
-    memo array to that many slots (tens of GB, zeroed: a memory bomb). The opcodes
-    are walked once (argument sizes from ``pickletools``) before unpickling; pickles
-    already seen are remembered, so a dump of same-shaped tensors pays this once.
+
+def _check_pickle(pkl: bytes) -> None:
+    """Refuse a pickle whose values would cost unbounded work or memory once unpickled, before it runs.
+
+    Two bombs fit in a few hundred bytes. ``LONG_BINPUT 2**32-1`` makes ``pickle.Unpickler`` grow
+    its memo array to that many slots (tens of GB, zeroed). And the memo lets a value hold the same
+    part many times: forty levels of ``[x, x]`` are 2**40 objects to ``repr`` or ``hash``, which the
+    unpickler does itself for a dict key (no Ctrl-C gets through). The opcodes are walked once: each
+    container's parts are recorded, then every value's expanded size (shared parts counted each
+    time, cycles once) and depth are bounded, so formatting or hashing any value later is cheap.
+    Pickles already seen are remembered, so a dump of same-shaped tensors pays this once.
     """
     if pkl in _SAFE_PICKLES:
         return
+    try:
+        parts = _walk_pickle(pkl)
+    except _BadPickle as exc:
+        raise TensorReadError(f"data.pkl is not a valid tensor pickle: {exc}") from None
+    _bound_values(parts)
+    _SAFE_PICKLES.remember(pkl, None)
+
+
+def _walk_pickle(pkl: bytes) -> list[list[int]]:
+    """The parts of every container the pickle builds (object ids; ``-1`` stands for any atom)."""
+    parts: list[list[int]] = []
+    stack: list[int] = []
+    marks: list[int] = []
+    memo: dict[int, int] = {}
     at, end = 0, len(pkl)
-    while at < end:
-        code = pkl[at]
-        at += 1
-        spec = _OPCODES.get(code)
-        if spec is None or code == 0x2E:  # unknown opcode (the unpickler refuses it there) or STOP
-            break
-        kind, size = spec
-        if kind == 0:
-            if code == 0x72 and int.from_bytes(pkl[at : at + 4], "little") > _MEMO_LIMIT:  # LONG_BINPUT
-                raise TensorReadError("data.pkl stores a memo slot past 65536; refused (a tensor pickle uses a few)")
-            at += size
-        elif kind == 1:
-            length = int.from_bytes(pkl[at : at + size], "little", signed=size == 4)
-            if length < 0:
-                break
-            at += size + length
-        else:
-            for _ in range(kind - 1):  # one line, or two for GLOBAL/INST
-                nl = pkl.find(b"\n", at)
-                if nl < 0:
-                    return
-                if code == 0x70:  # PUT <decimal>
+    try:
+        while at < end:
+            code = pkl[at]
+            at += 1
+            spec = _OPCODES.get(code)
+            if spec is None:
+                raise _BadPickle(f"unknown opcode {code:#04x}")
+            kind, size = spec
+            index = -1
+            if kind == 0:
+                if code in (0x71, 0x68):  # BINPUT, BINGET
+                    index = pkl[at]
+                elif code in (0x72, 0x6A):  # LONG_BINPUT, LONG_BINGET
+                    index = int.from_bytes(pkl[at : at + 4], "little")
+                at += size
+            elif kind == 1:
+                length = int.from_bytes(pkl[at : at + size], "little", signed=size == 4)
+                if length < 0:
+                    raise _BadPickle("negative length")
+                at += size + length
+            else:
+                line_at = at
+                for _ in range(kind - 1):  # one line, or two for GLOBAL/INST
+                    nl = pkl.find(b"\n", at)
+                    if nl < 0:
+                        raise _BadPickle("unterminated line")
+                    at = nl + 1
+                if code in (0x70, 0x67):  # PUT, GET <decimal>
                     try:
-                        index = int(pkl[at:nl])
+                        index = int(pkl[line_at : at - 1])
                     except ValueError:
-                        return
-                    if index > _MEMO_LIMIT:
-                        raise TensorReadError("data.pkl stores a memo slot past 65536; refused")
-                at = nl + 1
-    if len(_SAFE_PICKLES) < 4096:
-        _SAFE_PICKLES.add(pkl)
+                        raise _BadPickle("bad memo index") from None
+            if at > end:
+                raise _BadPickle("truncated")
+            effect = _EFFECTS[code]
+            if effect == "atom":
+                stack.append(-1)
+            elif effect == "new":
+                parts.append([])
+                stack.append(len(parts) - 1)
+            elif effect == "mark":
+                marks.append(len(stack))
+            elif effect == "from_mark":
+                m = marks.pop()
+                parts.append(stack[m:])
+                del stack[m:]
+                stack.append(len(parts) - 1)
+            elif effect in ("tuple1", "tuple2", "tuple3", "call1", "call2", "call3"):
+                n = int(effect[-1])
+                if len(stack) < n:
+                    raise _BadPickle("stack underflow")
+                parts.append(stack[-n:])
+                del stack[-n:]
+                stack.append(len(parts) - 1)
+            elif effect in ("append", "setitem", "build"):
+                n = 2 if effect == "setitem" else 1
+                if len(stack) <= n:
+                    raise _BadPickle("stack underflow")
+                _grow(parts, stack[-n - 1], stack[-n:])
+                del stack[-n:]
+            elif effect == "extend":
+                m = marks.pop()
+                if m < 1:
+                    raise _BadPickle("stack underflow")
+                _grow(parts, stack[m - 1], stack[m:])
+                del stack[m:]
+            elif effect == "pop":
+                if stack:
+                    stack.pop()
+                else:
+                    marks.pop()
+            elif effect == "pop_mark":
+                del stack[marks.pop():]
+            elif effect == "dup":
+                stack.append(stack[-1])
+            elif effect in ("put", "memoize"):
+                if effect == "memoize":
+                    index = len(memo)
+                if index > _MEMO_LIMIT:
+                    raise TensorReadError("data.pkl stores a memo slot past 65536; refused (a tensor pickle uses a few)")
+                memo[index] = stack[-1]
+            elif effect == "get":
+                stack.append(memo[index])
+            elif effect == "stop":
+                break
+    except (IndexError, KeyError):
+        raise _BadPickle("stack underflow or unknown memo slot") from None
+    return parts
+
+
+def _grow(parts: list[list[int]], obj: int, items: list[int]) -> None:
+    if obj < 0:
+        raise _BadPickle("adds items to an object that holds none")
+    parts[obj].extend(items)
+
+
+def _bound_values(parts: list[list[int]]) -> None:
+    """Raise when a value would expand past :data:`_EXPANDED_LIMIT` objects or nest past :data:`_DEPTH_LIMIT`."""
+    size = [0] * len(parts)
+    depth = [0] * len(parts)
+    state = bytearray(len(parts))  # 0 not seen, 1 on the path (a cycle back to it counts once), 2 done
+    for root in range(len(parts)):
+        if state[root]:
+            continue
+        path = [(root, 0)]
+        state[root] = 1
+        while path:
+            obj, k = path[-1]
+            kids = parts[obj]
+            if k < len(kids):
+                path[-1] = (obj, k + 1)
+                kid = kids[k]
+                if kid >= 0 and not state[kid]:
+                    state[kid] = 1
+                    path.append((kid, 0))
+                    if len(path) > _DEPTH_LIMIT:
+                        raise TensorReadError(f"data.pkl nests values more than {_DEPTH_LIMIT} levels deep;"
+                                              " refused (a tensor pickle nests three)")
+                continue
+            total, deep = 1, 0
+            for kid in kids:
+                if kid >= 0 and state[kid] == 2:
+                    total += size[kid]
+                    deep = max(deep, depth[kid])
+                else:
+                    total += 1
+            size[obj], depth[obj] = min(total, _EXPANDED_LIMIT + 1), deep + 1
+            if total > _EXPANDED_LIMIT or deep >= _DEPTH_LIMIT:
+                raise TensorReadError(f"data.pkl holds a value that expands to more than {_EXPANDED_LIMIT}"
+                                      " objects or nests too deep; refused (a tensor pickle holds a few dozen)")
+            state[obj] = 2
+            path.pop()
+
+
+#: bytes the two caches below may hold in keys (and in what the keys describe): entries are counted by
+#: size, not number, so thousands of distinct large data.pkl members cannot fill the memory
+_CACHE_BYTES = 8 << 20
+#: a data.pkl larger than this is not cached at all (torch writes a few hundred bytes)
+_CACHE_ITEM_MAX = 64 << 10
+
+
+class _BytesCache(dict):
+    """A dict keyed by data.pkl bytes that stops growing at :data:`_CACHE_BYTES` of keys."""
+
+    used = 0
+
+    def remember(self, key: bytes, value: Any) -> None:
+        if len(key) > _CACHE_ITEM_MAX or self.used + len(key) > _CACHE_BYTES or key in self:
+            return
+        self[key] = value
+        self.used += len(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.used = 0
+
+
+_SAFE_PICKLES = _BytesCache()
 
 
 #: data.pkl bytes -> the tensor they describe: same-shaped tensors of a dump share their
 #: data.pkl byte for byte, and unpickling with the inert stand-ins is a pure function of them
-_SPECS: dict[bytes, _TensorSpec] = {}
-_SPECS_MAX = 4096
+_SPECS = _BytesCache()
 
 
 def _unpickle_spec(pkl: bytes) -> _TensorSpec:
     obj = _SPECS.get(pkl)
     if obj is not None:
         return obj
-    _check_memo_indices(pkl)
+    _check_pickle(pkl)
     unpickler = _SafeUnpickler(pkl)
     try:
         obj = unpickler.load()
@@ -803,8 +988,7 @@ def _unpickle_spec(pkl: bytes) -> _TensorSpec:
     if not isinstance(obj, _TensorSpec):
         kind = type(obj).__name__
         raise TensorReadError(f"data.pkl holds a {kind}, not a single tensor")
-    if len(_SPECS) < _SPECS_MAX:
-        _SPECS[pkl] = obj
+    _SPECS.remember(pkl, obj)
     return obj
 
 
@@ -930,8 +1114,9 @@ def _read_open(fd: int, max_bytes: int | None, verify_crc: bool, use_mmap: bool,
             f" {last} of a storage of {storage_elems} elements (truncated or corrupt)"
         )
     span = last - offset + 1
-    if numel > span and numel * out_itemsize > 16 * store.nbytes + (1 << 20) and max_bytes is None:
-        # an expanded (stride-0) view would be materialised far beyond the file's own size
+    if numel > span and numel * out_itemsize > 16 * store.nbytes + (1 << 20):
+        # an expanded (stride-0) view would be materialised far beyond the file's own size; the byte cap
+        # does not cover this: 16 GiB from a 600-byte file is within it
         raise TensorReadError("overlapping tensor view expands far beyond its storage; refused")
     n_sub = 2 if dtype == "complex32" else 1
     contiguous = _is_c_contiguous(size, stride)
@@ -974,5 +1159,5 @@ def _apply_metadata(arr: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
         elif key == "neg":
             arr = np.negative(arr)
         else:
-            raise TensorReadError(f"unsupported tensor metadata {key!r}")
+            raise TensorReadError(f"unsupported tensor metadata {_show(key)}")
     return arr
