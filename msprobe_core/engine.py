@@ -260,8 +260,13 @@ def _job_options(job: CompareJob, options: CompareOptions) -> CompareOptions:
 def match_job(
     job: CompareJob, options: CompareOptions, host: PluginHost
 ) -> tuple[DumpTable, DumpTable, MatchResult] | None:
-    """Load and match one job's tables (``None``, with a warning, when there is nothing to compare)."""
+    """Load and match one job's tables (``None``, with a warning, when there is nothing to compare).
+
+    What either file held that the loader did not understand is named on the console and kept
+    in ``job.extra["unrecognised"]`` for the run's summary (:mod:`msprobe_core.dialects`).
+    """
     target, golden = load_pair(job, options, host)
+    account_unrecognised(job, target, golden)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None
@@ -270,6 +275,20 @@ def match_job(
         log.warning("Can`t match any op. No compare result file generated.")
         return None
     return target, golden, match
+
+
+def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) -> None:
+    """Name what the two tables' files held that the loader did not understand, and keep it on the job."""
+    from .dialects import DIALECT_KEY, merge_records, records_of, warn_unrecognised
+
+    for table in (target, golden):
+        features = table.extra.get(DIALECT_KEY)
+        if features:
+            log.info("%s was written by an older dumper: read with %s.", table.source, "; ".join(features))
+    records = merge_records([records_of(target), records_of(golden)])
+    if records:
+        warn_unrecognised(records)
+        job.extra["unrecognised"] = merge_records([job.extra.get("unrecognised", ()), records])
 
 
 def compare_and_write(

@@ -88,10 +88,14 @@ def finish_views(
     analysis: Any = None,
     errors: Sequence[str] = (),
     title: str = "msprobe compare report",
+    unrecognised: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary."""
+    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
+
+    ``unrecognised``: what the dumps held that the loader did not understand (:mod:`msprobe_core.dialects`).
+    """
     extra_files = [p for p in (report, json_summary) if p is not None]
-    summary = summarize(views, files=extra_files, analysis=analysis, errors=errors)
+    summary = summarize(views, files=extra_files, analysis=analysis, errors=errors, unrecognised=unrecognised)
     if report is not None:
         from .report import write_report
 
@@ -128,6 +132,9 @@ def finish_run(
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
+    from .dialects import merge_records
+
+    unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
     return finish_views(
         views,
         report=report_path,
@@ -136,6 +143,7 @@ def finish_run(
         quiet=bool(getattr(options, "quiet", False)),
         analysis=analysis,
         errors=errors,
+        unrecognised=unrecognised,
     )
 
 
