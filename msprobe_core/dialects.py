@@ -4,9 +4,10 @@ Every mindstudio-probe dumper from 1.0.1 to 26.2.0 writes the same kind of docum
 members and fields changed over the versions (``docs/dump_versions.md`` lists them by version).
 The loader maps each old shape onto the rows the engine knows, by one general rule per shape:
 
-* backward data under ``grad_input``/``grad_output`` (1.0.1) is read as ``input``/``output``; its
-  rows are named by the walk, since 1.0.1 filed ``grad_input`` tensors under ``….backward.output.N``
-  (:data:`ARGUMENT_MEMBERS`);
+* backward data under ``grad_output``/``grad_input`` (1.0.1) is read as the backward's ``input``/``output``:
+  1.0.1 named them after the hook's arguments (``grad_input``, the gradients of the forward inputs, is
+  what the backward call puts out), every later dumper after the backward call, as its tensor files
+  (``….backward.output.N.pt`` for ``grad_input``) already did in 1.0.1 (:data:`ARGUMENT_MEMBERS`);
 * members and fields that carry no argument data (``is_recompute``, ``Min_except_inf_nan``,
   ``layout``…) are understood and not compared, as every msprobe compare leaves them
   (:data:`ENTRY_METADATA`, :data:`LEAF_FIELDS`);
@@ -28,17 +29,18 @@ from typing import Any
 
 from .model import STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS
 
-#: the members of an API entry that hold arguments, in the order their rows come:
-#: (JSON key, row state, name suffix, whether rows are named by the walk rather than by ``data_name``)
-ARGUMENT_MEMBERS: tuple[tuple[str, str, str, bool], ...] = (
-    ("input_args", STATE_INPUT, "input", False),
-    ("input_kwargs", STATE_INPUT, "input", False),
-    ("input", STATE_INPUT, "input", False),
-    ("grad_input", STATE_INPUT, "input", True),  # mindstudio-probe 1.0.1 backward entries
-    ("parameters", STATE_PARAMETERS, "parameters", False),
-    ("output", STATE_OUTPUT, "output", False),
-    ("grad_output", STATE_OUTPUT, "output", True),  # mindstudio-probe 1.0.1 backward entries
+#: the members of an API entry that hold arguments, in the order their rows come: (JSON key, row state, name suffix)
+ARGUMENT_MEMBERS: tuple[tuple[str, str, str], ...] = (
+    ("input_args", STATE_INPUT, "input"),
+    ("input_kwargs", STATE_INPUT, "input"),
+    ("input", STATE_INPUT, "input"),
+    ("grad_output", STATE_INPUT, "input"),  # mindstudio-probe 1.0.1 backward entries: the backward's input
+    ("parameters", STATE_PARAMETERS, "parameters"),
+    ("output", STATE_OUTPUT, "output"),
+    ("grad_input", STATE_OUTPUT, "output"),  # mindstudio-probe 1.0.1 backward entries: the backward's output
 )
+#: the 1.0.1 members among them
+OLD_BACKWARD_MEMBERS = frozenset({"grad_input", "grad_output"})
 
 #: the argument members of the newest dumpers (the C scanner reads these; it declines any other)
 CURRENT_MEMBERS = ("input_args", "input_kwargs", "input", "parameters", "output")

@@ -19,6 +19,7 @@ from .dialects import (
     ENTRY_METADATA,
     EXTRA_KEY,
     LEAF_FIELDS,
+    OLD_BACKWARD_MEMBERS,
     P2P_FIELDS,
     Unrecognised,
     note_dialect,
@@ -48,7 +49,7 @@ _ENTRY_KEYS = (
     ("output", STATE_OUTPUT, "output"),
 )
 #: the argument members of every dumper version, and the members that hold no argument data
-_MEMBERS = {key: (state, suffix, by_walk) for key, state, suffix, by_walk in ARGUMENT_MEMBERS}
+_MEMBERS = {key: (state, suffix) for key, state, suffix in ARGUMENT_MEMBERS}
 _MEMBER_ORDER = tuple(m[0] for m in ARGUMENT_MEMBERS)
 _MAX_DEPTH = 400
 _P2P_CLASS = "torch.distributed.P2POp"
@@ -199,13 +200,6 @@ class _Flattener:
         #: what the file held that the loader does not understand (see :mod:`msprobe_core.dialects`)
         self.unrecognised = Unrecognised()
         self.add_null, self.add_leaf, self.walk = _build_walk(self)
-        self._walk_by_name: Callable[..., None] | None = None
-
-    def walk_named_by_walk(self) -> Callable[..., None]:
-        """A walk whose rows are named by the walk, never by ``data_name`` (built on first use)."""
-        if self._walk_by_name is None:
-            self._walk_by_name = _build_walk(self, by_walk=True)[2]
-        return self._walk_by_name
 
     def keep_account(self) -> None:
         """Put the account of what was not understood on the table (nothing when all was)."""
@@ -222,12 +216,8 @@ class _Flattener:
         self._md5_seen[0] = value
 
 
-def _build_walk(fl: _Flattener, by_walk: bool = False):  # noqa: C901 - one hot loop, kept in one place on purpose
-    """The (add_null, add_leaf, walk) closures of one flattener.
-
-    ``by_walk``: rows are named by the walk even when the leaf has a ``data_name`` (the
-    backward members of 1.0.1, whose file names say ``output`` for ``grad_input``).
-    """
+def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place on purpose
+    """The (add_null, add_leaf, walk) closures of one flattener."""
     t = fl.t
     a_api, a_name, a_state = t.row_api.append, t.name.append, t.state.append
     a_dtype, a_shape, a_rg = t.dtype.append, t.shape.append, t.requires_grad.append
@@ -272,7 +262,7 @@ def _build_walk(fl: _Flattener, by_walk: bool = False):  # noqa: C901 - one hot 
             row_name = name
         elif data_name.__class__ is str:
             if data_name:
-                row_name = name if by_walk else data_name.rsplit(".", 1)[0] if "." in data_name else data_name
+                row_name = data_name.rsplit(".", 1)[0] if "." in data_name else data_name
             else:
                 data_name = "-1"
                 row_name = name
@@ -541,12 +531,10 @@ def _walk_members(table: DumpTable, fl: _Flattener, key: str, entry: dict, api_i
     for member in _MEMBER_ORDER:
         if member in entry:
             walked += 1
-            state, suffix, by_walk = _MEMBERS[member]
-            if by_walk:
-                note_dialect(table, "backward data under grad_input/grad_output (mindstudio-probe 1.0.1)")
-                fl.walk_named_by_walk()(entry[member], f"{key}.{suffix}", state, api_idx)
-            else:
-                fl.walk(entry[member], f"{key}.{suffix}", state, api_idx)
+            state, suffix = _MEMBERS[member]
+            if member in OLD_BACKWARD_MEMBERS:
+                note_dialect(table, "backward data under grad_output/grad_input as its input/output (1.0.1)")
+            fl.walk(entry[member], f"{key}.{suffix}", state, api_idx)
     if walked != len(entry):
         for member in entry:
             if member not in _MEMBERS and member not in ENTRY_METADATA:

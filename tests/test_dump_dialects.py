@@ -51,22 +51,29 @@ def compare(tmp_path: Path, target: dict, golden: dict, *args: str, **kw) -> lis
 
 
 # ----------------------------------------------------------------------------- 1.0.1: grad_input / grad_output
-def test_grad_input_and_grad_output_are_the_backward_input_and_output(tmp_path: Path) -> None:
-    """1.0.1 wrote backward data under grad_input/grad_output (and filed grad_input tensors as ``output``)."""
-    leaf_in = tensor(data_name="Torch.mul.0.backward.output.0.pt")
-    leaf_out = tensor(data_name="Torch.mul.0.backward.input.0.pt")
-    data = {"Torch.mul.0.backward": {"grad_input": [leaf_in, None], "grad_output": [leaf_out]}}
-    table = load_both(write_dump(tmp_path, data))
-    assert list(table.name) == ["Torch.mul.0.backward.input.0", "Torch.mul.0.backward.input.1",
-                                "Torch.mul.0.backward.output.0"]
-    assert list(table.state) == ["input", "input", "output"]
-    assert list(table.data_name) == ["Torch.mul.0.backward.output.0.pt", "-1", "Torch.mul.0.backward.input.0.pt"]
+def test_grad_output_and_grad_input_are_the_backward_input_and_output(tmp_path: Path) -> None:
+    """1.0.1 named backward data after the hook's arguments: grad_output is what the backward takes in,
+    grad_input (the gradients of the forward's inputs) what it puts out; its tensor files say so."""
+    data = {"Torch.mul.0.backward": {
+        "grad_input": [tensor(data_name="Torch.mul.0.backward.output.0.pt"), None],
+        "grad_output": [tensor(data_name="Torch.mul.0.backward.input.0.pt")],
+    }}
+    table = load_both(write_dump(tmp_path / "tensor", data, task="tensor"))
+    assert list(table.name) == ["Torch.mul.0.backward.input.0", "Torch.mul.0.backward.output.0",
+                                "Torch.mul.0.backward.output.1"]
+    assert list(table.state) == ["input", "output", "output"]
+    assert list(table.data_name) == ["Torch.mul.0.backward.input.0.pt", "Torch.mul.0.backward.output.0.pt", "-1"]
     assert records_of(table) == []
+    for leaf in (*data["Torch.mul.0.backward"]["grad_input"], *data["Torch.mul.0.backward"]["grad_output"]):
+        if leaf:
+            del leaf["data_name"]
+    stats = load_both(write_dump(tmp_path / "stats", data))
+    assert list(stats.name) == list(table.name) and list(stats.state) == list(table.state)
 
 
 def test_a_1_0_1_backward_pairs_with_a_current_backward(tmp_path: Path) -> None:
     old = {"Torch.mul.0.backward": {"grad_input": [tensor(mx=2.0)], "grad_output": [tensor(mx=3.0)]}}
-    new = {"Torch.mul.0.backward": {"input": [tensor(mx=2.0)], "output": [tensor(mx=3.0)]}}
+    new = {"Torch.mul.0.backward": {"input": [tensor(mx=3.0)], "output": [tensor(mx=2.0)]}}
     rows = compare(tmp_path, old, new)
     assert [(r["NPU Name"], r["Bench Name"], r["Max diff"]) for r in rows] == [
         ("Torch.mul.0.backward.input.0", "Torch.mul.0.backward.input.0", "0"),
