@@ -60,7 +60,8 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
     """The framework of each side, checked for compatibility."""
     specs = []
     for table in (target, golden):
-        spec = host.framework(table.framework or None)
+        guess = None if table.framework else guess_framework(table, host)
+        spec = host.framework(table.framework or guess)
         if spec is None:
             if not table.framework:
                 raise UsageError("dump has no 'framework' field and no default framework plugin is installed", path=table.source)
@@ -69,7 +70,10 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
                 f"(installed: {', '.join(f.name for f in host.frameworks) or 'none'})",
                 path=table.source,
             )
-        if not table.framework:
+        if guess:
+            log.warning("Unable to get framework information from %s; its dtypes are spelled as %s spells them, "
+                        "compared as %s.", table.source, spec.name, spec.name)
+        elif not table.framework:
             log.warning("Unable to get framework information from %s, default setting is %s.", table.source, spec.name)
         specs.append(spec)
     tf, gf = specs
@@ -78,6 +82,17 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
             f"cannot compare a {target.framework or tf.name} target with a {golden.framework or gf.name} golden dump"
         )
     return tf, gf
+
+
+def guess_framework(table: DumpTable, host: PluginHost) -> str | None:
+    """The framework of a dump without a ``framework`` field (dumpers before 1.3.0), from its dtypes.
+
+    A framework other than the default one is named when its float dtypes (``Float32``...) are
+    spelled in the dump and no other framework's are; otherwise ``None`` (the default framework).
+    """
+    dtypes = set(table.dtype)
+    hits = [f for f in host.frameworks if dtypes & set(f.float_dtypes)]
+    return hits[0].name if len(hits) == 1 and not hits[0].is_default else None
 
 
 def _dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec):

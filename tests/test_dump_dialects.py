@@ -222,3 +222,31 @@ def test_every_entry_is_rows_or_counted(case: tuple[dict, set, int], tmp_path_fa
     table = load_both(path)
     assert len(table) == rows
     assert {(r["kind"], r["name"]) for r in records_of(table)} == expected
+
+
+# ----------------------------------------------------------------------------- no framework field (before 1.3.0)
+def ms_tensor(dtype: str = "Float32", **kw) -> dict:
+    return dict(tensor(dtype=dtype, **kw), type="mindspore.Tensor")
+
+
+def test_a_dump_without_framework_whose_dtypes_are_mindspores_is_compared_as_mindspore(tmp_path: Path,
+                                                                                      run_cli) -> None:
+    """Dumpers before 1.3.0 wrote no framework; the MindSpore ones were compared with ``-f mindspore``,
+    whose dtype gate pairs Float16 with Float32 (PyTorch's does not know these spellings)."""
+    target = {"Functional.add.0.forward": api([ms_tensor("Float16")], [ms_tensor("Float16")])}
+    golden = {"Functional.add.0.forward": api([ms_tensor("Float32")], [ms_tensor("Float32")])}
+    t = write_dump(tmp_path / "t", target, framework=None)
+    g = write_dump(tmp_path / "g", golden, framework=None)
+    proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "its dtypes are spelled as mindspore spells them, compared as mindspore" in proc.stdout
+    rows = read_csv(only_result(tmp_path / "out"))
+    assert [r["Bench Name"] for r in rows] == ["Functional.add.0.forward.input.0", "Functional.add.0.forward.output.0"]
+
+
+def test_a_dump_without_framework_and_torch_dtypes_is_pytorch_as_msprobe_defaults(tmp_path: Path, run_cli) -> None:
+    data = {"Functional.add.0.forward": api([tensor()], [tensor()])}
+    t, g = write_dump(tmp_path / "t", data, framework=None), write_dump(tmp_path / "g", data, framework=None)
+    proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "default setting is pytorch" in proc.stdout
