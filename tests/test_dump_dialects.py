@@ -250,3 +250,20 @@ def test_a_dump_without_framework_and_torch_dtypes_is_pytorch_as_msprobe_default
     proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     assert "default setting is pytorch" in proc.stdout
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_ranks_unknown_reaches_the_summary(tmp_path: Path, run_cli, workers: str) -> None:
+    """Rank pairs run one by one or as worker tasks: each rank's account reaches the run's summary."""
+    for side in ("t", "g"):
+        for rank in ("rank0", "rank1"):
+            data = {"Torch.a.0.forward": api([tensor()], [tensor()], **({f"odd_{rank}": []} if side == "t" else {}))}
+            write_dump(tmp_path / side / rank, data)
+    summary = tmp_path / "summary.json"
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "out",
+                   "--workers", workers, "--json-summary", summary)
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads(summary.read_text())["unrecognised"]
+    assert sorted((Path(r["file"]).parent.name, r["name"]) for r in records) == [
+        ("rank0", "odd_rank0"), ("rank1", "odd_rank1")]
+    assert "odd_rank0 (1x" in proc.stdout and "odd_rank1 (1x" in proc.stdout
