@@ -20,7 +20,8 @@ Naming rule of the older tables: ``<api>_input.<rest>`` / ``<api>_output.<rest>`
 ``<api>.input.<rest>`` / ``<api>.output.<rest>``; where the dump keeps backward data under
 ``grad_input``/``grad_output`` (1.0.1), its compare named ``grad_input`` rows ``_input``, which are the
 backward's outputs (our ``.output``), and the other way round; a keyword argument that is a single
-record was given a ``.0`` of its own (``…_input.dim.0`` is our ``….input.dim``).
+record was given a ``.0`` of its own (``…_input.dim.0`` is our ``….input.dim``); in tensor mode 26.2.0 names a
+keyword argument's tensor after its file (``….forward.kwargs.<name>``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ ABSENT = frozenset({"None", "N/A", "NaN", "Nan", "nan", ""})
 _OLD_IO = re.compile(r"^(?P<api>.+?\.(?:forward|backward)(?:\.\d+)?)_(?P<io>input|output)(?P<rest>(?:\..+)?)$")
 _SWAP = {"input": "output", "output": "input"}
 _TENSOR_DTYPE = re.compile(r"^(torch\.(u?int|float|bfloat|bool|complex)|(U?Int|Float|BFloat|Bool|Complex)\d*$)")
+_KWARGS = re.compile(r"(\.forward(?:\.\d+)?)\.input\.(?=[A-Za-z_])")
 _BACKWARD = re.compile(r"\.backward(?:\.\d+)?$")
 
 
@@ -111,7 +113,17 @@ def our_names(old: str, swap_backward: bool) -> list[str]:
     if m:
         io = _SWAP[m["io"]] if swap_backward and _BACKWARD.search(m["api"]) else m["io"]
         name = f"{m['api']}.{io}{m['rest']}"
-    return [name, name[:-2]] if name.endswith(".0") else [name]
+    names = [name, name[:-2]] if name.endswith(".0") else [name]
+    # a keyword argument's tensor is named after its file in tensor mode: ….kwargs.<name>
+    return names + [_KWARGS.sub(r"\1.kwargs.", n, count=1) for n in names if _KWARGS.search(n)]
+
+
+_UNREAD = (("parameters", re.compile(r"\.parameters\.")), ("parameters_grad", re.compile(r"\.parameters_grad(\.|$)")))
+
+
+def _unread_kind(name: str) -> str | None:
+    """``parameters``/``parameters_grad`` for the rows of members the 1.x compares did not read at all."""
+    return next((kind for kind, pattern in _UNREAD if pattern.search(name)), None)
 
 
 def api_of(name: str) -> str:
@@ -174,9 +186,14 @@ def old_layout_problems(oracle_diff, ours: Path, ref: Path, swap_backward: bool)
                 ok = x is None or y is None or oracle_diff.same(str(x), str(y), 1e-5, 1e-8)
             if not ok:
                 problems.append(f"{name}: {col} is {a!r} in ours, {b!r} in theirs")
-    if sorted(mapped) != list(range(len(orows))):
-        problems.append(f"{len(orows)} rows of ours, {len(rrows)} of theirs, {len(set(mapped))} in common")
-    elif [api_of(orows[i][0]) for i in mapped] != [api_of(r[0]) for r in orows]:
+    if len(set(mapped)) != len(mapped):
+        problems.append("two of their rows are one of ours")
+    for i in sorted(set(range(len(orows))) - set(mapped)):
+        kind = _unread_kind(orows[i][0])
+        if kind is None or any(_unread_kind(r[0]) == kind for r in rrows):
+            problems.append(f"{orows[i][0]}: a row of ours only")
+    kept = set(mapped)
+    if [api_of(orows[i][0]) for i in mapped] != [api_of(r[0]) for i, r in enumerate(orows) if i in kept]:
         problems.append("the APIs come in another order")
     return problems
 
