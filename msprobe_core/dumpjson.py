@@ -30,6 +30,7 @@ from .model import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
+    NA,
     STATE_DEBUG,
     STATE_INPUT,
     STATE_OUTPUT,
@@ -436,20 +437,22 @@ def _non_tensor(leaf: dict, name: str, md5: str | None, crcs: dict[str, str]) ->
     return dtype, shape_text, stats, md5
 
 
-def _number_md5(value: Any, table: DumpTable) -> str | None:
-    """An md5 given as a number (the xor checksum of a 0-d tensor) spelled as msprobe's compare spells it.
+def _number_md5(value: Any, table: DumpTable) -> Any:
+    """An md5 given as a number (the xor checksum of a 0-d tensor) as msprobe's compare keeps it.
 
-    msprobe keeps the number and writes it as Python prints it; a zero is empty to it, like a
-    missing md5 (``None`` here: the crc32 fallback stands in); a boolean becomes ``True``/``False``.
+    msprobe keeps the number (the writers spell it as any float cell: ``1.5``, `` inf`` in a CSV, a
+    number in an xlsx) and compares it by equality; a zero is empty to it, like a missing md5
+    (``None`` here: the crc32 fallback stands in); NaN becomes ``N/A`` (and equals ``N/A``);
+    a boolean becomes ``True``/``False``.
     """
     note_dialect(table, "md5 given as a number (xor checksum)")
     if value.__class__ is bool:
         return "True" if value else "False"
     if not value:
         return None
-    if value.__class__ is float and value != value:
-        return "nan"
-    return str(value)
+    if value != value:
+        return NA
+    return value
 
 
 def _stat(value: Any) -> Any:
