@@ -20,7 +20,6 @@ if not hasattr(torch, "Any"):
     torch.Any = typing.Any
 # 1.2.x hooks torch._dynamo lazily and fails unless it is imported first.
 import torch._dynamo  # noqa: E402,F401
-
 from tiny_model import build, train_step  # noqa: E402
 
 

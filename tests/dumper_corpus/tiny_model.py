@@ -4,6 +4,8 @@ The model is small on purpose (every tensor has at most 160 elements) but touche
 of dump entry an msprobe dumper writes: Functional ops (embedding, linear, layer_norm, gelu,
 softmax, mse_loss), Tensor methods and dunder ops (transpose, masked_fill, __mul__, __add__),
 Torch ops (matmul, triu), int64 and bool tensors, a -inf inside a float tensor, a 0-d loss,
+a list of tensors as one argument (``torch.cat``), a tuple output with an int64 part
+(``torch.max(dim=...)``), tensors passed as keyword arguments (``F.mse_loss(input=, target=)``),
 a backward pass, and an SGD step (the optimizer's in-place ops on parameters).
 
 ``fault=True`` gives the "target" variant: the residual branch is scaled by 1.5 instead of 1.0
@@ -30,7 +32,7 @@ class TinyNet(nn.Module):
         self.emb = nn.Embedding(VOCAB, D_IN)
         self.fc1 = nn.Linear(D_IN, D_HID)
         self.norm = nn.LayerNorm(D_HID)
-        self.fc2 = nn.Linear(D_HID, D_OUT)
+        self.fc2 = nn.Linear(2 * D_HID, D_OUT)
         self.fault = fault
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -42,17 +44,18 @@ class TinyNet(nn.Module):
         mixed = torch.matmul(attn, h)
         # the injected fault: the target scales this branch by 1.5
         mixed = mixed * (1.5 if self.fault else 1.0)
-        return self.fc2(mixed + h)
+        return self.fc2(torch.cat([mixed + h, h], dim=-1))
 
 
-def train_step(model: TinyNet, step_hook=None) -> float:
+def train_step(model: TinyNet) -> float:
     """One forward/backward/SGD step on fixed data; returns the loss."""
     tokens = torch.tensor([1, 3, 5, 7], dtype=torch.int64)
     target = torch.linspace(-1.0, 1.0, BATCH * D_OUT).reshape(BATCH, D_OUT)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, foreach=False)
     opt.zero_grad()
     out = model(tokens)
-    loss = F.mse_loss(out, target)
+    top = torch.max(out, dim=-1)
+    loss = F.mse_loss(input=out, target=target) + top.values.mean() * 0.01
     loss.backward()
     opt.step()
     return float(loss.detach())
