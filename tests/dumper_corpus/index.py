@@ -1,6 +1,7 @@
 """Build the versions x cases table of tests/data/dumpers/README.md from the folders.
 
-Usage: python tests/dumper_corpus/index.py [ROOT]   (ROOT defaults to tests/data/dumpers)
+Usage: python tests/dumper_corpus/index.py [--write] [ROOT]   (ROOT defaults to tests/data/dumpers;
+--write puts the table into ROOT/README.md between the index markers)
 
 Each cell names the oracle variants of a case with msprobe's exit status and the row count of its
 result table (``legacy 0/135`` = ran with rc 0, 135 rows; ``compare FAIL rc=1`` = no table).
@@ -62,9 +63,22 @@ def table(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def write_readme(root: Path = ROOT) -> None:
+    """Replace the table between the index markers of ROOT/README.md."""
+    readme = root / "README.md"
+    text = readme.read_text()
+    start = text.index(BEGIN) + len(BEGIN)
+    end = text.index(END)
+    readme.write_text(text[:start] + "\n" + table(root) + "\n" + text[end:])
+
+
 def main() -> None:
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
-    print(table(root))
+    args = [a for a in sys.argv[1:] if a != "--write"]
+    root = Path(args[0]) if args else ROOT
+    if "--write" in sys.argv:
+        write_readme(root)
+    else:
+        print(table(root))
 
 
 if __name__ == "__main__":
