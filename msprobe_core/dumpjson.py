@@ -32,24 +32,13 @@ from .model import (
     MODE_TENSOR,
     NA,
     STATE_DEBUG,
-    STATE_INPUT,
-    STATE_OUTPUT,
-    STATE_PARAMETERS,
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpTable,
 )
 from .validation import COMPARABLE_TASKS, describe, find_json_path, header_fields, json_path
 
-#: dump.json keys of one API entry, in the order msprobe reads them (the legacy loader reads these).
-_ENTRY_KEYS = (
-    ("input_args", STATE_INPUT, "input"),
-    ("input_kwargs", STATE_INPUT, "input"),
-    ("input", STATE_INPUT, "input"),
-    ("parameters", STATE_PARAMETERS, "parameters"),
-    ("output", STATE_OUTPUT, "output"),
-)
-#: the argument members of every dumper version, and the members that hold no argument data
+#: the argument members of every dumper version (``dialects.ARGUMENT_MEMBERS``), in the order msprobe reads them
 _MEMBERS = {key: (state, suffix) for key, state, suffix in ARGUMENT_MEMBERS}
 _MEMBER_ORDER = tuple(m[0] for m in ARGUMENT_MEMBERS)
 _MAX_DEPTH = 400

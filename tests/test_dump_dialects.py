@@ -280,3 +280,20 @@ def test_every_ranks_unknown_reaches_the_summary(tmp_path: Path, run_cli, worker
     assert sorted((Path(r["file"]).parent.name, r["name"]) for r in records) == [
         ("rank0", "odd_rank0"), ("rank1", "odd_rank1")]
     assert "odd_rank0 (1x" in proc.stdout and "odd_rank1 (1x" in proc.stdout
+
+
+def test_the_classic_interface_reads_old_shapes_and_names_the_unknown(tmp_path: Path, capsys) -> None:
+    """``msprobe -f pytorch compare -i``: 1.0.1's backward rows are there, an unknown member is named."""
+    data = {"Torch.mul.0.forward": api([tensor()], [tensor()], mystery=[tensor()]),
+            "Torch.mul.0.backward": {"grad_input": [tensor()], "grad_output": [tensor()]}}
+    t, g = write_dump(tmp_path / "t", data, framework=None), write_dump(tmp_path / "g", data, framework=None)
+    spec = tmp_path / "compare.json"
+    spec.write_text(json.dumps({"npu_path": str(t), "bench_path": str(g)}), encoding="utf-8")
+    assert main(["-f", "pytorch", "compare", "-i", str(spec), "-o", str(tmp_path / "out")]) == 0
+    assert "mystery (1x, first in Torch.mul.0.forward)" in capsys.readouterr().out
+    import openpyxl
+
+    sheet = openpyxl.load_workbook(only_result(tmp_path / "out", ".xlsx")).worksheets[0]
+    names = [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)]
+    assert names == ["Torch.mul.0.forward.input.0", "Torch.mul.0.forward.output.0",
+                     "Torch.mul.0.backward.input.0", "Torch.mul.0.backward.output.0"]
