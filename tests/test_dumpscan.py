@@ -106,6 +106,21 @@ def test_the_corpora_hold_dump_files() -> None:
     assert len(corpus_dump_files()) >= 30
 
 
+def dumper_version_files() -> list[Path]:
+    root = Path(__file__).resolve().parent / "data" / "dumpers"
+    return sorted(root.rglob("dump.json")) if root.is_dir() else []
+
+
+@pytest.mark.parametrize("path", dumper_version_files(), ids=lambda p: "/".join(p.parts[-6:-3] + p.parts[-2:-1]))
+def test_every_dumper_versions_dump_reads_as_the_python_walk_reads_it(path: Path) -> None:
+    """The dumps of every mindstudio-probe release: the scanner takes each one whose shapes are current
+    (is_recompute, Min_except_inf_nan… included) and leaves only the older shapes to the Python walk."""
+    table = check_same(path)
+    declined = dumpscan.scan_dump(path, "dump") is None
+    assert declined == bool(table.extra), table.extra
+    assert not records_of(table)
+
+
 @pytest.fixture(scope="module")
 def mixed_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dump with every kind of leaf the walk knows (tensor, scalars, sizes, slices, p2p, rank parts...)."""
