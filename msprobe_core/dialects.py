@@ -123,7 +123,7 @@ def records_of(table: Any) -> list[dict[str, Any]]:
 
 
 def note_dialect(table: Any, feature: str) -> None:
-    """Record that ``table``'s file uses an old shape the loader mapped (``grad_input``, numeric md5...)."""
+    """Record that ``table``'s file uses a shape the loader maps (1.0.1's ``grad_input``, numeric md5...)."""
     features = table.extra.setdefault(DIALECT_KEY, [])
     if feature not in features:
         features.append(feature)

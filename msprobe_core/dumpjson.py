@@ -434,7 +434,7 @@ def _number_md5(value: Any, table: DumpTable) -> Any:
     (``None`` here: the crc32 fallback stands in); NaN becomes ``N/A`` (and equals ``N/A``);
     a boolean becomes ``True``/``False``.
     """
-    note_dialect(table, "md5 given as a number (xor checksum)")
+    note_dialect(table, "md5 values that are numbers (xor checksums of 0-d tensors, 26.x) kept as numbers")
     if value.__class__ is bool:
         return "True" if value else "False"
     if not value:
@@ -525,7 +525,8 @@ def _walk_members(table: DumpTable, fl: _Flattener, key: str, entry: dict, api_i
             walked += 1
             state, suffix = _MEMBERS[member]
             if member in OLD_BACKWARD_MEMBERS:
-                note_dialect(table, "backward data under grad_output/grad_input as its input/output (1.0.1)")
+                note_dialect(table, "backward data under grad_output/grad_input (mindstudio-probe 1.0.1) "
+                                    "read as the backward's input/output")
             fl.walk(entry[member], f"{key}.{suffix}", state, api_idx)
     if walked != len(entry):
         for member in entry:

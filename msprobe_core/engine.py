@@ -299,7 +299,7 @@ def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) 
     for table in (target, golden):
         features = table.extra.get(DIALECT_KEY)
         if features:
-            log.info("%s was written by an older dumper: read with %s.", table.source, "; ".join(features))
+            log.info("%s: %s.", table.source, "; ".join(features))
     records = merge_records([records_of(target), records_of(golden)])
     if records:
         warn_unrecognised(records)
