@@ -7,10 +7,13 @@ case is tested as soon as its folder lands.
 
 What "compared the way that version's compare pairs it" means here (``docs/dump_versions.md``):
 
-* a table with our (26.2.0) header must agree with ours cell by cell and row by row, 26.2.0's own tables
-  also under ``oracle_diff``; a derived cell of an earlier 26.x release may differ only where its formula
-  changed since (:data:`FORMULA_CHANGES`, with the condition under which it matters);
-* an older table (other columns, other row names) must give **the same pairs and the same values**
+* a table of 26.x's ``msprobe compare -tp/-gp`` (our interface and header) must agree with ours cell by cell
+  and row by row, 26.2.0's own tables also under ``oracle_diff``; a derived cell of an earlier 26.x release
+  may differ only where its formula changed since (:data:`FORMULA_CHANGES`, with the condition under which
+  it matters);
+* any other table (the classic ``msprobe -f pytorch compare -i`` or the 1.0.x Python call: other columns, other
+  row names, other formulas and verdicts, even where the header is ours) must give **the same pairs and the
+  same values**
   in our column layout: each of its rows is one of our rows under the naming rule below (and all of
   ours are one of its), in the same API order, with the same bench partner; the dump's own values
   (dtype, shape, statistics, md5, stack: the ``NPU …``/``Bench …`` columns) are equal, an absent value
@@ -93,6 +96,12 @@ def compare_args(case: Path, variant: Path) -> list[str]:
     if {"-dm", "-cm", "-am", "-lm", "--data_mapping"} & set(tail):
         pytest.skip(f"{variant}: a mapping option; these cases compare plain pairs")
     return ["-tp", str(case / target), "-gp", str(case / golden), *extra]
+
+
+def is_current_interface(variant: Path) -> bool:
+    """Whether the table was written by ``msprobe compare -tp … -gp …`` (26.x), whose rules are ours."""
+    tokens = shlex.split((variant / "cmd.txt").read_text(encoding="utf-8").splitlines()[0])
+    return tokens[:2] == ["msprobe", "compare"] and "-tp" in tokens
 
 
 def result_files(folder: Path) -> dict[str, Path]:
@@ -185,16 +194,17 @@ def _changed_formula(version: str, col: str, row: list[str], o_col: dict[str, in
     return any(col in c.columns and key < c.since and c.applies(row, o_col) for c in FORMULA_CHANGES)
 
 
-def table_problems(oracle_diff, ours: Path, ref: Path, version: str, swap_backward: bool) -> list[str]:
+def table_problems(oracle_diff, ours: Path, ref: Path, version: str, swap_backward: bool,
+                   same_rules: bool) -> list[str]:
     """Where that version's table and ours disagree on pairs or values (empty: they agree).
 
-    With the same header (26.x) every cell must agree, and the rows come in the same order; with an
-    older header the rules of the module docstring apply. A derived cell may differ only as
-    :data:`FORMULA_CHANGES` allows.
+    ``same_rules``: the table was written by 26.x's ``msprobe compare -tp/-gp``; with our header, every cell
+    must agree and the rows come in the same order. Otherwise (the classic interface, older headers) the
+    rules of the module docstring apply. A derived cell may differ only as :data:`FORMULA_CHANGES` allows.
     """
     oh, orows = read_table(oracle_diff, ours)
     rh, rrows = read_table(oracle_diff, ref)
-    same_layout = oh == rh
+    same_layout = same_rules and oh == rh
     where = {r[0]: i for i, r in enumerate(orows)}
     assert len(where) == len(orows), "our NPU names repeat"
     o_col, r_col = {c: i for i, c in enumerate(oh)}, {c: i for i, c in enumerate(rh)}
@@ -262,7 +272,8 @@ def test_agrees_with_that_versions_compare(oracle_diff, tmp_path: Path, version:
         if version == REFERENCE:  # the reference itself: every cell, as the oracle tests of the corpora
             code, report = agree(oracle_diff, ours[stem], ref)
             assert code == 0, f"{version}/{case}/{variant}/{stem} disagrees:\n{report}"
-        problems = table_problems(oracle_diff, ours[stem], ref, version, keeps_grad_members(dump))
+        problems = table_problems(oracle_diff, ours[stem], ref, version, keeps_grad_members(dump),
+                                  same_rules=is_current_interface(folder))
         assert not problems, f"{version}/{case}/{variant}/{stem}: {len(problems)} problems, first: " + \
             "; ".join(problems[:8])
 
