@@ -124,9 +124,20 @@ def compare_variants(version: str, cdir: Path, case: str) -> dict[str, str]:
                         "from msprobe.pytorch.compare.acc_compare import compare; "
                         "compare(json.load(open(sys.argv[1])), sys.argv[2], stack_mode=True)\" "
                         "oracle/compare_input.json oracle/pyapi")
+        if case == "l1_stat":
+            out["pyapi_dir"] = ("python -c \"import typing, torch; torch.Any = typing.Any; "
+                                "from msprobe.pytorch.compare.distributed_compare import compare_distributed; "
+                                f"compare_distributed('target/{t_rank.parts[1]}', 'golden/{g_rank.parts[1]}', "
+                                "'oracle/pyapi_dir', stack_mode=True)\"")
         return out
     (cdir / "oracle" / "compare.json").write_text(json.dumps(cj, indent=1) + "\n")
     out["legacy"] = "msprobe -f pytorch compare -i oracle/compare.json -o oracle/legacy -s"
+    if case == "l1_stat":
+        # the folder form: how the release pairs the rank folder it wrote itself (step0/rank)
+        dj = {"npu_path": f"target/{t_rank.parts[1]}", "bench_path": f"golden/{g_rank.parts[1]}",
+              "is_print_compare_log": True}
+        (cdir / "oracle" / "compare_dir.json").write_text(json.dumps(dj, indent=1) + "\n")
+        out["legacy_dir"] = "msprobe -f pytorch compare -i oracle/compare_dir.json -o oracle/legacy_dir -s"
     return out
 
 
