@@ -297,3 +297,15 @@ def test_the_classic_interface_reads_old_shapes_and_names_the_unknown(tmp_path: 
     names = [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)]
     assert names == ["Torch.mul.0.forward.input.0", "Torch.mul.0.forward.output.0",
                      "Torch.mul.0.backward.input.0", "Torch.mul.0.backward.output.0"]
+
+
+def test_first_divergence_analysis_names_the_unknown_too(tmp_path: Path, run_cli) -> None:
+    data = {"Torch.a.0.forward": api([tensor()], [tensor()], mystery=[tensor()])}
+    write_dump(tmp_path / "t" / "rank0", data), write_dump(tmp_path / "g" / "rank0", data)
+    summary = tmp_path / "summary.json"
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "out", "-da",
+                   "--json-summary", summary)
+    assert proc.returncode == 0, proc.stderr
+    assert "mystery (1x, first in Torch.a.0.forward)" in proc.stdout
+    records = json.loads(summary.read_text())["unrecognised"]
+    assert sorted((Path(r["file"]).parts[-3], r["name"]) for r in records) == [("g", "mystery"), ("t", "mystery")]
