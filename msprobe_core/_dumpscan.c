@@ -27,7 +27,8 @@
  *               leaf without "dtype" that is not a plain scalar (sizes, slices, process groups...)
  *   constants   (input, output, parameters, parameters_grad, debug, "-1", crc32 of "", "True", "False",
  *                "Nan")
- *   known       (entry metadata members, leaf fields, P2P op members): tuples of str, from dialects.py
+ *   known       (entry members: ENTRY_KEYS' and the metadata ones, leaf fields, P2P op members): tuples of
+ *               str, from dialects.py
  * Scanner.feed(buffer, final) -> bytes consumed (the caller keeps the rest and appends the next
  *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
  *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
@@ -106,7 +107,7 @@ typedef struct {
     Py_ssize_t n;
 } Words;
 
-enum { K_ENTRY_META, K_LEAF, K_P2P, N_KNOWN };
+enum { K_ENTRY, K_LEAF, K_P2P, N_KNOWN };
 
 typedef struct {
     PyObject_HEAD
@@ -1026,11 +1027,6 @@ static const struct {
     {"parameters", ".parameters", C_PARAMETERS}, {"output", ".output", C_OUTPUT},
 };
 
-/* the argument members of ENTRY_KEYS, as a word set (the `known` metadata members may come too) */
-static const char *CURRENT_MEMBER_TEXT[] = {"input_args", "input_kwargs", "input", "parameters", "output"};
-static Py_ssize_t CURRENT_MEMBER_LEN[] = {10, 12, 5, 10, 6};
-static const Words CURRENT_MEMBERS = {CURRENT_MEMBER_TEXT, CURRENT_MEMBER_LEN, 5};
-
 #define ERROR_HOW -2
 
 static int add_word(Scanner *sc, int col, const char *text, Py_ssize_t len) {
@@ -1107,7 +1103,7 @@ static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t ro
     if (how == 0) return walk(sc, nd, sc->consts[C_DEBUG], 0);
     if (how == 1) return walk(sc, nd, sc->consts[C_PGRAD], 0);
     if (nd->type != T_OBJ) return DECLINE;
-    if (!keys_known(sc, nd, &CURRENT_MEMBERS, &sc->known[K_ENTRY_META])) return DECLINE;
+    if (!keys_known(sc, nd, &sc->known[K_ENTRY], NULL)) return DECLINE;
     for (size_t i = 0; i < sizeof ENTRY_KEYS / sizeof ENTRY_KEYS[0]; i++) {
         Node *value = child(sc, nd, ENTRY_KEYS[i].key);
         if (!value) continue;

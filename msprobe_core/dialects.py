@@ -42,7 +42,7 @@ ARGUMENT_MEMBERS: tuple[tuple[str, str, str], ...] = (
 #: the 1.0.1 members among them
 OLD_BACKWARD_MEMBERS = frozenset({"grad_input", "grad_output"})
 
-#: the argument members of the newest dumpers (the C scanner reads these; it declines any other)
+#: the argument members of the newest dumpers (the C scanner reads these and declines any other but the metadata)
 CURRENT_MEMBERS = ("input_args", "input_kwargs", "input", "parameters", "output")
 
 #: entry members that hold no argument data: understood, compared by no msprobe version

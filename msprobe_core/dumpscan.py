@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .dialects import ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
+from .dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
 from .dumpjson import (
     _EMPTY_CRC,
     BLOCK_BYTES,
@@ -60,9 +60,10 @@ _CONSTANTS = (
 
 #: the leaf fields most leaves have, first: the scanner checks each member key against the list in order
 _COMMON_FIELDS = ("type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad", "data_name", "md5", "value")
-#: what the scanner may read without declining: (entry metadata members, leaf fields, P2P op members)
+#: what the scanner may read without declining: (entry members, leaf fields, P2P op members); its ENTRY_KEYS
+#: are the CURRENT_MEMBERS
 _KNOWN = (
-    tuple(sorted(ENTRY_METADATA)),
+    CURRENT_MEMBERS + tuple(sorted(ENTRY_METADATA)),
     _COMMON_FIELDS + tuple(sorted((LEAF_DATA_FIELDS | LEAF_METADATA) - set(_COMMON_FIELDS))),
     tuple(sorted(P2P_FIELDS)),
 )

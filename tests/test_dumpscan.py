@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msprobe_core import dumpscan
-from msprobe_core.dialects import records_of
+from msprobe_core.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
 from msprobe_core.dumpjson import load_dump_file, split_api_key
 from msprobe_core.errors import MsprobeError
 from msprobe_core.model import DumpTable
@@ -420,3 +420,15 @@ def test_an_interrupt_inside_the_scanner_is_not_swallowed(mixed_dump: Path, monk
     monkeypatch.setattr(dumpscan, "_non_tensor", interrupted)
     with pytest.raises(KeyboardInterrupt):
         dumpscan.scan_dump(mixed_dump, "dump")
+
+
+@pytest.mark.parametrize("member", CURRENT_MEMBERS + tuple(sorted(ENTRY_METADATA)))
+def test_the_scanner_reads_every_member_it_accepts(member: str, tmp_path: Path) -> None:
+    """dialects.CURRENT_MEMBERS (what the scanner accepts) and the members its walk reads are the same."""
+    leaf = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "Max": 1.0}
+    value = {"w": leaf} if member == "parameters" else False if member in ENTRY_METADATA else [leaf]
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": {"Torch.a.0.forward": {member: value}}}),
+                    encoding="utf-8")
+    table = check_same(path, must_take=True)
+    assert len(table) == (0 if member in ENTRY_METADATA else 1)
