@@ -18,6 +18,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "data" / "dumpers"
 CASES = ["l1_stat", "l0_stat", "mix_stat", "l1_md5", "l1_xor", "l1_tensor"]
 BEGIN, END = "<!-- index:begin -->", "<!-- index:end -->"
+# Cases left out to keep the corpus small: dump.json (but for the absolute dump_data_dir) and every
+# cell of the result table were equal to those of the release named here, which is kept.
+OMITTED = {
+    ("1.0.4", "l1_tensor"): "1.0.3",
+    ("8.1.1", "l1_tensor"): "8.1.0",
+    ("8.1.2", "l1_tensor"): "8.1.0",
+    ("8.2.1", "l1_tensor"): "8.2.0",
+    ("8.3.1", "l1_tensor"): "8.3.0",
+    ("8.3.2", "l1_tensor"): "8.3.0",
+    ("26.1.0", "l1_tensor"): "26.2.0",
+}
 
 
 def vkey(name: str) -> tuple[int, ...]:
@@ -53,6 +64,9 @@ def table(root: Path = ROOT) -> str:
         cells = []
         for case in CASES:
             cdir = v / case
+            if (v.name, case) in OMITTED:
+                cells.append(f"omitted (= {OMITTED[(v.name, case)]})")
+                continue
             if not cdir.is_dir():
                 cells.append("—")
                 continue

@@ -39,3 +39,10 @@ def test_case_has_both_sides_and_a_recorded_oracle(case: Path) -> None:
     for var in variants:
         assert re.search(r"# rc=-?\d+", (var / "cmd.txt").read_text())
         assert (var / "console.txt").is_file()
+
+
+@pytest.mark.parametrize(("key", "kept"), sorted(index.OMITTED.items()), ids=lambda x: str(x))
+def test_omitted_cases_are_absent_and_their_twin_is_kept(key: tuple[str, str], kept: str) -> None:
+    version, case = key
+    assert not (ROOT / version / case).exists()
+    assert (ROOT / kept / case / "oracle").is_dir()
