@@ -143,7 +143,7 @@ _UNREAD = (("parameters", re.compile(r"\.parameters\.")), ("parameters_grad", re
 
 
 def _unread_kind(name: str) -> str | None:
-    """``parameters``/``parameters_grad`` for the rows of members the 1.x compares did not read at all."""
+    """``parameters``/``parameters_grad`` for the rows of members an old compare did not read at all (1.2.0)."""
     return next((kind for kind, pattern in _UNREAD if pattern.search(name)), None)
 
 
