@@ -44,6 +44,9 @@ def cases_for(version: str) -> dict[str, dict]:
         "mix_stat": ("statistics", "mix", dict(stat)),
         "l1_md5": ("statistics", "L1", dict(stat, summary_mode="md5")),
         "l1_tensor": ("tensor", "L1", {"scope": [], "list": [], "data_mode": ["all"]}),
+        # tiny_model.args_step: the uncommon argument leaves (slice, Ellipsis, dtype, device, Size, str,
+        # float16/bfloat16/float64, NaN)
+        "l1_args": ("statistics", "L1", dict(stat)),
     }
     if vkey(version) >= (26, 0, 0):
         cases["l1_xor"] = ("statistics", "L1", dict(stat, summary_mode="xor"))
@@ -77,7 +80,8 @@ def dump_case(version: str, case: str, spec: dict, cdir: Path) -> None:
         cfg_path = cdir / f"config_{side}.json"
         cfg_path.write_text(json.dumps(cfg, indent=2) + "\n")
         shutil.rmtree(cdir / side, ignore_errors=True)
-        rc, wall = run(["python", str(HERE / "dump_side.py"), cfg_path.name, side], cdir,
+        extra = ["args"] if case == "l1_args" else []
+        rc, wall = run(["python", str(HERE / "dump_side.py"), cfg_path.name, side, *extra], cdir,
                        cdir / f"dumplog_{side}.txt", env)
         with open(cdir / f"dumplog_{side}.txt", "a") as fh:
             fh.write(f"# rc={rc} wall={wall:.2f}s\n")

@@ -1,6 +1,7 @@
 """Dump one side (target or golden) of one case with the msprobe installed in this interpreter.
 
-Usage: python dump_side.py CONFIG.json target|golden
+Usage: python dump_side.py CONFIG.json target|golden [args]
+(``args``: run ``tiny_model.args_step`` instead of the TinyNet training step.)
 Run inside a throwaway venv that has one mindstudio-probe version installed (see driver.py).
 The workarounds below only make old releases import on torch 2.13; none changes a dump.
 """
@@ -20,7 +21,7 @@ if not hasattr(torch, "Any"):
     torch.Any = typing.Any
 # 1.2.x hooks torch._dynamo lazily and fails unless it is imported first.
 import torch._dynamo  # noqa: E402,F401
-from tiny_model import build, train_step  # noqa: E402
+from tiny_model import args_step, build, train_step  # noqa: E402
 
 
 def main() -> None:
@@ -38,7 +39,7 @@ def main() -> None:
         debugger.start(model=model)
     else:
         debugger.start()
-    loss = train_step(model)
+    loss = args_step(side == "target") if sys.argv[3:] == ["args"] else train_step(model)
     debugger.stop()
     debugger.step()
     print(f"loss={loss:.6f}")

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "data" / "dumpers"
-CASES = ["l1_stat", "l0_stat", "mix_stat", "l1_md5", "l1_xor", "l1_tensor"]
+CASES = ["l1_stat", "l0_stat", "mix_stat", "l1_md5", "l1_xor", "l1_tensor", "l1_args"]
 BEGIN, END = "<!-- index:begin -->", "<!-- index:end -->"
 # Cases left out to keep the corpus small: dump.json (but for the absolute dump_data_dir) and every
 # cell of the result table were equal to those of the release named here, which is kept.

@@ -65,3 +65,23 @@ def build(fault: bool) -> TinyNet:
     """Same weights for both sides: the seed is fixed before the parameters are created."""
     torch.manual_seed(1234)
     return TinyNet(fault=fault)
+
+
+def args_step(fault: bool) -> float:
+    """A few ops whose arguments are the less common leaf kinds of a dump.
+
+    Indexing with slices and an Ellipsis, a ``torch.dtype`` and a ``torch.device`` argument, a
+    ``torch.Size``, a string keyword, a tuple argument, float16 / bfloat16 / float64 tensors, a NaN
+    produced inside a tensor, and a backward pass. ``fault=True`` scales one product by 1.5.
+    """
+    x = torch.linspace(-1.0, 1.0, 12).reshape(3, 4).requires_grad_()
+    y = x[1:, ::2]
+    z = y.to(torch.float64).reshape(torch.Size([4]))
+    w = F.gelu(z, approximate="tanh") * (1.5 if fault else 1.0)
+    e = x[..., 0].to(torch.device("cpu"))
+    h = torch.full((2, 2), 0.5, dtype=torch.float16) * 2
+    b = torch.ones(2, dtype=torch.bfloat16) + 1
+    n = torch.sqrt(torch.tensor([-1.0, 4.0]))
+    loss = w.sum() + e.sum().to(torch.float64) + h.float().sum() + b.float().sum() + n[1]
+    loss.backward()
+    return float(loss.detach())
