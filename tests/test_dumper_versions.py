@@ -179,8 +179,9 @@ def _bench_may_hold_zero(row: list[str], col: dict[str, int]) -> bool:
 
 @dataclass(frozen=True)
 class FormulaChange:
-    """A derived column whose formula changed: before ``since`` that version's cell may differ from ours
-    (26.2.0's), on the rows where ``applies`` holds (checked on our row)."""
+    """A cell the compare derives whose rule changed: before ``since`` that version's cell may differ from
+    ours (26.2.0's), on the rows where ``applies`` holds (checked on our row). The dtype of a non-tensor
+    argument is such a cell: the compare makes it from the argument's type and value."""
 
     columns: frozenset[str]
     since: tuple[int, ...]
@@ -188,15 +189,21 @@ class FormulaChange:
     why: str
 
 
+def _is_ellipsis(row: list[str], col: dict[str, int]) -> bool:
+    return row[col["NPU Dtype"]] == "ellipsis"
+
+
 FORMULA_CHANGES = (
-    FormulaChange(frozenset({"MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio"}), (26, 1),
+    FormulaChange(frozenset({"MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio"}), (26, 1, 0),
                   _bench_may_hold_zero,
                   "a zero bench element is moved by float64's epsilon before 26.1.0, by its own dtype's since"),
+    FormulaChange(frozenset({"NPU Dtype", "Bench Dtype"}), (1, 2, 2), _is_ellipsis,
+                  "an Ellipsis argument's dtype is the type of its value, <class 'str'>, before 1.2.2"),
 )
 
 
 def _changed_formula(version: str, col: str, row: list[str], o_col: dict[str, int]) -> bool:
-    key = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    key = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
     return any(col in c.columns and key < c.since and c.applies(row, o_col) for c in FORMULA_CHANGES)
 
 
