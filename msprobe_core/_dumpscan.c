@@ -13,9 +13,13 @@
  *   - a duplicate key in any object, objects of more than MAX_MEMBERS members, nesting deeper than
  *     MAX_DEPTH, numbers longer than MAX_NUMBER characters;
  *   - any field value the Python walk would refuse (a wrong type in a leaf, a bare value where an
- *     argument record is expected, a negative shape), or an md5 given as a number.
+ *     argument record is expected, a negative shape), or an md5 given as a number or empty;
+ *   - anything the Python walk counts as not understood (dialects.Unrecognised) or reads as an older
+ *     dumper's shape: a data key naming no forward/backward/parameters_grad call, an entry member
+ *     other than the current argument members and the known metadata (grad_input of 1.0.1...), a
+ *     leaf field or P2P op member outside the known ones.
  *
- * Scanner(columns, debug, other_leaf, constants)
+ * Scanner(columns, debug, other_leaf, constants, known)
  *   columns     the 12 row lists of the DumpTable, in model.ROW_COLUMNS order (the four statistics
  *               columns are left empty: see Scanner.stats)
  *   debug       whether the file is a debug.json (every key is one entry, walked as "debug")
@@ -23,6 +27,8 @@
  *               leaf without "dtype" that is not a plain scalar (sizes, slices, process groups...)
  *   constants   (input, output, parameters, parameters_grad, debug, "-1", crc32 of "", "True", "False",
  *                "Nan")
+ *   known       (entry members: ENTRY_KEYS' and the metadata ones, leaf fields, P2P op members): tuples of
+ *               str, from dialects.py
  * Scanner.feed(buffer, final) -> bytes consumed (the caller keeps the rest and appends the next
  *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
  *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
@@ -94,6 +100,15 @@ typedef struct {
     PyObject *others;
 } StatBuf;
 
+/* a set of member names, as UTF-8 texts borrowed from the tuple the Scanner holds */
+typedef struct {
+    const char **text;
+    Py_ssize_t *len;
+    Py_ssize_t n;
+} Words;
+
+enum { K_ENTRY, K_LEAF, K_P2P, N_KNOWN };
+
 typedef struct {
     PyObject_HEAD
     PyObject *cols[N_COL];
@@ -118,6 +133,8 @@ typedef struct {
     PyObject *type_names[N_TYPE_NAMES];
     PyObject *empty_shape;
     StatBuf stats[4]; /* Max, Min, Mean, Norm */
+    PyObject *known_obj; /* the `known` tuple: keeps the texts of `known` alive */
+    Words known[N_KNOWN];
 } Scanner;
 
 /* ------------------------------------------------------------------ small helpers */
@@ -482,6 +499,22 @@ static Node *child(Scanner *sc, Node *obj, const char *key) {
     return NULL;
 }
 
+static int in_words(const Words *w, const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < w->n; i++)
+        if (w->len[i] == n && memcmp(w->text[i], p, n) == 0) return 1;
+    return 0;
+}
+
+/* whether every member key of the object `obj` is one of `w` (or of `more`, when given) */
+static int keys_known(Scanner *sc, Node *obj, const Words *w, const Words *more) {
+    for (int32_t c = obj->first; c >= 0; c = sc->nodes[c].next) {
+        Node *k = &sc->nodes[c];
+        if (!in_words(w, sc->s + k->kstart, k->klen) && !(more && in_words(more, sc->s + k->kstart, k->klen)))
+            return 0;
+    }
+    return 1;
+}
+
 static int node_is_str(Scanner *sc, Node *nd, const char *text) {
     Py_ssize_t len = (Py_ssize_t)strlen(text);
     return nd && nd->type == T_STR && nd->len == len && memcmp(sc->s + nd->start, text, len) == 0;
@@ -807,6 +840,7 @@ static int scalar_leaf(Scanner *sc, Node *leaf, PyObject *md5_obj, PyObject **va
 static int add_leaf(Scanner *sc, Node *leaf, PyObject *state) {
     PyObject *vals[N_COL] = {0};
     int r = DECLINE;
+    if (!keys_known(sc, leaf, &sc->known[K_LEAF], NULL)) return DECLINE; /* counted by the Python walk */
     Node *dn = child(sc, leaf, "data_name");
     Node *md5 = child(sc, leaf, "md5");
     PyObject *md5_obj = NULL;
@@ -829,7 +863,8 @@ static int add_leaf(Scanner *sc, Node *leaf, PyObject *state) {
         goto fail;
     }
     if (md5 && md5->type != T_NULL) {
-        if (md5->type != T_STR) goto fail; /* a number is accepted by the Python walk: rare, left to it */
+        /* a number or an empty text is read by the Python walk as msprobe's compare reads it: rare, left to it */
+        if (md5->type != T_STR || md5->len == 0) goto fail;
         sc->md5_seen = 1;
         if (!(md5_obj = node_str(sc, md5))) goto error;
     }
@@ -961,6 +996,7 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
     }
     case T_OBJ: {
         if (node_is_str(sc, child(sc, nd, "class_type"), "torch.distributed.P2POp")) {
+            if (!keys_known(sc, nd, &sc->known[K_P2P], NULL)) return DECLINE;
             Node *tensor = child(sc, nd, "tensor");
             Node *type = tensor && tensor->type == T_OBJ ? child(sc, tensor, "type") : NULL;
             if (type && type->type == T_STR) return add_leaf(sc, tensor, state);
@@ -1058,7 +1094,7 @@ static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t ro
     int how = record_api(sc, key, kstart, klen);
     Py_DECREF(key);
     if (how == ERROR_HOW) return ERROR;
-    if (how < 0) return OK;
+    if (how < 0) return DECLINE; /* a key msprobe does not compare: the Python walk counts it */
     Py_XDECREF(sc->api_idx);
     if (!(sc->api_idx = PyLong_FromSsize_t(sc->n_apis++))) return ERROR;
     Node *nd = &sc->nodes[root];
@@ -1067,6 +1103,7 @@ static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t ro
     if (how == 0) return walk(sc, nd, sc->consts[C_DEBUG], 0);
     if (how == 1) return walk(sc, nd, sc->consts[C_PGRAD], 0);
     if (nd->type != T_OBJ) return DECLINE;
+    if (!keys_known(sc, nd, &sc->known[K_ENTRY], NULL)) return DECLINE;
     for (size_t i = 0; i < sizeof ENTRY_KEYS / sizeof ENTRY_KEYS[0]; i++) {
         Node *value = child(sc, nd, ENTRY_KEYS[i].key);
         if (!value) continue;
@@ -1249,11 +1286,54 @@ static PyObject *Scanner_get_md5_seen(Scanner *sc, void *closure) { return PyBoo
 
 static PyObject *Scanner_get_done(Scanner *sc, void *closure) { return PyBool_FromLong(sc->state == S_END); }
 
-static int Scanner_init(Scanner *sc, PyObject *args, PyObject *kwds) {
-    PyObject *cols, *consts, *other_leaf;
-    int debug;
-    if (!PyArg_ParseTuple(args, "O!pOO!", &PyTuple_Type, &cols, &debug, &other_leaf, &PyTuple_Type, &consts))
+static void words_free(Words *w) {
+    PyMem_Free(w->text);
+    PyMem_Free(w->len);
+    w->text = NULL;
+    w->len = NULL;
+    w->n = 0;
+}
+
+/* the word set of a tuple of str (the texts stay owned by the tuple) */
+static int words_from(Words *w, PyObject *names) {
+    words_free(w);
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "known must hold tuples of str");
         return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    w->text = PyMem_Calloc(n ? n : 1, sizeof(char *));
+    w->len = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    if (!w->text || !w->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        if (!PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "known must hold tuples of str");
+            return -1;
+        }
+        if (!(w->text[i] = PyUnicode_AsUTF8AndSize(name, &w->len[i]))) return -1;
+    }
+    w->n = n;
+    return 0;
+}
+
+static int Scanner_init(Scanner *sc, PyObject *args, PyObject *kwds) {
+    PyObject *cols, *consts, *other_leaf, *known;
+    int debug;
+    if (!PyArg_ParseTuple(args, "O!pOO!O!", &PyTuple_Type, &cols, &debug, &other_leaf, &PyTuple_Type, &consts,
+                          &PyTuple_Type, &known))
+        return -1;
+    if (PyTuple_GET_SIZE(known) != N_KNOWN) {
+        PyErr_SetString(PyExc_ValueError, "Scanner needs 3 tuples of known names");
+        return -1;
+    }
+    Py_INCREF(known);
+    Py_XSETREF(sc->known_obj, known);
+    for (int i = 0; i < N_KNOWN; i++)
+        if (words_from(&sc->known[i], PyTuple_GET_ITEM(known, i)) < 0) return -1;
     if (PyTuple_GET_SIZE(cols) != N_COL || PyTuple_GET_SIZE(consts) != N_CONST) {
         PyErr_SetString(PyExc_ValueError, "Scanner needs 12 columns and 10 constants");
         return -1;
@@ -1312,6 +1392,8 @@ static void Scanner_dealloc(Scanner *sc) {
         Py_XDECREF(sc->stats[k].others);
     }
     Py_XDECREF(sc->other_leaf);
+    for (int i = 0; i < N_KNOWN; i++) words_free(&sc->known[i]);
+    Py_XDECREF(sc->known_obj);
     Py_XDECREF(sc->seen);
     Py_XDECREF(sc->header);
     Py_XDECREF(sc->api_idx);

@@ -14,30 +14,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .dialects import (
+    ARGUMENT_MEMBERS,
+    ENTRY_METADATA,
+    EXTRA_KEY,
+    LEAF_FIELDS,
+    OLD_BACKWARD_MEMBERS,
+    P2P_FIELDS,
+    Unrecognised,
+    note_dialect,
+)
 from .errors import DumpFormatError, InputError
 from .jsonstream import BLOCK_BYTES, ObjectStream, TextWindow
 from .model import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
+    NA,
     STATE_DEBUG,
-    STATE_INPUT,
-    STATE_OUTPUT,
-    STATE_PARAMETERS,
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpTable,
 )
 from .validation import COMPARABLE_TASKS, describe, find_json_path, header_fields, json_path
 
-#: dump.json keys of one API entry, in the order msprobe reads them.
-_ENTRY_KEYS = (
-    ("input_args", STATE_INPUT, "input"),
-    ("input_kwargs", STATE_INPUT, "input"),
-    ("input", STATE_INPUT, "input"),
-    ("parameters", STATE_PARAMETERS, "parameters"),
-    ("output", STATE_OUTPUT, "output"),
-)
+#: the argument members of every dumper version (``dialects.ARGUMENT_MEMBERS``), in the order msprobe reads them
+_MEMBERS = {key: (state, suffix) for key, state, suffix in ARGUMENT_MEMBERS}
+_MEMBER_ORDER = tuple(m[0] for m in ARGUMENT_MEMBERS)
 _MAX_DEPTH = 400
 _P2P_CLASS = "torch.distributed.P2POp"
 _RANK_PARTS = frozenset({"src", "dst", "group_src", "group_dst"})
@@ -135,7 +138,8 @@ _NONE_TYPE = type(None)
 #: JSON types a statistic (Max/Min/Mean/Norm) may have; msprobe writes numbers, bools or null.
 _STAT_TYPES = frozenset({float, int, bool, str, _NONE_TYPE})
 _RG_TYPES = frozenset({bool, str, _NONE_TYPE})
-_MD5_TYPES = frozenset({str, int, _NONE_TYPE})
+#: an md5 is a crc32 text; the xor checksum of a 0-d tensor (26.0-26.2) is a float
+_MD5_TYPES = frozenset({str, int, float, bool, _NONE_TYPE})
 
 
 class _Problem(Exception):
@@ -183,7 +187,14 @@ class _Flattener:
         self._shapes: dict[tuple, str] = {}
         self._crcs: dict[str, str] = {}
         self.strings: dict[str, str] = {}
+        #: what the file held that the loader does not understand (see :mod:`msprobe_core.dialects`)
+        self.unrecognised = Unrecognised()
         self.add_null, self.add_leaf, self.walk = _build_walk(self)
+
+    def keep_account(self) -> None:
+        """Put the account of what was not understood on the table (nothing when all was)."""
+        if self.unrecognised:
+            self.t.extra[EXTRA_KEY] = self.unrecognised.records(str(self.t.source))
 
     @property
     def has_md5(self) -> bool:
@@ -206,6 +217,8 @@ def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place
     stat_types, md5_types = _STAT_TYPES, _MD5_TYPES
     empty_crc = _EMPTY_CRC
     pgrad = STATE_PARAMETERS_GRAD
+    leaf_fields, p2p_fields = LEAF_FIELDS, P2P_FIELDS
+    unrecognised = fl.unrecognised
 
     def add_null(name: str, state: str, api_idx: int) -> None:
         a_api(api_idx)
@@ -232,6 +245,10 @@ def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place
         return _stat(value)
 
     def add_leaf(leaf: dict, name: str, state: str, api_idx: int) -> None:
+        if not leaf_fields.issuperset(leaf):
+            for field in leaf:
+                if field not in leaf_fields:
+                    unrecognised.add("leaf field", field, name)
         data_name = leaf.get("data_name")
         if data_name is None:
             data_name = "-1"
@@ -246,10 +263,13 @@ def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place
             raise _field_problem(leaf, "data_name", name, "a file name (string)")
         md5 = leaf.get("md5")
         if md5 is not None:
-            if md5.__class__ not in md5_types:
-                raise _field_problem(leaf, "md5", name, "a string")
+            if md5.__class__ is not str:
+                if md5.__class__ not in md5_types:
+                    raise _field_problem(leaf, "md5", name, "a string")
+                md5 = _number_md5(md5, fl.t)
             md5_seen[0] = True
-            md5 = str(md5)
+            if not md5:  # msprobe's compare takes an empty md5 as none: the crc32 text stands in
+                md5 = None
         if "dtype" in leaf:
             dtype = leaf["dtype"]
             if dtype is not None:
@@ -343,6 +363,10 @@ def _build_walk(fl: _Flattener):  # noqa: C901 - one hot loop, kept in one place
                     raise
         elif cls is dict or isinstance(value, dict):
             if value.get("class_type") == _P2P_CLASS:
+                if not p2p_fields.issuperset(value):
+                    for field in value:
+                        if field not in p2p_fields:
+                            unrecognised.add("leaf field", field, name)
                 tensor = value.get("tensor")
                 if isinstance(tensor, dict) and isinstance(tensor.get("type"), str):
                     add_leaf(tensor, name, state, api_idx)
@@ -418,6 +442,24 @@ def _float_sized(value: Any) -> bool:
     return True
 
 
+def _number_md5(value: Any, table: DumpTable) -> Any:
+    """An md5 given as a number (the xor checksum of a 0-d tensor) as msprobe's compare keeps it.
+
+    msprobe keeps the number (the writers spell it as any float cell: ``1.5``, `` inf`` in a CSV, a
+    number in an xlsx) and compares it by equality; a zero is empty to it, like a missing md5
+    (``None`` here: the crc32 fallback stands in); NaN becomes ``N/A`` (and equals ``N/A``);
+    a boolean becomes ``True``/``False``.
+    """
+    note_dialect(table, "md5 values that are numbers (xor checksums of 0-d tensors, 26.x) kept as numbers")
+    if value.__class__ is bool:
+        return "True" if value else "False"
+    if not value:
+        return None
+    if value != value:
+        return NA
+    return value
+
+
 def _stat(value: Any) -> Any:
     """A statistic as msprobe keeps it: bools become ``"True"``/``"False"``, NaN the text ``"Nan"``."""
     if value is True:
@@ -464,9 +506,10 @@ def _new_table(path: Path, kind: str, framework: str) -> DumpTable:
 
 
 def _add_entry(table: DumpTable, fl: _Flattener, key: str, entry: Any, debug: bool) -> None:
-    """Append the rows of one ``data`` entry (skipping keys msprobe does not compare)."""
+    """Append the rows of one ``data`` entry (a key msprobe does not compare is counted, not read)."""
     split = split_api_key(key, debug)
     if split is None:
+        fl.unrecognised.add("data key", key, "$.data")
         return
     api_idx = len(table.apis)
     strings = fl.strings  # prefixes and call spellings repeat across calls: one object each
@@ -484,12 +527,27 @@ def _add_entry(table: DumpTable, fl: _Flattener, key: str, entry: Any, debug: bo
             if split[2] == STATE_PARAMETERS_GRAD:
                 fl.walk(entry, key, STATE_PARAMETERS_GRAD, api_idx)
             else:
-                for json_key, state, suffix in _ENTRY_KEYS:
-                    if json_key in entry:
-                        fl.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+                _walk_members(table, fl, key, entry, api_idx)
     except _Problem as p:
         raise p.to_error(table.source, key, entry) from None
     api.n_rows = len(table.name) - api.first_row
+
+
+def _walk_members(table: DumpTable, fl: _Flattener, key: str, entry: dict, api_idx: int) -> None:
+    """The rows of an API entry's argument members, in msprobe's order; other members are counted."""
+    walked = 0
+    for member in _MEMBER_ORDER:
+        if member in entry:
+            walked += 1
+            state, suffix = _MEMBERS[member]
+            if member in OLD_BACKWARD_MEMBERS:
+                note_dialect(table, "backward data under grad_output/grad_input (mindstudio-probe 1.0.1) "
+                                    "read as the backward's input/output")
+            fl.walk(entry[member], f"{key}.{suffix}", state, api_idx)
+    if walked != len(entry):
+        for member in entry:
+            if member not in _MEMBERS and member not in ENTRY_METADATA:
+                fl.unrecognised.add("entry member", member, key)
 
 
 def _json_type(value: Any) -> str:
@@ -528,6 +586,7 @@ def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
     debug = kind == "debug"
     for key, entry in doc["data"].items():
         _add_entry(table, fl, key, entry, debug)
+    fl.keep_account()
     return _finish(table, fl.has_md5, doc, path)
 
 
@@ -600,6 +659,7 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
         return DumpFormatError(f"top level must be a JSON object, got {type(value).__name__}", path=path)
 
     header = _parse_streamed(path, f"{kind}.json", "data", not_object, on_entry)
+    fl.keep_account()
     return finish_streamed(table, fl.has_md5, header, path)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
 from .dumpjson import (
     _EMPTY_CRC,
     BLOCK_BYTES,
@@ -57,6 +58,17 @@ _CONSTANTS = (
 )
 
 
+#: the leaf fields most leaves have, first: the scanner checks each member key against the list in order
+_COMMON_FIELDS = ("type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad", "data_name", "md5", "value")
+#: what the scanner may read without declining: (entry members, leaf fields, P2P op members); its ENTRY_KEYS
+#: are the CURRENT_MEMBERS
+_KNOWN = (
+    CURRENT_MEMBERS + tuple(sorted(ENTRY_METADATA)),
+    _COMMON_FIELDS + tuple(sorted((LEAF_DATA_FIELDS | LEAF_METADATA) - set(_COMMON_FIELDS))),
+    tuple(sorted(P2P_FIELDS)),
+)
+
+
 def available() -> bool:
     """Whether the C scanner is built and not switched off by ``MSPROBE_PY_LOADER``."""
     return Scanner is not None and not os.environ.get(ENV_PYTHON_LOADER)
@@ -80,7 +92,7 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
         return dtype, shape_text, stats, stats, stats, stats, md5
 
     columns = tuple(getattr(table, c) for c in ROW_COLUMNS)
-    scanner = Scanner(columns, kind == "debug", other_leaf, _CONSTANTS)
+    scanner = Scanner(columns, kind == "debug", other_leaf, _CONSTANTS, _KNOWN)
     try:
         if not _feed_file(scanner, path):
             return None

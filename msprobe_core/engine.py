@@ -63,7 +63,8 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
     """The framework of each side, checked for compatibility."""
     specs = []
     for table in (target, golden):
-        spec = host.framework(table.framework or None)
+        guess = None if table.framework else guess_framework(table, host)
+        spec = host.framework(table.framework or guess)
         if spec is None:
             if not table.framework:
                 raise UsageError("dump has no 'framework' field and no default framework plugin is installed", path=table.source)
@@ -72,7 +73,10 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
                 f"(installed: {', '.join(f.name for f in host.frameworks) or 'none'})",
                 path=table.source,
             )
-        if not table.framework:
+        if guess:
+            log.warning("Unable to get framework information from %s; its dtypes are spelled as %s spells them, "
+                        "compared as %s.", table.source, spec.name, spec.name)
+        elif not table.framework:
             log.warning("Unable to get framework information from %s, default setting is %s.", table.source, spec.name)
         specs.append(spec)
     tf, gf = specs
@@ -81,6 +85,17 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
             f"cannot compare a {target.framework or tf.name} target with a {golden.framework or gf.name} golden dump"
         )
     return tf, gf
+
+
+def guess_framework(table: DumpTable, host: PluginHost) -> str | None:
+    """The framework of a dump without a ``framework`` field (dumpers before 1.3.0), from its dtypes.
+
+    A framework other than the default one is named when its float dtypes (``Float32``...) are
+    spelled in the dump and no other framework's are; otherwise ``None`` (the default framework).
+    """
+    dtypes = set(table.dtype)
+    hits = [f for f in host.frameworks if dtypes & set(f.float_dtypes)]
+    return hits[0].name if len(hits) == 1 and not hits[0].is_default else None
 
 
 def _dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec):
@@ -272,10 +287,15 @@ def _job_options(job: CompareJob, options: CompareOptions) -> CompareOptions:
 def match_job(
     job: CompareJob, options: CompareOptions, host: PluginHost
 ) -> tuple[DumpTable, DumpTable, MatchResult] | None:
-    """Load and match one job's tables (``None``, with a warning, when there is nothing to compare)."""
+    """Load and match one job's tables (``None``, with a warning, when there is nothing to compare).
+
+    What either file held that the loader did not understand is named on the console and kept
+    in ``job.extra["unrecognised"]`` for the run's summary (:mod:`msprobe_core.dialects`).
+    """
     names = f"both {job.target.name}" if job.target.name == job.golden.name else f"{job.target.name} + {job.golden.name}"
     stage("load", f"{names}, {file_sizes(job.target, job.golden)}", 1, 4)
     target, golden = load_pair(job, options, host)
+    account_unrecognised(job, target, golden)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None
@@ -285,6 +305,20 @@ def match_job(
         log.warning("Can`t match any op. No compare result file generated.")
         return None
     return target, golden, match
+
+
+def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) -> None:
+    """Name what the two tables' files held that the loader did not understand, and keep it on the job."""
+    from .dialects import DIALECT_KEY, merge_records, records_of, warn_unrecognised
+
+    for table in (target, golden):
+        features = table.extra.get(DIALECT_KEY)
+        if features:
+            log.info("%s: %s.", table.source, "; ".join(features))
+    records = merge_records([records_of(target), records_of(golden)])
+    if records:
+        warn_unrecognised(records)
+        job.extra["unrecognised"] = merge_records([job.extra.get("unrecognised", ()), records])
 
 
 def compare_and_write(

@@ -90,19 +90,21 @@ def finish_views(
     title: str = "msprobe compare report",
     run: dict[str, Any] | None = None,
     announce: Callable[[], None] | None = None,
+    unrecognised: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
+    ``unrecognised``: what the dumps held that the loader did not understand (:mod:`msprobe_core.dialects`).
     """
     from .progress import clear_status, set_job, stage
 
     extra_files = [p for p in (report, json_summary) if p is not None]
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
-    summary = summarize(views, files=extra_files, analysis=analysis, errors=errors)
+    summary = summarize(views, files=extra_files, analysis=analysis, errors=errors, unrecognised=unrecognised)
     if run is not None:
         summary["run"] = run
     if report is not None:
@@ -147,6 +149,9 @@ def finish_run(
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
+    from .dialects import merge_records
+
+    unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
     return finish_views(
         views,
         report=report_path,
@@ -156,6 +161,7 @@ def finish_run(
         analysis=analysis,
         errors=errors,
         announce=announce,
+        unrecognised=unrecognised,
     )
 
 

@@ -93,7 +93,7 @@ class DumpTable:
     min: list[Any] | StatCells = field(default_factory=list)
     mean: list[Any] | StatCells = field(default_factory=list)
     norm: list[Any] | StatCells = field(default_factory=list)
-    md5: list[str | None] = field(default_factory=list)
+    md5: list[str | float | int | None] = field(default_factory=list)  # a number: an xor checksum of a 0-d tensor
     data_name: list[str] = field(default_factory=list)
     stack: dict[str, list[str]] | None = None
     tensor_dir: Path | None = None

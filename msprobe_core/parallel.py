@@ -49,6 +49,7 @@ class JobReport:
     error: str | None = None
     rows: int = 0
     records: list[logging.LogRecord] = field(default_factory=list)
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)  # see msprobe_core.dialects
 
 
 class _Collect(logging.Handler):
@@ -95,6 +96,7 @@ def run_job_task(task: JobTask) -> JobReport:
         logger.handlers, lvl, logger.propagate, logger.filters = saved[0], saved[1], saved[2], saved[3]
         logger.setLevel(lvl)
     report.records = collect.records
+    report.unrecognised = list(task.job.extra.get("unrecognised", ()))
     return report
 
 
@@ -157,6 +159,8 @@ def run_parallel(
                         record.process = os.getpid()  # the console shows the run's pid, as serially
                         log.handle(record)
                 outcome.files, outcome.table, outcome.error = report.files, report.table, report.error
+                if report.unrecognised:
+                    job.extra["unrecognised"] = report.unrecognised
                 if report.error:
                     log.error("%s%s", prefix, report.error)
                 for f in outcome.files:

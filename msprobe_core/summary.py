@@ -924,8 +924,13 @@ def summarize(
     files: Iterable[Path | str] = (),
     analysis: Any = None,
     errors: Iterable[str] = (),
+    unrecognised: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The summary of a run as a JSON-ready dict (also what the console block and the report show)."""
+    """The summary of a run as a JSON-ready dict (also what the console block and the report show).
+
+    ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
+    that the loader did not understand (see :mod:`msprobe_core.dialects`); listed under that key.
+    """
     counts = dict.fromkeys(VERDICTS, 0)
     total = unmatched = 0
     parts = []
@@ -984,6 +989,7 @@ def summarize(
         "ranks": parts,
         "files": all_files,
         "errors": list(errors),
+        "unrecognised": [dict(r) for r in unrecognised],
     }
 
 
@@ -1037,6 +1043,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         for k, (w, name, value) in enumerate(zip(worst, names, values), 1):
             rank = f"{w['rank']:<{rwidth}}  " if rwidth else ""
             lines.append(f"    {k:>2}. {rank}{name:<{width}}  {value:<{vwidth}} {w['result']}")
+    unknown = summary.get("unrecognised") or []
+    if unknown:
+        kinds: dict[str, int] = {}
+        for r in unknown:
+            kinds[r["kind"]] = kinds.get(r["kind"], 0) + int(r["count"])
+        lines.append("  not understood in the dumps (not compared, named in the warnings above): "
+                     + ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in kinds.items()))
     if summary["files"]:
         lines.append("  files:")
         lines.extend(f"    {f}" for f in summary["files"])

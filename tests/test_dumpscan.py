@@ -21,8 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msprobe_core import dumpscan
-from msprobe_core.dumpjson import load_dump_file
+from msprobe_core.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
+from msprobe_core.dumpjson import load_dump_file, split_api_key
 from msprobe_core.errors import MsprobeError
+from msprobe_core.model import DumpTable
 from msprobe_core.tablewire import COLUMNS
 
 from .conftest import corpora_dir, no_corpora_reason
@@ -104,6 +106,21 @@ def test_the_corpora_hold_dump_files() -> None:
     assert len(corpus_dump_files()) >= 30
 
 
+def dumper_version_files() -> list[Path]:
+    root = Path(__file__).resolve().parent / "data" / "dumpers"
+    return sorted(root.rglob("dump.json")) if root.is_dir() else []
+
+
+@pytest.mark.parametrize("path", dumper_version_files(), ids=lambda p: "/".join(p.parts[-6:-3] + p.parts[-2:-1]))
+def test_every_dumper_versions_dump_reads_as_the_python_walk_reads_it(path: Path) -> None:
+    """The dumps of every mindstudio-probe release: the scanner takes each one whose shapes are current
+    (is_recompute, Min_except_inf_nan… included) and leaves only the older shapes to the Python walk."""
+    table = check_same(path)
+    declined = dumpscan.scan_dump(path, "dump") is None
+    assert declined == bool(table.extra), table.extra
+    assert not records_of(table)
+
+
 @pytest.fixture(scope="module")
 def mixed_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dump with every kind of leaf the walk knows (tensor, scalars, sizes, slices, p2p, rank parts...)."""
@@ -136,11 +153,13 @@ def mixed_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "Module.layer.Linear.parameters_grad": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32",
                                                             "shape": [1]}]},
         "Module.x.parameters_grad.y.forward": {"output": [[{"type": "int", "value": 1}]]},
-        "no_direction_here": {"output": [None]},
         "Functional.relu.1.forward.debug": [{"type": "int", "value": 3}],
         "parameters_grad": {"x": None},
-        "forward": {"output": [None]},
         "a.forward": {"output": [None]},
+        "Module.x.Y.forward.0": {"is_recompute": False, "output": [None]},
+        "Torch.layout.0.forward": {"output": [{"type": "mindspore.Tensor", "dtype": "Float32", "shape": [2],
+                                               "Max": 1.0, "layout": {"Partial": []}, "hsdp_shard_size": 2,
+                                               "Max_except_inf_nan": 1.0, "device_mesh": [0, 1]}]},
     }
     doc = {"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None, "data": data,
            "extra": {"nested": [1, 2.5, "é\\\"x", None, True]}}
@@ -152,13 +171,33 @@ def mixed_dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_leaf_kind_reads_as_the_python_walk_reads_it(mixed_dump: Path) -> None:
     table = check_same(mixed_dump, must_take=True)
     assert "Module.layer.Linear.parameters_grad" in [a.key for a in table.apis]
-    assert len(table.apis) == 7  # "no_direction_here" and "forward" are not API keys
+    assert len(table.apis) == 9
+
+
+@pytest.mark.parametrize("data", [
+    {"Torch.a.0.forward": {"output": [None]}, "no_direction_here": {"output": [None]}},  # not compared by msprobe
+    {"forward": {"output": [None]}},
+    {"Torch.a.0.backward": {"grad_input": [None], "grad_output": [None]}},  # mindstudio-probe 1.0.1
+    {"Torch.a.0.forward": {"output": [None], "mystery": [None]}},  # an entry member nobody knows
+    {"Torch.a.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [],
+                                       "Std": 1.0}]}},  # a leaf field nobody knows
+    {"Torch.a.0.forward": {"output": [{"class_type": "torch.distributed.P2POp", "tensor": None, "x": 1}]}},
+    {"Torch.a.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [],
+                                       "md5": ""}]}},  # an empty md5
+])
+def test_what_the_walk_counts_or_maps_is_left_to_it(data: dict, tmp_path: Path) -> None:
+    """Shapes the Python walk counts as not understood, or maps from an older dumper: the scanner declines them."""
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": data}), encoding="utf-8")
+    assert dumpscan.scan_dump(path, "dump") is None
+    assert isinstance(check_same(path), DumpTable)
 
 
 def test_a_debug_file_reads_as_the_python_walk_reads_it(mixed_dump: Path, tmp_path: Path) -> None:
     path = tmp_path / "debug.json"
     doc = json.loads(mixed_dump.read_text(encoding="utf-8"))
     doc["task"] = "tensor"
+    del doc["data"]["Module.x.Y.forward.0"]  # is_recompute belongs to API entries, not to debug values
     path.write_text(json.dumps(doc), encoding="utf-8")
     table = check_same(path, "debug", must_take=True)
     assert {a.direction for a in table.apis} == {"debug"}
@@ -207,10 +246,13 @@ def test_any_key_splits_as_the_python_walk_splits_it(keys: list[str], debug: boo
                                                      tmp_path_factory: pytest.TempPathFactory) -> None:
     """``split_api_key`` in C: which keys are APIs, their prefix, call and direction, and how each is walked."""
     leaf = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "Max": 1.0}
-    data = {k: {"input_args": [leaf, None], "output": [leaf], "weight": [leaf]} for k in keys}
+    data = {k: {"input_args": [leaf, None], "output": [leaf], "parameters": {"weight": leaf}} for k in keys}
     path = tmp_path_factory.mktemp("keys") / ("debug.json" if debug else "dump.json")
     path.write_text(json.dumps({"task": "statistics", "level": "L1", "data": data}), encoding="utf-8")
-    check_same(path, "debug" if debug else "dump", must_take=True)
+    # a key msprobe does not compare is counted by the Python walk: the scanner leaves such a file to it
+    compared = debug or all(split_api_key(k, False) is not None for k in keys)
+    table = check_same(path, "debug" if debug else "dump", must_take=compared)
+    assert bool(records_of(table)) != compared
 
 
 SCALARS = FLOATS | st.booleans() | st.none() | NAMES | st.integers(-(10**30), 10**30)
@@ -378,3 +420,15 @@ def test_an_interrupt_inside_the_scanner_is_not_swallowed(mixed_dump: Path, monk
     monkeypatch.setattr(dumpscan, "_non_tensor", interrupted)
     with pytest.raises(KeyboardInterrupt):
         dumpscan.scan_dump(mixed_dump, "dump")
+
+
+@pytest.mark.parametrize("member", CURRENT_MEMBERS + tuple(sorted(ENTRY_METADATA)))
+def test_the_scanner_reads_every_member_it_accepts(member: str, tmp_path: Path) -> None:
+    """dialects.CURRENT_MEMBERS (what the scanner accepts) and the members its walk reads are the same."""
+    leaf = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "Max": 1.0}
+    value = {"w": leaf} if member == "parameters" else False if member in ENTRY_METADATA else [leaf]
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": {"Torch.a.0.forward": {member: value}}}),
+                    encoding="utf-8")
+    table = check_same(path, must_take=True)
+    assert len(table) == (0 if member in ENTRY_METADATA else 1)

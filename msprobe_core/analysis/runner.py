@@ -87,9 +87,10 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
 def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
                 index: int) -> RankView | None:
     """Stage 1 for one rank pair: the result table and the calls with their evidence."""
-    from ..engine import build_result, load_pair, match_tables
+    from ..engine import account_unrecognised, build_result, load_pair, match_tables
 
     target, golden = load_pair(job, options, host)
+    account_unrecognised(job, target, golden)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None

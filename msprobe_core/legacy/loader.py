@@ -5,9 +5,11 @@ which ``data`` keys produce rows differs from 26.2.0:
 
 * every key is read, with or without ``forward``/``backward`` in its name;
 * a key whose *last* dot part is ``parameters_grad`` (or ``debug``) is walked whole;
-* any other key contributes only its ``input_args``/``input_kwargs``/``input``/
-  ``parameters``/``output`` members, so ``X.parameters_grad.0`` entries (whose members
-  are parameter names) produce no rows at all.
+* any other key contributes only its argument members (``input_args``/``input_kwargs``/
+  ``input``/``parameters``/``output``, and 1.0.1's ``grad_output``/``grad_input`` read as the
+  core reads them, see :mod:`msprobe_core.dialects`), so ``X.parameters_grad.0`` entries (whose
+  members are parameter names) produce no rows at all; any other member is counted and named
+  as by the core loader.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import dumpjson as _dumpjson
-from ..dumpjson import _ENTRY_KEYS, _Flattener, detect_kind, parse_header, read_json_file, split_api_key
+from ..dumpjson import _Flattener, _walk_members, detect_kind, parse_header, read_json_file, split_api_key
 from ..errors import DumpFormatError
 from ..model import (
     MODE_MD5,
@@ -62,15 +64,14 @@ def load_legacy_dump(path: Path) -> DumpTable:
             elif entry is not None:
                 if not isinstance(entry, dict):
                     raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
-                for json_key, state, suffix in _ENTRY_KEYS:
-                    if json_key in entry:
-                        walker.walk(entry[json_key], f"{key}.{suffix}", state, api_idx)
+                _walk_members(table, walker, key, entry, api_idx)
         except _PROBLEMS as problem:
             to_error = getattr(problem, "to_error", None)
             if to_error is None:
                 raise DumpFormatError(f"entry {key}: {problem}", path=path) from None
             raise to_error(path, key, entry) from None
         api.n_rows = len(table.name) - api.first_row
+    walker.keep_account()
     if task == "statistics" and walker.has_md5:
         table.mode = MODE_MD5
     table.tensor_dir = path.parent / "dump_tensor_data"

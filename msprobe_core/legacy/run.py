@@ -164,6 +164,7 @@ def compare_files(
     for t in (target, golden):
         if not t.framework and opts.framework:
             t.framework = opts.framework
+    _warn_unrecognised(target, golden)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
         for t in (target, golden):
@@ -184,6 +185,13 @@ def compare_files(
     else:
         _tensor_columns(result, target, golden, opts)
     return _finish(result, kind, out_dir, opts, suffix)
+
+
+def _warn_unrecognised(target: DumpTable, golden: DumpTable) -> None:
+    """Name what the two files held that the loader did not understand (see :mod:`msprobe_core.dialects`)."""
+    from ..dialects import merge_records, records_of, warn_unrecognised
+
+    warn_unrecognised(merge_records([records_of(target), records_of(golden)]))
 
 
 def _tensor_columns(result: table.LegacyTable, target: DumpTable, golden: DumpTable, opts: ClassicOptions) -> None:
