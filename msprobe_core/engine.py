@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import result_columns as C
 from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
@@ -213,7 +214,7 @@ def dtype_equal_column(
     tf, gf = frameworks
     return [
         a == b or (a != NA and b != NA and same_dtype_across_frameworks(tf.canonical(a), gf.canonical(b)))
-        for a, b in zip(columns["NPU Dtype"], columns["Bench Dtype"])
+        for a, b in zip(columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE])
     ]
 
 
@@ -253,14 +254,14 @@ def build_result(
     columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
     group_of_row = [target.row_api[i] for i in match.target]
     dtype_equal = dtype_equal_column(columns, match.notes.get("frameworks"))
-    columns["Result"], columns["Err_message"] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
+    columns[C.RESULT], columns[C.ERR_MESSAGE] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
     with_stack = target.stack is not None
     if with_stack:
-        columns["NPU_Stack_Info"] = stack_column(target, match)
+        columns[C.STACK_INFO] = stack_column(target, match)
     if mode == MODE_TENSOR:
-        columns["Data_name"] = data_name_column(target, golden, match)
+        columns[C.DATA_NAME] = data_name_column(target, golden, match)
     extra = [m.column for m in host.tensor_metrics_for(options)] if mode == MODE_TENSOR else []
-    names = result_columns(mode, with_stack, extra)
+    names = result_columns(mode, with_stack, extra, host.columns)
     return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
 
 

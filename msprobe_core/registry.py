@@ -14,7 +14,7 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from . import hookspecs
 from .errors import UsageError
 from .model import CompareOptions, DumpTable, MatchResult
 from .options import OptionSet, OptionSpec
+from .result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
 #: when set, only the entry points of these distributions (comma-separated names) are loaded
@@ -150,13 +151,18 @@ class MetricSpec:
     decides the verdicts itself (the core adds no name, statistics, verdict, stack
     or ``Data_name`` columns). ``splittable``: a part of the matched rows that starts
     at an API's first row gives the same cells as the whole table, so a big result
-    may be built in two processes (:mod:`msprobe_core.tailbuild`).
+    may be built in two processes (:mod:`msprobe_core.tailbuild`). ``columns``: the
+    mode's columns, declared to the host's column registry (``host.columns``).
     """
 
     mode: str
     compute: Callable[..., dict[str, list[Any]]]
     whole_table: bool = False
     splittable: bool = False
+    #: the columns of this mode's tables (every column a ``whole_table`` set may return): names the
+    #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
+    #: of the plugin's own; a name the core does not declare counts as a metric
+    columns: tuple[str | ColumnSpec, ...] = ()
     plugin: str = ""
 
 
@@ -165,12 +171,24 @@ class TensorMetricSpec:
     """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
 
     Its column is added to the runs whose options it ``applies`` to (every run by default).
+    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
+    ``plot`` (the report plots it along execution order) describe the column to the summary
+    and the report, as the core's metrics are described (:meth:`column_spec`).
     """
 
     column: str
     fn: Callable[[Any, Any], Any]
     applies: Callable[[CompareOptions], bool] = _always
+    worse: str | None = None
+    plot: bool = False
     plugin: str = ""
+
+    def column_spec(self) -> ColumnSpec:
+        """The metric's column, as the column registry holds it."""
+        from .model import MODE_TENSOR
+
+        return ColumnSpec(self.column, METRIC, (MODE_TENSOR,), worse=self.worse,
+                          plots=(MODE_TENSOR,) if self.plot else (), plugin=self.plugin)
 
 
 @dataclass(frozen=True)
@@ -218,6 +236,8 @@ class PluginHost:
         self.normalizers: list[NormalizerSpec] = []
         self.metrics: dict[str, MetricSpec] = {}
         self.tensor_metrics: list[TensorMetricSpec] = []
+        #: every column the core and the plugins' metric sets declare (:mod:`msprobe_core.result_columns`)
+        self.columns: ColumnRegistry = CORE_COLUMNS.copy()
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
         self.comm_ops: list[Any] = []
@@ -321,9 +341,18 @@ class PluginHost:
     def _add_metric(self, spec: MetricSpec | TensorMetricSpec, plugin: str) -> None:
         if isinstance(spec, TensorMetricSpec):
             if all(m.column != spec.column for m in self.tensor_metrics):
-                self.tensor_metrics.append(_with_plugin(spec, plugin))
+                spec = _with_plugin(spec, plugin)
+                self.columns.add(spec.column_spec())
+                self.tensor_metrics.append(spec)
         elif spec.mode not in self.metrics:
-            self.metrics[spec.mode] = _with_plugin(spec, plugin)
+            spec = _with_plugin(spec, plugin)
+            for column in spec.columns:
+                if isinstance(column, str):
+                    column = ColumnSpec(column, METRIC, (spec.mode,))
+                elif spec.mode not in column.modes:
+                    column = replace(column, modes=(*column.modes, spec.mode))
+                self.columns.add(_with_plugin(column, spec.plugin))
+            self.metrics[spec.mode] = spec
 
     def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
         self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
@@ -574,6 +603,11 @@ def get_host() -> PluginHost:
     global _HOST
     if _HOST is None:
         _HOST = PluginHost()
+    return _HOST
+
+
+def current_host() -> PluginHost | None:
+    """The process-wide plugin host if one was created (none is created here)."""
     return _HOST
 
 

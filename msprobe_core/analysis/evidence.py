@@ -22,12 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import result_columns as C
 from ..model import NA
 from .config import TENSOR_DTYPES, DiffAnalyzeConfig
 
-STATS = ("max", "min", "mean", "l2norm")
+STATS = C.STAT_NAMES
 #: msprobe's relative-error column of each statistic.
-REL_COLUMN = {"max": "MaxRelativeErr", "min": "MinRelativeErr", "mean": "MeanRelativeErr", "l2norm": "NormRelativeErr"}
+REL_COLUMN = dict(zip(C.STAT_NAMES, C.STAT_RELATIVE_COLUMNS))
 _DEVICE_WORDS = ("npu", "cpu", "cuda")
 
 
@@ -141,13 +142,13 @@ class Columns:
 
     def __init__(self, data: dict[str, list[Any]]) -> None:
         self.data = data
-        self.name = data["NPU Name"]
-        self.npu_dtype, self.bench_dtype = data["NPU Dtype"], data["Bench Dtype"]
-        self.npu_shape, self.bench_shape = data["NPU Tensor Shape"], data["Bench Tensor Shape"]
-        self.npu_md5, self.bench_md5 = data.get("NPU MD5"), data.get("BENCH MD5")
+        self.name = data[C.NPU_NAME]
+        self.npu_dtype, self.bench_dtype = data[C.NPU_DTYPE], data[C.BENCH_DTYPE]
+        self.npu_shape, self.bench_shape = data[C.NPU_SHAPE], data[C.BENCH_SHAPE]
+        self.npu_md5, self.bench_md5 = data.get(C.NPU_MD5), data.get(C.BENCH_MD5)
         # every row is read: statistics held as arrays (msprobe_core.statcells) are spelled out once here
-        self.npu_stats = [_as_list(data[f"NPU {s}"]) for s in STATS]
-        self.bench_stats = [_as_list(data[f"Bench {s}"]) for s in STATS]
+        self.npu_stats = [_as_list(data[C.stat_column(C.NPU, s)]) for s in STATS]
+        self.bench_stats = [_as_list(data[C.stat_column(C.BENCH, s)]) for s in STATS]
         none = [None] * len(self.name)  # md5 tables have no relative-error columns
         self.rel = {s: data.get(REL_COLUMN[s], none) for s in STATS}
 
@@ -246,7 +247,7 @@ def check_row(
         if [str(v) for v in n_raw] != [str(v) for v in b_raw]:  # e.g. bool tensors: True/False statistics
             out.append(Evidence(name, side, "statistics", {
                 "stat": "max", "npu": _plain(n_raw[0]), "bench": _plain(b_raw[0]), "value": 1.0,
-                "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": cols.rel["max"][k],
+                "threshold": 0.0, "msprobe_metric": REL_COLUMN["max"], "msprobe_value": cols.rel["max"][k],
             }))
         return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
     scale = max((abs(v) for v in (nv[0], nv[1], bv[0], bv[1]) if _finite(v)), default=0.0)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import result_columns as C
 from ..dumpjson import split_api_key
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
@@ -173,7 +174,7 @@ def build_nodes(
         state = target.state[i]
         side = "output" if state in (STATE_OUTPUT, STATE_PARAMETERS_GRAD) else "input"
         if current.comm is not None and side == "input":
-            _comm_args(current, target.name[i], data["NPU max"][k], data["NPU MD5"][k])
+            _comm_args(current, target.name[i], data[C.NPU_MAX][k], data[C.NPU_MD5][k])
         if pairs.golden[k] < 0:
             continue
         check = check_row(cols, k, side, md5_mode, canon, config)
