@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -93,10 +92,10 @@ def _dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec):
         return same
 
     def cross(a: str | None, b: str | None) -> bool:
-        if a is None or b is None or tf.dtype_kind is None or gf.dtype_kind is None:
+        if a is None or b is None:
             return False
-        ka, kb = tf.dtype_kind(a), gf.dtype_kind(b)
-        return ka is not None and ka == kb
+        ka = tf.dtype_family(a)
+        return ka is not None and ka == gf.dtype_family(b)
 
     return cross
 
@@ -205,33 +204,16 @@ def dtype_equal_column(
     """Per row, whether both sides hold the same dtype, for cross-framework pairs only.
 
     Same-framework pairs return ``None`` (the DType checker compares the strings).
-    Across frameworks each side's dtype is put in its framework's canonical spelling
-    first, so ``Float32`` and ``torch.float32`` are the same dtype; two integer dtypes
-    count as the same too (see :func:`same_dtype_across_frameworks`).
+    Across frameworks the two frameworks' specs decide (:meth:`FrameworkSpec.same_dtype`):
+    ``Float32`` and ``torch.float32`` are the same dtype, and so are two integer dtypes.
     """
     if frameworks is None or frameworks[0] is frameworks[1]:
         return None
     tf, gf = frameworks
     return [
-        a == b or (a != NA and b != NA and same_dtype_across_frameworks(tf.canonical(a), gf.canonical(b)))
+        a == b or (a != NA and b != NA and tf.same_dtype(a, gf, b))
         for a, b in zip(columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE])
     ]
-
-
-_INTEGER_DTYPE = re.compile(r"u?int(8|16|32|64)")
-
-
-def same_dtype_across_frameworks(target: str, golden: str) -> bool:
-    """Whether two canonical dtype names (``float32``, ``int64``…) of different frameworks agree.
-
-    Integer widths do not count: the frameworks fix them by convention (torch wants int64
-    indices and labels, MindSpore uses int32), the width changes no value, and the
-    statistics columns show whether the values agree. Float, bool and complex dtypes must
-    be equal.
-    """
-    if target == golden:
-        return True
-    return _INTEGER_DTYPE.fullmatch(target) is not None and _INTEGER_DTYPE.fullmatch(golden) is not None
 
 
 def build_result(

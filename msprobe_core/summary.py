@@ -10,7 +10,6 @@ compare, ``--json-summary`` and the HTML report.
 from __future__ import annotations
 
 import csv
-import functools
 import heapq
 import json
 import math
@@ -336,28 +335,32 @@ def _read_xlsx(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[str, str] | None:
-    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``).
+    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``):
+    the first registered framework (the default one first) whose spec knows a dtype of the column.
 
     Kernel dumps come from MindSpore's static graph mode only.
     """
     if mode == MODE_KERNEL:
         return ("mindspore", "mindspore")
+    specs = _framework_specs()
+
     def guess(col: str) -> str:
         for v in (cells.get(col) or [])[:2000]:
-            if v.startswith("torch."):
-                return "pytorch"
-            if v[:1].isupper() and v in _MS_DTYPES:
-                return "mindspore"
+            for spec in specs:
+                if spec.dtype_info(v) is not None:
+                    return spec.name
         return ""
 
-    t, g = guess("NPU Dtype"), guess("Bench Dtype")
+    t, g = guess(C.NPU_DTYPE), guess(C.BENCH_DTYPE)
     return (t, g) if t or g else None
 
 
-_MS_DTYPES = {
-    "Float16", "Float32", "Float64", "BFloat16", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32",
-    "UInt64", "Bool", "Complex64", "Complex128",
-}  # fmt: skip
+def _framework_specs() -> list[Any]:
+    """The registered framework specs, the default one first (they know every dtype; the plugin host is made
+    here when none exists yet, as for ``msprobe report``)."""
+    from .registry import get_host
+
+    return sorted(get_host().frameworks, key=lambda f: not f.is_default)
 
 
 # -- per-row helpers --------------------------------------------------------------------------
@@ -508,10 +511,23 @@ def _threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | Non
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def canonical_dtype(dtype: str) -> str:
-    """A framework-neutral dtype spelling: ``torch.float32`` and ``Float32`` are both ``float32``."""
-    return dtype.strip().rsplit(".", 1)[-1].lower()
+def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]:
+    """(framework-neutral name, family) of a dtype of one side of ``view``: as the side's framework spec
+    describes it, else the first spec that knows it (``torch.float32`` and ``Float32`` are both ``float32``)."""
+    specs = view.__dict__.get("_dtype_specs")
+    if specs is None:
+        every = _framework_specs()
+        names = view.frameworks or ("", "")
+        specs = view.__dict__["_dtype_specs"] = tuple(
+            [f for f in every if f.name == names[k]] + [f for f in every if f.name != names[k]] for k in (0, 1)
+        )
+    for spec in specs[side]:
+        info = spec.dtype_info(dtype)
+        if info is not None:
+            return info.canonical, info.family
+    from .registry import default_canonical
+
+    return default_canonical(dtype), None
 
 
 def _drift_reason(view: ResultView, i: int) -> str | None:
@@ -523,8 +539,8 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
         return None  # the common case, decided without parsing anything
     if nd is not None and bd is not None:
         a, b = nd[i].strip(), bd[i].strip()
-        ca, cb = canonical_dtype(a), canonical_dtype(b)
-        if ca != cb and "float" in ca and "float" in cb:
+        (ca, fa), (cb, fb) = _dtype_of(view, 0, a), _dtype_of(view, 1, b)
+        if ca != cb and fa == fb == "float":
             return f"dtype drift: NPU {a} vs Bench {b}"
     if ns is not None and bs is not None:
         a, b = ns[i].strip(), bs[i].strip()

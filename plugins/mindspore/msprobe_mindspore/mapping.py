@@ -42,6 +42,8 @@ from typing import Any, Literal, Protocol
 
 from msprobe_core.errors import DumpFormatError, InputError, MappingError
 
+from .dtypes import DTYPES, MINDSPORE_FLOATS, TORCH_FLOATS
+
 __all__ = [
     "ABANDONED_SUFFIX",
     "NA_KEY",
@@ -163,29 +165,7 @@ def _flat_str_mapping(obj: Any, path: str | Path, what: str) -> dict[str, str]:
 # dtype gate
 # --------------------------------------------------------------------------------------------
 
-_DTYPE_KIND: dict[str, str] = {}
-for _bits in ("8", "16", "32", "64"):
-    _DTYPE_KIND[f"Int{_bits}"] = _DTYPE_KIND[f"UInt{_bits}"] = "int"
-    _DTYPE_KIND[f"torch.int{_bits}"] = _DTYPE_KIND[f"torch.uint{_bits}"] = "int"
-for _name in ("Float16", "Float32", "Float64", "BFloat16"):
-    _DTYPE_KIND[_name] = "float"
-for _name in ("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"):
-    _DTYPE_KIND[_name] = "float"
-_DTYPE_KIND.update(
-    {
-        "Bool": "bool",
-        "torch.bool": "bool",
-        "Complex64": "complex",
-        "Complex128": "complex",
-        "torch.complex64": "complex",
-        "torch.complex128": "complex",
-    }
-)
-
-_SAME_FRAMEWORK_FLOAT_GROUPS = (
-    frozenset({"Float16", "Float32", "Float64", "BFloat16"}),
-    frozenset({"torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"}),
-)
+_SAME_FRAMEWORK_FLOAT_GROUPS = (MINDSPORE_FLOATS, TORCH_FLOATS)
 
 
 def dtype_kind(dtype: str) -> str:
@@ -197,7 +177,8 @@ def dtype_kind(dtype: str) -> str:
     Anything else (``<class 'int'>``, ``torch.Size``, ``""`` of a None item, ``Float8…``) is
     returned unchanged, so it only matches an identical string.
     """
-    return _DTYPE_KIND.get(dtype, dtype)
+    info = DTYPES.get(dtype)
+    return info.family if info is not None else dtype
 
 
 def dtypes_match(npu_dtype: str, bench_dtype: str, *, cross_framework: bool) -> bool:
