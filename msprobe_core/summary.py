@@ -702,10 +702,7 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
     if isinstance(analysis, Divergence):
         return analysis
     if isinstance(analysis, (str, Path)):
-        try:
-            analysis = json.loads(Path(analysis).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        analysis = read_analysis(Path(analysis))
     if not isinstance(analysis, dict):
         return None
     best: tuple[tuple[int, int, int], Divergence] | None = None
@@ -730,6 +727,17 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
         if best is None or key < best[0]:
             best = (key, cand)
     return best[1] if best else None
+
+
+def read_analysis(path: Path) -> Any:
+    """The parsed ``diff_analyze_*.json`` (``None`` when it cannot be read: the summary then does without)."""
+    from .dumpjson import read_json_file
+    from .errors import MsprobeError
+
+    try:
+        return read_json_file(path, "analysis")
+    except MsprobeError:
+        return None
 
 
 def _step_of(label: str) -> int:

@@ -41,15 +41,17 @@ def comm_specs(host: PluginHost) -> list[CommOpSpec]:
 
 def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
     """Row name → (op, peer) of the point-to-point op records in a dump (empty when it has none)."""
-    import json
     import mmap
+
+    from ..dumpjson import read_json_file
+    from ..errors import MsprobeError
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             if mm.find(b"P2POp") < 0:  # the common case: no point-to-point records, nothing parsed again
                 return {}
-            data = json.loads(mm[:]).get("data", {})
-    except (OSError, ValueError, AttributeError):
+        data = read_json_file(path, "dump").get("data", {})
+    except (OSError, ValueError, AttributeError, MsprobeError):
         return {}
     out: dict[str, tuple[str, str]] = {}
 

@@ -6,7 +6,6 @@ Both work on a handful of rows (one call's, one per analysis node), never on a w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,10 +59,9 @@ def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], orde
 
 def _load(analysis: Any) -> dict[str, Any] | None:
     if isinstance(analysis, (str, Path)):
-        try:
-            analysis = json.loads(Path(analysis).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        from ..summary import read_analysis
+
+        analysis = read_analysis(Path(analysis))
     return analysis if isinstance(analysis, dict) else None
 
 

@@ -108,27 +108,11 @@ class RowLike(Protocol):
 
 
 def _read_yaml(path: str | Path, what: str) -> Any:
-    """Parse one YAML file safely; every failure becomes a :class:`MappingError` naming it."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MappingError(f"{what} file not found", path=p) from None
-    except IsADirectoryError:
-        raise MappingError(f"{what} path is a directory, expected a YAML file", path=p) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"cannot read {what} file: {exc}", path=p) from None
-    import yaml  # only runs with a mapping option: every compare loads this plugin
+    """Parse one YAML file with the core's hardened reader (no tags, no aliases, bounded size and depth);
+    every failure is a :class:`MappingError` naming the file."""
+    from msprobe_core.validation import read_yaml  # yaml: only with a mapping option (every compare loads this plugin)
 
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise MappingError(f"{what} file is not valid YAML{where}: {problem}", path=p) from None
+    return read_yaml(path, what, error=MappingError)
 
 
 def _scalar_str(value: Any) -> str | None:
@@ -707,13 +691,11 @@ def load_stack_construct(
             f"layer mapping needs both stack.json and construct.json next to dump.json; {missing.name} is missing",
             path=missing,
         )
+    from msprobe_core.dumpjson import read_json_file  # the core's one JSON reader: size cap, one-line errors
+
     loaded: list[dict[str, Any]] = []
     for p in (stack_p, construct_p):
-        try:
-            with open(p, encoding="utf-8") as fh:
-                obj = json.load(fh)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DumpFormatError(f"cannot read {p.name}: {exc}", path=p) from None
+        obj = read_json_file(p, p.stem)
         if not isinstance(obj, dict):
             raise DumpFormatError(f"{p.name} must hold a JSON object, got {type(obj).__name__}", path=p)
         loaded.append(obj)
