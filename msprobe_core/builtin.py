@@ -90,6 +90,7 @@ def msprobe_register_mappers(register: Any) -> None:
 
 def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
     from .result import REL_COLUMNS_ORDER
+    from .result_columns import BENCH, NPU, stat_column
     from .stats_metrics import stat_diffs
 
     data = ctx.columns
@@ -97,7 +98,7 @@ def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
     parse = frameworks[0].parse_statistic if frameworks else None
     out: dict[str, list[Any]] = {}
     for stat, diff_col, rel_col in REL_COLUMNS_ORDER:
-        diff, rel = stat_diffs(data[f"NPU {stat}"], data[f"Bench {stat}"], parse)
+        diff, rel = stat_diffs(data[stat_column(NPU, stat)], data[stat_column(BENCH, stat)], parse)
         out[diff_col] = diff
         out[rel_col] = rel
     return out

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import gc
 import logging
-import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import result_columns as C
 from .dumpjson import load_stack
 from .errors import CompareFailed, InputError, MsprobeError, OutputError, UsageError
 from .matching import apply_dtype_gate
@@ -108,10 +108,10 @@ def _dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec):
         return same
 
     def cross(a: str | None, b: str | None) -> bool:
-        if a is None or b is None or tf.dtype_kind is None or gf.dtype_kind is None:
+        if a is None or b is None:
             return False
-        ka, kb = tf.dtype_kind(a), gf.dtype_kind(b)
-        return ka is not None and ka == kb
+        ka = tf.dtype_family(a)
+        return ka is not None and ka == gf.dtype_family(b)
 
     return cross
 
@@ -209,33 +209,16 @@ def dtype_equal_column(
     """Per row, whether both sides hold the same dtype, for cross-framework pairs only.
 
     Same-framework pairs return ``None`` (the DType checker compares the strings).
-    Across frameworks each side's dtype is put in its framework's canonical spelling
-    first, so ``Float32`` and ``torch.float32`` are the same dtype; two integer dtypes
-    count as the same too (see :func:`same_dtype_across_frameworks`).
+    Across frameworks the two frameworks' specs decide (:meth:`FrameworkSpec.same_dtype`):
+    ``Float32`` and ``torch.float32`` are the same dtype, and so are two integer dtypes.
     """
     if frameworks is None or frameworks[0] is frameworks[1]:
         return None
     tf, gf = frameworks
     return [
-        a == b or (a != NA and b != NA and same_dtype_across_frameworks(tf.canonical(a), gf.canonical(b)))
-        for a, b in zip(columns["NPU Dtype"], columns["Bench Dtype"])
+        a == b or (a != NA and b != NA and tf.same_dtype(a, gf, b))
+        for a, b in zip(columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE])
     ]
-
-
-_INTEGER_DTYPE = re.compile(r"u?int(8|16|32|64)")
-
-
-def same_dtype_across_frameworks(target: str, golden: str) -> bool:
-    """Whether two canonical dtype names (``float32``, ``int64``…) of different frameworks agree.
-
-    Integer widths do not count: the frameworks fix them by convention (torch wants int64
-    indices and labels, MindSpore uses int32), the width changes no value, and the
-    statistics columns show whether the values agree. Float, bool and complex dtypes must
-    be equal.
-    """
-    if target == golden:
-        return True
-    return _INTEGER_DTYPE.fullmatch(target) is not None and _INTEGER_DTYPE.fullmatch(golden) is not None
 
 
 def build_result(
@@ -258,14 +241,14 @@ def build_result(
     columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
     group_of_row = [target.row_api[i] for i in match.target]
     dtype_equal = dtype_equal_column(columns, match.notes.get("frameworks"))
-    columns["Result"], columns["Err_message"] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
+    columns[C.RESULT], columns[C.ERR_MESSAGE] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
     with_stack = target.stack is not None
     if with_stack:
-        columns["NPU_Stack_Info"] = stack_column(target, match)
+        columns[C.STACK_INFO] = stack_column(target, match)
     if mode == MODE_TENSOR:
-        columns["Data_name"] = data_name_column(target, golden, match)
+        columns[C.DATA_NAME] = data_name_column(target, golden, match)
     extra = [m.column for m in host.tensor_metrics_for(options)] if mode == MODE_TENSOR else []
-    names = result_columns(mode, with_stack, extra)
+    names = result_columns(mode, with_stack, extra, host.columns)
     return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
 
 

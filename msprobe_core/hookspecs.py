@@ -32,10 +32,13 @@ def msprobe_register_frameworks(register: Callable[..., None]) -> None:
 
     Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.registry.FrameworkSpec`):
     the names a dump's ``framework`` field may hold, which golden frameworks a
-    target of this framework can be compared with, how dtype names group into
-    families for the dtype gate, and how to read one tensor file.
+    target of this framework can be compared with, its dtypes (``dtypes``: each one's
+    canonical name, family, dtype once read and unit roundoff, the only dtype knowledge
+    the core has; ``float_dtypes``: msprobe's same-framework gate group), and how to
+    read one tensor file.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``FrameworkSpec.dtypes`` replaces ``dtype_kind`` and ``canonical_dtype``.
     """
 
 
@@ -116,9 +119,12 @@ def msprobe_register_metrics(register: Callable[..., None]) -> None:
     of the result itself (no core columns or verdicts are added). Extra tensor
     metrics (``register(TensorMetricSpec(...))``) add a column after the
     built-in six for the runs whose options they ``apply`` to; a metric that
-    raises yields ``unsupported``.
+    raises yields ``unsupported``. Both declare their columns to the column
+    registry (:mod:`msprobe_core.result_columns`): ``MetricSpec(columns=...)``,
+    ``TensorMetricSpec(worse=..., plot=...)``.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``MetricSpec.columns``, ``TensorMetricSpec.worse`` and ``plot``.
     """
 
 

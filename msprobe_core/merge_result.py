@@ -20,30 +20,16 @@ from typing import Any
 
 import click
 
+from . import result_columns as C
 from .errors import InputError, MappingError, OutputError
-from .result import STATS_METRIC_COLUMNS
+from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 
 log = logging.getLogger("msprobe")
 
 MERGE_NAME = re.compile(r"^compare_result_rank(\d+)(-rank\1)?_\d{14}\.xlsx$")
 SINGLE_NAME = re.compile(r"^compare_result_(rank|rank-rank)_\d{14}\.xlsx$")
-STATISTICS_INDEX = [*STATS_METRIC_COLUMNS, "Requires_grad Consistent"]
-TENSOR_INDEX = [
-    "Cosine",
-    "EucDist",
-    "MaxAbsErr",
-    "MaxRelativeErr",
-    "One Thousandth Err Ratio",
-    "Five Thousandths Err Ratio",
-    "Requires_grad Consistent",
-]
-#: columns of a tensor result that are not metrics (anything else is a plugin metric column)
-_TENSOR_FIXED = {
-    "NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
-    "NPU Requires_grad", "Bench Requires_grad", "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max",
-    "Bench min", "Bench mean", "Bench l2norm", "Result", "Accuracy Reached or Not", "Err_message",
-    "NPU_Stack_Info", "Data_name",
-}
+STATISTICS_INDEX = [*C.STATS_METRIC_COLUMNS, C.REQUIRES_GRAD_CONSISTENT]
+TENSOR_INDEX = [*C.TENSOR_METRIC_COLUMNS, C.REQUIRES_GRAD_CONSISTENT]
 NOT_COMPUTED = ("N/A", "unsupported", "Nan")
 
 
@@ -152,25 +138,27 @@ def read_result(rank: int, path: Path) -> RankResult:
     finally:
         wb.close()
     result = RankResult(rank, path)
-    if "Cosine" in header:
-        result.mode = "tensor"
-    elif "Max diff" in header:
-        result.mode = "statistics"
-    elif "NPU MD5" in header:
-        result.mode = "md5"
-    if result.mode in ("tensor", "statistics") and not {"NPU Name", "NPU max", "Bench max"} <= set(header):
+    if C.COSINE in header:
+        result.mode = MODE_TENSOR
+    elif C.MAX_DIFF in header:
+        result.mode = MODE_STATISTICS
+    elif C.NPU_MD5 in header:
+        result.mode = MODE_MD5
+    if result.mode in (MODE_TENSOR, MODE_STATISTICS) and not {C.NPU_NAME, C.NPU_MAX, C.BENCH_MAX} <= set(header):
         result.mode = ""
     for k, name in enumerate(header):
         column = [("" if row[k] is None else row[k]) if k < len(row) else "" for row in body]
-        result.columns[name] = column if name == "NPU Name" else _convert_column(column)
+        result.columns[name] = column if name == C.NPU_NAME else _convert_column(column)
     return result
 
 
 def valid_indexes(result: RankResult) -> list[str]:
     """Every metric of this result's dump mode, in msprobe's order (plugin metric columns too)."""
-    if result.mode == "statistics":
+    if result.mode == MODE_STATISTICS:
         return list(STATISTICS_INDEX)
-    extra = [c for c in result.columns if c not in _TENSOR_FIXED and c not in TENSOR_INDEX]
+    # columns of a tensor result the core does not declare as metrics are plugin metric columns
+    known = C.known_columns()
+    extra = [c for c in result.columns if c not in TENSOR_INDEX and getattr(known.get(c), "kind", C.METRIC) == C.METRIC]
     return TENSOR_INDEX[:-1] + extra + TENSOR_INDEX[-1:]
 
 
@@ -183,7 +171,7 @@ def _check_value(value: Any) -> None:
 
 def extract(result: RankResult, apis: list[str], indexes: list[str]) -> dict[str, dict[str, Any]]:
     """``{index: {row name: value}}`` of the configured APIs in one rank's result (§9 steps 4-5)."""
-    names = result.columns["NPU Name"]
+    names = result.columns[C.NPU_NAME]
     first_row: dict[str, int] = {}
     for k, name in enumerate(names):
         first_row.setdefault(str(name), k)
@@ -194,7 +182,7 @@ def extract(result: RankResult, apis: list[str], indexes: list[str]) -> dict[str
         if not hits:
             log.warning("%s not found in rank%d compare result.", api, result.rank)
         selected.extend(hits)
-    npu_max, bench_max = result.columns.get("NPU max"), result.columns.get("Bench max")
+    npu_max, bench_max = result.columns.get(C.NPU_MAX), result.columns.get(C.BENCH_MAX)
     out: dict[str, dict[str, Any]] = {}
     for index in indexes:
         values: dict[str, Any] = {}
@@ -222,10 +210,10 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
     for rank, path in files:
         log.info("Parsing rank%d compare result...", rank)
         result = read_result(rank, path)
-        if not result.columns.get("NPU Name"):
+        if not result.columns.get(C.NPU_NAME):
             log.warning("Rank%d compare result is empty and will not shown in merged result.", rank)
             continue
-        if result.mode == "md5":
+        if result.mode == MODE_MD5:
             log.warning(
                 "Rank%d compare result is 'md5' dump task and does not support merging result, please check! "
                 "The compare result will not be shown in merged result.", rank
@@ -265,7 +253,7 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
         if len(per_rank) > 1:
             names.sort()
         rows = [[name, *(data[index].get(name) for _, data in per_rank)] for name in names]
-        sheets.append((index, ["NPU Name", *(f"rank{rank}" for rank, _ in per_rank)], rows))
+        sheets.append((index, [C.NPU_NAME, *(f"rank{rank}" for rank, _ in per_rank)], rows))
     out_dir = Path(output_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)

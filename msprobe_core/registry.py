@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from . import hookspecs
 from .errors import UsageError
 from .model import CompareOptions, DumpTable, MatchResult
 from .options import OptionSet, OptionSpec
+from .result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
 #: when set, only the entry points of these distributions (comma-separated names) are loaded
@@ -35,9 +36,48 @@ TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
 BUILTIN_PLUGIN = "msprobe_core.builtin"
 
+#: the dtype families a :class:`DtypeInfo` may name
+DTYPE_FAMILIES = ("float", "int", "bool", "complex")
+
+
+@dataclass(frozen=True)
+class DtypeInfo:
+    """One tensor dtype of a framework, as the core needs to know it.
+
+    ``canonical``: the framework-neutral name (``float32``, ``bfloat16``, ``int64``…): the same
+    dtype of two frameworks has the same one. ``family``: ``float``, ``int``, ``bool`` or
+    ``complex``. ``read_as``: the dtype a tensor of this dtype has once read, as msprobe compares
+    it (``float32`` for ``bfloat16`` and the 8-bit floats, which the readers widen; ``None``: the
+    canonical name). ``eps``: the unit roundoff of a float dtype (the first-divergence analysis
+    allows more change for a coarser dtype; 0 where none is known).
+    """
+
+    canonical: str
+    family: str
+    read_as: str | None = None
+    eps: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.family not in DTYPE_FAMILIES:
+            raise ValueError(f"dtype {self.canonical!r}: family must be one of {', '.join(DTYPE_FAMILIES)}")
+
+
+def default_canonical(dtype: str) -> str:
+    """The framework-neutral name of a dtype no spec lists: its last dotted component, lower-cased."""
+    return dtype.rsplit(".", 1)[-1].lower()
+
+
 @dataclass(frozen=True)
 class FrameworkSpec:
-    """What the core needs to know about one framework's dumps."""
+    """What the core needs to know about one framework's dumps; the only source of dtype knowledge.
+
+    ``float_dtypes``: the float dtypes msprobe's same-framework dtype gate lets pair with each
+    other. ``dtypes``: every tensor dtype of the framework, by the name its dumps give it
+    (``torch.float32``, ``Float32``), as a :class:`DtypeInfo`; a name not listed is no tensor
+    dtype (``<class 'int'>``, ``torch.Size``…). The core asks the spec through
+    :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`,
+    :meth:`read_dtype` and :meth:`same_dtype`.
+    """
 
     name: str
     aliases: tuple[str, ...] = ()
@@ -45,8 +85,7 @@ class FrameworkSpec:
     float_dtypes: frozenset[str] = frozenset()
     tensor_suffix: str = ""
     read_tensor: Callable[[Path], Any] | None = None
-    dtype_kind: Callable[[str], str | None] | None = None
-    canonical_dtype: Callable[[str], str] | None = None
+    dtypes: Mapping[str, DtypeInfo] = field(default_factory=dict, hash=False)
     #: How the reference msprobe run turned a statistic's text into a number when this framework
     #: is the target (``None``: correctly rounded, ``float()``). Only the ``<S> diff`` and
     #: ``<S>RelativeErr`` columns of statistics mode use it.
@@ -57,16 +96,44 @@ class FrameworkSpec:
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
+    def dtype_info(self, dtype: str) -> DtypeInfo | None:
+        """The description of a tensor dtype of this framework (``None``: not one of its tensor dtypes)."""
+        return self.dtypes.get(dtype)
+
     def canonical(self, dtype: str) -> str:
         """A framework-neutral spelling of ``dtype`` (``float32``, ``bfloat16``, ``int64``…).
 
-        Used only to decide whether the two sides of a cross-framework pair hold the
-        same dtype. ``canonical_dtype`` overrides the default, which keeps the last
-        dotted component of the name, lower-cased.
+        A dtype the spec does not list keeps the last dotted component of its name, lower-cased.
         """
-        if self.canonical_dtype is not None:
-            return self.canonical_dtype(dtype)
-        return dtype.rsplit(".", 1)[-1].lower()
+        info = self.dtypes.get(dtype)
+        return info.canonical if info is not None else default_canonical(dtype)
+
+    def dtype_family(self, dtype: str) -> str | None:
+        """``float``, ``int``, ``bool`` or ``complex`` (``None``: not a tensor dtype of this framework)."""
+        info = self.dtypes.get(dtype)
+        return info.family if info is not None else None
+
+    def is_integer(self, dtype: str) -> bool:
+        """Whether ``dtype`` is one of the framework's integer tensor dtypes (signed or not, any width)."""
+        return self.dtype_family(dtype) == "int"
+
+    def read_dtype(self, dtype: str) -> str:
+        """The dtype a tensor of ``dtype`` has once read (``bfloat16`` → ``float32``), framework-neutral."""
+        info = self.dtypes.get(dtype)
+        if info is None:
+            return self.canonical(dtype)
+        return info.read_as or info.canonical
+
+    def same_dtype(self, dtype: str, other: FrameworkSpec, other_dtype: str) -> bool:
+        """Whether ``dtype`` of this framework and ``other_dtype`` of ``other`` are the same dtype.
+
+        The same canonical name; or two integer dtypes: across frameworks the integer width does not
+        count (torch wants int64 indices and labels, MindSpore uses int32; the width changes no
+        value, and the statistics columns show whether the values agree).
+        """
+        if self.canonical(dtype) == other.canonical(other_dtype):
+            return True
+        return other.name != self.name and self.is_integer(dtype) and other.is_integer(other_dtype)
 
 
 @dataclass
@@ -150,13 +217,18 @@ class MetricSpec:
     decides the verdicts itself (the core adds no name, statistics, verdict, stack
     or ``Data_name`` columns). ``splittable``: a part of the matched rows that starts
     at an API's first row gives the same cells as the whole table, so a big result
-    may be built in two processes (:mod:`msprobe_core.tailbuild`).
+    may be built in two processes (:mod:`msprobe_core.tailbuild`). ``columns``: the
+    mode's columns, declared to the host's column registry (``host.columns``).
     """
 
     mode: str
     compute: Callable[..., dict[str, list[Any]]]
     whole_table: bool = False
     splittable: bool = False
+    #: the columns of this mode's tables (every column a ``whole_table`` set may return): names the
+    #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
+    #: of the plugin's own; a name the core does not declare counts as a metric
+    columns: tuple[str | ColumnSpec, ...] = ()
     plugin: str = ""
 
 
@@ -165,12 +237,24 @@ class TensorMetricSpec:
     """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
 
     Its column is added to the runs whose options it ``applies`` to (every run by default).
+    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
+    ``plot`` (the report plots it along execution order) describe the column to the summary
+    and the report, as the core's metrics are described (:meth:`column_spec`).
     """
 
     column: str
     fn: Callable[[Any, Any], Any]
     applies: Callable[[CompareOptions], bool] = _always
+    worse: str | None = None
+    plot: bool = False
     plugin: str = ""
+
+    def column_spec(self) -> ColumnSpec:
+        """The metric's column, as the column registry holds it."""
+        from .model import MODE_TENSOR
+
+        return ColumnSpec(self.column, METRIC, (MODE_TENSOR,), worse=self.worse,
+                          plots=(MODE_TENSOR,) if self.plot else (), plugin=self.plugin)
 
 
 @dataclass(frozen=True)
@@ -218,6 +302,8 @@ class PluginHost:
         self.normalizers: list[NormalizerSpec] = []
         self.metrics: dict[str, MetricSpec] = {}
         self.tensor_metrics: list[TensorMetricSpec] = []
+        #: every column the core and the plugins' metric sets declare (:mod:`msprobe_core.result_columns`)
+        self.columns: ColumnRegistry = CORE_COLUMNS.copy()
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
         self.comm_ops: list[Any] = []
@@ -321,9 +407,18 @@ class PluginHost:
     def _add_metric(self, spec: MetricSpec | TensorMetricSpec, plugin: str) -> None:
         if isinstance(spec, TensorMetricSpec):
             if all(m.column != spec.column for m in self.tensor_metrics):
-                self.tensor_metrics.append(_with_plugin(spec, plugin))
+                spec = _with_plugin(spec, plugin)
+                self.columns.add(spec.column_spec())
+                self.tensor_metrics.append(spec)
         elif spec.mode not in self.metrics:
-            self.metrics[spec.mode] = _with_plugin(spec, plugin)
+            spec = _with_plugin(spec, plugin)
+            for column in spec.columns:
+                if isinstance(column, str):
+                    column = ColumnSpec(column, METRIC, (spec.mode,))
+                elif spec.mode not in column.modes:
+                    column = replace(column, modes=(*column.modes, spec.mode))
+                self.columns.add(_with_plugin(column, spec.plugin))
+            self.metrics[spec.mode] = spec
 
     def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
         self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
@@ -574,6 +669,11 @@ def get_host() -> PluginHost:
     global _HOST
     if _HOST is None:
         _HOST = PluginHost()
+    return _HOST
+
+
+def current_host() -> PluginHost | None:
+    """The process-wide plugin host if one was created (none is created here)."""
     return _HOST
 
 

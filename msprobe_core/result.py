@@ -6,70 +6,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+from . import result_columns as C
+from .model import MODE_TENSOR, NA, DumpTable, MatchResult
 
 if TYPE_CHECKING:
     from .columns import StackColumn
 
-COMMON_COLUMNS = [
-    "NPU Name",
-    "Bench Name",
-    "NPU Dtype",
-    "Bench Dtype",
-    "NPU Tensor Shape",
-    "Bench Tensor Shape",
-    "NPU Requires_grad",
-    "Bench Requires_grad",
-]
-TENSOR_METRIC_COLUMNS = [
-    "Cosine",
-    "EucDist",
-    "MaxAbsErr",
-    "MaxRelativeErr",
-    "One Thousandth Err Ratio",
-    "Five Thousandths Err Ratio",
-]
-STATS_METRIC_COLUMNS = [
-    "Max diff",
-    "Min diff",
-    "Mean diff",
-    "L2norm diff",
-    "MaxRelativeErr",
-    "MinRelativeErr",
-    "MeanRelativeErr",
-    "NormRelativeErr",
-]
-STAT_VALUE_COLUMNS = [
-    "NPU max",
-    "NPU min",
-    "NPU mean",
-    "NPU l2norm",
-    "Bench max",
-    "Bench min",
-    "Bench mean",
-    "Bench l2norm",
-]
-MD5_COLUMNS = ["NPU MD5", "BENCH MD5"]
-TAIL_COLUMNS = ["Requires_grad Consistent", "Result", "Err_message"]
-STACK_COLUMN = "NPU_Stack_Info"
-DATA_NAME_COLUMN = "Data_name"
+# the column groups, as the registry declares them (kept importable from here)
+COMMON_COLUMNS = C.COMMON_COLUMNS
+TENSOR_METRIC_COLUMNS = C.TENSOR_METRIC_COLUMNS
+STATS_METRIC_COLUMNS = C.STATS_METRIC_COLUMNS
+STAT_VALUE_COLUMNS = C.STAT_VALUE_COLUMNS
+MD5_COLUMNS = C.MD5_COLUMNS
+TAIL_COLUMNS = C.TAIL_COLUMNS
+STACK_COLUMN = C.STACK_INFO
+DATA_NAME_COLUMN = C.DATA_NAME
 
 
-def result_columns(mode: str, with_stack: bool, extra_metrics: list[str] | None = None) -> list[str]:
-    """Column headers, in order, for a result table of ``mode``."""
-    cols = list(COMMON_COLUMNS)
-    if mode == MODE_TENSOR:
-        cols += TENSOR_METRIC_COLUMNS + list(extra_metrics or []) + STAT_VALUE_COLUMNS
-    elif mode == MODE_STATISTICS:
-        cols += STATS_METRIC_COLUMNS + STAT_VALUE_COLUMNS
-    elif mode == MODE_MD5:
-        cols += MD5_COLUMNS
-    cols += TAIL_COLUMNS
-    if with_stack:
-        cols.append(STACK_COLUMN)
-    if mode == MODE_TENSOR:
-        cols.append(DATA_NAME_COLUMN)
-    return cols
+def result_columns(mode: str, with_stack: bool, extra_metrics: list[str] | None = None,
+                   columns: C.ColumnRegistry | None = None) -> list[str]:
+    """Column headers, in order, for a result table of ``mode`` (``extra_metrics``: plugin tensor metrics).
+
+    ``columns``: the registry to read (the plugin host's; default the core's columns).
+    """
+    registry = C.CORE_COLUMNS if columns is None else columns
+    return registry.layout(mode, with_optional=(STACK_COLUMN,) if with_stack else (),
+                           extra=extra_metrics if mode == MODE_TENSOR and extra_metrics else ())
 
 
 @dataclass
@@ -173,7 +135,8 @@ def all_numbers(values: Sequence[Any]) -> bool:
 #: :func:`all_numbers` answer of each statistics column of the whole result
 WHOLE_NUMBERS = "whole_numbers"
 
-_STAT_FIELDS = (("max", "max"), ("min", "min"), ("mean", "mean"), ("norm", "l2norm"))
+#: (DumpTable statistics field, the statistic as the columns name it)
+_STAT_FIELDS = tuple(zip(("max", "min", "mean", "norm"), C.STAT_NAMES))
 
 
 def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult, identity: tuple[bool, bool] | None = None):
@@ -183,9 +146,9 @@ def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult, iden
     """
     ti, gi = match.target, match.golden
     t_all, g_all = identity or (_is_identity(ti, len(target)), _is_identity(gi, len(golden)))
-    for side, table, idx, every in (("NPU", target, ti, t_all), ("Bench", golden, gi, g_all)):
+    for side, table, idx, every in ((C.NPU, target, ti, t_all), (C.BENCH, golden, gi, g_all)):
         for attr, label in _STAT_FIELDS:
-            yield f"{side} {label}", _pick(getattr(table, attr), idx, none=None, identity=every)
+            yield C.stat_column(side, label), _pick(getattr(table, attr), idx, none=None, identity=every)
 
 
 def whole_numbers(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, bool]:
@@ -198,22 +161,22 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
     ti, gi = match.target, match.golden
     t_all, g_all = _is_identity(ti, len(target)), _is_identity(gi, len(golden))
     data: dict[str, list[Any]] = {
-        "NPU Name": _pick(target.name, ti, identity=t_all),
-        "Bench Name": _pick(golden.name, gi, identity=g_all),
-        "NPU Dtype": _pick(target.dtype, ti, identity=t_all),
-        "Bench Dtype": _pick(golden.dtype, gi, identity=g_all),
-        "NPU Tensor Shape": _pick(target.shape, ti, identity=t_all),
-        "Bench Tensor Shape": _pick(golden.shape, gi, identity=g_all),
-        "NPU Requires_grad": _pick(target.requires_grad, ti, identity=t_all),
-        "Bench Requires_grad": _pick(golden.requires_grad, gi, identity=g_all),
+        C.NPU_NAME: _pick(target.name, ti, identity=t_all),
+        C.BENCH_NAME: _pick(golden.name, gi, identity=g_all),
+        C.NPU_DTYPE: _pick(target.dtype, ti, identity=t_all),
+        C.BENCH_DTYPE: _pick(golden.dtype, gi, identity=g_all),
+        C.NPU_SHAPE: _pick(target.shape, ti, identity=t_all),
+        C.BENCH_SHAPE: _pick(golden.shape, gi, identity=g_all),
+        C.NPU_REQUIRES_GRAD: _pick(target.requires_grad, ti, identity=t_all),
+        C.BENCH_REQUIRES_GRAD: _pick(golden.requires_grad, gi, identity=g_all),
     }
     whole = match.notes.get(WHOLE_NUMBERS) or {}
     for name, cells in _stat_columns(target, golden, match, (t_all, g_all)):
         data[name] = numeric_column(cells, whole.get(name))
-    data["NPU MD5"] = _pick(target.md5, ti, identity=t_all)
-    data["BENCH MD5"] = _pick(golden.md5, gi, identity=g_all)
-    data["Requires_grad Consistent"] = [
-        a == b for a, b in zip(data["NPU Requires_grad"], data["Bench Requires_grad"])
+    data[C.NPU_MD5] = _pick(target.md5, ti, identity=t_all)
+    data[C.BENCH_MD5] = _pick(golden.md5, gi, identity=g_all)
+    data[C.REQUIRES_GRAD_CONSISTENT] = [
+        a == b for a, b in zip(data[C.NPU_REQUIRES_GRAD], data[C.BENCH_REQUIRES_GRAD])
     ]
     return data
 
@@ -243,9 +206,4 @@ def data_name_column(target: DumpTable, golden: DumpTable, match: MatchResult) -
     ]
 
 #: (statistic column suffix, diff column, relative-error column)
-REL_COLUMNS_ORDER = (
-    ("max", "Max diff", "MaxRelativeErr"),
-    ("min", "Min diff", "MinRelativeErr"),
-    ("mean", "Mean diff", "MeanRelativeErr"),
-    ("l2norm", "L2norm diff", "NormRelativeErr"),
-)
+REL_COLUMNS_ORDER = tuple(zip(C.STAT_NAMES, C.STAT_DIFF_COLUMNS, C.STAT_RELATIVE_COLUMNS))

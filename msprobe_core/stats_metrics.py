@@ -22,8 +22,6 @@ NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
 _NONE_TYPE = type(None)
 
 STAT_NAMES = ("max", "min", "mean", "norm")
-DIFF_COLUMNS = ("Max diff", "Min diff", "Mean diff", "L2norm diff")
-REL_COLUMNS = ("MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr")
 
 
 def _classify_str(text: str) -> tuple[int, float]:

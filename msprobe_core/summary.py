@@ -10,7 +10,6 @@ compare, ``--json-summary`` and the HTML report.
 from __future__ import annotations
 
 import csv
-import functools
 import heapq
 import json
 import math
@@ -21,7 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import result_columns as C
 from .errors import InputError
+from .model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from .result_columns import known_columns
 
 #: Verdict levels, mildest first; ``--fail-on`` compares against this order.
 VERDICTS = ("pass", "warning", "error")
@@ -34,24 +36,19 @@ MAX_ABS_ERR_MIN = 0.001
 MAX_ABS_ERR_HARD = 1.0
 NORM_REL_ERR_MAX = 0.01
 
-MODE_TENSOR = "tensor"
-MODE_STATISTICS = "statistics"
-MODE_MD5 = "md5"
-MODE_KERNEL = "kernel"
+#: the dump modes a result table can have
+MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5, MODE_KERNEL)
 
-#: Per mode: the metrics plotted along execution order (first one is also the heat-map default).
-PLOT_METRICS: dict[str, tuple[str, ...]] = {
-    MODE_TENSOR: ("Cosine", "MaxRelativeErr"),
-    MODE_KERNEL: ("Cosine", "MaxRelativeErr"),
-    MODE_STATISTICS: ("NormRelativeErr", "Max diff"),
-    MODE_MD5: (),
-}
-#: Per mode: (main metric, True when larger is worse) used to rank the worst rows.
-MAIN_METRIC: dict[str, tuple[str, bool]] = {
-    MODE_TENSOR: ("Cosine", False),
-    MODE_KERNEL: ("Cosine", False),
-    MODE_STATISTICS: ("NormRelativeErr", True),
-}
+
+def plot_metrics(mode: str) -> tuple[str, ...]:
+    """The metrics plotted along execution order for ``mode`` (the first one is also the heat-map default)."""
+    return known_columns().plot_metrics(mode)
+
+
+def main_metric(mode: str) -> tuple[str, bool] | None:
+    """(main metric, True when larger is worse) used to rank the worst rows of ``mode``."""
+    return known_columns().main_metric(mode)
+
 
 _KERNEL_FILE = re.compile(
     r"^(?P<node>.+)\.\d+\.\d+\.(?P<stamp>\d+)\.(?:input|output)\.\d+\.[^.]+\.[^.]+\.npy$"
@@ -88,7 +85,7 @@ class ResultView:
     @property
     def names(self) -> list[str]:
         """``NPU Name`` of every row."""
-        return self.cells.get("NPU Name") or [""] * len(self)
+        return self.cells.get(C.NPU_NAME) or [""] * len(self)
 
     def verdicts(self) -> list[str]:
         """``pass``/``warning``/``error`` of every row (see :func:`row_verdicts`)."""
@@ -133,7 +130,7 @@ class ResultView:
         """True for rows whose golden side is missing (``Bench Name`` is ``N/A``; cached like :meth:`verdicts`)."""
         cached = self.__dict__.get("_unmatched")
         if cached is None:
-            bench = self.cells.get("Bench Name")
+            bench = self.cells.get(C.BENCH_NAME)
             if bench is None:
                 cached = [False] * len(self)
             else:
@@ -155,14 +152,14 @@ def detect_mode(columns: Sequence[str]) -> str:
     (msprobe 8.x) tensor tables, which also have the requires_grad columns a kernel dump lacks.
     """
     cols = set(columns)
-    if ("Accuracy Reached or Not" in cols and "Result" not in cols and "Requires_grad Consistent" not in cols
-            and ("Cosine" in cols or "Max diff" in cols)):
+    if (C.ACCURACY_REACHED in cols and C.RESULT not in cols and C.REQUIRES_GRAD_CONSISTENT not in cols
+            and (C.COSINE in cols or C.MAX_DIFF in cols)):
         return MODE_KERNEL
-    if "Cosine" in cols:
+    if C.COSINE in cols:
         return MODE_TENSOR
-    if "Max diff" in cols:
+    if C.MAX_DIFF in cols:
         return MODE_STATISTICS
-    if "NPU MD5" in cols:
+    if C.NPU_MD5 in cols:
         return MODE_MD5
     return "unknown"
 
@@ -235,7 +232,7 @@ def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> 
         specs = (getattr(pairs, "notes", None) or {}).get("frameworks") if pairs is not None else None
         if specs and len(specs) == 2:
             fw = tuple(getattr(s, "name", str(s)) for s in specs)
-    mode = table.mode if table.mode in PLOT_METRICS else detect_mode(columns)
+    mode = table.mode if table.mode in MODES else detect_mode(columns)
     if not fw:
         fw = guess_frameworks(cells, mode)
     dump_mode = meta.get("dump_mode")
@@ -269,8 +266,8 @@ def read_result_file(path: Path, label: str | None = None) -> ResultView:
         columns, rows = _read_csv(path)
     else:
         raise InputError("a result file must be .csv or .xlsx", path=path)
-    if "NPU Name" not in columns:
-        raise InputError("not a compare result: no 'NPU Name' column", path=path)
+    if C.NPU_NAME not in columns:
+        raise InputError(f"not a compare result: no '{C.NPU_NAME}' column", path=path)
     cells = {c: [] for c in columns}
     lists = [cells[c] for c in columns]
     width = len(columns)
@@ -347,28 +344,32 @@ def _read_xlsx(path: Path) -> tuple[list[str], list[list[str]]]:
 
 
 def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[str, str] | None:
-    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``).
+    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``):
+    the first registered framework (the default one first) whose spec knows a dtype of the column.
 
     Kernel dumps come from MindSpore's static graph mode only.
     """
     if mode == MODE_KERNEL:
         return ("mindspore", "mindspore")
+    specs = _framework_specs()
+
     def guess(col: str) -> str:
         for v in (cells.get(col) or [])[:2000]:
-            if v.startswith("torch."):
-                return "pytorch"
-            if v[:1].isupper() and v in _MS_DTYPES:
-                return "mindspore"
+            for spec in specs:
+                if spec.dtype_info(v) is not None:
+                    return spec.name
         return ""
 
-    t, g = guess("NPU Dtype"), guess("Bench Dtype")
+    t, g = guess(C.NPU_DTYPE), guess(C.BENCH_DTYPE)
     return (t, g) if t or g else None
 
 
-_MS_DTYPES = {
-    "Float16", "Float32", "Float64", "BFloat16", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32",
-    "UInt64", "Bool", "Complex64", "Complex128",
-}  # fmt: skip
+def _framework_specs() -> list[Any]:
+    """The registered framework specs, the default one first (they know every dtype; the plugin host is made
+    here when none exists yet, as for ``msprobe report``)."""
+    from .registry import get_host
+
+    return sorted(get_host().frameworks, key=lambda f: not f.is_default)
 
 
 # -- per-row helpers --------------------------------------------------------------------------
@@ -436,13 +437,13 @@ def row_verdicts(view: ResultView) -> list[str]:
     """
     n = len(view)
     out = ["pass"] * n
-    res = view.column("Result")
+    res = view.column(C.RESULT)
     if res is not None:
         memo: dict[str, str] = {}  # a Result column holds a handful of distinct texts
         for v in set(res):
             memo[v] = _verdict_of_result(v)
         out = list(map(memo.__getitem__, res))
-    acc = view.column("Accuracy Reached or Not")
+    acc = view.column(C.ACCURACY_REACHED)
     if acc is not None:
         for i, v in enumerate(acc):
             s = v.strip().lower()
@@ -500,41 +501,55 @@ def _fmt(v: float) -> str:
 def _threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | None]]) -> str | None:
     mode = view.mode
     if mode in (MODE_TENSOR, MODE_KERNEL):
-        cos = nums["Cosine"][i] if "Cosine" in nums else None
-        mae = nums["MaxAbsErr"][i] if "MaxAbsErr" in nums else None
+        cos = nums[C.COSINE][i] if C.COSINE in nums else None
+        mae = nums[C.MAX_ABS_ERR][i] if C.MAX_ABS_ERR in nums else None
         if cos is not None and cos < COSINE_HARD_MIN:
-            return f"Cosine {_fmt(cos)} < {COSINE_HARD_MIN}"
+            return f"{C.COSINE} {_fmt(cos)} < {COSINE_HARD_MIN}"
         if cos is not None and mae is not None and cos < COSINE_MIN and mae > MAX_ABS_ERR_MIN:
-            return f"Cosine {_fmt(cos)} < {COSINE_MIN} and MaxAbsErr {_fmt(mae)} > {MAX_ABS_ERR_MIN}"
+            return f"{C.COSINE} {_fmt(cos)} < {COSINE_MIN} and {C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_MIN}"
         if mae is not None and mae > MAX_ABS_ERR_HARD:
-            return f"MaxAbsErr {_fmt(mae)} > {MAX_ABS_ERR_HARD:g}"
-    elif mode == MODE_STATISTICS and "NormRelativeErr" in nums:
-        rel = nums["NormRelativeErr"][i]
+            return f"{C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_HARD:g}"
+    elif mode == MODE_STATISTICS and C.NORM_RELATIVE_ERR in nums:
+        rel = nums[C.NORM_RELATIVE_ERR][i]
         if rel is not None and abs(rel) > NORM_REL_ERR_MAX:
             if abs(rel) == math.inf:  # the golden L2 norm is 0: no percentage to give
-                diff = view.cells["L2norm diff"][i].strip() if "L2norm diff" in view.cells else ""
-                return "NormRelativeErr inf: the golden L2 norm is 0" + (f", L2norm diff {diff}" if diff else "")
-            return f"NormRelativeErr {abs(rel) * 100:.4g}% > {NORM_REL_ERR_MAX * 100:g}%"
+                diff = view.cells[C.L2NORM_DIFF][i].strip() if C.L2NORM_DIFF in view.cells else ""
+                return (f"{C.NORM_RELATIVE_ERR} inf: the golden L2 norm is 0"
+                        + (f", {C.L2NORM_DIFF} {diff}" if diff else ""))
+            return f"{C.NORM_RELATIVE_ERR} {abs(rel) * 100:.4g}% > {NORM_REL_ERR_MAX * 100:g}%"
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def canonical_dtype(dtype: str) -> str:
-    """A framework-neutral dtype spelling: ``torch.float32`` and ``Float32`` are both ``float32``."""
-    return dtype.strip().rsplit(".", 1)[-1].lower()
+def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]:
+    """(framework-neutral name, family) of a dtype of one side of ``view``: as the side's framework spec
+    describes it, else the first spec that knows it (``torch.float32`` and ``Float32`` are both ``float32``)."""
+    specs = view.__dict__.get("_dtype_specs")
+    if specs is None:
+        every = _framework_specs()
+        names = view.frameworks or ("", "")
+        specs = view.__dict__["_dtype_specs"] = tuple(
+            [f for f in every if f.name == names[k]] + [f for f in every if f.name != names[k]] for k in (0, 1)
+        )
+    for spec in specs[side]:
+        info = spec.dtype_info(dtype)
+        if info is not None:
+            return info.canonical, info.family
+    from .registry import default_canonical
+
+    return default_canonical(dtype), None
 
 
 def _drift_reason(view: ResultView, i: int) -> str | None:
     """Floating-point dtype drift or shape drift between the two sides of a matched row."""
     cols = view.cells
-    nd, bd = cols.get("NPU Dtype"), cols.get("Bench Dtype")
-    ns, bs = cols.get("NPU Tensor Shape"), cols.get("Bench Tensor Shape")
+    nd, bd = cols.get(C.NPU_DTYPE), cols.get(C.BENCH_DTYPE)
+    ns, bs = cols.get(C.NPU_SHAPE), cols.get(C.BENCH_SHAPE)
     if nd is not None and bd is not None and ns is not None and bs is not None and nd[i] == bd[i] and ns[i] == bs[i]:
         return None  # the common case, decided without parsing anything
     if nd is not None and bd is not None:
         a, b = nd[i].strip(), bd[i].strip()
-        ca, cb = canonical_dtype(a), canonical_dtype(b)
-        if ca != cb and "float" in ca and "float" in cb:
+        (ca, fa), (cb, fb) = _dtype_of(view, 0, a), _dtype_of(view, 1, b)
+        if ca != cb and fa == fb == "float":
             return f"dtype drift: NPU {a} vs Bench {b}"
     if ns is not None and bs is not None:
         a, b = ns[i].strip(), bs[i].strip()
@@ -572,12 +587,12 @@ def plain_messages(messages: Iterable[str], verdict: str) -> list[str]:
 def _verdict_text(view: ResultView, i: int, messages: Sequence[str]) -> str:
     """``Result error: <messages>`` (or ``Accuracy Reached or Not is No``): the cell that made row ``i`` an error."""
     verdict = view.verdicts()[i]
-    res = view.column("Result")
-    acc = view.column("Accuracy Reached or Not")
+    res = view.column(C.RESULT)
+    acc = view.column(C.ACCURACY_REACHED)
     if res is not None and _verdict_of_result(res[i]) == verdict:
-        head = f"Result {res[i].strip()}"
+        head = f"{C.RESULT} {res[i].strip()}"
     elif acc is not None:
-        head = f"Accuracy Reached or Not is {acc[i].strip()}"
+        head = f"{C.ACCURACY_REACHED} is {acc[i].strip()}"
     else:
         head = f"verdict {verdict}"
     return f"{head}: {'; '.join(messages)}" if messages else head
@@ -603,9 +618,9 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     verdicts = view.verdicts()
     names = view.names
     unmatched = view.unmatched()
-    msgs = view.column("Err_message") or [""] * len(view)
+    msgs = view.column(C.ERR_MESSAGE) or [""] * len(view)
     nums: dict[str, list[float | None]] = {}
-    for col in ("Cosine", "MaxAbsErr", "NormRelativeErr"):
+    for col in (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR):
         parsed = view.numbers(col)
         if parsed is not None:
             nums[col] = parsed
@@ -696,10 +711,7 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
     if isinstance(analysis, Divergence):
         return analysis
     if isinstance(analysis, (str, Path)):
-        try:
-            analysis = json.loads(Path(analysis).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        analysis = read_analysis(Path(analysis))
     if not isinstance(analysis, dict):
         return None
     best: tuple[tuple[int, int, int], Divergence] | None = None
@@ -724,6 +736,17 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
         if best is None or key < best[0]:
             best = (key, cand)
     return best[1] if best else None
+
+
+def read_analysis(path: Path) -> Any:
+    """The parsed ``diff_analyze_*.json`` (``None`` when it cannot be read: the summary then does without)."""
+    from .dumpjson import read_json_file
+    from .errors import MsprobeError
+
+    try:
+        return read_json_file(path, "analysis")
+    except MsprobeError:
+        return None
 
 
 def _step_of(label: str) -> int:
@@ -785,9 +808,6 @@ def _carried_rule(views: Sequence[ResultView]) -> Any:
 
 # -- the summary --------------------------------------------------------------------------------
 
-#: Per main metric: (absolute-difference column, its name) shown instead of a relative error that is
-#: infinite because the golden statistic is 0 (an infinite error would rank every zero-golden row first).
-ABSOLUTE_FALLBACK: dict[str, str] = {"NormRelativeErr": "L2norm diff"}
 MD5_METRIC = "MD5"
 
 
@@ -806,7 +826,7 @@ def _worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, 
     for vi, view in enumerate(views):
         verdicts = view.verdicts()
         bad = [i for i, v in enumerate(verdicts) if v != "pass"]  # usually few: ranked on their own
-        metric = MAIN_METRIC.get(view.mode)
+        metric = main_metric(view.mode)
         parsed = view.numbers(metric[0]) if metric is not None else None
         sort_value = _sort_value(view, metric, parsed)
         unnumbered = []
@@ -826,7 +846,7 @@ def _worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, 
     out = []
     for _, numbered, _, vi, i in heapq.nsmallest(limit, cands):
         view = views[vi]
-        metric = MAIN_METRIC.get(view.mode)
+        metric = main_metric(view.mode)
         if numbered == 0:
             col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
         else:
@@ -839,7 +859,7 @@ def _worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, 
 def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None
                 ) -> Any:
     """``row → number``, smaller is worse: the main metric (negated when larger is worse), an infinite relative
-    error replaced by its finite absolute difference (:data:`ABSOLUTE_FALLBACK`)."""
+    error replaced by its finite absolute difference (the column's ``stand_in``, :mod:`msprobe_core.result_columns`)."""
     if metric is None or parsed is None:
         return lambda i: 0.0
     if not metric[1]:
@@ -879,7 +899,8 @@ def _positions(view: ResultView) -> list[int]:
 
 
 def _absolute_fallback(view: ResultView, metric: str) -> list[float | None] | None:
-    col = ABSOLUTE_FALLBACK.get(metric)
+    # an infinite relative error (a zero golden statistic) would rank every zero-golden row first
+    col = known_columns().stand_in(metric)
     return view.numbers(col) if col else None
 
 
@@ -891,8 +912,8 @@ def _sort_abs(x: float, diff: float | None) -> float:
 def _numbered_cell(view: ResultView, i: int, metric: str) -> tuple[str, str]:
     """(metric, value) of a row ranked by its number: the metric cell, or the absolute difference that stood in."""
     x = view.numbers(metric)[i]  # type: ignore[index]
-    fallback = ABSOLUTE_FALLBACK.get(metric)
-    if x is not None and abs(x) == math.inf and fallback and MAIN_METRIC.get(view.mode, ("", False))[1]:
+    fallback = known_columns().stand_in(metric)
+    if x is not None and abs(x) == math.inf and fallback and (main_metric(view.mode) or ("", False))[1]:
         d = view.numbers(fallback)
         if d is not None and d[i] is not None and math.isfinite(d[i]):  # type: ignore[arg-type]
             return fallback, view.cells[fallback][i].strip()
@@ -901,7 +922,7 @@ def _numbered_cell(view: ResultView, i: int, metric: str) -> tuple[str, str]:
 
 def _unnumbered_cell(view: ResultView, i: int, metric: str | None) -> tuple[str, str]:
     """(metric, value) of a non-passing row whose main metric is no number (or whose table has none)."""
-    npu, bench = view.column("NPU MD5"), view.column("BENCH MD5")
+    npu, bench = view.column(C.NPU_MD5), view.column(C.BENCH_MD5)
     if metric is None and npu is not None and bench is not None:
         return MD5_METRIC, f"{npu[i].strip() or '-'} vs {bench[i].strip() or '-'}"
     if metric is not None and metric in view.cells:
@@ -911,7 +932,7 @@ def _unnumbered_cell(view: ResultView, i: int, metric: str | None) -> tuple[str,
 
 def worst_rows_metric(worst: Sequence[Mapping[str, Any]]) -> str:
     """The metric a worst-rows list is headed by: the first row's main metric (rows that show another say so)."""
-    fallbacks = set(ABSOLUTE_FALLBACK.values())
+    fallbacks = {s.stand_in for s in known_columns() if s.stand_in}
     for w in worst:
         if w["metric"] and w["metric"] not in fallbacks:
             return str(w["metric"])

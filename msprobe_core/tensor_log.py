@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .model import NA, DumpTable, MatchResult
+from .registry import FrameworkSpec
 
 log = logging.getLogger("msprobe")
 
@@ -49,14 +50,11 @@ NAN = "Nan"
 _NO_METRICS = (NO_NPU_FILE, NO_BENCH_FILE, UNMATCHED)
 
 
-def _read_dtype(dtype: str | None, canonical: Any) -> str | None:
-    """The dtype a tensor has once read: readers widen bfloat16 (and 8-bit floats) to float32."""
+def _read_dtype(dtype: str | None, framework: FrameworkSpec) -> str | None:
+    """The dtype a tensor has once read, as its framework says (readers widen bfloat16 to float32)."""
     if dtype is None or dtype == NA:
         return None
-    name = canonical(dtype)
-    if name == "bfloat16" or name.startswith("float8"):
-        return "float32"
-    return name
+    return framework.read_dtype(dtype)
 
 
 def _is_zero(value: Any) -> bool:
@@ -81,12 +79,12 @@ def row_message(
     cells: Sequence[Any],
     *,
     fuzzy: bool = False,
-    canonical: tuple[Any, Any] | None = None,
+    frameworks: tuple[FrameworkSpec, FrameworkSpec] | None = None,
 ) -> str:
     """msprobe's per-row compare message for target row ``i`` paired with golden row ``j`` (-1: none).
 
-    ``cells`` are the row's six built-in metric cells; ``canonical`` the two
-    frameworks' dtype canonicalisers (default: last dotted part, lower-cased).
+    ``cells`` are the row's six built-in metric cells; ``frameworks`` the two sides'
+    framework specs, which know their dtypes (default: a spec that knows none).
     """
     if target.data_name[i] == "-1":
         return NO_NPU_FILE
@@ -108,8 +106,8 @@ def row_message(
     else:
         if six[0] == UNSUPPORTED and six[2] != UNSUPPORTED:
             parts.append(ZERO_D)
-        tc, gc = canonical or (_default_canonical, _default_canonical)
-        nd, bd = _read_dtype(target.dtype[i], tc), _read_dtype(golden.dtype[j], gc)
+        tf, gf = frameworks or (_UNKNOWN, _UNKNOWN)
+        nd, bd = _read_dtype(target.dtype[i], tf), _read_dtype(golden.dtype[j], gf)
         if nd is not None and bd is not None and nd != bd:
             parts.append(DTYPE)
         if six[0] == NAN:
@@ -128,8 +126,8 @@ def row_message(
     return " ".join(parts)
 
 
-def _default_canonical(dtype: str) -> str:
-    return dtype.rsplit(".", 1)[-1].lower()
+#: the spec of a framework no plugin describes: no dtype is known, names keep their last dotted part
+_UNKNOWN = FrameworkSpec("")
 
 
 def format_line(name: str, message: str, metrics: Sequence[tuple[str, Any]] | None) -> str:
@@ -150,7 +148,7 @@ def log_tensor_rows(
     names: Sequence[str],
     *,
     fuzzy: bool = False,
-    canonical: tuple[Any, Any] | None = None,
+    frameworks: tuple[FrameworkSpec, FrameworkSpec] | None = None,
     logger: logging.Logger | None = None,
 ) -> None:
     """Log ``start compare`` and the compare result of every row (``names``: metric columns in order)."""
@@ -159,15 +157,12 @@ def log_tensor_rows(
         name = target.name[i]
         out.info("start compare: %s", name.replace("\n", "_").replace("\t", "_"))
         cells = [columns[c][k] for c in names]
-        message = row_message(target, golden, i, j, cells, fuzzy=fuzzy, canonical=canonical)
+        message = row_message(target, golden, i, j, cells, fuzzy=fuzzy, frameworks=frameworks)
         metrics = None if message in _NO_METRICS else list(zip(names, cells))
         out.info("%s", format_line(name, message, metrics))
 
 
-def canonicalisers(host: Any, target: DumpTable, golden: DumpTable) -> tuple[Any, Any]:
-    """The dtype canonicalisers of the two sides' frameworks (the default one where none is registered)."""
-    out = []
-    for table in (target, golden):
-        spec = host.framework(table.framework or None)
-        out.append(spec.canonical if spec is not None else _default_canonical)
-    return out[0], out[1]
+def framework_specs(host: Any, target: DumpTable, golden: DumpTable) -> tuple[FrameworkSpec, FrameworkSpec]:
+    """The framework specs of the two sides (one that knows no dtype where no plugin describes the framework)."""
+    specs = [host.framework(table.framework or None) or _UNKNOWN for table in (target, golden)]
+    return specs[0], specs[1]

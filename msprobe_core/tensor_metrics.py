@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from .result_columns import TENSOR_METRIC_COLUMNS
+
 __all__ = [
     "BLAS_SINGLE_THREAD",
     "BLOCK",
@@ -60,14 +62,8 @@ SHAPE_UNMATCHED = "shape unmatched"
 NOT_AVAILABLE = "N/A"
 NAN = "Nan"
 
-METRIC_COLUMNS = (
-    "Cosine",
-    "EucDist",
-    "MaxAbsErr",
-    "MaxRelativeErr",
-    "One Thousandth Err Ratio",
-    "Five Thousandths Err Ratio",
-)
+#: the six columns :func:`compare_tensors` fills, in order
+METRIC_COLUMNS = tuple(TENSOR_METRIC_COLUMNS)
 
 Cells = tuple[Any, Any, Any, Any, Any, Any]
 

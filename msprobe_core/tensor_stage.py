@@ -468,8 +468,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         log.warning("tensor read failed, row marked unsupported: %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
     if ctx.options.tensor_log:
-        from .tensor_log import canonicalisers, log_tensor_rows
+        from .tensor_log import framework_specs, log_tensor_rows
 
         log_tensor_rows(target, golden, match, columns, names, fuzzy=ctx.options.fuzzy_match,
-                        canonical=canonicalisers(host, target, golden))
+                        frameworks=match.notes.get("frameworks") or framework_specs(host, target, golden))
     return columns

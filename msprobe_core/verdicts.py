@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import result_columns as C
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
 
 PASS, WARNING, ERROR = 0, 1, 2
@@ -164,7 +165,7 @@ def compute_verdicts(
     cross-framework pairs, whose dtype names are spelled differently
     (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
     """
-    names = columns["NPU Name"]
+    names = columns[C.NPU_NAME]
     n = len(names)
     level = np.zeros(n, dtype=np.int8)
     messages: dict[int, list[str]] = {}
@@ -180,11 +181,11 @@ def compute_verdicts(
         elif len(rows):
             level[rows] = np.maximum(level[rows], lvl)
 
-    bench_names = columns["Bench Name"]
+    bench_names = columns[C.BENCH_NAME]
     matched = np.array([b != NA and b != "" for b in bench_names], dtype=bool)
 
     if mode == MODE_MD5:
-        a, b = columns["NPU MD5"], columns["BENCH MD5"]
+        a, b = columns[C.NPU_MD5], columns[C.BENCH_MD5]
         for i in range(n):
             if a[i] != b[i]:
                 soft = a[i] in (NA, "Nan", "") or b[i] in (NA, "Nan", "")
@@ -216,30 +217,30 @@ def compute_verdicts(
         return first_out[sel]
 
     # 1 InfNan
-    bench_bad = _is_inf_nan(columns["Bench max"]) | _is_inf_nan(columns["Bench min"])
-    npu_bad = _is_inf_nan(columns["NPU max"]) | _is_inf_nan(columns["NPU min"])
+    bench_bad = _is_inf_nan(columns[C.BENCH_MAX]) | _is_inf_nan(columns[C.BENCH_MIN])
+    npu_bad = _is_inf_nan(columns[C.NPU_MAX]) | _is_inf_nan(columns[C.NPU_MIN])
     flag(row_check & ~bench_bad & npu_bad, ERROR, MSG_INF_NAN)
     # 2 OneThousandth / RelativeErr
     if mode == MODE_TENSOR:
-        ratio = _agg_values(columns["One Thousandth Err Ratio"])
+        ratio = _agg_values(columns[C.ONE_THOUSANDTH_ERR_RATIO])
         mi = groups.fold(ratio, is_in, 1.0, use_max=False)
         mo = groups.fold(ratio, is_out, 1.0, use_max=False)
         flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, MSG_ONE_THOUSANDTH)
     elif mode == MODE_STATISTICS:
-        norm_agg, pct = _percent_columns(columns["NormRelativeErr"])
+        norm_agg, pct = _percent_columns(columns[C.NORM_RELATIVE_ERR])
         i_max = np.abs(groups.fold(norm_agg, is_in, 0.0, use_max=True))
         pct = np.abs(pct)
         with np.errstate(invalid="ignore"):
             rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
         flag(rows, ERROR, MSG_NORM_REL)
     # 3 RequiresGrad: an unknown flag (MindSpore dumps record none) is no inconsistency
-    nrg, brg = columns["NPU Requires_grad"], columns["Bench Requires_grad"]
+    nrg, brg = columns[C.NPU_REQUIRES_GRAD], columns[C.BENCH_REQUIRES_GRAD]
     rg = np.array([x != y and x not in UNKNOWN_FLAG and y not in UNKNOWN_FLAG for x, y in zip(nrg, brg)], dtype=bool)
     flag(row_check & matched & rg, ERROR, MSG_REQUIRES_GRAD)
     # 4 Parameters
-    nd, bd = columns["NPU Dtype"], columns["Bench Dtype"]
-    nshape = columns["NPU Tensor Shape"]
-    nmax, bmax = columns["NPU max"], columns["Bench max"]
+    nd, bd = columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE]
+    nshape = columns[C.NPU_SHAPE]
+    nmax, bmax = columns[C.NPU_MAX], columns[C.BENCH_MAX]
     par = np.zeros(n, dtype=bool)
     from .stats_metrics import cells_at
 
@@ -256,12 +257,12 @@ def compute_verdicts(
     not_na = np.array([x != NA for x in names], dtype=bool)
     flag(row_check & matched & not_na & dt, ERROR, MSG_DTYPE)
     # 6 Shape
-    bshape = columns["Bench Tensor Shape"]
+    bshape = columns[C.BENCH_SHAPE]
     sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
     flag(row_check & matched & sh, ERROR, MSG_SHAPE)
     # 7 warnings
     if mode == MODE_TENSOR:
-        cos = _agg_values(columns["Cosine"])
+        cos = _agg_values(columns[C.COSINE])
         mi = groups.fold(cos, is_in, 1.0, use_max=False)
         mo = groups.fold(cos, is_out, 1.0, use_max=False)
         flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, MSG_COSINE_WARN)

@@ -445,7 +445,7 @@ def test_user_api_mapping_skips(tmp_path: Path, caplog: pytest.LogCaptureFixture
     ("text", "needle"),
     [
         ("", "empty"),
-        ("- ms_api: [unclosed\n", "not valid YAML"),
+        ("- ms_api: [unclosed\n", "malformed YAML"),
         ("42\n", "list of entries"),
         ("- just a string\n", "entry 1"),
         ("- {pt_api: Torch.abs}\n", "'ms_api' is missing"),
@@ -463,7 +463,7 @@ def test_api_mapping_errors(tmp_path: Path, text: str, needle: str) -> None:
 
 def test_missing_mapping_file(tmp_path: Path) -> None:
     for loader in (M.load_api_mapping_yaml, M.load_cell_mapping_yaml, M.load_data_mapping, M.load_layer_mapping_yaml):
-        with pytest.raises(MappingError, match="not found"):
+        with pytest.raises(MappingError, match="does not exist"):
             loader(tmp_path / "nope.yaml")
 
 

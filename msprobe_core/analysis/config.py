@@ -9,26 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Unit roundoff of the float dtypes, by canonical dtype name.
-DTYPE_EPS: dict[str, float] = {
-    "float64": 2.0**-52,
-    "float32": 2.0**-23,
-    "tfloat32": 2.0**-10,
-    "float16": 2.0**-10,
-    "bfloat16": 2.0**-7,
-    "float8_e4m3fn": 2.0**-3,
-    "float8_e5m2": 2.0**-2,
-}
-
-#: Canonical dtype names of tensors (anything else with a dtype is a non-tensor argument: int, str, size, group…).
-TENSOR_DTYPES: frozenset[str] = frozenset(
-    {"bool", "complex32", "complex64", "complex128", "float", "double", "half"}
-    | {f"int{b}" for b in (4, 8, 16, 32, 64)}
-    | {f"uint{b}" for b in (1, 4, 8, 16, 32, 64)}
-    | set(DTYPE_EPS)
-    | {"float8_e4m3fnuz", "float8_e5m2fnuz", "hifloat8"}
-)
-
 #: Ops whose output is uninitialised memory or whose dumped data is not the data they computed
 #: (matched on the op name, the part of the key before the call number).
 DEFAULT_IGNORED_OPS: frozenset[str] = frozenset(
@@ -42,7 +22,8 @@ class DiffAnalyzeConfig:
 
     A matched tensor row *differs* when one of its four statistics moved by more than
     ``tolerance(dtype)`` of the tensor's range (``max|x|`` over both sides; the norm relative to
-    itself), where ``tolerance = max(base_tolerance, eps_factor × eps(dtype))``.
+    itself), where ``tolerance = max(base_tolerance, eps_factor × eps(dtype))`` and ``eps(dtype)`` is the
+    unit roundoff the dtype's framework spec gives (``FrameworkSpec.dtypes``).
     """
 
     base_tolerance: float = 1e-4
@@ -61,12 +42,11 @@ class DiffAnalyzeConfig:
     argument_rtol: float = 1e-6
     extra: dict[str, object] = field(default_factory=dict)
 
-    def tolerance(self, *canonical_dtypes: str | None) -> float:
-        """The row tolerance for a pair of dtypes (the coarser one decides)."""
-        eps = max((DTYPE_EPS.get(d or "", 0.0) for d in canonical_dtypes), default=0.0)
-        return max(self.base_tolerance, self.eps_factor * eps)
+    def tolerance(self, *eps: float) -> float:
+        """The row tolerance for the unit roundoffs of a pair of dtypes (the coarser one decides;
+        each framework's spec knows its dtypes' ``eps``, :class:`~msprobe_core.registry.DtypeInfo`)."""
+        return max(self.base_tolerance, self.eps_factor * max(eps, default=0.0))
 
-    def exact_input_tol(self, *canonical_dtypes: str | None) -> float:
+    def exact_input_tol(self, *eps: float) -> float:
         """The output tolerance of a call whose tensor inputs are all bit-identical."""
-        eps = max((DTYPE_EPS.get(d or "", 0.0) for d in canonical_dtypes), default=0.0)
-        return max(self.exact_input_tolerance, self.exact_input_eps_factor * eps)
+        return max(self.exact_input_tolerance, self.exact_input_eps_factor * max(eps, default=0.0))

@@ -18,16 +18,19 @@ Unmatched rows carry no evidence: a row without partner says nothing about value
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import result_columns as C
 from ..model import NA
-from .config import TENSOR_DTYPES, DiffAnalyzeConfig
+from .config import DiffAnalyzeConfig
 
-STATS = ("max", "min", "mean", "l2norm")
+if TYPE_CHECKING:
+    from ..registry import FrameworkSpec
+
+STATS = C.STAT_NAMES
 #: msprobe's relative-error column of each statistic.
-REL_COLUMN = {"max": "MaxRelativeErr", "min": "MinRelativeErr", "mean": "MeanRelativeErr", "l2norm": "NormRelativeErr"}
+REL_COLUMN = dict(zip(C.STAT_NAMES, C.STAT_RELATIVE_COLUMNS))
 _DEVICE_WORDS = ("npu", "cpu", "cuda")
 
 
@@ -101,24 +104,6 @@ def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def dtype_family(canonical: str | None) -> str | None:
-    """``float``, ``int``, ``bool`` or ``complex`` for a canonical tensor dtype name."""
-    if canonical is None:
-        return None
-    if canonical == "bool":
-        return "bool"
-    if canonical.startswith(("int", "uint")):
-        return "int"
-    if canonical.startswith("complex"):
-        return "complex"
-    return "float"
-
-
-def is_tensor_dtype(canonical: str | None) -> bool:
-    """Whether a canonical dtype name is a tensor dtype (else the row is a non-tensor argument)."""
-    return canonical is not None and canonical in TENSOR_DTYPES
-
-
 def _same_argument(a: Any, b: Any, rtol: float) -> bool:
     if a == b or str(a) == str(b):
         return True
@@ -141,13 +126,13 @@ class Columns:
 
     def __init__(self, data: dict[str, list[Any]]) -> None:
         self.data = data
-        self.name = data["NPU Name"]
-        self.npu_dtype, self.bench_dtype = data["NPU Dtype"], data["Bench Dtype"]
-        self.npu_shape, self.bench_shape = data["NPU Tensor Shape"], data["Bench Tensor Shape"]
-        self.npu_md5, self.bench_md5 = data.get("NPU MD5"), data.get("BENCH MD5")
+        self.name = data[C.NPU_NAME]
+        self.npu_dtype, self.bench_dtype = data[C.NPU_DTYPE], data[C.BENCH_DTYPE]
+        self.npu_shape, self.bench_shape = data[C.NPU_SHAPE], data[C.BENCH_SHAPE]
+        self.npu_md5, self.bench_md5 = data.get(C.NPU_MD5), data.get(C.BENCH_MD5)
         # every row is read: statistics held as arrays (msprobe_core.statcells) are spelled out once here
-        self.npu_stats = [_as_list(data[f"NPU {s}"]) for s in STATS]
-        self.bench_stats = [_as_list(data[f"Bench {s}"]) for s in STATS]
+        self.npu_stats = [_as_list(data[C.stat_column(C.NPU, s)]) for s in STATS]
+        self.bench_stats = [_as_list(data[C.stat_column(C.BENCH, s)]) for s in STATS]
         none = [None] * len(self.name)  # md5 tables have no relative-error columns
         self.rel = {s: data.get(REL_COLUMN[s], none) for s in STATS}
 
@@ -160,6 +145,7 @@ class RowCheck:
     error: float  # 0: identical as dumped; else the worst scaled statistic error (inf: differs in kind)
     tensor: bool  # both sides are tensors
     dtypes: tuple[str | None, str | None] = (None, None)
+    eps: float = 0.0  # the coarser unit roundoff of the two dtypes
     #: the worst statistic whatever its size, as (error, stat, npu, bench, msprobe relative error, tolerance)
     worst: tuple[float, str, float, float, Any, float] | None = None
     name: str = ""
@@ -182,11 +168,11 @@ def row_evidence(
     k: int,
     side: str,
     md5_mode: bool,
-    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    frameworks: tuple[FrameworkSpec, FrameworkSpec],
     config: DiffAnalyzeConfig,
 ) -> list[Evidence]:
     """Evidence for result row ``k`` (a matched row) of a result table's columns ``data``."""
-    return check_row(data, k, side, md5_mode, canon, config).evidence
+    return check_row(data, k, side, md5_mode, frameworks, config).evidence
 
 
 def check_row(
@@ -194,16 +180,24 @@ def check_row(
     k: int,
     side: str,
     md5_mode: bool,
-    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    frameworks: tuple[FrameworkSpec, FrameworkSpec],
     config: DiffAnalyzeConfig,
 ) -> RowCheck:
-    """Check result row ``k`` (a matched row): evidence past the thresholds, and the raw error."""
+    """Check result row ``k`` (a matched row): evidence past the thresholds, and the raw error.
+
+    ``frameworks``: the specs of the two sides' frameworks, which know their dtypes (which are
+    tensor dtypes, their family and unit roundoff).
+    """
     cols = data if isinstance(data, Columns) else Columns(data)
     name = cols.name[k]
+    tf, gf = frameworks
     nd, bd = cols.npu_dtype[k], cols.bench_dtype[k]
-    nc = canon[0](nd) if isinstance(nd, str) and nd != NA else None
-    bc = canon[1](bd) if isinstance(bd, str) and bd != NA else None
-    n_tensor, b_tensor = is_tensor_dtype(nc), is_tensor_dtype(bc)
+    n_known, b_known = isinstance(nd, str) and nd != NA, isinstance(bd, str) and bd != NA
+    nc = tf.canonical(nd) if n_known else None
+    bc = gf.canonical(bd) if b_known else None
+    ni = tf.dtype_info(nd) if n_known else None
+    bi = gf.dtype_info(bd) if b_known else None
+    n_tensor, b_tensor = ni is not None, bi is not None
     if not n_tensor or not b_tensor:
         if nc is None and bc is None:
             return RowCheck([], 0.0, False)  # a null on both sides
@@ -218,7 +212,8 @@ def check_row(
             return RowCheck([ev], math.inf, False, (nc, bc))
         return RowCheck([], 0.0, False, (nc, bc))
     out: list[Evidence] = []
-    if nc != bc and (dtype_family(nc) != dtype_family(bc) or dtype_family(nc) in ("float", "complex")):
+    assert ni is not None and bi is not None
+    if nc != bc and (ni.family != bi.family or ni.family in ("float", "complex")):
         # an integer's width (int32 indices vs int64) changes no value: the statistics below say if values moved
         out.append(Evidence(name, side, "dtype", {"npu": nd, "bench": bd}))
     ns, bs = cols.npu_shape[k], cols.bench_shape[k]
@@ -246,11 +241,12 @@ def check_row(
         if [str(v) for v in n_raw] != [str(v) for v in b_raw]:  # e.g. bool tensors: True/False statistics
             out.append(Evidence(name, side, "statistics", {
                 "stat": "max", "npu": _plain(n_raw[0]), "bench": _plain(b_raw[0]), "value": 1.0,
-                "threshold": 0.0, "msprobe_metric": "MaxRelativeErr", "msprobe_value": cols.rel["max"][k],
+                "threshold": 0.0, "msprobe_metric": REL_COLUMN["max"], "msprobe_value": cols.rel["max"][k],
             }))
         return RowCheck(out, math.inf if out else 0.0, True, (nc, bc))
     scale = max((abs(v) for v in (nv[0], nv[1], bv[0], bv[1]) if _finite(v)), default=0.0)
-    tol = config.tolerance(nc, bc)
+    eps = max(ni.eps, bi.eps)
+    tol = config.tolerance(eps)
     worst: tuple[float, str, float, float] | None = None
     for s, x, y in zip(STATS, nv, bv):
         if not (_finite(x) and _finite(y)) or x == y:
@@ -259,7 +255,7 @@ def check_row(
         err = abs(x - y) / denom if denom > 0 else math.inf
         if worst is None or err > worst[0]:
             worst = (err, s, x, y)
-    check = RowCheck(out, 0.0, True, (nc, bc), name=name, side=side)
+    check = RowCheck(out, 0.0, True, (nc, bc), eps, name=name, side=side)
     if worst is not None:
         err, s, x, y = worst
         check.worst = (err, s, x, y, cols.rel[s][k], tol)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import result_columns as C
 from ..dumpjson import split_api_key
 from ..errors import InputError
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
+from ..registry import FrameworkSpec
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
@@ -172,7 +173,7 @@ def find_cycle(parents: dict[str, str | None]) -> list[str] | None:
 def build_nodes(
     target: DumpTable,
     table: ResultTable,
-    canon: tuple[Callable[[str], str], Callable[[str], str]],
+    frameworks: tuple[FrameworkSpec, FrameworkSpec],
     comm_specs: list[CommOpSpec] | tuple[CommOpSpec, ...],
     config: DiffAnalyzeConfig,
     cross_framework: bool,
@@ -204,10 +205,10 @@ def build_nodes(
         state = target.state[i]
         side = "output" if state in (STATE_OUTPUT, STATE_PARAMETERS_GRAD) else "input"
         if current.comm is not None and side == "input":
-            _comm_args(current, target.name[i], data["NPU max"][k], data["NPU MD5"][k])
+            _comm_args(current, target.name[i], data[C.NPU_MAX][k], data[C.NPU_MD5][k])
         if pairs.golden[k] < 0:
             continue
-        check = check_row(cols, k, side, md5_mode, canon, config)
+        check = check_row(cols, k, side, md5_mode, frameworks, config)
         for evidence in check.evidence:
             evidence.state = state
             current.evidence.append(evidence)
@@ -225,7 +226,7 @@ def _exact_input_rule(node: Node, config: DiffAnalyzeConfig) -> None:
     for side, state, check in node.checks:
         if side != "output" or check.worst is None or check.evidence:
             continue
-        tol = config.exact_input_tol(*check.dtypes)
+        tol = config.exact_input_tol(check.eps)
         if check.worst[0] > tol:
             evidence = check.statistics_evidence(tol)
             assert evidence is not None

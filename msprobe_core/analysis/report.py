@@ -21,6 +21,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .. import result_columns as C
 from ..model import MODE_MD5, NA, STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS
 from ..outputs import TEXT_ERRORS
 from ..writers import atomic_path
@@ -29,12 +30,12 @@ from .nodes import Node, RankView
 
 #: msprobe's -da threshold on the relative-error columns of output rows (diff_analyze_threshold.yaml).
 IS_SAME_THRESHOLD = 0.5
-IS_SAME_METRICS = ("MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr")
+IS_SAME_METRICS = C.STAT_RELATIVE_COLUMNS
 #: msprobe's ignore_op_list.yaml: outputs (by index) of these APIs are not judged.
 IGNORED_OUTPUTS = {"npu_fusion_attention": (4, 5)}
 P2P_COLUMNS = ("NPU P2POp op", "Bench P2POp op", "NPU P2POp peer", "Bench P2POp peer")
-_STAT_NAMES = ("max", "min", "mean", "l2norm")
-_STAT_COLUMNS = frozenset(f"{side} {s}" for side in ("NPU", "Bench") for s in _STAT_NAMES)
+_STAT_NAMES = C.STAT_NAMES
+_STAT_COLUMNS = frozenset(C.STAT_VALUE_COLUMNS)
 _BOOLS = {"True": True, "False": False}
 
 
@@ -53,7 +54,7 @@ def _json_value(value: Any, column: str = "", dtype: Any = None) -> Any:
 
 
 def _dtype_column(column: str) -> str:
-    return "Bench Dtype" if column.startswith("Bench") else "NPU Dtype"
+    return C.BENCH_DTYPE if column.startswith(C.BENCH) else C.NPU_DTYPE
 
 
 def _number(value: Any) -> float | None:
@@ -73,12 +74,12 @@ def _verdict(table_mode: str, data: dict[str, list[Any]], k: int) -> tuple[str, 
     ``N/A`` and ``No bench data matched.``. ``Requires_grad inconsistent. `` is appended where the
     two requires_grad differ.
     """
-    unmatched = data["Bench Name"][k] == NA
-    rg = "" if data["Requires_grad Consistent"][k] else "Requires_grad inconsistent. "
+    unmatched = data[C.BENCH_NAME][k] == NA
+    rg = "" if data[C.REQUIRES_GRAD_CONSISTENT][k] else "Requires_grad inconsistent. "
     if unmatched:
         return "N/A", "No bench data matched." + rg
     if table_mode == MODE_MD5:
-        return ("pass" if data["NPU MD5"][k] == data["BENCH MD5"][k] else "Different"), math.nan
+        return ("pass" if data[C.NPU_MD5][k] == data[C.BENCH_MD5][k] else "Different"), math.nan
     return "", rg
 
 
@@ -98,10 +99,10 @@ def is_same(view: RankView, node: Node) -> bool:
         i = view.table.pairs.target[k]  # type: ignore[union-attr]
         if view.target.state[i] != STATE_OUTPUT:
             continue
-        if _output_index(data["NPU Name"][k]) in ignored:
+        if _output_index(data[C.NPU_NAME][k]) in ignored:
             continue
         if view.table.mode == MODE_MD5:
-            if data["Bench Name"][k] != NA and data["NPU MD5"][k] != data["BENCH MD5"][k]:
+            if data[C.BENCH_NAME][k] != NA and data[C.NPU_MD5][k] != data[C.BENCH_MD5][k]:
                 return False
             continue
         for col in IS_SAME_METRICS:
@@ -121,7 +122,7 @@ def compare_result_doc(view: RankView, p2p: dict[str, tuple[str, str]] | None = 
     data = view.table.data
     pairs = view.table.pairs
     assert pairs is not None
-    columns = [c for c in view.table.columns if c not in ("NPU_Stack_Info", "Data_name")]
+    columns = [c for c in view.table.columns if c not in (C.STACK_INFO, C.DATA_NAME)]
     stack = view.target.stack
     p2p = p2p or {}
     golden_p2p = golden_p2p or {}
@@ -135,10 +136,10 @@ def compare_result_doc(view: RankView, p2p: dict[str, tuple[str, str]] | None = 
             item: dict[str, Any] = {}
             for c in columns:
                 item[c] = _json_value(data[c][k], c, data[_dtype_column(c)][k])
-            item["Result"], item["Err_message"] = _verdict(view.table.mode, data, k)
+            item[C.RESULT], item[C.ERR_MESSAGE] = _verdict(view.table.mode, data, k)
             if stack is not None:
                 lines = stack.get(node.key) if n == 0 else None
-                item["NPU_Stack_Info"] = lines if lines is not None else NA
+                item[C.STACK_INFO] = lines if lines is not None else NA
             item["state"] = view.target.state[i]
             item["api_origin_name"] = node.key
             npu_op, npu_peer = p2p.get(view.target.name[i], ("None", "None"))
@@ -159,19 +160,23 @@ def compare_result_doc(view: RankView, p2p: dict[str, tuple[str, str]] | None = 
 def _row_info(view: RankView, k: int, md5: bool) -> dict[str, Any]:
     data = view.table.data
     if md5:
-        out = {"NPU MD5": _json_value(data["NPU MD5"][k])}
+        out = {C.NPU_MD5: _json_value(data[C.NPU_MD5][k])}
     else:
-        out = {f"NPU {s}": _json_value(data[f"NPU {s}"][k], f"NPU {s}", data["NPU Dtype"][k]) for s in _STAT_NAMES}
+        out = {c: _json_value(data[c][k], c, data[C.NPU_DTYPE][k]) for c in _side_stats(C.NPU)}
     out["NPU P2POp peer"] = "None"
-    out["Bench Name"] = data["Bench Name"][k]
+    out[C.BENCH_NAME] = data[C.BENCH_NAME][k]
     if md5:
-        out["BENCH MD5"] = _json_value(data["BENCH MD5"][k])
+        out[C.BENCH_MD5] = _json_value(data[C.BENCH_MD5][k])
     else:
-        out.update({f"Bench {s}": _json_value(data[f"Bench {s}"][k], f"Bench {s}", data["Bench Dtype"][k])
-                    for s in _STAT_NAMES})
-    for c in ("NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape"):
+        out.update({c: _json_value(data[c][k], c, data[C.BENCH_DTYPE][k]) for c in _side_stats(C.BENCH)})
+    for c in (C.NPU_DTYPE, C.BENCH_DTYPE, C.NPU_SHAPE, C.BENCH_SHAPE):
         out[c] = _json_value(data[c][k])
     return out
+
+
+def _side_stats(side: str) -> list[str]:
+    """The four statistic columns of one side."""
+    return [C.stat_column(side, s) for s in _STAT_NAMES]
 
 
 def node_doc(view: RankView, node: Node, p2p: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
@@ -187,7 +192,7 @@ def node_doc(view: RankView, node: Node, p2p: dict[str, tuple[str, str]] | None 
         row = _row_info(view, k, md5)
         if p2p and view.target.name[i] in p2p:
             row["NPU P2POp peer"] = p2p[view.target.name[i]][1]
-        name = view.table.data["NPU Name"][k]
+        name = view.table.data[C.NPU_NAME][k]
         if state == STATE_INPUT:
             info["input"][name] = row
         elif state == STATE_OUTPUT:

@@ -39,28 +39,19 @@ def comm_specs(host: PluginHost) -> list[CommOpSpec]:
     return registered + ([DEFAULT_SPEC] if all(s.name != DEFAULT_SPEC.name for s in registered) else [])
 
 
-def _canonicalisers(host: PluginHost, target: Any, golden: Any) -> tuple[Any, Any]:
-    def default(dtype: str) -> str:
-        return dtype.rsplit(".", 1)[-1].lower()
-
-    out = []
-    for table in (target, golden):
-        spec = host.framework(table.framework or None)
-        out.append(spec.canonical if spec is not None else default)
-    return out[0], out[1]
-
-
 def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
     """Row name → (op, peer) of the point-to-point op records in a dump (empty when it has none)."""
-    import json
     import mmap
+
+    from ..dumpjson import read_json_file
+    from ..errors import MsprobeError
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             if mm.find(b"P2POp") < 0:  # the common case: no point-to-point records, nothing parsed again
                 return {}
-            data = json.loads(mm[:]).get("data", {})
-    except (OSError, ValueError, AttributeError):
+        data = read_json_file(path, "dump").get("data", {})
+    except (OSError, ValueError, AttributeError, MsprobeError):
         return {}
     out: dict[str, tuple[str, str]] = {}
 
@@ -106,8 +97,7 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
     table.meta["dump_mode"] = dump_mode  # the summary reports the dump as it is, not as -da compared it
     tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
     cross = tf is not None and gf is not None and tf.name != gf.name
-    canon = _canonicalisers(host, target, golden)
-    nodes = build_nodes(target, table, canon, comm_specs(host), config, cross)
+    nodes = build_nodes(target, table, match.notes["frameworks"], comm_specs(host), config, cross)
     return RankView(
         rank=rank_number(job.label, index),
         label=job.label,

@@ -6,29 +6,22 @@ Both work on a handful of rows (one call's, one per analysis node), never on a w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import result_columns as C
 from ..summary import MODE_MD5, MODE_STATISTICS, ResultView
 
 #: (label, target column, golden column) of the values a row compares, in the order shown.
-VALUE_PAIRS = (
-    ("dtype", "NPU Dtype", "Bench Dtype"),
-    ("shape", "NPU Tensor Shape", "Bench Tensor Shape"),
-    ("max", "NPU max", "Bench max"),
-    ("min", "NPU min", "Bench min"),
-    ("mean", "NPU mean", "Bench mean"),
-    ("l2norm", "NPU l2norm", "Bench l2norm"),
-    ("MD5", "NPU MD5", "BENCH MD5"),
-)
+VALUE_PAIRS = tuple((of, C.CORE_COLUMNS.column_of(C.NPU, of), C.CORE_COLUMNS.column_of(C.BENCH, of))
+                    for of in ("dtype", "shape", *C.STAT_NAMES, "MD5"))
 #: Per mode: the metric columns shown next to the values.
 DETAIL_METRICS = {
-    MODE_STATISTICS: ("NormRelativeErr", "MaxRelativeErr"),
+    MODE_STATISTICS: (C.NORM_RELATIVE_ERR, C.MAX_RELATIVE_ERR),
     MODE_MD5: (),
 }
-_TENSOR_METRICS = ("Cosine", "MaxAbsErr", "MaxRelativeErr")
+_TENSOR_METRICS = (C.COSINE, C.MAX_ABS_ERR, C.MAX_RELATIVE_ERR)
 #: At most this many rows of the divergent call are listed (a module's parameters can be many).
 MAX_DETAIL_ROWS = 12
 
@@ -66,10 +59,9 @@ def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], orde
 
 def _load(analysis: Any) -> dict[str, Any] | None:
     if isinstance(analysis, (str, Path)):
-        try:
-            analysis = json.loads(Path(analysis).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        from ..summary import read_analysis
+
+        analysis = read_analysis(Path(analysis))
     return analysis if isinstance(analysis, dict) else None
 
 

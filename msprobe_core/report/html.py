@@ -29,21 +29,15 @@ from typing import Any
 from ..errors import OutputError
 from ..outputs import TEXT_ERRORS
 from ..progress import tick
-from ..summary import PLOT_METRICS, Divergence, ResultView, carried_in, is_mixed_layout, node_of
+from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
+from ..summary import Divergence, ResultView, carried_in, is_mixed_layout, node_of, plot_metrics
 from ..writers import atomic_path
 
-#: Columns the report stores as "same as column X except at these rows".
+#: Columns the report stores as "same as column X except at these rows": each golden-side column
+#: as its target-side twin, and the tensor file names as the row names they start with.
 _TWINS = {
-    "Bench Name": "NPU Name",
-    "Bench Dtype": "NPU Dtype",
-    "Bench Tensor Shape": "NPU Tensor Shape",
-    "Bench Requires_grad": "NPU Requires_grad",
-    "Bench max": "NPU max",
-    "Bench min": "NPU min",
-    "Bench mean": "NPU mean",
-    "Bench l2norm": "NPU l2norm",
-    "BENCH MD5": "NPU MD5",
-    "Data_name": "NPU Name",
+    **{name: CORE_COLUMNS.twin(name) for name in CORE_COLUMNS.names(side=BENCH) if CORE_COLUMNS.twin(name)},
+    DATA_NAME: NPU_NAME,
 }
 
 
@@ -213,7 +207,7 @@ def build_payload(
         node_names = list(nodes)
         for n_col, col in enumerate(view.columns, start=1):
             tick(f"{view.label + ': ' if view.label else ''}column {n_col} of {len(view.columns)}")
-            if col == "NPU Name":
+            if col == NPU_NAME:
                 named = _encode_names(view.cells[col], row_nodes, node_names)
                 if named is not None:
                     enc.append(named)
@@ -244,7 +238,7 @@ def build_payload(
             "verdict": "".join(v[0] for v in view.verdicts()),
             "unmatched": "".join("1" if u else "0" for u in view.unmatched()),
             "order": None if identity else order,
-            "plot": [m for m in PLOT_METRICS.get(view.mode, ()) if m in view.cells],
+            "plot": [m for m in plot_metrics(view.mode) if m in view.cells],
             "first": first,
             "chosen": is_chosen,
         })

@@ -30,9 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from msprobe_core import result_columns as C
 from msprobe_core.cells import numpy_float_text
 from msprobe_core.errors import InputError, TensorReadError
 from msprobe_core.tensor_metrics import compare_tensors
+from msprobe_kernel.columns import METRIC_COLUMNS, NPY_COLUMNS, SIDE, STAT_DIFF_COLUMNS, STATISTIC_COLUMNS
 from msprobe_kernel.layout import (
     MAPPING_CSV,
     MODE_NPY,
@@ -49,23 +51,6 @@ from msprobe_kernel.layout import (
 )
 
 logger = logging.getLogger("msprobe")
-
-_BASE_COLUMNS = [
-    "NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
-    "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm",
-    "Accuracy Reached or Not", "Err_message",
-]  # fmt: skip
-METRIC_COLUMNS = [
-    "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio",
-]  # fmt: skip
-STAT_DIFF_COLUMNS = [
-    "Max diff", "Min diff", "Mean diff", "L2norm diff",
-    "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr",
-]  # fmt: skip
-#: Columns of a tensor (npy) kernel compare, in msprobe's order.
-NPY_COLUMNS = _BASE_COLUMNS + METRIC_COLUMNS
-#: Columns of a statistics (statistic.csv) kernel compare, in msprobe's order.
-STATISTIC_COLUMNS = _BASE_COLUMNS + STAT_DIFF_COLUMNS + ["NPU CSV File", "Bench CSV File"]
 
 # Err_message texts (msprobe's, with their trailing newlines)
 MSG_NOT_NDARRAY = "Dump file is not ndarray.\n"
@@ -266,10 +251,10 @@ def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
     n = _load_side(pair.npu, npu_root)
     b = _load_side(pair.bench, bench_root)
     read_failed = False
-    for prefix, rec, data in (("NPU", pair.npu, n), ("Bench", pair.bench, b)):
+    for prefix, rec, data in ((C.NPU, pair.npu, n), (C.BENCH, pair.bench, b)):
         if rec is None:
             continue
-        row[f"{prefix} Name"] = rec.name
+        row[SIDE[prefix]["name"]] = rec.name
         if data is _READ_FAILED:
             read_failed = True
             continue
@@ -280,26 +265,26 @@ def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
                 logger.warning("Cannot take statistics of %s: %s", rec.name, exc)
                 read_failed = True
                 continue
-            keys = ("Dtype", "Tensor Shape", "max", "min", "mean", "l2norm")
+            keys = ("dtype", "shape", *C.STAT_NAMES)
             for key, val in zip(keys, cells, strict=True):
-                row[f"{prefix} {key}"] = val
+                row[SIDE[prefix][key]] = val
     if read_failed:
-        row["Err_message"] = MSG_READ_FAILED
+        row[C.ERR_MESSAGE] = MSG_READ_FAILED
         return list(row.values())
     msg = _validate(n, b)
-    row["Err_message"] = msg
+    row[C.ERR_MESSAGE] = msg
     if msg:
         return list(row.values())
     assert isinstance(n, np.ndarray) and isinstance(b, np.ndarray)
     try:
         cells = list(compare_tensors(n, b))
     except Exception as exc:  # one bad tensor must not stop the run
-        logger.warning("Metrics failed for %s: %s", row["NPU Name"], exc)
+        logger.warning("Metrics failed for %s: %s", row[C.NPU_NAME], exc)
         cells = [UNSUPPORTED] * len(METRIC_COLUMNS)
     for col, val in zip(METRIC_COLUMNS, cells, strict=True):
         row[col] = val
-    row["Accuracy Reached or Not"] = check_accuracy(cells[0], cells[2])
-    row["Err_message"] = _metric_messages(n, b, cells)
+    row[C.ACCURACY_REACHED] = check_accuracy(cells[0], cells[2])
+    row[C.ERR_MESSAGE] = _metric_messages(n, b, cells)
     return list(row.values())
 
 
@@ -333,15 +318,16 @@ def _stat_row(pair: RecordPair) -> list[object]:
     values: dict[str, dict[str, np.float32]] = {}
     shapes: dict[str, str] = {}
     dtypes: dict[str, str] = {}
-    for prefix, rec in (("NPU", pair.npu), ("Bench", pair.bench)):
+    for prefix, rec in ((C.NPU, pair.npu), (C.BENCH, pair.bench)):
         stats = rec.stats if rec is not None else {}
+        cols = SIDE[prefix]
         if rec is not None:
-            row[f"{prefix} Name"] = rec.name
-            row[f"{prefix} CSV File"] = rec.csv_file
+            row[cols["name"]] = rec.name
+            row[cols["csv_file"]] = rec.csv_file
             dtypes[prefix] = str(stats.get("Data Type") or "")
             shapes[prefix] = str(stats.get("Shape") or "").replace("(", "[").replace(")", "]")
-            row[f"{prefix} Dtype"] = dtypes[prefix]
-            row[f"{prefix} Tensor Shape"] = shapes[prefix]
+            row[cols["dtype"]] = dtypes[prefix]
+            row[cols["shape"]] = shapes[prefix]
         vals = {
             "max": _stat_value(stats.get("Max Value")),
             "min": _stat_value(stats.get("Min Value")),
@@ -351,22 +337,22 @@ def _stat_row(pair: RecordPair) -> list[object]:
         values[prefix] = vals
         if rec is not None:
             for key, val in vals.items():
-                row[f"{prefix} {key}"] = val
+                row[cols[key]] = val
     msg = ""
     if pair.npu is None or pair.bench is None:
         # msprobe sees NaN dtype/shape on the missing side: both checks fail
         msg = MSG_STAT_SHAPE + MSG_DTYPE
     else:
-        if not shapes["NPU"] or not shapes["Bench"]:
+        if not shapes[C.NPU] or not shapes[C.BENCH]:
             msg += MSG_SCALAR
-        elif shapes["NPU"] != shapes["Bench"]:
+        elif shapes[C.NPU] != shapes[C.BENCH]:
             msg += MSG_STAT_SHAPE
-        if dtypes["NPU"] != dtypes["Bench"]:
+        if dtypes[C.NPU] != dtypes[C.BENCH]:
             msg += MSG_DTYPE
-    row["Err_message"] = msg
+    row[C.ERR_MESSAGE] = msg
     if msg:
         return list(row.values())
-    n, b = values["NPU"], values["Bench"]
+    n, b = values[C.NPU], values[C.BENCH]
     with np.errstate(all="ignore"):
         diffs = {k: n[k] - b[k] for k in ("max", "min", "mean", "l2norm")}
     for col, key in zip(STAT_DIFF_COLUMNS[:4], ("max", "min", "mean", "l2norm"), strict=True):
@@ -378,7 +364,7 @@ def _stat_row(pair: RecordPair) -> list[object]:
     else:
         with np.errstate(all="ignore"):
             magnitude = float(diffs["max"] / (max(n["max"], b["max"]) + 1e-10))
-    row["Accuracy Reached or Not"] = YES if magnitude <= 0.5 else NO
+    row[C.ACCURACY_REACHED] = YES if magnitude <= 0.5 else NO
     return list(row.values())
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from msprobe_core import hookimpl
 from msprobe_core.errors import InputError, UsageError
-from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.model import MODE_KERNEL, CompareOptions, DumpTable, MatchResult
 from msprobe_core.options import OptionSpec
 from msprobe_core.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
 
@@ -26,7 +26,7 @@ from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 
 log = logging.getLogger("msprobe")
 #: ``DumpTable.kind`` and dump mode of kernel tables
-KIND = MODE_KERNEL = "kernel"
+KIND = MODE_KERNEL
 #: ``CompareJob.extra`` key: the data directories of the job's (rank, step), ``{"target": [...], "golden": [...]}``
 DIRS = "kernel_dirs"
 #: ``DumpTable.extra`` keys: the side's records, the kind of dump (npy / statistic), its real root
@@ -176,7 +176,9 @@ def msprobe_register_mappers(register: Any) -> None:
 @hookimpl
 def msprobe_register_metrics(register: Any) -> None:
     """The ``kernel`` table: msprobe's columns and ``Accuracy Reached or Not`` verdict."""
-    register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True))
+    from .columns import DECLARED
+
+    register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True, columns=DECLARED))
 
 
 def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:

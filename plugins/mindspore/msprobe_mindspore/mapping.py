@@ -42,6 +42,8 @@ from typing import Any, Literal, Protocol
 
 from msprobe_core.errors import DumpFormatError, InputError, MappingError
 
+from .dtypes import DTYPES, MINDSPORE_FLOATS, TORCH_FLOATS
+
 __all__ = [
     "ABANDONED_SUFFIX",
     "NA_KEY",
@@ -106,29 +108,11 @@ class RowLike(Protocol):
 
 
 def _read_yaml(path: str | Path, what: str) -> Any:
-    """Parse one YAML file safely; every failure becomes a :class:`MappingError` naming it."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MappingError(f"{what} file not found", path=p) from None
-    except IsADirectoryError:
-        raise MappingError(f"{what} path is a directory, expected a YAML file", path=p) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"cannot read {what} file: {exc}", path=p) from None
-    import yaml  # only runs with a mapping option: every compare loads this plugin
+    """Parse one YAML file with the core's hardened reader (no tags, no aliases, bounded size and depth);
+    every failure is a :class:`MappingError` naming the file."""
+    from msprobe_core.validation import read_yaml  # yaml: only with a mapping option (every compare loads this plugin)
 
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise MappingError(f"{what} file is not valid YAML{where}: {problem}", path=p) from None
-    except RecursionError:
-        raise MappingError(f"{what} file is not valid YAML: it nests too deeply", path=p) from None
+    return read_yaml(path, what, error=MappingError)
 
 
 def _scalar_str(value: Any) -> str | None:
@@ -165,29 +149,7 @@ def _flat_str_mapping(obj: Any, path: str | Path, what: str) -> dict[str, str]:
 # dtype gate
 # --------------------------------------------------------------------------------------------
 
-_DTYPE_KIND: dict[str, str] = {}
-for _bits in ("8", "16", "32", "64"):
-    _DTYPE_KIND[f"Int{_bits}"] = _DTYPE_KIND[f"UInt{_bits}"] = "int"
-    _DTYPE_KIND[f"torch.int{_bits}"] = _DTYPE_KIND[f"torch.uint{_bits}"] = "int"
-for _name in ("Float16", "Float32", "Float64", "BFloat16"):
-    _DTYPE_KIND[_name] = "float"
-for _name in ("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"):
-    _DTYPE_KIND[_name] = "float"
-_DTYPE_KIND.update(
-    {
-        "Bool": "bool",
-        "torch.bool": "bool",
-        "Complex64": "complex",
-        "Complex128": "complex",
-        "torch.complex64": "complex",
-        "torch.complex128": "complex",
-    }
-)
-
-_SAME_FRAMEWORK_FLOAT_GROUPS = (
-    frozenset({"Float16", "Float32", "Float64", "BFloat16"}),
-    frozenset({"torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"}),
-)
+_SAME_FRAMEWORK_FLOAT_GROUPS = (MINDSPORE_FLOATS, TORCH_FLOATS)
 
 
 def dtype_kind(dtype: str) -> str:
@@ -199,7 +161,8 @@ def dtype_kind(dtype: str) -> str:
     Anything else (``<class 'int'>``, ``torch.Size``, ``""`` of a None item, ``Float8…``) is
     returned unchanged, so it only matches an identical string.
     """
-    return _DTYPE_KIND.get(dtype, dtype)
+    info = DTYPES.get(dtype)
+    return info.family if info is not None else dtype
 
 
 def dtypes_match(npu_dtype: str, bench_dtype: str, *, cross_framework: bool) -> bool:
@@ -732,15 +695,11 @@ def load_stack_construct(
             f"layer mapping needs both stack.json and construct.json next to dump.json; {missing.name} is missing",
             path=missing,
         )
+    from msprobe_core.dumpjson import read_json_file  # the core's one JSON reader: size cap, one-line errors
+
     loaded: list[dict[str, Any]] = []
     for p in (stack_p, construct_p):
-        try:
-            with open(p, encoding="utf-8") as fh:
-                obj = json.load(fh)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DumpFormatError(f"cannot read {p.name}: {exc}", path=p) from None
-        except RecursionError:
-            raise DumpFormatError(f"cannot read {p.name}: JSON nesting is too deep", path=p) from None
+        obj = read_json_file(p, p.stem)
         if not isinstance(obj, dict):
             raise DumpFormatError(f"{p.name} must hold a JSON object, got {type(obj).__name__}", path=p)
         loaded.append(obj)

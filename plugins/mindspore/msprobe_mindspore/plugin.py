@@ -8,27 +8,12 @@ from typing import Any
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.registry import FrameworkSpec
+from msprobe_core.registry import FrameworkSpec, default_canonical
 
+from .dtypes import DTYPES, MINDSPORE_FLOATS
 from .mappers import FRAMEWORK, OPTIONS, mapper_specs
-from .mapping import dtype_kind
 from .npy_reader import read_npy
 from .numparse import pandas_precise_xstrtod
-
-#: The float dtypes msprobe's same-framework dtype gate lets pair with each other.
-MINDSPORE_FLOATS = frozenset({"Float16", "Float32", "Float64", "BFloat16"})
-
-_CANONICAL = {
-    **{f"Int{b}": f"int{b}" for b in (8, 16, 32, 64)},
-    **{f"UInt{b}": f"uint{b}" for b in (8, 16, 32, 64)},
-    "Float16": "float16",
-    "Float32": "float32",
-    "Float64": "float64",
-    "BFloat16": "bfloat16",
-    "Bool": "bool",
-    "Complex64": "complex64",
-    "Complex128": "complex128",
-}
 
 
 def canonical_dtype(dtype: str) -> str:
@@ -37,7 +22,8 @@ def canonical_dtype(dtype: str) -> str:
     Names outside the table (``mindspore.float32``, ``<class 'int'>``…) keep their
     last dotted component, lower-cased, like the core's default.
     """
-    return _CANONICAL.get(dtype) or dtype.rsplit(".", 1)[-1].lower()
+    info = DTYPES.get(dtype)
+    return info.canonical if info is not None else default_canonical(dtype)
 
 
 def read_tensor(path: Path) -> Any:
@@ -57,8 +43,7 @@ def msprobe_register_frameworks(register: Any) -> None:
             float_dtypes=MINDSPORE_FLOATS,
             tensor_suffix=".npy",
             read_tensor=read_tensor,
-            dtype_kind=dtype_kind,
-            canonical_dtype=canonical_dtype,
+            dtypes=DTYPES,
             parse_statistic=pandas_precise_xstrtod,
         )
     )

@@ -8,23 +8,7 @@ from typing import Any
 from msprobe_core import hookimpl
 from msprobe_core.registry import FrameworkSpec
 
-TORCH_FLOATS = frozenset({"torch.float16", "torch.float32", "torch.float64", "torch.bfloat16"})
-
-
-def torch_dtype_kind(dtype: str) -> str | None:
-    """``int``/``float``/``bool``/``complex`` for a ``torch.*`` dtype name."""
-    if not dtype.startswith("torch."):
-        return None
-    name = dtype[6:]
-    if name.startswith(("int", "uint")):
-        return "int"
-    if name.startswith(("float", "bfloat")) or name in ("half", "double"):
-        return "float"
-    if name == "bool":
-        return "bool"
-    if name.startswith("complex"):
-        return "complex"
-    return None
+from .dtypes import TORCH_DTYPES, TORCH_FLOATS
 
 
 def read_tensor(path: Path | str) -> Any:
@@ -60,7 +44,7 @@ def msprobe_register_frameworks(register: Any) -> None:
             float_dtypes=TORCH_FLOATS,
             tensor_suffix=".pt",
             read_tensor=read_tensor,
-            dtype_kind=torch_dtype_kind,
+            dtypes=TORCH_DTYPES,
             is_default=True,
         )
     )

@@ -97,8 +97,9 @@ def _metric_asked(options: CompareOptions) -> bool:
 
 @hookimpl
 def msprobe_register_metrics(register: Any) -> None:
-    """Add ``MeanAbsErr`` after the six built-in tensor metrics, for the runs given ``--mean_abs_err``."""
-    register(TensorMetricSpec("MeanAbsErr", mean_abs_err, applies=_metric_asked))
+    """Add ``MeanAbsErr`` after the six built-in tensor metrics, for the runs given ``--mean_abs_err``
+    (a larger value is worse: the summary and the report read the column that way)."""
+    register(TensorMetricSpec("MeanAbsErr", mean_abs_err, applies=_metric_asked, worse="higher"))
 
 
 def _json_value(value: Any) -> Any:

@@ -1,0 +1,214 @@
+"""The column registry: msprobe's headers come out of it, every module reads names from it, plugins declare theirs."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from msprobe_core import hookimpl
+from msprobe_core import result_columns as C
+from msprobe_core.model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.registry import MetricSpec, PluginHost, TensorMetricSpec, current_host, reset_host
+from msprobe_core.result import ResultTable, result_columns
+from msprobe_core.summary import detect_mode, plot_metrics, view_from_table
+
+from .conftest import corpora_dir, no_corpora_reason
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _oracle_headers() -> dict[tuple[str, ...], Path]:
+    """Every distinct header of msprobe's own result CSVs in the corpora, with one file that has it."""
+    root = corpora_dir()
+    if not root.is_dir():
+        pytest.skip(no_corpora_reason())
+    found: dict[tuple[str, ...], Path] = {}
+    for path in sorted(root.rglob("oracle/**/*.csv")):
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), None)
+        if header and header[0] == C.NPU_NAME:
+            found.setdefault(tuple(header), path)
+    return found
+
+
+def test_every_header_msprobe_wrote_is_a_layout_of_the_registry():
+    from msprobe_kernel.columns import NPY_COLUMNS
+
+    headers = _oracle_headers()
+    assert len(headers) >= 4  # statistics, tensor with and without stack, md5, kernel npy
+    for header, path in headers.items():
+        mode = detect_mode(header)
+        if mode == MODE_KERNEL:
+            assert list(header) == NPY_COLUMNS, path
+            continue
+        with_stack = C.STACK_INFO in header
+        assert list(header) == result_columns(mode, with_stack), path
+
+
+def test_layouts_of_each_mode():
+    base = [C.NPU_NAME, C.BENCH_NAME, C.NPU_DTYPE, C.BENCH_DTYPE, C.NPU_SHAPE, C.BENCH_SHAPE,
+            C.NPU_REQUIRES_GRAD, C.BENCH_REQUIRES_GRAD]
+    tail = [C.REQUIRES_GRAD_CONSISTENT, C.RESULT, C.ERR_MESSAGE]
+    assert result_columns(MODE_MD5, False) == base + [C.NPU_MD5, C.BENCH_MD5] + tail
+    assert result_columns(MODE_STATISTICS, True) == base + C.STATS_METRIC_COLUMNS + C.STAT_VALUE_COLUMNS + tail + [
+        C.STACK_INFO]
+    # a plugin tensor metric goes right after the six built-in metrics
+    assert result_columns(MODE_TENSOR, False, ["MeanAbsErr"]) == (
+        base + C.TENSOR_METRIC_COLUMNS + ["MeanAbsErr"] + C.STAT_VALUE_COLUMNS + tail + [C.DATA_NAME])
+    # a mode of a plugin's own (not whole-table): the names, its declared columns, the verdicts
+    reg = C.CORE_COLUMNS.copy()
+    reg.add(C.ColumnSpec("Zeta", C.METRIC, ("zeta",), plugin="p"))
+    assert result_columns("zeta", True, columns=reg) == base + ["Zeta"] + tail + [C.STACK_INFO]
+
+
+def test_ranking_and_plotting_roles():
+    assert C.CORE_COLUMNS.main_metric(MODE_TENSOR) == (C.COSINE, False)
+    assert C.CORE_COLUMNS.main_metric(MODE_KERNEL) == (C.COSINE, False)
+    assert C.CORE_COLUMNS.main_metric(MODE_STATISTICS) == (C.NORM_RELATIVE_ERR, True)
+    assert C.CORE_COLUMNS.main_metric(MODE_MD5) is None
+    assert C.CORE_COLUMNS.plot_metrics(MODE_TENSOR) == (C.COSINE, C.MAX_RELATIVE_ERR)
+    assert C.CORE_COLUMNS.plot_metrics(MODE_STATISTICS) == (C.NORM_RELATIVE_ERR, C.MAX_DIFF)
+    assert C.CORE_COLUMNS.plot_metrics(MODE_MD5) == ()
+    assert C.CORE_COLUMNS.stand_in(C.NORM_RELATIVE_ERR) == C.L2NORM_DIFF
+    assert C.CORE_COLUMNS.twin(C.BENCH_MAX) == C.NPU_MAX and C.CORE_COLUMNS.twin(C.BENCH_MD5) == C.NPU_MD5
+    assert C.stat_column(C.BENCH, "l2norm") == C.BENCH_L2NORM
+
+
+def test_a_second_declaration_only_adds_modes():
+    reg = C.CORE_COLUMNS.copy()
+    reg.add(C.ColumnSpec(C.COSINE, C.VERDICT, ("mine",), worse=C.HIGHER))
+    held = reg.get(C.COSINE)
+    assert held.kind == C.METRIC and held.worse == C.LOWER and held.modes[-1] == "mine"
+    assert C.CORE_COLUMNS.get(C.COSINE).modes == (MODE_TENSOR, MODE_KERNEL)  # the copy changed, not the core's
+    with pytest.raises(ValueError, match="kind"):
+        C.ColumnSpec("X", "colour")
+
+
+# --------------------------------------------------------------------------- plugins declare their columns
+def _median_abs(npu: np.ndarray, bench: np.ndarray) -> float:
+    return float(np.median(np.abs(np.asarray(npu, float) - np.asarray(bench, float))))
+
+
+class _Plugin:
+    """A plugin with one plotted tensor metric and a metric set of its own."""
+
+    @hookimpl
+    def msprobe_register_metrics(self, register):
+        register(TensorMetricSpec("MedianAbsErr", _median_abs, worse=C.HIGHER, plot=True))
+        register(MetricSpec("zeta", lambda ctx: {}, columns=(C.NPU_NAME, C.ColumnSpec("Zeta", C.METRIC, worse=C.LOWER))))
+
+
+@pytest.fixture()
+def host_with_plugin():
+    before = current_host()
+    host = PluginHost(autoload=False, extra_plugins=[_Plugin()])
+    reset_host(host)
+    yield host
+    reset_host(before)
+
+
+def test_plugin_columns_are_known_to_the_host_summary_and_report(host_with_plugin):
+    cols = host_with_plugin.columns
+    spec = cols.get("MedianAbsErr")
+    assert (spec.kind, spec.modes, spec.worse, spec.plots) == (C.METRIC, (MODE_TENSOR,), C.HIGHER, (MODE_TENSOR,))
+    assert spec.plugin and cols.get("Zeta").modes == ("zeta",) and "zeta" in cols.get(C.NPU_NAME).modes
+    assert "MedianAbsErr" not in C.CORE_COLUMNS  # the core's own registry is left as it was
+    assert C.known_columns() is cols
+    assert plot_metrics(MODE_TENSOR) == (C.COSINE, C.MAX_RELATIVE_ERR, "MedianAbsErr")
+
+    from msprobe_core.report.html import build_payload
+
+    names = result_columns(MODE_TENSOR, False, ["MedianAbsErr"])
+    data = {c: ["Functional.a.0.forward.output.0" if "Name" in c else "1.0"] for c in names}
+    table = ResultTable(MODE_TENSOR, names, data, [0])
+    view = view_from_table(table)
+    payload = build_payload([view], {"first_divergence": None, "first_divergence_by_rank": []})
+    assert payload["parts"][0]["plot"] == [C.COSINE, C.MAX_RELATIVE_ERR, "MedianAbsErr"]
+
+
+def test_kernel_metric_set_declares_its_own_columns():
+    from msprobe_core.registry import get_host
+
+    cols = get_host().columns
+    csv_file = cols.get("NPU CSV File")
+    assert csv_file is not None and csv_file.modes == (MODE_KERNEL,) and csv_file.plugin
+    assert cols.twin("Bench CSV File") == "NPU CSV File"
+
+
+# --------------------------------------------------------------------------- one place spells the names
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of the string literals of a module that are not docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def _modules() -> list[Path]:
+    """The core's and the plugins' modules; the classic interface (msprobe_core/legacy) is folded in later."""
+    paths = sorted((REPO / "msprobe_core").rglob("*.py")) + sorted((REPO / "plugins").rglob("*.py"))
+    return [p for p in paths if "legacy" not in p.relative_to(REPO).parts]
+
+
+def test_column_names_are_spelled_only_where_they_are_declared():
+    from msprobe_kernel import columns as kernel_columns
+
+    names = {s.name for s in C.CORE_COLUMNS} | {kernel_columns.NPU_CSV_FILE.name, kernel_columns.BENCH_CSV_FILE.name}
+    declared = {Path(C.__file__).resolve(), Path(kernel_columns.__file__).resolve()}
+    spelled = [f"{p.relative_to(REPO)}:{line}: {text!r}" for p in _modules() if p.resolve() not in declared
+               for line, text in _string_constants(p) if text in names]
+    assert not spelled, "use the names of msprobe_core.result_columns:\n" + "\n".join(spelled)
+
+
+def test_the_checker_sees_a_spelled_name(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('"""Doc naming MaxRelativeErr."""\nX = {"MaxRelativeErr": 1}\n')
+    assert _string_constants(module) == [(2, "MaxRelativeErr")]
+
+
+def test_view_of_a_plain_namespace_table_reads_registry_modes():
+    # a table whose mode is not one the summary knows is detected from its header
+    table = SimpleNamespace(columns=[C.NPU_NAME, C.MAX_DIFF], data={C.NPU_NAME: ["a"], C.MAX_DIFF: ["0.0"]},
+                            mode="custom", meta={}, pairs=None)
+    assert view_from_table(table).mode == MODE_STATISTICS
+
+
+# --------------------------------------------------------------------------- the public surface
+def _documented_modules() -> set[str]:
+    """The core modules docs/plugins.md says a plugin may import (its "What a plugin imports" table)."""
+    text = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = text.split("## What a plugin imports", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(msprobe_core(?:\.\w+)*)` \|", section, re.MULTILINE))
+
+
+def _core_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every msprobe_core module a file imports (``from msprobe_core import x`` counts ``x``
+    when it is a module of the package)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "msprobe_core":
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                is_module = (REPO / Path(*sub.split("."))).with_suffix(".py").is_file()
+                out.append((node.lineno, sub if is_module else node.module))
+        elif isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "msprobe_core")
+    return out
+
+
+def test_plugins_import_only_the_documented_core_modules():
+    allowed = _documented_modules()
+    assert {"msprobe_core", "msprobe_core.registry", "msprobe_core.result_columns"} <= allowed
+    files = sorted((REPO / "plugins").rglob("*.py")) + sorted((REPO / "examples" / "plugins").rglob("*.py"))
+    outside = [f"{p.relative_to(REPO)}:{line}: {module}" for p in files for line, module in _core_imports(p)
+               if module not in allowed]
+    assert not outside, "import these from the documented modules (docs/plugins.md), or document them:\n" + (
+        "\n".join(outside))
