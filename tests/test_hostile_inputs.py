@@ -488,7 +488,7 @@ CASES: list[Case] = [
          "'Max' of Torch.a.0.forward.input.0 must be a number within the range of a float"),
     Case("huge-integer-argument", lambda d: stats_pair(d, target_data={"Torch.a.0.forward": api(
         [tensor(), {"type": "int", "value": -(10**400)}])}), 2, ".input_args[1].value"),
-    *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nests too deeply")
+    *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nesting is too deep")
       for opt in ("-am", "-cm", "-lm")],
     Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
     # ---- classic compare.json and merge_result config ------------------------------------------------------
