@@ -53,9 +53,12 @@ class TensorTask:
     bench_complex: bool | None = None
 
 
-def is_complex_dtype(text: object) -> bool | None:
-    """Whether a dump.json dtype (``torch.complex64``, ``Complex64``) is complex; None when there is none."""
-    return "complex" in text.lower() if isinstance(text, str) and text not in ("", "N/A") else None
+def is_complex_dtype(spec: Any, text: object) -> bool | None:
+    """Whether a dump.json dtype is complex, as its framework's spec says; None when there is none or it is unknown."""
+    if spec is None or not isinstance(text, str) or text in ("", "N/A"):
+        return None
+    family = spec.dtype_family(text)
+    return None if family is None else family == "complex"
 
 
 def squeezed_shape(text: object, memo: dict[object, tuple[int, ...] | None] | None = None
@@ -440,6 +443,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     warnings: list[str] = []
     tensor_path = _TensorPaths()
     shapes: dict[object, tuple[int, ...] | None] = {}
+    t_spec, g_spec = host.framework(target.framework), host.framework(golden.framework)
     for k, (i, j) in enumerate(zip(match.target, match.golden)):
         nd = target.data_name[i]
         if nd == "-1" or j < 0 or golden.data_name[j] == "-1":
@@ -457,7 +461,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
         tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes,
                                 squeezed_shape(target.shape[i], shapes), squeezed_shape(golden.shape[j], shapes),
-                                is_complex_dtype(target.dtype[i]), is_complex_dtype(golden.dtype[j])))
+                                is_complex_dtype(t_spec, target.dtype[i]), is_complex_dtype(g_spec, golden.dtype[j])))
     with executor_for(ctx.options) as executor:
         done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
