@@ -369,7 +369,7 @@ def _quiet_unraisable(unraisable: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
-    from .legacy.cli import is_classic, main_classic
+    from msprobe_classic.cli import is_classic, main_classic
 
     if is_classic(args):
         return main_classic(args, debug)
