@@ -36,8 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from msprobe_core.legacy.highlight import apply_messages, find_rows  # noqa: E402
-from msprobe_core.legacy.table import LegacyTable, header  # noqa: E402
+from msprobe_classic.highlight import apply_messages, find_rows  # noqa: E402
+from msprobe_classic.table import LegacyTable, header  # noqa: E402
 
 
 def synthetic_table(rows: int) -> LegacyTable:
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"highlight: {t2 - t1:.2f}")
     print(f"highlight_cpu: {c2 - c1:.2f}")
     if args.write:
-        from msprobe_core.legacy.xlsx import write_workbook
+        from msprobe_classic.xlsx import write_workbook
 
         t3, c3 = time.perf_counter(), time.process_time()
         write_workbook(args.write, table.columns, table.rows(), len(table), hl.colour, True)

@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     _escape_unencodable_output()
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
-    from .legacy.cli import is_classic, main_classic
+    from msprobe_classic.cli import is_classic, main_classic
 
     if is_classic(args):
         return main_classic(args, debug)

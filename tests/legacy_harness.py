@@ -50,13 +50,13 @@ def cli_args(cmd: str, out: Path, extra: tuple[str, ...] = ()) -> list[str] | No
 
 
 def api_source(cmd: str, oracle_rel: str, out: Path) -> str | None:
-    """The Python source of an API oracle command, importing msprobe_core.legacy and writing to ``out``."""
+    """The Python source of an API oracle command, importing msprobe_classic and writing to ``out``."""
     tokens = shlex.split(cmd)
     if len(tokens) < 3 or tokens[0] != "python" or tokens[1] != "-c":
         return None
     src = tokens[2]
-    src = src.replace("from msprobe.pytorch import", "from msprobe_core.legacy import")
-    src = src.replace("from msprobe.mindspore import", "from msprobe_core.legacy import")
+    src = src.replace("from msprobe.pytorch import", "from msprobe_classic import")
+    src = src.replace("from msprobe.mindspore import", "from msprobe_classic import")
     return src.replace(repr(oracle_rel), repr(str(out)))
 
 

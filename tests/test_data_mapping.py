@@ -89,9 +89,8 @@ def test_without_mapping_backward_calls_are_paired_by_rank(tmp_path):
 
 def test_classic_dm_pairs_the_same_rows(tmp_path):
     """The classic interface (msprobe 8.3.3's matching, which msprobe gets right) pairs the same rows."""
+    from msprobe_classic import compare as legacy_compare
     from openpyxl import load_workbook
-
-    from msprobe_core.legacy import compare as legacy_compare
 
     dm = tmp_path / "data_mapping.yaml"
     mapping = _mapping()

@@ -179,11 +179,13 @@ def _imported_by_tests() -> set[str]:
 def test_every_distribution_is_read():
     names = {d.name for d in DISTRIBUTIONS}
     assert {"msprobe-core", "msprobe-pytorch", "msprobe-mindspore", "msprobe-kernel", "msprobe-dask",
-            "msprobe-example-plugin"} <= names
+            "msprobe-classic", "msprobe-example-plugin"} <= names
     for d in DISTRIBUTIONS:
         assert d.modules(), f"{d.name}: no module found: the package discovery here is wrong"
     core = next(d for d in DISTRIBUTIONS if d.name == "msprobe-core")
-    assert {"msprobe_core", "msprobe_core.registry", "msprobe_core.legacy.plugin"} <= set(core.modules())
+    assert {"msprobe_core", "msprobe_core.registry", "msprobe_core.builtin"} <= set(core.modules())
+    classic = next(d for d in DISTRIBUTIONS if d.name == "msprobe-classic")
+    assert {"msprobe_classic", "msprobe_classic.plugin"} <= set(classic.modules())
     mindspore = next(d for d in DISTRIBUTIONS if d.name == "msprobe-mindspore")
     assert [p.name for p in mindspore.data_files()] == ["ms_to_pt_api.yaml"]
 

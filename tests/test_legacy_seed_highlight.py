@@ -15,10 +15,9 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-
-from msprobe_core.legacy import compare
-from msprobe_core.legacy.highlight import MSG_OVERFLOW, MSG_REL_YELLOW, RED, YELLOW, find_rows
-from msprobe_core.legacy.table import LegacyTable, header
+from msprobe_classic import compare
+from msprobe_classic.highlight import MSG_OVERFLOW, MSG_REL_YELLOW, RED, YELLOW, find_rows
+from msprobe_classic.table import LegacyTable, header
 
 from .dumps import api, tensor, write_dump
 

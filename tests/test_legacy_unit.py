@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
+from msprobe_classic import compare, compare_distributed
+from msprobe_classic import xlsx as legacy_xlsx
+from msprobe_classic.advisor import advice_for
+from msprobe_classic.cli import is_classic
+from msprobe_classic.highlight import RED, YELLOW, api_batches, find_rows
+from msprobe_classic.plugin import fuzzy_match, rename_api
+from msprobe_classic.table import LegacyTable, header, pandas_strtod
+from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
 from msprobe_core.cli import main
-from msprobe_core.legacy import compare, compare_distributed
-from msprobe_core.legacy import xlsx as legacy_xlsx
-from msprobe_core.legacy.advisor import advice_for
-from msprobe_core.legacy.cli import is_classic
-from msprobe_core.legacy.highlight import RED, YELLOW, api_batches, find_rows
-from msprobe_core.legacy.plugin import fuzzy_match, rename_api
-from msprobe_core.legacy.table import LegacyTable, header, pandas_strtod
-from msprobe_core.legacy.tensor import ZERO_D_MSG, accuracy, metrics
 
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 

@@ -20,11 +20,11 @@ import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msprobe_classic import xlsx as legacy_xlsx
+from msprobe_classic.highlight import RED, YELLOW
 
 from msprobe_core import writers, xlsx_stream
 from msprobe_core.cells import xlsx_cell
-from msprobe_core.legacy import xlsx as legacy_xlsx
-from msprobe_core.legacy.highlight import RED, YELLOW
 from msprobe_core.result import ResultTable
 from msprobe_core.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, column_letter, fill_style, xml_text
 

@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..cells import neutralise
-from ..errors import OutputError
-from ..writers import any_formula_like, atomic_path
-from ..xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
+from msprobe_core.cells import neutralise
+from msprobe_core.errors import OutputError
+from msprobe_core.writers import any_formula_like, atomic_path
+from msprobe_core.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
+
 from .highlight import RED, YELLOW
 
 MAX_SHEET_ROWS = 1_048_500

@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OutputError
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from ..outputs import write_text_atomic
+from msprobe_core.errors import OutputError
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.outputs import write_text_atomic
+
 from .table import ACCURACY, RESULT, LegacyTable
 
 log = logging.getLogger("msprobe")

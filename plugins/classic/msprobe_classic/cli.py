@@ -61,7 +61,8 @@ def _optional(value: str | None) -> object:
 @click.pass_context
 def classic_compare(ctx: click.Context, **kw: object) -> None:
     """Compare the dumps named in compare.json (msprobe 8.3.3 interface: xlsx, highlights, advisor)."""
-    from ..logs import setup_logging
+    from msprobe_core.logs import setup_logging
+
     from .run import ClassicOptions, run_compare_json
 
     setup_logging(bool(kw["quiet"]))
@@ -84,7 +85,7 @@ def classic_compare(ctx: click.Context, **kw: object) -> None:
 
 def main_classic(args: list[str], debug: bool = False) -> int:
     """Run a classic command line; returns the exit code (errors become messages in ``cli.guarded``)."""
-    from ..cli import guarded
+    from msprobe_core.cli import guarded
 
     def run() -> None:
         framework, rest = _split_framework(args)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import dumpjson as _dumpjson
-from ..dumpjson import _Flattener, _walk_members, detect_kind, parse_header, read_json_file, split_api_key
-from ..errors import DumpFormatError
-from ..model import (
+from msprobe_core import dumpjson as _dumpjson
+from msprobe_core.dumpjson import _Flattener, _walk_members, detect_kind, parse_header, read_json_file, split_api_key
+from msprobe_core.errors import DumpFormatError
+from msprobe_core.model import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
-from ..result import STAT_VALUE_COLUMNS, STATS_METRIC_COLUMNS
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+from msprobe_core.result import STAT_VALUE_COLUMNS, STATS_METRIC_COLUMNS
 
 BASIC = [
     "NPU Name",

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..dumpjson import load_stack, read_json_file
-from ..engine import check_pair, resolve_frameworks
-from ..errors import InputError, TensorReadError, UsageError
-from ..logs import banner_end
-from ..matching import apply_dtype_gate
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
-from ..registry import MatchContext, PluginHost
-from ..tensor_stage import safe_tensor_path
+from msprobe_core.dumpjson import load_stack, read_json_file
+from msprobe_core.engine import check_pair, resolve_frameworks
+from msprobe_core.errors import InputError, TensorReadError, UsageError
+from msprobe_core.logs import banner_end
+from msprobe_core.matching import apply_dtype_gate
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
+from msprobe_core.registry import MatchContext, PluginHost
+from msprobe_core.tensor_stage import safe_tensor_path
+
 from . import advisor, highlight, table, tensor, xlsx
 from .plugin import legacy_host
 
@@ -123,7 +124,7 @@ def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tu
         "Missing stack_path in the configuration file. "
         "Automatically detecting stack.json to determine whether to display NPU_Stack_Info."
     )
-    from ..validation import dump_file_beside
+    from msprobe_core.validation import dump_file_beside
 
     candidate = dump_file_beside(npu_json, "stack.json")  # no symlink out of the dump, as for every file of it
     if candidate is not None:
@@ -189,7 +190,7 @@ def compare_files(
 
 def _warn_unrecognised(target: DumpTable, golden: DumpTable) -> None:
     """Name what the two files held that the loader did not understand (see :mod:`msprobe_core.dialects`)."""
-    from ..dialects import merge_records, records_of, warn_unrecognised
+    from msprobe_core.dialects import merge_records, records_of, warn_unrecognised
 
     warn_unrecognised(merge_records([records_of(target), records_of(golden)]))
 
@@ -255,7 +256,7 @@ def _tensor_columns(result: table.LegacyTable, target: DumpTable, golden: DumpTa
 
 
 def _finish(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOptions, suffix: str) -> Outcome:
-    from ..outputs import run_stamp
+    from msprobe_core.outputs import run_stamp
 
     with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another run writes in this very second
         return _write_outcome(result, kind, out_dir, opts, suffix, stamp)
@@ -288,7 +289,7 @@ def _write_outcome(result: table.LegacyTable, kind: str, out_dir: Path, opts: Cl
 
 def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[Outcome]:
     """compare_distributed: every rank pair of two step directories (mixed graph/pynative dumps too)."""
-    from ..discover import discover_jobs
+    from msprobe_core.discover import discover_jobs
 
     options = opts.core_options()
     jobs = discover_jobs(Path(npu_dir), Path(bench_dir), options)
@@ -316,7 +317,7 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!")
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!")
-    from ..validation import CompareJson, validate
+    from msprobe_core.validation import CompareJson, validate
 
     validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
     opts = replace(opts, is_print_compare_log=bool(doc.get("is_print_compare_log", True)))
@@ -347,8 +348,8 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
-    from ..engine import run_jobs
-    from ..registry import get_host
+    from msprobe_core.engine import run_jobs
+    from msprobe_core.registry import get_host
 
     options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
     host = get_host()

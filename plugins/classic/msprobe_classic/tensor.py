@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import NA
+from msprobe_core.model import NA
 
 log = logging.getLogger("msprobe")
 
@@ -191,7 +191,7 @@ class PairTask:
 
 
 def _read(framework: str, path: str) -> np.ndarray:
-    from ..registry import get_host
+    from msprobe_core.registry import get_host
 
     spec = get_host().framework(framework or None)
     if spec is None or spec.read_tensor is None:

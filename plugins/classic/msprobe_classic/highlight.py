@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model import MODE_MD5, MODE_STATISTICS
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS
+
 from .table import ERR, REQ_GRAD_CONSIST, LegacyTable
 
 NONE, RED, YELLOW = 0, 1, 2

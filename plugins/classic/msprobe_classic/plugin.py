@@ -16,9 +16,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..model import CompareOptions, DumpTable, MatchResult
-from ..registry import MapperSpec, MatchContext, NormalizerSpec, PluginHost
+from msprobe_core.hookspecs import hookimpl
+from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.registry import MapperSpec, MatchContext, NormalizerSpec, PluginHost
 
 log = logging.getLogger("msprobe")
 KEY_SEP = "\x00"
@@ -169,11 +169,11 @@ def _cell_mapped(ctx: MatchContext) -> MatchResult:
         from msprobe_mindspore import mappers as ms_mappers
         from msprobe_mindspore import mapping as ms_mapping
     except ImportError:
-        from ..errors import UsageError
+        from msprobe_core.errors import UsageError
 
         raise UsageError("-cm/--cell_mapping needs the msprobe-mindspore plugin") from None
 
-    from ..matching import join_on_keys
+    from msprobe_core.matching import join_on_keys
 
     value = ctx.options.cell_mapping
     cell_map = ms_mapping.load_cell_mapping_yaml(value) if isinstance(value, (str, Path)) else None

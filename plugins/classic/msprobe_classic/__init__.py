@@ -1,13 +1,13 @@
 """The classic interface of msprobe (the seed documents; reference msprobe 8.3.3).
 
-Command line (see :mod:`msprobe_core.legacy.cli`)::
+Command line (see :mod:`msprobe_classic.cli`)::
 
     msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] [-hl] [-dm yaml] [-am] [-cm] [-lm]
 
 Python API, for scripts written against the seed documents: replace
 ``from msprobe.pytorch import compare, compare_distributed`` by
-``from msprobe_core.legacy import compare, compare_distributed`` (and
-``from msprobe.mindspore import ms_compare`` by ``from msprobe_core.legacy import ms_compare``).
+``from msprobe_classic import compare, compare_distributed`` (and
+``from msprobe.mindspore import ms_compare`` by ``from msprobe_classic import ms_compare``).
 ``msprobe_core.compare`` is the 26.2.0-style API and is not affected.
 
 Results are xlsx workbooks with the classic columns (``Accuracy Reached or Not`` in
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from msprobe_core.errors import UsageError
 
 __all__ = ["compare", "compare_distributed", "ms_compare", "ms_compare_distributed"]
 
@@ -111,7 +111,7 @@ def compare(
     ``is_print_compare_log``. Further keyword arguments: ``highlight`` (default True),
     ``data_mapping`` (yaml path or dict), ``workers``. Returns the files written.
     """
-    from ..logs import setup_logging
+    from msprobe_core.logs import setup_logging
 
     setup_logging()
     kwargs.update(stack_mode=stack_mode, auto_analyze=auto_analyze, fuzzy_match=fuzzy_match)
@@ -120,7 +120,7 @@ def compare(
 
 def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> list[Path]:
     """Compare two MindSpore dump.json files (or MindSpore vs PyTorch), as ``msprobe.mindspore.ms_compare``."""
-    from ..logs import setup_logging
+    from msprobe_core.logs import setup_logging
 
     setup_logging()
     return _compare(input_param, output_path, "mindspore", kwargs)
@@ -128,7 +128,8 @@ def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> lis
 
 def _distributed(npu_dump_dir: str | Path, bench_dump_dir: str | Path, output_path: str | Path,
                  framework: str, kwargs: dict[str, Any]) -> list[Path]:
-    from ..logs import setup_logging
+    from msprobe_core.logs import setup_logging
+
     from .run import compare_dirs
 
     setup_logging()
