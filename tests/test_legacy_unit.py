@@ -14,10 +14,11 @@ from msprobe_classic.advisor import advice_for
 from msprobe_classic.cli import is_classic
 from msprobe_classic.highlight import RED, YELLOW, api_batches, find_rows
 from msprobe_classic.plugin import fuzzy_match, rename_api
-from msprobe_classic.table import LegacyTable, header, pandas_strtod
+from msprobe_classic.table import LegacyTable, header
 from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
 from msprobe_core.cli import main
+from msprobe_core.strtod import pandas_strtod
 
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 
