@@ -146,9 +146,11 @@ class NormalizerSpec:
 class MetricSpec:
     """The metric columns of one dump mode, computed for the whole table.
 
-    ``whole_table``: ``compute`` returns every column of the result, in order, and
-    decides the verdicts itself (the core adds no name, statistics, verdict, stack
-    or ``Data_name`` columns). ``splittable``: a part of the matched rows that starts
+    ``whole_table``: ``compute`` returns every column of the result, in order (the core
+    adds no name, statistics, stack or ``Data_name`` columns; only the verdict rules of
+    its mode add theirs, see ``msprobe_register_verdicts``). ``applies(options)``: the
+    runs this set computes the mode's columns for (every run by default; a set with its
+    own ``applies`` is asked first). ``splittable``: a part of the matched rows that starts
     at an API's first row gives the same cells as the whole table, so a big result
     may be built in two processes (:mod:`msprobe_core.tailbuild`).
     """
@@ -157,6 +159,8 @@ class MetricSpec:
     compute: Callable[..., dict[str, list[Any]]]
     whole_table: bool = False
     splittable: bool = False
+    #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
+    applies: Callable[[CompareOptions], bool] = _always
     plugin: str = ""
 
 
@@ -180,13 +184,52 @@ class WriterSpec:
     ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
     rows from ``tail.start`` on already spelled as CSV by a forked child (see
     :mod:`msprobe_core.tailbuild`), and appends that text instead of spelling them.
+    ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
+    (a writer with settings of its own reads them from the run's options).
     """
 
     name: str
     suffix: str
     write: Callable[..., list[Path]]
     accepts_csv_tail: bool = False
+    accepts_options: bool = False
     plugin: str = ""
+
+
+#: the dump modes the core's result tables have (the default ``modes`` of a :class:`VerdictSpec`)
+RESULT_MODES = ("tensor", "statistics", "md5")
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    """Verdict rules: columns judged from a result's metric columns (see ``msprobe_register_verdicts``).
+
+    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.engine.VerdictContext`.
+    Every rule of the table's mode whose ``applies(options)`` is true runs, in the order
+    ``before``/``after`` give (otherwise registration order); one that runs keeps those
+    named in ``replaces`` from running.
+    """
+
+    name: str
+    judge: Callable[..., dict[str, Sequence[Any]]]
+    modes: tuple[str, ...] = RESULT_MODES
+    applies: Callable[[CompareOptions], bool] = _always
+    replaces: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class CommandLineClaim:
+    """A command line a plugin takes over (``msprobe_claim_command_line``).
+
+    ``run()`` does the work (its errors are reported as every command's are);
+    ``command_path`` is the command a usage error tells the user to ask ``--help`` of.
+    """
+
+    run: Callable[[], None]
+    command_path: str = "msprobe"
 
 
 class PluginHost:
@@ -217,6 +260,9 @@ class PluginHost:
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
         self.metrics: dict[str, MetricSpec] = {}
+        #: metric sets for some runs only (their own ``applies``), asked before ``metrics``
+        self.conditional_metrics: list[MetricSpec] = []
+        self.verdicts: list[VerdictSpec] = []
         self.tensor_metrics: list[TensorMetricSpec] = []
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
@@ -234,6 +280,7 @@ class PluginHost:
             ("msprobe_register_mappers", self._add_mapper),
             ("msprobe_register_normalizers", self._add_normalizer),
             ("msprobe_register_metrics", self._add_metric),
+            ("msprobe_register_verdicts", self._add_verdict),
             ("msprobe_register_writers", self._add_writer),
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
@@ -251,6 +298,7 @@ class PluginHost:
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
         self.mappers = chain_mappers(self.mappers)
+        self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
         """Core options first, in their order, then each plugin's, plugins by name; clashes are refused."""
@@ -322,8 +370,14 @@ class PluginHost:
         if isinstance(spec, TensorMetricSpec):
             if all(m.column != spec.column for m in self.tensor_metrics):
                 self.tensor_metrics.append(_with_plugin(spec, plugin))
+        elif spec.applies is not _always:
+            self.conditional_metrics.append(_with_plugin(spec, plugin))
         elif spec.mode not in self.metrics:
             self.metrics[spec.mode] = _with_plugin(spec, plugin)
+
+    def _add_verdict(self, spec: VerdictSpec, plugin: str) -> None:
+        if all(v.name != spec.name for v in self.verdicts):
+            self.verdicts.append(_with_plugin(spec, plugin))
 
     def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
         self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
@@ -391,6 +445,23 @@ class PluginHost:
             if table.kind in norm.kinds:
                 keys = norm.fn(table, side, keys, options)
         return keys
+
+    def metric_set(self, mode: str, options: CompareOptions) -> MetricSpec | None:
+        """The metric set of ``mode`` for a run with these options: the first whose ``applies`` holds."""
+        for spec in self.conditional_metrics:
+            if spec.mode == mode and spec.applies(options):
+                return spec
+        return self.metrics.get(mode)
+
+    def verdicts_for(self, mode: str, options: CompareOptions) -> list[VerdictSpec]:
+        """The verdict rules that run on a table of ``mode`` for these options, in chain order."""
+        rules = [v for v in self.verdicts if mode in v.modes and v.applies(options)]
+        replaced = {name for v in rules for name in v.replaces}
+        return [v for v in rules if v.name not in replaced]
+
+    def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
+        """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
+        return self.pm.hook.msprobe_claim_command_line(args=list(args))
 
     def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
         """The extra tensor metrics of a run with these options, in registration order."""
@@ -483,8 +554,9 @@ class PluginHost:
         return out
 
 
-def chain_mappers(mappers: Sequence[MapperSpec]) -> list[MapperSpec]:
-    """The mappers in chain order: every ``before``/``after`` they declare holds; otherwise registration order.
+def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
+    """The mappers (or verdict rules) in chain order: every ``before``/``after`` they declare holds; otherwise
+    registration order.
 
     Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
     """
