@@ -13,8 +13,8 @@ from msprobe_classic import xlsx as legacy_xlsx
 from msprobe_classic.advisor import advice_for
 from msprobe_classic.cli import is_classic
 from msprobe_classic.highlight import RED, YELLOW, api_batches, find_rows
-from msprobe_classic.plugin import fuzzy_match, rename_api
-from msprobe_classic.table import LegacyTable, header
+from msprobe_classic.matching import fuzzy_match, rename_api
+from msprobe_classic.table import header
 from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
 from msprobe_core.cli import main
@@ -75,7 +75,8 @@ def test_advice_texts():
     assert advice_for("Functional.relu.0.backward.input.0") == "Check whether the forward computation result is affected."
 
 
-def _synthetic(n_apis: int) -> LegacyTable:
+def _synthetic(n_apis: int) -> tuple[list[str], dict[str, list], list[str], list[str]]:
+    """A statistics-mode classic table of ``n_apis`` APIs (an input and an output row each): columns, cells, keys, states."""
     cols = header("statistics", False)
     data = {c: [] for c in cols}
     keys, states = [], []
@@ -88,15 +89,16 @@ def _synthetic(n_apis: int) -> LegacyTable:
                 data[c].append(row[c])
             keys.append(f"Functional.f.{a}.forward")
             states.append(state)
-    return LegacyTable("statistics", cols, data, keys, states, [True] * len(keys))
+    return cols, data, keys, states
 
 
 def test_highlight_continues_past_the_sheet_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(legacy_xlsx, "MAX_SHEET_ROWS", 7)
-    table = _synthetic(10)
-    hl = find_rows(table)
+    cols, data, keys, states = _synthetic(10)
+    hl = find_rows("statistics", data, keys, states)
     assert (hl.colour[1::2] == RED).all() and (hl.colour[0::2] == 0).all()
-    path = legacy_xlsx.write_workbook(tmp_path / "r.xlsx", table.columns, table.rows(), len(table), hl.colour, True)
+    rows = zip(*(data[c] for c in cols))
+    path = legacy_xlsx.write_workbook(tmp_path / "r.xlsx", cols, rows, len(keys), hl.colour, True)
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["part_0", "part_1", "part_2"]
     coloured = []
@@ -108,10 +110,10 @@ def test_highlight_continues_past_the_sheet_limit(tmp_path, monkeypatch):
 
 
 def test_yellow_rows_and_requires_grad(tmp_path):
-    table = _synthetic(1)
-    table.data["MaxRelativeErr"][1] = "20.0%"
-    table.data["Requires_grad Consistent"][0] = False
-    hl = find_rows(table)
+    _, data, keys, states = _synthetic(1)
+    data["MaxRelativeErr"][1] = "20.0%"
+    data["Requires_grad Consistent"][0] = False
+    hl = find_rows("statistics", data, keys, states)
     assert hl.colour.tolist() == [YELLOW, YELLOW]
     assert hl.messages[0] == ["requires_grad is inconsistent"]
     assert hl.messages[1] == ["The output's maximum relative error exceeds 0.1, while the input/parameter's is below 0.01"]
