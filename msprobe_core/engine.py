@@ -299,8 +299,9 @@ VERDICTS_AFTER = "Requires_grad Consistent"
 def judge_rows(names: list[str], columns: dict[str, Any], ctx: VerdictContext, host: PluginHost) -> list[str]:
     """The verdict stage: run the verdict rules of the table's mode into ``columns``; returns the column order.
 
-    ``names`` is the order the metric stage gives; a verdict column it does not hold yet is placed
-    after :data:`VERDICTS_AFTER` (at the end without it), and one that no rule gave is left out.
+    ``names`` is the order the metric stage gives; the columns the rules give that ``columns`` did not
+    hold follow :data:`VERDICTS_AFTER` (or end a table without it) in the order the rules give them, and
+    a name of ``names`` that no stage filled (a verdict column whose rule did not run) is left out.
     """
     new: list[str] = []
     for rule in host.verdicts_for(ctx.mode, ctx.options):

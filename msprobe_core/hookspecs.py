@@ -132,9 +132,10 @@ def msprobe_register_verdicts(register: Callable[..., None]) -> None:
     where ``ctx`` is a :class:`msprobe_core.engine.VerdictContext` (the columns so far,
     both tables, the matched pairs, each row's API group, the options, and the result's
     ``meta``, where a rule may leave per-row findings for the writers). The columns it
-    returns replace or join the table's; a new one goes right after ``Requires_grad
-    Consistent``. A rule that applies keeps the rules named in its ``replaces`` from
-    running. The core's own ``Result``/``Err_message`` rules are the rule ``msprobe``.
+    returns replace the table's of that name or are new: new ones follow ``Requires_grad
+    Consistent``, in the order the rules give them. A rule that applies keeps the rules
+    named in its ``replaces`` from running. The core's own ``Result``/``Err_message`` are
+    the rule ``msprobe``.
 
     .. versionadded:: 0.2
     """
