@@ -92,7 +92,9 @@ def classic_host() -> PluginHost:
     if host.pm.is_registered(plugin):
         return host
     if _HOST is None:
-        _HOST = PluginHost(extra_plugins=[plugin])
+        _HOST = PluginHost()  # the environment may let the entry point load it here (the host given was built without)
+        if not _HOST.pm.is_registered(plugin):
+            _HOST = PluginHost(extra_plugins=[plugin])
     return _HOST
 
 
