@@ -32,15 +32,32 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from msprobe_classic.highlight import apply_messages, find_rows  # noqa: E402
-from msprobe_classic.table import LegacyTable, header  # noqa: E402
+from msprobe_classic.table import header  # noqa: E402
 
 
-def synthetic_table(rows: int) -> LegacyTable:
+@dataclass
+class SyntheticTable:
+    """A classic statistics table: its columns and cells, and each row's API key and state."""
+
+    columns: list[str]
+    data: dict[str, list]
+    api_key: list[str]
+    state: list[str]
+
+    def __len__(self) -> int:
+        return len(self.api_key)
+
+    def rows(self):
+        return zip(*(self.data[c] for c in self.columns))
+
+
+def synthetic_table(rows: int) -> SyntheticTable:
     """A statistics-mode classic table with ``rows`` rows (rounded down to whole APIs of 4 rows)."""
     cols = header("statistics", False)
     n_api = max(1, rows // 4)
@@ -86,7 +103,7 @@ def synthetic_table(rows: int) -> LegacyTable:
     data["Result"] = [""] * n
     data["Err_message"] = [""] * n
     assert set(data) == set(cols)
-    return LegacyTable("statistics", cols, data, keys, state_col, [True] * n)
+    return SyntheticTable(cols, data, keys, state_col)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     table = synthetic_table(args.rows)
     t1, c1 = time.perf_counter(), time.process_time()
-    hl = find_rows(table)
-    apply_messages(table, hl)
+    hl = find_rows("statistics", table.data, table.api_key, table.state)
+    table.data["Err_message"] = apply_messages(table.data["Err_message"], hl)
     t2, c2 = time.perf_counter(), time.process_time()
     print(f"rows: {len(table)}  red: {hl.red_rows}  yellow: {hl.yellow_rows}")
     print(f"build: {t1 - t0:.2f}")

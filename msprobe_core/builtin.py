@@ -16,7 +16,7 @@ from .hookspecs import hookimpl
 from .matching import join_on_keys, mapped_golden_keys
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 from .naming import renumber_backward
-from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, WriterSpec
+from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
 from .writers import write_csv, write_xlsx
 
 
@@ -120,6 +120,14 @@ def msprobe_register_metrics(register: Any) -> None:
     register(MetricSpec(MODE_STATISTICS, _stats_columns, splittable=True))
     register(MetricSpec(MODE_MD5, _md5_columns, splittable=True))
     register(MetricSpec(MODE_TENSOR, _tensor_columns))
+
+
+@hookimpl
+def msprobe_register_verdicts(register: Any) -> None:
+    """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
+    from .engine import msprobe_verdicts
+
+    register(VerdictSpec("msprobe", msprobe_verdicts))
 
 
 @hookimpl

@@ -59,7 +59,7 @@ class _MsprobeGroup(click.Group):
 
 
 _EPILOG = """\b
-Classic interface (msprobe 8.3.3 tables, highlights and advisor):
+Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the msprobe-classic plugin):
   msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] ...
   (options: 'msprobe -f pytorch compare --help')
 
@@ -451,18 +451,62 @@ def _escape_unencodable_output() -> None:
             pass
 
 
+def _foreign(args: list[str]) -> bool:
+    """Whether the core cannot parse ``args`` itself, so that a plugin may claim it (``msprobe_claim_command_line``)."""
+    if not args:
+        return False
+    if args[0].startswith("-"):
+        return args[0].split("=", 1)[0] not in _GROUP_OPTIONS
+    return args[0] in cli.commands and _unknown_option(args) is not None
+
+
+#: the options of the ``msprobe`` group itself (anything else before a command is not msprobe's syntax)
+_GROUP_OPTIONS = ("-h", "--help", "--version")
+
+
+def _is_classic_form(args: list[str]) -> bool:
+    """``msprobe -f FRAMEWORK compare …`` or ``msprobe compare -i …``: msprobe 8.3.3's command line."""
+    if args[0] in ("-f", "--framework") or args[0].startswith("--framework="):
+        return True
+    return args[0] == "compare" and any(a in ("-i", "--input_path") or a.startswith("--input_path=") for a in args)
+
+
+#: command-line forms of msprobe that a plugin distribution provides: (test, what the form is, distribution),
+#: for a clear error when that distribution is not installed
+PLUGIN_FORMS = (
+    (_is_classic_form, "the classic interface ('msprobe -f FRAMEWORK compare -i compare.json')", "msprobe-classic"),
+)
+
+
+def _missing_plugin(args: list[str]) -> str | None:
+    """The error line for a command line whose form a plugin that is not installed provides (else ``None``)."""
+    for test, form, distribution in PLUGIN_FORMS:
+        if test(args):
+            return f"msprobe: error: {form} is not installed: it comes with the {distribution} plugin " \
+                   f"(pip install {distribution})"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     _escape_unencodable_output()
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
-    from msprobe_classic.cli import is_classic, main_classic
-
-    if is_classic(args):
-        return main_classic(args, debug)
-    if args[:1] == ["compare"]:  # knowing its flags loads the plugins: say what goes wrong there as compare would
+    if args[:1] == ["compare"] or (args and args[0].startswith("-") and args[0] not in _GROUP_OPTIONS):
+        # knowing compare's flags, or which plugin claims the command line, loads the plugins: say what
+        # goes wrong there as compare would
         from .logs import setup_logging
 
         setup_logging(bool({"-q", "--quiet"} & set(args)))
+    if _foreign(args):
+        from .registry import get_host
+
+        claim = get_host().claim_command_line(args)
+        if claim is not None:
+            return guarded(claim.run, debug=debug, command_path=claim.command_path)
+        missing = _missing_plugin(args)
+        if missing:
+            click.echo(missing, err=True)
+            return 2
     bad = _unknown_option(args)
     if bad:
         click.echo(usage_error_line(f"no such option '{bad}'", f"msprobe {args[0]}"), err=True)

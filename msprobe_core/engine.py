@@ -40,13 +40,37 @@ RUN_STAMP = "run_stamp"  # the timestamp in the run's file names (outputs.run_st
 
 @dataclass
 class MetricContext:
-    """What a metric set sees: both tables, the pairs, the cells so far and the options."""
+    """What a metric set sees: both tables, the pairs, the cells so far and the options.
+
+    ``meta`` is the result's ``meta``: what a metric set notes there (per-row findings the
+    verdict rules or the writer of the same plugin read) goes with the table.
+    """
 
     target: DumpTable
     golden: DumpTable
     match: MatchResult
     columns: dict[str, list[Any]]
     options: CompareOptions
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class VerdictContext:
+    """What a verdict rule sees (``msprobe_register_verdicts``).
+
+    ``columns``: every column so far, by name (metric columns, and what rules before this
+    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's ``meta``,
+    where a rule may leave per-row findings for the writers (row colours…).
+    """
+
+    mode: str
+    target: DumpTable
+    golden: DumpTable
+    match: MatchResult
+    columns: dict[str, list[Any]]
+    group_of_row: list[int]
+    options: CompareOptions
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -226,22 +250,24 @@ def build_result(
 ) -> ResultTable:
     """Metrics and verdicts for matched pairs, as a finished result table.
 
-    A metric set declared ``whole_table`` gives every column itself (kernel dumps: msprobe's kernel table).
+    A metric set declared ``whole_table`` gives every column itself (kernel dumps: msprobe's kernel table,
+    the classic interface's tables); the verdict rules of the mode then add theirs (:func:`judge_rows`).
     """
     mode = target.mode
-    spec = host.metrics.get(mode)
+    spec = host.metric_set(mode, options)
     if spec is None:
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
     meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
     if spec.whole_table:
-        columns = spec.compute(MetricContext(target, golden, match, {}, options))
+        columns = spec.compute(MetricContext(target, golden, match, {}, options, meta))
         n = len(next(iter(columns.values()), ()))
-        return ResultTable(mode, list(columns), columns, [0] * n, match, meta=meta)
+        group_of_row = [0] * n
+        names = judge_rows(list(columns), columns, VerdictContext(mode, target, golden, match, columns, group_of_row,
+                                                                  options, meta), host)
+        return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
     columns = base_columns(target, golden, match)
-    columns.update(spec.compute(MetricContext(target, golden, match, columns, options)))
+    columns.update(spec.compute(MetricContext(target, golden, match, columns, options, meta)))
     group_of_row = [target.row_api[i] for i in match.target]
-    dtype_equal = dtype_equal_column(columns, match.notes.get("frameworks"))
-    columns[C.RESULT], columns[C.ERR_MESSAGE] = compute_verdicts(mode, columns, group_of_row, dtype_equal)
     with_stack = target.stack is not None
     if with_stack:
         columns[C.STACK_INFO] = stack_column(target, match)
@@ -249,7 +275,38 @@ def build_result(
         columns[C.DATA_NAME] = data_name_column(target, golden, match)
     extra = [m.column for m in host.tensor_metrics_for(options)] if mode == MODE_TENSOR else []
     names = result_columns(mode, with_stack, extra, host.columns)
+    names = judge_rows(names, columns, VerdictContext(mode, target, golden, match, columns, group_of_row, options, meta),
+                       host)
     return ResultTable(mode, names, columns, group_of_row, match, meta=meta)
+
+
+#: the column verdict columns new to a table are placed after (msprobe's own verdicts sit there)
+VERDICTS_AFTER = "Requires_grad Consistent"
+
+
+def judge_rows(names: list[str], columns: dict[str, Any], ctx: VerdictContext, host: PluginHost) -> list[str]:
+    """The verdict stage: run the verdict rules of the table's mode into ``columns``; returns the column order.
+
+    ``names`` is the order the metric stage gives; the columns the rules give that ``columns`` did not
+    hold follow :data:`VERDICTS_AFTER` (or end a table without it) in the order the rules give them, and
+    a name of ``names`` that no stage filled (a verdict column whose rule did not run) is left out.
+    """
+    new: list[str] = []
+    for rule in host.verdicts_for(ctx.mode, ctx.options):
+        for name, cells in rule.judge(ctx).items():
+            if name not in columns and name not in new:
+                new.append(name)
+            columns[name] = cells
+    placed = [n for n in names if n in columns and n not in new]
+    at = placed.index(VERDICTS_AFTER) + 1 if VERDICTS_AFTER in placed else len(placed)
+    return placed[:at] + new + placed[at:]
+
+
+def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
+    """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
+    dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
+    result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal)
+    return {"Result": result, "Err_message": err}
 
 
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
@@ -340,7 +397,7 @@ def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: C
     from .tailbuild import start_tail, wants_tail
 
     # the writer must take rows a child spelled, and the metric set give a part's rows as the whole gives them
-    metrics = host.metrics.get(target.mode)
+    metrics = host.metric_set(target.mode, options)
     splittable = metrics is not None and metrics.splittable and not metrics.whole_table
     if not wants_tail(target, match, options, host.writer(options.output_format).accepts_csv_tail and splittable):
         return None
@@ -369,9 +426,10 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
         path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
         if options.force and path.exists():
             log.warning("%s will be replaced (--force).", path)
+        kwargs: dict[str, Any] = {"options": options} if writer.accepts_options else {}
         if tail is not None and writer.accepts_csv_tail:
-            return writer.write(table, path, tail=tail)
-        return writer.write(table, path)
+            return writer.write(table, path, tail=tail, **kwargs)
+        return writer.write(table, path, **kwargs)
 
 
 def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> list[Path]:

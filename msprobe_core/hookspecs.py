@@ -19,7 +19,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from .model import CompareOptions, DumpTable
-    from .registry import CompareJob
+    from .registry import CommandLineClaim, CompareJob
 
 PROJECT = "msprobe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -129,6 +129,25 @@ def msprobe_register_metrics(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def msprobe_register_verdicts(register: Callable[..., None]) -> None:
+    """Register verdict rules: ``register(VerdictSpec(name, judge, ...))``.
+
+    Once the metric columns of a result exist, every rule whose ``modes`` holds the
+    dump mode and whose ``applies(options)`` is true runs, in chain order (``before=``/
+    ``after=`` name other rules, as for mappers): ``judge(ctx) -> dict[column, cells]``
+    where ``ctx`` is a :class:`msprobe_core.engine.VerdictContext` (the columns so far,
+    both tables, the matched pairs, each row's API group, the options, and the result's
+    ``meta``, where a rule may leave per-row findings for the writers). The columns it
+    returns replace the table's of that name or are new: new ones follow ``Requires_grad
+    Consistent``, in the order the rules give them. A rule that applies keeps the rules
+    named in its ``replaces`` from running. The core's own ``Result``/``Err_message`` are
+    the rule ``msprobe``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def msprobe_register_writers(register: Callable[..., None]) -> None:
     """Register result writers: ``register(WriterSpec(name, suffix, write))``.
 
@@ -198,4 +217,20 @@ def msprobe_register_commands(register: Callable[..., None]) -> None:
 
     .. versionadded:: 0.1
     .. versionchanged:: 0.2 a ``register`` callback instead of the click group.
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
+    """Take over a command line that is not in ``msprobe``'s own syntax, before it is parsed.
+
+    ``args`` is the command line after ``msprobe`` (``--debug`` removed). The hook is
+    called only for a command line the core cannot parse itself: one that starts with an
+    option the ``msprobe`` group does not have (``msprobe -f pytorch compare ...``), or a
+    built-in command given an option it does not declare (``msprobe compare -i x.json``).
+    Return a :class:`~msprobe_core.registry.CommandLineClaim` for a form that is yours (what
+    to run, and the command whose ``--help`` its usage errors name), else ``None``. What
+    ``run`` raises is reported as for every command: one line and an exit status.
+
+    .. versionadded:: 0.2
     """

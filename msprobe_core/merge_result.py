@@ -85,7 +85,7 @@ def load_config(path: Path) -> tuple[list[str], list[str] | None]:
 
 
 def _numeric_text(value: Any) -> float | int | None:
-    from msprobe_classic.table import pandas_strtod
+    from .strtod import pandas_strtod
 
     if value.__class__ is bool:
         return None

@@ -213,9 +213,11 @@ class NormalizerSpec:
 class MetricSpec:
     """The metric columns of one dump mode, computed for the whole table.
 
-    ``whole_table``: ``compute`` returns every column of the result, in order, and
-    decides the verdicts itself (the core adds no name, statistics, verdict, stack
-    or ``Data_name`` columns). ``splittable``: a part of the matched rows that starts
+    ``whole_table``: ``compute`` returns every column of the result, in order (the core
+    adds no name, statistics, stack or ``Data_name`` columns; only the verdict rules of
+    its mode add theirs, see ``msprobe_register_verdicts``). ``applies(options)``: the
+    runs this set computes the mode's columns for (every run by default; a set with its
+    own ``applies`` is asked first). ``splittable``: a part of the matched rows that starts
     at an API's first row gives the same cells as the whole table, so a big result
     may be built in two processes (:mod:`msprobe_core.tailbuild`). ``columns``: the
     mode's columns, declared to the host's column registry (``host.columns``).
@@ -229,6 +231,8 @@ class MetricSpec:
     #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
     #: of the plugin's own; a name the core does not declare counts as a metric
     columns: tuple[str | ColumnSpec, ...] = ()
+    #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
+    applies: Callable[[CompareOptions], bool] = _always
     plugin: str = ""
 
 
@@ -264,13 +268,52 @@ class WriterSpec:
     ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
     rows from ``tail.start`` on already spelled as CSV by a forked child (see
     :mod:`msprobe_core.tailbuild`), and appends that text instead of spelling them.
+    ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
+    (a writer with settings of its own reads them from the run's options).
     """
 
     name: str
     suffix: str
     write: Callable[..., list[Path]]
     accepts_csv_tail: bool = False
+    accepts_options: bool = False
     plugin: str = ""
+
+
+#: the dump modes the core's result tables have (the default ``modes`` of a :class:`VerdictSpec`)
+RESULT_MODES = ("tensor", "statistics", "md5")
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    """Verdict rules: columns judged from a result's metric columns (see ``msprobe_register_verdicts``).
+
+    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.engine.VerdictContext`.
+    Every rule of the table's mode whose ``applies(options)`` is true runs, in the order
+    ``before``/``after`` give (otherwise registration order); one that runs keeps those
+    named in ``replaces`` from running.
+    """
+
+    name: str
+    judge: Callable[..., dict[str, Sequence[Any]]]
+    modes: tuple[str, ...] = RESULT_MODES
+    applies: Callable[[CompareOptions], bool] = _always
+    replaces: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class CommandLineClaim:
+    """A command line a plugin takes over (``msprobe_claim_command_line``).
+
+    ``run()`` does the work (its errors are reported as every command's are);
+    ``command_path`` is the command a usage error tells the user to ask ``--help`` of.
+    """
+
+    run: Callable[[], None]
+    command_path: str = "msprobe"
 
 
 class PluginHost:
@@ -301,6 +344,9 @@ class PluginHost:
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
         self.metrics: dict[str, MetricSpec] = {}
+        #: metric sets for some runs only (their own ``applies``), asked before ``metrics``
+        self.conditional_metrics: list[MetricSpec] = []
+        self.verdicts: list[VerdictSpec] = []
         self.tensor_metrics: list[TensorMetricSpec] = []
         #: every column the core and the plugins' metric sets declare (:mod:`msprobe_core.result_columns`)
         self.columns: ColumnRegistry = CORE_COLUMNS.copy()
@@ -320,6 +366,7 @@ class PluginHost:
             ("msprobe_register_mappers", self._add_mapper),
             ("msprobe_register_normalizers", self._add_normalizer),
             ("msprobe_register_metrics", self._add_metric),
+            ("msprobe_register_verdicts", self._add_verdict),
             ("msprobe_register_writers", self._add_writer),
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
@@ -337,6 +384,7 @@ class PluginHost:
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
         self.mappers = chain_mappers(self.mappers)
+        self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
         """Core options first, in their order, then each plugin's, plugins by name; clashes are refused."""
@@ -410,15 +458,25 @@ class PluginHost:
                 spec = _with_plugin(spec, plugin)
                 self.columns.add(spec.column_spec())
                 self.tensor_metrics.append(spec)
-        elif spec.mode not in self.metrics:
-            spec = _with_plugin(spec, plugin)
-            for column in spec.columns:
-                if isinstance(column, str):
-                    column = ColumnSpec(column, METRIC, (spec.mode,))
-                elif spec.mode not in column.modes:
-                    column = replace(column, modes=(*column.modes, spec.mode))
-                self.columns.add(_with_plugin(column, spec.plugin))
+            return
+        conditional = spec.applies is not _always
+        if not conditional and spec.mode in self.metrics:
+            return
+        spec = _with_plugin(spec, plugin)
+        for column in spec.columns:
+            if isinstance(column, str):
+                column = ColumnSpec(column, METRIC, (spec.mode,))
+            elif spec.mode not in column.modes:
+                column = replace(column, modes=(*column.modes, spec.mode))
+            self.columns.add(_with_plugin(column, spec.plugin))
+        if conditional:
+            self.conditional_metrics.append(spec)
+        else:
             self.metrics[spec.mode] = spec
+
+    def _add_verdict(self, spec: VerdictSpec, plugin: str) -> None:
+        if all(v.name != spec.name for v in self.verdicts):
+            self.verdicts.append(_with_plugin(spec, plugin))
 
     def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
         self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
@@ -486,6 +544,23 @@ class PluginHost:
             if table.kind in norm.kinds:
                 keys = norm.fn(table, side, keys, options)
         return keys
+
+    def metric_set(self, mode: str, options: CompareOptions) -> MetricSpec | None:
+        """The metric set of ``mode`` for a run with these options: the first whose ``applies`` holds."""
+        for spec in self.conditional_metrics:
+            if spec.mode == mode and spec.applies(options):
+                return spec
+        return self.metrics.get(mode)
+
+    def verdicts_for(self, mode: str, options: CompareOptions) -> list[VerdictSpec]:
+        """The verdict rules that run on a table of ``mode`` for these options, in chain order."""
+        rules = [v for v in self.verdicts if mode in v.modes and v.applies(options)]
+        replaced = {name for v in rules for name in v.replaces}
+        return [v for v in rules if v.name not in replaced]
+
+    def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
+        """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
+        return self.pm.hook.msprobe_claim_command_line(args=list(args))
 
     def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
         """The extra tensor metrics of a run with these options, in registration order."""
@@ -578,8 +653,9 @@ class PluginHost:
         return out
 
 
-def chain_mappers(mappers: Sequence[MapperSpec]) -> list[MapperSpec]:
-    """The mappers in chain order: every ``before``/``after`` they declare holds; otherwise registration order.
+def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
+    """The mappers (or verdict rules) in chain order: every ``before``/``after`` they declare holds; otherwise
+    registration order.
 
     Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
     """

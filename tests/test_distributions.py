@@ -31,6 +31,8 @@ PYPROJECTS = [REPO / "pyproject.toml", *project_pyprojects()]
 
 #: shipped modules no code of the repository's distributions imports, on purpose: module -> why it ships
 SHIPPED_FOR_USERS: dict[str, str] = {
+    "msprobe_core.legacy": "the old home of the classic Python API: importing it raises an ImportError that names "
+    "the new one (msprobe_classic) without importing the plugin",
     "msprobe_pytorch.pt_writer": "writes .pt files without torch; used by benchmarks/dumpgen.py and the tests, and "
     "kept public so that plugin authors can write tensor fixtures the same way",
 }

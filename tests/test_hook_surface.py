@@ -222,7 +222,7 @@ def test_every_marker_names_a_hook():
 def test_the_plugin_modules_found_include_every_kind(project_plugins):
     """The implementation check looks at the built-in plugin, the framework plugins and the example."""
     assert {"msprobe_core.builtin", "msprobe_pytorch.plugin", "msprobe_mindspore.plugin", "msprobe_kernel.plugin",
-            "msprobe_dask.plugin", "msprobe_example.plugin"} <= set(project_plugins)
+            "msprobe_dask.plugin", "msprobe_classic.plugin", "msprobe_example.plugin"} <= set(project_plugins)
 
 
 # --------------------------------------------------------------------------- the marker itself

@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 from msprobe_classic import compare
 from msprobe_classic.highlight import MSG_OVERFLOW, MSG_REL_YELLOW, RED, YELLOW, find_rows
-from msprobe_classic.table import LegacyTable, header
+from msprobe_classic.table import header
 
 from .dumps import api, tensor, write_dump
 
@@ -65,7 +65,8 @@ def test_nan_in_bench_only_is_not_red(tmp_path):
     assert MSG_OVERFLOW not in rows["Functional.relu.0.forward.output.0"][1]
 
 
-def _tensor_table(rel_in: object, rel_out: object, cos_out: float = 1.0) -> LegacyTable:
+def _tensor_table(rel_in: object, rel_out: object, cos_out: float = 1.0) -> dict[str, list]:
+    """The columns of a two-row tensor-mode classic table: one input row, one output row of one API."""
     cols = header("tensor", False)
     data: dict[str, list] = {c: [] for c in cols}
     for state, rel, cos in (("input", rel_in, 1.0), ("output", rel_out, cos_out)):
@@ -75,7 +76,11 @@ def _tensor_table(rel_in: object, rel_out: object, cos_out: float = 1.0) -> Lega
                     "One Thousandth Err Ratio": 1.0, "Requires_grad Consistent": True})
         for c in cols:
             data[c].append(row[c])
-    return LegacyTable("tensor", cols, data, ["Functional.f.0.forward"] * 2, ["input", "output"], [True, True])
+    return data
+
+
+def _find(data: dict[str, list]):
+    return find_rows("tensor", data, ["Functional.f.0.forward"] * 2, ["input", "output"])
 
 
 @pytest.mark.parametrize(("rel_in", "rel_out", "yellow"), [
@@ -86,19 +91,19 @@ def _tensor_table(rel_in: object, rel_out: object, cos_out: float = 1.0) -> Lega
     (0.001, "N/A", False),
 ])
 def test_tensor_mode_yellow_rule_3(rel_in, rel_out, yellow):
-    hl = find_rows(_tensor_table(rel_in, rel_out))
+    hl = _find(_tensor_table(rel_in, rel_out))
     assert hl.colour.tolist() == [0, YELLOW if yellow else 0]
     assert hl.messages.get(1, []) == ([MSG_REL_YELLOW] if yellow else [])
 
 
 def test_tensor_mode_rule_3_follows_the_other_yellow_rules():
     """Messages come in rule order: the cosine drop before the relative-error rise; red rows get no yellow sentence."""
-    hl = find_rows(_tensor_table(0.001, 0.2, cos_out=0.5))
+    hl = _find(_tensor_table(0.001, 0.2, cos_out=0.5))
     assert hl.colour.tolist() == [0, YELLOW]
     assert hl.messages[1] == ["The output's cosine decreases by more than 0.1 compared to the input/parameter's",
                               MSG_REL_YELLOW]
-    table = _tensor_table(0.001, 0.2)
-    table.data["NPU max"][1] = "Nan"
-    hl = find_rows(table)
+    data = _tensor_table(0.001, 0.2)
+    data["NPU max"][1] = "Nan"
+    hl = _find(data)
     assert hl.colour.tolist() == [0, RED]
     assert hl.messages[1] == [MSG_OVERFLOW]

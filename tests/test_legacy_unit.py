@@ -13,11 +13,12 @@ from msprobe_classic import xlsx as legacy_xlsx
 from msprobe_classic.advisor import advice_for
 from msprobe_classic.cli import is_classic
 from msprobe_classic.highlight import RED, YELLOW, api_batches, find_rows
-from msprobe_classic.plugin import fuzzy_match, rename_api
-from msprobe_classic.table import LegacyTable, header, pandas_strtod
+from msprobe_classic.matching import fuzzy_match, rename_api
+from msprobe_classic.table import header
 from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
 from msprobe_core.cli import main
+from msprobe_core.strtod import pandas_strtod
 
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 
@@ -74,7 +75,8 @@ def test_advice_texts():
     assert advice_for("Functional.relu.0.backward.input.0") == "Check whether the forward computation result is affected."
 
 
-def _synthetic(n_apis: int) -> LegacyTable:
+def _synthetic(n_apis: int) -> tuple[list[str], dict[str, list], list[str], list[str]]:
+    """A statistics-mode classic table of ``n_apis`` APIs (an input and an output row each): columns, cells, keys, states."""
     cols = header("statistics", False)
     data = {c: [] for c in cols}
     keys, states = [], []
@@ -87,15 +89,16 @@ def _synthetic(n_apis: int) -> LegacyTable:
                 data[c].append(row[c])
             keys.append(f"Functional.f.{a}.forward")
             states.append(state)
-    return LegacyTable("statistics", cols, data, keys, states, [True] * len(keys))
+    return cols, data, keys, states
 
 
 def test_highlight_continues_past_the_sheet_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(legacy_xlsx, "MAX_SHEET_ROWS", 7)
-    table = _synthetic(10)
-    hl = find_rows(table)
+    cols, data, keys, states = _synthetic(10)
+    hl = find_rows("statistics", data, keys, states)
     assert (hl.colour[1::2] == RED).all() and (hl.colour[0::2] == 0).all()
-    path = legacy_xlsx.write_workbook(tmp_path / "r.xlsx", table.columns, table.rows(), len(table), hl.colour, True)
+    rows = zip(*(data[c] for c in cols))
+    path = legacy_xlsx.write_workbook(tmp_path / "r.xlsx", cols, rows, len(keys), hl.colour, True)
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == ["part_0", "part_1", "part_2"]
     coloured = []
@@ -107,10 +110,10 @@ def test_highlight_continues_past_the_sheet_limit(tmp_path, monkeypatch):
 
 
 def test_yellow_rows_and_requires_grad(tmp_path):
-    table = _synthetic(1)
-    table.data["MaxRelativeErr"][1] = "20.0%"
-    table.data["Requires_grad Consistent"][0] = False
-    hl = find_rows(table)
+    _, data, keys, states = _synthetic(1)
+    data["MaxRelativeErr"][1] = "20.0%"
+    data["Requires_grad Consistent"][0] = False
+    hl = find_rows("statistics", data, keys, states)
     assert hl.colour.tolist() == [YELLOW, YELLOW]
     assert hl.messages[0] == ["requires_grad is inconsistent"]
     assert hl.messages[1] == ["The output's maximum relative error exceeds 0.1, while the input/parameter's is below 0.01"]
@@ -227,3 +230,54 @@ def test_api_data_mapping_as_dict(corpora, oracle_diff, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in files)
     code, report = agree(oracle_diff, files[0], corpora / "legacy/c08/dm_hl/compare_result.xlsx")
     assert code == 0, report
+
+
+CLASSIC_HOOKS = ("msprobe_claim_command_line", "msprobe_load_dump", "msprobe_register_normalizers",
+                 "msprobe_register_mappers", "msprobe_register_metrics", "msprobe_register_verdicts",
+                 "msprobe_register_writers")
+
+
+@pytest.mark.exercises_hooks(*CLASSIC_HOOKS)
+def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
+    """msprobe-classic claims the command line and brings 8.3.3's stages as hooks of the core engine."""
+    import os
+
+    from msprobe_classic.table import ACCURACY
+
+    from msprobe_core.registry import TRACE_ENV
+
+    from .dumps import api, tensor, write_dump
+    from .plugin_session import traced_calls
+
+    t = write_dump(tmp_path / "t", {"Functional.relu.0.forward": api([tensor()], [tensor(mx=3.0, norm=9.0)])})
+    g = write_dump(tmp_path / "g", {"Functional.relu.0.forward": api([tensor()], [tensor()])})
+    cfg = _compare_json(tmp_path, {"npu_path": str(t), "bench_path": str(g)})
+    assert main(["-f", "pytorch", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")]) == 0
+    (xlsx,) = (tmp_path / "o").glob("compare_result_*.xlsx")
+    (advisor,) = (tmp_path / "o").glob("advisor_*.txt")
+    assert xlsx.name.split("_")[-1] == advisor.name.split("_")[-1].replace(".txt", ".xlsx")  # one timestamp
+    rows = list(openpyxl.load_workbook(xlsx).worksheets[0].iter_rows(values_only=True))
+    assert list(rows[0]) == header("statistics", False) and ACCURACY not in rows[0]
+    result = rows[0].index("Result")
+    assert [r[result] for r in rows[1:]] == [None, "Warning"]  # 8.3.3's verdict, not the core's pass/error
+    assert advisor.read_text().splitlines()[1] == "Suspect Nodes: Functional.relu.0.forward.output.0"
+    by_classic = {c["hook"] for c in traced_calls(Path(os.environ[TRACE_ENV])) if c["plugin"] == "classic"}
+    assert set(CLASSIC_HOOKS) <= by_classic
+
+
+def test_the_python_api_brings_its_plugin_into_a_host_without_it(corpora, tmp_path, monkeypatch):
+    """A process-wide host built without msprobe-classic (autoload off): the API still compares the 8.3.3 way."""
+    from msprobe_pytorch import plugin as pytorch_plugin
+
+    from msprobe_core.registry import PluginHost, reset_host
+
+    monkeypatch.chdir(corpora)
+    param = {"npu_json_path": C01.format(side="target", file="dump.json"),
+             "bench_json_path": C01.format(side="golden", file="dump.json")}
+    reset_host(PluginHost(autoload=False, extra_plugins=[pytorch_plugin]))
+    try:
+        files = compare(param, str(tmp_path), auto_analyze=False)
+    finally:
+        reset_host(None)
+    rows = list(openpyxl.load_workbook(files[0]).worksheets[0].iter_rows(values_only=True))
+    assert list(rows[0]) == header("statistics", True)

@@ -152,3 +152,147 @@ def test_builtin_communication_ops_are_registered_through_the_hook():
     assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "msprobe_core.builtin")
     builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
     assert {"msprobe_register_comm_ops", "msprobe_register_options"} <= set(builtin["hooks"])
+
+
+def _stats_pair(tmp_path):
+    """A two-row statistics pair whose output differs (the core's rules flag it) and a job for it."""
+    from msprobe_core.registry import CompareJob
+
+    t = write_dump(tmp_path / "t", {"Torch.add.0.forward": api([tensor()], [tensor(mx=9.0, norm=50.0)])})
+    g = write_dump(tmp_path / "g", {"Torch.add.0.forward": api([tensor()], [tensor()])})
+    return CompareJob(t, g, tmp_path / "out", "compare_result")
+
+
+class _Judges:
+    """Verdict rules of a third party: a column of its own, and a rule set that stands in for the core's."""
+
+    @hookimpl
+    def msprobe_register_verdicts(self, register):
+        from msprobe_core.registry import VerdictSpec
+
+        def reviewed(ctx):
+            # rules after the core's see its columns
+            return {"Reviewed": [f"{r}: seen" for r in ctx.columns["Result"]]}
+
+        def lenient(ctx):
+            ctx.meta["lenient"] = True
+            n = len(ctx.columns["NPU Name"])
+            return {"Result": ["pass"] * n, "Err_message": ["[]"] * n}
+
+        register(VerdictSpec("reviewed", reviewed, applies=lambda o: o.extra.get("review", False),
+                             after=("msprobe", "lenient")))
+        register(VerdictSpec("lenient", lenient, modes=("statistics",), replaces=("msprobe",),
+                             applies=lambda o: o.extra.get("lenient", False)))
+
+
+@pytest.mark.exercises_hooks("msprobe_register_verdicts")
+def test_verdict_rules_add_columns_after_requires_grad_and_may_stand_in_for_the_core(tmp_path):
+    from msprobe_core.engine import compare_job
+    from msprobe_core.model import CompareOptions
+
+    host = PluginHost(extra_plugins=[_Judges()])
+    ours = [v.name for v in host.verdicts if v.name in ("lenient", "msprobe", "reviewed")]
+    assert ours == ["lenient", "msprobe", "reviewed"]  # plugins before the built-in one, then as declared
+    job = _stats_pair(tmp_path)
+
+    plain = compare_job(job, CompareOptions(), host)
+    assert plain.columns[-3:] == ["Requires_grad Consistent", "Result", "Err_message"]
+    assert plain.data["Result"] == ["pass", "error"]  # the core's rule: NormRelativeErr of the output > 0.5
+
+    reviewed = compare_job(job, CompareOptions(extra={"review": True}), host)
+    # new verdict columns follow Requires_grad Consistent in the order the rules gave them
+    assert reviewed.columns[-4:] == ["Requires_grad Consistent", "Result", "Err_message", "Reviewed"]
+    assert reviewed.data["Reviewed"] == ["pass: seen", "error: seen"]
+
+    options = CompareOptions(extra={"review": True, "lenient": True})
+    assert [v.name for v in host.verdicts_for("statistics", options)] == ["lenient", "reviewed"]
+    both = compare_job(job, options, host)
+    assert both.data["Result"] == ["pass", "pass"] and both.data["Reviewed"] == ["pass: seen", "pass: seen"]
+    assert both.meta["lenient"] is True
+    # the lenient rule is for statistics mode only: an md5 table keeps the core's verdicts
+    assert [v.name for v in host.verdicts_for("md5", CompareOptions(extra={"lenient": True}))] == ["msprobe"]
+
+
+@pytest.mark.exercises_hooks("msprobe_register_metrics", "msprobe_register_writers")
+def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
+    """``MetricSpec.applies`` picks a mode's metric set per run; ``WriterSpec.accepts_options`` hands the writer the options."""
+    from msprobe_core.engine import compare_and_write
+    from msprobe_core.model import CompareOptions
+    from msprobe_core.registry import MetricSpec, VerdictSpec
+
+    class Plugin:
+        @hookimpl
+        def msprobe_register_metrics(self, register):
+            def names_only(ctx):
+                return {"NPU Name": [ctx.target.name[i] for i in ctx.match.target],
+                        "Requires_grad Consistent": [True] * len(ctx.match.target)}
+
+            register(MetricSpec("statistics", names_only, whole_table=True,
+                                applies=lambda o: o.extra.get("names_only", False)))
+
+        @hookimpl
+        def msprobe_register_verdicts(self, register):
+            # the core's rule reads msprobe's columns, which this set does not give: its own rule stands in
+            register(VerdictSpec("seen", lambda ctx: {"Result": ["seen"] * len(ctx.columns["NPU Name"])},
+                                 replaces=("msprobe",), applies=lambda o: o.extra.get("names_only", False)))
+
+        @hookimpl
+        def msprobe_register_writers(self, register):
+            def write_lines(table, path, options):
+                path.write_text(f"{options.extra['title']}\n" + "\n".join("|".join(map(str, r)) for r in table.rows()))
+                return [path]
+
+            register(WriterSpec("lines", ".txt", write_lines, accepts_options=True))
+
+    host = PluginHost(extra_plugins=[Plugin()])
+    job = _stats_pair(tmp_path)
+    assert host.metric_set("statistics", CompareOptions()).plugin == "msprobe_core.builtin"
+    options = CompareOptions(output_format="lines", output_dir=job.output_dir,
+                             extra={"names_only": True, "title": "my run"})
+    job.output_dir.mkdir()
+    table, files = compare_and_write(job, options, "20260101000000", host)
+    # the whole-table set gives its columns; the verdict rules of the mode add theirs after Requires_grad Consistent
+    assert table.columns == ["NPU Name", "Requires_grad Consistent", "Result"]
+    lines = files[0].read_text().splitlines()
+    assert files[0].name == "compare_result_20260101000000.txt" and lines[0] == "my run"
+    assert lines[1:] == ["Torch.add.0.forward.input.0|True|seen", "Torch.add.0.forward.output.0|True|seen"]
+    plain = compare_and_write(job, CompareOptions(output_dir=job.output_dir), "20260101000001", host)[0]
+    assert "Max diff" in plain.columns  # the other runs: the core's set
+
+
+class _Greeter:
+    """A plugin that claims ``msprobe --greet NAME``."""
+
+    @hookimpl
+    def msprobe_claim_command_line(self, args):
+        import click
+
+        from msprobe_core.registry import CommandLineClaim
+
+        if args[:1] != ["--greet"]:
+            return None
+
+        def run():
+            if len(args) < 2:
+                raise click.UsageError("--greet needs a name")
+            click.echo(f"hello {args[1]}")
+
+        return CommandLineClaim(run, command_path="msprobe --greet")
+
+
+@pytest.mark.exercises_hooks("msprobe_claim_command_line")
+def test_a_plugin_claims_a_command_line_the_core_cannot_parse(capsys):
+    from msprobe_core.cli import main
+    from msprobe_core.registry import get_host, reset_host
+
+    reset_host(PluginHost(extra_plugins=[_Greeter()]))
+    try:
+        assert main(["--greet", "plugins"]) == 0
+        assert capsys.readouterr().out == "hello plugins\n"
+        assert main(["--greet"]) == 2  # its usage error, in the one error style, naming its command
+        assert capsys.readouterr().err == "msprobe: error: --greet needs a name (see 'msprobe --greet --help')\n"
+        assert main(["--grate"]) == 2  # nobody claims it: click's own error
+        assert "no such option" in capsys.readouterr().err.lower()
+        assert get_host().claim_command_line(["plugins"]) is None
+    finally:
+        reset_host(None)

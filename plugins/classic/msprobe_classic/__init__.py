@@ -8,7 +8,9 @@ Python API, for scripts written against the seed documents: replace
 ``from msprobe.pytorch import compare, compare_distributed`` by
 ``from msprobe_classic import compare, compare_distributed`` (and
 ``from msprobe.mindspore import ms_compare`` by ``from msprobe_classic import ms_compare``).
-``msprobe_core.compare`` is the 26.2.0-style API and is not affected.
+``msprobe_core.compare`` is the 26.2.0-style API and is not affected. (This package is the
+msprobe-classic plugin, its hooks in :mod:`msprobe_classic.plugin`; it was ``msprobe_core.legacy``
+before, which now only raises an error naming this package.)
 
 Results are xlsx workbooks with the classic columns (``Accuracy Reached or Not`` in
 tensor mode), red/yellow highlighted rows (on by default; ``highlight=False`` or

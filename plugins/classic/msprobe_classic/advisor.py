@@ -9,14 +9,16 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from msprobe_core.errors import OutputError
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 from msprobe_core.outputs import write_text_atomic
 
-from .table import ACCURACY, RESULT, LegacyTable
+from .table import ACCURACY, RESULT
 
 log = logging.getLogger("msprobe")
 
@@ -78,22 +80,22 @@ def advice_for(name: str) -> str:
     return message
 
 
-def analyse(table: LegacyTable) -> Advice:
-    """Find the first failing row of a finished table and log what 8.3.3 logs."""
-    log.info("Start analyzing the comparison result: %s", _MODE_TEXT.get(table.mode, table.mode))
-    names = table.data["NPU Name"]
-    if table.mode == MODE_TENSOR:
-        for name, acc in zip(names, table.data[ACCURACY]):
+def analyse(mode: str, data: Mapping[str, Sequence[Any]]) -> Advice:
+    """Find the first failing row of a finished classic table (columns ``data``) and log what 8.3.3 logs."""
+    log.info("Start analyzing the comparison result: %s", _MODE_TEXT.get(mode, mode))
+    names = data["NPU Name"]
+    if mode == MODE_TENSOR:
+        for name, acc in zip(names, data[ACCURACY]):
             if acc == "Unmatched":
                 log.warning("The tensor name matches but the shape or dtype does not match: %s", name)
         failing = "No"
-        column = table.data[ACCURACY]
+        column = data[ACCURACY]
     else:
-        for name, a, b in zip(names, table.data["NPU Tensor Shape"], table.data["Bench Tensor Shape"]):
+        for name, a, b in zip(names, data["NPU Tensor Shape"], data["Bench Tensor Shape"]):
             if a == "Nan" or b == "Nan":
                 log.warning("The tensor name matches but the shape or dtype does not match: %s", name)
-        failing = "Different" if table.mode == MODE_MD5 else "Warning"
-        column = table.data[RESULT]
+        failing = "Different" if mode == MODE_MD5 else "Warning"
+        column = data[RESULT]
     for index, value in enumerate(column):
         if value == failing:
             node = names[index]
@@ -111,6 +113,8 @@ def write_advice(advice: Advice, output_dir: Path, suffix: str = "", timestamp: 
         log.info(line)
     stamp = timestamp or time.strftime("%Y%m%d%H%M%S")
     path = Path(output_dir) / f"advisor{suffix}_{stamp}.txt"
+    if path.is_file():  # replaced, as its workbook is (8.3.3 overwrites both)
+        path.unlink()
     write_text_atomic(path, "".join(line + "\n" for line in lines), what="advisor summary")
     try:
         os.chmod(path, 0o640)

@@ -1,7 +1,8 @@
 """The classic command line: ``msprobe -f pytorch|mindspore compare -i compare.json [options]``.
 
-``msprobe_core.cli.main`` hands a command line here when it starts with
-``-f/--framework`` (the 8.3.3 form) or is ``compare -i …``. Note that ``-f`` before
+``msprobe`` offers a command line it cannot parse itself to the plugins
+(``msprobe_claim_command_line``); this plugin claims those that start with
+``-f/--framework`` (the 8.3.3 form) or are ``compare -i …``. Note that ``-f`` before
 ``compare`` names the framework and after it asks for fuzzy matching, as in msprobe.
 """
 
@@ -11,6 +12,8 @@ import logging
 from pathlib import Path
 
 import click
+
+from msprobe_core.registry import CommandLineClaim
 
 log = logging.getLogger("msprobe")
 BUILTIN = "__builtin__"
@@ -83,9 +86,13 @@ def classic_compare(ctx: click.Context, **kw: object) -> None:
     run_compare_json(Path(kw["input_path"]), opts, diff_analyze=bool(kw["diff_analyze"]))
 
 
-def main_classic(args: list[str], debug: bool = False) -> int:
-    """Run a classic command line; returns the exit code (errors become messages in ``cli.guarded``)."""
-    from msprobe_core.cli import guarded
+def claim(args: list[str]) -> CommandLineClaim | None:
+    """The classic command line as a claim for ``msprobe`` to run (``None``: not the classic form).
+
+    Errors of the run become messages and exit codes in ``msprobe_core.cli.guarded``, as for every command.
+    """
+    if not is_classic(args):
+        return None
 
     def run() -> None:
         framework, rest = _split_framework(args)
@@ -101,4 +108,4 @@ def main_classic(args: list[str], debug: bool = False) -> int:
         framework = None
     # the command a usage error's hint names ('msprobe -f pytorch compare --help')
     prog = f"msprobe -f {framework} compare" if framework in FRAMEWORKS else "msprobe"
-    return guarded(run, debug=debug, command_path=prog)
+    return CommandLineClaim(run, command_path=prog)

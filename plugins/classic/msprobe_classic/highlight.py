@@ -10,6 +10,7 @@ seconds. Only the rows that a rule hits are visited in Python, to attach message
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS
 
-from .table import ERR, REQ_GRAD_CONSIST, LegacyTable
+from .table import REQ_GRAD_CONSIST
 
 NONE, RED, YELLOW = 0, 1, 2
 OVERFLOW = frozenset({"nan\t", "inf\t", "-inf\t", "nan", "inf", "-inf"})
@@ -153,15 +154,18 @@ def _overflow(values: list[Any]) -> np.ndarray:
     return np.fromiter((hit(v) for v in values), dtype=bool, count=len(values))
 
 
-def find_rows(table: LegacyTable) -> Highlight:
-    """Evaluate every rule of §7.2 over ``table``; nothing is changed in the table."""
-    n = len(table)
+def find_rows(mode: str, data: Mapping[str, Sequence[Any]], api_key: list[str], state: list[str]) -> Highlight:
+    """Evaluate every rule of §7.2 over the columns ``data`` of a classic table of ``mode``; nothing is changed.
+
+    ``api_key``/``state``: per row, the dump key of the API the row belongs to and its state
+    (``input``, ``output``…), which make 8.3.3's API batches (:func:`api_batches`).
+    """
+    n = len(api_key)
     colour = np.zeros(n, dtype=np.int8)
     messages: dict[int, list[str]] = {}
-    if table.mode == MODE_MD5 or n == 0:
+    if mode == MODE_MD5 or n == 0:
         return Highlight(colour, messages)
-    data = table.data
-    stats = table.mode == MODE_STATISTICS
+    stats = mode == MODE_STATISTICS
     diff_col = "Max diff" if stats else "MaxAbsErr"
     diff_ok, diff = _nums(data[diff_col])
     nmax_ok, _ = _nums(data["NPU max"])
@@ -181,7 +185,7 @@ def find_rows(table: LegacyTable) -> Highlight:
         red[i] = [MSG_MAX_DIFF]
 
     # output vs input pairs, all APIs at once
-    batches = np.array([b[:3] for b in api_batches(table.api_key, table.state)], dtype=np.int64).reshape(-1, 3)
+    batches = np.array([b[:3] for b in api_batches(api_key, state)], dtype=np.int64).reshape(-1, 3)
     starts, pends, oends = batches[:, 0], batches[:, 1], batches[:, 2]
     n_in, n_out = pends - starts, oends - pends
     out_rows = _ranges(pends, n_out)
@@ -229,7 +233,7 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _pair_rules(
-    data: dict[str, list[Any]], stats: bool, diff: np.ndarray, pin: np.ndarray, pout: np.ndarray
+    data: Mapping[str, Sequence[Any]], stats: bool, diff: np.ndarray, pin: np.ndarray, pout: np.ndarray
 ) -> list[tuple[np.ndarray, str, int]]:
     """Per-pair masks of the comparison rules, in 8.3.3's rule order."""
     rules: list[tuple[np.ndarray, str, int]] = []
@@ -259,16 +263,15 @@ def _pair_rules(
     return rules
 
 
-def apply_messages(table: LegacyTable, hl: Highlight) -> None:
-    """Append the highlight messages to ``Err_message`` (red rows get only red messages)."""
-    if table.mode == MODE_MD5 or ERR not in table.data:
-        return
-    err = table.data[ERR]
+def apply_messages(err: Sequence[str], hl: Highlight) -> list[str]:
+    """``Err_message`` with the highlight messages appended (red rows get only red messages)."""
+    err = list(err)
     for row, msgs in hl.messages.items():
         text = err[row]
         for msg in msgs:
             text = msg if text == "" else f"{text}\n{msg}"
         err[row] = text
+    return err
 
 
 __all__ = ["Highlight", "api_batches", "find_rows", "apply_messages", "NONE", "RED", "YELLOW"]

@@ -1,221 +1,136 @@
-"""The classic-interface plugin: msprobe 8.3.3's reading and matching, through the core hooks.
+"""msprobe-classic's hook implementations (entry point ``classic``): msprobe 8.3.3 through the core's stages.
 
-It is registered only in the plugin host that classic compares use
-(:func:`legacy_host`), so the 26.2.0 interface is never affected. Everything here
-is active only for options built by the classic interface (``options.extra["legacy"]``).
+A classic compare runs the core engine's stages (discover → load → normalise → match →
+metrics → verdicts → write); what 8.3.3 does differently is registered here, and is active
+only for options the classic interface built (:func:`msprobe_classic.settings.is_classic`):
 
-* ``msprobe_load_dump``: every ``data`` key is read (:mod:`.loader`);
-* a normaliser that turns compare keys into *(name, shape)*: 8.3.3 matches on both and
-  has no backward re-numbering (``-dm`` matches on the name alone);
-* the 8.3.3 fuzzy matcher (``-f``): two queues, call numbers removed, shapes equal.
+* ``msprobe_claim_command_line``: ``msprobe -f pytorch|mindspore compare -i compare.json …`` (:mod:`.cli`);
+* ``msprobe_load_dump``: every ``data`` key is read (:mod:`.loader`), the ``-f`` framework for dumps
+  that name none, the stack file compare.json names;
+* a normaliser giving *(name, shape)* compare keys, and the mapper ``classic`` at the head of the
+  chain: 8.3.3's fuzzy matcher (``-f``), the ``-am/-cm/-lm`` joins with shapes, 8.3.3's dtype gate
+  (:mod:`.matching`);
+* one whole-table metric set per dump mode: the classic columns and cells (:mod:`.table`, :mod:`.tensor`);
+* the verdict rules ``classic`` (``Accuracy Reached or Not``, ``Result``, ``Err_message``; instead of the
+  core's ``msprobe`` rule) and ``classic-highlight`` (red/yellow rows) (:mod:`.verdicts`);
+* the writer ``classic-xlsx``: the workbook with its fills, and the advisor (:mod:`.xlsx`, :mod:`.advisor`).
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 from msprobe_core.hookspecs import hookimpl
-from msprobe_core.model import CompareOptions, DumpTable, MatchResult
-from msprobe_core.registry import MapperSpec, MatchContext, NormalizerSpec, PluginHost
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
+from msprobe_core.registry import (
+    CommandLineClaim,
+    CompareJob,
+    MapperSpec,
+    MetricSpec,
+    NormalizerSpec,
+    VerdictSpec,
+    WriterSpec,
+)
 
-log = logging.getLogger("msprobe")
-KEY_SEP = "\x00"
-_HOST: PluginHost | None = None
+from .matching import CLASSIC_MAPPER, classic_keys, classic_match
+from .settings import is_classic, settings_of
 
-
-def is_legacy(options: CompareOptions) -> bool:
-    """Whether these options come from the classic interface."""
-    return bool(options.extra.get("legacy"))
-
-
-def _shape_text(shape: str | None) -> str:
-    return "None" if shape is None else shape
-
-
-def legacy_keys(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
-    """Compare keys as 8.3.3 builds them: row name and shape (name alone with a data mapping)."""
-    if not is_legacy(options):
-        return keys
-    if options.data_mapping or options.layer_mapping:
-        return list(table.name)
-    return [f"{n}{KEY_SEP}{_shape_text(s)}" for n, s in zip(table.name, table.shape)]
-
-
-def rename_api(name: str) -> str:
-    """8.3.3 ``Match.rename_api``: drop the call counter (``X.op.3.forward.output.0`` → ``X.op.forward.output.0``)."""
-    if "forward" not in name and "backward" not in name:
-        return name
-    process = "forward" if "forward" in name else "backward"
-    head, _, tail = name.partition(process)
-    return head.rsplit(".", 2)[0] + "." + process + tail
-
-
-def fuzzy_match(names_t: list[str], shapes_t: list[str], names_g: list[str], shapes_g: list[str]) -> MatchResult:
-    """8.3.3 ``Match.process_fuzzy_match``: pair rows whose names differ only in call numbers.
-
-    Unlike 8.3.3, an NPU row left without a partner is written as unmatched in every dump
-    mode (8.3.3 crashes in statistics and md5 mode).
-    """
-    key_t = [(rename_api(n), s) for n, s in zip(names_t, shapes_t)]
-    key_g = [(rename_api(n), s) for n, s in zip(names_g, shapes_g)]
-    t_out: list[int] = []
-    g_out: list[int] = []
-    npu_q: list[int] = []
-    bench_q: list[int] = []
-
-    def check(i: int, j: int) -> bool:
-        if key_t[i] == key_g[j]:
-            return True
-        log.warning("%s and %s can not fuzzy match", names_t[i], names_g[j])
-        return False
-
-    n_t, n_g = len(names_t), len(names_g)
-    for i in range(max(n_t, n_g)):
-        if i < n_t:
-            npu_q.append(i)
-        if i < n_g:
-            bench_q.append(i)
-        if bool(npu_q) ^ bool(bench_q):
-            break
-        hit = _match_op(npu_q, bench_q, check)
-        if hit is None:
-            continue
-        n_point, b_point = hit
-        for k in npu_q[:n_point]:
-            t_out.append(k)
-            g_out.append(-1)
-        t_out.append(npu_q[n_point])
-        g_out.append(bench_q[b_point])
-        del npu_q[: n_point + 1]
-        del bench_q[: b_point + 1]
-    for k in npu_q:
-        t_out.append(k)
-        g_out.append(-1)
-    return MatchResult(target=t_out, golden=g_out)
-
-
-def _match_op(npu_q: list[int], bench_q: list[int], check: Any) -> tuple[int, int] | None:
-    last_n, last_b = len(npu_q) - 1, len(bench_q) - 1
-    for b_index in range(last_b):
-        if check(npu_q[last_n], bench_q[b_index]):
-            return last_n, b_index
-    if check(npu_q[last_n], bench_q[last_b]):
-        return last_n, last_b
-    for n_index in range(last_n):
-        if check(npu_q[n_index], bench_q[last_b]):
-            return n_index, last_b
-    return None
-
-
-def _fuzzy(ctx: MatchContext) -> MatchResult:
-    t, g = ctx.target, ctx.golden
-    return fuzzy_match(
-        t.name, [_shape_text(s) for s in t.shape], g.name, [_shape_text(s) for s in g.shape]
-    )
-
-
-def _fuzzy_applies(options: CompareOptions) -> bool:
-    return (
-        is_legacy(options)
-        and options.fuzzy_match
-        and not (options.data_mapping or options.layer_mapping or options.api_mapping or options.cell_mapping)
-    )
-
-
-def shape_filter(match: MatchResult, target_shapes: list[str | None], golden_shapes: list[str | None]) -> MatchResult:
-    """Keep only pairs whose shapes agree: a name join turned into 8.3.3's (name, shape) join.
-
-    A target row whose every partner has another shape stays once, unmatched.
-    """
-    t_out: list[int] = []
-    g_out: list[int] = []
-    k, n = 0, len(match.target)
-    while k < n:
-        i = match.target[k]
-        end = k
-        while end < n and match.target[end] == i:
-            end += 1
-        kept = [j for j in match.golden[k:end] if j >= 0 and target_shapes[i] == golden_shapes[j]]
-        for j in kept or [-1]:
-            t_out.append(i)
-            g_out.append(j)
-        k = end
-    return MatchResult(target=t_out, golden=g_out, dtype_gate=match.dtype_gate, notes=match.notes)
-
-
-#: the names of this plugin's mappers, at the head of the chain of mappers
-FUZZY_MAPPER, NAME_MAPPER = "legacy-fuzzy", "legacy-name-mapping"
-
-
-def _mapped(ctx: MatchContext) -> MatchResult:
-    """``-am``/``-cm``/``-lm`` in the classic interface: the mapping plugin's keys, joined with shapes."""
-    from dataclasses import replace
-
-    plain = replace(ctx, target_keys=list(ctx.target.name), golden_keys=list(ctx.golden.name))
-    if ctx.options.cell_mapping and not ctx.options.api_mapping:
-        match = _cell_mapped(plain)
-    else:  # the mapping plugin's mapper, as the rest of the chain picks it
-        match = plain.run_after(NAME_MAPPER)
-    if not match.dtype_gate:  # a data mapping is active: 8.3.3 joins on the name alone
-        return match
-    return shape_filter(match, ctx.target.shape, ctx.golden.shape)
-
-
-def _cell_mapped(ctx: MatchContext) -> MatchResult:
-    """``-cm``: 8.3.3 knows only exact ``{cell_name}.{class_name}`` rules (no substring rules)."""
-    try:
-        from msprobe_mindspore import mappers as ms_mappers
-        from msprobe_mindspore import mapping as ms_mapping
-    except ImportError:
-        from msprobe_core.errors import UsageError
-
-        raise UsageError("-cm/--cell_mapping needs the msprobe-mindspore plugin") from None
-
-    from msprobe_core.matching import join_on_keys
-
-    value = ctx.options.cell_mapping
-    cell_map = ms_mapping.load_cell_mapping_yaml(value) if isinstance(value, (str, Path)) else None
-    keys = ms_mapping.cell_mapping_keys(ms_mappers.table_rows(ctx.target), None, cell_map, substring_rules=False)
-    active, _ = ms_mappers.data_mapping_active(ctx)
-    match = join_on_keys(keys, ctx.golden_keys)
-    match.dtype_gate = not active
-    return match
-
-
-def _mapped_applies(options: CompareOptions) -> bool:
-    return is_legacy(options) and bool(options.api_mapping or options.cell_mapping or options.layer_mapping)
+#: the output format of classic runs
+WRITER = "classic-xlsx"
 
 
 @hookimpl
-def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
+    """``msprobe -f FRAMEWORK compare -i compare.json …`` and ``msprobe compare -i compare.json …``."""
+    from .cli import claim
+
+    return claim(args)
+
+
+@hookimpl
+def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
     """Classic compares read every ``data`` key, as 8.3.3 does."""
-    if not is_legacy(options) or path.is_dir():
+    settings = settings_of(options)
+    if settings is None or path.is_dir():
         return None
     from .loader import load_legacy_dump
 
-    return load_legacy_dump(path)
+    table = load_legacy_dump(path)
+    if not table.framework and settings.framework:
+        table.framework = settings.framework
+    if job is not None and path == job.target:
+        if not settings.stack:
+            table.stack = {}  # no NPU_Stack_Info: no stack.json is read (the core reads one beside a dump it finds)
+        elif settings.stack_path is not None:
+            from msprobe_core.dumpjson import load_stack
+
+            table.stack = load_stack(settings.stack_path)
+    return table
 
 
 @hookimpl
 def msprobe_register_normalizers(register: Any) -> None:
     """(name, shape) compare keys for classic compares, after every other normaliser."""
-    register(NormalizerSpec("legacy-name-shape", legacy_keys, order=10_000))
+    register(NormalizerSpec("classic-name-shape", classic_keys, order=10_000))
 
 
 @hookimpl
 def msprobe_register_mappers(register: Any) -> None:
-    """The 8.3.3 fuzzy matcher for ``-f``, and (name, shape) joins of the ``-am``/``-cm``/``-lm`` keys."""
-    register(MapperSpec(FUZZY_MAPPER, _fuzzy, applies=_fuzzy_applies, before=(NAME_MAPPER,)))
-    register(MapperSpec(NAME_MAPPER, _mapped, applies=_mapped_applies, before=("api-mapping", "data-mapping", "fuzzy")))
+    """``classic``, ahead of every other mapper: 8.3.3's ``-f``, mapping joins and dtype gate."""
+    register(MapperSpec(CLASSIC_MAPPER, classic_match, applies=is_classic,
+                        before=("api-mapping", "cell-mapping", "layer-mapping", "data-mapping", "fuzzy", "exact")))
 
 
-def legacy_host() -> PluginHost:
-    """The plugin host of classic compares: the default one plus this plugin."""
-    global _HOST
-    if _HOST is None:
-        import sys
+def classic_columns(ctx: Any) -> dict[str, Any]:
+    """The classic metric set (:func:`msprobe_classic.table.classic_columns`; imported when a classic run needs it)."""
+    from .table import classic_columns as columns
 
-        _HOST = PluginHost(extra_plugins=[sys.modules[__name__]])
-    return _HOST
+    return columns(ctx)
+
+
+def classic_verdicts(ctx: Any) -> dict[str, Any]:
+    """The ``classic`` verdict rule (:func:`msprobe_classic.verdicts.classic_verdicts`)."""
+    from .verdicts import classic_verdicts as verdicts
+
+    return verdicts(ctx)
+
+
+def highlight_rows(ctx: Any) -> dict[str, Any]:
+    """The ``classic-highlight`` verdict rule (:func:`msprobe_classic.verdicts.highlight_rows`)."""
+    from .verdicts import highlight_rows as rows
+
+    return rows(ctx)
+
+
+def highlights(options: CompareOptions) -> bool:
+    """Whether a run is a classic one with highlighting on (``-nhl``/``highlight=False``: off)."""
+    settings = settings_of(options)
+    return settings is not None and settings.highlight
+
+
+def write_classic(table: Any, path: Path, options: CompareOptions) -> list[Path]:
+    """The ``classic-xlsx`` writer (:func:`msprobe_classic.xlsx.write_classic`)."""
+    from .xlsx import write_classic as write
+
+    return write(table, path, options)
+
+
+@hookimpl
+def msprobe_register_metrics(register: Any) -> None:
+    """The classic table of each dump mode (every column but the verdicts), for classic runs."""
+    for mode in (MODE_TENSOR, MODE_STATISTICS, MODE_MD5):
+        register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic))
+
+
+@hookimpl
+def msprobe_register_verdicts(register: Any) -> None:
+    """8.3.3's verdict columns (instead of the core's rule) and its red/yellow highlighting."""
+    register(VerdictSpec("classic", classic_verdicts, applies=is_classic, replaces=("msprobe",)))
+    register(VerdictSpec("classic-highlight", highlight_rows, applies=highlights, after=("classic",)))
+
+
+@hookimpl
+def msprobe_register_writers(register: Any) -> None:
+    """``classic-xlsx``: the classic workbook (fills, more sheets past 1,048,500 rows) and the advisor."""
+    register(WriterSpec(WRITER, ".xlsx", write_classic, accepts_options=True))

@@ -1,48 +1,33 @@
 """Running classic compares: compare.json, file pairs, step directories (spec compare-legacy.md §1-§2, §9).
 
-The stages are the core's: dumps are loaded and rows paired through the plugin host
-(:func:`.plugin.legacy_host` adds 8.3.3's reading and matching rules); this module
-then shapes the classic table (:mod:`.table`, :mod:`.tensor`), colours it
-(:mod:`.highlight`), writes it (:mod:`.xlsx`) and runs the advisor (:mod:`.advisor`).
+The stages are the core engine's (``load_pair``, ``match_tables``, ``build_result``,
+``write_result``); this plugin's hooks make them read, match, judge and write as 8.3.3
+does (:mod:`msprobe_classic.plugin`). What is left here is the classic front end:
+compare.json, 8.3.3's checks and warnings before a compare, its job names, and its way
+of going on with the next rank when one fails. Kernel dumps (``rank_id``/``step_id``)
+and ``-da`` are plain core runs.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.dumpjson import load_stack, read_json_file
-from msprobe_core.engine import check_pair, resolve_frameworks
-from msprobe_core.errors import InputError, TensorReadError, UsageError
+from msprobe_core.dumpjson import read_json_file
+from msprobe_core.engine import account_unrecognised, build_result, load_pair, match_tables, write_result
+from msprobe_core.errors import InputError, UsageError
 from msprobe_core.logs import banner_end
-from msprobe_core.matching import apply_dtype_gate
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CompareOptions, DumpTable, MatchResult
-from msprobe_core.registry import MatchContext, PluginHost
-from msprobe_core.tensor_stage import safe_tensor_path
+from msprobe_core.model import CompareOptions
+from msprobe_core.outputs import run_stamp
+from msprobe_core.registry import CompareJob, PluginHost, get_host
+from msprobe_core.result import ResultTable
 
-from . import advisor, highlight, table, tensor, xlsx
-from .plugin import legacy_host
+from .settings import KEY, ClassicSettings
 
 log = logging.getLogger("msprobe")
-
-FLOAT_GROUPS = (
-    frozenset({"Float16", "Float32", "BFloat16"}),
-    frozenset({"torch.float16", "torch.float32", "torch.bfloat16"}),
-)
-_KINDS = {
-    **{n: "int" for n in ("Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int64", "UInt64")},
-    **{f"torch.{n}": "int" for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")},
-    **{n: "float" for n in ("Float16", "Float32", "Float64", "BFloat16")},
-    **{f"torch.{n}": "float" for n in ("float16", "float32", "float64", "bfloat16")},
-    "Bool": "bool",
-    "torch.bool": "bool",
-    "Complex64": "complex",
-    "Complex128": "complex",
-    "torch.complex64": "complex",
-    "torch.complex128": "complex",
-}
+_HOST: PluginHost | None = None
 
 
 @dataclass
@@ -61,14 +46,17 @@ class ClassicOptions:
     layer_mapping: Any = None
     is_print_compare_log: bool = True
     workers: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
-    def core_options(self) -> CompareOptions:
-        """The core options that make the plugin host read and match like 8.3.3."""
+    def core_options(self, stack: bool = False, stack_path: Path | None = None) -> CompareOptions:
+        """The options of one classic compare through the core engine (``stack``: write ``NPU_Stack_Info``)."""
+        from .plugin import WRITER
+
         ms = self.framework != "pytorch"
+        settings = ClassicSettings(framework=self.framework, highlight=self.highlight,
+                                   auto_analyze=self.auto_analyze, stack=stack, stack_path=stack_path)
         return CompareOptions(
             output_dir=Path(self.output_dir),
-            output_format="xlsx",
+            output_format=WRITER,
             fuzzy_match=self.fuzzy_match,
             data_mapping=self.data_mapping or None,
             tensor_log=self.is_print_compare_log,
@@ -78,7 +66,7 @@ class ClassicOptions:
                 "cell_mapping": (self.cell_mapping or None) if ms else None,
                 "layer_mapping": (self.layer_mapping or None) if ms else None,
             },
-            extra={"legacy": True, **self.extra},
+            extra={KEY: settings},
         )
 
 
@@ -88,33 +76,26 @@ class Outcome:
 
     result: Path | None = None
     advisor: Path | None = None
-    table: table.LegacyTable | None = None
-    advice: advisor.Advice | None = None
-    highlighted: highlight.Highlight | None = None
+    table: ResultTable | None = None
 
 
-def _gate(cross: bool):
-    def compatible(a: str | None, b: str | None) -> bool:
-        if cross:
-            a = _KINDS.get(a, a) if a is not None else a
-            b = _KINDS.get(b, b) if b is not None else b
-            if a == b:
-                return True
-        return any(a in g and b in g for g in FLOAT_GROUPS)
+def classic_host() -> PluginHost:
+    """The plugin host of classic compares: the process-wide one, with this plugin registered in it.
 
-    return compatible
+    The entry point registers it; a host that did not load it (autoloading switched off,
+    ``MSPROBE_PLUGIN_DISTRIBUTIONS`` without msprobe-classic) gets a host of its own with it.
+    """
+    global _HOST
+    from . import plugin
 
-
-def legacy_match(target: DumpTable, golden: DumpTable, options: CompareOptions, host: PluginHost) -> MatchResult:
-    """Pair rows: the host's normalisers and mapper, then 8.3.3's dtype gate."""
-    tf, gf = resolve_frameworks(target, golden, host)
-    tkeys = host.compare_keys(target, "target", options, list(target.name))
-    gkeys = host.compare_keys(golden, "golden", options, list(golden.name))
-    ctx = MatchContext(target, golden, tkeys, gkeys, options, tf is not gf, host)
-    match = host.mapper_for(options, kind=target.kind).run(ctx)
-    if match.dtype_gate:
-        match = apply_dtype_gate(match, target.dtype, golden.dtype, _gate(tf is not gf))
-    return match
+    host = get_host()
+    if host.pm.is_registered(plugin):
+        return host
+    if _HOST is None:
+        _HOST = PluginHost()  # the environment may let the entry point load it here (the host given was built without)
+        if not _HOST.pm.is_registered(plugin):
+            _HOST = PluginHost(extra_plugins=[plugin])
+    return _HOST
 
 
 def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tuple[bool, Path | None]:
@@ -158,141 +139,37 @@ def compare_files(
     log.info("Please check whether the input data belongs to you. If not, there may be security risks.")
     out_dir = Path(opts.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
-    host = legacy_host()
-    options = opts.core_options()
-    target = host.load_dump(npu_json, options)
-    golden = host.load_dump(bench_json, options)
-    for t in (target, golden):
-        if not t.framework and opts.framework:
-            t.framework = opts.framework
-    _warn_unrecognised(target, golden)
-    check_pair(target, golden)
-    if target.mode == MODE_TENSOR:
-        for t in (target, golden):
-            if t.tensor_dir is None or not t.tensor_dir.is_dir():
-                raise InputError("tensor dump has no dump_tensor_data directory next to it", path=t.source)
+    # the stack file compare.json names is read by this plugin's loader; stack.json beside the dump by the core
+    explicit = stack_path if stack_mode and stack_json else None
+    options = opts.core_options(stack=stack_mode, stack_path=explicit)
+    prefix = "debug_compare_result" if kind == "debug" else "compare_result"
+    job = CompareJob(npu_json, bench_json, out_dir, f"{prefix}{suffix}", label=npu_json.parent.name)
+    return run_job(job, options, classic_host())
+
+
+def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outcome:
+    """The core engine's stages for one classic job: load, match, metrics and verdicts, write."""
+    target, golden = load_pair(job, options, host)
+    account_unrecognised(job, target, golden)
     if not len(target.apis):
         log.warning("No APIs found in dump.json.")
-    match = legacy_match(target, golden, options, host)
+    match = match_tables(target, golden, options, host)
     if not match.target:
         log.warning("Can`t match any op. No compare result file generated.")
         return Outcome()
-    stack = load_stack(stack_path) if stack_mode and stack_path is not None else None
-    result = table.build_base(target, golden, match, stack)
-    if result.mode == MODE_STATISTICS:
-        table.stats_columns(result)
-    elif result.mode == MODE_MD5:
-        table.md5_columns(result)
-    else:
-        _tensor_columns(result, target, golden, opts)
-    return _finish(result, kind, out_dir, opts, suffix)
-
-
-def _warn_unrecognised(target: DumpTable, golden: DumpTable) -> None:
-    """Name what the two files held that the loader did not understand (see :mod:`msprobe_core.dialects`)."""
-    from msprobe_core.dialects import merge_records, records_of, warn_unrecognised
-
-    warn_unrecognised(merge_records([records_of(target), records_of(golden)]))
-
-
-def _tensor_columns(result: table.LegacyTable, target: DumpTable, golden: DumpTable, opts: ClassicOptions) -> None:
-    data = result.data
-    n = len(result)
-    err = []
-    for k in range(n):
-        msg = "" if result.matched[k] else table.NO_BENCH
-        if not data[table.REQ_GRAD_CONSIST][k]:
-            msg = table.REQ_GRAD_MSG
-        err.append(msg)
-    # 8.3.3 looks data files up by NPU name: a repeated name uses its last pair
-    pair_of = {name: (a, b) for name, a, b in zip(data["NPU Name"], data["_npu_data"], data["_bench_data"])}
-    cells: list[list[Any]] = [[]] * n
-    msgs = [""] * n
-    tasks: list[tensor.PairTask] = []
-    for k, name in enumerate(data["NPU Name"]):
-        npu_dn, bench_dn = pair_of[name]
-        if str(npu_dn) == "-1":
-            cells[k], msgs[k] = [tensor.UNSUPPORTED] * 6, "NPU does not have data file."
-        elif str(bench_dn) == "-1":
-            cells[k], msgs[k] = [tensor.UNSUPPORTED] * 6, "Bench does not have data file."
-        elif bench_dn == NA:
-            cells[k], msgs[k] = [tensor.UNSUPPORTED] * 6, "Bench api/module unmatched."
-        else:
-            error_file = str([npu_dn, bench_dn])
-            try:
-                npu_path = safe_tensor_path(target.tensor_dir, npu_dn)
-                bench_path = safe_tensor_path(golden.tensor_dir, bench_dn)
-            except TensorReadError:
-                cells[k], msgs[k] = [tensor.UNSUPPORTED] * 6, f"Dump file: {error_file} not found or read failed."
-                continue
-            tasks.append(
-                tensor.PairTask(k, str(npu_path), str(bench_path), target.framework, golden.framework, error_file)
-            )
-    for row, (row_cells, row_msg) in tensor.run(tasks, opts.workers).items():
-        cells[row], msgs[row] = row_cells, row_msg
-    names = data["NPU Name"]
-    bench_names = data["Bench Name"]
-    for c, col in enumerate(table.TENSOR_METRICS):
-        data[col] = [row[c] for row in cells]
-    data[table.ACCURACY] = [tensor.accuracy(row[0], row[2]) for row in cells]
-    for k in range(n):
-        msg = err[k] + msgs[k]
-        if opts.fuzzy_match and names[k] != bench_names[k] and bench_names[k] != NA:
-            msg += tensor.FUZZY_NOTE
-        err[k] = msg
-        if opts.is_print_compare_log:
-            log.info("start compare: %s", names[k])
-            if "does not have data file" in msgs[k] or "Bench api/module unmatched" in msgs[k]:
-                log.info("[%s] Compare result: %s ", names[k], msg)
-            else:
-                c = cells[k]
-                log.info(
-                    "[%s] Compare result: cosine %s, euc_dist %s, max_abs_err %s, max_relative_err %s, "
-                    "one_thousand_err_ratio %s, five_thousand_err_ratio %s, %s",
-                    names[k], c[0], c[1], c[2], c[3], c[4], c[5], msg,
-                )
-    data[table.ERR] = err
-    data[table.DATA_NAME] = [str([a, b]) for a, b in zip(data["_npu_data"], data["_bench_data"])]
-
-
-def _finish(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOptions, suffix: str) -> Outcome:
-    from msprobe_core.outputs import run_stamp
-
-    with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another run writes in this very second
-        return _write_outcome(result, kind, out_dir, opts, suffix, stamp)
-
-
-def _write_outcome(result: table.LegacyTable, kind: str, out_dir: Path, opts: ClassicOptions, suffix: str,
-                   stamp: str) -> Outcome:
-    prefix = "debug_compare_result" if kind == "debug" else "compare_result"
-    path = out_dir / f"{prefix}{suffix}_{stamp}.xlsx"
-    if path.exists():
-        log.warning("%s will be deleted.", path)
-        path.unlink()
-    outcome = Outcome(table=result)
-    log.info("Saving result excel file in progress. The file path is: %s.", path.resolve())
-    colour = None
-    if opts.highlight and kind == "dump":
-        hl = highlight.find_rows(result)
-        highlight.apply_messages(result, hl)
-        colour = hl.colour
-        outcome.highlighted = hl
-    if opts.highlight:
-        log.info("Coloring Excel in progress.")
-    outcome.result = xlsx.write_workbook(path, result.columns, result.rows(), len(result), colour, opts.highlight)
-    if opts.auto_analyze:
-        outcome.advice = advisor.analyse(result)
-        outcome.advisor = advisor.write_advice(outcome.advice, out_dir, suffix, stamp)
+    table = build_result(target, golden, match, options, host)
+    # not the name another run writes into this directory in this very second (msprobe_core.outputs.run_stamp)
+    with run_stamp(Path(job.output_dir), keep_earlier=False) as stamp:
+        files = write_result(table, job, options, stamp, host)
     banner_end(log)
-    return outcome
+    return Outcome(result=files[0], advisor=files[1] if len(files) > 1 else None, table=table)
 
 
 def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[Outcome]:
     """compare_distributed: every rank pair of two step directories (mixed graph/pynative dumps too)."""
     from msprobe_core.discover import discover_jobs
 
-    options = opts.core_options()
-    jobs = discover_jobs(Path(npu_dir), Path(bench_dir), options)
+    jobs = discover_jobs(Path(npu_dir), Path(bench_dir), opts.core_options())
     outcomes = []
     for job in jobs:
         if job.extra.get("missing"):
@@ -349,7 +226,6 @@ def _ids(value: Any, what: str) -> str:
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
     from msprobe_core.engine import run_jobs
-    from msprobe_core.registry import get_host
 
     options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
     host = get_host()

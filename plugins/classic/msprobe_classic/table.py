@@ -1,46 +1,44 @@
-"""The classic result table (msprobe 8.3.3, spec compare-legacy.md §5-§6).
+"""The columns of the classic result table, as msprobe 8.3.3 writes them (spec compare-legacy.md §5-§6).
 
-Built from the core's loaded tables and matched row pairs; this module only shapes
-cells the way 8.3.3 writes them: ``None``-valued dtypes/shapes/statistics become the
-text ``None``, missing bench cells ``N/A``, statistics diffs are numbers with
-``x%`` relative errors, ``Result``/``Err_message`` use 8.3.3's plain sentences.
+The classic metric sets (``MetricSpec(..., whole_table=True)``) of this plugin build every
+column of a classic table but the verdicts, from the core's loaded tables and matched row
+pairs: ``None``-valued dtypes/shapes/statistics become the text ``None``, missing bench cells
+``N/A``, statistics diffs are numbers with ``x%`` relative errors. The verdict columns
+(``Result``, ``Err_message``, ``Accuracy Reached or Not``) come from the verdict rules
+(:mod:`.verdicts`), which the core places after ``Requires_grad Consistent``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
-from msprobe_core.result import STAT_VALUE_COLUMNS, STATS_METRIC_COLUMNS
+from msprobe_core.result import (
+    COMMON_COLUMNS,
+    DATA_NAME_COLUMN,
+    MD5_COLUMNS,
+    STACK_COLUMN,
+    STAT_VALUE_COLUMNS,
+    STATS_METRIC_COLUMNS,
+    TENSOR_METRIC_COLUMNS,
+    data_name_column,
+    stack_column,
+)
+from msprobe_core.strtod import pandas_strtod
 
-BASIC = [
-    "NPU Name",
-    "Bench Name",
-    "NPU Dtype",
-    "Bench Dtype",
-    "NPU Tensor Shape",
-    "Bench Tensor Shape",
-    "NPU Requires_grad",
-    "Bench Requires_grad",
-]
-TENSOR_METRICS = [
-    "Cosine",
-    "EucDist",
-    "MaxAbsErr",
-    "MaxRelativeErr",
-    "One Thousandth Err Ratio",
-    "Five Thousandths Err Ratio",
-]
+BASIC = COMMON_COLUMNS
+TENSOR_METRICS = TENSOR_METRIC_COLUMNS
 STATS_DIFFS = STATS_METRIC_COLUMNS
 STAT_VALUES = STAT_VALUE_COLUMNS
 REQ_GRAD_CONSIST = "Requires_grad Consistent"
 ACCURACY = "Accuracy Reached or Not"
 RESULT = "Result"
 ERR = "Err_message"
-STACK = "NPU_Stack_Info"
-DATA_NAME = "Data_name"
+STACK = STACK_COLUMN
+DATA_NAME = DATA_NAME_COLUMN
+#: the columns the verdict rules give, by mode
+VERDICT_COLUMNS = {MODE_TENSOR: (ACCURACY,), MODE_STATISTICS: (RESULT, ERR), MODE_MD5: (RESULT,)}
 
 NO_BENCH = "No bench data matched."
 NEED_CHECK = "Need double check api accuracy. "
@@ -51,6 +49,8 @@ DIFFERENT = "Different"
 NAN_TEXT = "Nan"
 MAGNITUDE = 0.5
 EPSILON = 1e-10
+#: ``meta`` key of a statistics result: per row, whether a diff is large against its statistic (``Warning``)
+MAGNITUDE_WARNINGS = "classic_magnitude_warnings"
 
 
 def header(mode: str, stack: bool) -> list[str]:
@@ -60,39 +60,12 @@ def header(mode: str, stack: bool) -> list[str]:
     elif mode == MODE_STATISTICS:
         cols = BASIC + STATS_DIFFS + STAT_VALUES + [REQ_GRAD_CONSIST, RESULT, ERR]
     else:
-        cols = BASIC + ["NPU MD5", "BENCH MD5", REQ_GRAD_CONSIST, RESULT]
+        cols = BASIC + MD5_COLUMNS + [REQ_GRAD_CONSIST, RESULT]
     if stack:
         cols.append(STACK)
     if mode == MODE_TENSOR:
         cols.append(DATA_NAME)
     return cols
-
-
-@dataclass
-class LegacyTable:
-    """A classic result: columns of cells plus, per row, the dump key and state it came from."""
-
-    mode: str
-    columns: list[str]
-    data: dict[str, list[Any]]
-    api_key: list[str]
-    state: list[str]
-    matched: list[bool]
-    kind: str = "dump"
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.api_key)
-
-    def rows(self):
-        """Rows as lists of cells in column order."""
-        return zip(*(self.data[c] for c in self.columns))
-
-    def to_dataframe(self):
-        """The table as a pandas DataFrame."""
-        import pandas as pd
-
-        return pd.DataFrame({c: self.data[c] for c in self.columns}, columns=self.columns)
 
 
 def _text(value: str | None) -> str:
@@ -110,78 +83,6 @@ def _stat(value: Any) -> Any:
     return value
 
 
-_POW10 = [float(f"1e{i}") for i in range(309)]
-_INF_WORDS = {"inf": math.inf, "-inf": -math.inf, "+inf": math.inf, "infinity": math.inf,
-              "-infinity": -math.inf, "+infinity": math.inf}
-
-
-def pandas_strtod(text: str) -> float | None:
-    """pandas 2.0's ``precise_xstrtod``, which 8.3.3's ``pd.to_numeric(values.astype(str))`` uses.
-
-    It keeps at most 17 digits (leading zeros included) and scales by one power of ten, so it
-    can differ from Python's correctly rounded ``float()`` in the last bits. The statistics
-    diffs and their ``x%`` relative errors are computed from these values, so reproducing the
-    parse is what makes those cells agree with msprobe digit for digit. ``None``: not a number.
-    """
-    n = len(text)
-    p = 0
-    while p < n and text[p] in " \t\n\r\f\v":
-        p += 1
-    negative = False
-    if p < n and text[p] in "+-":
-        negative = text[p] == "-"
-        p += 1
-    number = 0.0
-    exponent = num_digits = num_decimals = 0
-    while p < n and "0" <= text[p] <= "9":
-        if num_digits < 17:
-            number = number * 10.0 + (ord(text[p]) - 48)
-            num_digits += 1
-        else:
-            exponent += 1
-        p += 1
-    if p < n and text[p] == ".":
-        p += 1
-        while num_digits < 17 and p < n and "0" <= text[p] <= "9":
-            number = number * 10.0 + (ord(text[p]) - 48)
-            p += 1
-            num_digits += 1
-            num_decimals += 1
-        if num_digits >= 17:
-            while p < n and "0" <= text[p] <= "9":
-                p += 1
-        exponent -= num_decimals
-    if num_digits == 0:
-        return _INF_WORDS.get(text.strip().lower())
-    if negative:
-        number = -number
-    if p < n and text[p] in "eE":
-        p += 1
-        neg_exp = False
-        if p < n and text[p] in "+-":
-            neg_exp = text[p] == "-"
-            p += 1
-        digits = value = 0
-        while digits < 17 and p < n and "0" <= text[p] <= "9":
-            value = value * 10 + (ord(text[p]) - 48)
-            digits += 1
-            p += 1
-        exponent += -value if neg_exp else value
-        if digits == 0:
-            p -= 1
-    while p < n and text[p] in " \t\n\r\f\v":
-        p += 1
-    if p != n:
-        return None
-    if exponent > 308:
-        return None
-    if exponent > 0:
-        return number * _POW10[exponent]
-    if exponent < -308:
-        return 0.0 if exponent < -616 else number / _POW10[-308 - exponent] / _POW10[308]
-    return number / _POW10[-exponent]
-
-
 def _number(value: Any) -> float | None:
     """``pd.to_numeric(str(value), errors='coerce')`` as pandas 2.0 computes it; ``None`` when not numeric."""
     return pandas_strtod(str(value))
@@ -191,18 +92,19 @@ def _is_num_or_nan(value: Any) -> bool:
     return _number(value) is not None or str(value).lower() == "nan"
 
 
-def build_base(
-    target: DumpTable, golden: DumpTable, match: MatchResult, stack: dict[str, list[str]] | None
-) -> LegacyTable:
-    """Name, dtype, shape, requires_grad, statistics and stack cells of every matched row."""
+def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, list[Any]]:
+    """Name, dtype, shape, requires_grad and statistics (or md5) cells of every matched row, 8.3.3's spelling.
+
+    Tensor mode also gets ``_npu_data``/``_bench_data``, the tensor file of each side (not columns).
+    """
     mode = target.mode
     ti, gi = match.target, match.golden
-    cols = header(mode, stack is not None)
-    data: dict[str, list[Any]] = {c: [] for c in cols}
-    data["_npu_data"] = []
-    data["_bench_data"] = []
-    api_key, state, matched = [], [], []
-    last_api = -1
+    data: dict[str, list[Any]] = {c: [] for c in BASIC}
+    if mode == MODE_MD5:
+        data.update({c: [] for c in MD5_COLUMNS})
+    else:
+        data.update({c: [] for c in STAT_VALUES})
+    consistent = data[REQ_GRAD_CONSIST] = []
     for i, j in zip(ti, gi):
         has = j >= 0
         data["NPU Name"].append(target.name[i])
@@ -220,7 +122,7 @@ def build_base(
                 data[c].append(NA)
             bench_rg = NA
         data["Bench Requires_grad"].append(bench_rg)
-        data[REQ_GRAD_CONSIST].append(npu_rg == bench_rg)
+        consistent.append(npu_rg == bench_rg)
         if mode == MODE_MD5:
             data["NPU MD5"].append(NA if target.md5[i] is None else target.md5[i])
             data["BENCH MD5"].append(NA if not has or golden.md5[j] is None else golden.md5[j])
@@ -228,32 +130,35 @@ def build_base(
             for side, table, k in (("NPU", target, i), ("Bench", golden, j)):
                 for stat, values in (("max", table.max), ("min", table.min), ("mean", table.mean), ("l2norm", table.norm)):
                     data[f"{side} {stat}"].append(_stat(values[k]) if k >= 0 else NA)
-        if stack is not None:
-            api = target.row_api[i]
-            if api != last_api:
-                lines = stack.get(target.apis[api].key)
-                data[STACK].append(NA if lines is None else str(lines))
-            else:
-                data[STACK].append(NA)
-            last_api = api
-        else:
-            last_api = target.row_api[i]
-        data["_npu_data"].append(target.data_name[i])
-        data["_bench_data"].append(golden.data_name[j] if has else NA)
-        api_key.append(target.apis[target.row_api[i]].key)
-        state.append(target.state[i])
-        matched.append(has)
-    return LegacyTable(mode, cols, data, api_key, state, matched, kind=target.kind)
+    if mode == MODE_TENSOR:
+        data["_npu_data"] = [target.data_name[i] for i in ti]
+        data["_bench_data"] = [golden.data_name[j] if j >= 0 else NA for j in gi]
+    return data
+
+
+def ordered(data: dict[str, Any], mode: str, stack: bool) -> dict[str, Any]:
+    """The columns of ``data`` in 8.3.3's order (:func:`header`); the verdict columns are left to the verdict rules."""
+    verdicts = VERDICT_COLUMNS[mode]
+    return {c: data[c] for c in header(mode, stack) if c not in verdicts}
+
+
+def with_stack_and_data_name(data: dict[str, Any], target: DumpTable, golden: DumpTable, match: MatchResult,
+                             stack: bool) -> None:
+    """Add ``NPU_Stack_Info`` (with ``stack``: the stack on each API's first row) and, in tensor mode, ``Data_name``."""
+    if stack:
+        data[STACK] = stack_column(target, match)
+    if target.mode == MODE_TENSOR:
+        data[DATA_NAME] = data_name_column(target, golden, match)
 
 
 def _pct(value: float) -> str:
     return f"{repr(float(abs(value)))}%"
 
 
-def stats_columns(table: LegacyTable) -> None:
-    """Statistics mode: the diff and relative-error cells, ``Result`` and ``Err_message`` (§6.1)."""
-    data = table.data
-    n = len(table)
+def stats_columns(data: dict[str, list[Any]], matched: list[bool]) -> list[bool]:
+    """Statistics mode: the diff and relative-error cells (§6.1); returns, per row, whether a diff is
+    large against its statistic (``Result`` ``Warning``, decided by the verdict rule)."""
+    n = len(matched)
     warn = [False] * n
     for stat, diff_col, rel_col in (
         ("max", "Max diff", "MaxRelativeErr"),
@@ -265,7 +170,7 @@ def stats_columns(table: LegacyTable) -> None:
         diffs, rels = [], []
         for k in range(n):
             a, b = npu[k], bench[k]
-            if not table.matched[k] or not (_is_num_or_nan(a) and _is_num_or_nan(b)):
+            if not matched[k] or not (_is_num_or_nan(a) and _is_num_or_nan(b)):
                 diffs.append(NA)
                 rels.append(NA)
                 continue
@@ -286,27 +191,26 @@ def stats_columns(table: LegacyTable) -> None:
                 warn[k] = True
         data[diff_col] = diffs
         data[rel_col] = rels
-    result, err = [], []
-    for k in range(n):
-        if not table.matched[k]:
-            result.append(NA)
-            msg = NO_BENCH
-        elif warn[k]:
-            result.append(WARNING)
-            msg = NEED_CHECK
-        else:
-            result.append("")
-            msg = ""
-        if not data[REQ_GRAD_CONSIST][k]:
-            msg += REQ_GRAD_MSG
-        err.append(msg)
-    data[RESULT] = result
-    data[ERR] = err
+    return warn
 
 
-def md5_columns(table: LegacyTable) -> None:
-    """md5 mode: ``pass`` / ``Different`` / ``N/A`` (§6.2)."""
-    a, b = table.data["NPU MD5"], table.data["BENCH MD5"]
-    table.data[RESULT] = [
-        PASS if x == y else (DIFFERENT if m else NA) for x, y, m in zip(a, b, table.matched)
-    ]
+def classic_columns(ctx: Any) -> dict[str, list[Any]]:
+    """The classic metric set of every dump mode (``MetricSpec(whole_table=True)``): all columns but the verdicts.
+
+    ``ctx`` is the core's :class:`~msprobe_core.engine.MetricContext`. Statistics mode leaves its
+    per-row ``Warning`` findings in ``ctx.meta`` (:data:`MAGNITUDE_WARNINGS`) for the verdict rule.
+    """
+    from .settings import settings_of
+
+    settings = settings_of(ctx.options)
+    target, golden, match, options = ctx.target, ctx.golden, ctx.match, ctx.options
+    data = base_columns(target, golden, match)
+    matched = [j >= 0 for j in match.golden]
+    if target.mode == MODE_STATISTICS:
+        ctx.meta[MAGNITUDE_WARNINGS] = stats_columns(data, matched)
+    elif target.mode == MODE_TENSOR:
+        from .tensor import tensor_columns
+
+        tensor_columns(data, matched, target, golden, options.workers, options.fuzzy_match, options.tensor_log)
+    with_stack_and_data_name(data, target, golden, match, settings.stack)
+    return ordered(data, target.mode, settings.stack)

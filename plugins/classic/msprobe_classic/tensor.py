@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.model import NA
+from msprobe_core.errors import TensorReadError
+from msprobe_core.model import NA, DumpTable
+from msprobe_core.tensor_stage import safe_tensor_path
 
 log = logging.getLogger("msprobe")
 
@@ -248,3 +250,68 @@ def run(tasks: Sequence[PairTask], workers: int | None = None) -> dict[int, tupl
             for row, cells, msg in result:
                 out[row] = (cells, msg)
     return out
+
+
+def tensor_columns(data: dict[str, list[Any]], matched: list[bool], target: DumpTable, golden: DumpTable,
+                   workers: int | None, fuzzy: bool, log_rows: bool) -> None:
+    """Tensor mode: the six metric cells of every row and its ``Err_message`` (§6.3), into ``data``.
+
+    ``data`` holds the base cells (:func:`msprobe_classic.table.base_columns`, with the tensor
+    files ``_npu_data``/``_bench_data``); ``log_rows`` logs every row as 8.3.3's
+    ``is_print_compare_log`` does.
+    """
+    from .table import ERR, NO_BENCH, REQ_GRAD_CONSIST, REQ_GRAD_MSG, TENSOR_METRICS
+
+    n = len(matched)
+    err = []
+    for k in range(n):
+        msg = "" if matched[k] else NO_BENCH
+        if not data[REQ_GRAD_CONSIST][k]:
+            msg = REQ_GRAD_MSG
+        err.append(msg)
+    npu_data, bench_data = data.pop("_npu_data"), data.pop("_bench_data")
+    # 8.3.3 looks data files up by NPU name: a repeated name uses its last pair
+    pair_of = {name: (a, b) for name, a, b in zip(data["NPU Name"], npu_data, bench_data)}
+    cells: list[list[Any]] = [[]] * n
+    msgs = [""] * n
+    tasks: list[PairTask] = []
+    for k, name in enumerate(data["NPU Name"]):
+        npu_dn, bench_dn = pair_of[name]
+        if str(npu_dn) == "-1":
+            cells[k], msgs[k] = [UNSUPPORTED] * 6, "NPU does not have data file."
+        elif str(bench_dn) == "-1":
+            cells[k], msgs[k] = [UNSUPPORTED] * 6, "Bench does not have data file."
+        elif bench_dn == NA:
+            cells[k], msgs[k] = [UNSUPPORTED] * 6, "Bench api/module unmatched."
+        else:
+            error_file = str([npu_dn, bench_dn])
+            try:
+                npu_path = safe_tensor_path(target.tensor_dir, npu_dn)
+                bench_path = safe_tensor_path(golden.tensor_dir, bench_dn)
+            except TensorReadError:
+                cells[k], msgs[k] = [UNSUPPORTED] * 6, f"Dump file: {error_file} not found or read failed."
+                continue
+            tasks.append(PairTask(k, str(npu_path), str(bench_path), target.framework, golden.framework, error_file))
+    for row, (row_cells, row_msg) in run(tasks, workers).items():
+        cells[row], msgs[row] = row_cells, row_msg
+    names = data["NPU Name"]
+    bench_names = data["Bench Name"]
+    for c, col in enumerate(TENSOR_METRICS):
+        data[col] = [row[c] for row in cells]
+    for k in range(n):
+        msg = err[k] + msgs[k]
+        if fuzzy and names[k] != bench_names[k] and bench_names[k] != NA:
+            msg += FUZZY_NOTE
+        err[k] = msg
+        if log_rows:
+            log.info("start compare: %s", names[k])
+            if "does not have data file" in msgs[k] or "Bench api/module unmatched" in msgs[k]:
+                log.info("[%s] Compare result: %s ", names[k], msg)
+            else:
+                c = cells[k]
+                log.info(
+                    "[%s] Compare result: cosine %s, euc_dist %s, max_abs_err %s, max_relative_err %s, "
+                    "one_thousand_err_ratio %s, five_thousand_err_ratio %s, %s",
+                    names[k], c[0], c[1], c[2], c[3], c[4], c[5], msg,
+                )
+    data[ERR] = err

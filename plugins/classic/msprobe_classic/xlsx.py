@@ -12,6 +12,7 @@ highlighted too.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from itertools import islice
@@ -21,11 +22,15 @@ from typing import Any
 import numpy as np
 
 from msprobe_core.cells import neutralise
-from msprobe_core.errors import OutputError
+from msprobe_core.errors import OutputError, UsageError
 from msprobe_core.writers import any_formula_like, atomic_path
 from msprobe_core.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
 
 from .highlight import RED, YELLOW
+
+log = logging.getLogger("msprobe")
+#: the result prefixes of the classic interface (the suffix after them, e.g. ``_rank0``, names the advisor file too)
+PREFIXES = ("debug_compare_result", "compare_result")
 
 MAX_SHEET_ROWS = 1_048_500
 RED_RGB = "FFFF0000"
@@ -129,3 +134,35 @@ def write_workbook(
     except OSError as exc:
         raise OutputError(f"cannot write result ({exc.strerror or exc})", path=path) from None
     return path
+
+
+def write_classic(table: Any, path: Path, options: Any) -> list[Path]:
+    """The ``classic-xlsx`` writer: the classic workbook (fills from the highlight rule) and the advisor.
+
+    ``table`` is a result of the classic metric sets and verdict rules; ``path`` is
+    ``{prefix}{suffix}_{timestamp}.xlsx``, and the advisor is ``advisor{suffix}_{timestamp}.txt``
+    beside it (unless ``-c``/``auto_analyze=False``). A file of that name is replaced, with
+    8.3.3's warning.
+    """
+    from . import advisor
+    from .settings import settings_of
+    from .verdicts import FILLS
+
+    settings = settings_of(options)
+    if settings is None:
+        raise UsageError("the classic-xlsx format writes the results of the classic interface "
+                         "(msprobe -f FRAMEWORK compare -i compare.json) only")
+    path = Path(path)
+    if path.exists():
+        log.warning("%s will be deleted.", path)
+        path.unlink()
+    log.info("Saving result excel file in progress. The file path is: %s.", path.resolve())
+    if settings.highlight:
+        log.info("Coloring Excel in progress.")
+    written = [write_workbook(path, table.columns, table.rows(), len(table), table.meta.get(FILLS), settings.highlight)]
+    if settings.auto_analyze:
+        stem, _, stamp = path.stem.rpartition("_")
+        suffix = next((stem[len(p):] for p in PREFIXES if stem.startswith(p)), "")
+        advice = advisor.analyse(table.mode, table.data)
+        written.append(advisor.write_advice(advice, path.parent, suffix, stamp))
+    return written
