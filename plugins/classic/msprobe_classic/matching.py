@@ -189,10 +189,10 @@ def classic_gate(tf: FrameworkSpec, gf: FrameworkSpec) -> Callable[[str | None, 
         return same
 
     def cross(a: str | None, b: str | None) -> bool:
-        if a is None or b is None or tf.dtype_kind is None or gf.dtype_kind is None:
+        if a is None or b is None:
             return False
-        kind = tf.dtype_kind(a)
-        return kind is not None and kind == gf.dtype_kind(b)
+        family = tf.dtype_family(a)
+        return family is not None and family == gf.dtype_family(b)
 
     return cross
 
