@@ -122,12 +122,18 @@ def msprobe_register_metrics(register: Any) -> None:
     register(MetricSpec(MODE_TENSOR, _tensor_columns))
 
 
+def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
+    # the engine is imported when rows are judged, not when the plugins register (which may come
+    # before the CLI's interrupt handling is in place)
+    from .engine import msprobe_verdicts
+
+    return msprobe_verdicts(ctx)
+
+
 @hookimpl
 def msprobe_register_verdicts(register: Any) -> None:
     """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
-    from .engine import msprobe_verdicts
-
-    register(VerdictSpec("msprobe", msprobe_verdicts))
+    register(VerdictSpec("msprobe", _msprobe_verdicts))
 
 
 @hookimpl

@@ -281,7 +281,7 @@ def build_result(
 
 
 #: the column verdict columns new to a table are placed after (msprobe's own verdicts sit there)
-VERDICTS_AFTER = "Requires_grad Consistent"
+VERDICTS_AFTER = C.REQUIRES_GRAD_CONSISTENT
 
 
 def judge_rows(names: list[str], columns: dict[str, Any], ctx: VerdictContext, host: PluginHost) -> list[str]:
@@ -306,7 +306,7 @@ def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
     """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
     dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
     result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal)
-    return {"Result": result, "Err_message": err}
+    return {C.RESULT: result, C.ERR_MESSAGE: err}
 
 
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
