@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msprobe_core import result_columns as C
 from msprobe_core.errors import OutputError
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 from msprobe_core.outputs import write_text_atomic
@@ -83,7 +84,7 @@ def advice_for(name: str) -> str:
 def analyse(mode: str, data: Mapping[str, Sequence[Any]]) -> Advice:
     """Find the first failing row of a finished classic table (columns ``data``) and log what 8.3.3 logs."""
     log.info("Start analyzing the comparison result: %s", _MODE_TEXT.get(mode, mode))
-    names = data["NPU Name"]
+    names = data[C.NPU_NAME]
     if mode == MODE_TENSOR:
         for name, acc in zip(names, data[ACCURACY]):
             if acc == "Unmatched":
@@ -91,7 +92,7 @@ def analyse(mode: str, data: Mapping[str, Sequence[Any]]) -> Advice:
         failing = "No"
         column = data[ACCURACY]
     else:
-        for name, a, b in zip(names, data["NPU Tensor Shape"], data["Bench Tensor Shape"]):
+        for name, a, b in zip(names, data[C.NPU_SHAPE], data[C.BENCH_SHAPE]):
             if a == "Nan" or b == "Nan":
                 log.warning("The tensor name matches but the shape or dtype does not match: %s", name)
         failing = "Different" if mode == MODE_MD5 else "Warning"

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from msprobe_core import result_columns as C
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS
 
 from .table import REQ_GRAD_CONSIST
@@ -166,17 +167,17 @@ def find_rows(mode: str, data: Mapping[str, Sequence[Any]], api_key: list[str], 
     if mode == MODE_MD5 or n == 0:
         return Highlight(colour, messages)
     stats = mode == MODE_STATISTICS
-    diff_col = "Max diff" if stats else "MaxAbsErr"
+    diff_col = C.MAX_DIFF if stats else C.MAX_ABS_ERR
     diff_ok, diff = _nums(data[diff_col])
-    nmax_ok, _ = _nums(data["NPU max"])
-    bmax_ok, _ = _nums(data["Bench max"])
+    nmax_ok, _ = _nums(data[C.NPU_MAX])
+    bmax_ok, _ = _nums(data[C.BENCH_MAX])
     usable = diff_ok & nmax_ok & bmax_ok
 
     red: dict[int, list[str]] = {}
     yellow: dict[int, list[str]] = {}
 
     # single-row rule: overflow / huge max diff
-    over = _overflow(data["NPU max"]) | _overflow(data["NPU min"])
+    over = _overflow(data[C.NPU_MAX]) | _overflow(data[C.NPU_MIN])
     with np.errstate(invalid="ignore"):
         huge = ~over & diff_ok & (np.abs(diff) > 1e10)
     for i in np.flatnonzero(over).tolist():
@@ -243,22 +244,22 @@ def _pair_rules(
         order = np.log10(np.where(dout < 1, 1, dout)) - np.log10(np.where(din < 1, 1, din))
         rules.append((~skip & (order >= 1), MSG_ORDER, YELLOW))
         if stats:
-            ok, rel = _percent(data["MaxRelativeErr"])
+            ok, rel = _percent(data[C.MAX_RELATIVE_ERR])
             out_ok, in_ok = ok[pout], ok[pin]
             r_out, r_in = rel[pout], rel[pin]
             rules.append((out_ok & (r_out > 0.5), MSG_REL_RED, RED))
             rules.append((out_ok & in_ok & (r_out > 0.1) & (r_in < 0.01), MSG_REL_YELLOW, YELLOW))
         else:
-            ok, ratio = _nums(data["One Thousandth Err Ratio"])
+            ok, ratio = _nums(data[C.ONE_THOUSANDTH_ERR_RATIO])
             both = ok[pin] & ok[pout]
             a, b = ratio[pin], ratio[pout]
             one_red = both & (a > 0.9) & (b < 0.6)
             rules.append((one_red, MSG_ONE_RED, RED))
             rules.append((both & ~one_red & (a - b > 0.1), MSG_ONE_YELLOW, YELLOW))
-            ok, cos = _nums(data["Cosine"])
+            ok, cos = _nums(data[C.COSINE])
             rules.append((ok[pin] & ok[pout] & (cos[pin] - cos[pout] > 0.1), MSG_COSINE, YELLOW))
             # the seed documents give yellow rule 3 to tensor mode too (8.3.3 checks statistics only)
-            ok, rel = _nums(data["MaxRelativeErr"])
+            ok, rel = _nums(data[C.MAX_RELATIVE_ERR])
             rules.append((ok[pout] & ok[pin] & (rel[pout] > 0.1) & (rel[pin] < 0.01), MSG_REL_YELLOW, YELLOW))
     return rules
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from msprobe_core import result_columns as C
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
 from msprobe_core.result import (
     COMMON_COLUMNS,
@@ -31,10 +32,10 @@ BASIC = COMMON_COLUMNS
 TENSOR_METRICS = TENSOR_METRIC_COLUMNS
 STATS_DIFFS = STATS_METRIC_COLUMNS
 STAT_VALUES = STAT_VALUE_COLUMNS
-REQ_GRAD_CONSIST = "Requires_grad Consistent"
-ACCURACY = "Accuracy Reached or Not"
-RESULT = "Result"
-ERR = "Err_message"
+REQ_GRAD_CONSIST = C.REQUIRES_GRAD_CONSISTENT
+ACCURACY = C.ACCURACY_REACHED
+RESULT = C.RESULT
+ERR = C.ERR_MESSAGE
 STACK = STACK_COLUMN
 DATA_NAME = DATA_NAME_COLUMN
 #: the columns the verdict rules give, by mode
@@ -107,25 +108,25 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
     consistent = data[REQ_GRAD_CONSIST] = []
     for i, j in zip(ti, gi):
         has = j >= 0
-        data["NPU Name"].append(target.name[i])
-        data["NPU Dtype"].append(_text(target.dtype[i]))
-        data["NPU Tensor Shape"].append(_text(target.shape[i]))
+        data[C.NPU_NAME].append(target.name[i])
+        data[C.NPU_DTYPE].append(_text(target.dtype[i]))
+        data[C.NPU_SHAPE].append(_text(target.shape[i]))
         npu_rg = NA if target.requires_grad[i] is None else target.requires_grad[i]
-        data["NPU Requires_grad"].append(npu_rg)
+        data[C.NPU_REQUIRES_GRAD].append(npu_rg)
         if has:
-            data["Bench Name"].append(golden.name[j])
-            data["Bench Dtype"].append(_text(golden.dtype[j]))
-            data["Bench Tensor Shape"].append(_text(golden.shape[j]))
+            data[C.BENCH_NAME].append(golden.name[j])
+            data[C.BENCH_DTYPE].append(_text(golden.dtype[j]))
+            data[C.BENCH_SHAPE].append(_text(golden.shape[j]))
             bench_rg = NA if golden.requires_grad[j] is None else golden.requires_grad[j]
         else:
-            for c in ("Bench Name", "Bench Dtype", "Bench Tensor Shape"):
+            for c in (C.BENCH_NAME, C.BENCH_DTYPE, C.BENCH_SHAPE):
                 data[c].append(NA)
             bench_rg = NA
-        data["Bench Requires_grad"].append(bench_rg)
+        data[C.BENCH_REQUIRES_GRAD].append(bench_rg)
         consistent.append(npu_rg == bench_rg)
         if mode == MODE_MD5:
-            data["NPU MD5"].append(NA if target.md5[i] is None else target.md5[i])
-            data["BENCH MD5"].append(NA if not has or golden.md5[j] is None else golden.md5[j])
+            data[C.NPU_MD5].append(NA if target.md5[i] is None else target.md5[i])
+            data[C.BENCH_MD5].append(NA if not has or golden.md5[j] is None else golden.md5[j])
         else:
             for side, table, k in (("NPU", target, i), ("Bench", golden, j)):
                 for stat, values in (("max", table.max), ("min", table.min), ("mean", table.mean), ("l2norm", table.norm)):
@@ -161,10 +162,10 @@ def stats_columns(data: dict[str, list[Any]], matched: list[bool]) -> list[bool]
     n = len(matched)
     warn = [False] * n
     for stat, diff_col, rel_col in (
-        ("max", "Max diff", "MaxRelativeErr"),
-        ("min", "Min diff", "MinRelativeErr"),
-        ("mean", "Mean diff", "MeanRelativeErr"),
-        ("l2norm", "L2norm diff", "NormRelativeErr"),
+        ("max", C.MAX_DIFF, C.MAX_RELATIVE_ERR),
+        ("min", C.MIN_DIFF, C.MIN_RELATIVE_ERR),
+        ("mean", C.MEAN_DIFF, C.MEAN_RELATIVE_ERR),
+        ("l2norm", C.L2NORM_DIFF, C.NORM_RELATIVE_ERR),
     ):
         npu, bench = data[f"NPU {stat}"], data[f"Bench {stat}"]
         diffs, rels = [], []

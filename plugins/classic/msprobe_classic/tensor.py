@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from msprobe_core import result_columns as C
 from msprobe_core.errors import TensorReadError
 from msprobe_core.model import NA, DumpTable
 from msprobe_core.tensor_stage import safe_tensor_path
@@ -271,11 +272,11 @@ def tensor_columns(data: dict[str, list[Any]], matched: list[bool], target: Dump
         err.append(msg)
     npu_data, bench_data = data.pop("_npu_data"), data.pop("_bench_data")
     # 8.3.3 looks data files up by NPU name: a repeated name uses its last pair
-    pair_of = {name: (a, b) for name, a, b in zip(data["NPU Name"], npu_data, bench_data)}
+    pair_of = {name: (a, b) for name, a, b in zip(data[C.NPU_NAME], npu_data, bench_data)}
     cells: list[list[Any]] = [[]] * n
     msgs = [""] * n
     tasks: list[PairTask] = []
-    for k, name in enumerate(data["NPU Name"]):
+    for k, name in enumerate(data[C.NPU_NAME]):
         npu_dn, bench_dn = pair_of[name]
         if str(npu_dn) == "-1":
             cells[k], msgs[k] = [UNSUPPORTED] * 6, "NPU does not have data file."
@@ -294,8 +295,8 @@ def tensor_columns(data: dict[str, list[Any]], matched: list[bool], target: Dump
             tasks.append(PairTask(k, str(npu_path), str(bench_path), target.framework, golden.framework, error_file))
     for row, (row_cells, row_msg) in run(tasks, workers).items():
         cells[row], msgs[row] = row_cells, row_msg
-    names = data["NPU Name"]
-    bench_names = data["Bench Name"]
+    names = data[C.NPU_NAME]
+    bench_names = data[C.BENCH_NAME]
     for c, col in enumerate(TENSOR_METRICS):
         data[col] = [row[c] for row in cells]
     for k in range(n):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from msprobe_core import result_columns as C
 from msprobe_core.model import MODE_MD5, MODE_TENSOR, NA
 
 from .table import (
@@ -39,9 +40,9 @@ def classic_verdicts(ctx: Any) -> dict[str, list[Any]]:
     if ctx.mode == MODE_TENSOR:
         from .tensor import accuracy
 
-        return {ACCURACY: [accuracy(c, m) for c, m in zip(data["Cosine"], data["MaxAbsErr"])]}
+        return {ACCURACY: [accuracy(c, m) for c, m in zip(data[C.COSINE], data[C.MAX_ABS_ERR])]}
     if ctx.mode == MODE_MD5:
-        a, b = data["NPU MD5"], data["BENCH MD5"]
+        a, b = data[C.NPU_MD5], data[C.BENCH_MD5]
         return {RESULT: [PASS if x == y else (DIFFERENT if m else NA) for x, y, m in zip(a, b, matched)]}
     warn = ctx.meta.get(MAGNITUDE_WARNINGS) or [False] * len(matched)
     result, err = [], []
