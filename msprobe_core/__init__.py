@@ -1,7 +1,7 @@
 """msprobe-core: accuracy compare of msprobe dumps, fast, safe and open to plugins.
 
 Public API: :func:`compare` (returns a :class:`CompareResult`), :func:`compare_distributed`,
-and ``hookimpl`` for plugin authors (see ``msprobe_core.hookspecs``). ``help(msprobe_core.compare)``
+and ``hookimpl`` for plugin authors (see ``msprobe_core.host.hookspecs``). ``help(msprobe_core.compare)``
 lists every option, those of the installed plugins included (looking it up loads them).
 """
 
@@ -16,7 +16,7 @@ def __getattr__(name: str) -> object:
     # imported on first use: ``msprobe`` imports this package before it can catch a Ctrl-C, so it
     # stays tiny; importing it (``msprobe --help``, plugins importing ``hookimpl``) loads no plugin
     if name == "hookimpl":
-        from .hookspecs import hookimpl
+        from .host.hookspecs import hookimpl
 
         return hookimpl
     if name in _FROM_API:

@@ -1,6 +1,6 @@
 /* A fast path for loading a dump.json: parse the bytes and append the table's rows, in C.
  *
- * msprobe_core.dumpjson walks the decoded JSON in Python; on a 100k-entry statistics dump that is
+ * msprobe_core.load.dumpjson walks the decoded JSON in Python; on a 100k-entry statistics dump that is
  * ~1.4 s of json decoding and ~1 s of walking per side. This module does both in one pass over the
  * bytes, producing exactly the rows the Python walk produces, for the documents it fully understands.
  * Everything else makes it decline (feed() returns -1): the caller then loads the file with the

@@ -28,7 +28,7 @@ from .options import api_doc, api_naming, api_parameters
 
 def build_options(output_dir: str | Path | None, options: dict[str, Any]) -> CompareOptions:
     """Options from Python keyword arguments, checked as :func:`compare` checks them."""
-    from .registry import get_host
+    from .host.registry import get_host
 
     host = get_host()
     options = dict(options)
@@ -61,8 +61,8 @@ def _path(name: str, value: Any, optional: bool = False) -> Path | None:
 def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: str = "compare",
                 **options: Any) -> CompareResult:
     """What :func:`compare` does (it checks its arguments against its signature first)."""
-    from .engine import JobOutcome, compare_job, run_jobs
-    from .registry import get_host
+    from .host.registry import get_host
+    from .run.engine import JobOutcome, compare_job, run_jobs
 
     host = get_host()
     extra = options.pop("extra", None)
@@ -77,7 +77,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
             host.writer(opts.output_format)  # an unknown format is an error before any work
         jobs = host.discover_jobs(target_path, golden_path, opts)
         if out is not None:
-            from .tailbuild import finish_removals
+            from .write.tailbuild import finish_removals
 
             started = _now()
             try:
@@ -85,7 +85,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
             finally:
                 finish_removals()  # the output directory holds only the results when this returns
         else:
-            from .executors import executor_for
+            from .workers.executors import executor_for
 
             started = _now()
             with executor_for(opts, host):  # one executor (pool, cluster client) for every job
@@ -129,7 +129,7 @@ class CompareResult:
     # -- summary and report ------------------------------------------------------
     def _result_views(self) -> list[Any]:
         if self._views is None:
-            from .finish import views_from_outcomes
+            from .report.finish import views_from_outcomes
 
             self._views = views_from_outcomes(self._outcomes)
         return self._views
@@ -138,11 +138,11 @@ class CompareResult:
     def summary(self) -> dict[str, Any]:
         """Verdict counts, unmatched rows, worst rows, first divergence and files, as ``--json-summary`` writes them."""
         if self._summary is None:
-            from .summary import summarize
+            from .report.summary import summarize
 
             analysis = None
             if self._options.diff_analyze and self.files:
-                from .finish import find_analysis
+                from .report.finish import find_analysis
 
                 analysis = find_analysis(Path(self._options.output_dir), self._started)
             errors = [f"{o.job.label}: {o.error}" for o in self._outcomes if o.error]
@@ -247,7 +247,7 @@ Returns a :class:`~msprobe_core.api.CompareResult` whose table joins the ranks
 def _public(name: str, head: list[inspect.Parameter], doc: str,
             run: Callable[..., CompareResult]) -> Callable[..., CompareResult]:
     """A function with a real signature (the head, then one keyword per declared option) calling ``run``."""
-    from .registry import get_host
+    from .host.registry import get_host
 
     host = get_host()
     extra = inspect.Parameter("extra", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="dict | None")

@@ -1,7 +1,7 @@
 """The built-in plugin: the core options, generic dump.json loading, layouts, matching, metrics and writers.
 
 It is registered through the same hooks as any third-party plugin (see
-``msprobe_core.hookspecs``); frameworks, framework-specific mappings and
+``msprobe_core.host.hookspecs``); frameworks, framework-specific mappings and
 kernel dumps come from the plugins under ``plugins/``.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import discover
-from .dumpjson import detect_kind, load_dump_file
-from .hookspecs import hookimpl
-from .matching import join_on_keys, mapped_golden_keys
+from .host.hookspecs import hookimpl
+from .host.registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
+from .load import discover
+from .load.dumpjson import detect_kind, load_dump_file
+from .match.matching import join_on_keys, mapped_golden_keys
+from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
-from .naming import renumber_backward
-from .registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
-from .writers import write_csv, write_xlsx
+from .write.writers import write_csv, write_xlsx
 
 
 @hookimpl
@@ -68,7 +68,7 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
     exactly, forward and backward. (msprobe joins these raw target keys with *re-numbered*
     golden keys, which pairs a backward row with the wrong call; see docs/differences.md.)
     """
-    from .data_mapping import load_data_mapping
+    from .match.data_mapping import load_data_mapping
 
     mapping = load_data_mapping(Path(ctx.options.data_mapping))
     keys = [mapping.get(name, name) for name in ctx.target.name]
@@ -81,7 +81,7 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
 def msprobe_register_mappers(register: Any) -> None:
     """The end of the chain: ``-dm`` (the explicit per-row data mapping), then ``-fm`` (call-sequence
     alignment), then exact names, which always apply."""
-    from .fuzzy import fuzzy_mapper
+    from .match.fuzzy import fuzzy_mapper
 
     register(MapperSpec("exact", _exact))
     register(fuzzy_mapper())
@@ -89,9 +89,9 @@ def msprobe_register_mappers(register: Any) -> None:
 
 
 def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
+    from .metrics.stats_metrics import stat_diffs
     from .result import REL_COLUMNS_ORDER
     from .result_columns import BENCH, NPU, stat_column
-    from .stats_metrics import stat_diffs
 
     data = ctx.columns
     frameworks = ctx.match.notes.get("frameworks")
@@ -109,7 +109,7 @@ def _md5_columns(ctx: Any) -> dict[str, list[Any]]:
 
 
 def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
-    from .tensor_stage import tensor_metric_columns
+    from .metrics.tensor_stage import tensor_metric_columns
 
     return tensor_metric_columns(ctx)
 
@@ -125,7 +125,7 @@ def msprobe_register_metrics(register: Any) -> None:
 def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
     # the engine is imported when rows are judged, not when the plugins register (which may come
     # before the CLI's interrupt handling is in place)
-    from .engine import msprobe_verdicts
+    from .run.engine import msprobe_verdicts
 
     return msprobe_verdicts(ctx)
 
@@ -139,7 +139,7 @@ def msprobe_register_verdicts(register: Any) -> None:
 @hookimpl
 def msprobe_register_executors(register: Any) -> None:
     """``local``: a process pool on this machine (``--workers`` processes, default every core)."""
-    from .executors import ExecutorSpec, create_local
+    from .workers.executors import ExecutorSpec, create_local
 
     register(ExecutorSpec("local", create_local, "process pool on this machine"))
 

@@ -21,7 +21,7 @@ def run() -> None:
         import sys
 
         atexit.register(_leave_with_the_code)  # registered first, so it runs last
-        from .cli import main
+        from .cli.main import main
     except KeyboardInterrupt:  # Ctrl-C while still importing: the same clean exit as later on
         interrupted()
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy-backed: not imported by the data model itself
-    from .statcells import StatCells
+    from .text.statcells import StatCells
 
 #: Placeholder written for cells that have no value on that side.
 NA = "N/A"
@@ -31,7 +31,7 @@ ROW_COLUMNS = (
     "row_api", "name", "state", "dtype", "shape", "requires_grad",
     "max", "min", "mean", "norm", "md5", "data_name",
 )
-#: the statistics columns among them (lists, or :class:`msprobe_core.statcells.StatCells`)
+#: the statistics columns among them (lists, or :class:`msprobe_core.text.statcells.StatCells`)
 STAT_COLUMNS = ("max", "min", "mean", "norm")
 
 STATE_INPUT = "input"
@@ -74,7 +74,7 @@ class DumpTable:
     ``"False"`` or ``None``, statistics are the raw JSON values (``None`` when
     missing) and ``data_name`` is ``"-1"`` when the row has no tensor file.
     The four statistics columns are lists, or (from the C loader) a
-    :class:`msprobe_core.statcells.StatCells` holding the same values as arrays,
+    :class:`msprobe_core.text.statcells.StatCells` holding the same values as arrays,
     which reads as that list.
     """
 
@@ -178,7 +178,7 @@ def _options_model() -> type:
     options plugins declare (``api_mapping``, ``rank``, ``scheduler``…) are in
     ``plugins`` and read as attributes too. ``extra`` is a free dict for what a run
     carries between stages. The CLI and the Python API build it through
-    :meth:`msprobe_core.registry.PluginHost.build_options`.
+    :meth:`msprobe_core.host.registry.PluginHost.build_options`.
     """
     return model
 

@@ -350,7 +350,7 @@ def api_doc(options: OptionSet, plugin_names: Mapping[str, str] | None = None) -
 
 # --------------------------------------------------------------------------- core declarations
 def _byte_size(value: str) -> str:
-    from .validation import parse_byte_size
+    from .files.validation import parse_byte_size
 
     parse_byte_size(value)
     return value

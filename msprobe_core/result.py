@@ -10,7 +10,7 @@ from . import result_columns as C
 from .model import MODE_TENSOR, NA, DumpTable, MatchResult
 
 if TYPE_CHECKING:
-    from .columns import StackColumn
+    from .text.columns import StackColumn
 
 # the column groups, as the registry declares them (kept importable from here)
 COMMON_COLUMNS = C.COMMON_COLUMNS
@@ -38,7 +38,7 @@ def result_columns(mode: str, with_stack: bool, extra_metrics: list[str] | None 
 class ResultTable:
     """A finished (or finishing) result: ordered columns of cell values, plus provenance.
 
-    A column is a list of cells or a lean column of :mod:`msprobe_core.columns`
+    A column is a list of cells or a lean column of :mod:`msprobe_core.text.columns`
     (statistics diffs, relative errors, stack text), a Sequence that reads as that list.
     Columns are not changed in place: a column may be shared with a dump table.
     """
@@ -62,7 +62,7 @@ class ResultTable:
         """The table as a pandas DataFrame (object columns, values as written)."""
         import pandas as pd
 
-        # lean columns (msprobe_core.columns) as the lists they stand for: pandas sees the same cells either way
+        # lean columns (msprobe_core.text.columns) as the lists they stand for: pandas sees the same cells either way
         data = {c: self.data[c] if isinstance(self.data[c], list) else list(self.data[c]) for c in self.columns}
         return pd.DataFrame(data, columns=self.columns)
 
@@ -77,7 +77,7 @@ def _pick(
 ) -> Sequence[Any]:
     """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values).
 
-    A list, or a :class:`~msprobe_core.statcells.StatCells` picked from one.
+    A list, or a :class:`~msprobe_core.text.statcells.StatCells` picked from one.
 
     ``identity`` says that ``idx`` is every row in order (:func:`_is_identity`): a list
     needing no change is then returned itself, not copied (result columns are not
@@ -85,7 +85,7 @@ def _pick(
     """
     if not idx:
         return []
-    pick = getattr(values, "pick", None)  # a statistics column held as arrays (msprobe_core.statcells)
+    pick = getattr(values, "pick", None)  # a statistics column held as arrays (msprobe_core.text.statcells)
     if pick is not None:
         return pick(idx, missing, none, identity)
     if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by tailbuild): look at those only
@@ -131,7 +131,7 @@ def all_numbers(values: Sequence[Any]) -> bool:
     return has_float
 
 
-#: ``MatchResult.notes`` key of a part of a bigger result (:mod:`msprobe_core.tailbuild`): the
+#: ``MatchResult.notes`` key of a part of a bigger result (:mod:`msprobe_core.write.tailbuild`): the
 #: :func:`all_numbers` answer of each statistics column of the whole result
 WHOLE_NUMBERS = "whole_numbers"
 
@@ -185,7 +185,7 @@ def stack_column(target: DumpTable, match: MatchResult) -> StackColumn:
     """``NPU_Stack_Info``: the stack of each API on its first row only, ``N/A`` elsewhere (spelled when read)."""
     import numpy as np
 
-    from .columns import StackColumn  # lazily, as numpy: see the module's imports
+    from .text.columns import StackColumn  # lazily, as numpy: see the module's imports
 
     stack = target.stack or {}
     apis = np.asarray(target.row_api, dtype=np.int64)[np.asarray(match.target, dtype=np.int64)]

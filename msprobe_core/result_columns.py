@@ -12,9 +12,9 @@ of the columns in a tensor, statistics or md5 table (:meth:`ColumnRegistry.layou
 table orders its own columns (the kernel plugin's metric set says how).
 
 Plugins declare the columns of their metric sets through the same types: a
-:class:`~msprobe_core.registry.TensorMetricSpec` describes its one column
-(:meth:`~msprobe_core.registry.TensorMetricSpec.column_spec`), a
-:class:`~msprobe_core.registry.MetricSpec` lists the columns of its mode (names declared here,
+:class:`~msprobe_core.host.registry.TensorMetricSpec` describes its one column
+(:meth:`~msprobe_core.host.registry.TensorMetricSpec.column_spec`), a
+:class:`~msprobe_core.host.registry.MetricSpec` lists the columns of its mode (names declared here,
 or :class:`ColumnSpec` of its own). The plugin host collects them into its own
 :class:`ColumnRegistry` (``host.columns``, a copy of :data:`CORE_COLUMNS` plus the plugins'),
 which the summary and the report read through :func:`known_columns`.
@@ -287,6 +287,6 @@ def stat_column(side: str, stat: str) -> str:
 
 def known_columns() -> ColumnRegistry:
     """The columns this process knows: the plugin host's (core and plugins) once a host exists, else the core's."""
-    registry = sys.modules.get(f"{__package__}.registry")  # not imported: no host exists (and none is made here)
+    registry = sys.modules.get(f"{__package__}.host.registry")  # not imported: no host exists (and none is made here)
     host = registry.current_host() if registry is not None else None
     return host.columns if host is not None else CORE_COLUMNS

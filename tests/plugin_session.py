@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core import hookspecs
-from msprobe_core.registry import DISTRIBUTIONS_ENV, TRACE_ENV, reset_host
+from msprobe_core.host import hookspecs
+from msprobe_core.host.registry import DISTRIBUTIONS_ENV, TRACE_ENV, reset_host
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker a test carries to say which hooks it exercises
@@ -55,7 +55,7 @@ def project_distributions() -> list[str]:
 
 
 def hook_names() -> list[str]:
-    """Every hook spec of ``msprobe_core/hookspecs.py`` (the functions carrying pluggy's spec marker)."""
+    """Every hook spec of ``msprobe_core/host/hookspecs.py`` (the functions carrying pluggy's spec marker)."""
     marker = f"{hookspecs.PROJECT}_spec"
     return sorted(name for name, obj in vars(hookspecs).items() if callable(obj) and hasattr(obj, marker))
 
@@ -114,7 +114,7 @@ def _trace_marked_hooks(
     unknown = sorted(set(hooks) - set(hook_names()))
     if not hooks or unknown:
         why = f"{', '.join(unknown)} is not one" if unknown else "it names none"
-        pytest.fail(f"@pytest.mark.{MARKER}{tuple(hooks)}: name hooks of msprobe_core/hookspecs.py ({why})",
+        pytest.fail(f"@pytest.mark.{MARKER}{tuple(hooks)}: name hooks of msprobe_core/host/hookspecs.py ({why})",
                     pytrace=False)
     trace = tmp_path_factory.mktemp("hook-trace") / "calls.jsonl"
     monkeypatch.setenv(TRACE_ENV, str(trace))

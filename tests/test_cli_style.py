@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from msprobe_core.cli import cli
+from msprobe_core.cli.main import cli
 
 from .dumps import api, tensor, write_dump
 

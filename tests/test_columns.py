@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.columns import ITER_CHUNK, CodedTextColumn, StackColumn
+from msprobe_core.metrics.stats_metrics import stat_diffs
 from msprobe_core.model import NA
 from msprobe_core.result import _pick
-from msprobe_core.stats_metrics import stat_diffs
+from msprobe_core.text.columns import ITER_CHUNK, CodedTextColumn, StackColumn
 
 LABELS = ("", "N/A", "Diff", "inf", "-inf", "Nan", "0")
 

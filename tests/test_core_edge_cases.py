@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .dumps import api, only_result, read_csv, tensor, write_dump
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.registry import DISTRIBUTIONS_ENV, ENTRY_POINT_GROUP
+from msprobe_core.host.registry import DISTRIBUTIONS_ENV, ENTRY_POINT_GROUP
 
 from .dumps import api, read_csv, tensor, write_dump
 from .plugin_session import REPO, project_pyprojects, read_pyproject
@@ -66,7 +66,7 @@ def test_the_scan_sees_every_kind_of_import():
             importlib.import_module("msprobe_x.plugin")
             return __import__("msprobe_x")
         from .msprobe_x import relative_is_the_core_own
-        import msprobe_core.registry
+        import msprobe_core.host.registry
     """)
     assert plugin_imports(source, {"msprobe_x"}) == [
         "2: msprobe_x.deep", "3: msprobe_x", "5: msprobe_x.z", "7: msprobe_x.plugin", "8: msprobe_x"]
@@ -97,7 +97,7 @@ class NotInstalled:
 
 
 sys.meta_path.insert(0, NotInstalled())
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 sys.exit(main(sys.argv[2:]))
 """

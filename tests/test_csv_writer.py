@@ -1,7 +1,7 @@
 """The chunked CSV writer writes exactly what ``csv.writer`` + ``csv_cell`` wrote, for any table.
 
 The reference below is the writer as it was before the chunked one: every cell
-through :func:`msprobe_core.cells.csv_cell`, every row through the csv module, with
+through :func:`msprobe_core.text.cells.csv_cell`, every row through the csv module, with
 one change: a field holding a carriage return is quoted too (the csv module of
 Python 3.11 leaves it bare when rows end in ``\n``, and readers start a row there).
 """
@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msprobe_core import writers
-from msprobe_core.cells import csv_cell, csv_column
-from msprobe_core.columns import CodedTextColumn, StackColumn
-from msprobe_core.csv_rows import quote_cells, quote_chars
 from msprobe_core.result import ResultTable
+from msprobe_core.text.cells import csv_cell, csv_column
+from msprobe_core.text.columns import CodedTextColumn, StackColumn
+from msprobe_core.text.csv_rows import quote_cells, quote_chars
+from msprobe_core.write import writers
 
 
 def reference_csv(columns: list[str], data: dict[str, list]) -> str:
@@ -129,7 +129,7 @@ def test_quote_chars_come_from_the_csv_module() -> None:
 def test_append_file_appends_every_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     import os
 
-    from msprobe_core.writers import append_file
+    from msprobe_core.write.writers import append_file
 
     head, tail = b"header,row\n" * 1000, bytes(range(256)) * 5000
     (tmp_path / "out").write_bytes(head)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .dumps import api, only_result, read_csv, tensor, write_dump
 

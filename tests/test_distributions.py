@@ -185,7 +185,7 @@ def test_every_distribution_is_read():
     for d in DISTRIBUTIONS:
         assert d.modules(), f"{d.name}: no module found: the package discovery here is wrong"
     core = next(d for d in DISTRIBUTIONS if d.name == "msprobe-core")
-    assert {"msprobe_core", "msprobe_core.registry", "msprobe_core.builtin"} <= set(core.modules())
+    assert {"msprobe_core", "msprobe_core.host.registry", "msprobe_core.builtin"} <= set(core.modules())
     classic = next(d for d in DISTRIBUTIONS if d.name == "msprobe-classic")
     assert {"msprobe_classic", "msprobe_classic.plugin"} <= set(classic.modules())
     mindspore = next(d for d in DISTRIBUTIONS if d.name == "msprobe-mindspore")

@@ -1,6 +1,6 @@
 """Older dumpers' shapes of dump.json, and the rule that nothing in a dump is dropped silently.
 
-Each old shape (``msprobe_core.dialects``) on a small real file: it loads into the rows the engine
+Each old shape (``msprobe_core.load.dialects``) on a small real file: it loads into the rows the engine
 knows, through the C scanner's fall-back as through the Python walk. Anything the loader does not
 understand is counted and named: in the table's account, on the console and in the JSON summary.
 The differential tests against each dumper version's own compare are in ``test_dumper_versions.py``.
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msprobe_core import dumpscan
-from msprobe_core.cli import main
-from msprobe_core.dialects import ARGUMENT_MEMBERS, ENTRY_METADATA, LEAF_FIELDS, records_of
-from msprobe_core.dumpjson import load_dump_file, split_api_key
+from msprobe_core.cli.main import main
+from msprobe_core.load import dumpscan
+from msprobe_core.load.dialects import ARGUMENT_MEMBERS, ENTRY_METADATA, LEAF_FIELDS, records_of
+from msprobe_core.load.dumpjson import load_dump_file, split_api_key
 from msprobe_core.model import MODE_MD5
 
 from .dumps import api, only_result, read_csv, tensor, write_dump

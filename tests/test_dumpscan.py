@@ -20,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msprobe_core import dumpscan
-from msprobe_core.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
-from msprobe_core.dumpjson import load_dump_file, split_api_key
 from msprobe_core.errors import MsprobeError
+from msprobe_core.load import dumpscan
+from msprobe_core.load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
+from msprobe_core.load.dumpjson import load_dump_file, split_api_key
+from msprobe_core.load.tablewire import COLUMNS
 from msprobe_core.model import DumpTable
-from msprobe_core.tablewire import COLUMNS
 
 from .conftest import corpora_dir, no_corpora_reason
 from .test_loader_properties import FLOATS, NAMES, dump_doc, other_leaf, tensor_leaf
@@ -382,7 +382,7 @@ END_TO_END = [
 def test_both_loaders_write_the_same_result(case: str, extra: list[str], fmt: str, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The statistics held as arrays (C loader) and as lists (Python walk) give the same result bytes."""
-    from msprobe_core.cli import main
+    from msprobe_core.cli.main import main
 
     root = corpora_dir() / case
     if not root.is_dir():

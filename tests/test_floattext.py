@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.floattext import float_texts
+from msprobe_core.text.floattext import float_texts
 
 
 def _reference(values: list[float], suffix: str = "") -> list[str]:

@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msprobe_core import forking, writers
-from msprobe_core.columns import CodedTextColumn
 from msprobe_core.result import ResultTable
+from msprobe_core.text.columns import CodedTextColumn
+from msprobe_core.workers import forking
+from msprobe_core.write import writers
 from tests.test_csv_writer import reference_csv
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.engine import _dtype_compat, dtype_equal_column
-from msprobe_core.registry import DTYPE_FAMILIES, DtypeInfo, FrameworkSpec, get_host
+from msprobe_core.host.registry import DTYPE_FAMILIES, DtypeInfo, FrameworkSpec, get_host
 from msprobe_core.result_columns import BENCH_DTYPE, NPU_DTYPE
+from msprobe_core.run.engine import _dtype_compat, dtype_equal_column
 
 from .test_result_columns import _modules, _string_constants
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from msprobe_core import tensor_metrics as tm
+from msprobe_core.metrics import tensor_metrics as tm
 
 fused = pytest.importorskip("msprobe_core._fused", reason="the C kernel was not built here (no compiler)")
 

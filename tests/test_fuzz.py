@@ -39,11 +39,9 @@ from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 
 from msprobe_core.builtin import msprobe_load_dump
-from msprobe_core.dumpjson import flatten_dump, load_stack
 from msprobe_core.errors import MsprobeError, TensorReadError
-from msprobe_core.model import CompareOptions
-from msprobe_core.npy_reader import read_npy
-from msprobe_core.validation import (
+from msprobe_core.files.npy_reader import read_npy
+from msprobe_core.files.validation import (
     ApiMapping,
     CompareJson,
     LayerMapping,
@@ -53,6 +51,8 @@ from msprobe_core.validation import (
     resolve_within,
     validate,
 )
+from msprobe_core.load.dumpjson import flatten_dump, load_stack
+from msprobe_core.model import CompareOptions
 
 
 def load_file(path: Path):

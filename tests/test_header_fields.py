@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msprobe_core.errors import DumpFormatError
-from msprobe_core.schemas import DumpHeader, validate
-from msprobe_core.validation import header_fields
+from msprobe_core.files.schemas import DumpHeader, validate
+from msprobe_core.files.validation import header_fields
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)

@@ -1,6 +1,6 @@
 """The hook surface is complete: every hook spec is documented, implemented and exercised by a test.
 
-Generic over ``msprobe_core/hookspecs.py``: a hook added there is checked here without editing this file.
+Generic over ``msprobe_core/host/hookspecs.py``: a hook added there is checked here without editing this file.
 For every hook spec:
 
 * the spec has a docstring (the contract) saying since which version it exists (``.. versionadded::``);
@@ -32,8 +32,8 @@ from types import ModuleType
 import pluggy
 import pytest
 
-from msprobe_core import hookspecs
-from msprobe_core.registry import ENTRY_POINT_GROUP, PluginHost
+from msprobe_core.host import hookspecs
+from msprobe_core.host.registry import ENTRY_POINT_GROUP, PluginHost
 
 from .plugin_session import MARKER, REPO, hook_names, marked_tests, project_pyprojects, read_pyproject
 
@@ -153,8 +153,8 @@ def test_the_hooks_checked_are_those_the_host_knows():
 @pytest.mark.parametrize("hook", _each_hook("docstring"))
 def test_hook_spec_has_a_docstring(hook):
     doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
-    assert len(doc.split()) >= 5, f"msprobe_core/hookspecs.py: write the contract of {hook} in its docstring"
-    assert ".. versionadded::" in doc, f"msprobe_core/hookspecs.py: add '.. versionadded:: X.Y' to {hook}'s docstring"
+    assert len(doc.split()) >= 5, f"msprobe_core/host/hookspecs.py: write the contract of {hook} in its docstring"
+    assert ".. versionadded::" in doc, f"msprobe_core/host/hookspecs.py: add '.. versionadded:: X.Y' to {hook}'s docstring"
 
 
 @pytest.mark.parametrize("hook", _each_hook("in_table"))
@@ -166,7 +166,7 @@ def test_hook_is_in_the_hooks_table(hook):
         f"docs/plugins.md, section '{HOOKS_SECTION}': add a row '| {signature} | kind | called | you provide |'"
     )
     assert row == args, f"docs/plugins.md, section '{HOOKS_SECTION}': the row of {hook} shows ({', '.join(row)}); " \
-                        f"msprobe_core/hookspecs.py has {signature}"
+                        f"msprobe_core/host/hookspecs.py has {signature}"
 
 
 def test_the_hooks_table_lists_only_hooks_that_exist():
@@ -229,7 +229,7 @@ def test_the_plugin_modules_found_include_every_kind(project_plugins):
 PROBE = '''
 import subprocess, sys
 import pytest
-from msprobe_core.registry import PluginHost
+from msprobe_core.host.registry import PluginHost
 from tests.dumps import api, tensor, write_dump
 
 

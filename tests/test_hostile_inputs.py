@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 from msprobe_pytorch.pt_writer import tensor_pickle, write_pt, write_storage_pt
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .dumps import api, tensor, write_dump
 from .pickle_bombs import BOMBS
@@ -933,7 +933,7 @@ def _check_case(case: Case, base: Path, capsys, monkeypatch) -> None:
 
 def test_duplicate_api_keys_are_refused(tmp_path: Path, capsys) -> None:
     """Two entries under one key: JSON keeps the last silently; the streaming loader refuses the file."""
-    from msprobe_core import dumpjson
+    from msprobe_core.load import dumpjson
 
     if not hasattr(dumpjson, "load_dump_file"):
         pytest.skip("the dump.json loader in this tree parses with json.loads (last key wins)")
@@ -973,7 +973,7 @@ def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> No
 
 def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
     """ENOSPC while the result is being written: one-line error, exit 2, no result and no temp file."""
-    import msprobe_core.writers as writers
+    import msprobe_core.write.writers as writers
 
     real_open = open
 
@@ -1086,7 +1086,7 @@ def test_file_size_limit_reached(tmp_path: Path) -> None:
 
 def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
     """A bug (any unexpected exception) is still one stderr line and exit 1; --debug shows the traceback."""
-    import msprobe_core.engine as engine
+    import msprobe_core.run.engine as engine
 
     def boom(*a, **k):
         raise ZeroDivisionError("simulated bug")
@@ -1104,7 +1104,7 @@ def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> No
 
 def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None:
     """Ctrl-C while an object is half built (e.g. a zip being opened): its finaliser must not print a traceback."""
-    from msprobe_core.cli import guarded
+    from msprobe_core.cli.main import guarded
 
     class HalfBuilt:
         def __del__(self) -> None:
@@ -1242,7 +1242,7 @@ def test_concurrent_runs_into_one_folder_lose_nothing(tmp_path: Path) -> None:
 
 
 def test_run_stamp_skips_a_held_second(tmp_path: Path) -> None:
-    from msprobe_core.outputs import run_stamp
+    from msprobe_core.files.outputs import run_stamp
 
     now = time.time()
     with run_stamp(tmp_path, now=now) as first, run_stamp(tmp_path, now=now) as second:
@@ -1364,7 +1364,7 @@ def test_banner_only_after_every_output_is_written(tmp_path: Path, capsys) -> No
     assert out.index("The report file path is") < out.index("ends successfully") < out.index("Compare summary")
 
 
-@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "engine in exec"])
+@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "run.engine in exec"])
 @pytest.mark.parametrize("how", ["python -m msprobe_core", "msprobe"])
 def test_ctrl_c_while_the_cli_loads(tmp_path: Path, module: str, how: str) -> None:
     """A Ctrl-C while msprobe's modules load (the first ~100 ms): exit 130 and one line, no traceback.
@@ -1392,7 +1392,7 @@ builtins.__import__ = interrupted
     cmd = [sys.executable, "-m", "msprobe_core"] if how != "msprobe" else [sys.executable, str(script)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     # the engine loads while the compare runs (msprobe's own handling is in place by then)
-    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "engine" else [
+    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "run.engine" else [
         "--version"]
     proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 130, (proc.returncode, proc.stderr)

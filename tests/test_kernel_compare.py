@@ -41,9 +41,9 @@ from msprobe_kernel.layout import (
     read_npy_records,
 )
 
-from msprobe_core.cells import numpy_float_text
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 from msprobe_core.errors import UsageError
+from msprobe_core.text.cells import numpy_float_text
 
 from .conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
 
@@ -605,8 +605,8 @@ def test_float_text(value: object, text: str) -> None:
 
 
 def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
-    from msprobe_core.engine import compare_job
-    from msprobe_core.registry import CompareJob, get_host
+    from msprobe_core.host.registry import CompareJob, get_host
+    from msprobe_core.run.engine import compare_job
 
     host = get_host()
     kernel = next(d for d in host.describe() if d["name"] == "kernel")

@@ -1,6 +1,6 @@
 """Differential tests of the classic interface against every msprobe 8.3.3 oracle in corpora/legacy.
 
-Each variant's ``cmd.txt`` is replayed (``msprobe …`` through ``msprobe_core.cli.main``,
+Each variant's ``cmd.txt`` is replayed (``msprobe …`` through ``msprobe_core.cli.main.main``,
 ``python -c "from msprobe.pytorch import …"`` through ``msprobe_classic``) from the corpora
 folder, with the output directory redirected. Workbooks must agree on every row and every
 fill (oracle_diff), advisor files line for line.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from msprobe_classic.highlight import MSG_REL_YELLOW
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .conftest import agree, corpora_dir
 from .legacy_harness import STRIP_HIGHLIGHT, advisor_lines, api_source, cli_args, outputs

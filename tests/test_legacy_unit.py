@@ -17,8 +17,8 @@ from msprobe_classic.matching import fuzzy_match, rename_api
 from msprobe_classic.table import header
 from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
-from msprobe_core.cli import main
-from msprobe_core.strtod import pandas_strtod
+from msprobe_core.cli.main import main
+from msprobe_core.text.strtod import pandas_strtod
 
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 
@@ -244,7 +244,7 @@ def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
 
     from msprobe_classic.table import ACCURACY
 
-    from msprobe_core.registry import TRACE_ENV
+    from msprobe_core.host.registry import TRACE_ENV
 
     from .dumps import api, tensor, write_dump
     from .plugin_session import traced_calls
@@ -269,7 +269,7 @@ def test_the_python_api_brings_its_plugin_into_a_host_without_it(corpora, tmp_pa
     """A process-wide host built without msprobe-classic (autoload off): the API still compares the 8.3.3 way."""
     from msprobe_pytorch import plugin as pytorch_plugin
 
-    from msprobe_core.registry import PluginHost, reset_host
+    from msprobe_core.host.registry import PluginHost, reset_host
 
     monkeypatch.chdir(corpora)
     param = {"npu_json_path": C01.format(side="target", file="dump.json"),

@@ -28,11 +28,11 @@ from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 
 from msprobe_core.builtin import msprobe_load_dump
-from msprobe_core.dumpjson import flatten_dump
 from msprobe_core.errors import DumpFormatError, MsprobeError, TensorReadError
+from msprobe_core.files.npy_reader import read_npy
+from msprobe_core.files.validation import json_path
+from msprobe_core.load.dumpjson import flatten_dump
 from msprobe_core.model import CompareOptions
-from msprobe_core.npy_reader import read_npy
-from msprobe_core.validation import json_path
 
 
 def load_file(path: Path):

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 from msprobe_core.errors import TensorReadError
-from msprobe_core.registry import PluginHost
+from msprobe_core.host.registry import PluginHost
 
 from .dumps import api, only_result, read_csv, write_dump
 

@@ -12,11 +12,11 @@ import click
 import pytest
 
 from msprobe_core import hookimpl
-from msprobe_core.cli import cli, main
+from msprobe_core.cli.main import cli, main
 from msprobe_core.errors import OptionError, UsageError
+from msprobe_core.host.registry import BUILTIN_PLUGIN, PluginHost, get_host
 from msprobe_core.model import CompareOptions
 from msprobe_core.options import CORE_OPTIONS, FLAG, OptionSet, OptionSpec, api_naming
-from msprobe_core.registry import BUILTIN_PLUGIN, PluginHost, get_host
 
 from .dumps import api, tensor, write_dump
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .conftest import agree, corpora_dir
 

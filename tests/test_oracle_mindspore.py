@@ -37,8 +37,8 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.cli import main
-from msprobe_core.verdicts import MSG_DTYPE, MSG_REQUIRES_GRAD
+from msprobe_core.cli.main import main
+from msprobe_core.verdicts.rules import MSG_DTYPE, MSG_REQUIRES_GRAD
 
 from .conftest import agree, corpora_dir
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core import dumpjson, pairload, tablewire
-from msprobe_core.dumpjson import load_dump_file, load_stack
 from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
-from msprobe_core.matching import apply_dtype_gate, join_on_keys
+from msprobe_core.load import dumpjson, pairload, tablewire
+from msprobe_core.load.dumpjson import load_dump_file, load_stack
+from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
+from msprobe_core.match.naming import renumber_backward
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
-from msprobe_core.naming import renumber_backward
 
 from .conftest import corpora_dir
 from .dumps import api, tensor, write_dump

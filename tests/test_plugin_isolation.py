@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.registry import DISTRIBUTIONS_ENV, PluginHost
+from msprobe_core.host.registry import DISTRIBUTIONS_ENV, PluginHost
 
 from .dumps import api, tensor, write_dump
 from .plugin_session import FOREIGN_PLUGIN_VARIABLES, project_distributions
@@ -25,8 +25,8 @@ FOREIGN_MODULE = '''
 from pathlib import Path
 
 from msprobe_core import hookimpl
-from msprobe_core.registry import WriterSpec
-from msprobe_core.writers import atomic_path
+from msprobe_core.host.registry import WriterSpec
+from msprobe_core.write.writers import atomic_path
 
 Path(__file__).with_suffix(".imported").touch()
 

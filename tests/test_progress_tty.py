@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.progress import RunStatus, run_status, stage, wanted
+from msprobe_core.console.progress import RunStatus, run_status, stage, wanted
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

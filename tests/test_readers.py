@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msprobe_core.arena import Arena, use_arena
 from msprobe_core.errors import InputError, MappingError, TensorReadError
-from msprobe_core.registry import get_host
-from msprobe_core.validation import MAX_YAML_BYTES
+from msprobe_core.files.arena import Arena, use_arena
+from msprobe_core.files.validation import MAX_YAML_BYTES
+from msprobe_core.host.registry import get_host
 
 from .dumps import api, tensor, write_dump
 
@@ -170,7 +170,7 @@ def test_both_callers_refuse_what_is_not_a_plain_array(tmp_path, reader, case):
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
-    from msprobe_core.npy_reader import read_npy
+    from msprobe_core.files.npy_reader import read_npy
 
     fifo = tmp_path / "t.npy"
     os.mkfifo(fifo)
@@ -243,7 +243,7 @@ def test_layer_mapping_reads_stack_and_construct_with_the_core_json_reader(tmp_p
 
 
 def test_an_unreadable_analysis_file_gives_no_divergence(tmp_path):
-    from msprobe_core.summary import read_analysis
+    from msprobe_core.report.summary import read_analysis
 
     path = tmp_path / "diff_analyze.json"
     for text in ("", "{not json", "[" * 100_000):

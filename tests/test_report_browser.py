@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.cli import main
-from msprobe_core.summary import read_result_file
+from msprobe_core.cli.main import main
+from msprobe_core.report.summary import read_result_file
 
 from .browser import screenshot, start_browser
 from .conftest import corpora_dir

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .browser import ARTIFACTS, screenshot, start_browser
 from .conftest import corpora_dir

@@ -13,10 +13,10 @@ import pytest
 
 from msprobe_core import hookimpl
 from msprobe_core import result_columns as C
+from msprobe_core.host.registry import MetricSpec, PluginHost, TensorMetricSpec, current_host, reset_host
 from msprobe_core.model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from msprobe_core.registry import MetricSpec, PluginHost, TensorMetricSpec, current_host, reset_host
+from msprobe_core.report.summary import detect_mode, plot_metrics, view_from_table
 from msprobe_core.result import ResultTable, result_columns
-from msprobe_core.summary import detect_mode, plot_metrics, view_from_table
 
 from .conftest import corpora_dir, no_corpora_reason
 
@@ -133,7 +133,7 @@ def test_plugin_columns_are_known_to_the_host_summary_and_report(host_with_plugi
 
 
 def test_kernel_metric_set_declares_its_own_columns():
-    from msprobe_core.registry import get_host
+    from msprobe_core.host.registry import get_host
 
     cols = get_host().columns
     csv_file = cols.get("NPU CSV File")
@@ -206,7 +206,7 @@ def _core_imports(path: Path) -> list[tuple[int, str]]:
 
 def test_plugins_import_only_the_documented_core_modules():
     allowed = _documented_modules()
-    assert {"msprobe_core", "msprobe_core.registry", "msprobe_core.result_columns"} <= allowed
+    assert {"msprobe_core", "msprobe_core.host.registry", "msprobe_core.result_columns"} <= allowed
     files = sorted((REPO / "plugins").rglob("*.py")) + sorted((REPO / "examples" / "plugins").rglob("*.py"))
     outside = [f"{p.relative_to(REPO)}:{line}: {module}" for p in files for line, module in _core_imports(p)
                if module not in allowed]

@@ -9,7 +9,7 @@ import sys
 from .conftest import corpora_dir, no_corpora_reason
 
 HEAVY_FOR_HELP = {"numpy", "pandas", "openpyxl", "pydantic", "yaml", "dask", "distributed", "torch", "mindspore"}
-# pydantic checks only what is wrong with a dump header (msprobe_core.schemas); well-formed dumps never need it
+# pydantic checks only what is wrong with a dump header (msprobe_core.files.schemas); well-formed dumps never need it
 HEAVY_FOR_STATS_COMPARE = {"pandas", "openpyxl", "pydantic", "dask", "distributed", "torch", "mindspore"}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.summary import (
+from msprobe_core.report.summary import (
     ResultView,
     first_divergence_of,
     node_of,

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from msprobe_core.cli import main
-from msprobe_core.summary import (
+from msprobe_core.cli.main import main
+from msprobe_core.report.summary import (
     VERDICT_LEVEL,
     ResultView,
     first_divergence_of,
@@ -376,8 +376,8 @@ def _msprobe_results() -> list[Any]:
 @pytest.mark.parametrize("folder", _msprobe_results())
 def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
     """msprobe's own tables (26.x and the classic 8.3.3 ones), read back as ``msprobe report`` reads them."""
-    from msprobe_core.finish import read_files_as_view
     from msprobe_core.report.command import collect_result_files
+    from msprobe_core.report.finish import read_files_as_view
 
     groups, _ = collect_result_files((folder,), "all")
     views = [read_files_as_view(g, str(k) if len(groups) > 1 else "") for k, g in enumerate(groups)]

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core import api, engine, forking, tailbuild, writers
+from msprobe_core import api
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
 from msprobe_core.result import _pick
+from msprobe_core.run import engine
+from msprobe_core.workers import forking
+from msprobe_core.write import tailbuild, writers
 
 from .conftest import corpora_dir, no_corpora_reason
 
@@ -205,7 +208,7 @@ def test_split_when_the_output_directory_does_not_exist_yet(tmp_path: Path, monk
 def test_no_split_with_a_plugin_metric_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           split_always: list[int]) -> None:
     """A third-party statistics metric set may read the whole table: its results are never split."""
-    from msprobe_core.registry import get_host
+    from msprobe_core.host.registry import get_host
 
     case = _case("pytorch/c01")
     host = get_host()

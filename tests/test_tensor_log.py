@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.model import MatchResult
-from msprobe_core.tensor_log import (
+from msprobe_core.metrics.tensor_log import (
     COSINE_NPU_ZERO,
     DTYPE,
     FUZZY,
@@ -28,6 +27,7 @@ from msprobe_core.tensor_log import (
     log_tensor_rows,
     row_message,
 )
+from msprobe_core.model import MatchResult
 
 from .dumps import api, tensor, write_dump
 
@@ -132,9 +132,9 @@ def test_no_lines_outside_tensor_mode(corpora, run_cli, tmp_path):
 
 # --------------------------------------------------------------------------- unit level
 def _tables(tmp_path: Path, t_rows: dict, g_rows: dict, framework: str = "pytorch"):
-    from msprobe_core.engine import load_pair
+    from msprobe_core.host.registry import CompareJob, get_host
     from msprobe_core.model import CompareOptions
-    from msprobe_core.registry import CompareJob, get_host
+    from msprobe_core.run.engine import load_pair
 
     t = write_dump(tmp_path / "t", t_rows, task="tensor", framework=framework)
     g = write_dump(tmp_path / "g", g_rows, task="tensor", framework=framework)

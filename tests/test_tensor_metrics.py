@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from msprobe_pytorch.pt_reader import read_pt
 
-import msprobe_core.tensor_metrics as tm
-from msprobe_core.tensor_metrics import (
+import msprobe_core.metrics.tensor_metrics as tm
+from msprobe_core.metrics.tensor_metrics import (
     METRIC_COLUMNS,
     compare_tensors,
     reference_metrics,

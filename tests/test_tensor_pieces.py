@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-import msprobe_core.tensor_metrics as tm
-from msprobe_core.tensor_metrics import compare_tensors
+import msprobe_core.metrics.tensor_metrics as tm
+from msprobe_core.metrics.tensor_metrics import compare_tensors
 
 
 def _direct_cells(n: np.ndarray, b: np.ndarray) -> tuple:

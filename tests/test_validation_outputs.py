@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.errors import InputError, MappingError, OutputError, TensorReadError, UnsafePathError, one_line
-from msprobe_core.outputs import (
+from msprobe_core.files.outputs import (
     atomic_path,
     open_atomic,
     output_policy,
@@ -17,7 +17,7 @@ from msprobe_core.outputs import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from msprobe_core.validation import (
+from msprobe_core.files.validation import (
     ApiMapping,
     CompareJson,
     DumpHeader,

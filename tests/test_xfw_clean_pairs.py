@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.cli import main
+from msprobe_core.cli.main import main
 
 from .dumps import only_result, read_csv
 

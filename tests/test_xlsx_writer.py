@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from msprobe_core import writers, xlsx_stream
-from msprobe_core.cells import xlsx_cell
-from msprobe_core.columns import CodedTextColumn, StackColumn
-from msprobe_core.outputs import atomic_path
+from msprobe_core.files.outputs import atomic_path
 from msprobe_core.result import ResultTable
+from msprobe_core.text.cells import xlsx_cell
+from msprobe_core.text.columns import CodedTextColumn, StackColumn
+from msprobe_core.write import writers, xlsx_stream
 from tests.test_csv_writer import tables
 
 

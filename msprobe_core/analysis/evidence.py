@@ -26,7 +26,7 @@ from ..model import NA
 from .config import DiffAnalyzeConfig
 
 if TYPE_CHECKING:
-    from ..registry import FrameworkSpec
+    from ..host.registry import FrameworkSpec
 
 STATS = C.STAT_NAMES
 #: msprobe's relative-error column of each statistic.
@@ -130,7 +130,7 @@ class Columns:
         self.npu_dtype, self.bench_dtype = data[C.NPU_DTYPE], data[C.BENCH_DTYPE]
         self.npu_shape, self.bench_shape = data[C.NPU_SHAPE], data[C.BENCH_SHAPE]
         self.npu_md5, self.bench_md5 = data.get(C.NPU_MD5), data.get(C.BENCH_MD5)
-        # every row is read: statistics held as arrays (msprobe_core.statcells) are spelled out once here
+        # every row is read: statistics held as arrays (msprobe_core.text.statcells) are spelled out once here
         self.npu_stats = [_as_list(data[C.stat_column(C.NPU, s)]) for s in STATS]
         self.bench_stats = [_as_list(data[C.stat_column(C.BENCH, s)]) for s in STATS]
         none = [None] * len(self.name)  # md5 tables have no relative-error columns

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
-from ..dumpjson import split_api_key
 from ..errors import InputError
+from ..host.registry import FrameworkSpec
+from ..load.dumpjson import split_api_key
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
-from ..registry import FrameworkSpec
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
@@ -131,7 +131,7 @@ def load_construct(dump_path: Path) -> dict[str, str | None]:
     Input errors (exit 2): a symlink out of the dump directory (the rule for every file of a dump),
     nesting too deep to parse, and enclosing calls that form a cycle (a call inside itself).
     """
-    from ..validation import dump_file_beside
+    from ..files.validation import dump_file_beside
 
     path = dump_file_beside(dump_path, "construct.json")
     if path is None:

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
+from ..files.outputs import TEXT_ERRORS
 from ..model import MODE_MD5, NA, STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS
-from ..outputs import TEXT_ERRORS
-from ..writers import atomic_path
+from ..write.writers import atomic_path
 from .locate import Finding
 from .nodes import Node, RankView
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MsprobeError, OutputError
+from ..host.registry import CompareJob, PluginHost, get_host
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
-from ..registry import CompareJob, PluginHost, get_host
 from .comm import DEFAULT_SPEC, CommOpSpec
 from .config import DiffAnalyzeConfig
 from .locate import Finding, locate
@@ -43,8 +43,8 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
     """Row name → (op, peer) of the point-to-point op records in a dump (empty when it has none)."""
     import mmap
 
-    from ..dumpjson import read_json_file
     from ..errors import MsprobeError
+    from ..load.dumpjson import read_json_file
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -78,7 +78,7 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
 def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
                 index: int) -> RankView | None:
     """Stage 1 for one rank pair: the result table and the calls with their evidence."""
-    from ..engine import account_unrecognised, build_result, load_pair, match_tables
+    from ..run.engine import account_unrecognised, build_result, load_pair, match_tables
 
     target, golden = load_pair(job, options, host)
     account_unrecognised(job, target, golden)
@@ -121,7 +121,7 @@ def _call_count_hints(view: RankView, finding: Finding, options: CompareOptions)
                                                     options.data_mapping, options.layer_mapping))
     if options.fuzzy_match or mapped or view.cross_framework:
         return []
-    from ..fuzzy import strip_call_number
+    from ..match.fuzzy import strip_call_number
 
     op = strip_call_number(finding.node.key)
     n_target = sum(1 for a in view.target.apis if strip_call_number(a.key) == op)
@@ -143,7 +143,7 @@ def run_diff_analyze(
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..engine import RUN_STAMP, JobOutcome, raise_if_partly_failed
+    from ..run.engine import RUN_STAMP, JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
     if any(Path(job.target).is_dir() for job in jobs):

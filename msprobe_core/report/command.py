@@ -132,7 +132,7 @@ def describe_runs(choice: RunChoice) -> list[str]:
 def result_labels(groups: list[list[Path]]) -> list[str]:
     """One label per result: its rank (``rank1``), with its folder when ranks repeat
     (``graph/step0/rank0``), and its run's timestamp when several runs are shown."""
-    from ..summary import label_from_path
+    from .summary import label_from_path
 
     if len(groups) < 2:
         return [""]
@@ -194,9 +194,9 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     A directory holding several compare runs is reported for its latest run (see --run).
     A diff_analyze_*.json next to the results (from -da) names the first divergence.
     """
-    from ..finish import finish_views, read_files_as_view
-    from ..logs import setup_logging
-    from ..progress import file_sizes, run_status, stage
+    from ..console.logs import setup_logging
+    from ..console.progress import file_sizes, run_status, stage
+    from .finish import finish_views, read_files_as_view
 
     setup_logging(quiet)
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))

@@ -16,8 +16,8 @@ from typing import Any
 
 from msprobe_core import result_columns as C
 from msprobe_core.errors import OutputError
+from msprobe_core.files.outputs import write_text_atomic
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from msprobe_core.outputs import write_text_atomic
 
 from .table import ACCURACY, RESULT
 

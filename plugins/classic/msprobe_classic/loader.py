@@ -1,13 +1,13 @@
 """Reading a dump.json the way msprobe 8.3.3 does (spec compare-legacy.md §3).
 
-The per-leaf walk is the core's (:mod:`msprobe_core.dumpjson`); only the choice of
+The per-leaf walk is the core's (:mod:`msprobe_core.load.dumpjson`); only the choice of
 which ``data`` keys produce rows differs from 26.2.0:
 
 * every key is read, with or without ``forward``/``backward`` in its name;
 * a key whose *last* dot part is ``parameters_grad`` (or ``debug``) is walked whole;
 * any other key contributes only its argument members (``input_args``/``input_kwargs``/
   ``input``/``parameters``/``output``, and 1.0.1's ``grad_output``/``grad_input`` read as the
-  core reads them, see :mod:`msprobe_core.dialects`), so ``X.parameters_grad.0`` entries (whose
+  core reads them, see :mod:`msprobe_core.load.dialects`), so ``X.parameters_grad.0`` entries (whose
   members are parameter names) produce no rows at all; any other member is counted and named
   as by the core loader.
 """
@@ -16,9 +16,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msprobe_core import dumpjson as _dumpjson
-from msprobe_core.dumpjson import _Flattener, _walk_members, detect_kind, parse_header, read_json_file, split_api_key
 from msprobe_core.errors import DumpFormatError
+from msprobe_core.load import dumpjson as _dumpjson
+from msprobe_core.load.dumpjson import (
+    _Flattener,
+    _walk_members,
+    detect_kind,
+    parse_header,
+    read_json_file,
+    split_api_key,
+)
 from msprobe_core.model import (
     MODE_MD5,
     MODE_STATISTICS,

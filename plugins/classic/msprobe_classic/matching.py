@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.matching import apply_dtype_gate, join_on_keys
+from msprobe_core.host.registry import FrameworkSpec, MatchContext
+from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
-from msprobe_core.registry import FrameworkSpec, MatchContext
 
 from .settings import is_classic
 

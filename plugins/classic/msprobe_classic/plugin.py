@@ -21,9 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.hookspecs import hookimpl
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
-from msprobe_core.registry import (
+from msprobe_core.host.hookspecs import hookimpl
+from msprobe_core.host.registry import (
     CommandLineClaim,
     CompareJob,
     MapperSpec,
@@ -32,6 +31,7 @@ from msprobe_core.registry import (
     VerdictSpec,
     WriterSpec,
 )
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
 
 from .matching import CLASSIC_MAPPER, classic_keys, classic_match
 from .settings import is_classic, settings_of
@@ -63,7 +63,7 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
         if not settings.stack:
             table.stack = {}  # no NPU_Stack_Info: no stack.json is read (the core reads one beside a dump it finds)
         elif settings.stack_path is not None:
-            from msprobe_core.dumpjson import load_stack
+            from msprobe_core.load.dumpjson import load_stack
 
             table.stack = load_stack(settings.stack_path)
     return table

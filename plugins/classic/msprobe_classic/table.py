@@ -26,7 +26,7 @@ from msprobe_core.result import (
     data_name_column,
     stack_column,
 )
-from msprobe_core.strtod import pandas_strtod
+from msprobe_core.text.strtod import pandas_strtod
 
 BASIC = COMMON_COLUMNS
 TENSOR_METRICS = TENSOR_METRIC_COLUMNS
@@ -198,7 +198,7 @@ def stats_columns(data: dict[str, list[Any]], matched: list[bool]) -> list[bool]
 def classic_columns(ctx: Any) -> dict[str, list[Any]]:
     """The classic metric set of every dump mode (``MetricSpec(whole_table=True)``): all columns but the verdicts.
 
-    ``ctx`` is the core's :class:`~msprobe_core.engine.MetricContext`. Statistics mode leaves its
+    ``ctx`` is the core's :class:`~msprobe_core.run.engine.MetricContext`. Statistics mode leaves its
     per-row ``Warning`` findings in ``ctx.meta`` (:data:`MAGNITUDE_WARNINGS`) for the verdict rule.
     """
     from .settings import settings_of

@@ -18,9 +18,9 @@ from typing import Any
 
 from msprobe_core import hookimpl
 from msprobe_core.errors import InputError, UsageError
+from msprobe_core.host.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
 from msprobe_core.model import MODE_KERNEL, CompareOptions, DumpTable, MatchResult
 from msprobe_core.options import OptionSpec
-from msprobe_core.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
 
 from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 

@@ -30,13 +30,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.data_mapping import load_data_mapping
-from msprobe_core.dumpjson import read_json_file
 from msprobe_core.errors import DumpFormatError, UsageError
-from msprobe_core.matching import join_on_keys, mapped_golden_keys
+from msprobe_core.host.registry import MapperSpec, MatchContext
+from msprobe_core.load.dumpjson import read_json_file
+from msprobe_core.match.data_mapping import load_data_mapping
+from msprobe_core.match.matching import join_on_keys, mapped_golden_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
 from msprobe_core.options import OptionSpec
-from msprobe_core.registry import MapperSpec, MatchContext
 
 from . import mapping as M
 
@@ -152,7 +152,7 @@ def _join(
     generated mapping goes with the match, to be written next to the result.
 
     ``mapped``: the keys were built from the raw row names, so the golden side is
-    joined on its raw names too (:func:`~msprobe_core.matching.mapped_golden_keys`;
+    joined on its raw names too (:func:`~msprobe_core.match.matching.mapped_golden_keys`;
     msprobe joins them with backward-re-numbered golden keys, see docs/differences.md).
     """
     golden_keys = mapped_golden_keys(ctx) if mapped else ctx.golden_keys

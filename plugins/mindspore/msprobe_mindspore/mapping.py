@@ -110,7 +110,9 @@ class RowLike(Protocol):
 def _read_yaml(path: str | Path, what: str) -> Any:
     """Parse one YAML file with the core's hardened reader (no tags, no aliases, bounded size and depth);
     every failure is a :class:`MappingError` naming the file."""
-    from msprobe_core.validation import read_yaml  # yaml: only with a mapping option (every compare loads this plugin)
+    from msprobe_core.files.validation import (
+        read_yaml,  # yaml: only with a mapping option (every compare loads this plugin)
+    )
 
     return read_yaml(path, what, error=MappingError)
 
@@ -680,7 +682,7 @@ def load_stack_construct(
     Neither file present → ``(None, None)`` (layer mapping yields an empty mapping). Exactly one
     present → :class:`InputError`. Both must hold JSON objects.
     """
-    from msprobe_core.validation import dump_file_beside
+    from msprobe_core.files.validation import dump_file_beside
 
     d = Path(dump_dir)
     stack_p, construct_p = d / "stack.json", d / "construct.json"
@@ -695,7 +697,7 @@ def load_stack_construct(
             f"layer mapping needs both stack.json and construct.json next to dump.json; {missing.name} is missing",
             path=missing,
         )
-    from msprobe_core.dumpjson import read_json_file  # the core's one JSON reader: size cap, one-line errors
+    from msprobe_core.load.dumpjson import read_json_file  # the core's one JSON reader: size cap, one-line errors
 
     loaded: list[dict[str, Any]] = []
     for p in (stack_p, construct_p):

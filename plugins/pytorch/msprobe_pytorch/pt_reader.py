@@ -1017,7 +1017,7 @@ def read_pt(path: str | os.PathLike[str], *, max_bytes: int | None = None,
             copy-on-write memory map of the file instead of being read into memory (no copy;
             pages come from the page cache as they are used).  The file must then not be
             truncated while the array lives (the OS would raise SIGBUS).
-        arena: a :class:`msprobe_core.arena.Arena` to carve the file's bytes and the converted
+        arena: a :class:`msprobe_core.files.arena.Arena` to carve the file's bytes and the converted
             array from instead of fresh memory; the result is then a view of the arena, valid
             until its next reset.  Files under ``WHOLE_FILE_MAX`` bytes are read with one
             ``preadv`` either way and their storage returned without a further copy.

@@ -29,13 +29,13 @@ import click
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.dumpjson import detect_kind, flatten_dump
 from msprobe_core.errors import InputError
-from msprobe_core.matching import join_on_keys
+from msprobe_core.host.registry import MapperSpec, MatchContext, TensorMetricSpec, WriterSpec
+from msprobe_core.load.dumpjson import detect_kind, flatten_dump
+from msprobe_core.match.matching import join_on_keys
 from msprobe_core.model import CompareOptions, DumpTable, MatchResult
 from msprobe_core.options import FLAG, OptionSpec
-from msprobe_core.registry import MapperSpec, MatchContext, TensorMetricSpec, WriterSpec
-from msprobe_core.writers import atomic_path
+from msprobe_core.write.writers import atomic_path
 
 
 def rename_rules(value: object) -> dict[str, str]:

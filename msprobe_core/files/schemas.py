@@ -1,0 +1,209 @@
+"""The pydantic models of document headers and small config files, and :func:`validate` that runs them.
+
+Kept apart from :mod:`msprobe_core.files.validation` so that pydantic (~0.15 s to import) is
+loaded only when a model is used: a compare of well-formed dumps checks their headers
+with :func:`msprobe_core.files.validation.header_fields` and never needs it. The names are
+also reachable as ``msprobe_core.files.validation.<Name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
+
+from ..errors import InputError, MsprobeError
+from .validation import describe, json_path
+
+__all__ = [
+    "ApiMapping",
+    "ApiMappingEntry",
+    "CompareJson",
+    "DumpHeader",
+    "LayerMapping",
+    "MergeConfig",
+    "NameMapping",
+    "pydantic_message",
+    "validate",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# --------------------------------------------------------------------------- pydantic plumbing
+def pydantic_message(exc: ValidationError, prefix: Sequence[object] = ()) -> str:
+    """One line for a pydantic error: the first problem with its JSON path (+ how many more)."""
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return "invalid content"
+    first = errors[0]
+    loc = [*prefix, *first.get("loc", ())]
+    kind = first.get("type", "")
+    if kind == "missing":
+        name = loc[-1] if loc else "value"
+        text = f"{json_path(loc[:-1])}: '{name}' is missing"
+    else:
+        msg = first.get("msg", "invalid value")
+        msg = msg.removeprefix("Value error, ")
+        given = first.get("input")
+        got = "" if kind.startswith("value_error") or kind == "assertion_error" else f" (got {describe(given)})"
+        text = f"{json_path(loc)}: {msg[:1].lower()}{msg[1:]}{got}"
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return text.replace("\n", " ")
+
+
+def validate(
+    model: type[M],
+    obj: Any,
+    *,
+    path: object | None,
+    error: type[MsprobeError] = InputError,
+    prefix: Sequence[object] = (),
+) -> M:
+    """``model.model_validate(obj)``, or ``error`` naming the file, the JSON path and the problem."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise error(pydantic_message(exc, prefix), path=path) from None
+
+
+# --------------------------------------------------------------------------- dump.json / debug.json header
+
+
+class DumpHeader(BaseModel):
+    """Top level of a ``dump.json``/``debug.json`` (everything except the entries of ``data``).
+
+    ``data`` is only checked to be an object here: its entries (possibly hundreds
+    of thousands) are checked by the flattener in ``dumpjson.py``.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    task: StrictStr = Field(min_length=1)
+    level: StrictStr | None = None
+    framework: StrictStr | None = None
+    dump_data_dir: StrictStr | None = None
+    data: Any
+
+    @field_validator("data", mode="plain")
+    @classmethod
+    def _data_is_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"'data' must be a JSON object, got {describe(value)}")
+        return value
+
+
+# --------------------------------------------------------------------------- compare.json (classic interface)
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+NonEmptyStr = Annotated[StrictStr, BeforeValidator(lambda v: _non_empty(v) if isinstance(v, str) else v)]
+
+
+class CompareJson(BaseModel):
+    """``compare.json`` of the classic ``msprobe -f FW compare -i compare.json`` interface.
+
+    Unknown keys are ignored (as msprobe does). ``rank_id``/``step_id`` select the
+    kernel-dump form; ``common`` the MindSpore common-dir form.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    npu_path: NonEmptyStr
+    bench_path: NonEmptyStr
+    stack_path: NonEmptyStr | None = None
+    is_print_compare_log: StrictBool = True
+    rank_id: list[Annotated[StrictInt, Field(ge=0)]] | None = None
+    step_id: list[Annotated[StrictInt, Field(ge=0)]] | None = None
+    common: StrictBool | None = None
+
+
+# --------------------------------------------------------------------------- merge_result config.yaml
+class MergeConfig(BaseModel):
+    """``msprobe merge_result -config config.yaml``: APIs to pick and compare indexes to show."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    api: list[NonEmptyStr] = Field(min_length=1)
+    compare_index: list[NonEmptyStr] | None = None
+
+
+# --------------------------------------------------------------------------- mapping YAMLs
+def _name_scalar(value: Any) -> Any:
+    """YAML scalars usable as names: strings, and integers written without quotes (``5: 0``)."""
+    if isinstance(value, bool):
+        return value  # rejected by StrictStr below: 'yes'/'no' are not names
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+Name = Annotated[StrictStr, BeforeValidator(_name_scalar), Field(min_length=1)]
+
+
+class NameMapping(RootModel[dict[Name, Name]]):
+    """A flat ``{name: name}`` mapping: ``data_mapping.yaml`` and ``cell_mapping.yaml``."""
+
+
+class LayerMapping(RootModel[dict[Name, dict[Name, Name] | None]]):
+    """``layer_mapping.yaml``: ``{LayerType: {child_path: target_name}}``."""
+
+
+Position = Annotated[StrictInt | StrictStr, Field(union_mode="left_to_right")]
+
+
+def _positions(value: Any) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return [value]
+    return value
+
+
+Positions = Annotated[list[Position], BeforeValidator(_positions)]
+
+
+class ApiMappingEntry(BaseModel):
+    """One entry of a user ``api_mapping.yaml`` (MindSpore → PyTorch API names and argument positions)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ms_api: NonEmptyStr
+    pt_api: NonEmptyStr
+    ms_args: Positions = []
+    pt_args: Positions = []
+    ms_outputs: Positions = []
+    pt_outputs: Positions = []
+    ms_output: Positions | None = None
+    pt_output: Positions | None = None
+    ms_parameters: Positions = []
+    pt_parameters: Positions = []
+    ms_parameters_grad: Positions = []
+    pt_parameters_grad: Positions = []
+
+    @field_validator("ms_api", "pt_api")
+    @classmethod
+    def _api_name(cls, value: str) -> str:
+        if value.count(".") != 1:
+            raise ValueError(f"'{value}' must be '<api_type>.<api_name>' as in dump.json (e.g. Functional.abs)")
+        return value
+
+
+class ApiMapping(RootModel[list[ApiMappingEntry]]):
+    """A user ``api_mapping.yaml``: a list of :class:`ApiMappingEntry`."""

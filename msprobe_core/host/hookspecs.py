@@ -1,0 +1,236 @@
+"""Every hook msprobe-core calls, with its contract.
+
+Built-in behaviour (the dump.json loader, the exact matcher, the metric sets,
+the CSV and xlsx writers) is registered through these same hooks, exactly as a
+third-party plugin would do it; see ``msprobe_core.builtin``.
+
+Registry hooks receive a ``register`` callback instead of returning lists, so
+the plugin manager can validate entries, reject duplicates and remember which
+plugin registered what (shown by ``msprobe plugins``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ..model import CompareOptions, DumpTable
+    from .registry import CommandLineClaim, CompareJob
+
+PROJECT = "msprobe_core"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def msprobe_register_frameworks(register: Callable[..., None]) -> None:
+    """Describe a framework whose dumps can be compared.
+
+    Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.host.registry.FrameworkSpec`):
+    the names a dump's ``framework`` field may hold, which golden frameworks a
+    target of this framework can be compared with, its dtypes (``dtypes``: each one's
+    canonical name, family, dtype once read and unit roundoff, the only dtype knowledge
+    the core has; ``float_dtypes``: msprobe's same-framework gate group), and how to
+    read one tensor file.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``FrameworkSpec.dtypes`` replaces ``dtype_kind`` and ``canonical_dtype``.
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_discover_jobs(
+    target: Path, golden: Path, options: CompareOptions
+) -> list[CompareJob] | None:
+    """Turn the two paths the user gave into compare jobs, or return ``None`` if not yours.
+
+    Called with the paths of ``-tp``/``-gp``. The first plugin that recognises
+    the layout (a file pair, a step directory with rank dirs, a kernel dump
+    root, a graph/pynative mixed dump…) returns the list of jobs, each with its
+    own output name. Raise :class:`msprobe_core.errors.InputError` for a layout
+    you own but that is broken (e.g. rank counts differ).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
+    """Load one side of a compare into a :class:`~msprobe_core.model.DumpTable`, or return ``None``.
+
+    ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
+    :class:`~msprobe_core.host.registry.CompareJob` being loaded, whose ``extra`` holds what
+    the plugin that discovered it noted there (``None`` when a file is loaded on its
+    own). Implementations may leave out the ``job`` argument. The table is an index
+    of rows; tensors are not read here (rows carry the file name of their tensor,
+    read lazily by the framework's reader). Its ``kind`` selects the normalisers and
+    mappers that apply (see :class:`~msprobe_core.host.registry.MapperSpec`) and its
+    ``mode`` the metric set. Raise :class:`msprobe_core.errors.InputError` for a file
+    you claim but cannot read.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 0.2 the ``job`` argument.
+    """
+
+
+@hookspec
+def msprobe_register_normalizers(register: Callable[..., None]) -> None:
+    """Register name normalisers: ``register(NormalizerSpec(name, fn, order=…))``.
+
+    ``fn(table, side, keys, options) -> list[str]`` returns new compare keys
+    for every row of ``table`` (``side`` is ``"target"`` or ``"golden"``).
+    Normalisers run in ascending ``order`` before any mapper, on tables of the
+    ``kinds`` they declare (default ``dump`` and ``debug``); return ``keys``
+    unchanged when the options say you do not apply.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_register_mappers(register: Callable[..., None]) -> None:
+    """Register mappers that pair target rows with golden rows: ``register(MapperSpec(...))``.
+
+    Mappers form one chain, ordered by what each declares: ``before=("exact",)``
+    puts it ahead of the mapper named ``exact``, ``after=(...)`` behind the ones
+    named (names no installed plugin registers are ignored). The first mapper of
+    the chain that handles the tables' ``kind`` and whose ``applies(options)`` is
+    true runs: ``run(ctx) -> MatchResult`` where ``ctx`` is a
+    :class:`msprobe_core.host.registry.MatchContext` (both tables, their normalised
+    keys, the options). A mapper that only rewrites keys hands on to the rest of
+    the chain with ``ctx.run_after(its_name, target_keys=...)``.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``before``/``after`` replace the ``priority`` number.
+    """
+
+
+@hookspec
+def msprobe_register_metrics(register: Callable[..., None]) -> None:
+    """Register metric calculators: ``register(MetricSpec(...))``.
+
+    A metric set belongs to one dump mode (``tensor``, ``statistics``,
+    ``md5``, or a plugin's, e.g. ``kernel``) and fills its columns for the whole
+    matched table at once; ``MetricSpec(whole_table=True)`` builds every column
+    of the result itself (no core columns or verdicts are added). Extra tensor
+    metrics (``register(TensorMetricSpec(...))``) add a column after the
+    built-in six for the runs whose options they ``apply`` to; a metric that
+    raises yields ``unsupported``. Both declare their columns to the column
+    registry (:mod:`msprobe_core.result_columns`): ``MetricSpec(columns=...)``,
+    ``TensorMetricSpec(worse=..., plot=...)``.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 0.2 ``MetricSpec.columns``, ``TensorMetricSpec.worse`` and ``plot``.
+    """
+
+
+@hookspec
+def msprobe_register_verdicts(register: Callable[..., None]) -> None:
+    """Register verdict rules: ``register(VerdictSpec(name, judge, ...))``.
+
+    Once the metric columns of a result exist, every rule whose ``modes`` holds the
+    dump mode and whose ``applies(options)`` is true runs, in chain order (``before=``/
+    ``after=`` name other rules, as for mappers): ``judge(ctx) -> dict[column, cells]``
+    where ``ctx`` is a :class:`msprobe_core.run.engine.VerdictContext` (the columns so far,
+    both tables, the matched pairs, each row's API group, the options, and the result's
+    ``meta``, where a rule may leave per-row findings for the writers). The columns it
+    returns replace the table's of that name or are new: new ones follow ``Requires_grad
+    Consistent``, in the order the rules give them. A rule that applies keeps the rules
+    named in its ``replaces`` from running. The core's own ``Result``/``Err_message`` are
+    the rule ``msprobe``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def msprobe_register_writers(register: Callable[..., None]) -> None:
+    """Register result writers: ``register(WriterSpec(name, suffix, write))``.
+
+    ``write(table: ResultTable, path: Path) -> list[Path]`` must write
+    atomically (see :func:`msprobe_core.write.writers.atomic_path`) and return the
+    files it created. A writer declared ``WriterSpec(..., accepts_csv_tail=True)``
+    is also called as ``write(table, path, tail=Tail)`` with the last rows
+    already spelled as CSV by a forked child (:mod:`msprobe_core.write.tailbuild`).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_register_executors(register: Callable[..., None]) -> None:
+    """Register executors, the places independent tasks run: ``register(ExecutorSpec(...))``.
+
+    ``ExecutorSpec(name, create)`` (see :mod:`msprobe_core.workers.executors`):
+    ``create(options) -> Executor`` builds the executor selected by
+    ``--executor NAME`` (``options.executor``; ``options.scheduler`` holds
+    ``--scheduler ADDRESS``). The run's executor spreads rank pairs and tensor
+    chunks; tasks are module-level functions with picklable arguments and
+    their results never depend on where they ran. The built-in ``local``
+    executor is a process pool on this machine.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def msprobe_register_comm_ops(register: Callable[..., None]) -> None:
+    """Name communication ops for the first-divergence analysis (``-da``): ``register(CommOpSpec(...))``.
+
+    ``CommOpSpec(name, kind)`` (see :mod:`msprobe_core.analysis.comm`): ``kind(prefix)`` gets a call
+    key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
+    ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
+    reaches the others through them. Registered specs are asked first; the built-in rule knows the
+    usual op names under any API family whose name mentions ``distributed`` or ``comm``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def msprobe_register_options(register: Callable[..., None]) -> None:
+    """Declare options of ``msprobe compare`` and :func:`msprobe_core.compare`: ``register(OptionSpec(...))``.
+
+    One :class:`msprobe_core.options.OptionSpec` per option (Python name, flags,
+    kind of value, default, help line, validation) gives the command-line flag
+    (listed under the plugin's name in ``msprobe compare --help``), the keyword of
+    the Python API (in its signature and docstring) and the attribute every hook
+    reads from the options (``options.<name>``). A name, alias or flag another
+    option already has is refused with a warning; core options come first.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def msprobe_register_commands(register: Callable[..., None]) -> None:
+    """Add sub-commands to ``msprobe``: ``register(command)`` with a :class:`click.Command`.
+
+    Plugin modules are imported only when a command needs them, so a plugin's
+    command is found when it is invoked (``msprobe NAME``), not listed by
+    ``msprobe --help``; ``msprobe plugins`` names the plugins that add commands.
+    A name a built-in command has is refused with a warning.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 0.2 a ``register`` callback instead of the click group.
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
+    """Take over a command line that is not in ``msprobe``'s own syntax, before it is parsed.
+
+    ``args`` is the command line after ``msprobe`` (``--debug`` removed). The hook is
+    called only for a command line the core cannot parse itself: one that starts with an
+    option the ``msprobe`` group does not have (``msprobe -f pytorch compare ...``), or a
+    built-in command given an option it does not declare (``msprobe compare -i x.json``).
+    Return a :class:`~msprobe_core.host.registry.CommandLineClaim` for a form that is yours (what
+    to run, and the command whose ``--help`` its usage errors name), else ``None``. What
+    ``run`` raises is reported as for every command: one line and an exit status.
+
+    .. versionadded:: 0.2
+    """

@@ -1,0 +1,759 @@
+"""Plugin manager and the typed façade the engine calls hooks through.
+
+Built-ins are registered first, then every plugin found in the
+``msprobe_core.plugins`` entry-point group (unless
+``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``; only those of the distributions named in
+``MSPROBE_PLUGIN_DISTRIBUTIONS=dist,dist`` when it is set), then those named in
+``MSPROBE_LOAD_PLUGINS=mod,mod``. ``MSPROBE_TRACE_HOOKS=FILE`` appends one JSON
+line per hook implementation the host calls to ``FILE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ..errors import UsageError
+from ..model import CompareOptions, DumpTable, MatchResult
+from ..options import OptionSet, OptionSpec
+from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
+from . import hookspecs
+
+ENTRY_POINT_GROUP = "msprobe_core.plugins"
+#: when set, only the entry points of these distributions (comma-separated names) are loaded
+DISTRIBUTIONS_ENV = "MSPROBE_PLUGIN_DISTRIBUTIONS"
+#: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
+TRACE_ENV = "MSPROBE_TRACE_HOOKS"
+
+
+#: the name the built-in plugin (``msprobe_core.builtin``) is registered under
+BUILTIN_PLUGIN = "msprobe_core.builtin"
+
+#: the dtype families a :class:`DtypeInfo` may name
+DTYPE_FAMILIES = ("float", "int", "bool", "complex")
+
+
+@dataclass(frozen=True)
+class DtypeInfo:
+    """One tensor dtype of a framework, as the core needs to know it.
+
+    ``canonical``: the framework-neutral name (``float32``, ``bfloat16``, ``int64``…): the same
+    dtype of two frameworks has the same one. ``family``: ``float``, ``int``, ``bool`` or
+    ``complex``. ``read_as``: the dtype a tensor of this dtype has once read, as msprobe compares
+    it (``float32`` for ``bfloat16`` and the 8-bit floats, which the readers widen; ``None``: the
+    canonical name). ``eps``: the unit roundoff of a float dtype (the first-divergence analysis
+    allows more change for a coarser dtype; 0 where none is known).
+    """
+
+    canonical: str
+    family: str
+    read_as: str | None = None
+    eps: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.family not in DTYPE_FAMILIES:
+            raise ValueError(f"dtype {self.canonical!r}: family must be one of {', '.join(DTYPE_FAMILIES)}")
+
+
+def default_canonical(dtype: str) -> str:
+    """The framework-neutral name of a dtype no spec lists: its last dotted component, lower-cased."""
+    return dtype.rsplit(".", 1)[-1].lower()
+
+
+@dataclass(frozen=True)
+class FrameworkSpec:
+    """What the core needs to know about one framework's dumps; the only source of dtype knowledge.
+
+    ``float_dtypes``: the float dtypes msprobe's same-framework dtype gate lets pair with each
+    other. ``dtypes``: every tensor dtype of the framework, by the name its dumps give it
+    (``torch.float32``, ``Float32``), as a :class:`DtypeInfo`; a name not listed is no tensor
+    dtype (``<class 'int'>``, ``torch.Size``…). The core asks the spec through
+    :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`,
+    :meth:`read_dtype` and :meth:`same_dtype`.
+    """
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    golden_frameworks: tuple[str, ...] = ()
+    float_dtypes: frozenset[str] = frozenset()
+    tensor_suffix: str = ""
+    read_tensor: Callable[[Path], Any] | None = None
+    dtypes: Mapping[str, DtypeInfo] = field(default_factory=dict, hash=False)
+    #: How the reference msprobe run turned a statistic's text into a number when this framework
+    #: is the target (``None``: correctly rounded, ``float()``). Only the ``<S> diff`` and
+    #: ``<S>RelativeErr`` columns of statistics mode use it.
+    parse_statistic: Callable[[str], float | None] | None = None
+    is_default: bool = False
+    plugin: str = ""
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def dtype_info(self, dtype: str) -> DtypeInfo | None:
+        """The description of a tensor dtype of this framework (``None``: not one of its tensor dtypes)."""
+        return self.dtypes.get(dtype)
+
+    def canonical(self, dtype: str) -> str:
+        """A framework-neutral spelling of ``dtype`` (``float32``, ``bfloat16``, ``int64``…).
+
+        A dtype the spec does not list keeps the last dotted component of its name, lower-cased.
+        """
+        info = self.dtypes.get(dtype)
+        return info.canonical if info is not None else default_canonical(dtype)
+
+    def dtype_family(self, dtype: str) -> str | None:
+        """``float``, ``int``, ``bool`` or ``complex`` (``None``: not a tensor dtype of this framework)."""
+        info = self.dtypes.get(dtype)
+        return info.family if info is not None else None
+
+    def is_integer(self, dtype: str) -> bool:
+        """Whether ``dtype`` is one of the framework's integer tensor dtypes (signed or not, any width)."""
+        return self.dtype_family(dtype) == "int"
+
+    def read_dtype(self, dtype: str) -> str:
+        """The dtype a tensor of ``dtype`` has once read (``bfloat16`` → ``float32``), framework-neutral."""
+        info = self.dtypes.get(dtype)
+        if info is None:
+            return self.canonical(dtype)
+        return info.read_as or info.canonical
+
+    def same_dtype(self, dtype: str, other: FrameworkSpec, other_dtype: str) -> bool:
+        """Whether ``dtype`` of this framework and ``other_dtype`` of ``other`` are the same dtype.
+
+        The same canonical name; or two integer dtypes: across frameworks the integer width does not
+        count (torch wants int64 indices and labels, MindSpore uses int32; the width changes no
+        value, and the statistics columns show whether the values agree).
+        """
+        if self.canonical(dtype) == other.canonical(other_dtype):
+            return True
+        return other.name != self.name and self.is_integer(dtype) and other.is_integer(other_dtype)
+
+
+@dataclass
+class CompareJob:
+    """One pair of dump files to compare, and where its result goes."""
+
+    target: Path
+    golden: Path
+    output_dir: Path
+    stem: str
+    label: str = ""
+    #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
+DUMP_KINDS = ("dump", "debug")
+
+
+@dataclass
+class MatchContext:
+    """What a mapper sees: both tables, their normalised keys, the options and helpers."""
+
+    target: DumpTable
+    golden: DumpTable
+    target_keys: list[str]
+    golden_keys: list[str]
+    options: CompareOptions
+    cross_framework: bool
+    host: PluginHost
+
+    def run_after(self, mapper: str, **changes: Any) -> MatchResult:
+        """The match of the next applicable mapper after ``mapper`` in the chain (what would run without it).
+
+        ``changes`` replace fields of this context first (``target_keys=...``: keys a mapping rewrote).
+        """
+        from dataclasses import replace
+
+        ctx = replace(self, **changes) if changes else self
+        return self.host.mapper_for(ctx.options, kind=ctx.target.kind, after=mapper).run(ctx)
+
+
+def _always(options: CompareOptions) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class MapperSpec:
+    """A way of pairing rows, and its place in the chain of mappers.
+
+    The first mapper of the chain that handles the tables' ``kinds`` and whose
+    ``applies(options)`` is true runs. ``before``/``after`` name the mappers this
+    one goes ahead of / behind (see ``msprobe_register_mappers``).
+    """
+
+    name: str
+    run: Callable[[MatchContext], MatchResult]
+    applies: Callable[[CompareOptions], bool] = _always
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = DUMP_KINDS
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class NormalizerSpec:
+    """A compare-key rewrite applied to every row of both sides (of the ``kinds`` it handles) before mapping."""
+
+    name: str
+    fn: Callable[[DumpTable, str, list[str], CompareOptions], list[str]]
+    order: int = 0
+    kinds: tuple[str, ...] = DUMP_KINDS
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """The metric columns of one dump mode, computed for the whole table.
+
+    ``whole_table``: ``compute`` returns every column of the result, in order (the core
+    adds no name, statistics, stack or ``Data_name`` columns; only the verdict rules of
+    its mode add theirs, see ``msprobe_register_verdicts``). ``applies(options)``: the
+    runs this set computes the mode's columns for (every run by default; a set with its
+    own ``applies`` is asked first). ``splittable``: a part of the matched rows that starts
+    at an API's first row gives the same cells as the whole table, so a big result
+    may be built in two processes (:mod:`msprobe_core.write.tailbuild`). ``columns``: the
+    mode's columns, declared to the host's column registry (``host.columns``).
+    """
+
+    mode: str
+    compute: Callable[..., dict[str, list[Any]]]
+    whole_table: bool = False
+    splittable: bool = False
+    #: the columns of this mode's tables (every column a ``whole_table`` set may return): names the
+    #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
+    #: of the plugin's own; a name the core does not declare counts as a metric
+    columns: tuple[str | ColumnSpec, ...] = ()
+    #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
+    applies: Callable[[CompareOptions], bool] = _always
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class TensorMetricSpec:
+    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
+
+    Its column is added to the runs whose options it ``applies`` to (every run by default).
+    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
+    ``plot`` (the report plots it along execution order) describe the column to the summary
+    and the report, as the core's metrics are described (:meth:`column_spec`).
+    """
+
+    column: str
+    fn: Callable[[Any, Any], Any]
+    applies: Callable[[CompareOptions], bool] = _always
+    worse: str | None = None
+    plot: bool = False
+    plugin: str = ""
+
+    def column_spec(self) -> ColumnSpec:
+        """The metric's column, as the column registry holds it."""
+        from ..model import MODE_TENSOR
+
+        return ColumnSpec(self.column, METRIC, (MODE_TENSOR,), worse=self.worse,
+                          plots=(MODE_TENSOR,) if self.plot else (), plugin=self.plugin)
+
+
+@dataclass(frozen=True)
+class WriterSpec:
+    """An output format: ``write(table, path) -> [files]``.
+
+    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
+    rows from ``tail.start`` on already spelled as CSV by a forked child (see
+    :mod:`msprobe_core.write.tailbuild`), and appends that text instead of spelling them.
+    ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
+    (a writer with settings of its own reads them from the run's options).
+    """
+
+    name: str
+    suffix: str
+    write: Callable[..., list[Path]]
+    accepts_csv_tail: bool = False
+    accepts_options: bool = False
+    plugin: str = ""
+
+
+#: the dump modes the core's result tables have (the default ``modes`` of a :class:`VerdictSpec`)
+RESULT_MODES = ("tensor", "statistics", "md5")
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    """Verdict rules: columns judged from a result's metric columns (see ``msprobe_register_verdicts``).
+
+    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.run.engine.VerdictContext`.
+    Every rule of the table's mode whose ``applies(options)`` is true runs, in the order
+    ``before``/``after`` give (otherwise registration order); one that runs keeps those
+    named in ``replaces`` from running.
+    """
+
+    name: str
+    judge: Callable[..., dict[str, Sequence[Any]]]
+    modes: tuple[str, ...] = RESULT_MODES
+    applies: Callable[[CompareOptions], bool] = _always
+    replaces: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    plugin: str = ""
+
+
+@dataclass(frozen=True)
+class CommandLineClaim:
+    """A command line a plugin takes over (``msprobe_claim_command_line``).
+
+    ``run()`` does the work (its errors are reported as every command's are);
+    ``command_path`` is the command a usage error tells the user to ask ``--help`` of.
+    """
+
+    run: Callable[[], None]
+    command_path: str = "msprobe"
+
+
+class PluginHost:
+    """Owns the pluggy manager and the registries collected from it."""
+
+    def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        from .. import builtin
+
+        self.pm.register(builtin, name=BUILTIN_PLUGIN)
+        if autoload is None:
+            autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
+        self.dists: dict[int, tuple[str, str]] = {}
+        self.broken: dict[str, str] = {}
+        #: plugins loaded whose registration hook raised (what it registered there is skipped)
+        self.failed_hooks: dict[str, str] = {}
+        if autoload:
+            self._load_entry_points()
+        for mod in filter(None, os.environ.get("MSPROBE_LOAD_PLUGINS", "").split(",")):
+            self.pm.register(importlib.import_module(mod.strip()), name=mod.strip())
+        for plugin in extra_plugins:
+            self.pm.register(plugin)
+        self.pm.check_pending()
+        if os.environ.get(TRACE_ENV):
+            _trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
+        self.frameworks: list[FrameworkSpec] = []
+        self.mappers: list[MapperSpec] = []
+        self.normalizers: list[NormalizerSpec] = []
+        self.metrics: dict[str, MetricSpec] = {}
+        #: metric sets for some runs only (their own ``applies``), asked before ``metrics``
+        self.conditional_metrics: list[MetricSpec] = []
+        self.verdicts: list[VerdictSpec] = []
+        self.tensor_metrics: list[TensorMetricSpec] = []
+        #: every column the core and the plugins' metric sets declare (:mod:`msprobe_core.result_columns`)
+        self.columns: ColumnRegistry = CORE_COLUMNS.copy()
+        self.writers: dict[str, WriterSpec] = {}
+        self.executors: dict[str, Any] = {}
+        self.comm_ops: list[Any] = []
+        self.options = OptionSet()
+        self.commands: dict[str, Any] = {}
+        self._commands_collected = False
+        self._collect()
+
+    # -- registry collection -------------------------------------------------
+    def _collect(self) -> None:
+        declared: list[OptionSpec] = []
+        registries: list[tuple[str, Callable[[Any, str], None]]] = [
+            ("msprobe_register_frameworks", self._add_framework),
+            ("msprobe_register_mappers", self._add_mapper),
+            ("msprobe_register_normalizers", self._add_normalizer),
+            ("msprobe_register_metrics", self._add_metric),
+            ("msprobe_register_verdicts", self._add_verdict),
+            ("msprobe_register_writers", self._add_writer),
+            ("msprobe_register_executors", self._add_executor),
+            ("msprobe_register_comm_ops", self._add_comm_op),
+            ("msprobe_register_options", lambda spec, plugin: declared.append(_with_plugin(spec, plugin))),
+        ]
+        for hook, add in registries:
+            # pluggy calls later-registered plugins first: plugins register before the built-ins
+            for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+                try:
+                    impl.function(register=self._registrar(impl.plugin_name, add))
+                except Exception as exc:  # a third-party registration bug must not break every run
+                    if impl.plugin_name == BUILTIN_PLUGIN:
+                        raise
+                    self._skip(impl.plugin_name, f"{hook} failed: {type(exc).__name__}: {exc}")
+        self._add_options(declared)
+        self.normalizers.sort(key=lambda n: n.order)
+        self.mappers = chain_mappers(self.mappers)
+        self.verdicts = chain_mappers(self.verdicts)
+
+    def _add_options(self, declared: list[OptionSpec]) -> None:
+        """Core options first, in their order, then each plugin's, plugins by name; clashes are refused."""
+        from ..options import remember_defaults
+
+        core = [s for s in declared if s.plugin == BUILTIN_PLUGIN]
+        others = sorted((s for s in declared if s.plugin != BUILTIN_PLUGIN), key=lambda s: s.plugin)
+        for spec in core + others:
+            refused = self.options.add(spec)
+            if refused:
+                import logging
+
+                logging.getLogger("msprobe").warning("plugin '%s': option '%s' is ignored: %s", spec.plugin,
+                                                     spec.name, refused)
+        remember_defaults(self.options)
+
+    def register_commands(self, builtin: Sequence[str]) -> dict[str, Any]:
+        """The sub-commands plugins add (``msprobe_register_commands``), once; ``builtin`` names are refused."""
+        if self._commands_collected:
+            return self.commands
+        self._commands_collected = True
+        import logging
+
+        def add(command: Any, plugin: str) -> None:
+            name = getattr(command, "name", None)
+            if not name or name in builtin or name in self.commands:
+                logging.getLogger("msprobe").warning("plugin '%s': command '%s' is ignored (the name is taken)",
+                                                     plugin, name)
+                return
+            self.commands[name] = command
+
+        for impl in reversed(self.pm.hook.msprobe_register_commands.get_hookimpls()):
+            impl.function(register=self._registrar(impl.plugin_name, add))
+        return self.commands
+
+    def _skip(self, plugin: str, why: str) -> None:
+        import logging
+
+        self.failed_hooks.setdefault(plugin, why)
+        logging.getLogger("msprobe").warning("plugin '%s': %s; what it registers there is skipped", plugin, why)
+
+    @staticmethod
+    def _registrar(plugin: str, add: Callable[[Any, str], None]) -> Callable[..., None]:
+        def register(spec: Any = None, *args: Any, **kwargs: Any) -> None:
+            add(spec, plugin) if not args and not kwargs else add((spec, args, kwargs), plugin)
+
+        return register
+
+    def _add_framework(self, spec: FrameworkSpec, plugin: str) -> None:
+        if any(set(spec.names()) & set(f.names()) for f in self.frameworks):
+            # pluggy calls later-registered plugins first, so the first one seen wins
+            return
+        self.frameworks.append(_with_plugin(spec, plugin))
+
+    def _add_mapper(self, spec: MapperSpec, plugin: str) -> None:
+        if any(m.name == spec.name for m in self.mappers):
+            return
+        self.mappers.append(_with_plugin(spec, plugin))
+
+    def _add_normalizer(self, spec: Any, plugin: str) -> None:
+        if isinstance(spec, tuple):
+            name, args, kwargs = spec
+            spec = NormalizerSpec(name, *args, **kwargs)
+        if any(n.name == spec.name for n in self.normalizers):
+            return
+        self.normalizers.append(_with_plugin(spec, plugin))
+
+    def _add_metric(self, spec: MetricSpec | TensorMetricSpec, plugin: str) -> None:
+        if isinstance(spec, TensorMetricSpec):
+            if all(m.column != spec.column for m in self.tensor_metrics):
+                spec = _with_plugin(spec, plugin)
+                self.columns.add(spec.column_spec())
+                self.tensor_metrics.append(spec)
+            return
+        conditional = spec.applies is not _always
+        if not conditional and spec.mode in self.metrics:
+            return
+        spec = _with_plugin(spec, plugin)
+        for column in spec.columns:
+            if isinstance(column, str):
+                column = ColumnSpec(column, METRIC, (spec.mode,))
+            elif spec.mode not in column.modes:
+                column = replace(column, modes=(*column.modes, spec.mode))
+            self.columns.add(_with_plugin(column, spec.plugin))
+        if conditional:
+            self.conditional_metrics.append(spec)
+        else:
+            self.metrics[spec.mode] = spec
+
+    def _add_verdict(self, spec: VerdictSpec, plugin: str) -> None:
+        if all(v.name != spec.name for v in self.verdicts):
+            self.verdicts.append(_with_plugin(spec, plugin))
+
+    def _add_writer(self, spec: WriterSpec, plugin: str) -> None:
+        self.writers.setdefault(spec.name, _with_plugin(spec, plugin))
+
+    def _add_executor(self, spec: Any, plugin: str) -> None:
+        self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
+
+    def _add_comm_op(self, spec: Any, plugin: str) -> None:
+        """A :class:`~msprobe_core.analysis.comm.CommOpSpec` (first one registered under a name wins)."""
+        if all(s.name != spec.name for s in self.comm_ops):
+            self.comm_ops.append(_with_plugin(spec, plugin))
+
+    # -- typed façade --------------------------------------------------------
+    def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
+        """Jobs for the two user paths (first plugin that claims the layout)."""
+        jobs = self.pm.hook.msprobe_discover_jobs(target=target, golden=golden, options=options)
+        if jobs is None:
+            raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
+        return jobs
+
+    def load_dump(self, path: Path, options: CompareOptions, job: CompareJob | None = None) -> DumpTable:
+        """Load one side of a job (``path`` is ``job.target`` or ``job.golden``) through the first loader that claims it.
+
+        An ``OSError`` escaping a loader (a plugin that opens an unreadable file
+        to sniff it) is an input error naming the file, not a crash.
+        """
+        try:
+            table = self.pm.hook.msprobe_load_dump(path=path, options=options, job=job)
+        except OSError as exc:
+            from ..errors import InputError, os_reason
+
+            raise InputError(f"cannot read file ({os_reason(exc)})", path=getattr(exc, "filename", None) or path) from None
+        if table is None:
+            raise UsageError(f"no installed plugin can read {path}")
+        return table
+
+    def framework(self, name: str | None) -> FrameworkSpec | None:
+        """The framework registered under ``name`` (``None``: the default one)."""
+        for f in self.frameworks:
+            if (name is None and f.is_default) or (name is not None and name in f.names()):
+                return f
+        return None
+
+    def mapper_for(self, options: CompareOptions, kind: str = "dump", after: str | None = None) -> MapperSpec:
+        """The mapper that runs for these options on tables of ``kind``: the first applicable one of the chain.
+
+        ``after``: only mappers behind the one of that name are considered.
+        """
+        chain = self.mappers
+        if after is not None:
+            names = [m.name for m in chain]
+            if after not in names:  # a mapper handing on names itself or one it knows is there
+                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
+            chain = chain[names.index(after) + 1 :]
+        for mapper in chain:
+            if kind in mapper.kinds and mapper.applies(options):
+                return mapper
+        raise UsageError("no installed plugin provides a matcher for these options")
+
+    def compare_keys(self, table: DumpTable, side: str, options: CompareOptions,
+                     keys: list[str] | None = None) -> list[str]:
+        """The compare key of every row of ``table``: its names (or ``keys``) through the normalisers of its kind."""
+        keys = table.name if keys is None else keys  # the chain returns new lists, never edits the table's
+        for norm in self.normalizers:
+            if table.kind in norm.kinds:
+                keys = norm.fn(table, side, keys, options)
+        return keys
+
+    def metric_set(self, mode: str, options: CompareOptions) -> MetricSpec | None:
+        """The metric set of ``mode`` for a run with these options: the first whose ``applies`` holds."""
+        for spec in self.conditional_metrics:
+            if spec.mode == mode and spec.applies(options):
+                return spec
+        return self.metrics.get(mode)
+
+    def verdicts_for(self, mode: str, options: CompareOptions) -> list[VerdictSpec]:
+        """The verdict rules that run on a table of ``mode`` for these options, in chain order."""
+        rules = [v for v in self.verdicts if mode in v.modes and v.applies(options)]
+        replaced = {name for v in rules for name in v.replaces}
+        return [v for v in rules if v.name not in replaced]
+
+    def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
+        """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
+        return self.pm.hook.msprobe_claim_command_line(args=list(args))
+
+    def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
+        """The extra tensor metrics of a run with these options, in registration order."""
+        return [m for m in self.tensor_metrics if m.applies(options)]
+
+    def compare_options(self, **values: Any) -> CompareOptions:
+        """Options from Python keyword arguments, checked as :func:`msprobe_core.compare` checks them."""
+        return self.build_options(self.options.from_api(values))
+
+    def build_options(self, values: dict[str, Any], *, given: set[str] | None = None) -> CompareOptions:
+        """The options of a run from checked option values (``OptionSet.from_cli`` / ``from_api``).
+
+        ``given``: the names the caller set explicitly (default: every key of ``values``);
+        ``--xlsx`` is ``output_format='xlsx'``, and both naming different formats is an error.
+        """
+        from ..options import option_label
+
+        values = dict(values)
+        given = set(values) if given is None else given
+        if values.pop("xlsx", False):
+            if "output_format" in given and values.get("output_format") not in (None, "xlsx"):
+                raise UsageError(f"{option_label('xlsx')} and {option_label('output_format')} "
+                                 f"{values['output_format']} ask for different result formats")
+            values["output_format"] = "xlsx"
+        core, plugin = self.options.model_values(values)
+        return CompareOptions(**core, plugins=plugin)
+
+    def writer(self, name: str) -> WriterSpec:
+        """The writer for an output format name."""
+        try:
+            return self.writers[name]
+        except KeyError:
+            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+
+    def executor(self, name: str) -> Any:
+        """The :class:`~msprobe_core.workers.executors.ExecutorSpec` registered as ``name``."""
+        try:
+            return self.executors[name]
+        except KeyError:
+            hint = " (pip install msprobe-dask)" if name == "dask" else ""
+            raise UsageError(
+                f"unknown executor '{name}'{hint} (installed: {', '.join(sorted(self.executors))})"
+            ) from None
+
+    def _load_entry_points(self) -> None:
+        """Register every plugin of the entry-point group; one that fails to import is skipped with a warning."""
+        import logging
+        from importlib.metadata import distributions
+
+        wanted = _distribution_filter()
+        seen: set[str] = set()
+        for dist in distributions():
+            if wanted is not None and _normalized(dist.metadata["Name"] or "") not in wanted:
+                continue
+            for ep in dist.entry_points:
+                if ep.group != ENTRY_POINT_GROUP or ep.name in seen or self.pm.get_plugin(ep.name) is not None:
+                    continue
+                seen.add(ep.name)
+                try:
+                    plugin = ep.load()
+                    self.pm.register(plugin, name=ep.name)
+                except Exception as exc:  # a broken third-party plugin must not break every run
+                    self.broken[ep.name] = f"{type(exc).__name__}: {exc}"
+                    logging.getLogger("msprobe").warning(
+                        "plugin '%s' (%s) could not be loaded and is skipped: %s",
+                        ep.name, dist.metadata["Name"], self.broken[ep.name],
+                    )
+                    continue
+                self.dists[id(plugin)] = (dist.metadata["Name"], dist.version)
+
+    def distribution_of(self, plugin_name: str) -> str:
+        """The distribution a registered plugin comes from (its registration name when not installed as one)."""
+        plugin = self.pm.get_plugin(plugin_name)
+        found = self.dists.get(id(plugin)) if plugin is not None else None
+        return found[0] if found else plugin_name
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load)."""
+        out: list[dict[str, Any]] = []
+        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
+            hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
+            dist_name, version = self.dists.get(id(plugin), (None, None))
+            if name.startswith("msprobe_core."):
+                dist_name, version = "msprobe-core", _core_version()
+            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks})
+            if name in self.failed_hooks:
+                out[-1]["error"] = self.failed_hooks[name]
+        for name, error in sorted(self.broken.items()):
+            out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
+        return out
+
+
+def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
+    """The mappers (or verdict rules) in chain order: every ``before``/``after`` they declare holds; otherwise
+    registration order.
+
+    Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
+    """
+    names = {m.name for m in mappers}
+    ahead: dict[str, set[str]] = {m.name: set() for m in mappers}  # mapper -> the mappers that must come first
+    for m in mappers:
+        for other in m.before:
+            if other in names:
+                ahead[other].add(m.name)
+        for other in m.after:
+            if other in names:
+                ahead[m.name].add(other)
+    ordered: list[MapperSpec] = []
+    left = list(mappers)
+    while left:
+        placed = {m.name for m in ordered}
+        ready = next((m for m in left if ahead[m.name] <= placed), None)
+        if ready is None:
+            import logging
+
+            ready = left[0]
+            logging.getLogger("msprobe").warning("mapper order: a cycle among %s; '%s' goes first",
+                                                 ", ".join(m.name for m in left), ready.name)
+        ordered.append(ready)
+        left.remove(ready)
+    return ordered
+
+
+def _core_version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _normalized(distribution: str) -> str:
+    """A distribution name as packaging compares them (``msprobe_PyTorch`` is ``msprobe-pytorch``)."""
+    return re.sub(r"[-_.]+", "-", distribution).lower().strip()
+
+
+def _distribution_filter() -> set[str] | None:
+    """The distributions whose entry points may load (``None``: every one), from ``MSPROBE_PLUGIN_DISTRIBUTIONS``."""
+    value = os.environ.get(DISTRIBUTIONS_ENV)
+    if value is None:
+        return None
+    return {_normalized(name) for name in value.split(",") if name.strip()}
+
+
+def _trace_hook_calls(pm: pluggy.PluginManager, path: Path) -> None:
+    """Record every call of a hook implementation in ``path``, one ``{"hook": ..., "plugin": ...}`` line each.
+
+    The implementations themselves are wrapped, so registry hooks (called one implementation at a
+    time by :meth:`PluginHost._collect`) are recorded as well as the ``pm.hook`` dispatch hooks.
+    """
+    import functools
+    import json
+
+    def traced(hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        line = json.dumps({"hook": hook, "plugin": plugin}) + "\n"
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+            return function(*args, **kwargs)
+
+        return call
+
+    for name, caller in vars(pm.hook).items():
+        for impl in caller.get_hookimpls():
+            # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
+            impl.function = traced(name, impl.plugin_name, impl.function)
+
+
+def _with_plugin(spec: Any, plugin: str) -> Any:
+    if getattr(spec, "plugin", "") or not hasattr(spec, "plugin"):
+        return spec
+    from dataclasses import replace
+
+    return replace(spec, plugin=plugin)
+
+
+_HOST: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide plugin host (created on first use)."""
+    global _HOST
+    if _HOST is None:
+        _HOST = PluginHost()
+    return _HOST
+
+
+def current_host() -> PluginHost | None:
+    """The process-wide plugin host if one was created (none is created here)."""
+    return _HOST
+
+
+def reset_host(host: PluginHost | None = None) -> None:
+    """Replace the process-wide host (tests use this to register extra plugins)."""
+    global _HOST
+    _HOST = host

@@ -1,0 +1,182 @@
+"""Which dump files to compare, given the two paths the user named.
+
+Handles a pair of files, a pair of step directories (``rank*`` children
+paired by sorted position, or a single ``proc<PID>`` child on each side) and
+graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+from ..errors import InputError, RankMismatchError, UsageError
+from ..host.registry import CompareJob
+from ..model import CompareOptions
+from ..options import dump_paths_label, option_label
+from .dumpjson import detect_kind
+
+log = logging.getLogger("msprobe")
+
+RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
+PROC_DIR = re.compile(r"^proc[0-9]+$")
+KERNEL_RANK_DIR = re.compile(r"^rank_[0-9]+$")  # MindSpore kernel dumps (the msprobe-kernel plugin)
+MIX_DIRS = ("graph", "pynative")
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except PermissionError:
+        raise InputError("directory is not readable (permission denied)", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot list directory ({exc.strerror})", path=path) from None
+
+
+def check_exists(path: Path, flag: str) -> None:
+    """Fail with a one-line message when a user path is missing."""
+    if not path.exists():
+        raise InputError(f"{flag} path does not exist", path=path)
+
+
+def warn_if_symlink(path: Path, flag: str) -> None:
+    """Symlinked dump paths named by the user are followed, with a warning naming the real location."""
+    for p in (path, path.parent) if path.is_file() else (path,):
+        if p.is_symlink():
+            log.warning("%s %s is a symbolic link; following it to %s.", flag, p, os.path.realpath(p))
+            return
+
+
+def check_within(root: Path, path: Path, what: str) -> None:
+    """Refuse a rank directory or dump file below ``root`` that resolves outside it (a symlink out)."""
+    from ..files.validation import is_within
+
+    if not is_within(root, path):
+        raise InputError(
+            f"{what} resolves to {os.path.realpath(path)}, outside {root}; refusing to follow a symlink out of "
+            f"the dump directory (point {dump_paths_label()} at the real location)",
+            path=path,
+        )
+
+
+def file_stem(kind: str, suffix: str = "") -> str:
+    """``compare_result`` or ``debug_compare_result``, plus the rank suffix."""
+    return ("debug_compare_result" if kind == "debug" else "compare_result") + suffix
+
+
+def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth: int = 0) -> list[CompareJob]:
+    """All compare jobs for ``-tp target -gp golden``."""
+    check_exists(target, option_label("target"))
+    check_exists(golden, option_label("golden"))
+    if depth == 0:
+        warn_if_symlink(target, option_label("target", short=True))
+        warn_if_symlink(golden, option_label("golden", short=True))
+    if target.is_file() != golden.is_file():
+        raise UsageError(f"{option_label('target', short=True)} and {option_label('golden', short=True)} "
+                         "must both be files or both be directories")
+    out = Path(options.output_dir)
+    if target.is_file():
+        kinds = {detect_kind(target), detect_kind(golden)}
+        if len(kinds) != 1:
+            raise InputError(
+                f"both files must end with dump.json or both with debug.json: {target.name} vs {golden.name}"
+            )
+        return [CompareJob(target, golden, out, file_stem(kinds.pop()), label=target.name)]
+    if depth == 0:
+        mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
+        if mixed:
+            return _mixed_jobs(target, golden, options, mixed)
+    return _rank_jobs(target, golden, out)
+
+
+def _has_kernel_rank_dirs(path: Path) -> bool:
+    return any(KERNEL_RANK_DIR.match(n) and (path / n).is_dir() for n in _listdir(path))
+
+
+def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
+    from dataclasses import replace
+
+    jobs: list[CompareJob] = []
+    for folder in folders:
+        t_dir, g_dir = target / folder, golden / folder
+        steps = sorted(set(_listdir(t_dir)) & set(_listdir(g_dir)), key=_natural_key)
+        for step in steps:
+            if not (t_dir / step).is_dir() or not (g_dir / step).is_dir():
+                continue
+            sub = replace(options, output_dir=Path(options.output_dir) / folder / step)
+            for job in discover_jobs(t_dir / step, g_dir / step, sub, depth=1):
+                job.label = f"{folder}/{step}/{job.label}"
+                jobs.append(job)
+    if not jobs:
+        raise InputError(f"no common step directories under {', '.join(folders)}", path=target)
+    return jobs
+
+
+def _natural_key(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _rank_number(name: str) -> int:
+    return int(name[4:]) if len(name) > 4 else -1
+
+
+def _rank_dirs(path: Path) -> list[str]:
+    return sorted(
+        (n for n in _listdir(path) if RANK_DIR.match(n) and (path / n).is_dir()), key=_rank_number
+    )
+
+
+def _proc_dir(path: Path) -> str:
+    procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
+    if not procs and _has_kernel_rank_dirs(path):
+        raise InputError(
+            "this is a MindSpore kernel dump (rank_<r> directories); kernel dumps are compared by the "
+            "msprobe-kernel plugin, which is not installed (pip install msprobe-kernel, or -e plugins/kernel)",
+            path=path,
+        )
+    if len(procs) != 1:
+        found = "no" if not procs else f"{len(procs)}"
+        raise InputError(
+            f"found {found} rank* dirs and {found} proc<PID> dirs; expected rank dirs or exactly one proc dir "
+            f"(point {dump_paths_label()} at a step directory such as dump/step0)",
+            path=path,
+        )
+    return procs[0]
+
+
+def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
+    t_ranks, g_ranks = _rank_dirs(target), _rank_dirs(golden)
+    if not t_ranks:
+        t_ranks, g_ranks = [_proc_dir(target)], [_proc_dir(golden)]
+    if len(t_ranks) != len(g_ranks):
+        raise RankMismatchError(
+            f"the two runs have different numbers of ranks: {len(t_ranks)} in {target} "
+            f"({', '.join(t_ranks)}), {len(g_ranks)} in {golden} ({', '.join(g_ranks) or 'none'})"
+        )
+    first = target / t_ranks[0]
+    if (first / "dump.json").is_file():
+        file_name = "dump.json"
+    elif (first / "debug.json").is_file():
+        file_name = "debug.json"
+    else:
+        raise InputError("neither dump.json nor debug.json found", path=first)
+    for root, names in ((target, t_ranks), (golden, g_ranks)):
+        for name in names:
+            check_within(root, root / name, f"rank directory {name}")
+            check_within(root, root / name / file_name, f"{name}/{file_name}")
+    jobs = []
+    for tr, gr in zip(t_ranks, g_ranks):
+        job = CompareJob(
+            target / tr / file_name,
+            golden / gr / file_name,
+            out,
+            file_stem("debug" if file_name == "debug.json" else "dump", "_" + tr),
+            label=tr,
+        )
+        missing = [str(p) for p in (job.target, job.golden) if not p.is_file()]
+        if missing:
+            job.extra["missing"] = f"{file_name} not found in {', '.join(str(Path(m).parent) for m in missing)}"
+        jobs.append(job)
+    return jobs

@@ -1,0 +1,154 @@
+"""``-fm/--fuzzy_match``: pair calls whose call numbers differ between the two runs.
+
+msprobe (compare-core §4.2) strips the call number from every row name and
+walks both row lists with two queues, taking the first name hit. That is
+right while both runs make the same calls, and wrong as soon as one run makes
+an extra call: the queue pairs the extra call's rows with whatever row of the
+same name comes next, and in statistics/md5 mode it crashes on the first
+unmatched row (corpus ``pytorch/c08``).
+
+Here the two dumps are treated as two *call sequences* and aligned like two
+versions of a text file (:mod:`msprobe_core.match.seqalign`): a call is a token made
+of its op name without call number (``Tensor.__add__.forward``,
+``Module.blocks.0.attn.Attention.forward``) and what it was called with. The
+alignment is refined in three passes, each only inside the gaps the previous
+pass left:
+
+1. op name, row layout, shapes and dtypes all equal (identical calls);
+2. op name, row layout and shapes equal (same call in another precision);
+3. op name equal (same op, different arguments).
+
+Rows of two aligned calls are paired by their suffix (``.input.0``,
+``.output.0`` …); calls left over on the target side are written as unmatched,
+golden-only calls are dropped, as in every msprobe compare. When both runs
+make the same calls this gives exactly msprobe's pairs; when one run makes an
+extra call, the calls after it still meet their true partners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from ..host.registry import MapperSpec, MatchContext
+from ..load.dumpjson import split_api_key
+from ..model import DumpTable, MatchResult
+from .seqalign import align
+
+
+@dataclass(frozen=True)
+class Call:
+    """One API/module call of a dump, as the aligner sees it."""
+
+    op: str
+    suffixes: tuple[str, ...]
+    shapes: tuple[str | None, ...]
+    dtypes: tuple[str | None, ...]
+    rows: tuple[int, ...]
+
+    def token(self, level: int) -> Hashable:
+        """The alignment token of this call at refinement ``level`` (1 strictest … 3 loosest)."""
+        if level == 1:
+            return (self.op, self.suffixes, self.shapes, self.dtypes)
+        if level == 2:
+            return (self.op, self.suffixes, self.shapes)
+        return self.op
+
+
+def strip_call_number(head: str) -> str:
+    """The op name of a call key without its call number.
+
+    ``Functional.linear.3.forward`` → ``Functional.linear.forward``;
+    ``Module.a.B.forward.2`` → ``Module.a.B.forward``;
+    ``Module.a.B.parameters_grad`` stays as it is. Keys that do not look like
+    calls are returned unchanged.
+    """
+    split = split_api_key(head, debug=False)
+    if split is None:
+        return head
+    prefix, _call, direction = split
+    return f"{prefix}.{direction}" if prefix else direction
+
+
+def calls_of(table: DumpTable, keys: Sequence[str]) -> list[Call]:
+    """Every call of ``table`` with its compare keys (after normalisation) split into op and row suffixes."""
+    out: list[Call] = []
+    for api in table.apis:
+        first, last = api.first_row, api.first_row + api.n_rows
+        if first == last:
+            continue
+        suffixes: list[str] = []
+        for row in range(first, last):
+            name = table.name[row]
+            suffixes.append(name[len(api.key):] if name.startswith(api.key) else f"#{row - first}")
+        key, suffix = keys[first], suffixes[0]
+        if key == table.name[first]:
+            head = api.key
+        elif suffix and not suffix.startswith("#") and key.endswith(suffix):
+            head = key[: len(key) - len(suffix)]
+        else:
+            head = key
+        op = strip_call_number(head)
+        rows = tuple(range(first, last))
+        out.append(
+            Call(
+                op=op,
+                suffixes=tuple(suffixes),
+                shapes=tuple(table.shape[r] for r in rows),
+                dtypes=tuple(table.dtype[r] for r in rows),
+                rows=rows,
+            )
+        )
+    return out
+
+
+def align_calls(target: list[Call], golden: list[Call]) -> dict[int, int]:
+    """Target call index → golden call index, by the three-pass alignment described above."""
+    pairs: dict[int, int] = {}
+    gaps = [(0, len(target), 0, len(golden))]
+    for level in (1, 2, 3):
+        next_gaps: list[tuple[int, int, int, int]] = []
+        for a0, a1, b0, b1 in gaps:
+            if a0 == a1 or b0 == b1:
+                continue
+            a = [c.token(level) for c in target[a0:a1]]
+            b = [c.token(level) for c in golden[b0:b1]]
+            matched = align(a, b)
+            pa, pb = a0, b0
+            for i, j in matched:
+                pairs[a0 + i] = b0 + j
+                if a0 + i > pa and b0 + j > pb:
+                    next_gaps.append((pa, a0 + i, pb, b0 + j))
+                pa, pb = a0 + i + 1, b0 + j + 1
+            if a1 > pa and b1 > pb:
+                next_gaps.append((pa, a1, pb, b1))
+        gaps = next_gaps
+    return pairs
+
+
+def fuzzy_match(ctx: MatchContext) -> MatchResult:
+    """The ``-fm`` mapper: align the two call sequences, then pair rows of aligned calls by suffix."""
+    target = calls_of(ctx.target, ctx.target_keys)
+    golden = calls_of(ctx.golden, ctx.golden_keys)
+    call_pairs = align_calls(target, golden)
+    t_out: list[int] = []
+    g_out: list[int] = []
+    for ci, call in enumerate(target):
+        gi = call_pairs.get(ci)
+        partner: dict[str, list[int]] = {}
+        if gi is not None:
+            g = golden[gi]
+            for suffix, row in zip(g.suffixes, g.rows):
+                partner.setdefault(suffix, []).append(row)
+        for suffix, row in zip(call.suffixes, call.rows):
+            hits = partner.get(suffix)
+            t_out.append(row)
+            g_out.append(hits.pop(0) if hits else -1)
+    match = MatchResult(target=t_out, golden=g_out)
+    match.notes["fuzzy_call_pairs"] = len(call_pairs)
+    return match
+
+
+def fuzzy_mapper() -> MapperSpec:
+    """The mapper spec registered by the built-in plugin."""
+    return MapperSpec("fuzzy", fuzzy_match, applies=lambda o: bool(o.fuzzy_match), before=("exact",))

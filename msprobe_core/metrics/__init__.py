@@ -1,0 +1,1 @@
+"""Stage 3, metrics: the metric columns of matched pairs (statistics diffs, tensor metrics)."""

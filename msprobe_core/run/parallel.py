@@ -1,0 +1,180 @@
+"""Running several jobs (rank pairs) at once on the run's executor.
+
+Each job becomes a task: it loads, matches, computes and writes its own
+result on the worker (on a cluster the output directory must be on storage
+shared with the client, like the dumps), and sends back a small report: the
+files written, its error if any, and the log records it emitted, which the
+client re-emits in job order, so the console reads as in a serial run. A
+task's own sub-tasks (tensor chunks) go to the executor its parent described
+(:meth:`~msprobe_core.workers.executors.Executor.for_task`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MsprobeError
+
+if TYPE_CHECKING:
+    from ..host.registry import CompareJob, PluginHost
+    from ..model import CompareOptions
+    from ..workers.executors import Executor, ExecutorRef
+    from .engine import JobOutcome
+
+log = logging.getLogger("msprobe")
+
+
+@dataclass
+class JobTask:
+    """Everything a worker needs to run one job."""
+
+    job: CompareJob
+    options: CompareOptions
+    timestamp: str
+    executor: ExecutorRef
+    keep_table: bool = False
+
+
+@dataclass
+class JobReport:
+    """What a worker sends back for one job."""
+
+    files: list[Path] = field(default_factory=list)
+    table: Any = None
+    error: str | None = None
+    rows: int = 0
+    records: list[logging.LogRecord] = field(default_factory=list)
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)  # see msprobe_core.load.dialects
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # make the record picklable: render the message, drop the traceback objects
+        record.msg = record.getMessage()
+        record.args = None
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        self.records.append(record)
+
+
+def run_job_task(task: JobTask) -> JobReport:
+    """Run one job where the executor put it; module-level so that it pickles by reference."""
+    from ..host.registry import get_host
+    from ..workers.executors import using
+    from .engine import compare_job, write_result
+
+    logger = logging.getLogger("msprobe")
+    saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
+    collect = _Collect()
+    logger.handlers = [collect]
+    logger.filters = []
+    logger.setLevel(logging.ERROR if task.options.quiet else logging.INFO)
+    logger.propagate = False
+    report = JobReport()
+    try:
+        host = get_host()
+        with task.executor.open() as executor, using(executor):
+            try:
+                table = compare_job(task.job, task.options, host)
+                if table is not None:
+                    report.rows = len(table)
+                    report.files = write_result(table, task.job, task.options, task.timestamp, host)
+                    report.table = table if task.keep_table else None
+            except MsprobeError as exc:
+                report.error = str(exc)
+    finally:
+        logger.handlers, lvl, logger.propagate, logger.filters = saved[0], saved[1], saved[2], saved[3]
+        logger.setLevel(lvl)
+    report.records = collect.records
+    report.unrecognised = list(task.job.extra.get("unrecognised", ()))
+    return report
+
+
+def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
+    """Whether the jobs should run as executor tasks (several runnable jobs, more than one worker)."""
+    runnable = [j for j in jobs if not j.extra.get("missing")]
+    return len(runnable) > 1 and executor.parallelism() > 1
+
+
+def _job_bytes(job: CompareJob) -> int:
+    total = 0
+    for p in (job.target, job.golden):
+        try:
+            path = Path(p)
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:
+            pass
+    return total
+
+
+def run_parallel(
+    jobs: list[CompareJob],
+    options: CompareOptions,
+    host: PluginHost,
+    timestamp: str,
+    executor: Executor,
+    keep_tables: bool = True,
+) -> list[JobOutcome] | None:
+    """Run the jobs as executor tasks; ``None`` when they cannot be shipped (unpicklable job)."""
+    from ..console.progress import Progress
+    from .engine import JobOutcome
+
+    outcomes = [JobOutcome(job) for job in jobs]
+    runnable = [k for k, job in enumerate(jobs) if not job.extra.get("missing")]
+    ref = executor.for_task(len(runnable))
+    tasks = [JobTask(jobs[k], options, timestamp, ref, keep_tables) for k in runnable]
+    try:
+        for t in tasks:
+            pickle.dumps(t)
+    except Exception as exc:  # a plugin's job (runner closure…) that cannot travel: run serially
+        log.debug("jobs run serially: %s", exc)
+        return None
+    reports: dict[int, JobReport] = {}
+    next_out = 0
+    sizes = [_job_bytes(j) for j in jobs]
+
+    def emit_ready() -> None:
+        nonlocal next_out
+        while next_out < len(jobs):
+            k = next_out
+            job, outcome = jobs[k], outcomes[k]
+            prefix = f"[{job.label}] " if len(jobs) > 1 else ""
+            if job.extra.get("missing"):
+                outcome.error = job.extra["missing"]
+                log.error("%s%s; skipping this pair.", prefix, outcome.error)
+            elif k in reports:
+                report = reports.pop(k)
+                for record in report.records:
+                    if log.isEnabledFor(record.levelno):
+                        record.process = os.getpid()  # the console shows the run's pid, as serially
+                        log.handle(record)
+                outcome.files, outcome.table, outcome.error = report.files, report.table, report.error
+                if report.unrecognised:
+                    job.extra["unrecognised"] = report.unrecognised
+                if report.error:
+                    log.error("%s%s", prefix, report.error)
+                for f in outcome.files:
+                    log.info("%sThe result file path is: %s.", prefix, f.resolve())
+            else:
+                return
+            next_out += 1
+
+    with Progress(len(tasks), unit="rank pairs", total_bytes=sum(sizes), quiet=options.quiet) as bar:
+        emit_ready()
+        for n, report in executor.map_unordered(run_job_task, tasks, in_flight=executor.parallelism()):
+            k = runnable[n]
+            reports[k] = report
+            bar.advance(1, sizes[k])
+            emit_ready()
+    emit_ready()
+    return outcomes

@@ -1,0 +1,1 @@
+"""Stage 4, verdicts: Result and Err_message per row, from the metric columns."""

@@ -1,0 +1,289 @@
+"""The verdict engine: ``Result`` (pass/warning/error) and ``Err_message`` per row.
+
+Rows are grouped by the target API that produced them; per-row checkers and
+per-API checkers (input vs output of one call) raise each row's level and add
+messages, in a fixed order. Everything is vectorised over the whole table:
+group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import result_columns as C
+from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
+
+PASS, WARNING, ERROR = 0, 1, 2
+LEVEL_TEXT = ("pass", "warning", "error")
+
+MSG_INF_NAN = "error: There is nan/inf/-inf in the maximum or minimum value of NPU."
+MSG_ONE_THOUSANDTH = "error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6."
+MSG_NORM_REL = "error: The NormRelativeErr of output is greater than 0.5."
+MSG_REQUIRES_GRAD = "error: The Required_Grad of NPU and Bench are inconsistent"
+MSG_PARAMETERS = "error: The scalar parameters of NPU and Bench are inconsistent."
+MSG_DTYPE = "error: The dtype of NPU and Bench are inconsistent."
+MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
+MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
+MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
+MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
+MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
+
+#: ``Requires_grad`` cells that say nothing: ``N/A`` (the dump has no flag, e.g. every MindSpore dump) or empty.
+#: msprobe flags ``N/A`` vs ``True`` as inconsistent; an unknown flag cannot contradict the other side.
+UNKNOWN_FLAG = frozenset({NA, "", None})
+
+SKIP_ALL_OPS = frozenset(
+    {"empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"}
+)
+OUTPUT_ONLY_OPS = frozenset({"_reduce_scatter_base", "_all_gather_base", "all_to_all_single", "batch_isend_irecv"})
+
+
+def _agg_values(values: Sequence[Any]) -> np.ndarray:
+    """Numbers msprobe's aggregate helper would fold in; NaN where it skips the cell."""
+    return _percent_columns(values)[0]
+
+
+def _pct_values(values: Sequence[Any]) -> np.ndarray:
+    """``float(x.strip('%')) / 100`` with 0 where it does not parse."""
+    return _percent_columns(values)[1]
+
+
+def _percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Both readings of a metric column at once: (aggregate reading, ``strip('%')`` reading).
+
+    The aggregate reading keeps numbers and ``x%`` texts (as ``x / 100``), NaN elsewhere;
+    the other parses any text after stripping ``%`` (0 where it does not parse). The few
+    distinct non-percent texts (``N/A``, ``Nan``, ``0``…) are parsed once each.
+    """
+    coded = _coded_percent_columns(values)
+    if coded is not None:
+        return coded
+    n = len(values)
+    agg = np.full(n, np.nan)
+    pct = np.zeros(n)
+    other: dict[Any, float] = {}
+    for i, v in enumerate(values):
+        t = type(v)
+        if t is str and v.endswith("%"):
+            try:
+                agg[i] = pct[i] = float(v[:-1]) / 100
+                continue
+            except ValueError:
+                pass
+        elif t is float or t is int:
+            agg[i] = v
+        key = (t, v)
+        parsed = other.get(key)
+        if parsed is None:
+            try:
+                parsed = float(str(v).strip("%")) / 100
+            except ValueError:
+                parsed = 0.0
+            other[key] = parsed
+        pct[i] = parsed
+    return agg, pct
+
+
+def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_percent_columns` of a lean ``x%`` column, from its numbers (no text is spelled or parsed).
+
+    Its number cells are ``repr(x) + "%"``, which both readings turn into ``x / 100``;
+    its few labels are read as text, once each.
+    """
+    from ..text.columns import CodedTextColumn
+
+    if not isinstance(values, CodedTextColumn) or values.suffix != "%":
+        return None
+    codes = values.codes
+    agg = values.numbers() / 100
+    pct = agg.copy()
+    for code in np.unique(codes[codes != 0]).tolist():
+        rows = codes == code
+        label_agg, label_pct = _percent_columns([values.labels[code]])
+        agg[rows] = label_agg[0]
+        pct[rows] = label_pct[0]
+    return agg, pct
+
+
+def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
+    from ..metrics.stats_metrics import _T_FLOAT, _T_STR, cells_at, classify_values
+
+    kind, num = classify_values(values)
+    is_float = kind == _T_FLOAT
+    out = np.zeros(len(values), dtype=bool)
+    if is_float.any():
+        out[is_float] = ~np.isfinite(num[is_float])
+    texts = np.flatnonzero(kind == _T_STR).tolist()
+    for i, text in zip(texts, cells_at(values, texts)):
+        out[i] = text.strip().lower() in ("inf", "-inf", "nan")
+    return out
+
+
+class _Groups:
+    """Contiguous row segments of one API each."""
+
+    def __init__(self, group_of_row: np.ndarray) -> None:
+        n = len(group_of_row)
+        change = np.ones(n, dtype=bool)
+        if n:
+            change[1:] = group_of_row[1:] != group_of_row[:-1]
+        self.starts = np.flatnonzero(change)
+        self.id = np.cumsum(change) - 1
+        self.n = len(self.starts)
+
+    def fold(self, values: np.ndarray, mask: np.ndarray, start: float, use_max: bool) -> np.ndarray:
+        if not self.n:
+            return np.zeros(0)
+        v = np.where(mask, values, np.nan)
+        ufunc = np.fmax if use_max else np.fmin
+        return ufunc(ufunc.reduceat(v, self.starts), start)
+
+    def first(self, mask: np.ndarray) -> np.ndarray:
+        """Index of the first row in each group where ``mask`` holds, or -1."""
+        if not self.n:
+            return np.zeros(0, dtype=np.int64)
+        big = np.iinfo(np.int64).max
+        idx = np.where(mask, np.arange(len(mask)), big)
+        first = np.minimum.reduceat(idx, self.starts)
+        return np.where(first == big, -1, first)
+
+
+def compute_verdicts(
+    mode: str,
+    columns: dict[str, list[Any]],
+    group_of_row: Sequence[int],
+    dtype_equal: Sequence[bool] | None = None,
+) -> tuple[list[str], list[str]]:
+    """Return the ``Result`` and ``Err_message`` columns for a finished result table.
+
+    ``dtype_equal`` (one bool per row) replaces the DType checker's string
+    comparison of ``NPU Dtype`` and ``Bench Dtype``; the engine passes it for
+    cross-framework pairs, whose dtype names are spelled differently
+    (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
+    """
+    names = columns[C.NPU_NAME]
+    n = len(names)
+    level = np.zeros(n, dtype=np.int8)
+    messages: dict[int, list[str]] = {}
+    if n == 0:
+        return [], []
+
+    def flag(rows: np.ndarray, lvl: int, msg: str) -> None:
+        for r in np.flatnonzero(rows) if rows.dtype == bool else rows:
+            r = int(r)
+            messages.setdefault(r, []).append(msg)
+        if rows.dtype == bool:
+            level[rows] = np.maximum(level[rows], lvl)
+        elif len(rows):
+            level[rows] = np.maximum(level[rows], lvl)
+
+    bench_names = columns[C.BENCH_NAME]
+    matched = np.array([b != NA and b != "" for b in bench_names], dtype=bool)
+
+    if mode == MODE_MD5:
+        a, b = columns[C.NPU_MD5], columns[C.BENCH_MD5]
+        for i in range(n):
+            if a[i] != b[i]:
+                soft = a[i] in (NA, "Nan", "") or b[i] in (NA, "Nan", "")
+                messages.setdefault(i, []).append(MSG_MD5_WARN if soft else MSG_MD5_ERR)
+                level[i] = WARNING if soft else ERROR
+        return _finish(level, messages)
+
+    groups = _Groups(np.asarray(group_of_row))
+    is_out = np.array([".output." in x for x in names], dtype=bool)
+    is_in = ~is_out
+    first_in = groups.first(is_in)
+    skip_all = np.zeros(groups.n, dtype=bool)
+    out_only = np.zeros(groups.n, dtype=bool)
+    for g, r in enumerate(first_in):
+        if r >= 0:
+            parts = names[r].split(".")
+            op = parts[1] if len(parts) > 1 else ""
+            skip_all[g] = op in SKIP_ALL_OPS
+            out_only[g] = op in OUTPUT_ONLY_OPS
+    row_skip = skip_all[groups.id]
+    row_out_only = out_only[groups.id]
+    row_check = ~row_skip & (~row_out_only | is_out)
+    group_check = ~(skip_all | out_only)
+    first_out = groups.first(is_out)
+    has_out = first_out >= 0
+
+    def group_rows(cond: np.ndarray) -> np.ndarray:
+        sel = cond & group_check & has_out
+        return first_out[sel]
+
+    # 1 InfNan
+    bench_bad = _is_inf_nan(columns[C.BENCH_MAX]) | _is_inf_nan(columns[C.BENCH_MIN])
+    npu_bad = _is_inf_nan(columns[C.NPU_MAX]) | _is_inf_nan(columns[C.NPU_MIN])
+    flag(row_check & ~bench_bad & npu_bad, ERROR, MSG_INF_NAN)
+    # 2 OneThousandth / RelativeErr
+    if mode == MODE_TENSOR:
+        ratio = _agg_values(columns[C.ONE_THOUSANDTH_ERR_RATIO])
+        mi = groups.fold(ratio, is_in, 1.0, use_max=False)
+        mo = groups.fold(ratio, is_out, 1.0, use_max=False)
+        flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, MSG_ONE_THOUSANDTH)
+    elif mode == MODE_STATISTICS:
+        norm_agg, pct = _percent_columns(columns[C.NORM_RELATIVE_ERR])
+        i_max = np.abs(groups.fold(norm_agg, is_in, 0.0, use_max=True))
+        pct = np.abs(pct)
+        with np.errstate(invalid="ignore"):
+            rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
+        flag(rows, ERROR, MSG_NORM_REL)
+    # 3 RequiresGrad: an unknown flag (MindSpore dumps record none) is no inconsistency
+    nrg, brg = columns[C.NPU_REQUIRES_GRAD], columns[C.BENCH_REQUIRES_GRAD]
+    rg = np.array([x != y and x not in UNKNOWN_FLAG and y not in UNKNOWN_FLAG for x, y in zip(nrg, brg)], dtype=bool)
+    flag(row_check & matched & rg, ERROR, MSG_REQUIRES_GRAD)
+    # 4 Parameters
+    nd, bd = columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE]
+    nshape = columns[C.NPU_SHAPE]
+    nmax, bmax = columns[C.NPU_MAX], columns[C.BENCH_MAX]
+    par = np.zeros(n, dtype=bool)
+    from ..metrics.stats_metrics import cells_at
+
+    scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
+    for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
+        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max
+    flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
+    # 5 DType
+    differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
+    dt = np.array(
+        [differs[i] and "qkv" not in bench_names[i] and "gate_up" not in bench_names[i] for i in range(n)],
+        dtype=bool,
+    )
+    not_na = np.array([x != NA for x in names], dtype=bool)
+    flag(row_check & matched & not_na & dt, ERROR, MSG_DTYPE)
+    # 6 Shape
+    bshape = columns[C.BENCH_SHAPE]
+    sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
+    flag(row_check & matched & sh, ERROR, MSG_SHAPE)
+    # 7 warnings
+    if mode == MODE_TENSOR:
+        cos = _agg_values(columns[C.COSINE])
+        mi = groups.fold(cos, is_in, 1.0, use_max=False)
+        mo = groups.fold(cos, is_out, 1.0, use_max=False)
+        flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, MSG_COSINE_WARN)
+    elif mode == MODE_STATISTICS:
+        agg = norm_agg
+        i = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
+        o = np.abs(groups.fold(agg, is_out, 0.0, use_max=True))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = ((i == 0) & (o > 0.1)) | ((i != 0) & (o / np.where(i == 0, 1, i) > 10))
+        flag(group_rows(cond), WARNING, MSG_REL_WARN)
+    return _finish(level, messages)
+
+
+def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str], list[str]]:
+    result = [LEVEL_TEXT[x] for x in level.tolist()]
+    err = ["[]"] * len(result)
+    spelled: dict[tuple[str, ...], str] = {}  # a handful of distinct message lists: one string each
+    for r, msgs in messages.items():
+        key = tuple(msgs)
+        text = spelled.get(key)
+        if text is None:
+            text = spelled[key] = json.dumps(msgs)
+        err[r] = text
+    return result, err

@@ -1,0 +1,1 @@
+"""Stage 5, write: result tables to CSV and xlsx files, atomically, in row chunks."""

@@ -1,0 +1,158 @@
+"""The last rows of a big result, built and spelled by a forked child while this process builds the whole.
+
+Building a statistics result (diffs, verdicts) and spelling it as CSV are pure
+Python, one core each. For a big table a forked child takes the rows from an API
+boundary on to the end: it builds them piece by piece from the matched tables and
+writes their CSV text into a side file, while this process builds the whole table
+(the summary and the Python API read it) and writes the rows before the boundary;
+the side file is then appended. A piece always starts at an API's first row
+(verdicts are decided per API) and is built with the facts that belong to whole
+columns (whether a statistics column holds only numbers, :data:`result.WHOLE_NUMBERS`),
+so each piece's cells are those of the whole table. The child is only an
+accelerator: when it fails in any way, the CSV writer spells those rows itself,
+so the file is the same byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from ..workers import forking
+
+#: share of the rows the child builds and writes: this process also builds the rows the child writes
+TAIL_SHARE = 0.6
+#: rows the child builds at a time (its own memory holds one such piece of the result)
+PIECE_ROWS = 32768
+
+
+@dataclass
+class Tail:
+    """A running child that writes result rows ``start:`` (as CSV text, no header) into ``side``."""
+
+    child: forking.Child
+    side: Path
+    start: int
+
+    def finish(self) -> bool:
+        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
+        return self.child.wait()
+
+    def close(self) -> None:
+        """Stop the child if it still runs and remove the side file (call once the result is written).
+
+        Freeing the blocks of a side file of a hundred megabytes takes the file system a
+        noticeable time: it is removed by a thread while the run goes on (the interpreter
+        waits for it before exiting; :func:`finish_removals` waits for it sooner).
+        """
+        self.child.kill()
+        remover = threading.Thread(target=_remove, args=(self.side,), name="msprobe-remove-side-file")
+        remover.start()
+        _REMOVERS.append(remover)
+
+
+_REMOVERS: list[threading.Thread] = []
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def finish_removals() -> None:
+    """Wait for side files still being removed (before a fork: no other thread may run then)."""
+    while _REMOVERS:
+        _REMOVERS.pop().join()
+
+
+def api_boundary(target: DumpTable, match: MatchResult, row: int) -> int:
+    """The first result row at or after ``row`` that starts an API (the row count if none does)."""
+    rows, apis = match.target, target.row_api
+    n = len(rows)
+    row = max(1, row)
+    while row < n and apis[rows[row]] == apis[rows[row - 1]]:
+        row += 1
+    return min(row, n)
+
+
+def tail_start(target: DumpTable, match: MatchResult, share: float = TAIL_SHARE) -> int:
+    """The first row of the child's part: the first row of an API at or after ``(1 - share)`` of the rows.
+
+    Returns the row count when no API starts there (the child would have nothing to do).
+    """
+    return api_boundary(target, match, int(len(match.target) * (1.0 - share)))
+
+
+def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, capable: bool) -> bool:
+    """Whether a result is worth splitting: big, cheap metrics, a second core.
+
+    ``capable``: the run's writer takes rows spelled by a child (``WriterSpec.accepts_csv_tail``)
+    and the mode's metric set gives a part's rows as the whole table gives them
+    (``MetricSpec.splittable``; a metric set may depend on the whole table).
+    """
+    from .writers import CSV_MAX_ROWS
+
+    n = len(match.target)
+    return (capable and target.mode != MODE_TENSOR
+            and forking.MIN_SPLIT_ROWS <= n <= CSV_MAX_ROWS and forking.fork_allowed())
+
+
+def start_tail(
+    target: DumpTable,
+    golden: DumpTable,
+    match: MatchResult,
+    options: CompareOptions,
+    build: Callable[[DumpTable, DumpTable, MatchResult], Any],
+    directory: Path,
+) -> Tail | None:
+    """Fork the child that builds (``build(target, golden, part)``) and writes the last rows; None if it did not start."""
+    start = tail_start(target, match)
+    if start >= len(match.target):
+        return None
+    # the output directory is made when the result is written: until then the side file goes to
+    # its closest existing ancestor (the one the run checked it may write into)
+    place = Path(directory).absolute()
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=place)
+    except OSError:
+        return None  # the writer will say what is wrong with the directory
+    os.close(fd)
+    side = Path(name)
+
+    def work() -> None:
+        from ..files.outputs import TEXT_ERRORS
+        from .writers import write_csv_rows
+
+        logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
+        warnings.simplefilter("ignore")
+        from ..result import WHOLE_NUMBERS, whole_numbers
+
+        n = len(match.target)
+        notes = dict(match.notes)
+        notes[WHOLE_NUMBERS] = whole_numbers(target, golden, match)  # column-wide facts the parts must share
+        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+            lo = start
+            while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs
+                hi = api_boundary(target, match, lo + PIECE_ROWS)
+                part = replace(match, target=match.target[lo:hi], golden=match.golden[lo:hi], notes=notes)
+                table = build(target, golden, part)
+                write_csv_rows(fh, None, [table.data[c] for c in table.columns], 0, len(table))
+                del table
+                lo = hi
+
+    child = forking.spawn(work)
+    if child.pid is None:
+        side.unlink(missing_ok=True)
+        return None
+    return Tail(child, side, start)

@@ -1,0 +1,219 @@
+"""Built-in result writers (CSV and xlsx); both write atomically.
+
+A result is first written to a hidden temporary file in the output
+directory and renamed into place only when complete, so an interrupted run
+never leaves a file that looks finished (:func:`msprobe_core.files.outputs.atomic_path`,
+re-exported here for plugin writers).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from math import isfinite
+from operator import itemgetter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
+from ..result import ResultTable
+from ..text.cells import FORMULA_PREFIXES, csv_cells, xlsx_cell
+from ..text.csv_rows import csv_chunk, csv_line
+from .xlsx_stream import CHUNK_ROWS as XLSX_STREAM_CHUNK
+from .xlsx_stream import XlsxStreamWriter
+
+if TYPE_CHECKING:
+    from .tailbuild import Tail
+
+__all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
+
+XLSX_SHEET_ROWS = 1_048_500
+CSV_MAX_ROWS = 1_000_000
+
+
+CSV_CHUNK_ROWS = 8192
+"""Rows spelled and written at a time: the CSV writer holds one chunk of text, never the whole table."""
+
+
+def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str], str | None]:
+    """Cells ``start:stop`` of one column as the CSV spells them, and the characters they can hold."""
+    spell = getattr(column, "csv_texts", None)  # lean columns (msprobe_core.text.columns) spell themselves
+    if spell is not None:
+        return spell(start, stop), getattr(column, "csv_charset", None)
+    return csv_cells(column[start:stop])
+
+
+def write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Header (unless ``None``) and rows ``start:stop``, chunk by chunk, as ``csv.writer(fh, lineterminator="\\n")``
+    writes them, a field holding a carriage return quoted (:mod:`msprobe_core.text.csv_rows`)."""
+    if header is not None:
+        fh.write(csv_line(header) if header else "\n")
+    if not columns:
+        return
+    for k in range(start, stop, CSV_CHUNK_ROWS):
+        texts, charsets = zip(*[_csv_texts(col, k, min(stop, k + CSV_CHUNK_ROWS)) for col in columns])
+        fh.write(csv_chunk(texts, charsets))
+
+
+def write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+    """Write ``table`` as CSV (split into ``_part_N`` files past one million rows), chunk by chunk.
+
+    ``tail``: a child already writing the rows from ``tail.start`` on (:mod:`msprobe_core.write.tailbuild`);
+    its text is appended, or those rows are written here if it failed.
+    """
+    columns = [table.data[c] for c in table.columns]
+    n = min(map(len, columns)) if columns else 0
+    bounds = [(0, n)] if n <= CSV_MAX_ROWS else [(k, min(n, k + CSV_MAX_ROWS)) for k in range(0, n, CSV_MAX_ROWS)]
+    if len(bounds) > 1:
+        tail = None  # a child's rows are for one file; tailbuild never starts one for such a table
+    written: list[Path] = []
+    for part, (start, stop) in enumerate(bounds, start=1):
+        target = path if len(bounds) == 1 else path.with_name(f"{path.stem}_part_{part}{path.suffix}")
+        try:
+            with atomic_path(target) as tmp:
+                if tail is not None and start < tail.start < stop:
+                    _write_with_tail(tmp, table.columns, columns, start, stop, tail)
+                else:
+                    write_csv_file(tmp, table.columns, columns, start, stop)
+        except OSError as exc:
+            raise output_error(exc, target) from None
+        written.append(target)
+    return written
+
+
+def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Write the header and rows ``start:stop`` to ``path``; big tables are spelled by two processes at once.
+
+    Spelling the cells is pure Python (one core): past :data:`msprobe_core.workers.forking.MIN_SPLIT_ROWS`
+    rows a forked child spells and writes the second half into a side file while this
+    process writes the first, and the side file is appended. The child only accelerates:
+    if it fails in any way, this process writes the second half itself.
+    """
+    from ..workers.forking import fork_worthwhile, run_in_child
+
+    mid = (start + stop) // 2
+    if not fork_worthwhile(stop - start):
+        with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+            write_csv_rows(fh, header, columns, start, stop)
+        return
+    side = path.with_name(path.name + ".tail")
+
+    def write_tail() -> None:
+        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+            write_csv_rows(fh, None, columns, mid, stop)
+
+    try:
+        with run_in_child(write_tail) as child:
+            with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+                write_csv_rows(fh, header, columns, start, mid)
+        _append_rows(path, side if child.succeeded else None, columns, mid, stop)
+    finally:
+        side.unlink(missing_ok=True)
+
+
+def _append_rows(path: Path, side: Path | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:
+    """Append rows ``start:stop`` to ``path``: the text a child wrote into ``side``, or (None) spelled here."""
+    if side is None:
+        with open(path, "a", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+            write_csv_rows(fh, None, columns, start, stop)
+        return
+    with open(path, "r+b") as out, open(side, "rb") as text:
+        append_file(text, out)
+
+
+def append_file(src: BinaryIO, dst: BinaryIO) -> None:
+    """Append all of ``src`` to ``dst``, copied inside the kernel where it can (``copy_file_range``)."""
+    src_at, dst_at = 0, dst.seek(0, os.SEEK_END)
+    copy = getattr(os, "copy_file_range", None)
+    if copy is not None:
+        try:
+            while n := copy(src.fileno(), dst.fileno(), 1 << 30, src_at, dst_at):
+                src_at += n
+                dst_at += n
+            return
+        except OSError:  # not between these files (another file system, an old kernel): copy through here
+            pass
+    src.seek(src_at)
+    dst.seek(dst_at)
+    shutil.copyfileobj(src, dst, 16 * 1024 * 1024)
+
+
+def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int,
+                     tail: Tail) -> None:
+    """Header and rows ``start:tail.start`` from here, then the child's text of the rest (or, if it failed, the
+    rest spelled here)."""
+    with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+        write_csv_rows(fh, header, columns, start, tail.start)
+    _append_rows(path, tail.side if tail.finish() else None, columns, tail.start, stop)
+
+
+def any_formula_like(values: list[str]) -> bool:
+    """False when no text of ``values`` is formula-like (C-level scans); True when some may be."""
+    if not _FORMULA_FIRST.isdisjoint(map(_first_char, values)):
+        return True
+    return ";" in "".join(values)  # text after a ';' may be a formula: let xlsx_cell decide, cell by cell
+
+
+_FORMULA_FIRST = frozenset("＋－＝％＠+-=%@" + FORMULA_PREFIXES)
+_first_char = itemgetter(slice(0, 1))
+_XLSX_TYPED = frozenset({float, int, bool})
+_XLSX_KEPT = frozenset({float, int, bool, type(None)})
+
+
+def _xlsx_column(values: list[Any]) -> list[Any]:
+    """:func:`xlsx_cell` over one column chunk; columns the stream writer already spells that way pass through."""
+    kinds = set(map(type, values))
+    if kinds <= _XLSX_TYPED:  # NaN: empty cell, inf: text "inf", as xlsx_cell has them
+        return values
+    if kinds == {str} and not any_formula_like(values):
+        return values
+    if str in kinds or not kinds <= _XLSX_KEPT:
+        return list(map(xlsx_cell, values))
+    # numbers with a few None cells (statistics): only the None and non-finite cells change
+    out = list(values)
+    for i, v in enumerate(values):
+        if v is None or (v.__class__ is float and not isfinite(v)):
+            out[i] = xlsx_cell(v)
+    return out
+
+
+XLSX_CHUNK_ROWS = 8 * XLSX_STREAM_CHUNK
+"""Rows converted at a time for the xlsx writer (a multiple of the stream writer's own chunk)."""
+
+
+def _xlsx_values(column: Sequence[Any], start: int, stop: int) -> list[Any]:
+    """Cells ``start:stop`` of one column as :func:`_xlsx_column` gives them, chunk by stream-writer chunk."""
+    spell = getattr(column, "csv_texts", None)
+    if spell is not None and not getattr(column, "typed_cells", False):
+        return spell(start, stop)  # lean text columns: xlsx_cell of a text is its neutralised text, as in the CSV
+    out: list[Any] = []
+    for k in range(start, stop, XLSX_STREAM_CHUNK):  # the chunks the stream writer would have converted
+        out += _xlsx_column(list(column[k : min(stop, k + XLSX_STREAM_CHUNK)]))
+    return out
+
+
+def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
+    """Write ``table`` as an xlsx workbook (``Sheet1``, or ``part_N`` sheets past the row limit), streamed."""
+    columns = [table.data[c] for c in table.columns]
+    n = len(table)
+    rows = min([n, *map(len, columns)])
+    sheets = max(1, -(-n // XLSX_SHEET_ROWS))
+    try:
+        with atomic_path(path) as tmp, XlsxStreamWriter(tmp) as book:
+            for s in range(sheets):
+                book.add_sheet("Sheet1" if sheets == 1 else f"part_{s}")
+                book.append(table.columns)
+                first, last = s * XLSX_SHEET_ROWS, min(rows, (s + 1) * XLSX_SHEET_ROWS)
+                for k in range(first, last, XLSX_CHUNK_ROWS):
+                    stop = min(last, k + XLSX_CHUNK_ROWS)
+                    book.append_rows(zip(*[_xlsx_values(col, k, stop) for col in columns]))
+    except OSError as exc:
+        raise output_error(exc, path) from None
+    return [path]
+
+
+WRITERS: dict[str, tuple[str, Callable[[ResultTable, Path], list[Path]]]] = {
+    "csv": (".csv", write_csv),
+    "xlsx": (".xlsx", write_xlsx),
+}
