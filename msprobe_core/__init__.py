@@ -7,7 +7,6 @@ lists every option, those of the installed plugins included (looking it up loads
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
 __all__ = ["CompareResult", "compare", "compare_distributed", "hookimpl", "__version__"]
 _FROM_API = ("CompareResult", "compare", "compare_distributed")
 
@@ -15,6 +14,10 @@ _FROM_API = ("CompareResult", "compare", "compare_distributed")
 def __getattr__(name: str) -> object:
     # imported on first use: ``msprobe`` imports this package before it can catch a Ctrl-C, so it
     # stays tiny; importing it (``msprobe --help``, plugins importing ``hookimpl``) loads no plugin
+    if name == "__version__":
+        from .version import __version__
+
+        return __version__
     if name == "hookimpl":
         from .host.hookspecs import hookimpl
 
@@ -27,4 +30,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_API, "hookimpl"})
+    return sorted({*globals(), *_FROM_API, "hookimpl", "__version__"})

@@ -62,7 +62,8 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
                 **options: Any) -> CompareResult:
     """What :func:`compare` does (it checks its arguments against its signature first)."""
     from .host.registry import get_host
-    from .run.engine import JobOutcome, compare_job, run_jobs
+    from .pipeline.job import JobOutcome, compare_job
+    from .run.jobs import run_jobs
 
     host = get_host()
     extra = options.pop("extra", None)

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .host.hookspecs import hookimpl
-from .host.registry import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
+from .host.specs import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
 from .load import discover
-from .load.dumpjson import detect_kind, load_dump_file
+from .load.document import detect_kind
+from .load.dumpjson import load_dump_file
 from .match.matching import join_on_keys, mapped_golden_keys
 from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
@@ -123,9 +124,9 @@ def msprobe_register_metrics(register: Any) -> None:
 
 
 def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
-    # the engine is imported when rows are judged, not when the plugins register (which may come
+    # the rules (numpy) are imported when rows are judged, not when the plugins register (which may come
     # before the CLI's interrupt handling is in place)
-    from .run.engine import msprobe_verdicts
+    from .verdicts.rules import msprobe_verdicts
 
     return msprobe_verdicts(ctx)
 

@@ -2,7 +2,7 @@
 
 Every failure the user can cause (bad paths, malformed input, unsupported
 combinations) is a :class:`MsprobeError`; the CLI turns it into a one-line
-message and an exit code in exactly one place (``msprobe_core.cli.main``).
+message and an exit code in exactly one place (``msprobe_core.cli.guard``).
 Failures confined to one tensor (:class:`TensorReadError`) never stop a run:
 they turn only their own row into ``unsupported`` with a warning.
 """

@@ -12,9 +12,9 @@ of the columns in a tensor, statistics or md5 table (:meth:`ColumnRegistry.layou
 table orders its own columns (the kernel plugin's metric set says how).
 
 Plugins declare the columns of their metric sets through the same types: a
-:class:`~msprobe_core.host.registry.TensorMetricSpec` describes its one column
-(:meth:`~msprobe_core.host.registry.TensorMetricSpec.column_spec`), a
-:class:`~msprobe_core.host.registry.MetricSpec` lists the columns of its mode (names declared here,
+:class:`~msprobe_core.host.specs.TensorMetricSpec` describes its one column
+(:meth:`~msprobe_core.host.specs.TensorMetricSpec.column_spec`), a
+:class:`~msprobe_core.host.specs.MetricSpec` lists the columns of its mode (names declared here,
 or :class:`ColumnSpec` of its own). The plugin host collects them into its own
 :class:`ColumnRegistry` (``host.columns``, a copy of :data:`CORE_COLUMNS` plus the plugins'),
 which the summary and the report read through :func:`known_columns`.

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.analysis import CommOpSpec, DiffAnalyzeConfig
-from msprobe_core.analysis.comm import default_kind
+from msprobe_core.analysis.comm import CommOpSpec, default_kind
+from msprobe_core.analysis.config import DiffAnalyzeConfig
 from msprobe_core.api import build_options
 from msprobe_core.cli.main import main
 from msprobe_core.host.hookspecs import hookimpl
 from msprobe_core.host.registry import PluginHost, get_host, reset_host
-from msprobe_core.run.engine import run_jobs
+from msprobe_core.run.jobs import run_jobs
 
 from .dumps import api, tensor, write_dump
 

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from msprobe_core.cli.main import main
 from msprobe_core.load import dumpscan
 from msprobe_core.load.dialects import ARGUMENT_MEMBERS, ENTRY_METADATA, LEAF_FIELDS, records_of
-from msprobe_core.load.dumpjson import load_dump_file, split_api_key
+from msprobe_core.load.document import split_api_key
+from msprobe_core.load.dumpjson import load_dump_file
 from msprobe_core.model import MODE_MD5
 
 from .dumps import api, only_result, read_csv, tensor, write_dump

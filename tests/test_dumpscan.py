@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from msprobe_core.errors import MsprobeError
 from msprobe_core.load import dumpscan
 from msprobe_core.load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
-from msprobe_core.load.dumpjson import load_dump_file, split_api_key
+from msprobe_core.load.document import split_api_key
+from msprobe_core.load.dumpjson import load_dump_file
 from msprobe_core.load.tablewire import COLUMNS
 from msprobe_core.model import DumpTable
 
@@ -264,7 +265,7 @@ SCALARS = FLOATS | st.booleans() | st.none() | NAMES | st.integers(-(10**30), 10
     md5=st.booleans(), leaves=st.lists(tensor_leaf() | other_leaf(), max_size=4))
 def test_scalar_leaves_get_the_python_walks_dtype_and_md5(values: list, kinds: list[str], md5: bool, leaves: list,
                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The C crc32 and type names of plain scalars, against ``_non_tensor`` (zlib and ``str(type(v))``)."""
+    """The C crc32 and type names of plain scalars, against ``non_tensor`` (zlib and ``str(type(v))``)."""
     args = [{"type": k, "value": v} for k, v in zip(kinds * len(values), values)] + leaves
     if md5:
         args = [dict(a, md5=zlib.crc32(repr(a).encode()).to_bytes(4, "big").hex()) for a in args]
@@ -345,7 +346,7 @@ def test_a_failing_python_helper_only_declines(mixed_dump: Path, monkeypatch: py
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(dumpscan, "_non_tensor", broken)
+    monkeypatch.setattr(dumpscan, "non_tensor", broken)
     assert dumpscan.scan_dump(mixed_dump, "dump") is None
     monkeypatch.undo()
     assert dumpscan.scan_dump(mixed_dump, "dump") is not None
@@ -417,7 +418,7 @@ def test_an_interrupt_inside_the_scanner_is_not_swallowed(mixed_dump: Path, monk
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dumpscan, "_non_tensor", interrupted)
+    monkeypatch.setattr(dumpscan, "non_tensor", interrupted)
     with pytest.raises(KeyboardInterrupt):
         dumpscan.scan_dump(mixed_dump, "dump")
 

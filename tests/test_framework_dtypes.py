@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.host.registry import DTYPE_FAMILIES, DtypeInfo, FrameworkSpec, get_host
+from msprobe_core.host.registry import get_host
+from msprobe_core.host.specs import DTYPE_FAMILIES, DtypeInfo, FrameworkSpec
+from msprobe_core.match.frameworks import dtype_compat, dtype_equal_column
 from msprobe_core.result_columns import BENCH_DTYPE, NPU_DTYPE
-from msprobe_core.run.engine import _dtype_compat, dtype_equal_column
 
 from .test_result_columns import _modules, _string_constants
 
@@ -88,10 +89,10 @@ def test_integer_widths_count_within_one_framework(specs):
 
 def test_the_dtype_gate_asks_the_specs(specs):
     pt, ms = specs
-    same = _dtype_compat(pt, pt)
+    same = dtype_compat(pt, pt)
     assert same("torch.float16", "torch.bfloat16") and not same("torch.float32", "torch.int64")
     assert not same("torch.float8_e4m3fn", "torch.float32")  # msprobe's float group has the four only
-    cross = _dtype_compat(ms, pt)
+    cross = dtype_compat(ms, pt)
     assert cross("Float16", "torch.float32") and cross("Int32", "torch.int64") and cross("Bool", "torch.bool")
     assert not cross("Float32", "torch.int64") and not cross("<class 'int'>", "torch.int64")
 

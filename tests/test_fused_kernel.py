@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from msprobe_core.metrics import tensor_blocks as tb
 from msprobe_core.metrics import tensor_metrics as tm
 
 fused = pytest.importorskip("msprobe_core._fused", reason="the C kernel was not built here (no compiler)")
@@ -22,7 +23,7 @@ fused = pytest.importorskip("msprobe_core._fused", reason="the C kernel was not 
 def _both(n: np.ndarray, b: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple]:
     with_kernel = tm.compare_tensors(n, b, threads=1)
     with monkeypatch.context() as m:
-        m.setattr(tm, "_FUSED_F32", None)
+        m.setattr(tb, "_FUSED_F32", None)
         without = tm.compare_tensors(n, b, threads=1)
     return with_kernel, without
 
@@ -96,10 +97,10 @@ def test_kernel_refuses_buffers_that_do_not_agree() -> None:
 def test_any_float32_pair(n: np.ndarray, data: st.DataObject) -> None:
     b = data.draw(hnp.arrays(np.float32, n.shape, elements=st.floats(width=32, allow_nan=True, allow_infinity=True)))
     with_kernel = tm.compare_tensors(n, b, threads=1)
-    saved = tm._FUSED_F32
-    tm._FUSED_F32 = None
+    saved = tb._FUSED_F32
+    tb._FUSED_F32 = None
     try:
         without = tm.compare_tensors(n, b, threads=1)
     finally:
-        tm._FUSED_F32 = saved
+        tb._FUSED_F32 = saved
     assert [repr(c) for c in with_kernel] == [repr(c) for c in without]

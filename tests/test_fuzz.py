@@ -41,17 +41,10 @@ from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 from msprobe_core.builtin import msprobe_load_dump
 from msprobe_core.errors import MsprobeError, TensorReadError
 from msprobe_core.files.npy_reader import read_npy
-from msprobe_core.files.validation import (
-    ApiMapping,
-    CompareJson,
-    LayerMapping,
-    MergeConfig,
-    NameMapping,
-    read_yaml,
-    resolve_within,
-    validate,
-)
-from msprobe_core.load.dumpjson import flatten_dump, load_stack
+from msprobe_core.files.schemas import ApiMapping, CompareJson, LayerMapping, MergeConfig, NameMapping, validate
+from msprobe_core.files.validation import read_yaml, resolve_within
+from msprobe_core.load.document import flatten_dump
+from msprobe_core.load.dumpjson import load_stack
 from msprobe_core.model import CompareOptions
 
 

@@ -18,11 +18,13 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.host.registry import CompareJob, get_host
+from msprobe_core.host.registry import get_host
+from msprobe_core.host.specs import CompareJob
+from msprobe_core.load.stage import load_pair
 from msprobe_core.match.fuzzy import strip_call_number
 from msprobe_core.match.seqalign import align
+from msprobe_core.match.stage import match_tables
 from msprobe_core.model import CompareOptions
-from msprobe_core.run.engine import load_pair, match_tables
 
 from .conftest import agree, corpora_dir
 from .dumps import api, only_result, read_csv, tensor, write_dump

@@ -1086,7 +1086,7 @@ def test_file_size_limit_reached(tmp_path: Path) -> None:
 
 def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
     """A bug (any unexpected exception) is still one stderr line and exit 1; --debug shows the traceback."""
-    import msprobe_core.run.engine as engine
+    import msprobe_core.pipeline.job as engine
 
     def boom(*a, **k):
         raise ZeroDivisionError("simulated bug")
@@ -1104,7 +1104,7 @@ def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> No
 
 def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None:
     """Ctrl-C while an object is half built (e.g. a zip being opened): its finaliser must not print a traceback."""
-    from msprobe_core.cli.main import guarded
+    from msprobe_core.cli.guard import guarded
 
     class HalfBuilt:
         def __del__(self) -> None:
@@ -1364,7 +1364,7 @@ def test_banner_only_after_every_output_is_written(tmp_path: Path, capsys) -> No
     assert out.index("The report file path is") < out.index("ends successfully") < out.index("Compare summary")
 
 
-@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "run.engine in exec"])
+@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "run.jobs in exec"])
 @pytest.mark.parametrize("how", ["python -m msprobe_core", "msprobe"])
 def test_ctrl_c_while_the_cli_loads(tmp_path: Path, module: str, how: str) -> None:
     """A Ctrl-C while msprobe's modules load (the first ~100 ms): exit 130 and one line, no traceback.
@@ -1392,7 +1392,7 @@ builtins.__import__ = interrupted
     cmd = [sys.executable, "-m", "msprobe_core"] if how != "msprobe" else [sys.executable, str(script)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     # the engine loads while the compare runs (msprobe's own handling is in place by then)
-    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "run.engine" else [
+    args = ["compare", *stats_pair(tmp_path), "-o", str(tmp_path / "out")] if module == "run.jobs" else [
         "--version"]
     proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 130, (proc.returncode, proc.stderr)

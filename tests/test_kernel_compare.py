@@ -605,8 +605,9 @@ def test_float_text(value: object, text: str) -> None:
 
 
 def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
-    from msprobe_core.host.registry import CompareJob, get_host
-    from msprobe_core.run.engine import compare_job
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.host.specs import CompareJob
+    from msprobe_core.pipeline.job import compare_job
 
     host = get_host()
     kernel = next(d for d in host.describe() if d["name"] == "kernel")

@@ -31,7 +31,7 @@ from msprobe_core.builtin import msprobe_load_dump
 from msprobe_core.errors import DumpFormatError, MsprobeError, TensorReadError
 from msprobe_core.files.npy_reader import read_npy
 from msprobe_core.files.validation import json_path
-from msprobe_core.load.dumpjson import flatten_dump
+from msprobe_core.load.document import flatten_dump
 from msprobe_core.model import CompareOptions
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
-from msprobe_core.load import dumpjson, pairload, tablewire
+from msprobe_core.files import jsonfile
+from msprobe_core.load import pairload, tablewire
 from msprobe_core.load.dumpjson import load_dump_file, load_stack
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
@@ -57,7 +58,7 @@ def synthetic_data(n: int = 60) -> dict:
 @pytest.fixture()
 def small_blocks(monkeypatch):
     """Stream every file in 64-byte blocks, dropping parsed text early (every code path of the window)."""
-    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def small_blocks(monkeypatch):
 @pytest.mark.parametrize("path", corpus_dumps(), ids=lambda p: str(p.relative_to(CORPORA)))
 def test_streamed_table_equals_whole_text(path: Path, monkeypatch) -> None:
     whole = signature(load_dump_file(path))
-    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 64)
     assert signature(load_dump_file(path)) == whole
 
 
@@ -76,7 +77,7 @@ def test_streamed_synthetic_with_bom_and_unicode(tmp_path: Path, monkeypatch) ->
     path = write_dump(tmp_path, synthetic_data())
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     whole = signature(load_dump_file(path))
-    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 64)
     assert signature(load_dump_file(path)) == whole
 
 
@@ -103,9 +104,9 @@ def test_streamed_errors_match_whole_text(tmp_path: Path, monkeypatch) -> None:
     checked = 0
     for case in cases:
         path.write_text(case)
-        monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 1 << 30)
+        monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 1 << 30)
         whole = _error(path)
-        monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 32)
+        monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 32)
         assert _error(path) == whole, case[-80:]
         checked += whole[0] is not type(None)
     assert checked > 200
@@ -122,9 +123,9 @@ def test_numbers_cut_by_the_window_are_read_whole(tmp_path: Path, monkeypatch, b
     for text in cases:
         for pad in range(block):
             path.write_text(" " * pad + text)
-            monkeypatch.setattr(dumpjson, "BLOCK_BYTES", 1 << 30)
+            monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 1 << 30)
             whole = _error(path), _error(path)[0] is type(None) and signature(load_dump_file(path))
-            monkeypatch.setattr(dumpjson, "BLOCK_BYTES", block)
+            monkeypatch.setattr(jsonfile, "BLOCK_BYTES", block)
             assert (_error(path), _error(path)[0] is type(None) and signature(load_dump_file(path))) == whole
 
 
@@ -155,7 +156,7 @@ def test_stack_streamed_equals_json(path: Path, small_blocks) -> None:
 def _stack_error_before(path: Path) -> tuple[type, str]:
     """What load_stack reported when it parsed the whole file with json.loads."""
     try:
-        doc = dumpjson.read_json_file(path, "stack")
+        doc = jsonfile.read_json_file(path, "stack")
     except MsprobeError as exc:
         return type(exc), str(exc)
     if not isinstance(doc, dict):
@@ -165,7 +166,7 @@ def _stack_error_before(path: Path) -> tuple[type, str]:
 
 @pytest.mark.parametrize("block", [1 << 30, 16])
 def test_stack_errors_are_worded_as_json_loads(tmp_path: Path, monkeypatch, block: int) -> None:
-    monkeypatch.setattr(dumpjson, "BLOCK_BYTES", block)
+    monkeypatch.setattr(jsonfile, "BLOCK_BYTES", block)
     text = json.dumps({str(i): [[f"F.a.{i}.forward"], ["File x.py, line 1", "File y.py"]] for i in range(6)}, indent=1)
     rng = random.Random(3)
     cases = [text[:cut] for cut in range(1, len(text), 7)]

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from msprobe_core import hookimpl
-from msprobe_core.host.registry import MapperSpec, PluginHost, WriterSpec, chain_mappers
+from msprobe_core.host.registry import PluginHost, chain_mappers
+from msprobe_core.host.specs import MapperSpec, WriterSpec
 
 from .dumps import api, tensor, write_dump
 from .plugin_session import allow_distribution
@@ -156,7 +157,7 @@ def test_builtin_communication_ops_are_registered_through_the_hook():
 
 def _stats_pair(tmp_path):
     """A two-row statistics pair whose output differs (the core's rules flag it) and a job for it."""
-    from msprobe_core.host.registry import CompareJob
+    from msprobe_core.host.specs import CompareJob
 
     t = write_dump(tmp_path / "t", {"Torch.add.0.forward": api([tensor()], [tensor(mx=9.0, norm=50.0)])})
     g = write_dump(tmp_path / "g", {"Torch.add.0.forward": api([tensor()], [tensor()])})
@@ -168,7 +169,7 @@ class _Judges:
 
     @hookimpl
     def msprobe_register_verdicts(self, register):
-        from msprobe_core.host.registry import VerdictSpec
+        from msprobe_core.host.specs import VerdictSpec
 
         def reviewed(ctx):
             # rules after the core's see its columns
@@ -188,7 +189,7 @@ class _Judges:
 @pytest.mark.exercises_hooks("msprobe_register_verdicts")
 def test_verdict_rules_add_columns_after_requires_grad_and_may_stand_in_for_the_core(tmp_path):
     from msprobe_core.model import CompareOptions
-    from msprobe_core.run.engine import compare_job
+    from msprobe_core.pipeline.job import compare_job
 
     host = PluginHost(extra_plugins=[_Judges()])
     ours = [v.name for v in host.verdicts if v.name in ("lenient", "msprobe", "reviewed")]
@@ -216,9 +217,9 @@ def test_verdict_rules_add_columns_after_requires_grad_and_may_stand_in_for_the_
 @pytest.mark.exercises_hooks("msprobe_register_metrics", "msprobe_register_writers")
 def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
     """``MetricSpec.applies`` picks a mode's metric set per run; ``WriterSpec.accepts_options`` hands the writer the options."""
-    from msprobe_core.host.registry import MetricSpec, VerdictSpec
+    from msprobe_core.host.specs import MetricSpec, VerdictSpec
     from msprobe_core.model import CompareOptions
-    from msprobe_core.run.engine import compare_and_write
+    from msprobe_core.pipeline.job import compare_and_write
 
     class Plugin:
         @hookimpl
@@ -267,7 +268,7 @@ class _Greeter:
     def msprobe_claim_command_line(self, args):
         import click
 
-        from msprobe_core.host.registry import CommandLineClaim
+        from msprobe_core.host.specs import CommandLineClaim
 
         if args[:1] != ["--greet"]:
             return None

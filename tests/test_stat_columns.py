@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.metrics import stats_metrics
 from msprobe_core.metrics.stats_metrics import StatColumn
+from msprobe_core.text import statcells
 from msprobe_core.verdicts.rules import _is_inf_nan
 
 cells = st.lists(st.floats() | st.integers(-(2**70), 2**70) | st.sampled_from(["Nan", "inf", "-inf", "N/A", "cpu"])
@@ -70,16 +70,16 @@ any_cells = st.lists(st.floats() | st.integers(-(2**1100), 2**1100) | st.boolean
 @given(any_cells, st.sampled_from([list, tuple]))
 def test_the_one_pass_classification_is_the_numpy_one(values: list, container: type) -> None:
     """``classify_values`` in C (``_dumpscan.classify_statistics``) gives the kinds and numbers of the numpy path."""
-    if stats_metrics._classify is None:
+    if statcells._classify is None:
         pytest.skip("the C extension is not built here")
     values = container(v for v in values if type(v) is not int or _fits_a_double(v))
-    assert stats_metrics._classify(values + container([2**1024])) is None  # left to numpy, which raises
-    kind, num = stats_metrics.classify_values(values)
-    want_kind = np.fromiter(map(stats_metrics._TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8,
+    assert statcells._classify(values + container([2**1024])) is None  # left to numpy, which raises
+    kind, num = statcells.classify_values(values)
+    want_kind = np.fromiter(map(statcells._TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8,
                             count=len(values))
     assert kind.tolist() == want_kind.tolist()
     numeric = [type(v) in (float, int) for v in values]
-    want = stats_metrics.float_values(values, want_kind == stats_metrics._T_FLOAT, want_kind == stats_metrics._T_INT)
+    want = statcells.float_values(values, want_kind == statcells.FLOAT, want_kind == statcells.INT)
     assert all((a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b))
                for a, b in zip(num.tolist(), want.tolist()))
     assert [math.isnan(x) for x, is_num in zip(num.tolist(), numeric) if not is_num] == [True] * numeric.count(False)

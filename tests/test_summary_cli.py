@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.report.summary import (
-    ResultView,
-    first_divergence_of,
-    node_of,
-    read_result_file,
-    row_verdicts,
-    summarize,
-    to_number,
-)
+from msprobe_core.report.divergence import first_divergence_of
+from msprobe_core.report.result_files import read_result_file
+from msprobe_core.report.summary import summarize
+from msprobe_core.report.views import ResultView, node_of, row_verdicts, to_number
 
 from .dumps import api, only_result, tensor, write_dump
 

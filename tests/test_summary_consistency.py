@@ -23,17 +23,10 @@ from typing import Any
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.summary import (
-    VERDICT_LEVEL,
-    ResultView,
-    first_divergence_of,
-    format_summary,
-    node_of,
-    plain_messages,
-    read_result_file,
-    summarize,
-    to_number,
-)
+from msprobe_core.report.divergence import first_divergence_of, plain_messages
+from msprobe_core.report.result_files import read_result_file
+from msprobe_core.report.summary import format_summary, summarize
+from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_number
 
 from .conftest import corpora_dir
 from .dumps import api, only_result, tensor, write_dump

@@ -15,8 +15,8 @@ import pytest
 
 from msprobe_core import api
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
+from msprobe_core.pipeline import job as engine
 from msprobe_core.result import _pick
-from msprobe_core.run import engine
 from msprobe_core.workers import forking
 from msprobe_core.write import tailbuild, writers
 

@@ -132,9 +132,10 @@ def test_no_lines_outside_tensor_mode(corpora, run_cli, tmp_path):
 
 # --------------------------------------------------------------------------- unit level
 def _tables(tmp_path: Path, t_rows: dict, g_rows: dict, framework: str = "pytorch"):
-    from msprobe_core.host.registry import CompareJob, get_host
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.host.specs import CompareJob
+    from msprobe_core.load.stage import load_pair
     from msprobe_core.model import CompareOptions
-    from msprobe_core.run.engine import load_pair
 
     t = write_dump(tmp_path / "t", t_rows, task="tensor", framework=framework)
     g = write_dump(tmp_path / "g", g_rows, task="tensor", framework=framework)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from msprobe_pytorch.pt_reader import read_pt
 
+import msprobe_core.metrics.tensor_blocks as tb
 import msprobe_core.metrics.tensor_metrics as tm
 from msprobe_core.metrics.tensor_metrics import (
     METRIC_COLUMNS,
@@ -251,19 +252,19 @@ def test_fast_path_equals_reference(pair: tuple[np.ndarray, np.ndarray]) -> None
 @given(pair=pairs(), block=st.integers(1, 17))
 def test_blocked_path_equals_reference(pair: tuple[np.ndarray, np.ndarray], block: int) -> None:
     n, b = pair
-    old = tm.BLOCK
-    tm.BLOCK = block
+    old = tb.BLOCK
+    tb.BLOCK = block
     try:
         fast = compare_tensors(n, b)
     finally:
-        tm.BLOCK = old
+        tb.BLOCK = old
     _assert_cells_match(fast, reference_metrics(n, b), rtol=1e-9)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int64])
 def test_large_arrays_blocked(dtype: type) -> None:
     rng = np.random.default_rng(7)
-    size = 3 * tm.BLOCK + 12345
+    size = 3 * tb.BLOCK + 12345
     n = (rng.standard_normal(size) * 100).astype(dtype)
     b = (n.astype(np.float64) * (1 + rng.standard_normal(size) * 1e-3)).astype(dtype)
     b[::97] = 0
@@ -281,7 +282,7 @@ def test_large_arrays_blocked(dtype: type) -> None:
 
 def test_byte_order_and_threads_do_not_change_cells() -> None:
     rng = np.random.default_rng(11)
-    n = rng.standard_normal(5 * tm.BLOCK + 3).astype(np.float32)
+    n = rng.standard_normal(5 * tb.BLOCK + 3).astype(np.float32)
     b = n + rng.standard_normal(n.size).astype(np.float32) * np.float32(1e-4)
     b[::50] = 0
     one = compare_tensors(n, b, threads=1)

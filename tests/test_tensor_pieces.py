@@ -1,6 +1,6 @@
 """The fused pass reduces each block piece by piece; its sums must be those of whole blocks, bit for bit.
 
-``tensor_metrics._dot`` is the definition of a block's dot product (one ddot up to
+``tensor_blocks._dot`` is the definition of a block's dot product (one ddot up to
 ``BLAS_SINGLE_THREAD`` elements, else one per ``DOT_ROW`` row, rows summed, then the tail).
 These tests recompute every pair the direct way, block by block, and compare the cells
 exactly (``repr``), around every size boundary of blocks, rows and pieces.
@@ -13,7 +13,9 @@ import math
 import numpy as np
 import pytest
 
+import msprobe_core.metrics.tensor_blocks as tb
 import msprobe_core.metrics.tensor_metrics as tm
+import msprobe_core.metrics.tensor_reference as tr
 from msprobe_core.metrics.tensor_metrics import compare_tensors
 
 
@@ -21,7 +23,7 @@ def _direct_cells(n: np.ndarray, b: np.ndarray) -> tuple:
     """The six cells from block-level sums (the unpieced algorithm), for float/int pairs."""
     n, b = n.reshape(-1), b.reshape(-1)
     size = n.size
-    step = min(size, tm.BLOCK)
+    step = min(size, tb.BLOCK)
     n_float = n.dtype.kind == "f"
     b_float = b.dtype.kind == "f"
     rel_t = np.result_type(n.dtype if n_float else np.float64, b.dtype if b_float else np.float64, np.float32)
@@ -39,10 +41,10 @@ def _direct_cells(n: np.ndarray, b: np.ndarray) -> tuple:
             nv[bad] = 0.0
             bv[bad] = 0.0
             d = nv - bv
-            nn += tm._dot(nv, nv)
-            bb += tm._dot(bv, bv)
-            nb += tm._dot(nv, bv)
-            dd += tm._dot(d, d)
+            nn += tb._dot(nv, nv)
+            bb += tb._dot(bv, bv)
+            nb += tb._dot(nv, bv)
+            dd += tb._dot(d, d)
             max_abs = max(max_abs, float(np.abs(d).max()))
             nt, bt = nv.astype(rel_t), bv.astype(rel_t)
             zero = bt == 0
@@ -50,16 +52,16 @@ def _direct_cells(n: np.ndarray, b: np.ndarray) -> tuple:
             bt[zero] += eps
             rel = np.abs((nt - bt) / bt)
             max_rel = max(max_rel, float(rel.max()))
-            c1 += int(np.count_nonzero(rel < rel_t.type(tm.ONE_THOUSANDTH)))
-            c5 += int(np.count_nonzero(rel < rel_t.type(tm.FIVE_THOUSANDTHS)))
-    cosine = tm.UNSUPPORTED if size == 1 else tm._cosine_cell(nb, float(np.sqrt(nn)), float(np.sqrt(bb)))
+            c1 += int(np.count_nonzero(rel < rel_t.type(tr.ONE_THOUSANDTH)))
+            c5 += int(np.count_nonzero(rel < rel_t.type(tr.FIVE_THOUSANDTHS)))
+    cosine = tm.UNSUPPORTED if size == 1 else tr.cosine_cell(nb, float(np.sqrt(nn)), float(np.sqrt(bb)))
     return (cosine, float(np.sqrt(dd)), tm.format_value(max_abs), tm.format_value(max_rel),
             tm.format_value(c1 / size), tm.format_value(c5 / size))
 
 
-_B = tm.BLOCK
-SIZES = [2, 7, 8191, 8192, 8193, 9999, 10000, 10001, 16384, tm.PIECE, tm.PIECE + 1, tm.PIECE + 8192 + 5,
-         _B - 1, _B, _B + 1, _B + 8192, _B + 10000, _B + 10001, 2 * _B + tm.PIECE + 17, 3 * _B + 12345]
+_B = tb.BLOCK
+SIZES = [2, 7, 8191, 8192, 8193, 9999, 10000, 10001, 16384, tb.PIECE, tb.PIECE + 1, tb.PIECE + 8192 + 5,
+         _B - 1, _B, _B + 1, _B + 8192, _B + 10000, _B + 10001, 2 * _B + tb.PIECE + 17, 3 * _B + 12345]
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -87,16 +89,16 @@ def test_mixed_dtypes_and_threads_match_direct() -> None:
 
 
 def test_mask_mismatch_in_a_late_piece_is_not_available() -> None:
-    n = np.ones(_B + tm.PIECE + 3, np.float32)
+    n = np.ones(_B + tb.PIECE + 3, np.float32)
     b = n.copy()
-    n[_B + tm.PIECE + 1] = np.nan  # only one side: the masks differ
+    n[_B + tb.PIECE + 1] = np.nan  # only one side: the masks differ
     assert compare_tensors(n, b) == (tm.NOT_AVAILABLE,) * 6
 
 
 def test_scratch_is_reused_between_pairs() -> None:
     rng = np.random.default_rng(9)
-    n = rng.standard_normal(3 * tm.PIECE).astype(np.float32)
+    n = rng.standard_normal(3 * tb.PIECE).astype(np.float32)
     compare_tensors(n, n + np.float32(1))
-    first = tm._scratch()
+    first = tb._scratch()
     compare_tensors(n, n * np.float32(2))
-    assert tm._scratch() is first
+    assert tb._scratch() is first

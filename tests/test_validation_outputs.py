@@ -17,20 +17,22 @@ from msprobe_core.files.outputs import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from msprobe_core.files.validation import (
+from msprobe_core.files.schemas import (
     ApiMapping,
     CompareJson,
     DumpHeader,
     LayerMapping,
     MergeConfig,
     NameMapping,
+    validate,
+)
+from msprobe_core.files.validation import (
     check_tensor_file,
     json_path,
     max_tensor_bytes,
     parse_byte_size,
     read_yaml,
     resolve_within,
-    validate,
 )
 
 

@@ -26,7 +26,8 @@ from msprobe_classic.highlight import RED, YELLOW
 from msprobe_core.result import ResultTable
 from msprobe_core.text.cells import xlsx_cell
 from msprobe_core.write import writers, xlsx_stream
-from msprobe_core.write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, column_letter, fill_style, xml_text
+from msprobe_core.write.xlsx_sheet import column_letter, xml_text
+from msprobe_core.write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
 
 RED_FILL, YELLOW_FILL = "FFFF0000", "00FFFF00"
 

@@ -12,7 +12,7 @@ from msprobe_core.files.outputs import atomic_path
 from msprobe_core.result import ResultTable
 from msprobe_core.text.cells import xlsx_cell
 from msprobe_core.text.columns import CodedTextColumn, StackColumn
-from msprobe_core.write import writers, xlsx_stream
+from msprobe_core.write import writers, xlsx_sheet, xlsx_stream
 from tests.test_csv_writer import tables
 
 
@@ -31,7 +31,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(xlsx_stream, "CHUNK_ROWS", 4)
     monkeypatch.setattr(writers, "XLSX_STREAM_CHUNK", 4)
     monkeypatch.setattr(writers, "XLSX_CHUNK_ROWS", 8)
-    monkeypatch.setattr(xlsx_stream, "_BULK_FLOATS", 2)
+    monkeypatch.setattr(xlsx_sheet, "_BULK_FLOATS", 2)
 
 
 def _write_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: list[str], data: dict[str, list]):
@@ -41,8 +41,8 @@ def _write_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: list[s
     out.unlink(missing_ok=True)
     writers.write_xlsx(table, out)
     with monkeypatch.context() as m:  # the general path: every column rendered cell by cell
-        m.setattr(xlsx_stream, "_column_kind", lambda values: xlsx_stream._CELLS)
-        m.setattr(xlsx_stream, "_BULK_FLOATS", 10**9)
+        m.setattr(xlsx_sheet, "_column_kind", lambda values: xlsx_sheet._CELLS)
+        m.setattr(xlsx_sheet, "_BULK_FLOATS", 10**9)
         ref = tmp_path / "ref.xlsx"
         ref.unlink(missing_ok=True)
         expected = reference_xlsx(ref, columns, data, n)

@@ -2,12 +2,6 @@
 
 Framework-neutral: it works on the result tables the engine builds (any mapper,
 any framework plugin) and on the names of the dumped calls; communication ops
-are recognised by rules plugins can extend (:mod:`msprobe_core.analysis.comm`).
+are recognised by rules plugins can extend (:mod:`msprobe_core.analysis.comm`). The run hands
+``-da`` jobs to :func:`msprobe_core.analysis.runner.run_diff_analyze`.
 """
-
-from .comm import CommOpSpec
-from .config import DiffAnalyzeConfig
-from .locate import Finding, locate
-from .runner import run_diff_analyze
-
-__all__ = ["CommOpSpec", "DiffAnalyzeConfig", "Finding", "locate", "run_diff_analyze"]

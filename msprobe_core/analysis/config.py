@@ -44,7 +44,7 @@ class DiffAnalyzeConfig:
 
     def tolerance(self, *eps: float) -> float:
         """The row tolerance for the unit roundoffs of a pair of dtypes (the coarser one decides;
-        each framework's spec knows its dtypes' ``eps``, :class:`~msprobe_core.host.registry.DtypeInfo`)."""
+        each framework's spec knows its dtypes' ``eps``, :class:`~msprobe_core.host.specs.DtypeInfo`)."""
         return max(self.base_tolerance, self.eps_factor * max(eps, default=0.0))
 
     def exact_input_tol(self, *eps: float) -> float:

@@ -26,7 +26,7 @@ from ..model import NA
 from .config import DiffAnalyzeConfig
 
 if TYPE_CHECKING:
-    from ..host.registry import FrameworkSpec
+    from ..host.specs import FrameworkSpec
 
 STATS = C.STAT_NAMES
 #: msprobe's relative-error column of each statistic.

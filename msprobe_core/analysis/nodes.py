@@ -19,8 +19,8 @@ from typing import Any
 
 from .. import result_columns as C
 from ..errors import InputError
-from ..host.registry import FrameworkSpec
-from ..load.dumpjson import split_api_key
+from ..host.specs import FrameworkSpec
+from ..load.document import split_api_key
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks

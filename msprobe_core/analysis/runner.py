@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MsprobeError, OutputError
-from ..host.registry import CompareJob, PluginHost, get_host
+from ..host.registry import PluginHost, get_host
+from ..host.specs import CompareJob
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
 from .comm import DEFAULT_SPEC, CommOpSpec
 from .config import DiffAnalyzeConfig
@@ -44,7 +45,7 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
     import mmap
 
     from ..errors import MsprobeError
-    from ..load.dumpjson import read_json_file
+    from ..files.jsonfile import read_json_file
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -78,7 +79,9 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
 def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
                 index: int) -> RankView | None:
     """Stage 1 for one rank pair: the result table and the calls with their evidence."""
-    from ..run.engine import account_unrecognised, build_result, load_pair, match_tables
+    from ..load.stage import account_unrecognised, load_pair
+    from ..match.stage import match_tables
+    from ..pipeline.job import build_result
 
     target, golden = load_pair(job, options, host)
     account_unrecognised(job, target, golden)
@@ -143,7 +146,8 @@ def run_diff_analyze(
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..run.engine import RUN_STAMP, JobOutcome, raise_if_partly_failed
+    from ..model import RUN_STAMP
+    from ..pipeline.job import JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
     if any(Path(job.target).is_dir() for job in jobs):

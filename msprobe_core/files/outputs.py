@@ -4,7 +4,7 @@
   (``.<name>.<random>.part``); the file is renamed into place only when the block
   finishes without an exception, so an interrupted or failed run (Ctrl-C, SIGTERM,
   disk full, a crash) never leaves a file under the final name that looks complete.
-* Inside a run (:func:`output_policy`, entered by ``engine.run_jobs``) a destination
+* Inside a run (:func:`output_policy`, entered by ``run.jobs.run_jobs``) a destination
   that already existed *before the run* is not replaced unless ``--force`` was given:
   :class:`~msprobe_core.errors.OutputError` says so. Files written earlier in the same
   run (e.g. a generated mapping shared by several ranks, possibly by another worker

@@ -2,8 +2,7 @@
 
 Kept apart from :mod:`msprobe_core.files.validation` so that pydantic (~0.15 s to import) is
 loaded only when a model is used: a compare of well-formed dumps checks their headers
-with :func:`msprobe_core.files.validation.header_fields` and never needs it. The names are
-also reachable as ``msprobe_core.files.validation.<Name>``.
+with :func:`msprobe_core.files.validation.header_fields` and never needs it.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ class DumpHeader(BaseModel):
     """Top level of a ``dump.json``/``debug.json`` (everything except the entries of ``data``).
 
     ``data`` is only checked to be an object here: its entries (possibly hundreds
-    of thousands) are checked by the flattener in ``dumpjson.py``.
+    of thousands) are checked by the flattener (``load/flatten.py``).
     """
 
     model_config = ConfigDict(extra="allow", strict=True)

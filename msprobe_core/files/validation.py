@@ -9,8 +9,8 @@ offending value and the problem, in one line:
 What is validated where:
 
 * **Document headers and small config files** are validated with the pydantic models of
-  :mod:`msprobe_core.files.schemas` (imported only when used; a well-formed dump header is
-  checked by :func:`header_fields` without them):
+  :mod:`msprobe_core.files.schemas` (import them from there, when used: pydantic is slow to import;
+  a well-formed dump header is checked by :func:`header_fields` without them):
   :class:`DumpHeader` (the top level of ``dump.json``/``debug.json``, without
   ``data``), :class:`CompareJson` (``compare.json`` of the classic interface),
   :class:`MergeConfig` (``merge_result`` ``config.yaml``) and the mapping YAMLs
@@ -18,7 +18,7 @@ What is validated where:
   :class:`ApiMappingEntry`). :func:`validate` runs a model and turns a
   :class:`pydantic.ValidationError` into an :class:`~msprobe_core.errors.MsprobeError`.
 * **Dump entries** (100k+ per file) are *not* run through pydantic: the flattener in
-  ``dumpjson.py`` type-checks each leaf inline at the cost of a few ``type() is``
+  ``load/flatten.py`` type-checks each leaf inline at the cost of a few ``type() is``
   tests and asks :func:`find_json_path` for the path only when something is wrong.
 * **Sizes**: :func:`max_tensor_bytes` is the per-tensor cap (``MSPROBE_MAX_TENSOR_BYTES``
   or ``--max_tensor_bytes``); JSON and YAML files have byte caps too.
@@ -117,22 +117,6 @@ def describe(value: Any) -> str:
 # --------------------------------------------------------------------------- dump.json / debug.json header
 #: ``task`` values msprobe writes; only the first two can be compared.
 COMPARABLE_TASKS = ("tensor", "statistics")
-
-
-#: names that live in :mod:`msprobe_core.files.schemas` (pydantic, imported only when one is used)
-_SCHEMA_NAMES = frozenset({
-    "ApiMapping", "ApiMappingEntry", "CompareJson", "DumpHeader", "LayerMapping", "MergeConfig", "NameMapping",
-    "pydantic_message", "validate",
-})
-
-
-def __getattr__(name: str) -> Any:
-    # pydantic costs ~0.15 s to import: a compare of well-formed dumps never needs it
-    if name in _SCHEMA_NAMES:
-        from . import schemas
-
-        return getattr(schemas, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def header_fields(doc: Any) -> tuple[str, dict] | None:

@@ -19,7 +19,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from ..model import CompareOptions, DumpTable
-    from .registry import CommandLineClaim, CompareJob
+    from .specs import CommandLineClaim, CompareJob
 
 PROJECT = "msprobe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -30,7 +30,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def msprobe_register_frameworks(register: Callable[..., None]) -> None:
     """Describe a framework whose dumps can be compared.
 
-    Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.host.registry.FrameworkSpec`):
+    Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.host.specs.FrameworkSpec`):
     the names a dump's ``framework`` field may hold, which golden frameworks a
     target of this framework can be compared with, its dtypes (``dtypes``: each one's
     canonical name, family, dtype once read and unit roundoff, the only dtype knowledge
@@ -63,12 +63,12 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     """Load one side of a compare into a :class:`~msprobe_core.model.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
-    :class:`~msprobe_core.host.registry.CompareJob` being loaded, whose ``extra`` holds what
+    :class:`~msprobe_core.host.specs.CompareJob` being loaded, whose ``extra`` holds what
     the plugin that discovered it noted there (``None`` when a file is loaded on its
     own). Implementations may leave out the ``job`` argument. The table is an index
     of rows; tensors are not read here (rows carry the file name of their tensor,
     read lazily by the framework's reader). Its ``kind`` selects the normalisers and
-    mappers that apply (see :class:`~msprobe_core.host.registry.MapperSpec`) and its
+    mappers that apply (see :class:`~msprobe_core.host.specs.MapperSpec`) and its
     ``mode`` the metric set. Raise :class:`msprobe_core.errors.InputError` for a file
     you claim but cannot read.
 
@@ -100,7 +100,7 @@ def msprobe_register_mappers(register: Callable[..., None]) -> None:
     named (names no installed plugin registers are ignored). The first mapper of
     the chain that handles the tables' ``kind`` and whose ``applies(options)`` is
     true runs: ``run(ctx) -> MatchResult`` where ``ctx`` is a
-    :class:`msprobe_core.host.registry.MatchContext` (both tables, their normalised
+    :class:`msprobe_core.host.specs.MatchContext` (both tables, their normalised
     keys, the options). A mapper that only rewrites keys hands on to the rest of
     the chain with ``ctx.run_after(its_name, target_keys=...)``.
 
@@ -135,7 +135,7 @@ def msprobe_register_verdicts(register: Callable[..., None]) -> None:
     Once the metric columns of a result exist, every rule whose ``modes`` holds the
     dump mode and whose ``applies(options)`` is true runs, in chain order (``before=``/
     ``after=`` name other rules, as for mappers): ``judge(ctx) -> dict[column, cells]``
-    where ``ctx`` is a :class:`msprobe_core.run.engine.VerdictContext` (the columns so far,
+    where ``ctx`` is a :class:`msprobe_core.host.specs.VerdictContext` (the columns so far,
     both tables, the matched pairs, each row's API group, the options, and the result's
     ``meta``, where a rule may leave per-row findings for the writers). The columns it
     returns replace the table's of that name or are new: new ones follow ``Requires_grad
@@ -228,7 +228,7 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     called only for a command line the core cannot parse itself: one that starts with an
     option the ``msprobe`` group does not have (``msprobe -f pytorch compare ...``), or a
     built-in command given an option it does not declare (``msprobe compare -i x.json``).
-    Return a :class:`~msprobe_core.host.registry.CommandLineClaim` for a form that is yours (what
+    Return a :class:`~msprobe_core.host.specs.CommandLineClaim` for a form that is yours (what
     to run, and the command whose ``--help`` its usage errors name), else ``None``. What
     ``run`` raises is reported as for every command: one line and an exit status.
 

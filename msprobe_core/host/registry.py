@@ -13,18 +13,30 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pluggy
 
 from ..errors import UsageError
-from ..model import CompareOptions, DumpTable, MatchResult
+from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
+from .specs import (
+    CommandLineClaim,
+    CompareJob,
+    FrameworkSpec,
+    MapperSpec,
+    MetricSpec,
+    NormalizerSpec,
+    TensorMetricSpec,
+    VerdictSpec,
+    WriterSpec,
+    always_applies,
+)
 
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
 #: when set, only the entry points of these distributions (comma-separated names) are loaded
@@ -36,295 +48,15 @@ TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
 BUILTIN_PLUGIN = "msprobe_core.builtin"
 
-#: the dtype families a :class:`DtypeInfo` may name
-DTYPE_FAMILIES = ("float", "int", "bool", "complex")
-
-
-@dataclass(frozen=True)
-class DtypeInfo:
-    """One tensor dtype of a framework, as the core needs to know it.
-
-    ``canonical``: the framework-neutral name (``float32``, ``bfloat16``, ``int64``…): the same
-    dtype of two frameworks has the same one. ``family``: ``float``, ``int``, ``bool`` or
-    ``complex``. ``read_as``: the dtype a tensor of this dtype has once read, as msprobe compares
-    it (``float32`` for ``bfloat16`` and the 8-bit floats, which the readers widen; ``None``: the
-    canonical name). ``eps``: the unit roundoff of a float dtype (the first-divergence analysis
-    allows more change for a coarser dtype; 0 where none is known).
-    """
-
-    canonical: str
-    family: str
-    read_as: str | None = None
-    eps: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.family not in DTYPE_FAMILIES:
-            raise ValueError(f"dtype {self.canonical!r}: family must be one of {', '.join(DTYPE_FAMILIES)}")
-
-
-def default_canonical(dtype: str) -> str:
-    """The framework-neutral name of a dtype no spec lists: its last dotted component, lower-cased."""
-    return dtype.rsplit(".", 1)[-1].lower()
-
-
-@dataclass(frozen=True)
-class FrameworkSpec:
-    """What the core needs to know about one framework's dumps; the only source of dtype knowledge.
-
-    ``float_dtypes``: the float dtypes msprobe's same-framework dtype gate lets pair with each
-    other. ``dtypes``: every tensor dtype of the framework, by the name its dumps give it
-    (``torch.float32``, ``Float32``), as a :class:`DtypeInfo`; a name not listed is no tensor
-    dtype (``<class 'int'>``, ``torch.Size``…). The core asks the spec through
-    :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`,
-    :meth:`read_dtype` and :meth:`same_dtype`.
-    """
-
-    name: str
-    aliases: tuple[str, ...] = ()
-    golden_frameworks: tuple[str, ...] = ()
-    float_dtypes: frozenset[str] = frozenset()
-    tensor_suffix: str = ""
-    read_tensor: Callable[[Path], Any] | None = None
-    dtypes: Mapping[str, DtypeInfo] = field(default_factory=dict, hash=False)
-    #: How the reference msprobe run turned a statistic's text into a number when this framework
-    #: is the target (``None``: correctly rounded, ``float()``). Only the ``<S> diff`` and
-    #: ``<S>RelativeErr`` columns of statistics mode use it.
-    parse_statistic: Callable[[str], float | None] | None = None
-    is_default: bool = False
-    plugin: str = ""
-
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-    def dtype_info(self, dtype: str) -> DtypeInfo | None:
-        """The description of a tensor dtype of this framework (``None``: not one of its tensor dtypes)."""
-        return self.dtypes.get(dtype)
-
-    def canonical(self, dtype: str) -> str:
-        """A framework-neutral spelling of ``dtype`` (``float32``, ``bfloat16``, ``int64``…).
-
-        A dtype the spec does not list keeps the last dotted component of its name, lower-cased.
-        """
-        info = self.dtypes.get(dtype)
-        return info.canonical if info is not None else default_canonical(dtype)
-
-    def dtype_family(self, dtype: str) -> str | None:
-        """``float``, ``int``, ``bool`` or ``complex`` (``None``: not a tensor dtype of this framework)."""
-        info = self.dtypes.get(dtype)
-        return info.family if info is not None else None
-
-    def is_integer(self, dtype: str) -> bool:
-        """Whether ``dtype`` is one of the framework's integer tensor dtypes (signed or not, any width)."""
-        return self.dtype_family(dtype) == "int"
-
-    def read_dtype(self, dtype: str) -> str:
-        """The dtype a tensor of ``dtype`` has once read (``bfloat16`` → ``float32``), framework-neutral."""
-        info = self.dtypes.get(dtype)
-        if info is None:
-            return self.canonical(dtype)
-        return info.read_as or info.canonical
-
-    def same_dtype(self, dtype: str, other: FrameworkSpec, other_dtype: str) -> bool:
-        """Whether ``dtype`` of this framework and ``other_dtype`` of ``other`` are the same dtype.
-
-        The same canonical name; or two integer dtypes: across frameworks the integer width does not
-        count (torch wants int64 indices and labels, MindSpore uses int32; the width changes no
-        value, and the statistics columns show whether the values agree).
-        """
-        if self.canonical(dtype) == other.canonical(other_dtype):
-            return True
-        return other.name != self.name and self.is_integer(dtype) and other.is_integer(other_dtype)
-
-
-@dataclass
-class CompareJob:
-    """One pair of dump files to compare, and where its result goes."""
-
-    target: Path
-    golden: Path
-    output_dir: Path
-    stem: str
-    label: str = ""
-    #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-#: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
-DUMP_KINDS = ("dump", "debug")
-
-
-@dataclass
-class MatchContext:
-    """What a mapper sees: both tables, their normalised keys, the options and helpers."""
-
-    target: DumpTable
-    golden: DumpTable
-    target_keys: list[str]
-    golden_keys: list[str]
-    options: CompareOptions
-    cross_framework: bool
-    host: PluginHost
-
-    def run_after(self, mapper: str, **changes: Any) -> MatchResult:
-        """The match of the next applicable mapper after ``mapper`` in the chain (what would run without it).
-
-        ``changes`` replace fields of this context first (``target_keys=...``: keys a mapping rewrote).
-        """
-        from dataclasses import replace
-
-        ctx = replace(self, **changes) if changes else self
-        return self.host.mapper_for(ctx.options, kind=ctx.target.kind, after=mapper).run(ctx)
-
-
-def _always(options: CompareOptions) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class MapperSpec:
-    """A way of pairing rows, and its place in the chain of mappers.
-
-    The first mapper of the chain that handles the tables' ``kinds`` and whose
-    ``applies(options)`` is true runs. ``before``/``after`` name the mappers this
-    one goes ahead of / behind (see ``msprobe_register_mappers``).
-    """
-
-    name: str
-    run: Callable[[MatchContext], MatchResult]
-    applies: Callable[[CompareOptions], bool] = _always
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = DUMP_KINDS
-    plugin: str = ""
-
-
-@dataclass(frozen=True)
-class NormalizerSpec:
-    """A compare-key rewrite applied to every row of both sides (of the ``kinds`` it handles) before mapping."""
-
-    name: str
-    fn: Callable[[DumpTable, str, list[str], CompareOptions], list[str]]
-    order: int = 0
-    kinds: tuple[str, ...] = DUMP_KINDS
-    plugin: str = ""
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """The metric columns of one dump mode, computed for the whole table.
-
-    ``whole_table``: ``compute`` returns every column of the result, in order (the core
-    adds no name, statistics, stack or ``Data_name`` columns; only the verdict rules of
-    its mode add theirs, see ``msprobe_register_verdicts``). ``applies(options)``: the
-    runs this set computes the mode's columns for (every run by default; a set with its
-    own ``applies`` is asked first). ``splittable``: a part of the matched rows that starts
-    at an API's first row gives the same cells as the whole table, so a big result
-    may be built in two processes (:mod:`msprobe_core.write.tailbuild`). ``columns``: the
-    mode's columns, declared to the host's column registry (``host.columns``).
-    """
-
-    mode: str
-    compute: Callable[..., dict[str, list[Any]]]
-    whole_table: bool = False
-    splittable: bool = False
-    #: the columns of this mode's tables (every column a ``whole_table`` set may return): names the
-    #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
-    #: of the plugin's own; a name the core does not declare counts as a metric
-    columns: tuple[str | ColumnSpec, ...] = ()
-    #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
-    applies: Callable[[CompareOptions], bool] = _always
-    plugin: str = ""
-
-
-@dataclass(frozen=True)
-class TensorMetricSpec:
-    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
-
-    Its column is added to the runs whose options it ``applies`` to (every run by default).
-    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
-    ``plot`` (the report plots it along execution order) describe the column to the summary
-    and the report, as the core's metrics are described (:meth:`column_spec`).
-    """
-
-    column: str
-    fn: Callable[[Any, Any], Any]
-    applies: Callable[[CompareOptions], bool] = _always
-    worse: str | None = None
-    plot: bool = False
-    plugin: str = ""
-
-    def column_spec(self) -> ColumnSpec:
-        """The metric's column, as the column registry holds it."""
-        from ..model import MODE_TENSOR
-
-        return ColumnSpec(self.column, METRIC, (MODE_TENSOR,), worse=self.worse,
-                          plots=(MODE_TENSOR,) if self.plot else (), plugin=self.plugin)
-
-
-@dataclass(frozen=True)
-class WriterSpec:
-    """An output format: ``write(table, path) -> [files]``.
-
-    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
-    rows from ``tail.start`` on already spelled as CSV by a forked child (see
-    :mod:`msprobe_core.write.tailbuild`), and appends that text instead of spelling them.
-    ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
-    (a writer with settings of its own reads them from the run's options).
-    """
-
-    name: str
-    suffix: str
-    write: Callable[..., list[Path]]
-    accepts_csv_tail: bool = False
-    accepts_options: bool = False
-    plugin: str = ""
-
-
-#: the dump modes the core's result tables have (the default ``modes`` of a :class:`VerdictSpec`)
-RESULT_MODES = ("tensor", "statistics", "md5")
-
-
-@dataclass(frozen=True)
-class VerdictSpec:
-    """Verdict rules: columns judged from a result's metric columns (see ``msprobe_register_verdicts``).
-
-    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.run.engine.VerdictContext`.
-    Every rule of the table's mode whose ``applies(options)`` is true runs, in the order
-    ``before``/``after`` give (otherwise registration order); one that runs keeps those
-    named in ``replaces`` from running.
-    """
-
-    name: str
-    judge: Callable[..., dict[str, Sequence[Any]]]
-    modes: tuple[str, ...] = RESULT_MODES
-    applies: Callable[[CompareOptions], bool] = _always
-    replaces: tuple[str, ...] = ()
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
-    plugin: str = ""
-
-
-@dataclass(frozen=True)
-class CommandLineClaim:
-    """A command line a plugin takes over (``msprobe_claim_command_line``).
-
-    ``run()`` does the work (its errors are reported as every command's are);
-    ``command_path`` is the command a usage error tells the user to ask ``--help`` of.
-    """
-
-    run: Callable[[], None]
-    command_path: str = "msprobe"
-
-
 class PluginHost:
     """Owns the pluggy manager and the registries collected from it."""
 
     def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        from .. import builtin
-
-        self.pm.register(builtin, name=BUILTIN_PLUGIN)
+        # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
+        # stages ask this host for plugins (an import of it here would close that loop)
+        self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
@@ -459,7 +191,7 @@ class PluginHost:
                 self.columns.add(spec.column_spec())
                 self.tensor_metrics.append(spec)
             return
-        conditional = spec.applies is not _always
+        conditional = spec.applies is not always_applies
         if not conditional and spec.mode in self.metrics:
             return
         spec = _with_plugin(spec, plugin)
@@ -685,7 +417,7 @@ def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
 
 
 def _core_version() -> str:
-    from .. import __version__
+    from ..version import __version__
 
     return __version__
 

@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 
 from ..errors import InputError, RankMismatchError, UsageError
-from ..host.registry import CompareJob
+from ..host.specs import CompareJob
 from ..model import CompareOptions
 from ..options import dump_paths_label, option_label
-from .dumpjson import detect_kind
+from .document import detect_kind
 
 log = logging.getLogger("msprobe")
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..files.jsonstream import BLOCK_BYTES
 from ..model import (
     ROW_COLUMNS,
     STAT_COLUMNS,
@@ -36,13 +37,8 @@ from ..model import (
 )
 from ..text.statcells import StatCells
 from .dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
-from .dumpjson import (
-    _EMPTY_CRC,
-    BLOCK_BYTES,
-    _new_table,
-    _non_tensor,
-    finish_streamed,
-)
+from .document import finish_streamed, new_table
+from .flatten import EMPTY_CRC, non_tensor
 
 try:
     from .._dumpscan import Scanner
@@ -54,7 +50,7 @@ ENV_PYTHON_LOADER = "MSPROBE_PY_LOADER"
 
 _CONSTANTS = (
     STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, STATE_PARAMETERS_GRAD, STATE_DEBUG,
-    "-1", _EMPTY_CRC, "True", "False", "Nan",
+    "-1", EMPTY_CRC, "True", "False", "Nan",
 )
 
 
@@ -82,11 +78,11 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     """
     if not available():
         return None
-    table = _new_table(path, kind, "")
+    table = new_table(path, kind, "")
     crcs: dict[str, str] = {}
 
     def other_leaf(leaf: dict, name: str, md5: str | None) -> tuple:
-        dtype, shape_text, stats, md5 = _non_tensor(leaf, name, md5, crcs)
+        dtype, shape_text, stats, md5 = non_tensor(leaf, name, md5, crcs)
         if stats.__class__ is list:
             return dtype, shape_text, *stats, md5
         return dtype, shape_text, stats, stats, stats, stats, md5

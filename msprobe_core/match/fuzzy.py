@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from ..host.registry import MapperSpec, MatchContext
-from ..load.dumpjson import split_api_key
+from ..host.specs import MapperSpec, MatchContext
+from ..load.document import split_api_key
 from ..model import DumpTable, MatchResult
 from .seqalign import align
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..model import MatchResult
 
 if TYPE_CHECKING:
-    from ..host.registry import MatchContext
+    from ..host.specs import MatchContext
 
 
 def join_on_keys(target_keys: Sequence[str], golden_keys: Sequence[str]) -> MatchResult:

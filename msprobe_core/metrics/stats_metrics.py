@@ -8,7 +8,6 @@ and every rule is applied as a vectorised mask.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,10 +15,13 @@ import numpy as np
 
 from ..model import NA
 from ..text.columns import CodedTextColumn
-from ..text.statcells import StatCells
+from ..text.statcells import FLOAT as _T_FLOAT
+from ..text.statcells import INT as _T_INT
+from ..text.statcells import NONE as _T_NONE
+from ..text.statcells import STR as _T_STR
+from ..text.statcells import cells_at, classify_values
 
 NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
-_NONE_TYPE = type(None)
 
 STAT_NAMES = ("max", "min", "mean", "norm")
 
@@ -44,16 +46,6 @@ def _classify_str(text: str) -> tuple[int, float]:
     return OTHER, np.nan
 
 
-_T_FLOAT, _T_INT, _T_STR, _T_NONE, _T_OTHER = range(5)
-_TYPE_CODE: defaultdict[type, int] = defaultdict(
-    lambda: _T_OTHER, {float: _T_FLOAT, int: _T_INT, str: _T_STR, _NONE_TYPE: _T_NONE}
-)
-
-
-try:
-    from .._dumpscan import classify_statistics as _classify
-except ImportError:  # built without a C compiler
-    _classify = None
 
 
 class StatColumn:
@@ -88,45 +80,6 @@ class StatColumn:
         self.is_int = is_int
         self.is_str = is_str
         self.is_none = kind == _T_NONE
-
-
-def cells_at(values: Sequence[Any], rows: list[int]) -> list[Any]:
-    """``[values[i] for i in rows]``; in bulk for a column held as arrays (:class:`StatCells`)."""
-    if isinstance(values, StatCells):
-        return values.values_at(rows)
-    return [values[i] for i in rows]
-
-
-def classify_values(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(kind code per value: ``_T_FLOAT``, ``_T_INT``, ``_T_STR``, ``_T_NONE`` or ``_T_OTHER``; its float64
-    value, NaN unless a float or an int), in one C pass where ``_dumpscan`` is built."""
-    if isinstance(values, StatCells):
-        return values.classified()
-    if _classify is not None:
-        found = _classify(values)
-        if found is not None:  # None: an int too large for a double, left to numpy's rules below
-            kinds, numbers = found
-            return np.frombuffer(kinds, dtype=np.int8), np.frombuffer(numbers, dtype=np.float64)
-    kind = np.fromiter(map(_TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
-    return kind, float_values(values, kind == _T_FLOAT, kind == _T_INT)
-
-
-def float_values(values: Sequence[Any], is_float: np.ndarray, is_int: np.ndarray | None = None) -> np.ndarray:
-    """The cells of ``values`` as float64 where ``is_float`` (or ``is_int``) holds, NaN elsewhere.
-
-    Statistics columns are almost all floats: converted in one C pass, the few other cells
-    set to NaN first (ints converted as ``astype`` converts them).
-    """
-    if is_float.all():
-        return np.array(values, dtype=np.float64)
-    obj = np.empty(len(values), dtype=object)
-    obj[:] = values
-    ints = obj[is_int].astype(np.float64) if is_int is not None and is_int.any() else None
-    obj[~is_float] = np.nan
-    num = obj.astype(np.float64)
-    if ints is not None:
-        num[is_int] = ints
-    return num
 
 
 def str_equal(a: StatColumn, b: StatColumn) -> np.ndarray:
@@ -176,7 +129,7 @@ def stat_diffs(
 
     ``parse`` turns the text of a numeric cell into the number the differences
     are computed from (default: the correctly rounded value, what ``float()``
-    gives); see :attr:`msprobe_core.host.registry.FrameworkSpec.parse_statistic`.
+    gives); see :attr:`msprobe_core.host.specs.FrameworkSpec.parse_statistic`.
     """
     a, b = StatColumn(npu), StatColumn(bench)
     n = len(a.cls)

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..host.registry import FrameworkSpec
+from ..host.specs import FrameworkSpec
 from ..model import NA, DumpTable, MatchResult
 
 log = logging.getLogger("msprobe")

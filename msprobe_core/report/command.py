@@ -132,7 +132,7 @@ def describe_runs(choice: RunChoice) -> list[str]:
 def result_labels(groups: list[list[Path]]) -> list[str]:
     """One label per result: its rank (``rank1``), with its folder when ranks repeat
     (``graph/step0/rank0``), and its run's timestamp when several runs are shown."""
-    from .summary import label_from_path
+    from .result_files import label_from_path
 
     if len(groups) < 2:
         return [""]

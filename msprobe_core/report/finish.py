@@ -17,15 +17,9 @@ from typing import Any
 import click
 
 from ..errors import GateFailed
-from .summary import (
-    ResultView,
-    format_summary,
-    gate_failures,
-    read_result_file,
-    summarize,
-    view_from_table,
-    write_json_summary,
-)
+from .result_files import read_result_file
+from .summary import format_summary, gate_failures, summarize, write_json_summary
+from .views import ResultView, view_from_table
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")

@@ -31,7 +31,8 @@ from ..errors import OutputError
 from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
 from ..write.writers import atomic_path
-from .summary import Divergence, ResultView, carried_in, is_mixed_layout, node_of, plot_metrics
+from .divergence import Divergence, carried_in, is_mixed_layout
+from .views import ResultView, node_of, plot_metrics
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
 #: as its target-side twin, and the tensor file names as the row names they start with.

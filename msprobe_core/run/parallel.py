@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MsprobeError
 
 if TYPE_CHECKING:
-    from ..host.registry import CompareJob, PluginHost
+    from ..host.registry import PluginHost
+    from ..host.specs import CompareJob
     from ..model import CompareOptions
+    from ..pipeline.job import JobOutcome
     from ..workers.executors import Executor, ExecutorRef
-    from .engine import JobOutcome
 
 log = logging.getLogger("msprobe")
 
@@ -70,8 +71,9 @@ class _Collect(logging.Handler):
 def run_job_task(task: JobTask) -> JobReport:
     """Run one job where the executor put it; module-level so that it pickles by reference."""
     from ..host.registry import get_host
+    from ..pipeline.job import compare_job
     from ..workers.executors import using
-    from .engine import compare_job, write_result
+    from ..write.stage import write_result
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
@@ -127,7 +129,7 @@ def run_parallel(
 ) -> list[JobOutcome] | None:
     """Run the jobs as executor tasks; ``None`` when they cannot be shipped (unpicklable job)."""
     from ..console.progress import Progress
-    from .engine import JobOutcome
+    from ..pipeline.job import JobOutcome
 
     outcomes = [JobOutcome(job) for job in jobs]
     runnable = [k for k, job in enumerate(jobs) if not job.extra.get("missing")]

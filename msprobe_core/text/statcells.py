@@ -16,6 +16,7 @@ values, of the same types, as the Python walk's lists hold.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -26,10 +27,16 @@ from .cells import _text_column, csv_cell
 from .columns import RangeSequence
 from .floattext import float_texts
 
-__all__ = ["StatCells", "FLOAT", "INT", "STR", "NONE", "OTHER"]
+__all__ = ["StatCells", "FLOAT", "INT", "STR", "NONE", "OTHER", "cells_at", "classify_values", "float_values"]
 
-#: kind codes of the cells (those of :func:`msprobe_core.metrics.stats_metrics.classify_values`)
+#: kind codes of the cells (those of :func:`classify_values`)
 FLOAT, INT, STR, NONE, OTHER = range(5)
+_TYPE_CODE: defaultdict[type, int] = defaultdict(lambda: OTHER, {float: FLOAT, int: INT, str: STR, type(None): NONE})
+
+try:
+    from .._dumpscan import classify_statistics as _classify
+except ImportError:  # built without a C compiler
+    _classify = None
 _NUMERIC_CHARSET = "0123456789.e+- infNoTrueFals"
 
 
@@ -60,8 +67,6 @@ class StatCells(RangeSequence):
     @classmethod
     def from_values(cls, values: Sequence[Any]) -> StatCells:
         """The cells of a list of values."""
-        from ..metrics.stats_metrics import classify_values
-
         kinds, nums = classify_values(values)
         keep = np.flatnonzero((kinds == INT) | (kinds == STR) | (kinds == OTHER)).tolist()
         return cls(np.array(kinds, dtype=np.int8), np.array(nums, dtype=np.float64), {i: values[i] for i in keep})
@@ -115,7 +120,7 @@ class StatCells(RangeSequence):
 
     # ------------------------------------------------------------------ what the result stage asks
     def classified(self) -> tuple[np.ndarray, np.ndarray]:
-        """(kind codes, float64 values) as :func:`~msprobe_core.metrics.stats_metrics.classify_values` gives them (copies)."""
+        """(kind codes, float64 values) as :func:`classify_values` gives them (copies)."""
         return self.kinds.copy(), self.nums.copy()
 
     def pick(self, idx: Sequence[int], missing: Any = NA, none: Any = NA, identity: bool = False) -> StatCells:
@@ -200,3 +205,43 @@ class StatCells(RangeSequence):
         for i in np.flatnonzero(kinds == OTHER).tolist():
             out[i] = csv_cell(others[start + i])
         return out
+
+
+# --------------------------------------------------------------------------- classifying statistics cells
+def cells_at(values: Sequence[Any], rows: list[int]) -> list[Any]:
+    """``[values[i] for i in rows]``; in bulk for a column held as arrays (:class:`StatCells`)."""
+    if isinstance(values, StatCells):
+        return values.values_at(rows)
+    return [values[i] for i in rows]
+
+
+def classify_values(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(kind code per value: :data:`FLOAT`, :data:`INT`, :data:`STR`, :data:`NONE` or :data:`OTHER`; its float64
+    value, NaN unless a float or an int), in one C pass where ``_dumpscan`` is built."""
+    if isinstance(values, StatCells):
+        return values.classified()
+    if _classify is not None:
+        found = _classify(values)
+        if found is not None:  # None: an int too large for a double, left to numpy's rules below
+            kinds, numbers = found
+            return np.frombuffer(kinds, dtype=np.int8), np.frombuffer(numbers, dtype=np.float64)
+    kind = np.fromiter(map(_TYPE_CODE.__getitem__, map(type, values)), dtype=np.int8, count=len(values))
+    return kind, float_values(values, kind == FLOAT, kind == INT)
+
+
+def float_values(values: Sequence[Any], is_float: np.ndarray, is_int: np.ndarray | None = None) -> np.ndarray:
+    """The cells of ``values`` as float64 where ``is_float`` (or ``is_int``) holds, NaN elsewhere.
+
+    Statistics columns are almost all floats: converted in one C pass, the few other cells
+    set to NaN first (ints converted as ``astype`` converts them).
+    """
+    if is_float.all():
+        return np.array(values, dtype=np.float64)
+    obj = np.empty(len(values), dtype=object)
+    obj[:] = values
+    ints = obj[is_int].astype(np.float64) if is_int is not None and is_int.any() else None
+    obj[~is_float] = np.nan
+    num = obj.astype(np.float64)
+    if ints is not None:
+        num[is_int] = ints
+    return num

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import result_columns as C
+from ..match.frameworks import dtype_equal_column
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
+
+if TYPE_CHECKING:
+    from ..host.specs import VerdictContext
 
 PASS, WARNING, ERROR = 0, 1, 2
 LEVEL_TEXT = ("pass", "warning", "error")
@@ -110,14 +114,14 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
-    from ..metrics.stats_metrics import _T_FLOAT, _T_STR, cells_at, classify_values
+    from ..text.statcells import FLOAT, STR, cells_at, classify_values
 
     kind, num = classify_values(values)
-    is_float = kind == _T_FLOAT
+    is_float = kind == FLOAT
     out = np.zeros(len(values), dtype=bool)
     if is_float.any():
         out[is_float] = ~np.isfinite(num[is_float])
-    texts = np.flatnonzero(kind == _T_STR).tolist()
+    texts = np.flatnonzero(kind == STR).tolist()
     for i, text in zip(texts, cells_at(values, texts)):
         out[i] = text.strip().lower() in ("inf", "-inf", "nan")
     return out
@@ -242,7 +246,7 @@ def compute_verdicts(
     nshape = columns[C.NPU_SHAPE]
     nmax, bmax = columns[C.NPU_MAX], columns[C.BENCH_MAX]
     par = np.zeros(n, dtype=bool)
-    from ..metrics.stats_metrics import cells_at
+    from ..text.statcells import cells_at
 
     scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
     for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
@@ -287,3 +291,10 @@ def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str
             text = spelled[key] = json.dumps(msgs)
         err[r] = text
     return result, err
+
+
+def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
+    """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
+    dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
+    result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal)
+    return {C.RESULT: result, C.ERR_MESSAGE: err}

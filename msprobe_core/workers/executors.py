@@ -10,7 +10,7 @@ Executors are registered through the ``msprobe_register_executors`` hook
 (:class:`ExecutorSpec`); the built-in one is ``local`` (a process pool on this
 machine, :class:`LocalExecutor`), the ``msprobe-dask`` plugin adds ``dask``.
 :func:`executor_for` gives the stages the executor of the current run:
-:func:`msprobe_core.run.engine.run_jobs` opens one per run and makes it current
+:func:`msprobe_core.run.jobs.run_jobs` opens one per run and makes it current
 with :func:`using`; a task that runs on a worker opens the one its parent
 described with :meth:`Executor.for_task` (an :class:`ExecutorRef`).
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.errors import UsageError
+from msprobe_core.plugin import UsageError
 
 __all__ = ["compare", "compare_distributed", "ms_compare", "ms_compare_distributed"]
 
@@ -113,7 +113,7 @@ def compare(
     ``is_print_compare_log``. Further keyword arguments: ``highlight`` (default True),
     ``data_mapping`` (yaml path or dict), ``workers``. Returns the files written.
     """
-    from msprobe_core.console.logs import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     setup_logging()
     kwargs.update(stack_mode=stack_mode, auto_analyze=auto_analyze, fuzzy_match=fuzzy_match)
@@ -122,7 +122,7 @@ def compare(
 
 def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> list[Path]:
     """Compare two MindSpore dump.json files (or MindSpore vs PyTorch), as ``msprobe.mindspore.ms_compare``."""
-    from msprobe_core.console.logs import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     setup_logging()
     return _compare(input_param, output_path, "mindspore", kwargs)
@@ -130,7 +130,7 @@ def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> lis
 
 def _distributed(npu_dump_dir: str | Path, bench_dump_dir: str | Path, output_path: str | Path,
                  framework: str, kwargs: dict[str, Any]) -> list[Path]:
-    from msprobe_core.console.logs import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     from .run import compare_dirs
 

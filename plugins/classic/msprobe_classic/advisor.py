@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from msprobe_core import result_columns as C
-from msprobe_core.errors import OutputError
-from msprobe_core.files.outputs import write_text_atomic
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, OutputError, write_text_atomic
+from msprobe_core.plugin import result_columns as C
 
 from .table import ACCURACY, RESULT
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from msprobe_core.host.registry import CommandLineClaim
+from msprobe_core.plugin import CommandLineClaim
 
 log = logging.getLogger("msprobe")
 BUILTIN = "__builtin__"
@@ -64,7 +64,7 @@ def _optional(value: str | None) -> object:
 @click.pass_context
 def classic_compare(ctx: click.Context, **kw: object) -> None:
     """Compare the dumps named in compare.json (msprobe 8.3.3 interface: xlsx, highlights, advisor)."""
-    from msprobe_core.console.logs import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     from .run import ClassicOptions, run_compare_json
 
@@ -89,7 +89,7 @@ def classic_compare(ctx: click.Context, **kw: object) -> None:
 def claim(args: list[str]) -> CommandLineClaim | None:
     """The classic command line as a claim for ``msprobe`` to run (``None``: not the classic form).
 
-    Errors of the run become messages and exit codes in ``msprobe_core.cli.main.guarded``, as for every command.
+    Errors of the run become messages and exit codes in ``msprobe_core.cli.guard.guarded``, as for every command.
     """
     if not is_classic(args):
         return None

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core import result_columns as C
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS
+from msprobe_core.plugin import result_columns as C
 
 from .table import REQ_GRAD_CONSIST
 

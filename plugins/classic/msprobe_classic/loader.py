@@ -1,6 +1,6 @@
 """Reading a dump.json the way msprobe 8.3.3 does (spec compare-legacy.md §3).
 
-The per-leaf walk is the core's (:mod:`msprobe_core.load.dumpjson`); only the choice of
+The per-leaf walk is the core's (:class:`msprobe_core.plugin.Flattener`); only the choice of
 which ``data`` keys produce rows differs from 26.2.0:
 
 * every key is read, with or without ``forward``/``backward`` in its name;
@@ -16,29 +16,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msprobe_core.errors import DumpFormatError
-from msprobe_core.load import dumpjson as _dumpjson
-from msprobe_core.load.dumpjson import (
-    _Flattener,
-    _walk_members,
-    detect_kind,
-    parse_header,
-    read_json_file,
-    split_api_key,
-)
-from msprobe_core.model import (
+from msprobe_core.plugin import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
     STATE_DEBUG,
     STATE_PARAMETERS_GRAD,
     ApiEntry,
+    DumpFormatError,
     DumpTable,
-)
-
-#: the core walker's structured field error, when the installed core has one
-_PROBLEMS: tuple[type[BaseException], ...] = tuple(
-    c for c in (getattr(_dumpjson, "_Problem", None),) if isinstance(c, type)
+    FieldProblem,
+    Flattener,
+    detect_kind,
+    parse_header,
+    read_json_file,
+    split_api_key,
+    walk_members,
 )
 
 
@@ -56,7 +49,7 @@ def load_legacy_dump(path: Path) -> DumpTable:
         framework=framework or "",
         level=doc.get("level") if isinstance(doc.get("level"), str) else None,
     )
-    walker = _Flattener(table)
+    walker = Flattener(table)
     for key, entry in data.items():
         split = split_api_key(key, kind == "debug") or (key, "", "")
         api_idx = len(table.apis)
@@ -71,12 +64,9 @@ def load_legacy_dump(path: Path) -> DumpTable:
             elif entry is not None:
                 if not isinstance(entry, dict):
                     raise DumpFormatError(f"entry {key} must be a JSON object", path=path)
-                _walk_members(table, walker, key, entry, api_idx)
-        except _PROBLEMS as problem:
-            to_error = getattr(problem, "to_error", None)
-            if to_error is None:
-                raise DumpFormatError(f"entry {key}: {problem}", path=path) from None
-            raise to_error(path, key, entry) from None
+                walk_members(table, walker, key, entry, api_idx)
+        except FieldProblem as problem:
+            raise problem.to_error(path, key, entry) from None
         api.n_rows = len(table.name) - api.first_row
     walker.keep_account()
     if task == "statistics" and walker.has_md5:

@@ -20,9 +20,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.host.registry import FrameworkSpec, MatchContext
-from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
-from msprobe_core.model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    CompareOptions,
+    DumpTable,
+    FrameworkSpec,
+    MatchContext,
+    MatchResult,
+    apply_dtype_gate,
+    join_on_keys,
+)
 
 from .settings import is_classic
 
@@ -161,7 +167,7 @@ def _cell_mapped(ctx: MatchContext) -> MatchResult:
         from msprobe_mindspore import mappers as ms_mappers
         from msprobe_mindspore import mapping as ms_mapping
     except ImportError:
-        from msprobe_core.errors import UsageError
+        from msprobe_core.plugin import UsageError
 
         raise UsageError("-cm/--cell_mapping needs the msprobe-mindspore plugin (pip install msprobe-mindspore)") from None
 

@@ -21,17 +21,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.host.hookspecs import hookimpl
-from msprobe_core.host.registry import (
+from msprobe_core.plugin import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
     CommandLineClaim,
     CompareJob,
+    CompareOptions,
+    DumpTable,
     MapperSpec,
     MetricSpec,
     NormalizerSpec,
     VerdictSpec,
     WriterSpec,
+    hookimpl,
 )
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
 
 from .matching import CLASSIC_MAPPER, classic_keys, classic_match
 from .settings import is_classic, settings_of
@@ -63,7 +67,7 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
         if not settings.stack:
             table.stack = {}  # no NPU_Stack_Info: no stack.json is read (the core reads one beside a dump it finds)
         elif settings.stack_path is not None:
-            from msprobe_core.load.dumpjson import load_stack
+            from msprobe_core.plugin import load_stack
 
             table.stack = load_stack(settings.stack_path)
     return table

@@ -15,14 +15,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.console.logs import banner_end
-from msprobe_core.errors import InputError, UsageError
-from msprobe_core.files.outputs import run_stamp
-from msprobe_core.host.registry import CompareJob, PluginHost, get_host
-from msprobe_core.load.dumpjson import read_json_file
-from msprobe_core.model import CompareOptions
-from msprobe_core.result import ResultTable
-from msprobe_core.run.engine import account_unrecognised, build_result, load_pair, match_tables, write_result
+from msprobe_core.plugin import (
+    CompareJob,
+    CompareOptions,
+    InputError,
+    PluginHost,
+    ResultTable,
+    UsageError,
+    account_unrecognised,
+    banner_end,
+    build_result,
+    get_host,
+    load_pair,
+    match_tables,
+    read_json_file,
+    run_stamp,
+    write_result,
+)
 
 from .settings import KEY, ClassicSettings
 
@@ -105,7 +114,7 @@ def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tu
         "Missing stack_path in the configuration file. "
         "Automatically detecting stack.json to determine whether to display NPU_Stack_Info."
     )
-    from msprobe_core.files.validation import dump_file_beside
+    from msprobe_core.plugin import dump_file_beside
 
     candidate = dump_file_beside(npu_json, "stack.json")  # no symlink out of the dump, as for every file of it
     if candidate is not None:
@@ -158,7 +167,7 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outco
         log.warning("Can`t match any op. No compare result file generated.")
         return Outcome()
     table = build_result(target, golden, match, options, host)
-    # not the name another run writes into this directory in this very second (msprobe_core.files.outputs.run_stamp)
+    # not the name another run writes into this directory in this very second (msprobe_core.plugin.run_stamp)
     with run_stamp(Path(job.output_dir), keep_earlier=False) as stamp:
         files = write_result(table, job, options, stamp, host)
     banner_end(log)
@@ -167,7 +176,7 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outco
 
 def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[Outcome]:
     """compare_distributed: every rank pair of two step directories (mixed graph/pynative dumps too)."""
-    from msprobe_core.load.discover import discover_jobs
+    from msprobe_core.plugin import discover_jobs
 
     jobs = discover_jobs(Path(npu_dir), Path(bench_dir), opts.core_options())
     outcomes = []
@@ -194,7 +203,7 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!")
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!")
-    from msprobe_core.files.validation import CompareJson, validate
+    from msprobe_core.plugin import CompareJson, validate
 
     validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
     opts = replace(opts, is_print_compare_log=bool(doc.get("is_print_compare_log", True)))
@@ -225,7 +234,7 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
-    from msprobe_core.run.engine import run_jobs
+    from msprobe_core.plugin import run_jobs
 
     options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
     host = get_host()

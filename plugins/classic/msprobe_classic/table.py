@@ -13,31 +13,30 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from msprobe_core import result_columns as C
-from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
-from msprobe_core.result import (
-    COMMON_COLUMNS,
-    DATA_NAME_COLUMN,
-    MD5_COLUMNS,
-    STACK_COLUMN,
-    STAT_VALUE_COLUMNS,
-    STATS_METRIC_COLUMNS,
-    TENSOR_METRIC_COLUMNS,
+from msprobe_core.plugin import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    NA,
+    DumpTable,
+    MatchResult,
     data_name_column,
+    pandas_strtod,
     stack_column,
 )
-from msprobe_core.text.strtod import pandas_strtod
+from msprobe_core.plugin import result_columns as C
 
-BASIC = COMMON_COLUMNS
-TENSOR_METRICS = TENSOR_METRIC_COLUMNS
-STATS_DIFFS = STATS_METRIC_COLUMNS
-STAT_VALUES = STAT_VALUE_COLUMNS
+BASIC = C.COMMON_COLUMNS
+TENSOR_METRICS = C.TENSOR_METRIC_COLUMNS
+STATS_DIFFS = C.STATS_METRIC_COLUMNS
+STAT_VALUES = C.STAT_VALUE_COLUMNS
+MD5_COLUMNS = C.MD5_COLUMNS
 REQ_GRAD_CONSIST = C.REQUIRES_GRAD_CONSISTENT
 ACCURACY = C.ACCURACY_REACHED
 RESULT = C.RESULT
 ERR = C.ERR_MESSAGE
-STACK = STACK_COLUMN
-DATA_NAME = DATA_NAME_COLUMN
+STACK = C.STACK_INFO
+DATA_NAME = C.DATA_NAME
 #: the columns the verdict rules give, by mode
 VERDICT_COLUMNS = {MODE_TENSOR: (ACCURACY,), MODE_STATISTICS: (RESULT, ERR), MODE_MD5: (RESULT,)}
 
@@ -198,7 +197,7 @@ def stats_columns(data: dict[str, list[Any]], matched: list[bool]) -> list[bool]
 def classic_columns(ctx: Any) -> dict[str, list[Any]]:
     """The classic metric set of every dump mode (``MetricSpec(whole_table=True)``): all columns but the verdicts.
 
-    ``ctx`` is the core's :class:`~msprobe_core.run.engine.MetricContext`. Statistics mode leaves its
+    ``ctx`` is the core's :class:`~msprobe_core.plugin.MetricContext`. Statistics mode leaves its
     per-row ``Warning`` findings in ``ctx.meta`` (:data:`MAGNITUDE_WARNINGS`) for the verdict rule.
     """
     from .settings import settings_of

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from msprobe_core import result_columns as C
-from msprobe_core.model import MODE_MD5, MODE_TENSOR, NA
+from msprobe_core.plugin import MODE_MD5, MODE_TENSOR, NA
+from msprobe_core.plugin import result_columns as C
 
 from .table import (
     ACCURACY,

@@ -1,6 +1,6 @@
 """Writing the classic result workbook, with or without row fills (spec compare-legacy.md §5.3, §7.3).
 
-Both writers stream rows through :class:`msprobe_core.write.xlsx_stream.XlsxStreamWriter`
+Both writers stream rows through :class:`msprobe_core.plugin.XlsxStreamWriter`
 (a million rows in seconds, where openpyxl needs a quarter of an hour). A highlighted
 row is one style index (red ``FFFF0000`` or yellow ``FFFF00`` solid fill) given to every
 cell of the row, so colouring adds almost nothing to the write. Values are converted a
@@ -21,10 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.errors import OutputError, UsageError
-from msprobe_core.text.cells import neutralise
-from msprobe_core.write.writers import any_formula_like, atomic_path
-from msprobe_core.write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
+from msprobe_core.plugin import (
+    HEADER_STYLE,
+    OutputError,
+    UsageError,
+    XlsxStreamWriter,
+    any_formula_like,
+    atomic_path,
+    fill_style,
+    neutralise,
+)
 
 from .highlight import RED, YELLOW
 

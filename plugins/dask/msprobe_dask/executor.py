@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from msprobe_core.errors import UsageError
-from msprobe_core.workers.executors import Executor, ExecutorRef, usable_cpus
+from msprobe_core.plugin import Executor, ExecutorRef, UsageError, usable_cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -156,7 +155,7 @@ class InWorkerRef(ExecutorRef):
         try:
             get_worker()
         except ValueError:  # not on a worker (a task run inline): nothing to reach
-            from msprobe_core.workers.executors import LocalExecutor
+            from msprobe_core.plugin import LocalExecutor
 
             return LocalExecutor(1)
         return InWorkerExecutor()

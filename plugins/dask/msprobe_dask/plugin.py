@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from msprobe_core import hookimpl
-from msprobe_core.model import CompareOptions
-from msprobe_core.options import OptionSpec
-from msprobe_core.workers.executors import Executor, ExecutorSpec
+from msprobe_core.plugin import CompareOptions, Executor, ExecutorSpec, OptionSpec
 
 #: ``--scheduler ADDRESS`` (``scheduler=`` in Python): the Dask scheduler to use; given alone it selects ``dask``.
 SCHEDULER = OptionSpec("scheduler", ("--scheduler",), "Scheduler address for --executor dask (default: a local cluster).",

@@ -30,10 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from msprobe_core import result_columns as C
-from msprobe_core.errors import InputError, TensorReadError
-from msprobe_core.metrics.tensor_metrics import compare_tensors
-from msprobe_core.text.cells import numpy_float_text
+from msprobe_core.plugin import InputError, TensorReadError, compare_tensors, numpy_float_text
+from msprobe_core.plugin import result_columns as C
 from msprobe_kernel.columns import METRIC_COLUMNS, NPY_COLUMNS, SIDE, STAT_DIFF_COLUMNS, STATISTIC_COLUMNS
 from msprobe_kernel.layout import (
     MAPPING_CSV,
@@ -112,14 +110,13 @@ def pair_records(npu: Iterable[KernelRecord], bench: Iterable[KernelRecord]) -> 
 def load_npy_within(path: str, root: str) -> np.ndarray:
     """The array of one ``.npy`` file, refusing a file whose resolved path escapes ``root``.
 
-    Uses the core's shared helpers: :func:`msprobe_core.files.validation.confine` (symlinks
-    out of the dump root are refused), :func:`~msprobe_core.files.validation.check_tensor_file`
-    (regular file within the tensor byte cap) and :func:`msprobe_core.files.npy_reader.read_npy`
+    Uses the core's shared helpers: :func:`msprobe_core.plugin.confine` (symlinks
+    out of the dump root are refused), :func:`~msprobe_core.plugin.check_tensor_file`
+    (regular file within the tensor byte cap) and :func:`msprobe_core.plugin.read_npy`
     (no pickles, header checked against the file size before reading). Every
-    failure raises :class:`~msprobe_core.errors.TensorReadError`.
+    failure raises :class:`~msprobe_core.plugin.TensorReadError`.
     """
-    from msprobe_core.files.npy_reader import read_npy
-    from msprobe_core.files.validation import check_tensor_file, confine, max_tensor_bytes
+    from msprobe_core.plugin import check_tensor_file, confine, max_tensor_bytes, read_npy
 
     real = confine(root, path, what="the file")
     cap = max_tensor_bytes()
@@ -427,8 +424,7 @@ def compare_kernel_dumps(
 
 def _check_side_files(dirs: Sequence[DumpDir], root: str) -> None:
     """Refuse a ``statistic.csv``/``mapping.csv`` that is a symlink out of the dump root (read whole, not per row)."""
-    from msprobe_core.errors import UnsafePathError
-    from msprobe_core.files.validation import confine
+    from msprobe_core.plugin import UnsafePathError, confine
 
     for d in dirs:
         for name in (STATISTIC_CSV, MAPPING_CSV):

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msprobe_core.errors import InputError, UsageError
+from msprobe_core.plugin import InputError, UsageError
 
 logger = logging.getLogger("msprobe_kernel")
 

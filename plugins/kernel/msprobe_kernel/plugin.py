@@ -17,10 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from msprobe_core import hookimpl
-from msprobe_core.errors import InputError, UsageError
-from msprobe_core.host.registry import CompareJob, MapperSpec, MatchContext, MetricSpec
-from msprobe_core.model import MODE_KERNEL, CompareOptions, DumpTable, MatchResult
-from msprobe_core.options import OptionSpec
+from msprobe_core.plugin import (
+    MODE_KERNEL,
+    CompareJob,
+    CompareOptions,
+    DumpTable,
+    InputError,
+    MapperSpec,
+    MatchContext,
+    MatchResult,
+    MetricSpec,
+    OptionSpec,
+    UsageError,
+)
 
 from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 

@@ -8,7 +8,7 @@ mapping options (:func:`msprobe_mindspore.mapping.dtype_kind`) and the canonical
 
 from __future__ import annotations
 
-from msprobe_core.host.registry import DtypeInfo
+from msprobe_core.plugin import DtypeInfo
 
 #: unit roundoff of the float dtypes, by canonical name
 _EPS = {"float16": 2.0**-10, "float32": 2.0**-23, "float64": 2.0**-52, "bfloat16": 2.0**-7}

@@ -17,7 +17,7 @@ here. Otherwise the mapped keys go to the join the other options ask for (the
 ``exact`` join, or ``-fm``'s fuzzy matcher). As in msprobe, the NPU keys start from the raw row names (not the
 backward-renumbered ones) whenever a mapping builds them.
 
-PyTorch targets: ``-am`` is refused (:class:`~msprobe_core.errors.UsageError`),
+PyTorch targets: ``-am`` is refused (:class:`~msprobe_core.plugin.UsageError`),
 ``-lm`` is ignored (the next applicable mapper runs), ``-cm`` applies as it does
 in msprobe's PyTorch comparator.
 """
@@ -30,13 +30,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.errors import DumpFormatError, UsageError
-from msprobe_core.host.registry import MapperSpec, MatchContext
-from msprobe_core.load.dumpjson import read_json_file
-from msprobe_core.match.data_mapping import load_data_mapping
-from msprobe_core.match.matching import join_on_keys, mapped_golden_keys
-from msprobe_core.model import CompareOptions, DumpTable, MatchResult
-from msprobe_core.options import OptionSpec
+from msprobe_core.plugin import (
+    CompareOptions,
+    DumpFormatError,
+    DumpTable,
+    MapperSpec,
+    MatchContext,
+    MatchResult,
+    OptionSpec,
+    UsageError,
+    join_on_keys,
+    load_data_mapping,
+    mapped_golden_keys,
+    read_json_file,
+)
 
 from . import mapping as M
 
@@ -152,7 +159,7 @@ def _join(
     generated mapping goes with the match, to be written next to the result.
 
     ``mapped``: the keys were built from the raw row names, so the golden side is
-    joined on its raw names too (:func:`~msprobe_core.match.matching.mapped_golden_keys`;
+    joined on its raw names too (:func:`~msprobe_core.plugin.mapped_golden_keys`;
     msprobe joins them with backward-re-numbered golden keys, see docs/differences.md).
     """
     golden_keys = mapped_golden_keys(ctx) if mapped else ctx.golden_keys

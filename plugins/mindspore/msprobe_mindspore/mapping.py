@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from msprobe_core.errors import DumpFormatError, InputError, MappingError
+from msprobe_core.plugin import DumpFormatError, InputError, MappingError
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS, TORCH_FLOATS
 
@@ -110,9 +110,7 @@ class RowLike(Protocol):
 def _read_yaml(path: str | Path, what: str) -> Any:
     """Parse one YAML file with the core's hardened reader (no tags, no aliases, bounded size and depth);
     every failure is a :class:`MappingError` naming the file."""
-    from msprobe_core.files.validation import (
-        read_yaml,  # yaml: only with a mapping option (every compare loads this plugin)
-    )
+    from msprobe_core.plugin import read_yaml
 
     return read_yaml(path, what, error=MappingError)
 
@@ -682,7 +680,7 @@ def load_stack_construct(
     Neither file present → ``(None, None)`` (layer mapping yields an empty mapping). Exactly one
     present → :class:`InputError`. Both must hold JSON objects.
     """
-    from msprobe_core.files.validation import dump_file_beside
+    from msprobe_core.plugin import dump_file_beside
 
     d = Path(dump_dir)
     stack_p, construct_p = d / "stack.json", d / "construct.json"
@@ -697,7 +695,7 @@ def load_stack_construct(
             f"layer mapping needs both stack.json and construct.json next to dump.json; {missing.name} is missing",
             path=missing,
         )
-    from msprobe_core.load.dumpjson import read_json_file  # the core's one JSON reader: size cap, one-line errors
+    from msprobe_core.plugin import read_json_file  # the core's one JSON reader: size cap, one-line errors
 
     loaded: list[dict[str, Any]] = []
     for p in (stack_p, construct_p):

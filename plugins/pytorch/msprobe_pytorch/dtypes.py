@@ -7,7 +7,7 @@ and the 8-bit floats to float32 (msprobe casts them before ``.numpy()``).
 
 from __future__ import annotations
 
-from msprobe_core.host.registry import DtypeInfo
+from msprobe_core.plugin import DtypeInfo
 
 #: unit roundoff of the float dtypes
 _EPS = {

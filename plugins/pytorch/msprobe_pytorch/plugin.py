@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from msprobe_core import hookimpl
-from msprobe_core.host.registry import FrameworkSpec
+from msprobe_core.plugin import FrameworkSpec
 
 from .dtypes import TORCH_DTYPES, TORCH_FLOATS
 
@@ -15,12 +15,11 @@ def read_tensor(path: Path | str) -> Any:
     """Read one ``.pt`` file as a numpy array (bf16/fp8 widened to float32), within the tensor byte cap.
 
     Inside the tensor stage the array lives in the stage's reusable arena
-    (:func:`msprobe_core.files.arena.current_arena`), valid until that arena is reset.
+    (:func:`msprobe_core.plugin.current_arena`), valid until that arena is reset.
     """
     global _READ  # bound on first use: importing the reader at plugin load would slow every start-up
     if _READ is None:
-        from msprobe_core.files.arena import current_arena
-        from msprobe_core.files.validation import max_tensor_bytes
+        from msprobe_core.plugin import current_arena, max_tensor_bytes
 
         from .pt_reader import read_pt
 

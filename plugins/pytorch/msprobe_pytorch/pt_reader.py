@@ -10,7 +10,7 @@ A ``.pt`` file written by ``torch.save`` (PyTorch >= 1.6) is a zip archive::
 ``data.pkl`` is unpickled by :class:`_SafeUnpickler`, whose ``find_class`` hands out local,
 inert stand-ins for an allow-list of globals (``torch._utils._rebuild_tensor_v2`` and friends,
 ``torch.<X>Storage`` classes, ``torch.<dtype>`` names, ``collections.OrderedDict``) and raises
-:class:`~msprobe_core.errors.UnsafePickleError` for anything else, before anything is imported.
+:class:`~msprobe_core.plugin.UnsafePickleError` for anything else, before anything is imported.
 Storages come through ``persistent_load`` as ``('storage', type, key, location, numel)``.
 
 The zip central directory is parsed here (bounds-checked).  A file under ``WHOLE_FILE_MAX``
@@ -24,7 +24,7 @@ What msprobe does after ``torch.load`` is mirrored: bfloat16 and the float8 type
 float32 (msprobe casts them before ``.numpy()``); every other dtype keeps its numpy twin.
 The caller squeezes (msprobe's ``np.squeeze``).
 
-Every failure raises :class:`~msprobe_core.errors.TensorReadError` (or its subclass
+Every failure raises :class:`~msprobe_core.plugin.TensorReadError` (or its subclass
 ``UnsafePickleError``) naming the file, so that only the row of that tensor fails.
 """
 
@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from msprobe_core.errors import TensorReadError, UnsafePickleError
+from msprobe_core.plugin import TensorReadError, UnsafePickleError
 
 __all__ = ["MMAP_MIN_BYTES", "STORAGE_DTYPES", "TORCH_DTYPES", "WHOLE_FILE_MAX", "fp8_table", "read_pt"]
 

@@ -29,13 +29,22 @@ import click
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.errors import InputError
-from msprobe_core.host.registry import MapperSpec, MatchContext, TensorMetricSpec, WriterSpec
-from msprobe_core.load.dumpjson import detect_kind, flatten_dump
-from msprobe_core.match.matching import join_on_keys
-from msprobe_core.model import CompareOptions, DumpTable, MatchResult
-from msprobe_core.options import FLAG, OptionSpec
-from msprobe_core.write.writers import atomic_path
+from msprobe_core.plugin import (
+    FLAG,
+    CompareOptions,
+    DumpTable,
+    InputError,
+    MapperSpec,
+    MatchContext,
+    MatchResult,
+    OptionSpec,
+    TensorMetricSpec,
+    WriterSpec,
+    atomic_path,
+    detect_kind,
+    flatten_dump,
+    join_on_keys,
+)
 
 
 def rename_rules(value: object) -> dict[str, str]:
@@ -117,7 +126,7 @@ def _json_value(value: Any) -> Any:
 
 
 def write_json(table: Any, path: Path) -> list[Path]:
-    """Write ``table`` (a :class:`msprobe_core.result.ResultTable`) as JSON; returns the files written.
+    """Write ``table`` (a :class:`msprobe_core.plugin.ResultTable`) as JSON; returns the files written.
 
     ``{"mode": ..., "columns": [...], "rows": [[...], ...]}``. Writers must be
     atomic: write to the temporary path ``atomic_path`` yields, which is renamed to
@@ -148,7 +157,7 @@ def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
 
     Loaders are asked in turn (plugins before the built-in one) and the first that
     returns a table wins, so returning ``None`` hands the file on. A file you claim
-    but cannot read is an :class:`~msprobe_core.errors.InputError` (one line for the user).
+    but cannot read is an :class:`~msprobe_core.plugin.InputError` (one line for the user).
     """
     if path.is_dir():
         return None

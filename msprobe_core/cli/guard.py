@@ -1,0 +1,226 @@
+"""The one place where exceptions become a message and an exit code (:func:`guarded`).
+
+Every expected failure is a :class:`~msprobe_core.errors.MsprobeError`; it is turned into a
+one-line ``msprobe: error: …`` and its exit code here and nowhere else (``--debug`` shows the
+traceback too). Exit codes: 0 success; 1 part of a run failed
+(:class:`~msprobe_core.errors.CompareFailed`) or an internal error; 2 usage or input error;
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM); 129 hung up (SIGHUP).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+import traceback
+
+import click
+
+from ..errors import Interrupted, MsprobeError, os_reason
+
+#: click's "no arguments: show the help" (click >= 8.2; nothing to catch before)
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def usage_error_line(message: str, command_path: str = "msprobe") -> str:
+    """A usage error as every error is shown: ``msprobe: error: <message> (see '<command> --help')``."""
+    message = message.strip().rstrip(".")
+    if message[:1].isupper() and message[1:2].islower():  # click's sentences; keep "TARGET", "-tp"
+        message = message[0].lower() + message[1:]
+    return f"msprobe: error: {message} (see '{command_path} --help')"
+
+
+class _Signals:
+    """SIGTERM and SIGHUP handling of the CLI process: unwind like Ctrl-C (temporary files removed), exit 128+N.
+
+    SIGHUP is what a closed terminal or a dropped ssh session sends: left at its default
+    action it would kill the process on the spot, leaving its hidden temporary files.
+    """
+
+    received: int | None = None
+    owner_pid: int = 0
+    HANDLED = ("SIGTERM", "SIGHUP")
+
+    @classmethod
+    def on_term(cls, signum: int, frame: object) -> None:
+        if os.getpid() != cls.owner_pid:  # a forked worker: die as the default action would
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        cls.received = signum
+        raise KeyboardInterrupt
+
+    @classmethod
+    def install(cls) -> dict[int, object]:
+        cls.received = None
+        cls.owner_pid = os.getpid()
+        previous: dict[int, object] = {}
+        for name in cls.HANDLED:
+            signum = getattr(signal, name, None)
+            if signum is None:  # no SIGHUP on Windows
+                continue
+            try:
+                current = signal.getsignal(signum)
+                if signum != signal.SIGTERM and current == signal.SIG_IGN:
+                    continue  # nohup: the user asked for the run to survive a hang-up
+                previous[signum] = signal.signal(signum, cls.on_term)
+            except ValueError:  # not the main thread: leave signals alone
+                break
+        return previous
+
+    @staticmethod
+    def restore(previous: dict[int, object]) -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+class _Console:
+    """``sys.stdout`` while a command runs: a console that stops taking output does not change the outcome.
+
+    The results are files; what is printed only reports on them. A closed pipe (``| head``),
+    a full device (``> /dev/full``) or a dropped terminal makes writes fail: the first failure
+    is kept (:attr:`failed`), the descriptor is pointed at ``/dev/null`` (so that the
+    interpreter's last flush at exit cannot fail either) and later output is dropped.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.failed is None:
+            try:
+                return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
+            except OSError as exc:
+                self._fail(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.failed is None:
+            try:
+                self._stream.flush()  # type: ignore[attr-defined]
+            except OSError as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failed = exc
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())  # type: ignore[attr-defined]
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's capture)
+            pass
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
+    """Call ``run()`` and turn whatever happens into an exit code and at most one stderr line.
+
+    The one place where exceptions become messages: :class:`MsprobeError` gives
+    ``msprobe: error: <file>: <problem>`` and its ``exit_code``; Ctrl-C gives 130
+    and SIGTERM 143 (temporary result files are removed on the way out); a click
+    usage error ``msprobe: error: <problem> (see '<command> --help')`` and 2; any
+    other exception is an internal error (exit 1) reported in one line. ``debug``
+    prints the traceback first; the message and the exit code stay the same.
+    ``command_path`` names the command whose help a usage error points to when click does not say.
+    """
+    previous = _Signals.install()
+    unraisable = sys.unraisablehook
+    stdout = sys.stdout
+    console = sys.stdout = _Console(stdout)
+    try:
+        run()  # type: ignore[operator]
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except _NO_ARGS_IS_HELP as exc:  # "msprobe" alone: the help
+        exc.show()
+        return 2
+    except click.UsageError as exc:
+        if debug:
+            traceback.print_exc()
+        path = exc.ctx.command_path if exc.ctx is not None else command_path
+        click.echo(usage_error_line(exc.format_message(), path), err=True)
+        return 2
+    except click.ClickException as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"msprobe: error: {exc.format_message()}", err=True)
+        return 2
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        if debug and _Signals.received is None:
+            traceback.print_exc()
+        # objects half-built when the signal struck (a zip being opened…) complain from their
+        # finalisers as the traceback is released; the run is over, keep stderr to one line
+        sys.unraisablehook = _quiet_unraisable
+        if _Signals.received is not None:
+            what = "hung up (SIGHUP)" if _Signals.received != signal.SIGTERM else "terminated (SIGTERM)"
+            try:
+                click.echo(f"msprobe: {what}; unfinished result files were removed", err=True)
+            except OSError:  # a hung-up terminal takes no more output
+                pass
+            return 128 + _Signals.received
+        click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
+        return Interrupted.exit_code
+    except MsprobeError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"msprobe: error: {exc}", err=True)
+        return exc.exit_code
+    except MemoryError:
+        if debug:
+            traceback.print_exc()
+        click.echo("msprobe: error: out of memory (try fewer --workers or a lower --max_tensor_bytes)", err=True)
+        return 1
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing more to say
+        return 1
+    except Exception as exc:  # a bug: still one line, the traceback with --debug
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            f"msprobe: internal error: {type(exc).__name__}: {_first_line(str(exc))} "
+            + ("(please report it with the traceback above)" if debug
+               else "(please report it; --debug shows the traceback)"),
+            err=True,
+        )
+        return 1
+    finally:
+        _Signals.restore(previous)
+        sys.stdout = stdout
+        if console.failed is not None and console.failed.errno != errno.EPIPE:
+            _say(f"msprobe: warning: standard output stopped taking output ({os_reason(console.failed)}); "
+                 "what was printed after that is lost")
+        if sys.unraisablehook is _quiet_unraisable:
+            import gc
+
+            gc.collect()
+            sys.unraisablehook = unraisable
+    return 0
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if it takes it."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        pass
+
+
+def _quiet_unraisable(unraisable: object) -> None:
+    """``sys.unraisablehook`` while an interrupted run unwinds: finaliser noise is dropped."""
+
+
+def escape_unencodable_output() -> None:
+    """Print what the console cannot encode (a lone surrogate in a name read from a dump) as an escape, not fail."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we may change
+            pass

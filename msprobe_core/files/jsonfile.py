@@ -1,0 +1,114 @@
+"""JSON documents in: the one reader of JSON files (size cap, one-line errors, bounded nesting), whole or streamed.
+
+:func:`read_json_file` parses a small document whole; :func:`parse_streamed` reads a large object
+member by member through :mod:`msprobe_core.files.jsonstream`, so a 100 MB dump.json never lives in
+memory as one text. Either way a missing, special, huge, empty or non-UTF-8 file, and malformed
+JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .jsonstream import BLOCK_BYTES, ObjectStream, TextWindow
+
+MAX_JSON_BYTES = 10 * 1024**3
+
+
+def check_json_file(path: Path, what: str = "json") -> int:
+    """The size of a JSON file to read, with one-line errors for missing, special or huge files."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file does not exist", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot access file ({exc.strerror})", path=path) from None
+    if not path.is_file():
+        raise InputError(f"expected a {what} file, found a directory or special file", path=path)
+    if size > MAX_JSON_BYTES:
+        raise InputError(f"file is {size} bytes, larger than the {MAX_JSON_BYTES}-byte limit", path=path)
+    return size
+
+
+def read_json_text(path: Path, what: str = "json") -> str:
+    """The text of a JSON file, with one-line errors for missing, huge, empty or non-UTF-8 files."""
+    check_json_file(path, what)
+    try:
+        raw = path.read_bytes()
+    except PermissionError:
+        raise InputError("file is not readable (permission denied)", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", path=path) from None
+    if not raw.strip():
+        raise InputError(f"{what} file is empty", path=path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+
+
+def json_error(exc: json.JSONDecodeError, path: Path) -> InputError:
+    """The one-line error of a JSON syntax error in ``path``."""
+    return InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path=path)
+
+
+def read_json_file(path: Path, what: str = "json") -> Any:
+    """Parse a JSON file (``NaN``/``Infinity`` tokens allowed) or raise :class:`InputError`."""
+    text = read_json_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json_error(exc, path) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"malformed JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
+
+
+@contextmanager
+def json_window(path: Path, what: str) -> Iterator[TextWindow]:
+    """A :class:`TextWindow` on a JSON file: the whole text for a small file, blocks for a large one.
+
+    Errors while parsing a large file are reported as reading the whole file first
+    would: an empty or non-UTF-8 file is named as such before any parse error.
+    """
+    size = check_json_file(path, what)
+    if size <= BLOCK_BYTES:
+        yield TextWindow(read_json_text(path, what))
+        return
+    try:
+        handle = path.open("rb")
+    except OSError:
+        read_json_text(path, what)  # raises the one-line error of a whole-file read
+        raise
+    with handle:
+        try:
+            yield TextWindow(source=handle, block=BLOCK_BYTES)
+        except Exception:
+            read_json_text(path, what)  # empty, unreadable or not UTF-8: that error comes first
+            raise
+
+
+def parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],
+                    on_entry: Callable[[str, Any], None], scanner_messages: bool = False) -> dict[str, Any]:
+    """Stream a JSON object file through :class:`ObjectStream`; returns its header members.
+
+    ``on_entry(key, value)`` gets each member of ``stream_key`` (every top-level member when ``None``)
+    as it is decoded; ``not_object(value)`` is the error for a document that is not an object.
+    """
+    try:
+        with json_window(path, what) as window:
+            stream = ObjectStream(window, stream_key, not_object, scanner_messages)
+            stream.read(on_entry)
+    except json.JSONDecodeError as exc:
+        raise json_error(exc, path) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise InputError(f"malformed JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", path=path) from None
+    return stream.header

@@ -1,0 +1,103 @@
+"""The load stage for one job: both dumps read into tables, checked as a pair, with what goes with them.
+
+The two sides load at once (:mod:`msprobe_core.load.pairload`) through the plugins' loaders
+(``msprobe_load_dump``); the target's ``stack.json`` is attached, tensor directories are checked,
+and what either file held that the loader did not understand is accounted for.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from ..host.specs import CompareJob
+from ..model import MODE_TENSOR, CompareOptions, DumpTable
+from .dumpjson import load_stack
+
+if TYPE_CHECKING:
+    from ..host.registry import PluginHost
+
+log = logging.getLogger("msprobe")
+
+
+def check_pair(target: DumpTable, golden: DumpTable) -> None:
+    """Refuse pairs that cannot be compared (different file kinds, tasks or dump modes)."""
+    if target.kind != golden.kind:
+        raise InputError(f"both files must be dump.json or both debug.json: {target.source} vs {golden.source}")
+    if target.task != golden.task:
+        raise InputError(
+            f"dump tasks differ: '{target.task}' in {target.source}, '{golden.task}' in {golden.source}"
+        )
+    if target.mode != golden.mode:
+        raise InputError(
+            f"dump modes differ: {target.mode} in {target.source}, {golden.mode} in {golden.source} "
+            "(both must be statistics or both md5)"
+        )
+
+
+def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[DumpTable, DumpTable]:
+    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs)."""
+    from .pairload import load_two
+
+    guess = job.target.parent / "stack.json"
+    early: dict[str, Any] = {}
+
+    def preload_stack(golden: DumpTable) -> None:
+        # while the target loads in a child: read stack.json now; an error is not reported
+        # here but where it is read below, in its usual order
+        from ..files.validation import is_within
+
+        try:
+            if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
+                early["stack"] = load_stack(guess)
+        except Exception:  # noqa: BLE001
+            early.clear()
+
+    from ..files.validation import dump_file_beside
+
+    target, golden = load_two(lambda path: host.load_dump(path, options, job), job.target, job.golden, preload_stack)
+    check_pair(target, golden)
+    if target.mode == MODE_TENSOR:
+        for table in (target, golden):
+            if table.tensor_dir is None or not table.tensor_dir.is_dir():
+                raise InputError("tensor dump has no dump_tensor_data directory next to it", path=table.source)
+            check_tensor_dir(table)
+    stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
+    if stack_file is not None:
+        if stack_file == guess and "stack" in early:
+            target.stack = early.pop("stack")
+        else:
+            target.stack = load_stack(stack_file)
+    return target, golden
+
+
+def check_tensor_dir(table: DumpTable) -> None:
+    """Refuse a ``dump_tensor_data`` that is a symlink pointing outside its dump directory.
+
+    The dump directory itself may be reached through symlinks (the user named it);
+    what lies below it must stay below it (see ``docs/differences.md``).
+    """
+    from ..files.validation import is_within
+    from ..options import dump_paths_label
+
+    if table.tensor_dir is not None and not is_within(table.source.parent, table.tensor_dir):
+        raise InputError(
+            f"{table.tensor_dir.name} resolves to {table.tensor_dir.resolve()}, outside the dump directory "
+            f"{table.source.parent}; refusing to read tensors there (point {dump_paths_label()} at the real location)",
+            path=table.tensor_dir,
+        )
+
+
+def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) -> None:
+    """Name what the two tables' files held that the loader did not understand, and keep it on the job."""
+    from .dialects import DIALECT_KEY, merge_records, records_of, warn_unrecognised
+
+    for table in (target, golden):
+        features = table.extra.get(DIALECT_KEY)
+        if features:
+            log.info("%s: %s.", table.source, "; ".join(features))
+    records = merge_records([records_of(target), records_of(golden)])
+    if records:
+        warn_unrecognised(records)
+        job.extra["unrecognised"] = merge_records([job.extra.get("unrecognised", ()), records])

@@ -1,0 +1,1 @@
+"""One job through the stages: load → match → metrics → verdicts → write (:mod:`msprobe_core.pipeline.job`)."""

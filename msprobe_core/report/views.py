@@ -1,0 +1,346 @@
+"""One result table as its cells are written (:class:`ResultView`), and reading those cells.
+
+Everything the summary and the report compute works on a :class:`ResultView`, the table's
+cells as the CSV spells them (strings), so a summary made right after a compare and one made
+later from the result files (:mod:`msprobe_core.report.result_files`) are identical. The
+helpers here read cells: numbers, verdicts, error messages, the node a row belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import result_columns as C
+from ..model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from ..result_columns import known_columns
+
+#: Verdict levels, mildest first; ``--fail-on`` compares against this order.
+VERDICTS = ("pass", "warning", "error")
+VERDICT_LEVEL = {v: i for i, v in enumerate(VERDICTS)}
+#: the dump modes a result table can have
+MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5, MODE_KERNEL)
+
+
+def plot_metrics(mode: str) -> tuple[str, ...]:
+    """The metrics plotted along execution order for ``mode`` (the first one is also the heat-map default)."""
+    return known_columns().plot_metrics(mode)
+
+
+def main_metric(mode: str) -> tuple[str, bool] | None:
+    """(main metric, True when larger is worse) used to rank the worst rows of ``mode``."""
+    return known_columns().main_metric(mode)
+
+
+_KERNEL_FILE = re.compile(
+    r"^(?P<node>.+)\.\d+\.\d+\.(?P<stamp>\d+)\.(?:input|output)\.\d+\.[^.]+\.[^.]+\.npy$"
+)
+
+
+@dataclass
+class ResultView:
+    """One result table, cells spelled as in the CSV, plus where it came from.
+
+    ``label`` names the part of a multi-part run (``rank1``, ``graph/step0/rank0``,
+    ``rank 0 step 1``); it is empty for a single pair of files. ``mode`` is how the
+    table compares its rows (it decides the metrics); ``dump_mode`` is the mode of the
+    dumps themselves when that differs (``-da`` compares a tensor dump on its statistics).
+    """
+
+    label: str
+    mode: str
+    columns: list[str]
+    cells: Mapping[str, list[str]]
+    files: list[Path] = field(default_factory=list)
+    frameworks: tuple[str, str] | None = None
+    level: str | None = None
+    dump_mode: str | None = None
+    _verdicts: list[str] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.cells[self.columns[0]]) if self.columns else 0
+
+    def column(self, name: str) -> list[str] | None:
+        """The cells of column ``name`` (``None`` when the table has no such column)."""
+        return self.cells.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """``NPU Name`` of every row."""
+        return self.cells.get(C.NPU_NAME) or [""] * len(self)
+
+    def verdicts(self) -> list[str]:
+        """``pass``/``warning``/``error`` of every row (see :func:`row_verdicts`)."""
+        if self._verdicts is None:
+            self._verdicts = row_verdicts(self)
+        return self._verdicts
+
+    def invalidate(self) -> None:
+        """Forget what was derived from the cells (call after changing them)."""
+        self._verdicts = None
+        self.__dict__.pop("_numbers", None)
+        self.__dict__.pop("_unmatched", None)
+
+    def numbers(self, name: str) -> list[float | None] | None:
+        """Column ``name`` parsed with :func:`to_number` (cached; ``None`` when there is no such column)."""
+        cache = self.__dict__.setdefault("_numbers", {})
+        if name not in cache:
+            fast = getattr(self.cells, "numbers", None)
+            parsed = fast(name) if fast is not None else None
+            if parsed is None:
+                cells = self.cells.get(name)
+                parsed = None if cells is None else [to_number(c) for c in cells]
+            cache[name] = parsed
+        return cache[name]
+
+    def order(self) -> list[int]:
+        """Row indices in execution order.
+
+        Dump tables are written in execution order already; kernel tables are sorted
+        by name, so their rows are put back in the order of the dump timestamp each
+        ``.npy`` file name carries.
+        """
+        if self.mode != MODE_KERNEL:
+            return list(range(len(self)))
+        stamps = []
+        for i, name in enumerate(self.names):
+            m = _KERNEL_FILE.match(name.replace("\\", "/").rsplit("/", 1)[-1])
+            stamps.append((int(m.group("stamp")) if m else -1, i))
+        return [i for _, i in sorted(stamps)]
+
+    def unmatched(self) -> list[bool]:
+        """True for rows whose golden side is missing (``Bench Name`` is ``N/A``; cached like :meth:`verdicts`)."""
+        cached = self.__dict__.get("_unmatched")
+        if cached is None:
+            bench = self.cells.get(C.BENCH_NAME)
+            if bench is None:
+                cached = [False] * len(self)
+            else:
+                cached = list(map(_UNMATCHED.__contains__, map(str.strip, bench)))
+            self.__dict__["_unmatched"] = cached
+        return cached
+
+
+_UNMATCHED = frozenset({"N/A", ""})
+
+
+def detect_mode(columns: Sequence[str]) -> str:
+    """The dump mode of a result table, from its header.
+
+    Kernel tables have ``Accuracy Reached or Not`` and no ``Result``; so have the classic
+    (msprobe 8.x) tensor tables, which also have the requires_grad columns a kernel dump lacks.
+    """
+    cols = set(columns)
+    if (C.ACCURACY_REACHED in cols and C.RESULT not in cols and C.REQUIRES_GRAD_CONSISTENT not in cols
+            and (C.COSINE in cols or C.MAX_DIFF in cols)):
+        return MODE_KERNEL
+    if C.COSINE in cols:
+        return MODE_TENSOR
+    if C.MAX_DIFF in cols:
+        return MODE_STATISTICS
+    if C.NPU_MD5 in cols:
+        return MODE_MD5
+    return "unknown"
+
+
+class SpelledColumns(Mapping[str, list[str]]):
+    """The columns of an in-memory result, each spelled as in the CSV only when first read.
+
+    A summary reads a handful of columns of a table that may hold millions of cells;
+    spelling all of them again after the writer did (what a plain dict would need)
+    cost as much as writing the file.
+    """
+
+    def __init__(self, data: Mapping[str, Sequence[Any]], columns: Sequence[str]) -> None:
+        self._data = data
+        self._columns = list(columns)
+        self._spelled: dict[str, list[str]] = {}
+
+    def __getitem__(self, name: str) -> list[str]:
+        cells = self._spelled.get(name)
+        if cells is None:
+            if name not in self._data or name not in self._columns:
+                raise KeyError(name)
+            from ..text.cells import csv_column
+
+            cells = self._spelled[name] = csv_column(self._data[name])
+        return cells
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns
+
+    def numbers(self, name: str) -> list[float | None] | None:
+        """Column ``name`` as :func:`to_number` reads its cells, straight from a column that keeps
+        its numbers (:class:`~msprobe_core.text.columns.CodedTextColumn`); ``None`` for any other column."""
+        import numpy as np
+
+        from ..text.cells import neutralise
+        from ..text.columns import CodedTextColumn
+
+        column = self._data.get(name) if name in self._columns else None
+        if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
+            return None
+        values, codes = column.numbers(), column.codes
+        # the same operation to_number applies to the text repr(x) + "%": float(repr(x)) == x, times 0.01
+        out = (values * 0.01).tolist() if column.suffix else values.tolist()
+        if column.suffix:  # "-x%" is formula-like: the CSV cell is neutralised ("'-x%") and reads as no number
+            for i in ((codes == 0) & np.signbit(values)).nonzero()[0].tolist():
+                out[i] = None
+        label_numbers = [to_number(neutralise(text)) for text in column.labels]
+        for code in set(codes.tolist()) - {0}:
+            number = label_numbers[code]
+            for i in (codes == code).nonzero()[0].tolist():
+                out[i] = number
+        return [None if v != v else v for v in out]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+
+def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> ResultView:
+    """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV, lazily)."""
+    columns = [str(c) for c in table.columns]
+    cells = SpelledColumns(table.data, columns)
+    meta = getattr(table, "meta", {}) or {}
+    fw = meta.get("frameworks")
+    if not fw:
+        pairs = getattr(table, "pairs", None)
+        specs = (getattr(pairs, "notes", None) or {}).get("frameworks") if pairs is not None else None
+        if specs and len(specs) == 2:
+            fw = tuple(getattr(s, "name", str(s)) for s in specs)
+    mode = table.mode if table.mode in MODES else detect_mode(columns)
+    if not fw:
+        fw = guess_frameworks(cells, mode)
+    dump_mode = meta.get("dump_mode")
+    return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, meta.get("level"),
+                      dump_mode if dump_mode and dump_mode != mode else None)
+
+
+def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[str, str] | None:
+    """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``):
+    the first registered framework (the default one first) whose spec knows a dtype of the column.
+
+    Kernel dumps come from MindSpore's static graph mode only.
+    """
+    if mode == MODE_KERNEL:
+        return ("mindspore", "mindspore")
+    specs = framework_specs()
+
+    def guess(col: str) -> str:
+        for v in (cells.get(col) or [])[:2000]:
+            for spec in specs:
+                if spec.dtype_info(v) is not None:
+                    return spec.name
+        return ""
+
+    t, g = guess(C.NPU_DTYPE), guess(C.BENCH_DTYPE)
+    return (t, g) if t or g else None
+
+
+def framework_specs() -> list[Any]:
+    """The registered framework specs, the default one first (they know every dtype; the plugin host is made
+    here when none exists yet, as for ``msprobe report``)."""
+    from ..host.registry import get_host
+
+    return sorted(get_host().frameworks, key=lambda f: not f.is_default)
+
+
+def to_number(text: str) -> float | None:
+    """A cell as a number: ``12.5%`` is 0.125, ``inf``/`` -inf`` are infinite; other text is ``None``."""
+    s = text.strip()
+    if not s:
+        return None
+    scale = 1.0
+    if s.endswith("%"):
+        s, scale = s[:-1], 0.01
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    if v != v:
+        return None
+    return v * scale
+
+
+def node_of(name: str) -> tuple[str, str]:
+    """The API/module call a row belongs to, and its direction (``forward``/``backward``/``-``).
+
+    ``Functional.linear.0.forward.input.1`` → ``Functional.linear.0.forward``;
+    ``Module.fc.Linear.forward.0.output.0`` → ``Module.fc.Linear.forward.0``;
+    ``Module.fc.Linear.parameters_grad.weight`` → ``Module.fc.Linear.parameters_grad`` (backward);
+    a kernel ``.npy`` path → ``<OpType>.<op_name>``; anything else is its own node.
+    """
+    if name.endswith(".npy"):
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        m = _KERNEL_FILE.match(base)
+        node = m.group("node") if m else base
+        return node, ("backward" if "Gradients" in node or "grad" in node.lower() else "forward")
+    tokens = name.split(".")
+    for i in range(len(tokens) - 1, -1, -1):
+        tok = tokens[i]
+        if tok in ("forward", "backward"):
+            end = i + 1
+            if end + 1 < len(tokens) and tokens[end].isdigit() and tokens[end + 1] in ("input", "output", "parameters"):
+                end += 1
+            return ".".join(tokens[:end]), tok
+        if tok == "parameters_grad":
+            return ".".join(tokens[: i + 1]), "backward"
+    if tokens and tokens[-1] == "debug":
+        return name, ("backward" if "grad" in name else "forward")
+    return name, "-"
+
+
+def verdict_of_result(text: str) -> str:
+    """The verdict a ``Result`` cell stands for (``pass``/``warning``/``error``; classic spellings folded in)."""
+    v = text.strip().lower()
+    if v in ("error", "different", "fail", "failed"):
+        return "error"
+    if v == "warning":
+        return "warning"
+    return "pass"
+
+
+def row_verdicts(view: ResultView) -> list[str]:
+    """Each row's verdict: the ``Result`` column, else ``Accuracy Reached or Not`` (No → error).
+
+    Classic spellings are folded in: ``Different`` (md5) is an error, ``Warning`` a
+    warning, an empty or ``N/A`` Result a pass.
+    """
+    n = len(view)
+    out = ["pass"] * n
+    res = view.column(C.RESULT)
+    if res is not None:
+        memo: dict[str, str] = {}  # a Result column holds a handful of distinct texts
+        for v in set(res):
+            memo[v] = verdict_of_result(v)
+        out = list(map(memo.__getitem__, res))
+    acc = view.column(C.ACCURACY_REACHED)
+    if acc is not None:
+        for i, v in enumerate(acc):
+            s = v.strip().lower()
+            level = "error" if s == "no" else "warning" if s == "unmatched" else "pass"
+            if VERDICT_LEVEL[level] > VERDICT_LEVEL[out[i]]:
+                out[i] = level
+    return out
+
+
+def err_messages(text: str) -> list[str]:
+    """The messages of an ``Err_message`` cell (a JSON array in 26.x, free text in the classic tables)."""
+    s = text.strip()
+    if not s or s == "[]":
+        return []
+    if s.startswith("["):
+        try:
+            val = json.loads(s)
+            if isinstance(val, list):
+                return [str(x) for x in val]
+        except ValueError:
+            pass
+    return [line.strip() for line in s.splitlines() if line.strip()]

@@ -1,0 +1,144 @@
+"""The worst rows of a run: ranked by each mode's main metric (the column registry says which and which way)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import result_columns as C
+from ..model import MODE_KERNEL
+from ..result_columns import known_columns
+from .views import VERDICT_LEVEL, ResultView, main_metric
+
+#: the metric column a summary names for an md5 row (its two md5 values)
+MD5_METRIC = "MD5"
+
+
+def worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, Any]]:
+    """The ``limit`` worst rows: the worst verdict first, then the worst main metric.
+
+    Within a verdict, rows with a number come before rows without one (those only
+    when not ``pass``: a metric cell like ``shape unmatched`` on an error row), which
+    follow in execution order. A relative error that is infinite while the absolute
+    difference is finite (a zero golden statistic) ranks and shows as that difference.
+    md5 tables: the non-passing rows, errors first, in execution order, shown as
+    ``<target MD5> vs <golden MD5>``.
+    """
+    # (−verdict level, 0 numbered / 1 not, sort value, view, row)
+    cands: list[tuple[int, int, float, int, int]] = []
+    for vi, view in enumerate(views):
+        verdicts = view.verdicts()
+        bad = [i for i, v in enumerate(verdicts) if v != "pass"]  # usually few: ranked on their own
+        metric = main_metric(view.mode)
+        parsed = view.numbers(metric[0]) if metric is not None else None
+        sort_value = _sort_value(view, metric, parsed)
+        unnumbered = []
+        for i in bad:
+            level = -VERDICT_LEVEL[verdicts[i]]
+            if parsed is not None and parsed[i] is not None:
+                cands.append((level, 0, sort_value(i), vi, i))
+            else:
+                unnumbered.append(i)
+        if unnumbered:
+            position = _positions(view) if view.mode == MODE_KERNEL else None
+            cands.extend((-VERDICT_LEVEL[verdicts[i]], 1, float(position[i] if position else i), vi, i)
+                         for i in unnumbered)
+        if parsed is not None and len(bad) < limit:  # passing rows are listed only after every other one
+            best = heapq.nsmallest(limit + len(bad), _keyed_rows(view, metric, parsed))  # type: ignore[arg-type]
+            cands.extend((0, 0, key, vi, i) for key, i in best if verdicts[i] == "pass")
+    out = []
+    for _, numbered, _, vi, i in heapq.nsmallest(limit, cands):
+        view = views[vi]
+        metric = main_metric(view.mode)
+        if numbered == 0:
+            col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
+        else:
+            col, value = _unnumbered_cell(view, i, metric[0] if metric else None)
+        out.append({"rank": view.label, "name": view.names[i], "metric": col, "value": value,
+                    "result": view.verdicts()[i]})
+    return out
+
+
+def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None
+                ) -> Any:
+    """``row → number``, smaller is worse: the main metric (negated when larger is worse), an infinite relative
+    error replaced by its finite absolute difference (the column's ``stand_in``, :mod:`msprobe_core.result_columns`)."""
+    if metric is None or parsed is None:
+        return lambda i: 0.0
+    if not metric[1]:
+        return parsed.__getitem__
+    fallback = _absolute_fallback(view, metric[0])
+    if fallback is None:
+        return lambda i: -abs(parsed[i])  # type: ignore[arg-type]
+
+    def value(i: int) -> float:
+        x = abs(parsed[i])  # type: ignore[arg-type]
+        return -(x if x != math.inf else _sort_abs(x, fallback[i]))
+
+    return value
+
+
+def _keyed_rows(view: ResultView, metric: tuple[str, bool], parsed: list[float | None]
+                ) -> Iterator[tuple[float, int]]:
+    """``(sort value, row)`` of every row with a number, as :func:`_sort_value` ranks them (inlined: all rows)."""
+    if not metric[1]:
+        return ((x, i) for i, x in enumerate(parsed) if x is not None)
+    fallback = _absolute_fallback(view, metric[0])
+    if fallback is None:
+        return ((-abs(x), i) for i, x in enumerate(parsed) if x is not None)
+    return ((-abs(x) if x not in _INFINITE else -_sort_abs(x, fallback[i]), i)
+            for i, x in enumerate(parsed) if x is not None)
+
+
+_INFINITE = (math.inf, -math.inf)
+
+
+def _positions(view: ResultView) -> list[int]:
+    """Each row's position in execution order."""
+    position = [0] * len(view)
+    for pos, i in enumerate(view.order()):
+        position[i] = pos
+    return position
+
+
+def _absolute_fallback(view: ResultView, metric: str) -> list[float | None] | None:
+    # an infinite relative error (a zero golden statistic) would rank every zero-golden row first
+    col = known_columns().stand_in(metric)
+    return view.numbers(col) if col else None
+
+
+def _sort_abs(x: float, diff: float | None) -> float:
+    """The size of an infinite relative error for ranking: the absolute difference when that is finite."""
+    return abs(diff) if diff is not None and math.isfinite(diff) else abs(x)
+
+
+def _numbered_cell(view: ResultView, i: int, metric: str) -> tuple[str, str]:
+    """(metric, value) of a row ranked by its number: the metric cell, or the absolute difference that stood in."""
+    x = view.numbers(metric)[i]  # type: ignore[index]
+    fallback = known_columns().stand_in(metric)
+    if x is not None and abs(x) == math.inf and fallback and (main_metric(view.mode) or ("", False))[1]:
+        d = view.numbers(fallback)
+        if d is not None and d[i] is not None and math.isfinite(d[i]):  # type: ignore[arg-type]
+            return fallback, view.cells[fallback][i].strip()
+    return metric, view.cells[metric][i].strip()
+
+
+def _unnumbered_cell(view: ResultView, i: int, metric: str | None) -> tuple[str, str]:
+    """(metric, value) of a non-passing row whose main metric is no number (or whose table has none)."""
+    npu, bench = view.column(C.NPU_MD5), view.column(C.BENCH_MD5)
+    if metric is None and npu is not None and bench is not None:
+        return MD5_METRIC, f"{npu[i].strip() or '-'} vs {bench[i].strip() or '-'}"
+    if metric is not None and metric in view.cells:
+        return metric, view.cells[metric][i].strip()
+    return "", ""
+
+
+def worst_rows_metric(worst: Sequence[Mapping[str, Any]]) -> str:
+    """The metric a worst-rows list is headed by: the first row's main metric (rows that show another say so)."""
+    fallbacks = {s.stand_in for s in known_columns() if s.stand_in}
+    for w in worst:
+        if w["metric"] and w["metric"] not in fallbacks:
+            return str(w["metric"])
+    return str(worst[0]["metric"]) if worst else ""

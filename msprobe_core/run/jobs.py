@@ -1,0 +1,113 @@
+"""The run: every job of a compare, one after the other or side by side on the run's executor.
+
+The run prepares the output directory, holds the run's timestamp, pauses the garbage collector,
+and hands each job to the pipeline (:mod:`msprobe_core.pipeline.job`), to the executor's tasks
+(:mod:`msprobe_core.run.parallel`) or, with ``-da``, to the first-divergence analysis
+(:mod:`msprobe_core.analysis`). Only the jobs' own stages write result files.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ..console.progress import set_job, stage
+from ..errors import MsprobeError, OutputError
+from ..files.outputs import output_policy, prepare_output_dir, run_stamp
+from ..host.registry import PluginHost, get_host
+from ..host.specs import CompareJob
+from ..model import RUN_STAMP, RUN_STARTED, CompareOptions
+from ..pipeline.job import JobOutcome, compare_and_write, raise_if_partly_failed
+
+log = logging.getLogger("msprobe")
+
+
+def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:
+    """Run every job; a failing job does not stop the others but makes the run fail at the end."""
+    host = host or get_host()
+    prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
+    # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
+    # without --force, not a name a file from an earlier run has either
+    with run_stamp(Path(options.output_dir), also=sorted({Path(job.output_dir) for job in jobs}),
+                   keep_earlier=not options.force) as timestamp:
+        # both travel to worker processes
+        options = replace(options, extra={**options.extra, RUN_STARTED: time.time(), RUN_STAMP: timestamp})
+        with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+            if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
+                from ..analysis.runner import run_diff_analyze
+
+                stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
+                analysed = run_diff_analyze(jobs, options, host)
+                if analysed is not None:
+                    return analysed
+            outcomes = _run_on_executor(jobs, options, host, timestamp)
+    raise_if_partly_failed(outcomes, len(jobs))
+    return outcomes
+
+
+@contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector: a compare builds millions of small acyclic objects
+    (parsed JSON, row cells) and the collector's repeated scans of them cost more than the parse."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            # what the run allocated sits, uncollected, in the youngest generation: left there, the
+            # first collection after re-enabling scans all of it (about a second for a big table);
+            # moved to the permanent generation it is freed by reference counting as usual
+            gc.freeze()
+            gc.enable()
+
+
+def _run_on_executor(
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, timestamp: str
+) -> list[JobOutcome]:
+    """Open the run's executor (``--executor``): several rank pairs run as its tasks, else here."""
+    from ..workers.executors import executor_for
+    from .parallel import run_parallel, wants_parallel
+
+    with executor_for(options, host) as executor:
+        if wants_parallel(jobs, executor):
+            keep = options.extra.get("keep_tables", True)
+            stage("compare", f"{len(jobs)} pairs side by side")
+            outcomes = run_parallel(jobs, options, host, timestamp, executor, keep)
+            if outcomes is not None:
+                return outcomes
+        return _run_all(jobs, options, host, timestamp)
+
+
+def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, timestamp: str) -> list[JobOutcome]:
+    outcomes: list[JobOutcome] = []
+    for n, job in enumerate(jobs, start=1):
+        outcome = JobOutcome(job)
+        outcomes.append(outcome)
+        set_job(job.label, n, len(jobs))
+        prefix = f"[{job.label}] " if len(jobs) > 1 else ""
+        if job.extra.get("missing"):
+            outcome.error = job.extra["missing"]
+            log.error("%s%s; skipping this pair.", prefix, outcome.error)
+            continue
+        try:
+            done = compare_and_write(job, options, timestamp, host)
+            if done is None:
+                continue
+            outcome.table, outcome.files = done
+        except OutputError:
+            raise  # disk full, read-only, existing file: the other jobs would fail the same way
+        except MsprobeError as exc:
+            if len(jobs) == 1:
+                raise
+            outcome.error = str(exc)
+            log.error("%s%s", prefix, exc)
+            continue
+        for f in outcome.files:
+            log.info("%sThe result file path is: %s.", prefix, f.resolve())
+        outcome.table = outcome.table if options.extra.get("keep_tables", True) else None
+    return outcomes

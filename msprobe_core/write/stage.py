@@ -1,0 +1,61 @@
+"""The write stage for one job: its result table into files under the job's output directory."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import OutputError
+from ..files.outputs import TEXT_ERRORS, output_policy
+from ..host.specs import CompareJob
+from ..model import RUN_STARTED, CompareOptions
+from ..result import ResultTable
+
+if TYPE_CHECKING:
+    from ..host.registry import PluginHost
+
+log = logging.getLogger("msprobe")
+
+
+def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost,
+                 tail: Any = None) -> list[Path]:
+    """Write a result table under the job's output dir with msprobe's file name.
+
+    A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
+    ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
+    timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
+    atomically, into the same directory. Only the result files are returned.
+    ``tail``: a :class:`msprobe_core.write.tailbuild.Tail` already writing the last rows (for a writer
+    declared ``accepts_csv_tail``).
+    """
+    # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
+    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+        write_attachments(table, Path(job.output_dir), timestamp)
+        writer = host.writer(options.output_format)
+        path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+        if options.force and path.exists():
+            log.warning("%s will be replaced (--force).", path)
+        kwargs: dict[str, Any] = {"options": options} if writer.accepts_options else {}
+        if tail is not None and writer.accepts_csv_tail:
+            return writer.write(table, path, tail=tail, **kwargs)
+        return writer.write(table, path, **kwargs)
+
+
+def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> list[Path]:
+    """Write the files attached to a result (see :func:`write_result`); returns their paths."""
+    from .writers import atomic_path
+
+    written: list[Path] = []
+    for name, text in table.meta.get("attachments", ()):
+        path = directory / name.replace("{timestamp}", timestamp)
+        if Path(path.name) != Path(name.replace("{timestamp}", timestamp)):
+            raise OutputError(f"attachment name '{name}' must be a plain file name", path=directory)
+        try:
+            with atomic_path(path) as tmp:
+                tmp.write_text(text, encoding="utf-8", errors=TEXT_ERRORS)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path.name} ({exc.strerror or exc})", path=path) from None
+        log.info("%s is saved in: %s.", path.name, path.resolve())
+        written.append(path)
+    return written
