@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install msprobe-core, its plugins and the test extras into .venv, then lint and run the whole suite.
+# Install msprobe-core, its plugins and the test extras into .venv, then lint (ruff, import contracts) and run the whole suite.
 #
 # Finds what the tests need by itself and says what it could not find:
 #   * the shared folder (reference corpora and tools/oracle_diff.py for the differential tests):
@@ -52,6 +52,8 @@ else
 fi
 
 .venv/bin/ruff check .
+# the core's layering and no import cycle (the contracts in pyproject.toml, docs/architecture.md "Layers")
+.venv/bin/lint-imports --no-cache --no-logo
 # -q unless the arguments set the verbosity themselves (a second -q would hide the final counts)
 verbosity=(-q)
 for arg in "$@"; do
