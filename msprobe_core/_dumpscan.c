@@ -1,6 +1,6 @@
 /* A fast path for loading a dump.json: parse the bytes and append the table's rows, in C.
  *
- * msprobe_core.load.dumpjson walks the decoded JSON in Python; on a 100k-entry statistics dump that is
+ * msprobe_core.load.flatten walks the decoded JSON in Python; on a 100k-entry statistics dump that is
  * ~1.4 s of json decoding and ~1 s of walking per side. This module does both in one pass over the
  * bytes, producing exactly the rows the Python walk produces, for the documents it fully understands.
  * Everything else makes it decline (feed() returns -1): the caller then loads the file with the
@@ -32,7 +32,7 @@
  * Scanner.feed(buffer, final) -> bytes consumed (the caller keeps the rest and appends the next
  *   block), or -1: decline. Then Scanner.header: [(key, bytes of the value, None for "data")] of the
  *   top-level members; Scanner.apis: (keys, prefixes, calls, directions, first rows) of the entries
- *   dumpjson.split_api_key keeps; Scanner.stats: the Max, Min, Mean and Norm columns, each as
+ *   document.split_api_key keeps; Scanner.stats: the Max, Min, Mean and Norm columns, each as
  *   (kinds, float64 values, {row: value}) for columns.StatCells; Scanner.md5_seen: whether a leaf
  *   carried an md5.
  *
@@ -59,7 +59,7 @@ enum { C_INPUT, C_OUTPUT, C_PARAMETERS, C_PGRAD, C_DEBUG, C_MINUS1, C_EMPTY_CRC,
 enum { COL_API, COL_NAME, COL_STATE, COL_DTYPE, COL_SHAPE, COL_RG, COL_MAX, COL_MIN, COL_MEAN, COL_NORM,
        COL_MD5, COL_DN, N_COL };
 
-/* classify_statistics: the kind codes of stats_metrics (_T_FLOAT...) */
+/* classify_statistics: the kind codes of text/statcells.py (FLOAT...) */
 enum { KIND_FLOAT, KIND_INT, KIND_STR, KIND_NONE, KIND_OTHER };
 enum { API_KEY, API_PREFIX, API_CALL, API_DIRECTION, API_FIRST_ROW, N_API };
 /* str(type(value)) of a scalar non-tensor value, by node type */
@@ -488,7 +488,7 @@ static int skip_value(Scanner *sc, int depth) {
     return OK;
 }
 
-/* ------------------------------------------------------------------ the walk (dumpjson._build_walk, in C) */
+/* ------------------------------------------------------------------ the walk (flatten._build_walk, in C) */
 
 static Node *child(Scanner *sc, Node *obj, const char *key) {
     Py_ssize_t klen = (Py_ssize_t)strlen(key);
@@ -755,7 +755,7 @@ static int name_is_rank_part(Scanner *sc) {
     return 0;
 }
 
-/* dumpjson._non_tensor for a plain scalar value (float, int, bool, null, string): dtype, shape, the
+/* flatten.non_tensor for a plain scalar value (float, int, bool, null, string): dtype, shape, the
  * four statistics and the md5 into vals; DECLINE when the leaf needs the Python function */
 static int scalar_leaf(Scanner *sc, Node *leaf, PyObject *md5_obj, PyObject **vals) {
     Node *type = child(sc, leaf, "type");
@@ -1037,7 +1037,7 @@ static int add_word(Scanner *sc, int col, const char *text, Py_ssize_t len) {
     return r;
 }
 
-/* dumpjson.split_api_key, recorded as one more API; returns how to walk the entry: -1 skip it (no API),
+/* document.split_api_key, recorded as one more API; returns how to walk the entry: -1 skip it (no API),
  * 0 whole as "debug", 1 whole as "parameters_grad", 2 its argument keys; ERROR_HOW on failure */
 static int record_api(Scanner *sc, PyObject *key, Py_ssize_t kstart, Py_ssize_t klen) {
     const char *k = (const char *)sc->s + kstart;
