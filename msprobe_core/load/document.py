@@ -72,6 +72,7 @@ def _clip(text: str, n: int = 60) -> str:
 
 
 def new_table(path: Path, kind: str, framework: str) -> DumpTable:
+    """An empty table for the dump file ``path`` (its task and mode are set when the header is read)."""
     return DumpTable(source=path, kind=kind, task="", mode=MODE_STATISTICS, framework=framework)
 
 

@@ -81,6 +81,7 @@ def _cosine(n: np.ndarray, b: np.ndarray) -> Any:
 
 
 def cosine_cell(num: float, a_norm: float, b_norm: float) -> Any:
+    """The Cosine cell from the dot product and both norms, zero norms and rounding as msprobe treats them."""
     if a_norm <= FLOAT_EPSILON and b_norm <= FLOAT_EPSILON:
         return 1.0
     if a_norm <= FLOAT_EPSILON or b_norm <= FLOAT_EPSILON:

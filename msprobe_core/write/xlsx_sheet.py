@@ -194,6 +194,7 @@ def _column_cells(col: str, refs: list[str], values: Sequence[Any], styled: list
 
 
 def checked_column(values: Sequence[Any], n: int) -> Sequence[Any]:
+    """``values`` (what a ``convert`` callback returned for a column of ``n`` cells), refused if not ``n`` long."""
     if len(values) != n:
         raise ValueError(f"convert returned {len(values)} values for {n}")
     return values
