@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,12 @@ def _clean_build_dirs() -> None:
 
 
 @pytest.fixture(scope="session")
-def example_plugin() -> None:
-    """``pip install examples/plugins/msprobe_example_plugin`` into this interpreter's environment."""
+def example_plugin() -> Iterator[None]:
+    """``pip install examples/plugins/msprobe_example_plugin`` into this interpreter's environment, for the session.
+
+    It is uninstalled when the session ends: an installed copy would be loaded by every later
+    session's tests, and a stale one (its source changed since) would break them.
+    """
     base = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check", str(PLUGIN)]
     try:
         # offline first (needs setuptools and wheel in the venv), then with pip's isolated build
@@ -32,5 +37,8 @@ def example_plugin() -> None:
         _clean_build_dirs()
     if proc.returncode != 0:
         pytest.skip(f"cannot pip-install the example plugin here: {proc.stderr.strip().splitlines()[-1:]}")
+    yield
+    subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "msprobe-example-plugin"],
+                   capture_output=True, text=True, timeout=300)
 
 
