@@ -56,6 +56,34 @@ def test_generated_dumps_compare(tmp_path, kind, params):
     assert _csv_rows(out) >= info["tensor_rows_per_side"]
 
 
+@pytest.mark.parametrize("kind,params", [("statistics", {"entries": 301}), ("ranks", {"entries": 40, "ranks": 2})])
+def test_streamed_files_are_what_json_dump_writes(tmp_path, kind, params):
+    # the generator writes entry by entry (a 10M-entry dump never sits in memory): the bytes must still be
+    # json.dump(doc, indent=1)'s, NaN/Infinity tokens and float spellings included
+    root = tmp_path / kind
+    dumpgen.generate(kind, root, **params)
+    files = sorted(root.glob("*/step0/rank*/*.json"))
+    assert {p.name for p in files} == {"dump.json", "stack.json", "construct.json"}
+    for path in files:
+        text = path.read_text()
+        assert text == json.dumps(json.loads(text), indent=1), path
+    doc = json.loads((root / "golden" / "step0" / "rank0" / "dump.json").read_text())
+    assert list(doc) == ["task", "level", "framework", "dump_data_dir", "data"]
+    stack = json.loads((root / "golden" / "step0" / "rank0" / "stack.json").read_text())
+    keys = list(doc["data"])
+    assert [v[0] for v in stack.values()] == [keys[k : k + 2] for k in range(0, len(keys), 2)]
+
+
+def test_indent1_spells_like_json(tmp_path):
+    import numpy as np
+
+    value = {"a": [1, -2.5, float("nan"), float("inf"), -float("inf"), True, False, None, "x\"y\u00e9\n"],
+             "b": {}, "c": [], "d": {"e": [[], {}, [np.float64(0.1)]]}, "f": 10**20, "g": 1e-300}
+    assert dumpgen.indent1(value) == json.dumps(value, indent=1)
+    with pytest.raises(TypeError):
+        dumpgen.indent1({"x": object()})
+
+
 def test_tensor_values_follow_the_dtypes(tmp_path):
     from msprobe_pytorch.pt_reader import read_pt
 
