@@ -122,3 +122,49 @@ def test_tensor_floor_reads_every_pair(tmp_path, capsys):
     assert tensor_floor.main([str(root), "--repeat", "1", "--processes", "2"]) == 0
     out = capsys.readouterr().out
     assert f"({len(names)} pairs," in out and "GB/s" in out
+
+
+def test_growth_scenario_prints_the_curve(tmp_path, capsys):
+    out_json = tmp_path / "growth.json"
+    work = tmp_path / "bench"
+    rc = bench_compare.main(["--workdir", str(work), "--scenario", "growth", "--entries", "150,3e2",
+                             "--repeat", "1", "--json", str(out_json)])
+    assert rc == 0
+    growth = json.loads(out_json.read_text())["growth"]
+    assert [g["entries"] for g in growth] == [150, 300]
+    assert growth[0]["time_ratio"] == 1.0 and growth[1]["entries_ratio"] == 2.0
+    assert growth[1]["growth"] == pytest.approx(growth[1]["time_ratio"] / 2.0)
+    assert all(g["rows"] > g["entries"] and g["max_rss_mib"] > 0 for g in growth)
+    printed = capsys.readouterr().out
+    assert "== growth" in printed and "     300 " in printed
+    assert not list((work / "out").glob("*/")), "a growth size's outputs were left behind"
+
+
+def test_entry_counts_are_parsed_or_refused():
+    assert bench_compare.entry_counts("100000, 1e6,3_000_000") == [100_000, 1_000_000, 3_000_000]
+    for bad in ("", "0", "ten", "-5"):
+        with pytest.raises(Exception, match="entry counts"):
+            bench_compare.entry_counts(bad)
+
+
+def test_stage_profile_times_every_stage(tmp_path, capsys):
+    import stage_profile
+
+    from msprobe_core import engine, finish
+
+    root = tmp_path / "stats"
+    dumpgen.generate("statistics", root, entries=200)
+    originals = (engine.load_pair, engine.write_result, finish.summarize)
+    result = stage_profile.profile(root, tmp_path / "out", [], sizes=True)
+    assert (engine.load_pair, engine.write_result, finish.summarize) == originals  # the wrappers are gone
+    assert result["rc"] == 0 and result["rows"] > 200
+    for stage in ("load", "match", "build", "write", "summary"):
+        rec = result["stages"][stage]
+        assert rec["calls"] == 1 and rec["cpu_s"] >= 0 and rec["peak_rss_mib"] > 0, stage
+    assert result["total"]["wall_s"] >= sum(r["wall_s"] for r in result["stages"].values()) * 0.99
+    sizes = result["sizes_mib"]
+    assert sizes["target.name"] > 0 and sizes["match.target"] > 0
+    assert "result[NPU Name] (shares the dump table's list)" in sizes  # the result reuses the table's names
+    stage_profile.print_profile("stats", result)
+    printed = capsys.readouterr().out
+    assert "load" in printed and "memory per structure" in printed
