@@ -14,6 +14,7 @@ stage left behind). The stages:
 * ``build``: metrics and verdicts of the whole result (``engine.build_result``);
 * ``write``: the result file(s) (``engine.write_result``, waiting for the tail child);
 * ``view``/``summary``/``format``: the console summary (``finish``'s steps);
+* ``report``: the HTML report, with ``--compare-args "--report html"``;
 * ``other``: the rest of the run (start-up excluded: imports are done before the clock starts).
 
 Nothing here changes what the compare does; ``--no-fork`` sets ``MSPROBE_NO_FORK=1`` (one
@@ -37,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-STAGES = ("load", "match", "tail", "build", "write", "view", "summary", "format")
+STAGES = ("load", "match", "tail", "build", "write", "view", "summary", "format", "report")
 
 
 def _status_kib(field: str) -> int:
@@ -184,21 +185,25 @@ def structure_sizes(target: Any, golden: Any, match: Any, table: Any) -> dict[st
 def install(clock: StageClock) -> Callable[[], None]:
     """Wrap the engine's and the summary's stage functions (module attributes, as they are looked up);
     returns the function that puts the originals back."""
-    from msprobe_core import engine, finish
+    from msprobe_core import engine, finish, report
 
     saved: list[tuple[Any, str, Any]] = []
     for module, stages in ((engine, (("load", "load_pair"), ("match", "match_tables"), ("tail", "_start_tail"),
                                      ("build", "build_result"), ("write", "write_result"))),
                            (finish, (("view", "view_from_table"), ("summary", "summarize"),
-                                     ("format", "format_summary")))):
+                                     ("format", "format_summary"))),
+                           (report, (("report", "write_report"),))):
         for name, attr in stages:
-            original = getattr(module, attr)
-            saved.append((module, attr, original))
+            original = getattr(module, attr)  # the report package's are lazy: set here, then found first
+            saved.append((module, attr, module.__dict__.get(attr)))
             setattr(module, attr, clock.wrap(name, original))
 
     def restore() -> None:
         for module, attr, original in saved:
-            setattr(module, attr, original)
+            if original is None:
+                delattr(module, attr)
+            else:
+                setattr(module, attr, original)
 
     return restore
 
