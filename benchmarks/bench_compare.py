@@ -15,6 +15,7 @@ Examples::
         --reference-cmd /tmp/msprobe-ref/bin/msprobe
     python benchmarks/bench_compare.py --scenario all --reference-cmd /tmp/msprobe-ref/bin/msprobe \\
         --json bench.json
+    python benchmarks/bench_compare.py --scenario growth --entries 100000,1000000,3000000 --repeat 1
 
 ``--reference-cmd`` is a command prefix: ``compare -tp T -gp G -o OUT`` is
 appended, or, when it contains ``{target}``, ``{golden}`` and ``{output}``,
@@ -194,23 +195,24 @@ def warm(path: Path) -> int:
 
 
 # --------------------------------------------------------------------------- scenarios
-def scenario_dir(args: argparse.Namespace, kind: str) -> tuple[str, Path, dict[str, Any]]:
-    """Name, directory and generation parameters of one scenario."""
+def scenario_dir(args: argparse.Namespace, kind: str, entries: int | None = None) -> tuple[str, Path, dict[str, Any]]:
+    """Name, directory and generation parameters of one scenario (``entries``: of a statistics scenario)."""
     if kind == "tensor":
         params = {"gb": args.gb}
         name = f"tensor-{args.gb:g}gb"
     elif kind == "statistics":
-        params = {"entries": args.entries}
-        name = f"statistics-{args.entries}"
+        entries = entries if entries is not None else args.entries[0]
+        params = {"entries": entries}
+        name = f"statistics-{entries}"
     else:
         params = {"entries": args.rank_entries, "ranks": args.ranks}
         name = f"ranks-{args.ranks}x{args.rank_entries}"
     return name, args.workdir / f"{name}-s{args.seed}", params
 
 
-def ensure_scenario(args: argparse.Namespace, kind: str) -> tuple[str, Path, dict[str, Any]]:
+def ensure_scenario(args: argparse.Namespace, kind: str, entries: int | None = None) -> tuple[str, Path, dict[str, Any]]:
     """Generate the scenario's dumps unless a complete copy is already there."""
-    name, root, params = scenario_dir(args, kind)
+    name, root, params = scenario_dir(args, kind, entries)
     manifest = root / "manifest.json"
     if args.regen and root.exists():
         shutil.rmtree(root)
@@ -265,16 +267,61 @@ def check_agreement(ours: Path, ref: Path) -> str:
     return "agree (oracle_diff, every file)" if not bad else "DIFFER: " + "; ".join(bad)
 
 
+def entry_counts(text: str) -> list[int]:
+    """``--entries``: one count or a comma-separated list (``100000,1000000``; ``1e6`` and ``1_000_000`` too)."""
+    try:
+        counts = [int(float(x.replace("_", ""))) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of entry counts: {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"entry counts must be positive: {text!r}")
+    return counts
+
+
+def growth_table(runs: list[Run], names: list[str], infos: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per size of the growth scenario: median wall, peaks, and the ratios to the first size."""
+    table: list[dict[str, Any]] = []
+    for name in names:
+        mine = [r for r in runs if r.scenario == name and r.tool == "ours" and r.rc == 0]
+        if not mine:
+            continue
+        entries = infos[name]["entries_per_side"]
+        row = {"scenario": name, "entries": entries, "rows": mine[-1].rows,
+               "wall_s_median": statistics.median(r.wall_s for r in mine),
+               "max_rss_mib": max(r.max_rss_mib for r in mine), "tree_pss_mib": max(r.tree_pss_mib for r in mine)}
+        row["us_per_entry"] = row["wall_s_median"] / entries * 1e6
+        first = table[0] if table else row
+        row["time_ratio"] = row["wall_s_median"] / first["wall_s_median"]
+        row["entries_ratio"] = entries / first["entries"]
+        row["growth"] = row["time_ratio"] / row["entries_ratio"]  # 1.0: linear; above: dearer per entry
+        table.append(row)
+    return table
+
+
+def print_growth(table: list[dict[str, Any]]) -> None:
+    """The growth curve: one line per size."""
+    print("\n== growth (ours, statistics mode; median wall per size; growth = x time / x entries, 1.00 is linear)")
+    print(f"   {'entries':>11} {'rows':>11} {'wall s':>9} {'us/entry':>9} {'x time':>8} {'x entries':>9} "
+          f"{'growth':>7} {'max RSS MiB':>12} {'tree PSS MiB':>13}")
+    for r in table:
+        print(f"   {r['entries']:>11,} {r['rows']:>11,} {r['wall_s_median']:9.2f} {r['us_per_entry']:9.1f} "
+              f"{r['time_ratio']:8.2f} {r['entries_ratio']:9.1f} {r['growth']:7.2f} {r['max_rss_mib']:12.0f} "
+              f"{r['tree_pss_mib']:13.0f}", flush=True)
+
+
 # --------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", action="append", choices=["tensor", "statistics", "ranks", "all"],
-                   help="what to run (repeatable; default: all)")
+    p.add_argument("--scenario", action="append", choices=["tensor", "statistics", "ranks", "growth", "all"],
+                   help="what to run (repeatable; default: all but growth). growth: ours only on statistics "
+                        "dumps of every --entries size, then the curve (time and peak memory per size, ratios "
+                        "to the first)")
     p.add_argument("--workdir", type=Path, default=Path(os.environ.get("MSPROBE_BENCH_DIR", "/tmp/msprobe-bench")),
                    help="where the generated dumps and outputs live (default /tmp/msprobe-bench)")
     p.add_argument("--gb", type=float, default=2.0, help="tensor scenario: GB of .pt files, both sides (default 2)")
-    p.add_argument("--entries", type=int, default=100_000,
-                   help="statistics scenario: dump.json entries per side (default 100000)")
+    p.add_argument("--entries", type=entry_counts, default=[100_000],
+                   help="statistics and growth scenarios: dump.json entries per side, or a comma-separated "
+                        "list of sizes (default 100000; growth: 100000,1000000 unless given)")
     p.add_argument("--ranks", type=int, default=8, help="ranks scenario: number of ranks (default 8)")
     p.add_argument("--rank-entries", type=int, default=12_500,
                    help="ranks scenario: entries per rank and side (default 12500)")
@@ -291,7 +338,19 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     kinds = args.scenario or ["all"]
     if "all" in kinds:
-        kinds = ["tensor", "statistics", "ranks"]
+        kinds = ["tensor", "statistics", "ranks", *(["growth"] if "growth" in kinds else [])]
+    growth_sizes = args.entries
+    if "growth" in kinds and not any(a == "--entries" or a.startswith("--entries=") for a in (argv or sys.argv[1:])):
+        growth_sizes = [100_000, 1_000_000]
+    # (kind, entries, tools, part of the growth curve) of every scenario run, in order
+    cases: list[tuple[str, int | None, list[str], bool]] = []
+    for kind in dict.fromkeys(kinds):
+        if kind == "statistics":
+            cases += [("statistics", n, [], False) for n in args.entries]
+        elif kind == "growth":
+            cases += [("statistics", n, ["ours"], True) for n in growth_sizes]
+        else:
+            cases.append((kind, None, [], False))
     tools = ["ours"] + (["reference"] if args.reference_cmd else [])
     env = dict(os.environ, MSPROBE_NO_PROGRESS="1")
 
@@ -305,8 +364,16 @@ def main(argv: list[str] | None = None) -> int:
         compile_ours()
     runs: list[Run] = []
     summary: dict[str, Any] = {}
-    for kind in kinds:
-        name, root, info = ensure_scenario(args, kind)
+    growth_names: list[str] = []
+    infos: dict[str, dict[str, Any]] = {}
+    for kind, entries, only, in_growth in cases:
+        name, root, info = ensure_scenario(args, kind, entries)
+        infos[name] = info
+        if in_growth:
+            growth_names.append(name)
+        if name in summary:
+            continue  # asked for twice (statistics and growth at one size): measured once
+        case_tools = only or tools
         target, golden = root / "target" / "step0", root / "golden" / "step0"
         nbytes = info["bytes_both_sides"]
         print(f"\n== {name}: {info['ranks']} rank(s), {info['entries_per_side']:,} entries and "
@@ -316,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   page cache warmed ({time.perf_counter() - t0:.1f} s)")
         last_out: dict[str, Path] = {}
         for rep in range(args.repeat):
-            for tool in tools:
+            for tool in case_tools:
                 out = args.workdir / "out" / f"{name}-{tool}-{rep}"
                 if out.exists():
                     shutil.rmtree(out)
@@ -333,8 +400,11 @@ def main(argv: list[str] | None = None) -> int:
                 if prev is not None and not args.keep_outputs:
                     shutil.rmtree(prev, ignore_errors=True)
                 last_out[tool] = out
+        if only and not args.keep_outputs:  # a growth size: no agreement to check, and big outputs
+            for out in last_out.values():
+                shutil.rmtree(out, ignore_errors=True)
         best = {}
-        for tool in tools:
+        for tool in case_tools:
             mine = [r for r in runs if r.scenario == name and r.tool == tool and r.rc == 0]
             if not mine:
                 continue
@@ -358,9 +428,12 @@ def main(argv: list[str] | None = None) -> int:
                 best["agreement"] = check_agreement(last_out["ours"], last_out["reference"])
                 print(f"   results: {best['agreement']}")
         summary[name] = {"info": info, **best}
+    growth = growth_table(runs, list(dict.fromkeys(growth_names)), infos) if growth_names else []
+    if growth:
+        print_growth(growth)
     if args.json:
         args.json.write_text(json.dumps({"runs": [asdict(r) | {"gbps": r.gbps, "rows_per_s": r.rows_per_s}
-                                                   for r in runs], "summary": summary}, indent=1))
+                                                   for r in runs], "summary": summary, "growth": growth}, indent=1))
     return 0 if all(r.rc == 0 for r in runs) else 1
 
 

@@ -300,17 +300,99 @@ def bf16_round(a: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- writing
+_ENC_STR = json.encoder.encode_basestring_ascii
+
+
+def _float_text(v: float) -> str:
+    if v != v:
+        return "NaN"
+    if v == math.inf:
+        return "Infinity"
+    if v == -math.inf:
+        return "-Infinity"
+    return float.__repr__(v)
+
+
+#: how ``json.dump`` spells a scalar, by exact type (numpy floats, bool before int: as json does)
+_SCALARS: dict[type, Any] = {
+    str: _ENC_STR, float: _float_text, np.float64: _float_text, np.float32: _float_text, int: int.__repr__,
+    bool: lambda v: "true" if v else "false", type(None): lambda v: "null",
+}
+
+
+def indent1(value: Any, depth: int = 0) -> str:
+    """``json.dumps(value, indent=1)`` as text nested ``depth`` levels deep, byte for byte.
+
+    The generator writes dumps of millions of entries one entry at a time (a dump is never held
+    whole); json's own encoder with ``indent`` is pure Python and generator-based, ~3x slower.
+    """
+    spell = _SCALARS.get(type(value))
+    if spell is not None:
+        return spell(value)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = "\n" + " " * (depth + 1)
+        parts = []
+        for k, v in value.items():
+            spell = _SCALARS.get(type(v))
+            parts.append(_ENC_STR(k) + ": " + (spell(v) if spell is not None else indent1(v, depth + 1)))
+        return "{" + inner + ("," + inner).join(parts) + "\n" + " " * depth + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        inner = "\n" + " " * (depth + 1)
+        parts = []
+        for v in value:
+            spell = _SCALARS.get(type(v))
+            parts.append(spell(v) if spell is not None else indent1(v, depth + 1))
+        return "[" + inner + ("," + inner).join(parts) + "\n" + " " * depth + "]"
+    raise TypeError(f"cannot write {type(value).__name__} values")
+
+
+class _ObjectFile:
+    """A JSON object written member by member as ``json.dump(obj, fh, indent=1)`` writes it, at ``depth``."""
+
+    def __init__(self, fh: Any, depth: int) -> None:
+        self.fh = fh
+        self.depth = depth
+        self.n = 0
+
+    def add(self, key: str, value: Any) -> None:
+        self.fh.write(("{" if not self.n else ",") + "\n" + " " * (self.depth + 1) + _ENC_STR(key) + ": "
+                      + indent1(value, self.depth + 1))
+        self.n += 1
+
+    def close(self) -> None:
+        self.fh.write("\n" + " " * self.depth + "}" if self.n else "{}")
+
+
 class Writer:
-    """Writes the two sides of one rank: dump.json, stack.json, construct.json[, dump_tensor_data]."""
+    """Writes the two sides of one rank: dump.json, stack.json, construct.json[, dump_tensor_data].
+
+    Entries are written as they are added (as ``json.dump(doc, indent=1)`` would write the whole
+    document), so a dump of millions of entries never sits in memory.
+    """
 
     def __init__(self, root: Path, rank: int, task: str, seed: int) -> None:
         self.task = task
         self.dirs = {side: root / side / "step0" / f"rank{rank}" for side in ("target", "golden")}
-        self.data: dict[str, dict[str, Any]] = {"target": {}, "golden": {}}
         self.values = Values(seed)
         self.rows = 0
-        for d in self.dirs.values():
+        self.entries = 0
+        self.pending_key: str | None = None  # stack.json holds one record per two keys
+        self.files: dict[str, Any] = {}
+        self.data: dict[str, _ObjectFile] = {}
+        self.stacks: dict[str, _ObjectFile] = {}
+        for side, d in self.dirs.items():
             (d / "dump_tensor_data" if task == "tensor" else d).mkdir(parents=True, exist_ok=True)
+            header = {"task": task, "level": "L1", "framework": "pytorch",
+                      "dump_data_dir": str(d / "dump_tensor_data") if task == "tensor" else None}
+            dump = open(d / "dump.json", "w", buffering=1 << 20)  # noqa: SIM115 - closed in finish()
+            dump.write(indent1(header)[: -len("\n}")] + ",\n \"data\": ")
+            stack = open(d / "stack.json", "w", buffering=1 << 20)  # noqa: SIM115
+            self.files[side + ".dump"], self.files[side + ".stack"] = dump, stack
+            self.data[side], self.stacks[side] = _ObjectFile(dump, 1), _ObjectFile(stack, 0)
 
     def add(self, call: Call) -> None:
         """Add one API call's entry to both sides (and, in tensor mode, write its tensors)."""
@@ -320,7 +402,24 @@ class Writer:
             for side in entry:
                 entry[side][section] = leaves[side]
         for side in entry:
-            self.data[side][call.key] = entry[side]
+            self.data[side].add(call.key, entry[side])
+        if self.pending_key is None:
+            self.pending_key = call.key
+        else:
+            self._stack([self.pending_key, call.key])
+            self.pending_key = None
+        self.entries += 1
+
+    def _stack(self, keys: list[str]) -> None:
+        n = (self.entries - 1) // 2 if len(keys) == 2 else self.entries // 2
+        record = [keys, [
+            f"File /opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py, line {1700 + n % 97}, "
+            "in _call_impl, \n return forward_call(*args, **kwargs)",
+            f"File /home/user/train/model.py, line {100 + n % 400}, in forward, \n x = self.block(x)",
+            f"File /home/user/train/train.py, line {40 + n % 9}, in train_step, \n loss = model(batch)",
+        ]]
+        for stacks in self.stacks.values():
+            stacks.add(str(n), record)
 
     def _sections(self, call: Call) -> list[tuple[str, Any]]:
         if call.backward:
@@ -376,28 +475,16 @@ class Writer:
         return leaf
 
     def finish(self) -> None:
+        """Close both sides' files (and write the empty ``construct.json``)."""
+        if self.pending_key is not None:
+            self._stack([self.pending_key])
+            self.pending_key = None
         for side, d in self.dirs.items():
-            doc = {
-                "task": self.task,
-                "level": "L1",
-                "framework": "pytorch",
-                "dump_data_dir": str(d / "dump_tensor_data") if self.task == "tensor" else None,
-                "data": self.data[side],
-            }
-            with open(d / "dump.json", "w") as fh:
-                json.dump(doc, fh, indent=1, allow_nan=True)
-            keys = list(self.data[side])
-            stack = {
-                str(n): [keys[k : k + 2], [
-                    f"File /opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py, line {1700 + n % 97}, "
-                    "in _call_impl, \n return forward_call(*args, **kwargs)",
-                    f"File /home/user/train/model.py, line {100 + n % 400}, in forward, \n x = self.block(x)",
-                    f"File /home/user/train/train.py, line {40 + n % 9}, in train_step, \n loss = model(batch)",
-                ]]
-                for n, k in enumerate(range(0, len(keys), 2))
-            }
-            with open(d / "stack.json", "w") as fh:
-                json.dump(stack, fh, indent=1)
+            self.data[side].close()
+            self.files[side + ".dump"].write("\n}")
+            self.stacks[side].close()
+            self.files[side + ".dump"].close()
+            self.files[side + ".stack"].close()
             (d / "construct.json").write_text("{}")
 
 
@@ -480,7 +567,7 @@ def generate(kind: str, root: Path, *, gb: float = 2.0, entries: int = 100_000, 
             w.add(call)
         w.finish()
         total_rows += w.rows
-        total_entries += len(w.data["target"])
+        total_entries += w.entries
     manifest = {
         "kind": kind,
         "task": task,

@@ -188,7 +188,8 @@ def stack_column(target: DumpTable, match: MatchResult) -> StackColumn:
     from .text.columns import StackColumn  # lazily, as numpy: see the module's imports
 
     stack = target.stack or {}
-    apis = np.asarray(target.row_api, dtype=np.int64)[np.asarray(match.target, dtype=np.int64)]
+    # only the rows of this result: a part of a big result (tailbuild) must not convert the whole table's column
+    apis = np.fromiter(map(target.row_api.__getitem__, match.target), dtype=np.int64, count=len(match.target))
     first = np.ones(len(apis), dtype=bool)  # the first row of each run of one API carries its stack
     first[1:] = apis[1:] != apis[:-1]
     lines: list[Any] = [None] * len(apis)

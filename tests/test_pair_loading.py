@@ -342,6 +342,28 @@ def test_join_on_keys_equals_a_relational_join(seed: int) -> None:
     assert (match.target, match.golden) == _join_reference(target, golden)
 
 
+class _Colliding(str):
+    """A key whose hash is the same for every value (the aligned join must not take equal hashes for equal keys)."""
+
+    def __hash__(self) -> int:
+        return 7
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_join_on_keys_of_aligned_sides_equals_a_relational_join(seed: int) -> None:
+    # both sides hold the same keys in the same order: the join pairs row i with row i unless a key repeats
+    rng = random.Random(seed)
+    keys = [f"Functional.op.{i}.forward.input.0" for i in range(rng.randint(0, 50))]
+    if seed % 3 == 1 and keys:
+        keys[rng.randrange(len(keys))] = keys[0]  # a repeated key: a relational join pairs every copy
+    if seed % 3 == 2:
+        keys = [_Colliding(k) for k in keys]  # distinct keys whose hashes all collide
+    golden = [type(k)("".join(k)) if seed % 2 else k for k in keys]  # equal keys, often other objects
+    match = join_on_keys(list(keys), golden)
+    assert (match.target, match.golden) == _join_reference(list(keys), golden)
+    assert match.golden is not match.target  # the two sides' lists are changed independently later
+
+
 def test_dtype_gate_unpairs_only_incompatible_pairs() -> None:
     floats = {"f32", "bf16"}
     target = ["f32", "bf16", "i64", "f32", None, "i64"]

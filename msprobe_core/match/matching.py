@@ -21,6 +21,8 @@ def join_on_keys(target_keys: Sequence[str], golden_keys: Sequence[str]) -> Matc
     """
     # one list of int objects serves both sides (row numbers are not small ints: 28 bytes each)
     ints = list(range(max(len(target_keys), len(golden_keys))))
+    if _aligned_and_unique(target_keys, golden_keys):  # the usual case: the same names in the same order
+        return MatchResult(target=ints, golden=ints[:])
     # first golden row of each key: built from the end so the first occurrence wins
     first = dict(zip(reversed(golden_keys), reversed(ints[: len(golden_keys)])))
     if len(first) == len(golden_keys):  # unique golden keys (the usual case): one pass, no Python loop
@@ -52,6 +54,23 @@ def mapped_golden_keys(ctx: MatchContext) -> list[str]:
     would pair ``X.5.backward`` with the golden call that merely ranks fifth in file order).
     """
     return list(ctx.golden.name)
+
+
+def _aligned_and_unique(target_keys: Sequence[str], golden_keys: Sequence[str]) -> bool:
+    """Whether both sides hold the same keys in the same order, none repeated: the join pairs row i with row i.
+
+    Said without a hash table of every key: on millions of rows its random accesses miss the
+    caches and cost three times as much per row as on a hundred thousand. The list comparison
+    runs in C, and the keys are distinct when their hashes are (sorted, compared with the next);
+    equal hashes (a repeated key, or a collision) answer ``False`` and the join decides.
+    """
+    if type(target_keys) is not list or type(golden_keys) is not list or target_keys != golden_keys:
+        return False
+    import numpy as np
+
+    hashes = np.fromiter(map(hash, golden_keys), dtype=np.int64, count=len(golden_keys))
+    hashes.sort()
+    return not bool((hashes[1:] == hashes[:-1]).any())
 
 
 def apply_dtype_gate(

@@ -53,7 +53,7 @@ class StatCells(RangeSequence):
     ``nums[i]`` is its float value, NaN otherwise).
     """
 
-    __slots__ = ("kinds", "nums", "others")
+    __slots__ = ("kinds", "nums", "others", "_charset")
     #: cells are values, not text: writers keep numbers typed (xlsx) and spell them as csv_cell does
     typed_cells = True
 
@@ -63,6 +63,7 @@ class StatCells(RangeSequence):
         self.kinds = kinds
         self.nums = nums
         self.others = others
+        self._charset: str | None | bool = False  # not known yet (see csv_charset)
 
     @classmethod
     def from_values(cls, values: Sequence[Any]) -> StatCells:
@@ -177,10 +178,14 @@ class StatCells(RangeSequence):
     # ------------------------------------------------------------------ writers
     @property
     def csv_charset(self) -> str | None:
-        """Every character a CSV cell can hold when no cell is text (``None``: unknown, scan the texts)."""
-        if ((self.kinds == STR) | (self.kinds == OTHER)).any():
-            return None
-        return _NUMERIC_CHARSET
+        """Every character a CSV cell can hold when no cell is text (``None``: unknown, scan the texts).
+
+        Worked out once: a writer asks for it with every chunk of rows, and a scan of the whole
+        column per chunk made writing a table quadratic in its rows (cells are never changed in place).
+        """
+        if self._charset is False:
+            self._charset = None if ((self.kinds == STR) | (self.kinds == OTHER)).any() else _NUMERIC_CHARSET
+        return self._charset
 
     def csv_texts(self, start: int = 0, stop: int | None = None) -> list[str]:
         """The cells ``start:stop`` as :func:`msprobe_core.text.cells.csv_cell` spells them, floats in bulk."""
