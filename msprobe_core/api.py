@@ -281,19 +281,23 @@ def _head(*names: str, optional: str = "") -> list[inspect.Parameter]:
     return params
 
 
-_PUBLIC: dict[str, Callable[..., CompareResult]] = {}
+#: the public functions, each with the plugin host whose options its signature lists
+_PUBLIC: dict[str, tuple[object, Callable[..., CompareResult]]] = {}
 
 
 def __getattr__(name: str) -> Any:
-    # built on first use: the signature lists the options of the installed plugins, which this loads
+    # built on first use: the signature lists the options of the installed plugins, which this loads;
+    # built again when the process-wide host was replaced (reset_host), so it never shows another host's options
+    from .host.registry import get_host
+
     if name == "compare":
-        if name not in _PUBLIC:
-            _PUBLIC[name] = _public("compare", _head("target", "golden", optional="output_dir"), _COMPARE_DOC,
-                                    run_compare)
-        return _PUBLIC[name]
-    if name == "compare_distributed":
-        if name not in _PUBLIC:
-            head = _head("npu_dump_dir", "bench_dump_dir", "output_path")
-            _PUBLIC[name] = _public("compare_distributed", head, _DISTRIBUTED_DOC, run_compare_distributed)
-        return _PUBLIC[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        head, doc, run = _head("target", "golden", optional="output_dir"), _COMPARE_DOC, run_compare
+    elif name == "compare_distributed":
+        head, doc, run = _head("npu_dump_dir", "bench_dump_dir", "output_path"), _DISTRIBUTED_DOC, run_compare_distributed
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    host = get_host()
+    cached = _PUBLIC.get(name)
+    if cached is None or cached[0] is not host:
+        cached = _PUBLIC[name] = (host, _public(name, head, doc, run))
+    return cached[1]
