@@ -187,7 +187,15 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_draws_rows_rate_and_eta():
+@pytest.fixture
+def terminal_env(monkeypatch):
+    """An interactive terminal's environment: CI runners set ``CI`` or ``TERM=dumb``, which turn bars off."""
+    for name in ("CI", "MSPROBE_NO_PROGRESS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+
+
+def test_progress_draws_rows_rate_and_eta(terminal_env):
     stream = _Tty()
     with Progress(10, total_bytes=1000, stream=stream, delay=0, interval=0, unit="rows") as bar:
         bar.advance(3, 300)
@@ -207,12 +215,14 @@ def test_progress_off_when_not_a_tty_or_quiet(monkeypatch):
     assert not Progress(5, stream=_Tty()).enabled
 
 
-def test_progress_only_outermost_draws():
+def test_progress_only_outermost_draws(terminal_env):
     outer_stream, inner_stream = _Tty(), _Tty()
-    with Progress(2, stream=outer_stream, delay=0, interval=0):
+    with Progress(2, stream=outer_stream, delay=0, interval=0) as outer:
         with Progress(5, stream=inner_stream, delay=0, interval=0) as inner:
             inner.advance(1)
+        outer.advance(1)
     assert inner_stream.getvalue() == ""
+    assert "1/2" in outer_stream.getvalue()
 
 
 # --------------------------------------------------------------------------- streaming
