@@ -79,3 +79,26 @@ def test_ranks_hand_back_partials_and_the_summary_is_the_tables_one(ranks, from_
     assert [o.partial.rows for o in outcomes] == [r["rows"] for r in from_tables["ranks"]]
     assert summary == from_tables
     assert summary["worst_rows"] and summary["first_divergence"]
+
+
+def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
+    """A job whose result was never a whole table (a streamed compare fed the sink chunk by chunk) leaves its
+    partial in ``job.extra``; the run takes that one, once, and makes none from a table it does not have."""
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.host.specs import CompareJob
+    from msprobe_core.pipeline.sink import SUMMARY_SINK
+    from msprobe_core.report.accumulate import ViewAccumulator
+    from msprobe_core.run.parallel import JOB_PARTIAL, job_partial
+
+    host = get_host()
+    target, golden = ranks
+    options = host.build_options(host.options.from_cli({"target": str(target), "golden": str(golden),
+                                                        "output_path": str(tmp_path)}), given=set())
+    job = CompareJob(target / "rank0" / "dump.json", golden / "rank0" / "dump.json", tmp_path, "compare_result")
+    assert job_partial(options, job, None, []) is None  # no sink asked for, nothing left
+    options.extra = {**options.extra, SUMMARY_SINK: ViewAccumulator}
+    left = ViewPartial("", "statistics", ["NPU Name"], rows=7)
+    job.extra[JOB_PARTIAL] = left
+    assert job_partial(options, job, None, []) is left
+    assert JOB_PARTIAL not in job.extra
+    assert job_partial(options, job, None, []) is None
