@@ -13,7 +13,9 @@ stage left behind). The stages:
 * ``tail``: forking the child that builds and writes the last rows (``pipeline.job._start_tail``);
 * ``build``: metrics and verdicts of the whole result (``pipeline.job.build_result``);
 * ``write``: the result file(s) (``engine.write_result``, waiting for the tail child);
-* ``view``/``summary``/``format``: the console summary (``finish``'s steps);
+* ``summary``: the job's summary partial made from its result (``run.jobs.job_partial``); ``merge``: the
+  partials (or, without them, the tables' views) added to the run's summary (``finish.add_outcomes``);
+  ``view``: a table's view for the HTML report; ``format``: the console summary;
 * ``report``: the HTML report, with ``--compare-args "--report html"``;
 * ``other``: the rest of the run (start-up excluded: imports are done before the clock starts).
 
@@ -38,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-STAGES = ("load", "match", "tail", "build", "write", "view", "summary", "format", "report")
+STAGES = ("load", "match", "tail", "build", "write", "summary", "merge", "view", "format", "report")
 
 
 def _status_kib(field: str) -> int:
@@ -188,11 +190,13 @@ def install(clock: StageClock) -> Callable[[], None]:
     from msprobe_core import report
     from msprobe_core.pipeline import job as engine
     from msprobe_core.report import finish
+    from msprobe_core.run import jobs
 
     saved: list[tuple[Any, str, Any]] = []
     for module, stages in ((engine, (("load", "load_pair"), ("match", "match_tables"), ("tail", "_start_tail"),
                                      ("build", "build_result"), ("write", "write_result"))),
-                           (finish, (("view", "view_from_table"), ("summary", "summarize"),
+                           (jobs, (("summary", "job_partial"),)),
+                           (finish, (("merge", "add_outcomes"), ("view", "view_from_table"),
                                      ("format", "format_summary"))),
                            (report, (("report", "write_report"),))):
         for name, attr in stages:

@@ -152,14 +152,15 @@ def test_stage_profile_times_every_stage(tmp_path, capsys):
 
     from msprobe_core.pipeline import job as engine
     from msprobe_core.report import finish
+    from msprobe_core.run import jobs
 
     root = tmp_path / "stats"
     dumpgen.generate("statistics", root, entries=200)
-    originals = (engine.load_pair, engine.write_result, finish.summarize)
+    originals = (engine.load_pair, engine.write_result, jobs.job_partial, finish.add_outcomes)
     result = stage_profile.profile(root, tmp_path / "out", [], sizes=True)
-    assert (engine.load_pair, engine.write_result, finish.summarize) == originals  # the wrappers are gone
+    assert (engine.load_pair, engine.write_result, jobs.job_partial, finish.add_outcomes) == originals  # unwrapped
     assert result["rc"] == 0 and result["rows"] > 200
-    for stage in ("load", "match", "build", "write", "summary"):
+    for stage in ("load", "match", "build", "write", "summary", "merge"):
         rec = result["stages"][stage]
         assert rec["calls"] == 1 and rec["cpu_s"] >= 0 and rec["peak_rss_mib"] > 0, stage
     assert result["total"]["wall_s"] >= sum(r["wall_s"] for r in result["stages"].values()) * 0.99

@@ -15,16 +15,22 @@ import gzip
 import io
 import json
 import math
+import pickle
 import re
 import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from msprobe_core.cli.main import main
+from msprobe_core.report import finish
+from msprobe_core.report.accumulate import SummaryAccumulator, view_partial
+from msprobe_core.report.chunks import view_cut
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
-from msprobe_core.report.result_files import read_result_file
+from msprobe_core.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.report.summary import format_summary, summarize
 from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_number
 
@@ -63,10 +69,13 @@ COMMANDS = _commands()
 
 
 class Run:
-    """One compare: its exit status, console text, JSON summary, HTML payload and output folder."""
+    """One compare: its exit status, console text, JSON summary, HTML payload and output folder; ``outcomes``
+    and ``analysis``: the job outcomes and the ``-da`` answer the run summarised (``None``: no summary)."""
 
     def __init__(self, rc: int, console: str, summary: dict | None, payload: dict | None, out: Path) -> None:
         self.rc, self.console, self.summary, self.payload, self.out = rc, console, summary, payload, out
+        self.outcomes: list[Any] | None = None
+        self.analysis: Any = None
 
 
 def _payload(html: Path) -> dict:
@@ -91,14 +100,22 @@ def compare(tmp_path_factory):
             out = tmp_path_factory.mktemp("run")
             summary_file = out / "summary.json"
             console = io.StringIO()
+            seen: dict[str, Any] = {}
+
+            def add_outcomes(acc, outcomes, _real=finish.add_outcomes):
+                seen["outcomes"], seen["analysis"] = list(outcomes), acc.analysis
+                return _real(acc, outcomes)
+
             with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(console):
                 mp.chdir(case)
                 mp.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
+                mp.setattr(finish, "add_outcomes", add_outcomes)
                 rc = main(["compare", *args, "-o", str(out / "out"), "--report", "html",
                            "--json-summary", str(summary_file)])
             reports = list((out / "out").glob("compare_report_*.html"))
             summary = json.loads(summary_file.read_text()) if summary_file.is_file() else None
             cache[key] = Run(rc, console.getvalue(), summary, _payload(reports[0]) if reports else None, out / "out")
+            cache[key].outcomes, cache[key].analysis = seen.get("outcomes"), seen.get("analysis")
         return cache[key]
 
     return run
@@ -177,6 +194,76 @@ def test_summary_is_consistent(compare, case, args):
     texts = [block] + [d["reason"] for d in summary["first_divergence_by_rank"]]
     for text in texts:
         assert not STUTTER.search(text), STUTTER.search(text).group(0)
+
+
+#: keys a summary passes through from its caller (the files it wrote besides the results, errors, loader notes)
+PASSED_THROUGH = ("files", "errors", "unrecognised")
+
+
+def _answers(summary: dict) -> dict:
+    return {k: v for k, v in summary.items() if k not in PASSED_THROUGH}
+
+
+def _sizes(n: int) -> st.SearchStrategy[list[int]]:
+    """Chunk sizes for a result of ``n`` rows: from single rows to the whole, so boundaries fall anywhere."""
+    return st.lists(st.integers(0, max(1, n)) | st.integers(1, 3), min_size=1, max_size=12).filter(any)
+
+
+def _fed(views: list[ResultView], analysis: object, cuts: list[list[int]]) -> dict:
+    """The summary of ``views`` fed to the accumulator in chunks of the sizes in ``cuts`` (cycled), each
+    view's partial pickled and unpickled on the way (as a rank's partial comes back from a worker)."""
+    acc = SummaryAccumulator(analysis)
+    for view, sizes in zip(views, cuts):
+        part = acc.view_accumulator()
+        for chunk in view_cut(view, _cycle(sizes, len(view))):
+            part.feed(chunk)
+        acc.add(pickle.loads(pickle.dumps(part.finish())))
+    return acc.summary()
+
+
+def _cycle(sizes: list[int], n: int) -> list[int]:
+    out: list[int] = []
+    while sum(out) < n:
+        out.extend(sizes)
+    return out
+
+
+@pytest.mark.parametrize(("case", "args"), COMMANDS)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, args, data):
+    """Differential: every corpus compare's summary (made by its jobs' partials, a pool's workers for several
+    ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
+    sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
+    from msprobe_core.report.finish import views_from_outcomes
+    from msprobe_core.report.result_files import read_result_chunks
+
+    run = compare(case, args)
+    if run.rc == 2 or run.outcomes is None:
+        pytest.skip("this compare stops on its input (exit 2)")
+    views = views_from_outcomes(run.outcomes)  # the run keeps its tables for the HTML report
+    assert views
+    if "-da" not in args:  # each job made its partial (-da runs its own stage 1 and keeps its tables)
+        assert all(o.partial is not None for o in run.outcomes if o.table is not None)
+    whole = SummaryAccumulator(run.analysis)
+    for view in views:
+        whole.add(view_partial(view, whole.queries, rows=max(1, len(view))))
+    expected = _answers(whole.summary())
+    assert _answers(run.summary) == expected
+    cuts = [data.draw(_sizes(len(v)), label=f"sizes of {v.label or 'the result'}") for v in views]
+    assert _answers(_fed(views, run.analysis, cuts)) == expected
+    # the result files as msprobe report reads them: chunked reading changes nothing either
+    groups = [[Path(f) for f in o.files if Path(f).suffix in (".csv", ".xlsx")] for o in run.outcomes]
+    if all(groups) and len(groups) == len(views):
+        rows = data.draw(st.integers(1, 64), label="rows per chunk read")
+        back, chunked = SummaryAccumulator(run.analysis), SummaryAccumulator(run.analysis)
+        for group, view in zip(groups, views):
+            back.add(view_partial(read_files_as_view(group, view.label), back.queries, rows=1 << 30))
+            part = chunked.view_accumulator()
+            for chunk in read_result_chunks(group, view.label, rows):
+                part.feed(chunk)
+            chunked.add(part.finish())
+        assert _answers(chunked.summary()) == _answers(back.summary())
 
 
 DA_COMMANDS = [p for p in COMMANDS if "-da" in p.values[1]]

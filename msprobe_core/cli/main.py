@@ -134,6 +134,7 @@ def compare_cmd(**kw: object) -> None:
     _set_tensor_cap(values["max_tensor_bytes"])
     options = host.build_options(values, given=_given_options(click.get_current_context(), kw))
     host.writer(options.output_format)  # an unknown format is a usage error before any work
+    options.extra = {**options.extra, **_summary_extra(values["report"])}
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     started = time.time()
@@ -159,6 +160,15 @@ def compare_cmd(**kw: object) -> None:
                    fail_on=values["fail_on"], started=started, announce=announce)
     finally:
         finish_removals()
+
+
+def _summary_extra(report: object) -> dict[str, object]:
+    """Each job hands back its result's summary partial and keeps no table (the run's memory does not grow
+    with the ranks), unless the HTML report, which reads the tables, is asked for."""
+    from ..pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+    from ..report.accumulate import ViewAccumulator
+
+    return {SUMMARY_SINK: ViewAccumulator, KEEP_TABLES: report == "html"}
 
 
 cli.add_command(_CompareCommand())

@@ -30,12 +30,13 @@ log = logging.getLogger("msprobe")
 
 @dataclass
 class JobOutcome:
-    """What happened to one job."""
+    """What happened to one job (``partial``: its result's summary partial, see :mod:`msprobe_core.pipeline.sink`)."""
 
     job: CompareJob
     files: list[Path] = field(default_factory=list)
     table: ResultTable | None = None
     error: str | None = None
+    partial: Any = None
 
 
 def build_result(

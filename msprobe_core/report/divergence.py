@@ -171,40 +171,81 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     (``source`` ``verdict``; a matched row before an unmatched one), so a table with
     errors always has a first divergence.
     """
-    verdicts = view.verdicts()
+    scan = DivergenceScan()
+    scan.feed(view)
+    return scan.result()
+
+
+class DivergenceScan:
+    """:func:`first_divergence_of` over a result fed chunk by chunk, in execution order.
+
+    ``feed(chunk, offset)``: the chunk's rows (in the chunk's :meth:`~ResultView.order`) are
+    positions ``offset + k`` of the whole result in execution order. The first chunk holding a
+    divergent row decides; until one does, the first ``error`` row (matched, then unmatched)
+    seen is kept as the fallback. Picklable (a rank's partial carries it).
+    """
+
+    __slots__ = ("found", "first_error", "first_unmatched_error")
+
+    def __init__(self) -> None:
+        self.found: Divergence | None = None
+        self.first_error: Divergence | None = None
+        self.first_unmatched_error: Divergence | None = None
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.found, self.first_error, self.first_unmatched_error
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.found, self.first_error, self.first_unmatched_error = state
+
+    def feed(self, view: ResultView, offset: int = 0) -> None:
+        """Scan the rows of ``view`` (a chunk), position ``offset`` onwards."""
+        if self.found is not None or not len(view):
+            return
+        verdicts = view.verdicts()
+        names = view.names
+        unmatched = view.unmatched()
+        msgs = view.column(C.ERR_MESSAGE) or [""] * len(view)
+        nums: dict[str, list[float | None]] = {}
+        for col in (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR):
+            parsed = view.numbers(col)
+            if parsed is not None:
+                nums[col] = parsed
+        first_error = first_unmatched_error = None
+        for pos, i in enumerate(view.order(), start=offset):
+            if unmatched[i]:
+                if first_unmatched_error is None and verdicts[i] == "error":
+                    first_unmatched_error = (pos, i)
+                continue
+            reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
+            if verdicts[i] == "error":
+                messages = plain_messages(err_messages(msgs[i]), "error")
+                numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
+                if reason is None and (numeric or not messages):
+                    reason = _verdict_text(view, i, numeric)
+                elif reason is not None and messages:
+                    reason = f"{reason} ({_verdict_text(view, i, messages)})"
+                elif first_error is None:
+                    first_error = (pos, i)
+            if reason:
+                self.found = Divergence(node_of(names[i])[0], names[i], view.label, pos, reason)
+                break
+        # a fallback is spelled while its chunk is at hand; only the first of the whole result is kept
+        if self.first_error is None and first_error is not None:
+            self.first_error = _fallback(view, *first_error, msgs)
+        if self.first_unmatched_error is None and first_unmatched_error is not None:
+            self.first_unmatched_error = _fallback(view, *first_unmatched_error, msgs)
+
+    def result(self) -> Divergence | None:
+        """The first divergence of everything fed (``None``: nothing diverges and no row is an ``error``)."""
+        return self.found or self.first_error or self.first_unmatched_error
+
+
+def _fallback(view: ResultView, pos: int, i: int, msgs: Sequence[str]) -> Divergence:
+    """Row ``i`` (position ``pos``) named as the first error row: no row diverges by the rules."""
     names = view.names
-    unmatched = view.unmatched()
-    msgs = view.column(C.ERR_MESSAGE) or [""] * len(view)
-    nums: dict[str, list[float | None]] = {}
-    for col in (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR):
-        parsed = view.numbers(col)
-        if parsed is not None:
-            nums[col] = parsed
-    first_error: tuple[int, int] | None = None
-    first_unmatched_error: tuple[int, int] | None = None
-    for pos, i in enumerate(view.order()):
-        if unmatched[i]:
-            if first_unmatched_error is None and verdicts[i] == "error":
-                first_unmatched_error = (pos, i)
-            continue
-        reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
-        if verdicts[i] == "error":
-            messages = plain_messages(err_messages(msgs[i]), "error")
-            numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
-            if reason is None and (numeric or not messages):
-                reason = _verdict_text(view, i, numeric)
-            elif reason is not None and messages:
-                reason = f"{reason} ({_verdict_text(view, i, messages)})"
-            elif first_error is None:
-                first_error = (pos, i)
-        if reason:
-            return Divergence(node_of(names[i])[0], names[i], view.label, pos, reason)
-    fallback = first_error or first_unmatched_error
-    if fallback is None:
-        return None
-    pos, i = fallback
     text = _verdict_text(view, i, plain_messages(err_messages(msgs[i]), "error"))
-    which = "the first error row, unmatched" if unmatched[i] else "the first error row"
+    which = "the first error row, unmatched" if view.unmatched()[i] else "the first error row"
     return Divergence(node_of(names[i])[0], names[i], view.label, pos,
                       f"{text} ({which}; no row drifts in dtype or shape or crosses a metric threshold)",
                       source="verdict")
@@ -225,33 +266,110 @@ def _evidence_rows(node: Mapping[str, Any]) -> list[str]:
 _EVIDENCE_ORDER = {"nan_inf": 0, "dtype": 1, "shape": 2, "md5": 3, "argument": 4, "statistics": 5}
 
 
-def _find_row(views: Sequence[ResultView], label: str, op: str, wanted: Sequence[str]
-              ) -> tuple[ResultView, int, str] | None:
-    """The view (same label first), execution position and name of the row of call ``op`` to name.
+@dataclass(frozen=True)
+class AnalysisQuery:
+    """One rank's answer in a ``-da`` analysis: its node ``op`` and the rows its evidence is about."""
 
-    The first of ``wanted`` (the rows the analysis' evidence is about) that the view holds; else
-    the call's first output row (what the call computed); else its first row.
+    rank_key: str
+    op: str
+    wanted: tuple[str, ...]
+    why: str
+    cause: bool
+
+
+def analysis_queries(analysis: Any) -> list[AnalysisQuery]:
+    """The nodes of a ``-da`` analysis (its ``diff_analyze_*.json``, as a path or a parsed document) whose row
+    a summary names: per rank the first node whose ``role`` is ``cause`` (else the first node)."""
+    if not analysis or isinstance(analysis, Divergence):
+        return []
+    if isinstance(analysis, (str, Path)):
+        analysis = read_analysis(Path(analysis))
+    if not isinstance(analysis, dict):
+        return []
+    out = []
+    for rank_key, nodes in analysis.items():
+        if not isinstance(nodes, list):
+            continue
+        nodes = [n for n in nodes if isinstance(n, dict) and n.get("op_name")]
+        if not nodes:
+            continue
+        node = next((n for n in nodes if n.get("role") == "cause"), nodes[0])
+        why = node.get("reason") or node.get("why") or "first diff node found by -da"
+        if not isinstance(why, str):
+            why = json.dumps(why)
+        out.append(AnalysisQuery(str(rank_key), str(node["op_name"]), tuple(_evidence_rows(node)), why,
+                                 node.get("role", "cause") == "cause"))
+    return out
+
+
+class RowSearch:
+    """Where the rows of the analysis' nodes are in one result, fed chunk by chunk in execution order.
+
+    Per query: (preference, position, name) of the row to name: the first of the query's ``wanted``
+    rows the result holds, else the call's first output row, else its first row. Picklable.
     """
-    ordered = [v for v in views if v.label == label] + [v for v in views if v.label != label]
-    prefix = op + "."
-    rank = {r: k for k, r in enumerate(wanted)}
-    for v in ordered:
-        names = v.names
-        best: tuple[int, int, str] | None = None  # (preference, position, name)
-        for pos, i in enumerate(v.order()):
-            name = names[i]
-            if name != op and not name.startswith(prefix):
+
+    __slots__ = ("queries", "best")
+
+    def __init__(self, queries: Sequence[AnalysisQuery]) -> None:
+        self.queries = tuple(queries)
+        self.best: list[tuple[int, int, str] | None] = [None] * len(self.queries)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.queries, self.best
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.queries, self.best = state
+
+    def feed(self, view: ResultView, offset: int = 0) -> None:
+        """Look at the rows of ``view`` (a chunk), positions ``offset`` onwards."""
+        if not self.queries or not len(view):
+            return
+        names = view.names
+        order = view.order()
+        for q, query in enumerate(self.queries):
+            best = self.best[q]
+            if best is not None and best[0] == 0:
                 continue
-            pref = rank.get(name)
-            if pref is None:
-                pref = len(wanted) + (0 if ".output." in name[len(op):] else 1)
-            if best is None or pref < best[0]:
-                best = (pref, pos, name)
-                if pref == 0:
-                    break
-        if best is not None:
-            return v, best[1], best[2]
-    return None
+            op, prefix = query.op, query.op + "."
+            rank = {r: k for k, r in enumerate(query.wanted)}
+            for pos, i in enumerate(order, start=offset):
+                name = names[i]
+                if name != op and not name.startswith(prefix):
+                    continue
+                pref = rank.get(name)
+                if pref is None:
+                    pref = len(query.wanted) + (0 if ".output." in name[len(op):] else 1)
+                if best is None or pref < best[0]:
+                    best = (pref, pos, name)
+                    if pref == 0:
+                        break
+            self.best[q] = best
+
+
+def analysis_choice(queries: Sequence[AnalysisQuery],
+                    found: Sequence[tuple[str, Sequence[tuple[int, int, str] | None]]]) -> Divergence | None:
+    """The answer of ``-da`` from where its rows are: ``found`` holds, per result in order, its label and
+    per query what :class:`RowSearch` found there (``None``: the query's node is not in that result).
+
+    Per query the row is taken from the result of the same label first, then from the others
+    in order; across ranks a cause beats a propagated divergence, then the earliest step and
+    position win. A node that is in none of the results (a stale analysis file) is ignored.
+    """
+    best: tuple[tuple[int, int, int], Divergence] | None = None
+    for q, query in enumerate(queries):
+        rank_key = query.rank_key
+        label = rank_key.replace("_", "") if rank_key.startswith("rank_") else rank_key
+        ordered = [f for f in found if f[0] == label] + [f for f in found if f[0] != label]
+        hit = next(((lab, hits[q]) for lab, hits in ordered if hits[q] is not None), None)
+        if hit is None:  # a stale or foreign analysis file: its node is not in these results
+            continue
+        lab, (_, pos, row) = hit
+        cand = Divergence(query.op, row, lab, pos, query.why, source="diff_analyze")
+        key = (0 if query.cause else 1, _step_of(lab), pos)
+        if best is None or key < best[0]:
+            best = (key, cand)
+    return best[1] if best else None
 
 
 def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergence | None:
@@ -262,36 +380,17 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
     position win. The row named is the one the node's evidence is about (its ``row``).
     Nodes that are not in ``views`` (a stale file) are ignored.
     """
-    if not analysis:
-        return None
     if isinstance(analysis, Divergence):
         return analysis
-    if isinstance(analysis, (str, Path)):
-        analysis = read_analysis(Path(analysis))
-    if not isinstance(analysis, dict):
+    queries = analysis_queries(analysis)
+    if not queries:
         return None
-    best: tuple[tuple[int, int, int], Divergence] | None = None
-    for rank_key, nodes in analysis.items():
-        if not isinstance(nodes, list):
-            continue
-        nodes = [n for n in nodes if isinstance(n, dict) and n.get("op_name")]
-        if not nodes:
-            continue
-        node = next((n for n in nodes if n.get("role") == "cause"), nodes[0])
-        op = str(node["op_name"])
-        label = str(rank_key).replace("_", "") if str(rank_key).startswith("rank_") else str(rank_key)
-        hit = _find_row(views, label, op, _evidence_rows(node))
-        if hit is None:  # a stale or foreign analysis file: its node is not in these results
-            continue
-        view, pos, row = hit
-        why = node.get("reason") or node.get("why") or "first diff node found by -da"
-        if not isinstance(why, str):
-            why = json.dumps(why)
-        cand = Divergence(op, row, view.label, pos, why, source="diff_analyze")
-        key = (0 if node.get("role", "cause") == "cause" else 1, _step_of(view.label), pos)
-        if best is None or key < best[0]:
-            best = (key, cand)
-    return best[1] if best else None
+    found = []
+    for view in views:
+        search = RowSearch(queries)
+        search.feed(view)
+        found.append((view.label, search.best))
+    return analysis_choice(queries, found)
 
 
 def read_analysis(path: Path) -> Any:
@@ -322,10 +421,31 @@ def first_divergence(views: Sequence[ResultView], analysis: Any = None) -> tuple
     """
     per_view = [d for d in (first_divergence_of(v) for v in views) if d is not None]
     chosen = _analysis_divergence(views, analysis)
-    if chosen is None and per_view:
-        carried = _carried_rule(views)
-        chosen = min(per_view, key=lambda d: (d.source == "verdict", _step_of(d.label), carried(d), d.index))
+    if chosen is None:
+        first_names = {v.label: first_row_name(v) for v in views}
+        chosen = choose_divergence(per_view, first_names, is_mixed_layout(views))
     return chosen, per_view
+
+
+def choose_divergence(per_view: Sequence[Divergence], first_names: Mapping[str, str | None],
+                      mixed: bool) -> Divergence | None:
+    """The run's first divergence among the results' own (the rule of :func:`first_divergence`, without ``-da``).
+
+    ``first_names``: per result label, its first row in execution order (``None``: no row), which
+    tells a divergence carried into a part of a mixed dump (``mixed``) from one that arose in it.
+    """
+    if not per_view:
+        return None
+
+    def carried(d: Divergence) -> int:
+        return int(mixed and d.label in first_names and carried_into(first_names[d.label], d) is not None)
+
+    return min(per_view, key=lambda d: (d.source == "verdict", _step_of(d.label), carried(d), d.index))
+
+
+def first_row_name(view: ResultView) -> str | None:
+    """The name of the first row of ``view`` in execution order (``None`` when it has no row)."""
+    return view.names[view.order()[0]] if len(view) else None
 
 
 #: Labels of the parts of a mixed graph/pynative dump (``graph/step0/rank0``): the parts of one
@@ -335,7 +455,12 @@ _MIXED_PART = re.compile(r"^(?:graph|pynative)/")
 
 def is_mixed_layout(views: Sequence[ResultView]) -> bool:
     """Whether ``views`` are the graph and pynative parts of a mixed dump."""
-    return len(views) > 1 and all(_MIXED_PART.match(v.label) for v in views)
+    return mixed_labels([v.label for v in views])
+
+
+def mixed_labels(labels: Sequence[str]) -> bool:
+    """Whether results labelled ``labels`` are the graph and pynative parts of a mixed dump."""
+    return len(labels) > 1 and all(_MIXED_PART.match(label) for label in labels)
 
 
 def carried_in(view: ResultView, d: Divergence) -> str | None:
@@ -345,18 +470,15 @@ def carried_in(view: ResultView, d: Divergence) -> str | None:
     updated differently, e.g. by an earlier step); one at an input of the part's very
     first call was handed over by code outside the part. Neither arises in the part.
     """
+    return carried_into(first_row_name(view), d)
+
+
+def carried_into(first_name: str | None, d: Divergence) -> str | None:
+    """:func:`carried_in` for a part whose first row in execution order is ``first_name`` (``None``: no row)."""
     rest = d.row[len(d.node):] if d.row.startswith(d.node) else ""
     if rest.startswith(".parameters.") and "parameters_grad" not in d.node:
         return "its parameters already differ when the call starts (set before this part ran, e.g. by an earlier step)"
-    if rest.startswith(".input.") and len(view):
-        if node_of(view.names[view.order()[0]])[0] == d.node:
+    if rest.startswith(".input.") and first_name is not None:
+        if node_of(first_name)[0] == d.node:
             return "an input of the part's first call already differs (handed over from outside the part)"
     return None
-
-
-def _carried_rule(views: Sequence[ResultView]) -> Any:
-    """``d -> 0 | 1``: 1 when ``d`` was carried into its part of a mixed graph/pynative dump."""
-    if not is_mixed_layout(views):
-        return lambda d: 0
-    by_label = {v.label: v for v in views}
-    return lambda d: int(d.label in by_label and carried_in(by_label[d.label], d) is not None)

@@ -1,8 +1,9 @@
 """What happens after the compare jobs ran: HTML report, console summary, JSON summary, CI gate.
 
-``msprobe compare`` calls :func:`finish_run` with the job outcomes;
-``msprobe report`` calls :func:`finish_views` with result files read back from disk.
-Both print the same summary and apply the same ``--fail-on`` rule.
+``msprobe compare`` calls :func:`finish_run` with the job outcomes (each with its result's summary
+partial, its table or its files); ``msprobe report`` feeds the result files read back from disk
+chunk by chunk and calls :func:`finish_summary`; :func:`finish_views` takes whole views. All print
+the same summary (:mod:`msprobe_core.report.accumulate`) and apply the same ``--fail-on`` rule.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import GateFailed
-from .result_files import read_result_file
-from .summary import format_summary, gate_failures, summarize, write_json_summary
+from .accumulate import SummaryAccumulator, gc_paused
+from .result_files import read_files_as_view, read_result_chunks
+from .summary import format_summary, gate_failures, write_json_summary
 from .views import ResultView, view_from_table
 
 log = logging.getLogger("msprobe")
@@ -41,18 +44,25 @@ def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
     return views
 
 
-def read_files_as_view(files: Sequence[Path], label: str) -> ResultView:
-    """One view from a result written as one file or as ``_part_N`` files."""
-    parts = [read_result_file(f, label) for f in files]
-    view = parts[0]
-    for extra in parts[1:]:
-        if extra.columns != view.columns:
-            continue
-        for c in view.columns:
-            view.cells[c].extend(extra.cells[c])
-        view.files.extend(extra.files)
-    view.invalidate()
-    return view
+def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
+    """Add each job that produced a result to the summary: its summary partial (made where the job ran,
+    see :mod:`msprobe_core.pipeline.sink`), else its table in memory, else its files read back in chunks."""
+    many = len(outcomes) > 1
+    for outcome in outcomes:
+        label = outcome.job.label if many else ""
+        files = [Path(f) for f in outcome.files]
+        partial = getattr(outcome, "partial", None)
+        if partial is not None and acc.searched(partial):
+            acc.add(replace(partial, label=label, files=files))
+        elif outcome.table is not None:
+            acc.add_view(view_from_table(outcome.table, label, files))
+        else:
+            readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
+            if readable:
+                view = acc.view_accumulator()
+                for chunk in read_result_chunks(readable, label):
+                    view.feed(chunk)
+                acc.add(view.finish())
 
 
 def _report_path(output_dir: Path, files: Sequence[Path]) -> Path:
@@ -86,8 +96,38 @@ def finish_views(
     announce: Callable[[], None] | None = None,
     unrecognised: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
+    """:func:`finish_summary` of whole views (the summary fed each view chunk by chunk)."""
+    from ..console.progress import set_job, stage
+
+    set_job("")
+    stage("summary", f"{sum(len(v) for v in views):,} rows")
+    acc = SummaryAccumulator(analysis)
+    with gc_paused():
+        for view in views:
+            acc.add_view(view)
+    return finish_summary(acc, report_views=lambda: views, report=report, json_summary=json_summary,
+                          fail_on=fail_on, quiet=quiet, errors=errors, title=title, run=run, announce=announce,
+                          unrecognised=unrecognised)
+
+
+def finish_summary(
+    acc: SummaryAccumulator,
+    *,
+    report_views: Callable[[], Sequence[ResultView]] | None = None,
+    report: Path | None = None,
+    json_summary: Path | None = None,
+    fail_on: str | None = None,
+    quiet: bool = False,
+    errors: Sequence[str] = (),
+    title: str = "msprobe compare report",
+    run: dict[str, Any] | None = None,
+    announce: Callable[[], None] | None = None,
+    unrecognised: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
+    ``acc``: every result of the run added (its ``analysis`` is the ``-da`` answer, if any).
+    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set).
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
@@ -97,15 +137,16 @@ def finish_views(
 
     extra_files = [p for p in (report, json_summary) if p is not None]
     set_job("")
-    stage("summary", f"{sum(len(v) for v in views):,} rows")
-    summary = summarize(views, files=extra_files, analysis=analysis, errors=errors, unrecognised=unrecognised)
+    with gc_paused():
+        summary = acc.summary(files=extra_files, errors=errors, unrecognised=unrecognised)
     if run is not None:
         summary["run"] = run
     if report is not None:
         from . import write_report
 
         stage("HTML report", Path(report).name)
-        write_report(views, summary, report, title=title, analysis=analysis)
+        views = report_views() if report_views is not None else []
+        write_report(views, summary, report, title=title, analysis=acc.analysis)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
@@ -133,26 +174,33 @@ def finish_run(
     announce: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
-    :func:`finish_views`)."""
-    views = views_from_outcomes(outcomes)
+    :func:`finish_summary`). The summary takes each job's summary partial where the run made one
+    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks."""
+    from ..console.progress import set_job, stage
+
     output_dir = Path(options.output_dir)
-    report_path = None
-    if report == "html":
-        report_path = _report_path(output_dir, [f for v in views for f in v.files])
     analysis = None
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
+    acc = SummaryAccumulator(analysis)
+    set_job("")
+    stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
+    with gc_paused():
+        add_outcomes(acc, outcomes)
+    report_path = None
+    if report == "html":
+        report_path = _report_path(output_dir, [f for p in acc.partials for f in p.files])
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
     from ..load.dialects import merge_records
 
     unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
-    return finish_views(
-        views,
+    return finish_summary(
+        acc,
+        report_views=lambda: views_from_outcomes(outcomes),
         report=report_path,
         json_summary=json_summary,
         fail_on=fail_on,
         quiet=bool(getattr(options, "quiet", False)),
-        analysis=analysis,
         errors=errors,
         announce=announce,
         unrecognised=unrecognised,

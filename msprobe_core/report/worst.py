@@ -26,39 +26,98 @@ def worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, A
     md5 tables: the non-passing rows, errors first, in execution order, shown as
     ``<target MD5> vs <golden MD5>``.
     """
-    # (−verdict level, 0 numbered / 1 not, sort value, view, row)
-    cands: list[tuple[int, int, float, int, int]] = []
-    for vi, view in enumerate(views):
+    found = []
+    for view in views:
+        worst = WorstRows(limit)
+        worst.feed(view)
+        found.append((view.label, worst))
+    return merge_worst(found, limit)
+
+
+#: a ranked row: (−verdict level, 0 numbered / 1 not, sort value, row of the whole result)
+Rank = tuple[int, int, float, int]
+
+
+class WorstRows:
+    """The candidates for :func:`worst_rows` of one result, fed chunk by chunk (picklable: a rank's partial).
+
+    Keeps the ``limit`` best-ranked non-passing rows and the ``limit`` best passing rows by their
+    main metric, each with its cells as the summary shows them, and the number of non-passing rows
+    (passing rows are listed only when a result has fewer than ``limit`` others). Chunks are fed in
+    row order with their first row ``offset``; a kernel table must be fed whole (its execution
+    order, used to rank rows without a number, is known only over every row).
+    """
+
+    __slots__ = ("limit", "bad", "passing", "n_bad")
+
+    def __init__(self, limit: int = 10) -> None:
+        self.limit = limit
+        self.bad: list[tuple[Rank, dict[str, str]]] = []
+        self.passing: list[tuple[Rank, dict[str, str]]] = []
+        self.n_bad = 0
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.limit, self.bad, self.passing, self.n_bad
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.limit, self.bad, self.passing, self.n_bad = state
+
+    def feed(self, view: ResultView, offset: int = 0) -> None:
+        """Rank the rows of ``view`` (a chunk whose first row is row ``offset`` of the result)."""
+        limit = self.limit
         verdicts = view.verdicts()
         bad = [i for i, v in enumerate(verdicts) if v != "pass"]  # usually few: ranked on their own
+        self.n_bad += len(bad)
         metric = main_metric(view.mode)
         parsed = view.numbers(metric[0]) if metric is not None else None
         sort_value = _sort_value(view, metric, parsed)
+        cands: list[tuple[Rank, int]] = []
         unnumbered = []
         for i in bad:
             level = -VERDICT_LEVEL[verdicts[i]]
             if parsed is not None and parsed[i] is not None:
-                cands.append((level, 0, sort_value(i), vi, i))
+                cands.append(((level, 0, sort_value(i), offset + i), i))
             else:
                 unnumbered.append(i)
         if unnumbered:
             position = _positions(view) if view.mode == MODE_KERNEL else None
-            cands.extend((-VERDICT_LEVEL[verdicts[i]], 1, float(position[i] if position else i), vi, i)
-                         for i in unnumbered)
-        if parsed is not None and len(bad) < limit:  # passing rows are listed only after every other one
+            cands.extend(((-VERDICT_LEVEL[verdicts[i]], 1, float(offset + (position[i] if position else i)),
+                           offset + i), i) for i in unnumbered)
+        if cands:
+            self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown(view, i, metric, r[1])) for r, i in
+                                                          heapq.nsmallest(limit, cands)])
+        if parsed is not None and self.n_bad < limit:  # passing rows are listed only after every other one
             best = heapq.nsmallest(limit + len(bad), _keyed_rows(view, metric, parsed))  # type: ignore[arg-type]
-            cands.extend((0, 0, key, vi, i) for key, i in best if verdicts[i] == "pass")
+            kept = [((0, 0, key, offset + i), i) for key, i in best if verdicts[i] == "pass"][:limit]
+            if kept:  # the best of the earlier chunks and of this one (spelled only when kept)
+                merged = heapq.nsmallest(limit, self.passing + [(r, None) for r, _ in kept])
+                shown = {r: _shown(view, i, metric, 0) for r, i in kept}
+                self.passing = [(r, cells if cells is not None else shown[r]) for r, cells in merged]
+
+
+def merge_worst(found: Sequence[tuple[str, WorstRows]], limit: int = 10) -> list[dict[str, Any]]:
+    """:func:`worst_rows` of results whose rows were ranked by :class:`WorstRows` (``(label, ranked)`` in
+    result order): the same rows in the same order, ties broken by result, then row."""
+    cands = []
+    for vi, (_, worst) in enumerate(found):
+        cands.extend((r[0], r[1], r[2], vi, r[3], k) for k, (r, _) in enumerate(worst.bad))
+        if worst.n_bad < limit:
+            cands.extend((r[0], r[1], r[2], vi, r[3], -1 - k) for k, (r, _) in enumerate(worst.passing))
     out = []
-    for _, numbered, _, vi, i in heapq.nsmallest(limit, cands):
-        view = views[vi]
-        metric = main_metric(view.mode)
-        if numbered == 0:
-            col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
-        else:
-            col, value = _unnumbered_cell(view, i, metric[0] if metric else None)
-        out.append({"rank": view.label, "name": view.names[i], "metric": col, "value": value,
-                    "result": view.verdicts()[i]})
+    for *_, vi, _, k in heapq.nsmallest(limit, cands):
+        label, worst = found[vi]
+        shown = worst.bad[k][1] if k >= 0 else worst.passing[-1 - k][1]
+        out.append({"rank": label, **shown})
     return out
+
+
+def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, str]:
+    """Row ``i`` of ``view`` as the summary lists it (its rank is added when the results are merged)."""
+    if numbered == 0:
+        col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
+    else:
+        col, value = _unnumbered_cell(view, i, metric[0] if metric else None)
+    return {"name": view.names[i], "metric": col, "value": value, "result": view.verdicts()[i]}
 
 
 def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None

@@ -22,6 +22,8 @@ from ..host.registry import PluginHost, get_host
 from ..host.specs import CompareJob
 from ..model import RUN_STAMP, RUN_STARTED, CompareOptions
 from ..pipeline.job import JobOutcome, compare_and_write, raise_if_partly_failed
+from ..pipeline.sink import keeps_tables
+from .parallel import job_partial
 
 log = logging.getLogger("msprobe")
 
@@ -75,7 +77,7 @@ def _run_on_executor(
 
     with executor_for(options, host) as executor:
         if wants_parallel(jobs, executor):
-            keep = options.extra.get("keep_tables", True)
+            keep = keeps_tables(options)
             stage("compare", f"{len(jobs)} pairs side by side")
             outcomes = run_parallel(jobs, options, host, timestamp, executor, keep)
             if outcomes is not None:
@@ -109,5 +111,6 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, 
             continue
         for f in outcome.files:
             log.info("%sThe result file path is: %s.", prefix, f.resolve())
-        outcome.table = outcome.table if options.extra.get("keep_tables", True) else None
+        outcome.partial = job_partial(options, job, outcome.table, outcome.files)
+        outcome.table = outcome.table if keeps_tables(options) else None
     return outcomes

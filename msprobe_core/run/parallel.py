@@ -43,10 +43,12 @@ class JobTask:
 
 @dataclass
 class JobReport:
-    """What a worker sends back for one job."""
+    """What a worker sends back for one job: its files, and its result's summary partial
+    (:mod:`msprobe_core.pipeline.sink`) or, when the run keeps tables, its table."""
 
     files: list[Path] = field(default_factory=list)
     table: Any = None
+    partial: Any = None
     error: str | None = None
     rows: int = 0
     records: list[logging.LogRecord] = field(default_factory=list)
@@ -91,6 +93,7 @@ def run_job_task(task: JobTask) -> JobReport:
                 if table is not None:
                     report.rows = len(table)
                     report.files = write_result(table, task.job, task.options, task.timestamp, host)
+                    report.partial = job_partial(task.options, task.job, table, report.files)
                     report.table = table if task.keep_table else None
             except MsprobeError as exc:
                 report.error = str(exc)
@@ -100,6 +103,22 @@ def run_job_task(task: JobTask) -> JobReport:
     report.records = collect.records
     report.unrecognised = list(task.job.extra.get("unrecognised", ()))
     return report
+
+
+#: ``job.extra`` key under which a job whose result never was a whole table (a compare streamed chunk by chunk,
+#: which fed the run's summary sink as it went) leaves its summary partial.
+JOB_PARTIAL = "summary_partial"
+
+
+def job_partial(options: CompareOptions, job: CompareJob, table: Any, files: list[Path]) -> Any:
+    """The summary partial of one job's result (``None`` when the run asks for none): the partial the job left in
+    ``job.extra[JOB_PARTIAL]``, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
+    from ..pipeline.sink import summarise_table
+
+    left = job.extra.pop(JOB_PARTIAL, None)
+    if left is not None or table is None:
+        return left
+    return summarise_table(options, table, files)
 
 
 def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
@@ -161,6 +180,7 @@ def run_parallel(
                         record.process = os.getpid()  # the console shows the run's pid, as serially
                         log.handle(record)
                 outcome.files, outcome.table, outcome.error = report.files, report.table, report.error
+                outcome.partial = report.partial
                 if report.unrecognised:
                     job.extra["unrecognised"] = report.unrecognised
                 if report.error:
