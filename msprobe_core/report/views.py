@@ -155,10 +155,18 @@ class SpelledColumns(Mapping[str, list[str]]):
     cost as much as writing the file.
     """
 
-    def __init__(self, data: Mapping[str, Sequence[Any]], columns: Sequence[str]) -> None:
+    def __init__(self, data: Mapping[str, Sequence[Any]], columns: Sequence[str], start: int = 0,
+                 stop: int | None = None) -> None:
         self._data = data
         self._columns = list(columns)
         self._spelled: dict[str, list[str]] = {}
+        #: the rows ``start:stop`` of the table's columns (``stop`` ``None``: to the end), see :meth:`rows`
+        self._range = (start, stop)
+
+    def rows(self, start: int, stop: int) -> SpelledColumns:
+        """The cells of rows ``start:stop`` (relative to these cells), spelled only when read, as these are."""
+        base = self._range[0]
+        return SpelledColumns(self._data, self._columns, base + start, base + stop)
 
     def __getitem__(self, name: str) -> list[str]:
         cells = self._spelled.get(name)
@@ -167,7 +175,14 @@ class SpelledColumns(Mapping[str, list[str]]):
                 raise KeyError(name)
             from ..text.cells import csv_column
 
-            cells = self._spelled[name] = csv_column(self._data[name])
+            column = self._data[name]
+            start, stop = self._range
+            if start == 0 and stop is None:
+                cells = csv_column(column)
+            else:
+                spell = getattr(column, "csv_texts", None)  # a lean column spells just these rows
+                cells = spell(start, stop) if spell is not None else csv_column(column[start:stop])
+            self._spelled[name] = cells
         return cells
 
     def __contains__(self, name: object) -> bool:
@@ -184,7 +199,8 @@ class SpelledColumns(Mapping[str, list[str]]):
         column = self._data.get(name) if name in self._columns else None
         if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
             return None
-        values, codes = column.numbers(), column.codes
+        start, stop = self._range
+        values, codes = column.numbers()[start:stop], column.codes[start:stop]
         # the same operation to_number applies to the text repr(x) + "%": float(repr(x)) == x, times 0.01
         out = (values * 0.01).tolist() if column.suffix else values.tolist()
         if column.suffix:  # "-x%" is formula-like: the CSV cell is neutralised ("'-x%") and reads as no number
