@@ -1,0 +1,130 @@
+"""The HTML report of a large result shows a bounded sample (report/sampling.py): which rows it keeps,
+that chunk sizes do not change it, that its cells are the CSV's, and that small results are unchanged.
+
+Thresholds and budgets are set small here (``sample_above``, ``MSPROBE_REPORT_SAMPLE_ABOVE``, a
+:class:`Budget`) so that a few thousand rows exercise what happens above 200,000."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import msprobe_core
+from msprobe_core.report.chunks import view_chunks, view_cut
+from msprobe_core.report.divergence import first_divergence_of
+from msprobe_core.report.result_files import read_result_file
+from msprobe_core.report.sampling import (
+    BIG_ROWS,
+    THRESHOLD_ENV,
+    Budget,
+    ViewSampler,
+    sample_threshold,
+    sample_views,
+)
+from msprobe_core.report.worst import worst_rows
+
+from .report_synth import write_synthetic_result
+
+REPO = Path(__file__).resolve().parents[1]
+STATS = REPO / "examples" / "pytorch_stats"
+SMALL = Budget(nonpass_first=300, nonpass_sample=200, pass_sample=150, worst=40, radius=25, buckets=64, groups=64)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A 12,000-row tensor result read back from its CSV; errors and warnings from row 4,800 on."""
+    path = write_synthetic_result(tmp_path_factory.mktemp("synth") / "compare_result_20260101000000.csv",
+                                  12_000, seed=3, diverge_at=0.4)
+    return path, read_result_file(path, "")
+
+
+def _sample(view, budget=SMALL, sizes=None):
+    sampler = ViewSampler(budget)
+    for chunk in (view_cut(view, sizes) if sizes is not None else view_chunks(view, len(view) or 1)):
+        sampler.feed(chunk)
+    return sampler.finish()
+
+
+def test_threshold_parameter_environment_default(monkeypatch):
+    monkeypatch.delenv(THRESHOLD_ENV, raising=False)
+    assert sample_threshold() == BIG_ROWS == 200_000
+    monkeypatch.setenv(THRESHOLD_ENV, "1_000")
+    assert sample_threshold() == 1000
+    assert sample_threshold(5) == 5  # a parameter wins over the environment
+    monkeypatch.setenv(THRESHOLD_ENV, "lots")
+    assert sample_threshold() == BIG_ROWS
+
+
+def test_chunk_sizes_do_not_change_the_sample(synthetic):
+    _, view = synthetic
+    whole = _sample(view)
+    rnd = random.Random(7)
+    for _ in range(4):
+        sizes = [rnd.choice((1, 2, 7, 64, 333, 1000, 4099)) for _ in range(200)]
+        cut = _sample(view, sizes=sizes)
+        assert cut.positions == whole.positions
+        assert cut.cells == whole.cells
+        assert cut.verdicts == whole.verdicts
+
+
+def test_the_sample_keeps_what_matters_and_stays_bounded(synthetic):
+    _, view = synthetic
+    sample = _sample(view)
+    kept = set(sample.positions)
+    verdicts = view.verdicts()
+    bad = [i for i, v in enumerate(verdicts) if v != "pass"]
+    assert len(bad) > SMALL.nonpass_first + SMALL.nonpass_sample  # more than the caps: sampling must happen
+    # every non-passing row up to the cap, then an even sample of the rest
+    assert set(bad[: SMALL.nonpass_first]) <= kept
+    later = [i for i in bad[SMALL.nonpass_first:] if i in kept]
+    assert SMALL.nonpass_sample // 2 <= len(later) <= SMALL.nonpass_sample + 300
+    # the first divergence and its neighbourhood
+    fd = first_divergence_of(view)
+    assert fd is not None
+    assert set(range(fd.index - SMALL.radius, fd.index + SMALL.radius + 1)) <= kept
+    # the worst rows the summary lists, and the first row
+    names = set(sample.cells["NPU Name"])
+    assert {w["name"] for w in worst_rows([view], SMALL.worst)} <= names
+    assert 0 in kept
+    # the row holding the highest max relative error of every stretch of 1/64 of the result
+    rel = view.numbers("MaxRelativeErr")
+    width = -(-len(view) // SMALL.buckets)
+    width = 1 << (width - 1).bit_length()
+    for a in range(0, len(view), width):
+        vals = [(abs(x), i) for i, x in enumerate(rel[a:a + width], start=a) if x is not None]
+        if vals:
+            top = max(v for v, _ in vals)
+            assert min(i for v, i in vals if v == top) in kept
+    # bounded: the caps, neighbourhoods and plot extremes, far below the result's rows
+    assert len(kept) < 2600 and len(view) == sample.total == 12_000
+    assert sample.verdicts == {v: verdicts.count(v) for v in ("pass", "warning", "error")}
+    # the cells are the CSV's, row for row
+    for k, p in enumerate(sample.positions):
+        assert all(sample.cells[c][k] == view.cells[c][p] for c in view.columns), p
+
+
+def test_a_table_in_memory_samples_as_its_csv(tmp_path):
+    """Chunks of a ResultTable (cells spelled lazily, only the rows kept) give the cells the CSV holds."""
+    result = msprobe_core.compare(STATS / "target/step0", STATS / "golden/step0", tmp_path / "out")
+    (in_memory,) = result._result_views()
+    from_csv = read_result_file(result.files[0], "")
+    budget = Budget(nonpass_first=3, nonpass_sample=3, pass_sample=4, worst=2, radius=1, buckets=4, groups=4)
+    a = _sample(in_memory, budget, sizes=[5, 1, 17, 3] * 50)
+    b = _sample(from_csv, budget)
+    assert a.positions == b.positions and len(a.positions) < len(from_csv)
+    assert a.cells == b.cells
+
+
+def test_several_results_share_the_budget(synthetic, tmp_path):
+    _, view = synthetic
+    views = []
+    for k in range(6):
+        v = read_result_file(synthetic[0], f"rank{k}")
+        views.append(v)
+    samples = sample_views(views)
+    assert [s.label for s in samples] == [f"rank{k}" for k in range(6)]
+    assert all(s.budget == samples[0].budget for s in samples)
+    assert samples[0].budget["nonpass_first"] == Budget.for_views(6).nonpass_first < Budget().nonpass_first
+    assert all(s.positions == samples[0].positions for s in samples)
