@@ -6,14 +6,20 @@ Thresholds and budgets are set small here (``sample_above``, ``MSPROBE_REPORT_SA
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
 import msprobe_core
+from msprobe_core.cli.main import main
 from msprobe_core.report.chunks import view_chunks, view_cut
 from msprobe_core.report.divergence import first_divergence_of
+from msprobe_core.report.html import build_payload, render_html
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.sampling import (
     BIG_ROWS,
@@ -23,6 +29,7 @@ from msprobe_core.report.sampling import (
     sample_threshold,
     sample_views,
 )
+from msprobe_core.report.summary import summarize
 from msprobe_core.report.worst import worst_rows
 
 from .report_synth import write_synthetic_result
@@ -115,6 +122,61 @@ def test_a_table_in_memory_samples_as_its_csv(tmp_path):
     b = _sample(from_csv, budget)
     assert a.positions == b.positions and len(a.positions) < len(from_csv)
     assert a.cells == b.cells
+
+
+def _payload_of(html: str) -> dict:
+    m = re.search(r'<script type="application/json" id="report-data" data-encoding="([^"]+)">(.*?)</script>', html, re.S)
+    assert m
+    text = m.group(2)
+    if m.group(1) == "gzip+base64":
+        text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+    return json.loads(text)
+
+
+def test_at_or_below_the_threshold_the_payload_is_every_row(synthetic):
+    _, view = synthetic
+    summary = summarize([view])
+    at = build_payload([view], summary, sample_above=len(view))
+    assert "sample" not in at
+    (part,) = at["parts"]
+    assert part["n"] == len(view) and "pos" not in part and "total" not in part
+    default = build_payload([view], summary)  # 12,000 rows: far below the default threshold
+    at["generated"] = default["generated"]
+    assert json.dumps(at, default=list) == json.dumps(default, default=list)
+
+
+def test_above_the_threshold_the_page_holds_the_sample(synthetic):
+    path, view = synthetic
+    summary = summarize([view])
+    data = _payload_of(render_html([view], summary, sample_above=len(view) - 1))
+    (part,) = data["parts"]
+    (sample,) = sample_views([view])
+    assert part["n"] < len(view)  # the default budget keeps 20,000 non-passing rows: not all of these
+    assert part["pos"] == sample.positions and part["n"] == len(sample.positions) and part["total"] == len(view)
+    fd = summary["first_divergence"]
+    assert part["first"]["at"] == fd["index"] and part["pos"][part["first"]["pos"]] == fd["index"]
+    assert data["detail"]["rows"]  # the first divergent call's values are in the sample too
+    note = data["sample"]
+    assert note["shown"] == len(sample.positions) and note["total"] == len(view)
+    assert note["files"] == [str(path)]
+    assert [note["verdicts"][v][1] for v in ("pass", "warning", "error")] == [summary["verdicts"][v] for v in
+                                                                             ("pass", "warning", "error")]
+    assert sum(n[0] for n in note["verdicts"].values()) == note["shown"]
+    assert data["summary"] == json.loads(json.dumps(summary))  # the summary is over every row
+
+
+def test_msprobe_report_samples_above_the_environment_threshold(synthetic, tmp_path, monkeypatch):
+    path, view = synthetic
+    out = tmp_path / "report.html"
+    monkeypatch.setenv(THRESHOLD_ENV, "5000")
+    assert main(["report", str(path), "-o", str(out), "-q"]) == 0
+    data = _payload_of(out.read_text(encoding="utf-8"))
+    assert data["sample"]["total"] == 12_000 and data["sample"]["shown"] < 12_000
+    assert data["parts"][0]["n"] == data["sample"]["shown"]
+    monkeypatch.setenv(THRESHOLD_ENV, "12000")
+    assert main(["report", str(path), "-o", str(out), "-q"]) == 0
+    data = _payload_of(out.read_text(encoding="utf-8"))
+    assert "sample" not in data and data["parts"][0]["n"] == 12_000
 
 
 def test_several_results_share_the_budget(synthetic, tmp_path):
