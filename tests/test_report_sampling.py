@@ -190,3 +190,70 @@ def test_several_results_share_the_budget(synthetic, tmp_path):
     assert all(s.budget == samples[0].budget for s in samples)
     assert samples[0].budget["nonpass_first"] == Budget.for_views(6).nonpass_first < Budget().nonpass_first
     assert all(s.positions == samples[0].positions for s in samples)
+
+
+def test_samplers_fed_chunks_keep_every_row_while_the_report_fits(synthetic):
+    """A streamed run does not know its row count in advance: below the threshold its samples are every row
+    and the page is the whole-table one; above it, each result's sample as if fed whole."""
+    from msprobe_core.report.sampling import RowAllowance
+
+    _, view = synthetic
+    summary = summarize([view])
+    fits = RowAllowance(len(view))
+    whole = _sample(view, sizes=[1000, 7, 4000], budget=Budget())
+    sampler = ViewSampler(Budget(), allowance=fits)
+    for chunk in view_cut(view, [1000, 7, 4000]):
+        sampler.feed(chunk)
+    complete = sampler.finish()
+    assert fits.open and complete.complete and complete.positions == list(range(len(view)))
+    assert not whole.complete
+    payload = build_payload([], summary, samples=[complete], sample_above=len(view))
+    expected = build_payload([view], summary, sample_above=len(view))
+    payload["generated"] = expected["generated"]
+    assert json.dumps(payload, default=list) == json.dumps(expected, default=list)
+
+    shared = RowAllowance(len(view) + 100)  # two results: the second one overflows it
+    samples = []
+    for _ in range(2):
+        sampler = ViewSampler(Budget(), allowance=shared)
+        for chunk in view_cut(view, [1000, 7, 4000]):
+            sampler.feed(chunk)
+        samples.append(sampler.finish())
+    assert not shared.open
+    assert samples[0].complete and samples[1].positions == whole.positions and samples[1].cells == whole.cells
+    data = build_payload([], summary, samples=samples, sample_above=len(view) + 100)
+    assert data["sample"]["total"] == 2 * len(view) and [p["n"] for p in data["parts"]] == [len(view), len(whole.positions)]
+
+
+def _corpus_results() -> list[Path]:
+    from .conftest import corpora_dir
+
+    return sorted(corpora_dir().glob("**/compare_result*.csv"))
+
+
+@pytest.mark.skipif(not _corpus_results(), reason="reference corpora not found")
+def test_call_numbers_agree_with_node_of_on_every_corpus_result():
+    """The call numbering's shortcut (a row whose leaf surely stays in its call is not parsed) numbers the calls
+    as runs of :func:`node_of` do, whatever the chunk boundaries, on every result name of the corpora."""
+    from msprobe_core.report.calls import CallNumbers
+    from msprobe_core.report.views import node_of
+
+    rnd = random.Random(11)
+    names: list[str] = []
+    for path in _corpus_results():
+        names += read_result_file(path, "").names
+    names += ["Tensor.add.0.forward.input.0", "Tensor.add.0.forward.1.input.0", "Module.a.forward.0.output",
+              "Module.a.forward.0.input.0", "Module.a.forward.0.parameters_grad.weight", "x.backward.input.0.npy"]
+    expected, call, last = [], -1, None
+    for name in names:
+        node = node_of(name)[0]
+        if node != last:
+            call, last = call + 1, node
+        expected.append(call)
+    numbers, got, a = CallNumbers(), [], 0
+    while a < len(names):
+        b = a + rnd.choice((1, 2, 5, 50, 700))
+        calls, _ = numbers.feed(names[a:b])
+        got += calls.tolist()
+        a = b
+    assert len(names) > 1000 and got == expected and numbers.count == call + 1

@@ -186,7 +186,8 @@ def build_payload(
 
     Above :func:`~msprobe_core.report.sampling.sample_threshold` rows in all (``sample_above``
     overrides it) the tables are samples of the results (:mod:`msprobe_core.report.sampling`);
-    ``samples`` gives them already made (fed chunk by chunk elsewhere), and ``views`` is then not read.
+    ``samples`` gives them already made (fed chunk by chunk elsewhere), and ``views`` is then not read
+    (complete samples of at most that many rows in all are every row: the page is the whole-table one).
     Each sampled part has ``pos`` (each row's position in its result) and ``total``; ``sample``
     says how many rows are shown of how many, and which files hold them all.
     """
@@ -196,6 +197,8 @@ def build_payload(
         samples = sample_views(views, watched_calls(analysis) if analysis is not None else ())
     if samples is not None:
         views = [s.view() for s in samples]
+        if all(s.complete for s in samples) and sum(s.total for s in samples) <= sample_threshold(sample_above):
+            samples = None
 
     nodes: dict[str, int] = {}
     node_dirs: list[str] = []

@@ -20,6 +20,11 @@ which keeps, within a :class:`Budget`:
 The result is a :class:`ViewSample`: a few tens of thousands of rows whatever the row count, and
 picklable, so a rank's worker can send it back instead of its table. Which rows are kept does not
 depend on the chunk sizes. :func:`~msprobe_core.report.html.build_payload` makes the page from it.
+
+A streamed run, which knows its row count only at the end, makes one :class:`RowAllowance` per report
+and one ``ViewSampler(Budget.for_views(results), watch, allowance)`` per result, feeds each its chunks,
+and passes the samples to :func:`~msprobe_core.report.html.write_report` (``samples=``): while all
+results together fit the threshold every row is kept and the page is the whole-table one.
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ from .. import result_columns as C
 from ..model import MODE_KERNEL
 from ..result_columns import known_columns
 from .buckets import Buckets, Decimated, TopRows
+from .calls import CallNumbers
 from .divergence import first_divergence_of
-from .views import VERDICT_LEVEL, ResultView, SpelledColumns, main_metric, node_of, plot_metrics
+from .views import VERDICT_LEVEL, ResultView, SpelledColumns, main_metric, plot_metrics
 
 #: Above this many rows (all results together) the report shows a sample; at or below it, every row.
 BIG_ROWS = 200_000
@@ -99,6 +105,11 @@ class ViewSample:
     #: the :class:`Budget` the rows were chosen within, as a dict
     budget: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def complete(self) -> bool:
+        """Whether every row of the result is here."""
+        return len(self.positions) == self.total
+
     def view(self) -> ResultView:
         """The rows shown, as a view (row ``k`` is position ``positions[k]`` of the result)."""
         return ResultView(self.label, self.mode, self.columns, self.cells, list(self.files), self.frameworks,
@@ -106,70 +117,6 @@ class ViewSample:
 
 
 _CODES = {v: np.int8(k) for v, k in VERDICT_LEVEL.items()}
-_LEAVES = ("input.", "output.", "parameters.")
-
-
-class _Calls:
-    """Numbers the calls of a result (runs of consecutive rows of one node, :func:`node_of`) in execution order."""
-
-    def __init__(self) -> None:
-        self.node: str | None = None
-        self.count = 0
-        #: leaves (``input.0``) after which a row surely belongs to a node ending in forward/backward
-        #: (its call number), and to one ending in parameters_grad (see :func:`_sure_leaf`)
-        self._leaves: tuple[set[str], set[str]] = (set(), set())
-
-    def feed(self, names: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int, str]]]:
-        """Each row's call number, and (row, call, node) where a call starts in these rows."""
-        node, o = self.node, self.count - 1
-        starts: list[tuple[int, int, str]] = []
-        dot, k, sure = "", 0, None
-        if node is not None:
-            dot, k, sure = self._sure(node)
-        for i, name in enumerate(names):
-            # the rows of one call share its name as a prefix; node_of is needed only where that may not decide
-            if sure is not None and name.startswith(dot) and name[k:] in sure:
-                continue
-            nd = node_of(name)[0]
-            if nd == node:
-                if sure is not None and name.startswith(dot) and _sure_leaf(name[k:], sure is self._leaves[1]):
-                    sure.add(name[k:])
-                continue
-            node, o = nd, o + 1
-            dot, k, sure = self._sure(nd)
-            starts.append((i, o, nd))
-        first = self.count - 1
-        self.node, self.count = node, o + 1
-        bounds = [b[0] for b in starts]
-        calls = [b[1] for b in starts]
-        if not bounds or bounds[0] != 0:
-            bounds.insert(0, 0)
-            calls.insert(0, first)
-        return np.repeat(np.array(calls, dtype=np.int64), np.diff(np.r_[bounds, len(names)])), starts
-
-    def _sure(self, node: str) -> tuple[str, int, set[str] | None]:
-        """(node + ".", its length, the leaves known to keep a row in ``node``: ``None`` when no leaf is sure)."""
-        tokens = node.split(".")
-        last = tokens[-1]
-        if last == "parameters_grad":
-            return node + ".", len(node) + 1, self._leaves[1]
-        if last in _DIRECTIONS or (last.isdigit() and len(tokens) > 1 and tokens[-2] in _DIRECTIONS):
-            return node + ".", len(node) + 1, self._leaves[0]
-        return "", 0, None
-
-
-_DIRECTIONS = ("forward", "backward")
-
-
-def _sure_leaf(leaf: str, after_grad: bool) -> bool:
-    """Whether ``node.leaf`` belongs to ``node`` for every ``node`` ending in forward/backward (or one and a call
-    number; ``after_grad``: in parameters_grad), as :func:`node_of` decides: ``leaf`` holds no direction token,
-    and after forward/backward it starts with input/output/parameters (a call number would be taken in)."""
-    if leaf.endswith(".npy") or any(t in leaf for t in ("forward", "backward", "parameters_grad")):
-        return False
-    return after_grad or leaf.startswith(_LEAVES)
-
-
 def _numbers(chunk: ResultView, column: str | None) -> np.ndarray | None:
     if column is None or column not in chunk.cells:
         return None
@@ -223,13 +170,36 @@ class _Window(Mapping[str, list[str]]):
         return len(self._cells)
 
 
+class RowAllowance:
+    """The rows the samplers of one report keep whole: every row while all results together have at most
+    ``limit`` rows (the page is then the whole-table one), only each result's sample once they have more.
+
+    One per report, shared by its results' :class:`ViewSampler` s (a streamed run does not know its row
+    count before the end); while it is open, memory grows with the rows, up to ``limit``."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = sample_threshold(limit)
+        self.used = 0
+        self.open = True
+
+    def take(self, rows: int) -> bool:
+        """Count ``rows`` more; whether every row is still kept."""
+        if self.open:
+            self.used += rows
+            self.open = self.used <= self.limit
+        return self.open
+
+
 class ViewSampler:
     """Chunks of one result in (execution order, each chunk's ``start`` the rows fed before it), a
     :class:`ViewSample` out. ``watch``: calls whose rows are kept with their neighbourhood (the nodes of a
-    ``-da`` analysis and the communication calls it names)."""
+    ``-da`` analysis and the communication calls it names). ``allowance``: every row is kept while it is
+    open (see :class:`RowAllowance`)."""
 
-    def __init__(self, budget: Budget | None = None, watch: Iterable[str] = ()) -> None:
+    def __init__(self, budget: Budget | None = None, watch: Iterable[str] = (),
+                 allowance: RowAllowance | None = None) -> None:
         self.budget = budget or Budget()
+        self.allowance = allowance
         self.watch = set(watch)
         self._meta: ResultView | None = None
         self._kernel: list[ResultView] = []
@@ -241,7 +211,7 @@ class ViewSampler:
         self._live = 0
         self._found = self._error = self._unmatched_error = False
         self._watched: set[str] = set()
-        self._calls = _Calls()
+        self._calls = CallNumbers()
         self._np_first = 0
 
     def _start(self, chunk: ResultView) -> None:
@@ -304,11 +274,13 @@ class ViewSampler:
         self._fixed |= fixed
         wanted = set(np.concatenate(keep).tolist())
         wanted |= fixed
+        if self.allowance is not None and self.allowance.take(n):
+            wanted.update(range(start, self.total))
         self._extract(chunk, start, wanted)
         self._recent.append((start, chunk))
         while len(self._recent) > 1 and self._recent[1][0] <= self.total - b.radius:
             self._recent.popleft()
-        if len(self._rows) > 2 * self._live + 4096:
+        if len(self._rows) > 2 * self._live + 4096 and not self._whole():
             self._prune()
 
     def _offer_worst(self, chunk: ResultView, verd: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -378,6 +350,10 @@ class ViewSampler:
             if rows:
                 self._rows.update(zip((s + i for i in rows), _take(c, rows)))
 
+    def _whole(self) -> bool:
+        """Whether every row is kept yet (the report's rows fit its allowance so far)."""
+        return self.allowance is not None and self.allowance.open
+
     def _referenced(self) -> set[int]:
         live = set(self._fixed)
         for arr in (self._nonpass.positions, self._passing.positions, self._worst.positions, self._heat.hi_pos[0]):
@@ -399,7 +375,8 @@ class ViewSampler:
             chunks, self._kernel = self._kernel, []
             for chunk in _in_execution_order(chunks):
                 self._take_rows(chunk)
-        self._prune()
+        if not self._whole():
+            self._prune()
         m = self._meta
         positions = sorted(self._rows)
         columns = list(zip(*(self._rows[p] for p in positions))) or [()] * len(m.columns)
