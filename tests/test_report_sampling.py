@@ -257,3 +257,23 @@ def test_call_numbers_agree_with_node_of_on_every_corpus_result():
         got += calls.tolist()
         a = b
     assert len(names) > 1000 and got == expected and numbers.count == call + 1
+
+
+def test_odd_metric_cells_sample_without_numpy_warnings(synthetic):
+    """inf, -inf, nan, N/A and huge values in the plotted and ranked columns: no RuntimeWarning reaches the user,
+    and the rows holding the infinities are kept (they are the plots' extremes)."""
+    import warnings
+
+    from msprobe_core.report.views import ResultView
+
+    _, view = synthetic
+    cells = {c: list(view.cells[c]) for c in view.columns}
+    odd = {100: "inf", 200: "-inf", 300: "nan", 400: "N/A", 500: "1e308", 600: "-1e308", 700: "unsupported"}
+    for column in ("Cosine", "MaxRelativeErr", "MaxAbsErr"):
+        for row, text in odd.items():
+            cells[column][row] = text
+    odd_view = ResultView("", view.mode, view.columns, cells, view.files, view.frameworks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sample = _sample(odd_view, sizes=[150, 450, 7000])
+    assert {100, 200} <= set(sample.positions)

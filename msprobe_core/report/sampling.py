@@ -314,7 +314,10 @@ class ViewSampler:
         main = self._plot[0] if self._plot else None
         if main is not None:
             worst = np.maximum(_badness(main, values[0]), 0.0)
-            frac = np.where(np.isnan(worst), -0.5, np.where(np.isinf(worst), 1.0, worst / (1.0 + worst)))
+            frac = np.full(len(worst), -0.5)  # no value: below every value
+            frac[np.isinf(worst)] = 1.0
+            finite = np.isfinite(worst)
+            frac[finite] = worst[finite] / (1.0 + worst[finite])
         else:
             frac = np.zeros(len(pos))
         key = verd.astype(np.float64) * 2.0 + frac
