@@ -30,7 +30,7 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("result", type=Path, help="a compare result CSV")
+    p.add_argument("result", type=Path, nargs="+", help="a compare result CSV, or its _part_N files in order")
     p.add_argument("--out", type=Path, required=True, help="the report page to write")
     p.add_argument("--rows", type=int, default=65536, help="rows per chunk")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -46,24 +46,25 @@ def main(argv: list[str] | None = None) -> int:
     t0, c0 = time.perf_counter(), time.process_time()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     sampler = ViewSampler(Budget())
-    label = label_from_path(args.result)
-    with open(args.result, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        columns = next(reader)
-        mode = detect_mode(columns)
-        frameworks = None
-        start = 0
-        while True:
-            block = [row for _, row in zip(range(args.rows), reader) if row]
-            if not block and start:
-                break
-            cells = {c: list(col) for c, col in zip(columns, zip(*block))} if block else {c: [] for c in columns}
-            if frameworks is None:
-                frameworks = guess_frameworks(cells, mode)
-            sampler.feed(ResultChunk(label, mode, columns, cells, [args.result], frameworks, start=start))
-            start += len(block)
-            if not block:
-                break
+    files = list(args.result)
+    label = label_from_path(files[0])
+    frameworks, start = None, 0
+    for path in files:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            columns = next(reader)
+            mode = detect_mode(columns)
+            while True:
+                block = [row for _, row in zip(range(args.rows), reader) if row]
+                if not block and start:
+                    break
+                cells = {c: list(col) for c, col in zip(columns, zip(*block))} if block else {c: [] for c in columns}
+                if frameworks is None:
+                    frameworks = guess_frameworks(cells, mode)
+                sampler.feed(ResultChunk(label, mode, columns, cells, files, frameworks, start=start))
+                start += len(block)
+                if not block:
+                    break
     sample = sampler.finish()
     c_sampled = time.process_time()
 
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     write_report([], summary, args.out, samples=[sample])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     figures = {
-        "result": str(args.result), "rows": sample.total, "rows_shown": len(sample.positions),
+        "result": [str(f) for f in files], "rows": sample.total, "rows_shown": len(sample.positions),
         "chunk_rows": args.rows, "page_bytes": args.out.stat().st_size,
         "cpu_s": round(cpu, 2), "cpu_sampling_s": round(c_sampled - c0, 2), "wall_s": round(wall, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
