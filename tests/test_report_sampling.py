@@ -277,3 +277,20 @@ def test_odd_metric_cells_sample_without_numpy_warnings(synthetic):
         warnings.simplefilter("error")
         sample = _sample(odd_view, sizes=[150, 450, 7000])
     assert {100, 200} <= set(sample.positions)
+
+
+def test_compare_report_html_samples_the_tables_in_memory(tmp_path, monkeypatch):
+    """``msprobe compare --report html`` above the threshold: a sample of the table in memory (its rows, the file
+    that holds them all, the rows the CSV read back gives; which rows a table keeps: see the test above)."""
+    monkeypatch.setenv(THRESHOLD_ENV, "20")
+    out = tmp_path / "out"
+    assert main(["compare", "-tp", str(STATS / "target/step0"), "-gp", str(STATS / "golden/step0"), "-o", str(out),
+                 "--report", "html", "-q"]) == 0
+    (page,) = out.glob("compare_report_*.html")
+    (result,) = out.glob("compare_result_*.csv")
+    data = _payload_of(page.read_text(encoding="utf-8"))
+    view = read_result_file(result)
+    (part,) = data["parts"]
+    assert data["sample"]["total"] == part["total"] == len(view) > 20
+    assert data["sample"]["files"] == [str(result)]
+    assert part["pos"] == sample_views([view])[0].positions
