@@ -156,7 +156,8 @@ class CompareResult:
         return self.summary["first_divergence"]
 
     def write_report(self, path: str | os.PathLike[str]) -> Path:
-        """Write the self-contained HTML report (summary, error plots, the whole table) to ``path``; returns it."""
+        """Write the self-contained HTML report (summary, error plots, the whole table: a sample of it above
+        200,000 rows, see docs/report.md) to ``path``; returns it."""
         from .report import write_report
 
         return write_report(self._result_views(), self.summary, Path(path))

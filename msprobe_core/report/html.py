@@ -21,6 +21,7 @@ import math
 import re
 import secrets
 import time
+from bisect import bisect_left
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -32,6 +33,7 @@ from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
 from ..write.writers import atomic_path
 from .divergence import Divergence, carried_in, is_mixed_layout
+from .sampling import ViewSample, sample_note, sample_threshold, sample_views, watched_calls
 from .views import ResultView, node_of, plot_metrics
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
@@ -172,7 +174,7 @@ def _encode_names(names: list[str], row_nodes: list[int], node_names: list[str])
 
 def build_payload(
     views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
-    analysis: Any = None,
+    analysis: Any = None, sample_above: int | None = None, samples: Sequence[ViewSample] | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as one JSON-ready dict.
 
@@ -181,8 +183,22 @@ def build_payload(
     says the divergence reached other ranks (:func:`~msprobe_core.report.explain.divergence_spread`);
     ``mixed``, whether the results are the parts of a mixed graph/pynative dump (each
     part's first divergence then says whether it was carried into the part).
+
+    Above :func:`~msprobe_core.report.sampling.sample_threshold` rows in all (``sample_above``
+    overrides it) the tables are samples of the results (:mod:`msprobe_core.report.sampling`);
+    ``samples`` gives them already made (fed chunk by chunk elsewhere), and ``views`` is then not read
+    (complete samples of at most that many rows in all are every row: the page is the whole-table one).
+    Each sampled part has ``pos`` (each row's position in its result) and ``total``; ``sample``
+    says how many rows are shown of how many, and which files hold them all.
     """
     from .explain import divergence_detail, divergence_spread
+
+    if samples is None and sum(len(v) for v in views) > sample_threshold(sample_above):
+        samples = sample_views(views, watched_calls(analysis) if analysis is not None else ())
+    if samples is not None:
+        views = [s.view() for s in samples]
+        if all(s.complete for s in samples) and sum(s.total for s in samples) <= sample_threshold(sample_above):
+            samples = None
 
     nodes: dict[str, int] = {}
     node_dirs: list[str] = []
@@ -191,7 +207,8 @@ def build_payload(
     mixed = is_mixed_layout(views)
     detail = None
     orders = []
-    for view in views:
+    for k_view, view in enumerate(views):
+        positions = samples[k_view].positions if samples is not None else None
         names = view.names
         row_nodes = []
         for name in names:
@@ -219,16 +236,20 @@ def build_payload(
             enc.append(encode_column(view.cells[col], view.cells[twin] if twin else None, twin or ""))
         first = None
         for d in summary.get("first_divergence_by_rank", []):
-            if d["rank"] == view.label and 0 <= d["index"] < len(view):
-                first = {"pos": d["index"], "row": order[d["index"]], "node": d["node"], "reason": d["reason"]}
-        is_chosen = bool(fd) and fd.get("rank") == view.label and 0 <= fd.get("index", -1) < len(view)
+            at = _shown_at(positions, d["index"], len(view))
+            if d["rank"] == view.label and at >= 0:
+                first = {"pos": at, "row": order[at], "node": d["node"], "reason": d["reason"]}
+        at = _shown_at(positions, fd.get("index", -1), len(view)) if fd else -1
+        is_chosen = bool(fd) and fd.get("rank") == view.label and at >= 0
         if is_chosen:
-            first = {"pos": fd["index"], "row": order[fd["index"]], "node": fd["node"], "reason": fd["reason"]}
+            first = {"pos": at, "row": order[at], "node": fd["node"], "reason": fd["reason"]}
             detail = divergence_detail(view, first["row"], row_nodes, order)
             detail["part"] = len(parts)
         if mixed and first is not None:
             name = view.names[first["row"]]
             first["carried"] = carried_in(view, Divergence(first["node"], name, view.label, first["pos"], ""))
+        if first is not None and positions is not None:
+            first["at"] = positions[first["pos"]]  # its position in the whole result (the page shows that)
         parts.append({
             "label": view.label,
             "mode": view.mode,
@@ -243,7 +264,9 @@ def build_payload(
             "first": first,
             "chosen": is_chosen,
         })
-    return {
+        if samples is not None:
+            parts[-1].update(pos=positions, total=samples[k_view].total)
+    payload = {
         "title": title,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
         "summary": summary,
@@ -254,6 +277,17 @@ def build_payload(
         "spread": divergence_spread(views, analysis, orders),
         "mixed": mixed,
     }
+    if samples is not None:
+        payload["sample"] = sample_note(samples)
+    return payload
+
+
+def _shown_at(positions: Sequence[int] | None, index: int, n: int) -> int:
+    """Where row ``index`` of a result is in its part (-1: not shown); ``positions``: a sample's, else every row."""
+    if positions is None:
+        return index if 0 <= index < n else -1
+    k = bisect_left(positions, index)
+    return k if k < len(positions) and positions[k] == index else -1
 
 
 #: Payloads larger than this are embedded gzip-compressed (base64), which the page inflates with the
@@ -301,9 +335,10 @@ def _html_text(text: str) -> str:
 
 
 def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
-                analysis: Any = None) -> str:
-    """The whole report page as a string (``analysis``: the ``-da`` answer, as for :func:`build_payload`)."""
-    payload = build_payload(views, summary, title=title, analysis=analysis)
+                analysis: Any = None, sample_above: int | None = None,
+                samples: Sequence[ViewSample] | None = None) -> str:
+    """The whole report page as a string (``analysis``, ``sample_above``, ``samples``: as for :func:`build_payload`)."""
+    payload = build_payload(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples)
     data, encoding = _json_for_script(payload)
     values = {
         "__TITLE__": _html_text(title),
@@ -319,11 +354,12 @@ def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: 
 
 def write_report(
     views: Sequence[ResultView], summary: dict[str, Any], path: Path, *, title: str = "msprobe compare report",
-    analysis: Any = None,
+    analysis: Any = None, sample_above: int | None = None, samples: Sequence[ViewSample] | None = None,
 ) -> Path:
-    """Write the report atomically to ``path`` and return it (``analysis``: the ``-da`` answer, if any)."""
+    """Write the report atomically to ``path`` and return it (``analysis``: the ``-da`` answer, if any; a large
+    result is shown as a sample, see :func:`build_payload`)."""
     path = Path(path)
-    html = render_html(views, summary, title=title, analysis=analysis)
+    html = render_html(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples)
     try:
         with atomic_path(path) as tmp:
             tmp.write_text(html, encoding="utf-8", errors=TEXT_ERRORS)

@@ -213,6 +213,40 @@ class SpelledColumns(Mapping[str, list[str]]):
                 out[i] = number
         return [None if v != v else v for v in out]
 
+    def texts_at(self, name: str, rows: Sequence[int]) -> list[str]:
+        """Cells ``rows`` (ascending, relative to these cells) of column ``name``, spelled as :meth:`__getitem__`
+        spells them, without spelling the other rows (the HTML report of a large result keeps a few)."""
+        spelled = self._spelled.get(name)
+        if spelled is not None:
+            return [spelled[i] for i in rows]
+        if name not in self._data or name not in self._columns:
+            raise KeyError(name)
+        from ..text.cells import csv_column
+        from ..text.columns import CodedTextColumn
+        from ..text.statcells import FLOAT, NONE, StatCells
+
+        base = self._range[0]
+        at = [base + i for i in rows]
+        column = self._data[name]
+        if isinstance(column, CodedTextColumn):  # the same spelling, over the rows taken
+            return CodedTextColumn(column.numbers()[at], column.codes[at], column.labels, column.suffix).csv_texts()
+        if isinstance(column, StatCells):
+            kinds = column.kinds[at]
+            others = {k: column.others[at[k]] for k in ((kinds != FLOAT) & (kinds != NONE)).nonzero()[0].tolist()}
+            return StatCells(kinds, column.nums[at], others).csv_texts()
+        spell = getattr(column, "csv_texts", None)
+        if spell is None:  # a list or an array: csv_column spells cell by cell, whichever cells it is given
+            return csv_column([column[i] for i in at])
+        out: list[str] = []  # another lean column: its own spelling, run by run of consecutive rows
+        k = 0
+        while k < len(at):
+            j = k + 1
+            while j < len(at) and at[j] == at[j - 1] + 1:
+                j += 1
+            out += spell(at[k], at[j - 1] + 1)
+            k = j
+        return out
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._columns)
 

@@ -145,7 +145,8 @@
     G.row = new Int32Array(total);
     G.pos = new Int32Array(total);
     for (p = 0; p < P.length; p++) {
-      for (k = 0; k < P[p].n; k++) { G.part[g] = p; G.row[g] = P[p].order[k]; G.pos[g] = k; g++; }
+      var at = P[p].pos;  // a sampled part: each row's position in its whole result
+      for (k = 0; k < P[p].n; k++) { G.part[g] = p; G.row[g] = P[p].order[k]; G.pos[g] = at ? at[k] : k; g++; }
     }
     var seen = {}, cols = ["#"];
     if (P.length > 1) cols.push("Rank");
@@ -244,6 +245,20 @@
     box.hidden = false;
   }
 
+  function renderSample() {  // a large result: the page holds a sample, the result files every row
+    var sm = D.sample, box = $("sample-note");
+    if (!sm) return;
+    var vd = sm.verdicts, files = sm.files || [];
+    box.textContent = "This report shows a sample: " + sm.shown + " of " + sm.total + " rows (errors " + vd.error[0] + " of " +
+      vd.error[1] + ", warnings " + vd.warning[0] + " of " + vd.warning[1] + ", passing " + vd.pass[0] + " of " + vd.pass[1] +
+      "). The summary's counts, worst rows and first divergence are over every row; the plots, heat map and table show the " +
+      "sample: the first " + sm.nonpass_first + " error or warning rows of each result and an even sample of the later ones, " +
+      "the worst rows, the rows around the first divergence, the extreme values of each stretch of the plots, the worst row " +
+      "of each op call and an even sample of the passing rows. The full table is in " +
+      (files.length ? files.join(", ") : "the result files") + ".";
+    box.hidden = false;
+  }
+
   function renderDetail() {  // the values of the first divergent call's rows
     var det = D.detail, el = $("fd-values");
     if (!det || !det.rows.length) return;
@@ -318,7 +333,7 @@
       if (spreadBy[i] && spreadBy[i].via) note = "reached through " + spreadBy[i].via;
       else if (D.mixed) note = f.carried ? "carried in: " + f.carried : "arises in this part";
       h += "<tr" + (p.chosen ? " class=\"fd-row\"" : "") + "><td>" + esc(p.label) + (p.chosen ? " ◀" : "") + "</td><td class=\"name\" title=\"" +
-        esc(f.node) + "\">" + esc(midElide(readableName(f.node), 56)) + "</td><td>" + f.pos + "</td><td class=\"why\" title=\"" + esc(note || f.reason) + "\">" +
+        esc(f.node) + "\">" + esc(midElide(readableName(f.node), 56)) + "</td><td>" + (f.at != null ? f.at : f.pos) + "</td><td class=\"why\" title=\"" + esc(note || f.reason) + "\">" +
         esc(midElide(note || f.reason, 200)) + "</td><td><button type=\"button\" class=\"show-part\" data-p=\"" + i + "\">show</button></td></tr>";
     });
     el.innerHTML = h + "</table>";
@@ -330,6 +345,7 @@
   function renderSummary() {
     $("generated").textContent = "generated " + D.generated;
     renderRun();
+    renderSample();
     var cards = $("cards");
     var fws = (S.frameworks || []).map(function (f) { return (f.target || "?") + " vs " + (f.golden || "?"); });
     var modes = (S.modes || []).join(", ") || "-", compared = (S.compared_as || []).join(", ");
@@ -453,7 +469,9 @@
       if (sc.log) ctx.fillText(sc.label, ML, 13);
     }
     panel.vals = vals; panel.sc = sc; panel.W = W; panel.pw = pw;
-    function X(pos) { return ML + (n > 1 ? pos / (n - 1) : 0.5) * pw; }
+    // a sampled part is drawn at each row's place in its whole result, so gaps and spikes sit where they are
+    var at = part.pos, span = at ? part.total : n;
+    function X(i) { var x = at ? at[i] : i; return ML + (span > 1 ? x / (span - 1) : 0.5) * pw; }
     function Y(val) { return MT + ph - (sc.map(val) - sc.lo) / (sc.hi - sc.lo) * ph; }
     // axes and grid
     ctx.strokeStyle = "#d0d7de"; ctx.lineWidth = 1;
@@ -473,7 +491,8 @@
       });
       if (sc.log) ctx.fillText("0", 4, MT + ph + 2);  // exact zeros sit on the bottom line
     }
-    ctx.fillText("execution order (row position, 0 … " + (n - 1) + ")", ML, H - 4);
+    ctx.fillText(part.pos ? "execution order (row position, 0 … " + (part.total - 1) + "; the " + n + " rows shown)"
+      : "execution order (row position, 0 … " + (n - 1) + ")", ML, H - 4);
     // verdict strip: warnings, then errors on top; each pixel column once
     var stripY = MT + ph + 4, lastW = -1, lastE = -1, ex = [], wx = [];
     for (i = 0; i < n; i++) {
@@ -545,10 +564,13 @@
 
   function panelPos(panel, ev) {
     var r = panel.canvas.getBoundingClientRect();
-    var x = ev.clientX - r.left, n = P[panel.part].n;
+    var part = P[panel.part], x = ev.clientX - r.left, n = part.n;
     if (x < ML - 4 || x > ML + panel.pw + 4) return -1;
-    var pos = Math.round((x - ML) / panel.pw * (n - 1));
-    return Math.max(0, Math.min(n - 1, pos));
+    if (!part.pos) return Math.max(0, Math.min(n - 1, Math.round((x - ML) / panel.pw * (n - 1))));
+    var want = (x - ML) / panel.pw * (part.total - 1), lo = 0, hi = n - 1;  // the shown row nearest that place
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (part.pos[mid] < want) lo = mid + 1; else hi = mid; }
+    if (lo > 0 && want - part.pos[lo - 1] < part.pos[lo] - want) lo--;
+    return lo;
   }
 
   var panels = [];
@@ -572,7 +594,7 @@
         var pos = panelPos(panel, ev);
         if (pos < 0) { hideTip(); return; }
         var p = P[panel.part], row = p.order[pos];
-        var txt = "#" + pos + "  " + (p.cols["NPU Name"] ? readableName(p.cols["NPU Name"](row)) : "") + "\nop: " + NODES[p.node[row]];
+        var txt = "#" + (p.pos ? p.pos[pos] : pos) + "  " + (p.cols["NPU Name"] ? readableName(p.cols["NPU Name"](row)) : "") + "\nop: " + NODES[p.node[row]];
         if (m) txt += "\n" + m + ": " + (p.cols[m] ? p.cols[m](row) : "");
         txt += "\nverdict: " + ({ e: "error", w: "warning", p: "pass" })[p.verdict.charAt(row)];
         showTip(ev, txt);
@@ -981,7 +1003,7 @@
     }
     view = out.subarray(0, k);
     applySort();
-    $("row-count").textContent = k + " of " + G.n + " rows";
+    $("row-count").textContent = k + " of " + G.n + " rows" + (D.sample ? " shown (of " + D.sample.total + " in the result)" : "");
     $("row-count").setAttribute("data-count", String(k));
     renderRows(true);
   }
