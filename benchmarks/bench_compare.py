@@ -39,6 +39,7 @@ available memory is measured cold (warming it would only evict other files).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -46,6 +47,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -88,11 +90,58 @@ class Run:
 
 def count_rows(out: Path) -> int:
     """Data rows of every result CSV under ``out``."""
-    rows = 0
-    for csv_file in sorted(out.glob("*.csv")):
-        with open(csv_file, "rb") as fh:
-            rows += max(0, sum(1 for _ in fh) - 1)
-    return rows
+    return sum(file_rows(csv_file) for csv_file in sorted(out.glob("*.csv")))
+
+
+def file_rows(path: Path) -> int:
+    """Data rows of one result CSV (its lines less the header)."""
+    lines = 0
+    buf = bytearray(1 << 22)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            lines += buf.count(b"\n", 0, n)
+    return max(0, lines - 1)
+
+
+class ResultSink:
+    """Deletes a running compare's finished result CSVs once they are ``delay`` seconds old, rows counted first.
+
+    For results bigger than the disk holds beside their pair (10M entries: ~19 GB of CSV). The tool
+    still writes every byte; a file appears under its final name only when complete (written under a
+    temporary name, then renamed) and is deleted only after the kernel's writeback delay
+    (``vm.dirty_expire_centisecs``, 30 s by default), so its pages have gone to disk as in a real run.
+    """
+
+    def __init__(self, out: Path, delay: float = 35.0) -> None:
+        self.out = out
+        self.delay = delay
+        self.rows = 0
+        self.files = 0
+        self.bytes = 0
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> ResultSink:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_event.set()
+        self.thread.join()
+
+    def _loop(self) -> None:
+        while not self.stop_event.wait(1.0):
+            now = time.time()
+            for f in sorted(self.out.glob("*.csv")):
+                try:
+                    size, mtime = f.stat().st_size, f.stat().st_mtime
+                except OSError:
+                    continue
+                if now - mtime >= self.delay:
+                    self.rows += file_rows(f)
+                    self.bytes += size
+                    self.files += 1
+                    f.unlink()
 
 
 def warm(path: Path) -> int:
@@ -165,10 +214,17 @@ def ensure_scenario(args: argparse.Namespace, kind: str, entries: int | None = N
     if not manifest.is_file():
         if root.exists():
             shutil.rmtree(root)
-        check_disk(root, sum(estimated_bytes(kind, params)), args.keep_free_gb, f"generating {name}")
-        print(f"generating {name} under {root} …", flush=True)
+        pair, result = estimated_bytes(kind, params)
+        link_stack = kind != "tensor" and pair > args.link_stack_over_gb * 1e9
+        if link_stack:
+            pair -= pair * 207 // STAT_PAIR_BYTES_PER_ENTRY // 2  # one stack.json instead of two
+        if args.sink_over_gb is not None and result > args.sink_over_gb * 1e9:
+            result = min(result, 3 * 10**9)
+        check_disk(root, pair + result, args.keep_free_gb, f"generating {name}")
+        print(f"generating {name} under {root}{' (golden stack.json: a hard link)' if link_stack else ''} …",
+              flush=True)
         t0 = time.perf_counter()
-        dumpgen.generate(kind, root, seed=args.seed, progress=_progress_printer(t0), **params)
+        dumpgen.generate(kind, root, seed=args.seed, link_stack=link_stack, progress=_progress_printer(t0), **params)
         print(f"  generated in {time.perf_counter() - t0:.1f} s", flush=True)
     info = json.loads(manifest.read_text())
     return name, root, info
@@ -335,6 +391,8 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
         usable = os.cpu_count()
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
+    core = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h", "--", "msprobe_core", "plugins",
+                           "pyproject.toml"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
     mem = 0
@@ -345,7 +403,7 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
         pass
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "cores_usable": usable, "cores": os.cpu_count(),
             "memory_gib": round(mem / 2**30, 1), "python": sys.version.split()[0],
-            "commit": commit + ("+dirty" if dirty else ""), "reference_cmd": args.reference_cmd,
+            "commit": commit + ("+dirty" if dirty else ""), "core_commit": core, "reference_cmd": args.reference_cmd,
             "ours_args": args.ours_args}
 
 
@@ -368,11 +426,19 @@ def run_scenario(args: argparse.Namespace, name: str, root: Path, info: dict[str
         print(f"   page cache warmed ({time.perf_counter() - t0:.1f} s)")
     kind = info.get("kind", "statistics")
     result_bytes = estimated_bytes(kind, {"gb": nbytes / 1e9, "entries": info["entries_per_side"],
-                                          "ranks": info["ranks"]})[1]
+                                          "ranks": 1})[1]
+    sink = args.sink_over_gb is not None and result_bytes > args.sink_over_gb * 1e9
+    if sink:
+        summary_note = (f"results sunk: ~{result_bytes / 1e9:.0f} GB of CSV; each finished result file is "
+                        "deleted 35 s after it appears (rows counted first)")
+        print(f"   {summary_note}")
+        result_bytes = min(result_bytes, 3 * 10**9)  # what is on disk at once: the files of the last 35 s
     mem_budget = int(args.mem_budget_gb * 2**30) if args.mem_budget_gb else None
     last_out: dict[str, Path] = {}
     stopped: set[str] = set()
     summary: dict[str, Any] = {"info": info, "page_cache": cache}
+    if sink:
+        summary["results_sunk"] = summary_note
     for rep in range(args.repeat):
         for tool in tools:
             if tool in stopped:
@@ -392,9 +458,12 @@ def run_scenario(args: argparse.Namespace, name: str, root: Path, info: dict[str
                 continue
             out.mkdir(parents=True)
             cmd = tool_cmd(tool, args, target, golden, out)
-            m = procwatch.measure(cmd, out.parent / f"{out.name}.log", args.timeout, env, mem_budget=mem_budget,
-                                  min_available=int(args.min_available_gb * 2**30))
-            run = Run(tool, name, rep, m.wall_s, m.rc, count_rows(out) if m.status == "ok" else 0, nbytes,
+            with ResultSink(out) if sink else contextlib.nullcontext() as sunk:
+                m = procwatch.measure(cmd, out.parent / f"{out.name}.log", args.timeout, env, mem_budget=mem_budget,
+                                      min_available=int(args.min_available_gb * 2**30),
+                                      min_free_disk=(out, int(args.keep_free_gb * 1e9)))
+            rows = count_rows(out) + (sunk.rows if sunk else 0) if m.status == "ok" else 0
+            run = Run(tool, name, rep, m.wall_s, m.rc, rows, nbytes,
                       m.tree_pss / 2**20, m.max_rss / 2**20, m.cpu_s, m.status, m.parent_peak_rss / 2**20,
                       [(round(t, 2), round(b / 2**20, 1)) for t, b in m.parent_series])
             runs.append(run)
@@ -468,6 +537,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep-free-gb", type=float, default=15.0,
                    help="GB of disk that must stay free after generating a pair or writing a result; a scenario "
                         "that needs more is skipped and reported as such (default 15)")
+    p.add_argument("--sink-over-gb", type=float, default=None,
+                   help="when a run's result would be larger than this many GB, delete each finished result file "
+                        "35 s after it appears (rows counted first; see ResultSink)")
+    p.add_argument("--link-stack-over-gb", type=float, default=5.0,
+                   help="generate pairs larger than this with the golden stack.json a hard link to the target's "
+                        "(the same bytes; default 5)")
     p.add_argument("--drop-over-gb", type=float, default=None,
                    help="delete a generated pair larger than this many GB once it is measured (disk)")
     p.add_argument("--seed", type=int, default=0)

@@ -21,8 +21,10 @@ one or more such JSON files side by side (one column each: before / after)::
         --reference-cmd /work/venvs/msp-26.2.0/bin/msprobe --json benchmarks/results/baseline.json
     .venv/bin/python benchmarks/figures.py table benchmarks/results/baseline.json benchmarks/results/final.json
 
-The big pairs (10M entries, 1,000 ranks: ~24 GB each) are deleted once measured
-(``--drop-over-gb``, default 10), so they never sit on disk together.
+The big pairs (10M entries, 1,000 ranks: ~22 GB each, golden ``stack.json`` a hard link to the
+target's) are deleted once measured (``--drop-over-gb``, default 10), so they never sit on disk
+together, and their results (~19 GB of CSV each) are deleted file by file as they are finished
+(``--sink-over-gb``, default 5; see ``bench_compare.ResultSink``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def piece_argv(piece: str, args: argparse.Namespace) -> list[str] | None:
     """bench_compare's command line for one piece (``None``: the piece needs a reference it was not given)."""
     common = ["--workdir", str(args.workdir), "--repeat", str(args.repeat), "--timeout", str(args.timeout),
               "--mem-budget-gb", str(args.mem_budget_gb), "--keep-free-gb", str(args.keep_free_gb),
-              "--drop-over-gb", str(args.drop_over_gb)]
+              "--drop-over-gb", str(args.drop_over_gb), "--sink-over-gb", str(args.sink_over_gb)]
     if piece == "growth":
         return [*common, "--scenario", "growth", "--entries", args.entries]
     if piece == "ranks8":
@@ -59,8 +61,8 @@ def piece_argv(piece: str, args: argparse.Namespace) -> list[str] | None:
                 str(args.big_rank_entries)]
     if not args.reference_cmd:
         return None
-    return [*common, "--scenario", "statistics", "--scenario", "tensor", "--entries", "100000", "--gb", "2",
-            "--reference-cmd", args.reference_cmd]
+    return [*common, "--scenario", "statistics", "--scenario", "tensor", "--entries", str(args.reference_entries),
+            "--gb", str(args.reference_gb), "--reference-cmd", args.reference_cmd]
 
 
 @contextlib.contextmanager
@@ -232,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--workdir", type=Path, default=bench_compare.parse_args([]).workdir,
                    help="where the pairs are generated and cached (as bench_compare's --workdir)")
     r.add_argument("--reference-cmd", default=None, help="msprobe 26.2.0's command (the reference piece)")
+    r.add_argument("--reference-entries", type=int, default=100_000,
+                   help="the reference piece's statistics pair (default 100000)")
+    r.add_argument("--reference-gb", type=float, default=2.0, help="the reference piece's tensor pair, GB (default 2)")
     r.add_argument("--entries", default="100000,1000000,10000000", help="growth sizes (default 100k, 1M, 10M)")
     r.add_argument("--ranks", type=int, default=8, help="ranks of the ranks8 piece (default 8)")
     r.add_argument("--rank-entries", type=int, default=12_500, help="its entries per rank (default 12500)")
@@ -242,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--mem-budget-gb", type=float, default=12.0, help="memory budget of one run, GiB tree PSS (default 12)")
     r.add_argument("--keep-free-gb", type=float, default=15.0, help="GB of disk left free (default 15)")
     r.add_argument("--drop-over-gb", type=float, default=10.0, help="delete generated pairs above this size once measured")
+    r.add_argument("--sink-over-gb", type=float, default=5.0,
+                   help="results larger than this are deleted file by file as they are finished (default 5)")
     r.add_argument("--lock", type=Path, default=None, help="flock this file around each piece (e.g. /work/bench.lock)")
     t = sub.add_parser("table", help="print the markdown tables of one or more figures JSON files, side by side")
     t.add_argument("files", type=Path, nargs="+")

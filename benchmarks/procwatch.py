@@ -8,8 +8,9 @@ own process: its peak RSS (``VmHWM``, last sampled value) and a thinned series o
 (does the parent grow with the number of rank pairs?).
 
 Budgets stop a run instead of letting it take the machine: past ``timeout`` seconds, when the tree's
-PSS passes ``mem_budget`` bytes, or when the machine's available memory falls under ``min_available``
-(other people's processes need it), the whole process group is killed and the run is reported as
+PSS passes ``mem_budget`` bytes, when the machine's available memory falls under ``min_available``
+or its free disk under ``min_free_disk`` (other people's processes need them), the whole process
+group is killed and the run is reported as
 over that budget, with the time and memory it had reached. No RLIMIT_AS: a tool that maps a 10 GB
 dump file would fail on address space it never makes resident.
 """
@@ -17,6 +18,7 @@ dump file would fail on address space it never makes resident.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -152,8 +154,13 @@ class _Series:
 
 
 def measure(cmd: list[str], log: Path, timeout: float, env: dict[str, str] | None = None, *,
-            mem_budget: int | None = None, min_available: int = 0) -> Measured:
-    """Run ``cmd`` (its output to ``log``) in a process group of its own and watch it until it ends."""
+            mem_budget: int | None = None, min_available: int = 0,
+            min_free_disk: tuple[Path, int] | None = None) -> Measured:
+    """Run ``cmd`` (its output to ``log``) in a process group of its own and watch it until it ends.
+
+    ``min_free_disk``: (a path, bytes) — stop the run when the file system of that path has fewer
+    bytes free (a full disk breaks everybody's work, not only this run).
+    """
     peak = parent_hwm = 0
     over: list[str] = []
     series = _Series()
@@ -183,6 +190,8 @@ def measure(cmd: list[str], log: Path, timeout: float, env: dict[str, str] | Non
                     kill(f"over memory budget ({mem_budget / 2**30:.1f} GiB tree PSS)")
                 elif min_available and available_memory() < min_available:
                     kill(f"stopped: the machine's available memory fell under {min_available / 2**30:.1f} GiB")
+                elif min_free_disk and shutil.disk_usage(min_free_disk[0]).free < min_free_disk[1]:
+                    kill(f"stopped: free disk fell under {min_free_disk[1] / 1e9:.0f} GB")
                 stop.wait(SAMPLE_S)
 
         def watchdog() -> None:
