@@ -78,6 +78,7 @@ class Run:
     status: str = "ok"
     parent_peak_rss_mib: float = 0.0
     parent_rss_series: list[tuple[float, float]] = field(default_factory=list)  # (seconds, MiB)
+    load_avg: float = 0.0  # the machine's 1-minute load average when the run started (others' work)
 
     @property
     def gbps(self) -> float:
@@ -458,6 +459,7 @@ def run_scenario(args: argparse.Namespace, name: str, root: Path, info: dict[str
                 continue
             out.mkdir(parents=True)
             cmd = tool_cmd(tool, args, target, golden, out)
+            load = os.getloadavg()[0]
             with ResultSink(out) if sink else contextlib.nullcontext() as sunk:
                 m = procwatch.measure(cmd, out.parent / f"{out.name}.log", args.timeout, env, mem_budget=mem_budget,
                                       min_available=int(args.min_available_gb * 2**30),
@@ -465,12 +467,13 @@ def run_scenario(args: argparse.Namespace, name: str, root: Path, info: dict[str
             rows = count_rows(out) + (sunk.rows if sunk else 0) if m.status == "ok" else 0
             run = Run(tool, name, rep, m.wall_s, m.rc, rows, nbytes,
                       m.tree_pss / 2**20, m.max_rss / 2**20, m.cpu_s, m.status, m.parent_peak_rss / 2**20,
-                      [(round(t, 2), round(b / 2**20, 1)) for t, b in m.parent_series])
+                      [(round(t, 2), round(b / 2**20, 1)) for t, b in m.parent_series], load)
             runs.append(run)
             status = "" if m.status == "ok" else f"  {m.status.upper()} (log: {out.parent / (out.name + '.log')})"
             print(f"   {tool:<9} run {rep + 1}: {run.wall_s:8.2f} s  cpu {run.cpu_s:8.2f} s  {run.gbps:7.3f} GB/s  "
                   f"{run.rows_per_s:11,.0f} rows/s  tree PSS {run.tree_pss_mib:7.0f} MiB  max RSS "
-                  f"{run.max_rss_mib:7.0f} MiB  parent {run.parent_peak_rss_mib:7.0f} MiB  rows {run.rows:,}{status}",
+                  f"{run.max_rss_mib:7.0f} MiB  parent {run.parent_peak_rss_mib:7.0f} MiB  rows {run.rows:,}  "
+                  f"load {load:.1f}{status}",
                   flush=True)
             last_out[tool] = out
             if m.status != "ok":

@@ -112,6 +112,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- tables
+BEGIN, END = "<!-- figures.py table: begin -->", "<!-- figures.py table: end -->"
+
+
+def update_doc(doc: Path, text: str) -> None:
+    """Put ``text`` between the ``BEGIN``/``END`` marks of ``doc`` (the rest of the page is untouched)."""
+    page = doc.read_text()
+    if page.count(BEGIN) != 1 or page.count(END) != 1 or page.index(BEGIN) > page.index(END):
+        raise SystemExit(f"{doc}: needs one {BEGIN} … {END} block")
+    head, rest = page.split(BEGIN)
+    tail = rest.split(END)[1]
+    doc.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    print(f"(tables written into {doc})")
+
+
 def _mib(v: float | None) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
@@ -252,9 +266,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--lock", type=Path, default=None, help="flock this file around each piece (e.g. /work/bench.lock)")
     t = sub.add_parser("table", help="print the markdown tables of one or more figures JSON files, side by side")
     t.add_argument("files", type=Path, nargs="+")
+    t.add_argument("--doc", type=Path, default=None,
+                   help=f"also write them into this page, between {BEGIN} and {END} (docs/performance.md)")
     args = p.parse_args(argv)
     if args.command == "table":
-        print(tables([json.loads(f.read_text()) for f in args.files]))
+        text = tables([json.loads(f.read_text()) for f in args.files])
+        print(text)
+        if args.doc:
+            update_doc(args.doc, text)
         return 0
     args.only = [x.strip() for x in args.only.split(",") if x.strip()]
     bad = [x for x in args.only if x not in PIECES]

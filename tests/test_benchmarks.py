@@ -322,6 +322,11 @@ def test_figures_runs_every_piece_and_prints_the_tables(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| statistics, 300 entries per side |" in printed and "3 ranks × 40 entries" in printed
     capsys.readouterr()
-    assert figures.main(["table", str(out), str(out)]) == 0
+    page = tmp_path / "performance.md"
+    page.write_text(f"# P\n\nabove\n{figures.BEGIN}\nold table\n{figures.END}\nbelow\n")
+    assert figures.main(["table", str(out), str(out), "--doc", str(page)]) == 0
     table = capsys.readouterr().out
     assert table.count("before (") >= 3  # two columns and one growth curve per file
+    text = page.read_text()
+    assert text.startswith("# P\n\nabove\n") and text.endswith(f"{figures.END}\nbelow\n")
+    assert "old table" not in text and "| statistics, 150 entries per side |" in text
