@@ -4,22 +4,28 @@
 ``run`` measures, one piece after the other (each with :mod:`bench_compare`, under an
 exclusive ``flock`` of ``--lock`` when given, so that it never overlaps another benchmark):
 
-* ``growth``: ours on statistics pairs of 100,000, 1,000,000 and 10,000,000 entries per side
-  (time, CPU, µs per entry, peak memory both ways, ratios to the first size; a size over the
-  time or memory budget is reported with what it had reached);
+* ``growth-N``, one piece per size of ``--entries`` (default 100,000, 1,000,000 and 10,000,000
+  entries per side): ours on the statistics pair of that size (time, CPU, µs per entry, peak
+  memory both ways; a size over the time or memory budget is reported with what it had
+  reached); the growth curve (ratios to the first completed size) is drawn from them all;
 * ``ranks8``: 8 ranks × 12,500 entries; ``ranks1000``: 1,000 ranks × 10,000 entries (time,
   tree memory, the parent's peak RSS and its RSS over the run);
 * ``reference``: ours and msprobe (``--reference-cmd``) on the 100,000-entry statistics pair and
   the 2 GB tensor pair, alternating, results checked cell by cell.
 
-It writes one JSON (``--json``) and prints the markdown tables. ``table`` prints the tables of
-one or more such JSON files side by side (one column each: before / after)::
+The JSON (``--json``) is rewritten (atomically) after every piece, so an interrupted run loses
+at most the piece it was in: ``--resume`` keeps the pieces already recorded and measures only
+the others (a piece whose tool failed, or that was skipped for lack of disk, is measured again;
+one over its time or memory budget is a figure and is kept; ``--redo`` measures named pieces
+again). ``--only`` picks pieces (``growth`` stands for every ``growth-N``). Then it prints the
+markdown tables; ``table`` prints those of one or more such JSON files side by side (one
+column each: before / after) and, with ``--doc``, writes them into ``docs/performance.md``::
 
-    flock /work/bench.lock true  # (the lock is taken piece by piece with --lock)
     .venv/bin/python benchmarks/figures.py run --label "main 135f689" \\
-        --workdir /work/bench-data --lock /work/bench.lock \\
-        --reference-cmd /work/venvs/msp-26.2.0/bin/msprobe --json benchmarks/results/baseline.json
-    .venv/bin/python benchmarks/figures.py table benchmarks/results/baseline.json benchmarks/results/final.json
+        --workdir /work/bench-data --lock /work/bench.lock --resume \\
+        --reference-cmd /work/venvs/msp-26.2.0/bin/msprobe --json benchmarks/results/main-135f689.json
+    .venv/bin/python benchmarks/figures.py table benchmarks/results/main-135f689.json \\
+        benchmarks/results/after.json --doc docs/performance.md
 
 The big pairs (10M entries, 1,000 ranks: ~22 GB each, golden ``stack.json`` a hard link to the
 target's) are deleted once measured (``--drop-over-gb``, default 10), so they never sit on disk
@@ -44,7 +50,28 @@ sys.path.insert(0, str(HERE))
 
 import bench_compare  # noqa: E402
 
-PIECES = ("growth", "ranks8", "ranks1000", "reference")
+PIECES = ("growth", "ranks8", "ranks1000", "reference")  # growth: one growth-N piece per size
+
+
+def piece_names(entries: str) -> list[str]:
+    """Every piece, in the order they run: one ``growth-N`` per size of ``entries``, then the others."""
+    return [f"growth-{n}" for n in bench_compare.entry_counts(entries)] + list(PIECES[1:])
+
+
+def selected(only: list[str], entries: str) -> list[str]:
+    """The pieces ``only`` names (``growth``: every size), in running order; ``SystemExit`` on an unknown one."""
+    every = piece_names(entries)
+    bad = [x for x in only if x not in every and x != "growth"]
+    if bad:
+        raise SystemExit(f"unknown piece(s) {', '.join(bad)}: choose from growth, {', '.join(every)}")
+    return [x for x in every if x in only or ("growth" in only and x.startswith("growth-"))]
+
+
+def finished(result: dict[str, Any]) -> bool:
+    """Whether a recorded piece is a figure to keep on ``--resume`` (a budget stop is; a failure or a skip is not)."""
+    if any(r["status"].startswith("exit") for r in result.get("runs", [])):
+        return False
+    return not any("skipped" in s for s in result.get("summary", {}).values())
 
 
 def piece_argv(piece: str, args: argparse.Namespace) -> list[str] | None:
@@ -52,8 +79,8 @@ def piece_argv(piece: str, args: argparse.Namespace) -> list[str] | None:
     common = ["--workdir", str(args.workdir), "--repeat", str(args.repeat), "--timeout", str(args.timeout),
               "--mem-budget-gb", str(args.mem_budget_gb), "--keep-free-gb", str(args.keep_free_gb),
               "--drop-over-gb", str(args.drop_over_gb), "--sink-over-gb", str(args.sink_over_gb)]
-    if piece == "growth":
-        return [*common, "--scenario", "growth", "--entries", args.entries]
+    if piece.startswith("growth-"):
+        return [*common, "--scenario", "growth", "--entries", piece.split("-", 1)[1]]
     if piece == "ranks8":
         return [*common, "--scenario", "ranks", "--ranks", str(args.ranks), "--rank-entries", str(args.rank_entries)]
     if piece == "ranks1000":
@@ -83,13 +110,26 @@ def exclusive(lock: Path | None) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Write ``doc`` to ``path`` atomically (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def run(args: argparse.Namespace) -> int:
     """Measure every piece asked for; write the JSON (after each piece) and print the tables."""
     doc: dict[str, Any] = {"label": args.label, "pieces": {}}
     if args.json.is_file() and args.resume:
         doc = json.loads(args.json.read_text())
     rc = 0
-    for piece in args.only:
+    redo = selected(args.redo, args.entries) if args.redo else []
+    for piece in selected(args.only, args.entries):
+        kept = doc["pieces"].get(piece)
+        if kept and finished(kept) and piece not in redo:
+            print(f"\n#### {piece}: kept from {args.json} (measured {kept.get('started', '?')})")
+            continue
         argv = piece_argv(piece, args)
         if argv is None:
             print(f"\n#### {piece}: skipped (needs --reference-cmd)")
@@ -103,12 +143,30 @@ def run(args: argparse.Namespace) -> int:
         result["started"] = started
         doc["pieces"][piece] = result
         doc.setdefault("machine", result["machine"])
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=1) + "\n")
+        doc["growth"] = growth_curve(doc)
+        write_json(args.json, doc)
         part.unlink()
     print()
     print(tables([doc]))
     return rc
+
+
+def growth_curve(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The growth curve over every ``growth-N`` piece of ``doc``, by size (ratios to the first completed size)."""
+    parts = sorted((v for k, v in doc["pieces"].items() if k.startswith("growth")),
+                   key=lambda v: min((g["entries"] for g in v.get("growth", [])), default=0))
+    fields = set(bench_compare.Run.__dataclass_fields__)
+    runs, names, infos, skipped = [], [], {}, {}
+    for part in parts:
+        runs += [bench_compare.Run(**{k: v for k, v in r.items() if k in fields}) for r in part.get("runs", [])]
+        for g in part.get("growth", []):
+            names.append(g["scenario"])
+            info = part.get("summary", {}).get(g["scenario"], {}).get("info")
+            if info:
+                infos[g["scenario"]] = info
+            if g["status"].startswith("skipped"):
+                skipped[g["scenario"]] = g["status"]
+    return bench_compare.growth_table(runs, list(dict.fromkeys(names)), infos, skipped)
 
 
 # --------------------------------------------------------------------------- tables
@@ -131,8 +189,7 @@ def _mib(v: float | None) -> str:
 
 
 def _growth_rows(doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    growth = doc["pieces"].get("growth", {}).get("growth", [])
-    return {g["entries"]: g for g in growth}
+    return {g["entries"]: g for g in growth_curve(doc)}
 
 
 def _stat_cell(g: dict[str, Any] | None, first: dict[str, Any] | None) -> tuple[str, str]:
@@ -217,7 +274,7 @@ def tables(docs: list[dict[str, Any]]) -> str:
     lines.append("")
     lines.append("Memory cells: max RSS / tree PSS in MiB, unless named.")
     for d, head in zip(docs, heads):
-        growth = d["pieces"].get("growth", {}).get("growth", [])
+        growth = growth_curve(d)
         if not growth:
             continue
         lines += ["", f"Growth curve, {head}:", "",
@@ -243,8 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--json", type=Path, required=True, help="where the figures go (benchmarks/results/…)")
     r.add_argument("--label", default="figures", help="the column's name in the tables (e.g. 'main 135f689')")
     r.add_argument("--only", default=",".join(PIECES),
-                   help=f"comma-separated pieces to measure (default: all of {', '.join(PIECES)})")
-    r.add_argument("--resume", action="store_true", help="add the pieces to an existing --json instead of replacing it")
+                   help="comma-separated pieces to measure: growth (every size) or growth-N, ranks8, ranks1000, "
+                        "reference (default: all)")
+    r.add_argument("--resume", action="store_true",
+                   help="keep the pieces an existing --json already has and measure only the others")
+    r.add_argument("--redo", default="", help="with --resume: comma-separated pieces to measure again all the same")
     r.add_argument("--workdir", type=Path, default=bench_compare.parse_args([]).workdir,
                    help="where the pairs are generated and cached (as bench_compare's --workdir)")
     r.add_argument("--reference-cmd", default=None, help="msprobe 26.2.0's command (the reference piece)")
@@ -276,9 +336,11 @@ def main(argv: list[str] | None = None) -> int:
             update_doc(args.doc, text)
         return 0
     args.only = [x.strip() for x in args.only.split(",") if x.strip()]
-    bad = [x for x in args.only if x not in PIECES]
-    if bad:
-        p.error(f"unknown piece(s) {', '.join(bad)}: choose from {', '.join(PIECES)}")
+    args.redo = [x.strip() for x in args.redo.split(",") if x.strip()]
+    try:
+        selected(args.only + args.redo, args.entries)
+    except SystemExit as e:
+        p.error(str(e))
     return run(args)
 
 

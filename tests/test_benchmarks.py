@@ -316,8 +316,8 @@ def test_figures_runs_every_piece_and_prints_the_tables(tmp_path, capsys):
                        "--reference-entries", "200", "--reference-gb", "0.002"])
     assert rc == 0
     doc = json.loads(out.read_text())
-    assert list(doc["pieces"]) == list(figures.PIECES)
-    assert [g["entries"] for g in doc["pieces"]["growth"]["growth"]] == [150, 300]
+    assert list(doc["pieces"]) == ["growth-150", "growth-300", "ranks8", "ranks1000", "reference"]
+    assert [g["entries"] for g in doc["growth"]] == [150, 300] and doc["growth"][1]["entries_ratio"] == 2
     assert doc["pieces"]["reference"]["summary"]["statistics-200"]["agreement"].startswith(("agree", "not checked"))
     printed = capsys.readouterr().out
     assert "| statistics, 300 entries per side |" in printed and "3 ranks × 40 entries" in printed
@@ -330,3 +330,30 @@ def test_figures_runs_every_piece_and_prints_the_tables(tmp_path, capsys):
     text = page.read_text()
     assert text.startswith("# P\n\nabove\n") and text.endswith(f"{figures.END}\nbelow\n")
     assert "old table" not in text and "| statistics, 150 entries per side |" in text
+
+
+def test_figures_resume_keeps_recorded_pieces_and_measures_the_rest(tmp_path, capsys):
+    import figures
+
+    out = tmp_path / "f.json"
+    base = ["run", "--json", str(out), "--workdir", str(tmp_path / "w"), "--entries", "150,300",
+            "--ranks", "2", "--rank-entries", "60"]
+    assert figures.main([*base, "--only", "growth-150,ranks8"]) == 0
+    first = json.loads(out.read_text())
+    assert list(first["pieces"]) == ["growth-150", "ranks8"]
+    first["pieces"]["ranks8"]["runs"][0]["status"] = "exit 1"  # as if the tool had failed there
+    out.write_text(json.dumps(first))
+    capsys.readouterr()
+    assert figures.main([*base, "--only", "growth,ranks8", "--resume"]) == 0
+    printed = capsys.readouterr().out
+    assert "#### growth-150: kept from" in printed and "#### growth-300: bench_compare.py" in printed
+    assert "#### ranks8: bench_compare.py" in printed  # the failed piece is measured again
+    doc = json.loads(out.read_text())
+    assert doc["pieces"]["growth-150"] == first["pieces"]["growth-150"]
+    assert doc["pieces"]["ranks8"]["runs"][0]["status"] == "ok"
+    assert [g["entries"] for g in doc["growth"]] == [150, 300] and not list(tmp_path.glob("*.part.json"))
+    assert figures.main([*base, "--only", "growth", "--resume", "--redo", "growth-150"]) == 0
+    printed = capsys.readouterr().out
+    assert "#### growth-150: bench_compare.py" in printed and "#### growth-300: kept from" in printed
+    with pytest.raises(SystemExit):
+        figures.main([*base, "--only", "growth-999"])
