@@ -396,6 +396,8 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
                            "pyproject.toml"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
+    core_dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--",
+                                 "msprobe_core", "plugins", "pyproject.toml"], capture_output=True, text=True).stdout.strip()
     mem = 0
     try:
         with open("/proc/meminfo") as fh:
@@ -404,7 +406,7 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
         pass
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "cores_usable": usable, "cores": os.cpu_count(),
             "memory_gib": round(mem / 2**30, 1), "python": sys.version.split()[0],
-            "commit": commit + ("+dirty" if dirty else ""), "core_commit": core, "reference_cmd": args.reference_cmd,
+            "commit": commit + ("+dirty" if dirty else ""), "core_commit": core + ("+dirty" if core_dirty else ""), "reference_cmd": args.reference_cmd,
             "ours_args": args.ours_args}
 
 

@@ -184,6 +184,11 @@ def update_doc(doc: Path, text: str) -> None:
     print(f"(tables written into {doc})")
 
 
+def _core(machine: dict[str, Any]) -> str:
+    """The commit of the code measured (the last one that touched the core or a plugin)."""
+    return machine.get("core_commit") or machine.get("commit", "?")
+
+
 def _mib(v: float | None) -> str:
     return "–" if v is None else f"{v:,.0f}"
 
@@ -245,7 +250,7 @@ def _reference_cells(doc: dict[str, Any], prefix: str) -> tuple[str, str]:
 
 def tables(docs: list[dict[str, Any]]) -> str:
     """The markdown of the current-figures table (one column pair per JSON) and each JSON's growth curve."""
-    heads = [f"{d.get('label', '?')} ({d.get('machine', {}).get('commit', '?')}, "
+    heads = [f"{d.get('label', '?')} (core {_core(d.get('machine', {}))}, "
              f"{d.get('machine', {}).get('date', '?')[:10]})" for d in docs]
     lines = ["| figure | target (issue 15) | " + " | ".join(f"{h}: time | memory (MiB)" for h in heads) + " |",
              "|---|---|" + "---|---|" * len(docs)]
@@ -273,6 +278,10 @@ def tables(docs: list[dict[str, Any]]) -> str:
         lines.append(f"| {figure} | {target} | " + " | ".join(f"{a} | {b}" for a, b in cells) + " |")
     lines.append("")
     lines.append("Memory cells: max RSS / tree PSS in MiB, unless named.")
+    for d, head in zip(docs, heads):
+        lines += ["", f"Measured, {head}: " + "; ".join(
+            f"{piece} {v.get('started', '?')[:16]} on core {_core(v.get('machine', {}))} (harness "
+            f"{v.get('machine', {}).get('commit', '?')})" for piece, v in d["pieces"].items()) + "."]
     for d, head in zip(docs, heads):
         growth = growth_curve(d)
         if not growth:
