@@ -8,7 +8,7 @@ exclusive ``flock`` of ``--lock`` when given, so that it never overlaps another 
   entries per side): ours on the statistics pair of that size (time, CPU, µs per entry, peak
   memory both ways; a size over the time or memory budget is reported with what it had
   reached); the growth curve (ratios to the first completed size) is drawn from them all;
-* ``ranks8``: 8 ranks × 12,500 entries; ``ranks1000``: 1,000 ranks × 10,000 entries (time,
+* ``ranks8``: 8 ranks × 12,500 entries (and msprobe on them, given ``--reference-cmd``); ``ranks1000``: 1,000 ranks × 10,000 entries (time,
   tree memory, the parent's peak RSS and its RSS over the run);
 * ``reference``: ours and msprobe (``--reference-cmd``) on the 100,000-entry statistics pair and
   the 2 GB tensor pair, alternating, results checked cell by cell.
@@ -81,8 +81,9 @@ def piece_argv(piece: str, args: argparse.Namespace) -> list[str] | None:
               "--drop-over-gb", str(args.drop_over_gb), "--sink-over-gb", str(args.sink_over_gb)]
     if piece.startswith("growth-"):
         return [*common, "--scenario", "growth", "--entries", piece.split("-", 1)[1]]
-    if piece == "ranks8":
-        return [*common, "--scenario", "ranks", "--ranks", str(args.ranks), "--rank-entries", str(args.rank_entries)]
+    if piece == "ranks8":  # small enough for msprobe too (~1.5 min): a ratio where one is available
+        return [*common, "--scenario", "ranks", "--ranks", str(args.ranks), "--rank-entries", str(args.rank_entries),
+                *(["--reference-cmd", args.reference_cmd] if args.reference_cmd else [])]
     if piece == "ranks1000":
         return [*common, "--scenario", "ranks", "--ranks", str(args.big_ranks), "--rank-entries",
                 str(args.big_rank_entries)]
@@ -226,7 +227,12 @@ def _ranks_cells(doc: dict[str, Any], piece: str) -> tuple[str, str]:
     o = s["ours"]
     q = o.get("parent_rss_mib_quartiles")
     growth = f"; parent RSS at ¼ ½ ¾ end: {' / '.join(_mib(v) for v in q)}" if q else ""
-    return (f"{o['wall_s_median']:.1f} s / {o['cpu_s_median']:.1f} s CPU, {o['rows_per_s_best']:,.0f} rows/s",
+    ratio = ""
+    if "speedup_median" in s:
+        r = s["reference"]
+        ratio = (f"; **{s['speedup_median']:.1f}×** msprobe 26.2.0 ({r['wall_s_median']:.1f} s, tree "
+                 f"{_mib(r['tree_pss_mib_peak'])} MiB; {s.get('agreement', '')})")
+    return (f"{o['wall_s_median']:.1f} s / {o['cpu_s_median']:.1f} s CPU, {o['rows_per_s_best']:,.0f} rows/s{ratio}",
             f"tree {_mib(o['tree_pss_mib_peak'])}, max RSS {_mib(o['max_rss_mib_peak'])}, "
             f"parent {_mib(o['parent_peak_rss_mib'])}{growth}")
 

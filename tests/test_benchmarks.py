@@ -319,6 +319,7 @@ def test_figures_runs_every_piece_and_prints_the_tables(tmp_path, capsys):
     assert list(doc["pieces"]) == ["growth-150", "growth-300", "ranks8", "ranks1000", "reference"]
     assert [g["entries"] for g in doc["growth"]] == [150, 300] and doc["growth"][1]["entries_ratio"] == 2
     assert doc["pieces"]["reference"]["summary"]["statistics-200"]["agreement"].startswith(("agree", "not checked"))
+    assert doc["pieces"]["ranks8"]["summary"]["ranks-2x60"]["agreement"].startswith(("agree", "not checked"))
     printed = capsys.readouterr().out
     assert "| statistics, 300 entries per side |" in printed and "3 ranks × 40 entries" in printed
     capsys.readouterr()
