@@ -205,7 +205,7 @@ def _stat_cell(g: dict[str, Any] | None, first: dict[str, Any] | None) -> tuple[
     if g["status"] != "ok":
         if "wall_s_at_stop" not in g:
             return g["status"], ""
-        return (f"**{g['status']}**: stopped after {g['wall_s_at_stop']:.0f} s ({g['cpu_s_at_stop']:.0f} s CPU)",
+        return (f"**{g['status']}**: stopped after {g['wall_s_at_stop']:.0f} s (main process {g['cpu_s_at_stop']:.0f} s CPU)",
                 f"{_mib(g['max_rss_mib'])} / {_mib(g['tree_pss_mib_at_stop'])} at the stop")
     ratio = "" if g is first else f" (×{g['time_ratio']:.1f} wall, ×{g['cpu_ratio']:.1f} CPU for ×{g['entries_ratio']:g} entries)"
     return (f"{g['wall_s_median']:.1f} s / {g['cpu_s_median']:.1f} s CPU, {g['us_per_entry']:.0f} µs/entry{ratio}",
@@ -222,7 +222,7 @@ def _ranks_cells(doc: dict[str, Any], piece: str) -> tuple[str, str]:
         run = next((r for r in result["runs"] if r["scenario"] == name and r["tool"] == "ours"), None)
         if run is None:
             return str(why), ""
-        return (f"**{why}**: stopped after {run['wall_s']:.0f} s ({run['cpu_s']:.0f} s CPU)",
+        return (f"**{why}**: stopped after {run['wall_s']:.0f} s (main process {run['cpu_s']:.0f} s CPU)",
                 f"tree {_mib(run['tree_pss_mib'])}, parent {_mib(run['parent_peak_rss_mib'])} at the stop")
     o = s["ours"]
     q = o.get("parent_rss_mib_quartiles")
