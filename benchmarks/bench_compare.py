@@ -79,6 +79,7 @@ class Run:
     parent_peak_rss_mib: float = 0.0
     parent_rss_series: list[tuple[float, float]] = field(default_factory=list)  # (seconds, MiB)
     load_avg: float = 0.0  # the machine's 1-minute load average when the run started (others' work)
+    result_files: int = 0  # result CSVs finished (a stopped run: how far it got)
 
     @property
     def gbps(self) -> float:
@@ -348,6 +349,7 @@ def growth_table(runs: list[Run], names: list[str], infos: dict[str, dict[str, A
                 table.append({"scenario": name, "entries": entries, "status": last.status,
                               "wall_s_at_stop": last.wall_s, "cpu_s_at_stop": last.cpu_s,
                               "tree_pss_mib_at_stop": last.tree_pss_mib, "max_rss_mib": last.max_rss_mib,
+                              "rows_at_stop": last.rows,
                               "parent_rss_mib_series": last.parent_rss_series})
             continue
         row: dict[str, Any] = {"scenario": name, "entries": entries, "status": "ok", "rows": ok[-1].rows,
@@ -466,10 +468,12 @@ def run_scenario(args: argparse.Namespace, name: str, root: Path, info: dict[str
                 m = procwatch.measure(cmd, out.parent / f"{out.name}.log", args.timeout, env, mem_budget=mem_budget,
                                       min_available=int(args.min_available_gb * 2**30),
                                       min_free_disk=(out, int(args.keep_free_gb * 1e9)))
-            rows = count_rows(out) + (sunk.rows if sunk else 0) if m.status == "ok" else 0
+            # rows of the finished result files only (a file gets its name when complete), also for a stopped run
+            rows = count_rows(out) + (sunk.rows if sunk else 0)
+            files = len(list(out.glob("*.csv"))) + (sunk.files if sunk else 0)
             run = Run(tool, name, rep, m.wall_s, m.rc, rows, nbytes,
                       m.tree_pss / 2**20, m.max_rss / 2**20, m.cpu_s, m.status, m.parent_peak_rss / 2**20,
-                      [(round(t, 2), round(b / 2**20, 1)) for t, b in m.parent_series], load)
+                      [(round(t, 2), round(b / 2**20, 1)) for t, b in m.parent_series], load, files)
             runs.append(run)
             status = "" if m.status == "ok" else f"  {m.status.upper()} (log: {out.parent / (out.name + '.log')})"
             print(f"   {tool:<9} run {rep + 1}: {run.wall_s:8.2f} s  cpu {run.cpu_s:8.2f} s  {run.gbps:7.3f} GB/s  "

@@ -222,7 +222,8 @@ def _ranks_cells(doc: dict[str, Any], piece: str) -> tuple[str, str]:
         run = next((r for r in result["runs"] if r["scenario"] == name and r["tool"] == "ours"), None)
         if run is None:
             return str(why), ""
-        return (f"**{why}**: stopped after {run['wall_s']:.0f} s (main process {run['cpu_s']:.0f} s CPU)",
+        reached = f", {run['result_files']:,} rank results written" if run.get("result_files") else ""
+        return (f"**{why}**: stopped after {run['wall_s']:.0f} s (main process {run['cpu_s']:.0f} s CPU){reached}",
                 f"tree {_mib(run['tree_pss_mib'])}, parent {_mib(run['parent_peak_rss_mib'])} at the stop")
     o = s["ours"]
     q = o.get("parent_rss_mib_quartiles")

@@ -358,3 +358,31 @@ def test_figures_resume_keeps_recorded_pieces_and_measures_the_rest(tmp_path, ca
     assert "#### growth-150: bench_compare.py" in printed and "#### growth-300: kept from" in printed
     with pytest.raises(SystemExit):
         figures.main([*base, "--only", "growth-999"])
+
+
+def test_a_stopped_run_reports_how_far_it_got(tmp_path, capsys):
+    import figures
+
+    # a stand-in tool: two rank results finished, a third still under its temporary name, then too slow
+    script = tmp_path / "partial.py"
+    script.write_text("import sys, time\nout = sys.argv[sys.argv.index('-o') + 1]\n"
+                      "for r in (0, 1):\n    open(f'{out}/compare_result_rank{r}.csv', 'w').write('h\\n1\\n2\\n3\\n')\n"
+                      "open(f'{out}/.compare_result_rank2.csv.part', 'w').write('h\\n1\\n')\ntime.sleep(30)\n")
+    out = tmp_path / "f.json"
+    rc = figures.main(["run", "--json", str(out), "--workdir", str(tmp_path / "w"), "--only", "ranks1000",
+                       "--big-ranks", "3", "--big-rank-entries", "40", "--timeout", "3"])
+    assert rc == 0  # a budget stop is a figure, not a failure
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert doc["pieces"]["ranks1000"]["runs"][0]["status"] == "ok"  # the real tool finishes its 3 ranks
+    assert doc["pieces"]["ranks1000"]["runs"][0]["result_files"] == 3
+    rc = bench_compare.main(["--workdir", str(tmp_path / "w"), "--scenario", "ranks", "--ranks", "3",
+                             "--rank-entries", "40", "--repeat", "1", "--timeout", "3", "--json", str(out),
+                             "--ours-cmd", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"])
+    assert rc == 0
+    run, = json.loads(out.read_text())["runs"]
+    assert run["status"] == "over time budget (3 s)"
+    assert (run["result_files"], run["rows"]) == (2, 6)
+    piece = {"label": "x", "pieces": {"ranks1000": json.loads(out.read_text())}}
+    cell = next(line for line in figures.tables([piece]).splitlines() if line.startswith("| 3 ranks"))
+    assert "**over time budget (3 s)**: stopped after" in cell and "s CPU), 2 rank results written" in cell
