@@ -229,6 +229,8 @@ def ensure_scenario(args: argparse.Namespace, kind: str, entries: int | None = N
         dumpgen.generate(kind, root, seed=args.seed, link_stack=link_stack, progress=_progress_printer(t0), **params)
         print(f"  generated in {time.perf_counter() - t0:.1f} s", flush=True)
     info = json.loads(manifest.read_text())
+    if "note" in info:  # dumpgen writes no note: someone made or changed this pair by hand (e.g. hard-linked ranks)
+        raise Skipped(f"{root} was not generated as is by dumpgen ({info['note']}); use another --workdir or --regen")
     return name, root, info
 
 

@@ -386,3 +386,15 @@ def test_a_stopped_run_reports_how_far_it_got(tmp_path, capsys):
     piece = {"label": "x", "pieces": {"ranks1000": json.loads(out.read_text())}}
     cell = next(line for line in figures.tables([piece]).splitlines() if line.startswith("| 3 ranks"))
     assert "**over time budget (3 s)**: stopped after" in cell and "s CPU), 2 rank results written" in cell
+
+
+def test_a_pair_changed_by_hand_is_not_measured_as_generated(tmp_path):
+    w = tmp_path / "w"
+    argv = ["--workdir", str(w), "--scenario", "growth", "--entries", "150", "--repeat", "1"]
+    assert bench_compare.main(argv) == 0
+    manifest = w / "statistics-150-s0" / "manifest.json"
+    manifest.write_text(json.dumps(json.loads(manifest.read_text()) | {"note": "8 ranks generated, the others hard links"}))
+    out_json = tmp_path / "g.json"
+    assert bench_compare.main([*argv, "--json", str(out_json)]) == 0
+    status = json.loads(out_json.read_text())["growth"][0]["status"]
+    assert status.startswith("skipped: ") and "hard links" in status and "--regen" in status
