@@ -29,7 +29,9 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+import re
+import struct
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ class T:
 
     @property
     def numel(self) -> int:
-        return int(np.prod(self.shape)) if self.shape else 1
+        return math.prod(self.shape)
 
     def dtype(self, side: str) -> str:
         if self.kind == "index":
@@ -70,6 +72,9 @@ class Call:
     kwargs: dict[str, Any] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)
     backward: bool = False
+    #: what the entry looks like apart from its key and statistics (calls of one form are spelled from
+    #: one frame); ``None``: spelled in full
+    form: Any = None
 
 
 @dataclass
@@ -92,32 +97,99 @@ class Dims:
 
 
 class Step:
-    """The API calls of one training step of a GPT-like model, in dump order."""
+    """The API calls of one training step of a GPT-like model, in dump order, made as they are written.
 
-    def __init__(self, dims: Dims, ranks: int = 1) -> None:
+    The model is an embedding, ``layers`` identical transformer layers and a head (``blocks``: 0 is the
+    embedding, 1..layers the layers, layers+1 the head). A step is never held whole: a 10M-entry dump
+    has some 250,000 layers, and holding their calls took ~7 GB. ``calls()`` makes each block's calls
+    when it reaches it (again, in reverse, for the backward pass), from the API counters it would
+    have reached there; ``param(k)`` is the ``k``-th parameter, read off the block that owns it.
+    """
+
+    def __init__(self, dims: Dims, layers: int = 1, ranks: int = 1, adam: int = 0) -> None:
         self.d = dims
+        self.layers = layers
         self.ranks = ranks
+        self.adam = adam  # AdamW-style in-place optimizer calls appended at the end (pads a dump to a size)
         self.counters: dict[str, int] = {}
-        self.forward: list[Call] = []
-        self.params: list[T] = []
-        self.extra: list[Call] = []
+        self.made: list[Call] = []  # calls of the block being made
+        self.made_params: list[T] = []
+        emb_calls, self.emb_params, self.after_emb = self._make(self.embedding, {})
+        layer_calls, self.layer_params, after_layer = self._make(self.layer, self.after_emb)
+        self.per_layer = {api: n - self.after_emb.get(api, 0) for api, n in after_layer.items()}
+        head_calls, self.head_params, _ = self._make(self.head, self._counters_before(layers + 1))
+        self.n_params = len(self.emb_params) + layers * len(self.layer_params) + len(self.head_params)
+        self._block_facts = [self._facts(c, p) for c, p in ((emb_calls, self.emb_params),
+                                                             (layer_calls, self.layer_params),
+                                                             (head_calls, self.head_params))]
 
+    # ----------------------------------------------------------------- making blocks
+    def _make(self, block: Any, counters: dict[str, int]) -> tuple[list[Call], list[T], dict[str, int]]:
+        self.counters, self.made, self.made_params = dict(counters), [], []
+        block()
+        return self.made, self.made_params, self.counters
+
+    def _counters_before(self, b: int) -> dict[str, int]:
+        if b == 0:
+            return {}
+        done = b - 1  # layers made before block b
+        return {api: self.after_emb.get(api, 0) + done * self.per_layer.get(api, 0)
+                for api in self.after_emb.keys() | self.per_layer.keys()}
+
+    def block(self, b: int) -> tuple[list[Call], list[T]]:
+        """The calls and parameters of block ``b`` (0: embedding, 1..layers: a layer, layers+1: the head)."""
+        make = self.embedding if b == 0 else self.head if b == self.layers + 1 else self.layer
+        calls, params, _ = self._make(make, self._counters_before(b))
+        for i, c in enumerate(calls):  # every layer's i-th call looks the same
+            c.form = (make.__name__, i)
+        return calls, params
+
+    def param(self, k: int) -> T:
+        """The ``k``-th parameter of the model, in the order the blocks create them."""
+        if k < len(self.emb_params):
+            return self.emb_params[k]
+        k -= len(self.emb_params)
+        in_layers = self.layers * len(self.layer_params)
+        if k < in_layers:
+            return self.layer_params[k % len(self.layer_params)]
+        return self.head_params[k - in_layers]
+
+    def params(self) -> Iterator[T]:
+        """Every parameter, in order."""
+        for k in range(self.n_params):
+            yield self.param(k)
+
+    @staticmethod
+    def _facts(calls: list[Call], params: list[T]) -> tuple[int, int, int]:
+        backward = sum(1 for c in calls if _backward_of(c) is not None)
+        reduced = sum(1 for p in params if p.numel >= 1024)
+        return len(calls), backward, reduced
+
+    def count(self) -> int:
+        """How many calls ``calls()`` yields (without making them)."""
+        (e_calls, e_back, e_red), (l_calls, l_back, l_red), (h_calls, h_back, h_red) = self._block_facts
+        n = e_calls + e_back + h_calls + h_back + self.layers * (l_calls + l_back)
+        if self.ranks > 1:
+            n += e_red + h_red + self.layers * l_red + 1
+        return n + self.n_params + self.adam
+
+    # ----------------------------------------------------------------- the model
     def _key(self, api: str) -> str:
         n = self.counters.get(api, 0)
         self.counters[api] = n + 1
         return f"{api}.{n}.forward"
 
     def call(self, api: str, inputs: list[Any], outputs: list[Any], **kwargs: Any) -> None:
-        self.forward.append(Call(self._key(api), inputs, kwargs, outputs))
+        self.made.append(Call(self._key(api), inputs, kwargs, outputs))
 
-    def param(self, shape: tuple[int, ...], kind: str = "weight") -> T:
+    def new_param(self, shape: tuple[int, ...], kind: str = "weight") -> T:
         p = T(shape, kind)
-        self.params.append(p)
+        self.made_params.append(p)
         return p
 
     def embedding(self) -> None:
         d = self.d
-        self.call("Functional.embedding", [T((d.B, d.S), "index", requires_grad=False), self.param((d.V, d.D)),
+        self.call("Functional.embedding", [T((d.B, d.S), "index", requires_grad=False), self.new_param((d.V, d.D)),
                                            None, None, Value("float", 2.0), Value("bool", False), Value("bool", False)],
                   [T((d.B, d.S, d.D))])
 
@@ -125,10 +197,10 @@ class Step:
         d = self.d
         x, hd = (d.B, d.S, d.D), d.D // d.H
         heads, scores = (d.B, d.H, d.S, hd), (d.B, d.H, d.S, d.S)
-        self.call("Functional.layer_norm", [T(x), [Value("int", d.D)], self.param((d.D,), "ones"),
-                                            self.param((d.D,), "zeros"), Value("float", 1e-05)], [T(x)])
-        self.call("Functional.linear", [T(x, autocast=True), self.param((3 * d.D, d.D)), self.param((3 * d.D,))],
-                  [T((d.B, d.S, 3 * d.D), autocast=True)])
+        self.call("Functional.layer_norm", [T(x), [Value("int", d.D)], self.new_param((d.D,), "ones"),
+                                            self.new_param((d.D,), "zeros"), Value("float", 1e-05)], [T(x)])
+        self.call("Functional.linear", [T(x, autocast=True), self.new_param((3 * d.D, d.D)),
+                                        self.new_param((3 * d.D,))], [T((d.B, d.S, 3 * d.D), autocast=True)])
         self.call("Torch.matmul", [T(heads, autocast=True), T((d.B, d.H, hd, d.S), autocast=True)],
                   [T(scores, autocast=True)])
         self.call("Tensor.__mul__", [T(scores, autocast=True), Value("float", 1 / math.sqrt(hd))],
@@ -138,51 +210,55 @@ class Step:
         self.call("Functional.softmax", [T(scores, "masked", autocast=True)], [T(scores, autocast=True)],
                   dim=Value("int", -1))
         self.call("Torch.matmul", [T(scores, autocast=True), T(heads, autocast=True)], [T(heads, autocast=True)])
-        self.call("Functional.linear", [T(x, autocast=True), self.param((d.D, d.D)), self.param((d.D,))],
+        self.call("Functional.linear", [T(x, autocast=True), self.new_param((d.D, d.D)), self.new_param((d.D,))],
                   [T(x, autocast=True)])
         self.call("Tensor.__add__", [T(x), T(x, autocast=True)], [T(x)])
-        self.call("Functional.layer_norm", [T(x), [Value("int", d.D)], self.param((d.D,), "ones"),
-                                            self.param((d.D,), "zeros"), Value("float", 1e-05)], [T(x)])
-        self.call("Functional.linear", [T(x, autocast=True), self.param((4 * d.D, d.D)), self.param((4 * d.D,))],
-                  [T((d.B, d.S, 4 * d.D), autocast=True)])
+        self.call("Functional.layer_norm", [T(x), [Value("int", d.D)], self.new_param((d.D,), "ones"),
+                                            self.new_param((d.D,), "zeros"), Value("float", 1e-05)], [T(x)])
+        self.call("Functional.linear", [T(x, autocast=True), self.new_param((4 * d.D, d.D)),
+                                        self.new_param((4 * d.D,))], [T((d.B, d.S, 4 * d.D), autocast=True)])
         self.call("Functional.gelu", [T((d.B, d.S, 4 * d.D), autocast=True)], [T((d.B, d.S, 4 * d.D), autocast=True)],
                   approximate=Value("str", "none"))
-        self.call("Functional.linear", [T((d.B, d.S, 4 * d.D), autocast=True), self.param((d.D, 4 * d.D)),
-                                        self.param((d.D,))], [T(x, autocast=True)])
+        self.call("Functional.linear", [T((d.B, d.S, 4 * d.D), autocast=True), self.new_param((d.D, 4 * d.D)),
+                                        self.new_param((d.D,))], [T(x, autocast=True)])
         self.call("Tensor.__add__", [T(x), T(x, autocast=True)], [T(x)])
 
     def head(self) -> None:
         d = self.d
         n = d.B * d.S
-        self.call("Functional.linear", [T((d.B, d.S, d.D), autocast=True), self.param((d.V, d.D))],
+        self.call("Functional.linear", [T((d.B, d.S, d.D), autocast=True), self.new_param((d.V, d.D))],
                   [T((d.B, d.S, d.V), autocast=True)])
         self.call("Functional.cross_entropy", [T((n, d.V)), T((n,), "index", requires_grad=False)],
                   [T((), "loss")])
 
+    # ----------------------------------------------------------------- the step, in dump order
     def calls(self) -> Iterator[Call]:
         """Forward calls, then backward calls in reverse order, then communication and optimizer calls."""
-        yield from self.forward
-        for c in reversed(self.forward):
-            grads_in = [_grad(o) for o in c.outputs if isinstance(o, T)]
-            grads_out = [_grad(a) for a in c.inputs if isinstance(a, T) and a.requires_grad]
-            if not grads_in or not grads_out:
-                continue
-            yield Call(c.key[: -len("forward")] + "backward", grads_in, {}, grads_out, backward=True)
+        blocks = range(self.layers + 2)
+        for b in blocks:
+            yield from self.block(b)[0]
+        for b in reversed(blocks):
+            for c in reversed(self.block(b)[0]):
+                back = _backward_of(c)
+                if back is not None:
+                    yield back
         if self.ranks > 1:
             n = 0
-            for p in self.params:
+            for p in self.params():
                 if p.numel >= 1024:
-                    yield Call(f"Distributed.all_reduce.{n}.forward", [_grad(p)], {}, [_grad(p)])
+                    yield Call(f"Distributed.all_reduce.{n}.forward", [_grad(p)], {}, [_grad(p)],
+                               form=("all_reduce", _form(p)))
                     n += 1
             gathered = T((self.d.B, self.d.D), requires_grad=False)
             yield Call("Distributed.all_gather.0.forward", [None, gathered], {},
                        [[gathered] * min(self.ranks, 4), gathered])
-        for k, p in enumerate(self.params):
-            yield Call(f"Tensor.add_.{k}.forward", [p, _grad(p)], {"alpha": Value("float", -0.01)}, [p])
-        yield from self.extra
+        for k, p in enumerate(self.params()):
+            yield Call(f"Tensor.add_.{k}.forward", [p, _grad(p)], {"alpha": Value("float", -0.01)}, [p],
+                       form=("add_", _form(p)))
+        yield from self.adam_calls()
 
-    def adam_calls(self, n: int) -> None:
-        """Append ``n`` AdamW-style in-place optimizer calls on the parameters (pads a dump to a size)."""
+    def adam_calls(self) -> Iterator[Call]:
+        """``adam`` AdamW-style in-place optimizer calls on the parameters, cycling over them."""
         ops = [
             ("Tensor.mul_", lambda p: ([p, Value("float", 0.9)], {})),
             ("Tensor.add_", lambda p: ([p, _grad(p)], {"alpha": Value("float", 0.1)})),
@@ -191,13 +267,27 @@ class Step:
             ("Tensor.sqrt", lambda p: ([p], {})),
             ("Tensor.addcdiv_", lambda p: ([p, p, p], {"value": Value("float", -1e-4)})),
         ]
-        counts = {name: len(self.params) if name == "Tensor.add_" else 0 for name, _ in ops}
-        for k in range(n):
+        counts = {name: self.n_params if name == "Tensor.add_" else 0 for name, _ in ops}
+        for k in range(self.adam):
             name, make = ops[k % len(ops)]
-            p = self.params[(k // len(ops)) % len(self.params)]
+            p = self.param((k // len(ops)) % self.n_params)
             args, kwargs = make(p)
-            self.extra.append(Call(f"{name}.{counts[name]}.forward", args, kwargs, [p]))
+            yield Call(f"{name}.{counts[name]}.forward", args, kwargs, [p], form=("adam", k % len(ops), _form(p)))
             counts[name] += 1
+
+
+def _backward_of(c: Call) -> Call | None:
+    """The backward entry of forward call ``c`` (``None`` where it has no gradient on either side)."""
+    grads_in = [_grad(o) for o in c.outputs if isinstance(o, T)]
+    grads_out = [_grad(a) for a in c.inputs if isinstance(a, T) and a.requires_grad]
+    if not grads_in or not grads_out:
+        return None
+    return Call(c.key[: -len("forward")] + "backward", grads_in, {}, grads_out, backward=True,
+                form=None if c.form is None else (c.form, "backward"))
+
+
+def _form(t: T) -> tuple[Any, ...]:
+    return t.shape, t.kind, t.autocast, t.requires_grad
 
 
 def _grad(t: T) -> T:
@@ -214,6 +304,7 @@ class Values:
         self.rng = np.random.default_rng(seed)
         self.pool = self.rng.standard_normal(self.POOL, dtype=np.float32)
         self.noise = self.rng.standard_normal(self.POOL, dtype=np.float32)
+        self.uniform = _Uniform(self.rng)
 
     def _take(self, pool: np.ndarray, n: int) -> np.ndarray:
         start = int(self.rng.integers(0, self.POOL))
@@ -248,19 +339,20 @@ class Values:
             tgt = np.where(mask, np.float32(-np.inf), tgt)
         return tgt.astype(np.float32, copy=False), np.ascontiguousarray(g, dtype=np.float32)
 
-    def stats(self, t: T, side: str) -> dict[str, Any]:
-        """Statistics of ``t`` without materialising it (statistics mode)."""
+    def stats(self, t: T, side: str) -> tuple[Any, Any, Any, Any]:
+        """Max, Min, Mean and Norm of ``t`` without materialising it (statistics mode)."""
         n = t.numel
         if t.kind == "index":
-            return {"Max": 999, "Min": 0, "Mean": None, "Norm": None}
+            return 999, 0, None, None
         if t.kind == "mask":
-            return {"Max": True, "Min": False, "Mean": None, "Norm": None}
+            return True, False, None, None
         if t.kind == "ones":
-            return {"Max": 1.0, "Min": 1.0, "Mean": 1.0, "Norm": math.sqrt(n)}
+            return 1.0, 1.0, 1.0, math.sqrt(n)
         if t.kind == "zeros":
-            return {"Max": 0.0, "Min": 0.0, "Mean": 0.0, "Norm": 0.0}
+            return 0.0, 0.0, 0.0, 0.0
         scale = {"grad": 1e-3, "weight": 0.02, "loss": 1.0}.get(t.kind, 1.0)
-        r = self.rng.random(4)
+        draw = self.uniform.draw
+        r = (draw(), draw(), draw(), draw())
         mx = scale * (3.0 + r[0] * 2)
         mn = -scale * (3.0 + r[1] * 2)
         mean = scale * (r[2] - 0.5) / math.sqrt(n)
@@ -269,14 +361,43 @@ class Values:
             mx = mn = mean = norm = 4.0 + r[0]
         if side == "target":
             rel = 4e-3 if t.autocast else 1e-6
-            mx, mn, mean, norm = (v * (1 + rel * (self.rng.random() - 0.5)) for v in (mx, mn, mean, norm))
-            if t.autocast:  # what bf16 keeps
-                mx, mn, mean, norm = (float(np.float32(v)) for v in (mx, mn, mean, norm))
-            if self.rng.random() < 0.001:  # a rare overflow on the target side
+            mx *= 1 + rel * (draw() - 0.5)
+            mn *= 1 + rel * (draw() - 0.5)
+            mean *= 1 + rel * (draw() - 0.5)
+            norm *= 1 + rel * (draw() - 0.5)
+            if t.autocast:  # what bf16 keeps (a C float cast, as numpy's: finite values well within range)
+                mx, mn, mean, norm = _FLOAT32.unpack(_FLOAT32.pack(mx, mn, mean, norm))
+            if draw() < 0.001:  # a rare overflow on the target side
                 mean, norm = math.nan, math.inf
         if t.kind == "masked":
             mn, mean, norm = -math.inf, -math.inf, math.inf
-        return {"Max": mx, "Min": mn, "Mean": mean, "Norm": norm}
+        return mx, mn, mean, norm
+
+
+_FLOAT32 = struct.Struct("4f")
+
+
+class _Uniform:
+    """``rng.random()`` one number at a time, served from blocks of draws.
+
+    The same numbers in the same order as single draws (each double takes one 64-bit output of the
+    generator, whether drawn alone or in a block), at a fraction of a numpy call per number.
+    Only the statistics draw from it, so the tensor mode's draws are untouched.
+    """
+
+    BLOCK = 1 << 14
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.block: list[float] = []
+        self.next = 0
+
+    def draw(self) -> float:
+        if self.next == len(self.block):
+            self.block = self.rng.random(self.BLOCK).tolist()
+            self.next = 0
+        self.next += 1
+        return self.block[self.next - 1]
 
 
 def array_stats(a: np.ndarray) -> dict[str, Any]:
@@ -329,6 +450,8 @@ def indent1(value: Any, depth: int = 0) -> str:
     spell = _SCALARS.get(type(value))
     if spell is not None:
         return spell(value)
+    if type(value) is StatLeaf:
+        return value.text(depth)
     if isinstance(value, dict):
         if not value:
             return "{}"
@@ -350,6 +473,46 @@ def indent1(value: Any, depth: int = 0) -> str:
     raise TypeError(f"cannot write {type(value).__name__} values")
 
 
+class StatLeaf:
+    """A statistics-mode tensor leaf, spelled as ``indent1`` spells its dict, from a cached frame.
+
+    Every leaf of one dtype, shape and ``requires_grad`` at one depth has the same text but for its
+    four statistics: the frame is made once (by ``indent1`` itself, so the bytes cannot drift) and
+    only the numbers are spelled per leaf.
+    """
+
+    __slots__ = ("key", "stats")
+    _frames: dict[tuple[Any, int], tuple[str, ...]] = {}
+    _MARKS = ("@@max@@", "@@min@@", "@@mean@@", "@@norm@@")
+
+    def __init__(self, dtype: str, shape: tuple[int, ...], requires_grad: bool,
+                 stats: tuple[Any, Any, Any, Any]) -> None:
+        self.key = (dtype, shape, requires_grad)
+        self.stats = stats
+
+    def as_dict(self) -> dict[str, Any]:
+        dtype, shape, requires_grad = self.key
+        return {"type": "torch.Tensor", "dtype": dtype, "shape": list(shape),
+                **dict(zip(("Max", "Min", "Mean", "Norm"), self.stats)), "requires_grad": requires_grad}
+
+    def text(self, depth: int) -> str:
+        frame = self._frames.get((self.key, depth))
+        if frame is None:
+            frame = self._frames[(self.key, depth)] = self._frame(depth)
+        mx, mn, mean, norm = self.stats
+        return (frame[0] + _SCALARS[type(mx)](mx) + frame[1] + _SCALARS[type(mn)](mn) + frame[2]
+                + _SCALARS[type(mean)](mean) + frame[3] + _SCALARS[type(norm)](norm) + frame[4])
+
+    def _frame(self, depth: int) -> tuple[str, ...]:
+        text = indent1(StatLeaf(*self.key, self._MARKS).as_dict(), depth)
+        parts = []
+        for mark in self._MARKS:
+            head, sep, text = text.partition(_ENC_STR(mark))
+            assert sep, mark
+            parts.append(head)
+        return (*parts, text)
+
+
 class _ObjectFile:
     """A JSON object written member by member as ``json.dump(obj, fh, indent=1)`` writes it, at ``depth``."""
 
@@ -359,12 +522,39 @@ class _ObjectFile:
         self.n = 0
 
     def add(self, key: str, value: Any) -> None:
-        self.fh.write(("{" if not self.n else ",") + "\n" + " " * (self.depth + 1) + _ENC_STR(key) + ": "
-                      + indent1(value, self.depth + 1))
+        self.add_text(key, indent1(value, self.depth + 1))
+
+    def add_text(self, key: str, text: str) -> None:
+        """Add a member whose value is already spelled (as ``indent1(value, depth + 1)``)."""
+        self.fh.write(("{" if not self.n else ",") + "\n" + " " * (self.depth + 1) + _ENC_STR(key) + ": " + text)
         self.n += 1
 
     def close(self) -> None:
         self.fh.write("\n" + " " * self.depth + "}" if self.n else "{}")
+
+
+_MARK = re.compile(r'"@@(\d+)@@"')
+_STACK_MARK = re.compile(r'"@@k@@"|@@n@@')
+
+
+def _fill(parts: list[str], values: list[Any]) -> str:
+    """``parts`` joined with ``values`` spelled between them."""
+    out = [parts[0]]
+    for v, part in zip(values, parts[1:]):
+        out.append(_SCALARS[type(v)](v))
+        out.append(part)
+    return "".join(out)
+
+
+def _stack_record(keys: list[str], n: Any) -> list[Any]:
+    """One stack.json record: the keys it covers and a made-up call stack (``n`` picks the line numbers)."""
+    lines = (1700 + n % 97, 100 + n % 400, 40 + n % 9) if isinstance(n, int) else (n, n, n)
+    return [keys, [
+        f"File /opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py, line {lines[0]}, "
+        "in _call_impl, \n return forward_call(*args, **kwargs)",
+        f"File /home/user/train/model.py, line {lines[1]}, in forward, \n x = self.block(x)",
+        f"File /home/user/train/train.py, line {lines[2]}, in train_step, \n loss = model(batch)",
+    ]]
 
 
 class Writer:
@@ -374,13 +564,17 @@ class Writer:
     document), so a dump of millions of entries never sits in memory.
     """
 
-    def __init__(self, root: Path, rank: int, task: str, seed: int) -> None:
+    def __init__(self, root: Path, rank: int, task: str, seed: int, link_stack: bool = False) -> None:
         self.task = task
+        self.link_stack = link_stack  # the golden stack.json: a hard link to the target's (same bytes)
         self.dirs = {side: root / side / "step0" / f"rank{rank}" for side in ("target", "golden")}
         self.values = Values(seed)
         self.rows = 0
         self.entries = 0
         self.pending_key: str | None = None  # stack.json holds one record per two keys
+        self.frames: dict[Any, tuple[list[str], list[str], list[T]]] = {}  # by Call.form
+        self.recording: list[T] | None = None  # the tensors of the frame being made
+        self.stack_frame: list[str] | None = None
         self.files: dict[str, Any] = {}
         self.data: dict[str, _ObjectFile] = {}
         self.stacks: dict[str, _ObjectFile] = {}
@@ -390,19 +584,21 @@ class Writer:
                       "dump_data_dir": str(d / "dump_tensor_data") if task == "tensor" else None}
             dump = open(d / "dump.json", "w", buffering=1 << 20)  # noqa: SIM115 - closed in finish()
             dump.write(indent1(header)[: -len("\n}")] + ",\n \"data\": ")
+            self.files[side + ".dump"], self.data[side] = dump, _ObjectFile(dump, 1)
+            if side == "golden" and link_stack:
+                continue
             stack = open(d / "stack.json", "w", buffering=1 << 20)  # noqa: SIM115
-            self.files[side + ".dump"], self.files[side + ".stack"] = dump, stack
-            self.data[side], self.stacks[side] = _ObjectFile(dump, 1), _ObjectFile(stack, 0)
+            self.files[side + ".stack"], self.stacks[side] = stack, _ObjectFile(stack, 0)
 
     def add(self, call: Call) -> None:
         """Add one API call's entry to both sides (and, in tensor mode, write its tensors)."""
-        entry: dict[str, dict[str, Any]] = {"target": {}, "golden": {}}
-        for section, args in self._sections(call):
-            leaves = self._leaves(call.key, section, args)
+        if self.task == "statistics" and call.form is not None:
+            for side, text in zip(("target", "golden"), self._framed(call)):
+                self.data[side].add_text(call.key, text)
+        else:
+            entry = self._entry(call)
             for side in entry:
-                entry[side][section] = leaves[side]
-        for side in entry:
-            self.data[side].add(call.key, entry[side])
+                self.data[side].add(call.key, entry[side])
         if self.pending_key is None:
             self.pending_key = call.key
         else:
@@ -410,16 +606,58 @@ class Writer:
             self.pending_key = None
         self.entries += 1
 
+    def _entry(self, call: Call) -> dict[str, dict[str, Any]]:
+        entry: dict[str, dict[str, Any]] = {"target": {}, "golden": {}}
+        for section, args in self._sections(call):
+            leaves = self._leaves(call.key, section, args)
+            for side in entry:
+                entry[side][section] = leaves[side]
+        return entry
+
+    def _framed(self, call: Call) -> tuple[str, str]:
+        """Both sides' entry text of a statistics-mode call, from the frame of its form."""
+        frame = self.frames.get(call.form)
+        if frame is None:
+            frame = self.frames[call.form] = self._frame(call)
+        target_parts, golden_parts, tensors = frame
+        stats = self.values.stats
+        target: list[Any] = []
+        golden: list[Any] = []
+        for t in tensors:  # target before golden, tensor by tensor: the order of the draws
+            target.extend(stats(t, "target"))
+            golden.extend(stats(t, "golden"))
+        self.rows += len(tensors)
+        return _fill(target_parts, target), _fill(golden_parts, golden)
+
+    def _frame(self, call: Call) -> tuple[list[str], list[str], list[T]]:
+        """The text of ``call``'s entry on each side cut around its statistics, and its tensors in order."""
+        self.recording, rows = [], self.rows
+        try:
+            entry = self._entry(call)
+            tensors = self.recording
+        finally:
+            self.recording, self.rows = None, rows
+        parts = []
+        for side in ("target", "golden"):
+            pieces = _MARK.split(indent1(entry[side], self.data[side].depth + 1))
+            assert [int(i) for i in pieces[1::2]] == list(range(4 * len(tensors))), call.key
+            parts.append(pieces[0::2])
+        return parts[0], parts[1], tensors
+
     def _stack(self, keys: list[str]) -> None:
         n = (self.entries - 1) // 2 if len(keys) == 2 else self.entries // 2
-        record = [keys, [
-            f"File /opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py, line {1700 + n % 97}, "
-            "in _call_impl, \n return forward_call(*args, **kwargs)",
-            f"File /home/user/train/model.py, line {100 + n % 400}, in forward, \n x = self.block(x)",
-            f"File /home/user/train/train.py, line {40 + n % 9}, in train_step, \n loss = model(batch)",
-        ]]
+        if len(keys) == 2:  # every two-key record is the same text but for its keys and line numbers
+            if self.stack_frame is None:
+                self.stack_frame = _STACK_MARK.split(indent1(_stack_record(["@@k@@", "@@k@@"], "@@n@@"), 1))
+                assert len(self.stack_frame) == 6
+            f = self.stack_frame
+            text = (f[0] + _ENC_STR(keys[0]) + f[1] + _ENC_STR(keys[1]) + f[2] + str(1700 + n % 97) + f[3]
+                    + str(100 + n % 400) + f[4] + str(40 + n % 9) + f[5])
+            for stacks in self.stacks.values():
+                stacks.add_text(str(n), text)
+            return
         for stacks in self.stacks.values():
-            stacks.add(str(n), record)
+            stacks.add(str(n), _stack_record(keys, n))
 
     def _sections(self, call: Call) -> list[tuple[str, Any]]:
         if call.backward:
@@ -449,6 +687,11 @@ class Writer:
     def _tensor(self, name: str, t: T) -> dict[str, Any]:
         self.rows += 1
         out = {}
+        if self.recording is not None:  # making a frame: marks where the statistics go
+            i = 4 * len(self.recording)
+            self.recording.append(t)
+            marks = (f"@@{i}@@", f"@@{i + 1}@@", f"@@{i + 2}@@", f"@@{i + 3}@@")
+            return {side: StatLeaf(t.dtype(side), t.shape, t.requires_grad, marks) for side in ("target", "golden")}
         if self.task == "tensor":
             from msprobe_pytorch.pt_writer import write_pt
 
@@ -462,7 +705,7 @@ class Writer:
                 out[side] = self._leaf_dict(t, dtype, stats, f"{name}.pt")
         else:
             for side in ("target", "golden"):
-                out[side] = self._leaf_dict(t, t.dtype(side), self.values.stats(t, side), None)
+                out[side] = StatLeaf(t.dtype(side), t.shape, t.requires_grad, self.values.stats(t, side))
         return out
 
     @staticmethod
@@ -482,15 +725,18 @@ class Writer:
         for side, d in self.dirs.items():
             self.data[side].close()
             self.files[side + ".dump"].write("\n}")
-            self.stacks[side].close()
             self.files[side + ".dump"].close()
-            self.files[side + ".stack"].close()
+            if side in self.stacks:
+                self.stacks[side].close()
+                self.files[side + ".stack"].close()
             (d / "construct.json").write_text("{}")
+        if self.link_stack:
+            os.link(self.dirs["target"] / "stack.json", self.dirs["golden"] / "stack.json")
 
 
 # --------------------------------------------------------------------------- scenarios
 def _step_bytes(dims: Dims, layers: int) -> int:
-    step = _build(dims, layers, 1)
+    step = Step(dims, layers)
     total = 0
     for call in step.calls():
         for t in _tensors(call):
@@ -509,15 +755,6 @@ def _tensors(call: Call) -> Iterator[T]:
             stack.extend(x)
 
 
-def _build(dims: Dims, layers: int, ranks: int) -> Step:
-    step = Step(dims, ranks)
-    step.embedding()
-    for _ in range(layers):
-        step.layer()
-    step.head()
-    return step
-
-
 def tensor_dims(gb: float) -> tuple[Dims, int]:
     """Model sizes and layer count whose tensor dump pair is about ``gb`` GB."""
     budget = gb * 1e9
@@ -531,53 +768,62 @@ def tensor_dims(gb: float) -> tuple[Dims, int]:
 
 
 def generate(kind: str, root: Path, *, gb: float = 2.0, entries: int = 100_000, ranks: int = 1,
-             seed: int = 0) -> dict[str, Any]:
-    """Write one scenario's dump pair under ``root`` (``target/step0``, ``golden/step0``); returns its manifest."""
+             seed: int = 0, link_stack: bool = False,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Write one scenario's dump pair under ``root`` (``target/step0``, ``golden/step0``); returns its manifest.
+
+    Memory stays small whatever the size (one block of the model and the files' buffers):
+    ``progress(rank, entries written)``, when given, is called every 65,536 entries and at each
+    rank's end. ``manifest.json`` is written last, so its presence means a complete pair.
+    ``link_stack``: each golden ``stack.json`` is a hard link to the target's instead of a copy
+    (both sides write the same records; ~10% of a statistics pair's disk).
+    """
     root.mkdir(parents=True, exist_ok=True)
     if kind == "tensor":
         dims, layers = tensor_dims(gb)
-        steps = [(0, _build(dims, layers, 1))]
-        task, limit = "tensor", None
+        n_ranks, adam, task, limit = 1, 0, "tensor", None
     elif kind in ("statistics", "ranks"):
         dims = Dims(B=1, S=4096, D=4096, H=32, V=151936)
         n_ranks = ranks if kind == "ranks" else 1
 
         def count(layers: int) -> int:
-            return sum(1 for _ in _build(dims, layers, n_ranks).calls())
+            return Step(dims, layers, n_ranks).count()
 
         per_layer = count(2) - count(1)
         layers = max(1, (entries - (count(1) - per_layer)) // max(1, per_layer))
         while layers > 1 and count(layers) > entries:
             layers -= 1
-        steps = []
-        for r in range(n_ranks):
-            step = _build(dims, layers, n_ranks)
-            step.adam_calls(max(0, entries - count(layers)))
-            steps.append((r, step))
-        task, limit = "statistics", entries
+        adam, task, limit = max(0, entries - count(layers)), "statistics", entries
     else:
         raise ValueError(f"unknown scenario kind {kind!r}")
     total_rows = 0
     total_entries = 0
-    for rank, step in steps:
-        w = Writer(root, rank, task, seed * 1000 + rank)
+    for rank in range(n_ranks):  # one rank's step at a time: a rank is made while it is written
+        step = Step(dims, layers, n_ranks, adam)
+        w = Writer(root, rank, task, seed * 1000 + rank, link_stack)
         for n, call in enumerate(step.calls()):
             if limit is not None and n >= limit:
                 break
             w.add(call)
+            if progress is not None and not (w.entries & 0xFFFF):
+                progress(rank, w.entries)
         w.finish()
         total_rows += w.rows
         total_entries += w.entries
+        if progress is not None:
+            progress(rank, w.entries)
     manifest = {
         "kind": kind,
         "task": task,
-        "ranks": len(steps),
+        "ranks": n_ranks,
         "entries_per_side": total_entries,
         "tensor_rows_per_side": total_rows,
         "bytes_both_sides": dir_bytes(root / "target") + dir_bytes(root / "golden"),
         "dims": dims.__dict__,
         "seed": seed,
     }
+    if link_stack:
+        manifest["golden_stack_json"] = "a hard link to the target's (the same bytes)"
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
 
