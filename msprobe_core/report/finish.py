@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from .accumulate import SummaryAccumulator, gc_paused
 from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .views import ResultView, view_from_table
+
+if TYPE_CHECKING:
+    from .sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -114,6 +117,8 @@ def finish_summary(
     acc: SummaryAccumulator,
     *,
     report_views: Callable[[], Sequence[ResultView]] | None = None,
+    report_samples: Callable[[], Sequence[ViewSample]] | None = None,
+    sample_above: int | None = None,
     report: Path | None = None,
     json_summary: Path | None = None,
     fail_on: str | None = None,
@@ -127,7 +132,9 @@ def finish_summary(
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
     ``acc``: every result of the run added (its ``analysis`` is the ``-da`` answer, if any).
-    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set).
+    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set);
+    ``report_samples``, in its place: gives their samples (:mod:`msprobe_core.report.sample_sink`; every row
+    while the results fit ``sample_above``, see :func:`~msprobe_core.report.html.build_payload`).
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
@@ -145,8 +152,12 @@ def finish_summary(
         from . import write_report
 
         stage("HTML report", Path(report).name)
-        views = report_views() if report_views is not None else []
-        write_report(views, summary, report, title=title, analysis=acc.analysis)
+        if report_samples is not None:
+            write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
+                         samples=report_samples())
+        else:
+            views = report_views() if report_views is not None else []
+            write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
