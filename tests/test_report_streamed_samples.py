@@ -109,3 +109,43 @@ def test_above_the_threshold_each_result_is_its_whole_view_sample(two_ranks):
     assert all(len(s.positions) < ROWS // 2 for s in kept)
     assert [(s.positions, s.cells, s.verdicts, s.total) for s in kept] == [
         (s.positions, s.cells, s.verdicts, s.total) for s in expected]
+
+
+def test_a_sink_fed_parts_of_a_table_gives_the_whole_views_sample_and_partial(tmp_path):
+    """The compare's sink (what a job, or a streamed compare part by part, feeds): its partial is the table's and
+    its sample the whole view's, whatever the parts; both survive pickling (they travel back from workers)."""
+    import pickle
+
+    import msprobe_core
+    from msprobe_core.report.accumulate import SummaryAccumulator, table_partial
+    from msprobe_core.report.sample_sink import SAMPLE_KEY, SampledSink
+    from msprobe_core.result import ResultTable
+
+    result = msprobe_core.compare(STATS / "target/step0", STATS / "golden/step0", tmp_path / "out")
+    (outcome,) = result._outcomes
+    table = outcome.table
+    (view,) = result._result_views()
+    small = Budget(nonpass_first=3, nonpass_sample=3, pass_sample=4, worst=2, radius=1, buckets=4, groups=4)
+    (expected,) = sample_views([view], budget=small)
+    assert len(expected.positions) < len(view)
+    whole_partial = table_partial(table, result.files)
+    for cuts in ([len(table)], [1, 5, 17], [13] * 3):
+        sink = SampledSink(small, 0)
+        a = 0
+        for size in [*cuts, len(table)]:
+            b = min(len(table), a + size)
+            if a < b:
+                part = ResultTable(table.mode, table.columns, {c: list(table.data[c])[a:b] for c in table.columns},
+                                   table.group_of_row[a:b], meta=table.meta)
+                sink.feed_table(part, a)
+            a = b
+        partial = pickle.loads(pickle.dumps(sink.finish(result.files)))
+        sample = partial.extra.pop(SAMPLE_KEY)
+        assert (sample.positions, sample.cells, sample.total) == (expected.positions, expected.cells, len(view))
+        assert sample.files == [Path(f) for f in result.files]
+        summaries = []
+        for p in (partial, whole_partial):
+            acc = SummaryAccumulator()
+            acc.add(p)
+            summaries.append(acc.summary())
+        assert summaries[0] == summaries[1] and summaries[0]["rows"] == len(view)

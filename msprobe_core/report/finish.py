@@ -25,6 +25,7 @@ from .summary import format_summary, gate_failures, write_json_summary
 from .views import ResultView, view_from_table
 
 if TYPE_CHECKING:
+    from .sample_sink import ReportSamples
     from .sampling import ViewSample
 
 log = logging.getLogger("msprobe")
@@ -45,6 +46,33 @@ def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
             if readable:
                 views.append(read_files_as_view(readable, label))
     return views
+
+
+def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> ReportSamples:
+    """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
+    :mod:`msprobe_core.report.sample_sink`; no table kept), else one made here from its table in memory, else
+    from its files read back in chunks."""
+    from .chunks import table_chunks
+    from .sample_sink import ReportSamples, chunks_sample, partial_sample
+
+    many = len(outcomes) > 1
+    found: list[tuple[Any, str, list[Path]]] = []
+    for outcome in outcomes:
+        files = [Path(f) for f in outcome.files]
+        if (getattr(outcome, "partial", None) is not None or outcome.table is not None
+                or any(f.suffix.lower() in (".csv", ".xlsx") for f in files)):
+            found.append((outcome, outcome.job.label if many else "", files))
+    samples = ReportSamples(len(found), analysis)
+    for outcome, label, files in found:
+        sample = partial_sample(getattr(outcome, "partial", None), label, files)
+        if sample is None and outcome.table is not None:
+            sample = chunks_sample(samples, table_chunks(outcome.table, label, files))
+        elif sample is None:
+            readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
+            sample = chunks_sample(samples, read_result_chunks(readable, label)) if readable else None
+        if sample is not None:
+            samples.add(sample)
+    return samples
 
 
 def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
@@ -186,7 +214,8 @@ def finish_run(
 ) -> dict[str, Any]:
     """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
     :func:`finish_summary`). The summary takes each job's summary partial where the run made one
-    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks."""
+    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks; the HTML report
+    the samples the jobs made with their partials (:func:`samples_from_outcomes`)."""
     from ..console.progress import set_job, stage
 
     output_dir = Path(options.output_dir)
@@ -207,7 +236,7 @@ def finish_run(
     unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
     return finish_summary(
         acc,
-        report_views=lambda: views_from_outcomes(outcomes),
+        report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish(),
         report=report_path,
         json_summary=json_summary,
         fail_on=fail_on,
