@@ -56,9 +56,15 @@ def _run(target: Path, golden: Path, out: Path, *extra: str) -> tuple[dict[str, 
 
 @pytest.fixture(scope="module")
 def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
-    """The summary of a run that keeps its tables (an HTML report asked for), made from the tables."""
-    summary, outcomes = _run(*ranks, tmp_path_factory.mktemp("html"), "--workers", "1", "--report", "html")
-    assert len(outcomes) == len(CASES) and all(o.table is not None for o in outcomes)
+    """The summary of a run that keeps its tables and makes no partials (as the Python API runs), made from the
+    tables."""
+    from msprobe_core.cli import main as cli_main
+    from msprobe_core.pipeline.sink import KEEP_TABLES
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli_main, "_summary_extra", lambda report, results: {KEEP_TABLES: True})
+        summary, outcomes = _run(*ranks, tmp_path_factory.mktemp("html"), "--workers", "1", "--report", "html")
+    assert len(outcomes) == len(CASES) and all(o.table is not None and o.partial is None for o in outcomes)
     return summary
 
 
@@ -102,3 +108,52 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     assert job_partial(options, job, None, []) is left
     assert JOB_PARTIAL not in job.extra
     assert job_partial(options, job, None, []) is None
+
+
+def _page_data(path: Path) -> dict[str, Any]:
+    import base64
+    import gzip
+
+    m = re.search(r'<script type="application/json" id="report-data" data-encoding="([^"]+)">(.*?)</script>',
+                  path.read_text(encoding="utf-8"), re.S)
+    assert m
+    text = m.group(2)
+    if m.group(1) == "gzip+base64":
+        text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+    return json.loads(text)
+
+
+@pytest.mark.parametrize("threshold", [None, "20"])
+@pytest.mark.parametrize("executor", ["inline", "local pool", "dask"])
+def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor, threshold, monkeypatch):
+    """``--report html``: no rank's table reaches the run, each hands back its sample with its partial, and the
+    page is the one made from the whole results (every row below the threshold, their samples above it)."""
+    from msprobe_core.report.html import _dumps, build_payload
+    from msprobe_core.report.result_files import read_files_as_view
+    from msprobe_core.report.sample_sink import SAMPLE_KEY
+    from msprobe_core.report.sampling import THRESHOLD_ENV, ViewSample
+
+    if threshold is None:
+        monkeypatch.delenv(THRESHOLD_ENV, raising=False)
+    else:
+        monkeypatch.setenv(THRESHOLD_ENV, threshold)
+    if executor == "inline":
+        extra: tuple[str, ...] = ("--workers", "1")
+    elif executor == "local pool":
+        extra = ("--executor", "local", "--workers", "2")
+    else:
+        pytest.importorskip("distributed")
+        extra = ("--executor", "dask", "--workers", "2")
+    _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
+    assert all(o.table is None for o in outcomes), "a rank's table reached the run"
+    samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
+    assert all(isinstance(s, ViewSample) for s in samples)
+    assert [s.total for s in samples] == [o.partial.rows for o in outcomes]
+    if threshold is None:
+        assert all(s.complete for s in samples)
+    (page,) = (tmp_path / "o").glob("compare_report_*.html")
+    data = _page_data(page)
+    views = [read_files_as_view([Path(f) for f in o.files], o.job.label) for o in outcomes]
+    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=int(threshold or 200_000))))
+    assert ("sample" in data) == (threshold is not None)
+    assert dict(data, generated=expected["generated"]) == expected

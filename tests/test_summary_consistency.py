@@ -25,7 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.cli import main as cli_main
 from msprobe_core.cli.main import main
+from msprobe_core.pipeline.sink import KEEP_TABLES
 from msprobe_core.report import finish
 from msprobe_core.report.accumulate import SummaryAccumulator, view_partial
 from msprobe_core.report.chunks import view_cut
@@ -110,6 +112,10 @@ def compare(tmp_path_factory):
                 mp.chdir(case)
                 mp.delenv("MSPROBE_MAX_TENSOR_BYTES", raising=False)
                 mp.setattr(finish, "add_outcomes", add_outcomes)
+                # the jobs keep their tables too (msprobe compare keeps none): the reference of the tests below
+                mp.setattr(cli_main, "_summary_extra",
+                           lambda report, results, _real=cli_main._summary_extra: {**_real(report, results),
+                                                                                   KEEP_TABLES: True})
                 rc = main(["compare", *args, "-o", str(out / "out"), "--report", "html",
                            "--json-summary", str(summary_file)])
             reports = list((out / "out").glob("compare_report_*.html"))
@@ -241,7 +247,7 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     run = compare(case, args)
     if run.rc == 2 or run.outcomes is None:
         pytest.skip("this compare stops on its input (exit 2)")
-    views = views_from_outcomes(run.outcomes)  # the run keeps its tables for the HTML report
+    views = views_from_outcomes(run.outcomes)  # the tables the fixture's runs keep
     assert views
     if "-da" not in args:  # each job made its partial (-da runs its own stage 1 and keeps its tables)
         assert all(o.partial is not None for o in run.outcomes if o.table is not None)

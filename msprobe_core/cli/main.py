@@ -134,9 +134,9 @@ def compare_cmd(**kw: object) -> None:
     _set_tensor_cap(values["max_tensor_bytes"])
     options = host.build_options(values, given=_given_options(click.get_current_context(), kw))
     host.writer(options.output_format)  # an unknown format is a usage error before any work
-    options.extra = {**options.extra, **_summary_extra(values["report"])}
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
+    options.extra = {**options.extra, **_summary_extra(values["report"], len(jobs))}
     started = time.time()
     try:
         outcomes = run_jobs(jobs, options, host)
@@ -162,13 +162,19 @@ def compare_cmd(**kw: object) -> None:
         finish_removals()
 
 
-def _summary_extra(report: object) -> dict[str, object]:
+def _summary_extra(report: object, results: int) -> dict[str, object]:
     """Each job hands back its result's summary partial and keeps no table (the run's memory does not grow
-    with the ranks), unless the HTML report, which reads the tables, is asked for."""
+    with the ranks); for the HTML report, the partial carries the result's sample for the page
+    (:mod:`msprobe_core.report.sample_sink`; ``results``: the jobs, which share the sample's budget)."""
     from ..pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+
+    if report == "html":
+        from ..report.sample_sink import sink_factory
+
+        return {SUMMARY_SINK: sink_factory(results), KEEP_TABLES: False}
     from ..report.accumulate import ViewAccumulator
 
-    return {SUMMARY_SINK: ViewAccumulator, KEEP_TABLES: report == "html"}
+    return {SUMMARY_SINK: ViewAccumulator, KEEP_TABLES: False}
 
 
 cli.add_command(_CompareCommand())

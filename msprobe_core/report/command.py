@@ -8,14 +8,10 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import InputError, UsageError
-
-if TYPE_CHECKING:
-    from .views import ResultView
 
 log = logging.getLogger("msprobe")
 
@@ -203,6 +199,7 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     from .accumulate import SummaryAccumulator, gc_paused
     from .finish import finish_summary
     from .result_files import read_result_chunks
+    from .sample_sink import ReportSamples
 
     setup_logging(quiet)
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
@@ -213,32 +210,23 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     labels = result_labels(groups)
     analysis = find_analysis_file(sorted({g[0].parent for g in groups}), choice)
     acc = SummaryAccumulator(analysis)
-    # the summary is fed chunk by chunk (its temporaries: one chunk's); the HTML report's views gather the cells
-    views: list[ResultView] = []
+    # each chunk feeds the summary and the HTML report's sample: no result is held whole (a report whose
+    # results together fit the sampling threshold keeps every row, up to that many)
+    samples = ReportSamples(len(groups), analysis)
     with gc_paused():
         for n, (group, label) in enumerate(zip(groups, labels), start=1):
             which = f" ({n} of {len(groups)})" if len(groups) > 1 else ""
             stage("read", f"{group[0].name}{which}, {file_sizes(*group)}")
             partial = acc.view_accumulator()
-            gathered: ResultView | None = None
+            sampler = samples.sampler()
+            fed = False
             for chunk in read_result_chunks(group, label):
                 partial.feed(chunk)
-                gathered = _gather(gathered, chunk)
+                sampler.feed(chunk)
+                fed = True
             acc.add(partial.finish())
-            if gathered is not None:
-                views.append(gathered)
+            if fed:
+                samples.add(sampler.finish())
     stage("summary", f"{sum(p.rows for p in acc.partials):,} rows")
-    finish_summary(acc, report_views=lambda: views, report=output, json_summary=json_summary, fail_on=fail_on,
-                   quiet=quiet, title=title, run=choice.as_dict())
-
-
-def _gather(whole: ResultView | None, chunk: ResultView) -> ResultView:
-    """``whole`` with the rows of the next ``chunk`` of its result appended (the first chunk: a view of its own)."""
-    from .views import ResultView
-
-    if whole is None:
-        return ResultView(chunk.label, chunk.mode, list(chunk.columns), {c: list(chunk.cells[c]) for c in chunk.columns},
-                          list(chunk.files), chunk.frameworks)
-    for c in whole.columns:
-        whole.cells[c].extend(chunk.cells[c])
-    return whole
+    finish_summary(acc, report_samples=samples.finish, sample_above=samples.limit, report=output,
+                   json_summary=json_summary, fail_on=fail_on, quiet=quiet, title=title, run=choice.as_dict())

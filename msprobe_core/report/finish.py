@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,10 @@ from .accumulate import SummaryAccumulator, gc_paused
 from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .views import ResultView, view_from_table
+
+if TYPE_CHECKING:
+    from .sample_sink import ReportSamples
+    from .sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -42,6 +46,33 @@ def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
             if readable:
                 views.append(read_files_as_view(readable, label))
     return views
+
+
+def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> ReportSamples:
+    """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
+    :mod:`msprobe_core.report.sample_sink`; no table kept), else one made here from its table in memory, else
+    from its files read back in chunks."""
+    from .chunks import table_chunks
+    from .sample_sink import ReportSamples, chunks_sample, partial_sample
+
+    many = len(outcomes) > 1
+    found: list[tuple[Any, str, list[Path]]] = []
+    for outcome in outcomes:
+        files = [Path(f) for f in outcome.files]
+        if (getattr(outcome, "partial", None) is not None or outcome.table is not None
+                or any(f.suffix.lower() in (".csv", ".xlsx") for f in files)):
+            found.append((outcome, outcome.job.label if many else "", files))
+    samples = ReportSamples(len(found), analysis)
+    for outcome, label, files in found:
+        sample = partial_sample(getattr(outcome, "partial", None), label, files)
+        if sample is None and outcome.table is not None:
+            sample = chunks_sample(samples, table_chunks(outcome.table, label, files))
+        elif sample is None:
+            readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
+            sample = chunks_sample(samples, read_result_chunks(readable, label)) if readable else None
+        if sample is not None:
+            samples.add(sample)
+    return samples
 
 
 def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
@@ -114,6 +145,8 @@ def finish_summary(
     acc: SummaryAccumulator,
     *,
     report_views: Callable[[], Sequence[ResultView]] | None = None,
+    report_samples: Callable[[], Sequence[ViewSample]] | None = None,
+    sample_above: int | None = None,
     report: Path | None = None,
     json_summary: Path | None = None,
     fail_on: str | None = None,
@@ -127,7 +160,9 @@ def finish_summary(
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
     ``acc``: every result of the run added (its ``analysis`` is the ``-da`` answer, if any).
-    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set).
+    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set);
+    ``report_samples``, in its place: gives their samples (:mod:`msprobe_core.report.sample_sink`; every row
+    while the results fit ``sample_above``, see :func:`~msprobe_core.report.html.build_payload`).
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
@@ -145,8 +180,12 @@ def finish_summary(
         from . import write_report
 
         stage("HTML report", Path(report).name)
-        views = report_views() if report_views is not None else []
-        write_report(views, summary, report, title=title, analysis=acc.analysis)
+        if report_samples is not None:
+            write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
+                         samples=report_samples())
+        else:
+            views = report_views() if report_views is not None else []
+            write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
@@ -175,7 +214,8 @@ def finish_run(
 ) -> dict[str, Any]:
     """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
     :func:`finish_summary`). The summary takes each job's summary partial where the run made one
-    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks."""
+    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks; the HTML report
+    the samples the jobs made with their partials (:func:`samples_from_outcomes`)."""
     from ..console.progress import set_job, stage
 
     output_dir = Path(options.output_dir)
@@ -196,7 +236,7 @@ def finish_run(
     unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
     return finish_summary(
         acc,
-        report_views=lambda: views_from_outcomes(outcomes),
+        report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish(),
         report=report_path,
         json_summary=json_summary,
         fail_on=fail_on,

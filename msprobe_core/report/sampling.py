@@ -408,12 +408,13 @@ def _in_execution_order(chunks: list[ResultView]) -> Iterable[ResultView]:
     return view_chunks(ordered)
 
 
-def sample_views(views: Sequence[ResultView], analysis_calls: Iterable[str] = (), rows: int | None = None
-                 ) -> list[ViewSample]:
-    """The sample of each of ``views`` (whole views, cut into chunks here; ``analysis_calls``: see ``watch``)."""
+def sample_views(views: Sequence[ResultView], analysis_calls: Iterable[str] = (), rows: int | None = None,
+                 budget: Budget | None = None) -> list[ViewSample]:
+    """The sample of each of ``views`` (whole views, cut into chunks here; ``analysis_calls``: see ``watch``;
+    ``budget``: default ``Budget.for_views(len(views))``)."""
     from .chunks import CHUNK_ROWS, ResultChunk, view_chunks
 
-    budget = Budget.for_views(len(views))
+    budget = budget or Budget.for_views(len(views))
     size = max(1, rows or CHUNK_ROWS)
     out = []
     for view in views:
