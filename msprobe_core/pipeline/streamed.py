@@ -34,6 +34,10 @@ Build = Callable[..., "ResultTable"]
 ENV_WHOLE_TABLES = "MSPROBE_WHOLE_TABLES"
 #: the modes the streamed path compares
 STREAMED_MODES = (MODE_STATISTICS, MODE_MD5)
+#: ``CompareJob.extra`` key: the summary partial of a result built chunk by chunk (its table is not kept)
+SUMMARY_PARTIAL = "summary_partial"
+#: the ``stack`` of an index whose ``stack.json`` was turned into a :class:`~msprobe_core.load.stackindex.StackIndex`
+STACK_DROPPED: Any = object()
 
 
 class WholeTablesNeeded(Exception):
@@ -130,12 +134,22 @@ def _whole(side: Any) -> DumpTable:
     table = load_dump_file(side.source, side.kind)
     table.tensor_dir = side.tensor_dir
     table.stack = side.stack
+    if side.stack is STACK_DROPPED:
+        from ..files.validation import dump_file_beside
+        from ..load.dumpjson import load_stack
+
+        stack_file = dump_file_beside(side.source, "stack.json")
+        table.stack = None if stack_file is None else load_stack(stack_file)
     return table
 
 
 def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
-                     host: PluginHost, plan: StreamPlan, build: Build) -> tuple[ResultTable, list[Path]] | None:
+                     host: PluginHost, plan: StreamPlan, build: Build) -> tuple[ResultTable | None, list[Path]] | None:
     """Compare a job from its two indexes and write the result (``None``: nothing matched).
+
+    When the run summarises from a sink and keeps no tables (:mod:`msprobe_core.pipeline.sink`), the result
+    is read, built and written chunk by chunk, each chunk fed to the sink: no table is returned and the
+    sink's partial is left in ``job.extra[SUMMARY_PARTIAL]``. Otherwise it is built from whole tables.
 
     ``build(target, golden, match, options, host)``: the result of matched rows (``pipeline.build.build_result``).
 
@@ -151,7 +165,66 @@ def compare_streamed(job: CompareJob, target: Any, golden: Any, options: Compare
     match = match_indexes(target, golden, options, host)
     if match is None:
         return None
-    return _build_whole(job, target, golden, match, options, timestamp, host, build)
+    sink = _chunk_sink(options, host)
+    if sink is None:
+        return _build_whole(job, target, golden, match, options, timestamp, host, build)
+    files = _build_chunked(job, target, golden, match, options, timestamp, host, build, sink)
+    job.extra[SUMMARY_PARTIAL] = sink.finish(files)
+    return None, files
+
+
+def _chunk_sink(options: CompareOptions, host: PluginHost) -> Any:
+    """The summary sink the chunks feed, when the result is built chunk by chunk (``None``: from whole tables).
+
+    Chunk by chunk when the run takes its summary from a sink and keeps no table
+    (:mod:`msprobe_core.pipeline.sink`) and a built-in writer writes the result.
+    """
+    from ..write.chunked import CHUNKED_WRITERS
+    from .sink import keeps_tables, summary_sink
+
+    if keeps_tables(options) or host.writer(options.output_format).write not in CHUNKED_WRITERS:
+        return None
+    return summary_sink(options)
+
+
+def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
+                   timestamp: str, host: PluginHost, build: Build, sink: Any) -> list[Path]:
+    """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
+    import logging
+
+    from ..console.progress import stage
+    from ..files.outputs import output_policy
+    from ..load.stackindex import StackIndex
+    from ..model import RUN_STARTED
+    from ..result import WHOLE_NUMBERS
+    from ..write.chunked import ChunkedResult, ColumnsDiffer
+    from ..write.writers import write_xlsx
+    from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
+
+    writer = host.writer(options.output_format)
+    notes = dict(match.notes)
+    notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    stack = None
+    if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
+        stack = StackIndex(target.stack, target)
+        target.stack = STACK_DROPPED
+    source = ChunkSource(target, golden, match, notes, stack)
+    chunks = plan_chunks(match, target, chunk_rows())
+    stage("metrics, verdicts and write", f"{match.rows:,} rows in {len(chunks):,} chunks", 3, 4)
+    path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+
+    def build_part(t: DumpTable, g: DumpTable, pairs: MatchResult) -> ResultTable:
+        return build(t, g, pairs, options, host)
+
+    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+        if options.force and path.exists():
+            logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
+        try:
+            with ChunkedResult(path, match.rows, xlsx=writer.write is write_xlsx) as out:
+                write_chunks(source, chunks, out, build_part, sink)
+                return out.commit()
+        except (KeysDiffer, ColumnsDiffer) as why:
+            raise WholeTablesNeeded(str(why)) from None
 
 
 def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,

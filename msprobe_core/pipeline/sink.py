@@ -1,0 +1,60 @@
+"""The seam through which a job's result reaches the run's summary without the table leaving the job.
+
+``msprobe compare`` does not keep result tables: each job (on this process or on a worker of the
+run's executor) feeds its result to a *summary sink* and hands back what the sink makes of it, a
+small picklable partial (:class:`~msprobe_core.report.accumulate.ViewPartial`), which the run merges
+in job order. The layer that starts the run chooses the sink (the command line puts
+:class:`~msprobe_core.report.accumulate.ViewAccumulator` in ``options.extra[SUMMARY_SINK]``); the
+stages below never import the report package.
+
+A sink is made by calling the factory with no argument and has two methods:
+
+* ``feed_table(table, start=0)``: a :class:`~msprobe_core.result.ResultTable`, or a part of the job's
+  result whose first row is row ``start`` of the whole (parts in row order: a streamed compare feeds
+  each part as it is built and written);
+* ``finish(files)``: called once, with the result's files; returns the partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..result import ResultTable
+
+#: ``options.extra`` key: a picklable factory ``() -> ResultSink`` (absent: the run keeps no partials).
+SUMMARY_SINK = "summary_sink"
+#: ``options.extra`` key: whether a job's result table is kept in memory for the caller (default ``True``:
+#: the Python API returns tables; ``msprobe compare`` keeps none when it has partials).
+KEEP_TABLES = "keep_tables"
+
+
+class ResultSink(Protocol):
+    """What a job feeds its result to (see the module's doc)."""
+
+    def feed_table(self, table: ResultTable, start: int = 0) -> None:
+        """Take the job's result table, or its part beginning at row ``start`` of the whole."""
+
+    def finish(self, files: Iterable[Path]) -> Any:
+        """The partial of everything fed (``files``: the result files written)."""
+
+
+def summary_sink(options: Any) -> ResultSink | None:
+    """A new sink for one job's result, when the run asks for partials (``options.extra[SUMMARY_SINK]``)."""
+    factory: Callable[[], ResultSink] | None = (getattr(options, "extra", None) or {}).get(SUMMARY_SINK)
+    return factory() if factory is not None else None
+
+
+def summarise_table(options: Any, table: ResultTable, files: Iterable[Path]) -> Any:
+    """The summary partial of a whole result table (``None`` when the run asks for none)."""
+    sink = summary_sink(options)
+    if sink is None:
+        return None
+    sink.feed_table(table, 0)
+    return sink.finish(list(files))
+
+
+def keeps_tables(options: Any) -> bool:
+    """Whether the run keeps its jobs' result tables (``options.extra[KEEP_TABLES]``, default ``True``)."""
+    return bool((getattr(options, "extra", None) or {}).get(KEEP_TABLES, True))
