@@ -89,12 +89,14 @@ def match_loaded(target: DumpTable, golden: DumpTable, options: CompareOptions,
 
 def compare_and_write(
     job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost
-) -> tuple[ResultTable, list[Path]] | None:
+) -> tuple[ResultTable | None, list[Path]] | None:
     """Compare one job and write its result; ``None`` when there is nothing to compare.
 
-    A statistics or md5 compare the streamed path takes (:mod:`msprobe_core.pipeline.streamed`) is read,
-    built and written chunk by chunk; otherwise the whole tables are loaded, and a big statistics result
-    is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
+    A statistics or md5 compare the streamed path takes (:mod:`msprobe_core.pipeline.streamed`) is matched
+    on the dumps' indexes; when the run summarises from a sink and keeps no table, it is also read, built
+    and written chunk by chunk: no table is returned then, and the sink's partial is in
+    ``job.extra[streamed.SUMMARY_PARTIAL]``. Otherwise the whole tables are loaded, and a big statistics
+    result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
     """
     from ..write.tailbuild import finish_removals
     from .streamed import WholeTablesNeeded, compare_streamed, stream_plan, whole_tables
