@@ -194,6 +194,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
 
     from ..console.progress import stage
     from ..files.outputs import output_policy
+    from ..load.chunks import ChunkDeclined
     from ..load.stackindex import StackIndex
     from ..model import RUN_STARTED
     from ..result import WHOLE_NUMBERS
@@ -223,7 +224,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
             with ChunkedResult(path, match.rows, xlsx=writer.write is write_xlsx) as out:
                 write_chunks(source, chunks, out, build_part, sink)
                 return out.commit()
-        except (KeysDiffer, ColumnsDiffer) as why:
+        except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
             raise WholeTablesNeeded(str(why)) from None
 
 
