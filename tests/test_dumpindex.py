@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from msprobe_core.errors import MsprobeError
 from msprobe_core.load import dumpscan
 from msprobe_core.load.dumpindex import index_dump_file, key_hashes
 from msprobe_core.match.index_match import IndexMatch, _sort_merge, gate_dtypes
@@ -42,7 +43,10 @@ def names_of(index, table) -> list[str]:
 
 def check_index(path: Path, kind: str = "dump") -> str:
     """The index of ``path`` against the table mode's table, with and without renumbering."""
-    table = dumpscan.scan_dump(path, kind)
+    try:
+        table = dumpscan.scan_dump(path, kind)
+    except MsprobeError:  # the table mode refuses the header (the load names what is wrong): not indexed either
+        table = None
     outcome = ""
     for renumber in (False, True):
         index = index_dump_file(path, kind, renumber)

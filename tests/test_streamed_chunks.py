@@ -77,12 +77,23 @@ def _files(out: Path) -> dict[str, Path]:
     return files
 
 
+#: the chunk plans of the results built chunk by chunk since the list was cleared
+CHUNKED: list[list[tuple[int, int]]] = []
+
+
 def _compare(target: Path, golden: Path, out: Path, options: dict, monkeypatch: pytest.MonkeyPatch,
              streamed: bool) -> dict[str, Path]:
     opts = dict(options)
     if isinstance(opts.get("data_mapping"), str):
         opts["data_mapping"] = target.parent.parent / opts["data_mapping"]
+    real = chunking.write_chunks
+
+    def recording(source: Any, chunks: list[tuple[int, int]], *args: Any, **kwargs: Any) -> None:
+        CHUNKED.append(list(chunks))
+        return real(source, chunks, *args, **kwargs)
+
     with monkeypatch.context() as m:
+        m.setattr(chunking, "write_chunks", recording)
         if streamed:
             opts["extra"] = dict(STREAMED)
         else:
@@ -131,11 +142,13 @@ def test_every_corpus_case_streamed_is_the_whole_tables_result(case: str, option
     whole = _compare(target, golden, tmp_path / "whole", options, monkeypatch, streamed=False)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, str(chunk))
     SINKS.clear()
+    CHUNKED.clear()
     streamed = _compare(target, golden, tmp_path / "streamed", options, monkeypatch, streamed=True)
     _same_files(whole, streamed)
     if options or case == "pytorch/c09a":  # -am, -fm: mappers the index does not join; c09a: ranks side by side
-        assert not SINKS, "whole tables"
+        assert not CHUNKED, "whole tables"
         return
+    assert CHUNKED and len(CHUNKED) == len(SINKS)
     _fed_rows(SINKS, streamed)
     if chunk == 1:
         assert all(len(s.parts) > 1 for s in SINKS), "chunk boundaries everywhere"
@@ -150,9 +163,9 @@ def test_xlsx_streamed_is_cell_for_cell_the_whole_tables_workbook(case: str, tmp
     monkeypatch.setattr(writers, "XLSX_SHEET_ROWS", 7)  # sheets switch inside chunks and between them
     whole = _compare(target, golden, tmp_path / "whole", options, monkeypatch, streamed=False)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
-    SINKS.clear()
+    CHUNKED.clear()
     streamed = _compare(target, golden, tmp_path / "streamed", options, monkeypatch, streamed=True)
-    assert SINKS
+    assert CHUNKED
     _same_files(whole, streamed, xlsx=True)
 
 
@@ -249,8 +262,9 @@ def test_random_pairs_streamed_in_tiny_chunks_are_the_whole_tables_result(seed: 
     for chunk in (1, 4):
         monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, str(chunk))
         SINKS.clear()
+        CHUNKED.clear()
         streamed = _compare(target, golden, tmp_path / f"streamed{chunk}", {}, monkeypatch, streamed=True)
-        assert SINKS, "the pair was streamed"
+        assert CHUNKED and SINKS, "the pair was streamed"
         _fed_rows(SINKS, streamed)
         _same_files(whole, streamed)
 
@@ -351,8 +365,9 @@ def test_entries_that_differ_from_the_index_in_an_unchanged_looking_file_fall_ba
     monkeypatch.setattr(chunks.ChunkReader, "__enter__", rewrite_then_open)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
     SINKS.clear()
+    CHUNKED.clear()
     streamed = _compare(target, golden, tmp_path / "streamed", {}, monkeypatch, streamed=True)
-    assert SINKS and SINKS[0].files is None, "the chunked result was abandoned"
+    assert CHUNKED and SINKS[0].files is None, "the chunked result was abandoned"
     monkeypatch.undo()
     whole = _compare(target, golden, tmp_path / "whole", {}, monkeypatch, streamed=False)
     _same_files(whole, streamed)
