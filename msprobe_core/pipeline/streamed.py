@@ -211,7 +211,8 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         target.stack = STACK_DROPPED
     source = ChunkSource(target, golden, match, notes, stack)
     chunks = plan_chunks(match, target, chunk_rows())
-    stage("metrics, verdicts and write", f"{match.rows:,} rows in {len(chunks):,} chunks", 3, 4)
+    # metrics, verdicts and the write happen chunk by chunk: one stage, named as the last one of the series
+    stage("write", f"{match.rows:,} rows in {len(chunks):,} chunks, each built then written", 4, 4)
     path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
 
     def build_part(t: DumpTable, g: DumpTable, pairs: MatchResult) -> ResultTable:
