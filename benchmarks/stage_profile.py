@@ -204,6 +204,15 @@ def install(clock: StageClock) -> Callable[[], None]:
             saved.append((module, attr, module.__dict__.get(attr)))
             setattr(module, attr, clock.wrap(name, original))
 
+    from msprobe_core.pipeline import chunking, streamed
+    from msprobe_core.write import chunked
+    from msprobe_core.write import stage as write_stage
+
+    for owner, name, attr in ((streamed, "match", "match_indexes"), (write_stage, "write", "write_result"),
+                              (chunking.ChunkSource, "read", "tables"), (chunked.ChunkedResult, "write", "append")):
+        saved.append((owner, attr, owner.__dict__.get(attr)))
+        setattr(owner, attr, clock.wrap(name, getattr(owner, attr)))
+
     def restore() -> None:
         for module, attr, original in saved:
             if original is None:
@@ -227,7 +236,9 @@ def profile(root: Path, out: Path, extra: list[str], sizes: bool = False) -> dic
     held: dict[str, Any] = {}
     measured: dict[str, float] = {}
     spent = {"wall_s": 0.0, "cpu_s": 0.0}  # measuring the structures: not part of the run
-    if sizes:
+    whole_env = os.environ.get("MSPROBE_WHOLE_TABLES")
+    if sizes:  # the structures of the whole-table path (a streamed compare holds one chunk at a time)
+        os.environ["MSPROBE_WHOLE_TABLES"] = "1"
         clock.after["load"] = lambda pair: held.update(tables=pair)
         clock.after["match"] = lambda match: held.update(match=match)
 
@@ -251,6 +262,8 @@ def profile(root: Path, out: Path, extra: list[str], sizes: bool = False) -> dic
         rc = main(["compare", "-tp", str(target), "-gp", str(golden), "-o", str(out), "-q", *extra])
     finally:
         restore()
+        if sizes and whole_env is None:
+            os.environ.pop("MSPROBE_WHOLE_TABLES", None)
     ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = {
         "wall_s": time.perf_counter() - w0 - spent["wall_s"],
@@ -267,6 +280,11 @@ def profile(root: Path, out: Path, extra: list[str], sizes: bool = False) -> dic
     return {"rc": rc, "rows": rows, "stages": clock.records, "total": total, "sizes_mib": measured}
 
 
+#: a streamed compare's own stages: ``read``: pass 2, the entries of each chunk (``ChunkSource.tables``);
+#: its ``match`` is ``streamed.match_indexes``, its ``build`` each chunk's, its ``write`` each chunk's append
+STREAMED_STAGES = ("read",)
+
+
 def print_profile(name: str, result: dict[str, Any]) -> None:
     """One line per stage, then the total."""
     stages, total = result["stages"], result["total"]
@@ -274,7 +292,7 @@ def print_profile(name: str, result: dict[str, Any]) -> None:
     print(f"   {'stage':<8} {'wall s':>8} {'cpu s':>8} {'child cpu':>9} {'peak RSS':>9} {'RSS after':>9} "
           f"{'faults':>9}  (RSS in MiB, minor page faults in thousands)")
     known = {"wall_s": 0.0, "cpu_s": 0.0, "child_cpu_s": 0.0}
-    for stage in STAGES:
+    for stage in (*STAGES, *STREAMED_STAGES):
         rec = stages.get(stage)
         if rec is None:
             continue
@@ -299,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", type=Path, help="a generated scenario directory (target/step0, golden/step0)")
     p.add_argument("--no-fork", action="store_true", help="run everything in this process (MSPROBE_NO_FORK=1)")
     p.add_argument("--compare-args", default="", help="extra arguments for the compare (e.g. '--report html')")
-    p.add_argument("--sizes", action="store_true", help="also measure the memory of each structure (slow)")
+    p.add_argument("--sizes", action="store_true", help="also measure the memory of each structure of the whole-table path (slow)")
     p.add_argument("--json", type=Path, default=None, help="also write the records here")
     p.add_argument("--keep-output", type=Path, default=None, help="write the result here and keep it")
     args = p.parse_args(argv)

@@ -109,6 +109,25 @@ typedef struct {
 
 enum { K_ENTRY, K_LEAF, K_P2P, N_KNOWN };
 
+/* a growable array of bytes (the index's columns) */
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+/* distinct texts, each given the next id (0, 1, ...): the texts in one blob, `offs` their starts (int64) */
+typedef struct {
+    int32_t *slots; /* id + 1 per slot, 0: free */
+    uint64_t *hashes;
+    size_t cap;
+    int32_t n;
+    Buf blob, offs;
+} Intern;
+
+/* the index's columns: per entry (API) offset, key hash, head hash, backward rank, rows; per row suffix id,
+ * dtype id, statistics flags */
+enum { IX_OFFSET, IX_KEYHASH, IX_HEAD, IX_RANK, IX_NROWS, IX_SUFFIX, IX_DTYPE, IX_FLAGS, N_IX };
+
 typedef struct {
     PyObject_HEAD
     PyObject *cols[N_COL];
@@ -135,6 +154,15 @@ typedef struct {
     StatBuf stats[4]; /* Max, Min, Mean, Norm */
     PyObject *known_obj; /* the `known` tuple: keeps the texts of `known` alive */
     Words known[N_KNOWN];
+    /* index mode (see "the index" below): no Python object per row */
+    int index_mode, renumber;
+    long long base;     /* file offset of the first byte of the buffer being fed */
+    long long data_end; /* file offset of the '}' that closes "data" */
+    Py_ssize_t klen;    /* length of the current entry's key (the first bytes of `name`) */
+    Buf ix[N_IX];
+    Intern suffixes, ix_dtypes, prefixes;
+    Buf prefix_counts; /* int32 per prefix id: backward calls met so far */
+    Text scratch;
 } Scanner;
 
 /* ------------------------------------------------------------------ small helpers */
@@ -228,6 +256,124 @@ static int text_add(Text *t, const char *p, Py_ssize_t n) {
     memcpy(t->buf + t->len, p, n);
     t->len += n;
     return 0;
+}
+
+/* ------------------------------------------------------------------ the index's buffers, hashes and ids */
+
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+
+/* 64-bit FNV-1a of `n` more bytes from the state `h` (the hash of a concatenation is the state carried on) */
+static inline uint64_t fnv_more(uint64_t h, const char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * FNV_PRIME;
+    return h;
+}
+
+/* the final mix of a key hash (splitmix64's): FNV's low bits alone are poor */
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int buf_add(Buf *b, const void *x, Py_ssize_t n) {
+    if (b->len + n > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *p = PyMem_Realloc(b->p, (size_t)cap);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, x, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static void buf_free(Buf *b) {
+    PyMem_Free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+static void intern_free(Intern *t) {
+    PyMem_Free(t->slots);
+    PyMem_Free(t->hashes);
+    t->slots = NULL;
+    t->hashes = NULL;
+    t->cap = 0;
+    t->n = 0;
+    buf_free(&t->blob);
+    buf_free(&t->offs);
+}
+
+static const char *intern_text(Intern *t, int32_t id, Py_ssize_t *len) {
+    int64_t *offs = (int64_t *)t->offs.p;
+    int64_t end = id + 1 < t->n ? offs[id + 1] : (int64_t)t->blob.len;
+    *len = (Py_ssize_t)(end - offs[id]);
+    return t->blob.p + offs[id];
+}
+
+static int intern_grow(Intern *t) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    int32_t *slots = PyMem_Calloc(cap, sizeof(int32_t));
+    uint64_t *hashes = PyMem_Calloc(cap, sizeof(uint64_t));
+    if (!slots || !hashes) {
+        PyMem_Free(slots);
+        PyMem_Free(hashes);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i]) continue;
+        size_t j = t->hashes[i] & (cap - 1);
+        while (slots[j]) j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
+        hashes[j] = t->hashes[i];
+    }
+    PyMem_Free(t->slots);
+    PyMem_Free(t->hashes);
+    t->slots = slots;
+    t->hashes = hashes;
+    t->cap = cap;
+    return 0;
+}
+
+/* the id of a text (a new one for a text not seen yet); -1 on failure. Past MAX_PROBES slots a text gets a
+ * new id without being entered: ids are a saving, two ids of one text mean the same (texts made to collide
+ * must not make each look-up slower) */
+static int32_t intern_id(Intern *t, const char *text, Py_ssize_t len) {
+    if (((size_t)t->n + 1) * 2 > t->cap && intern_grow(t) < 0) return -1;
+    uint64_t h = mix64(fnv_more(FNV_OFFSET, text, len));
+    size_t j = h & (t->cap - 1);
+    int probes = 0, enter = 1;
+    while (t->slots[j]) {
+        if (t->hashes[j] == h) {
+            Py_ssize_t n;
+            const char *have = intern_text(t, t->slots[j] - 1, &n);
+            if (n == len && memcmp(have, text, (size_t)len) == 0) return t->slots[j] - 1;
+        }
+        if (++probes > MAX_PROBES) {
+            enter = 0;
+            break;
+        }
+        j = (j + 1) & (t->cap - 1);
+    }
+    int64_t start = (int64_t)t->blob.len;
+    if (t->n == INT32_MAX - 1 || buf_add(&t->offs, &start, 8) < 0 || buf_add(&t->blob, text, len) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    if (enter) {
+        t->slots[j] = t->n + 1;
+        t->hashes[j] = h;
+    }
+    return t->n++;
 }
 
 static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -957,6 +1103,224 @@ done:
     return r;
 }
 
+/* ------------------------------------------------------------------ the index (index mode)
+ *
+ * Scanner(..., index=1 or 2) reads a document as above, accepting and declining exactly what the table mode
+ * accepts and declines, but keeps no Python object per row: per entry its file offset, the hash of its key,
+ * the hash state of its compare head (index=2: backward calls renumbered as match/naming.py does) and its
+ * backward rank, its row count; per row the id of its name's suffix after the key (or of its whole name,
+ * marked with a leading \x01, when the name does not start with the key), the id of its dtype (0: None) and
+ * the statistics flags (bit k: statistic k is an int or a float, bit k + 4: a float). */
+
+/* the statistic kind stat_value/stat_push give a node (DECLINE for a container) */
+static int ix_stat_kind(Node *nd, int8_t *kind) {
+    if (!nd) {
+        *kind = KIND_NONE;
+        return OK;
+    }
+    switch (nd->type) {
+    case T_OBJ:
+    case T_ARR:
+        return DECLINE;
+    case T_INT:
+        *kind = KIND_INT;
+        return OK;
+    case T_FLT:
+    case T_INF:
+    case T_NINF:
+        *kind = KIND_FLOAT;
+        return OK;
+    case T_NULL:
+        *kind = KIND_NONE;
+        return OK;
+    default: /* a text, and NaN, true and false (kept as the texts "Nan", "True", "False") */
+        *kind = KIND_STR;
+        return OK;
+    }
+}
+
+/* the kind stat_push gives a Python value; DECLINE for an int too large for a double */
+static int ix_object_kind(PyObject *v, int8_t *kind) {
+    if (PyFloat_CheckExact(v)) {
+        *kind = KIND_FLOAT;
+    } else if (PyLong_CheckExact(v)) {
+        double d = PyLong_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return ERROR;
+            PyErr_Clear();
+            return DECLINE;
+        }
+        *kind = KIND_INT;
+    } else if (v == Py_None) {
+        *kind = KIND_NONE;
+    } else {
+        *kind = PyUnicode_CheckExact(v) ? KIND_STR : KIND_OTHER;
+    }
+    return OK;
+}
+
+/* one row of the index: its name, its dtype (NULL: None), its statistics' kinds */
+static int ix_row(Scanner *sc, const char *name, Py_ssize_t len, const char *dtype, Py_ssize_t dlen,
+                  const int8_t *kinds) {
+    int32_t sid;
+    if (len >= sc->klen && memcmp(name, sc->name.buf, (size_t)sc->klen) == 0) {
+        sid = intern_id(&sc->suffixes, name + sc->klen, len - sc->klen);
+    } else {
+        sc->scratch.len = 0;
+        if (text_add(&sc->scratch, "\x01", 1) < 0 || text_add(&sc->scratch, name, len) < 0) return ERROR;
+        sid = intern_id(&sc->suffixes, sc->scratch.buf, sc->scratch.len);
+    }
+    if (sid < 0) return ERROR;
+    int32_t did = 0;
+    if (dtype) {
+        if ((did = intern_id(&sc->ix_dtypes, dtype, dlen)) < 0) return ERROR;
+        if (++did > 0xFFFF) return DECLINE; /* more distinct dtypes than the index has ids for */
+    }
+    uint32_t suffix = (uint32_t)sid;
+    uint16_t dt = (uint16_t)did;
+    uint8_t flags = 0;
+    for (int k = 0; k < 4; k++) {
+        if (kinds[k] == KIND_FLOAT) flags |= (uint8_t)((1 << k) | (1 << (k + 4)));
+        else if (kinds[k] == KIND_INT) flags |= (uint8_t)(1 << k);
+    }
+    if (buf_add(&sc->ix[IX_SUFFIX], &suffix, 4) < 0 || buf_add(&sc->ix[IX_DTYPE], &dt, 2) < 0 ||
+        buf_add(&sc->ix[IX_FLAGS], &flags, 1) < 0)
+        return ERROR;
+    sc->rows++;
+    return OK;
+}
+
+static int ix_null(Scanner *sc) {
+    static const int8_t none[4] = {KIND_NONE, KIND_NONE, KIND_NONE, KIND_NONE};
+    return ix_row(sc, sc->name.buf, sc->name.len, NULL, 0, none);
+}
+
+/* add_leaf in index mode: the same checks, the same DECLINEs, no Python object (but for other_leaf) */
+static int ix_leaf(Scanner *sc, Node *leaf) {
+    if (!keys_known(sc, leaf, &sc->known[K_LEAF], NULL)) return DECLINE;
+    Node *dn = child(sc, leaf, "data_name");
+    Node *md5 = child(sc, leaf, "md5");
+    const char *name = sc->name.buf;
+    Py_ssize_t name_len = sc->name.len;
+    if (!dn || dn->type == T_NULL || (dn->type == T_STR && dn->len == 0)) {
+        /* the walk's name */
+    } else if (dn->type == T_STR) {
+        const char *p = (const char *)sc->s + dn->start;
+        Py_ssize_t cut = dn->len;
+        while (cut > 0 && p[cut - 1] != '.') cut--;
+        name = p;
+        name_len = cut > 0 ? cut - 1 : dn->len;
+    } else {
+        return DECLINE;
+    }
+    if (md5 && md5->type != T_NULL) {
+        if (md5->type != T_STR || md5->len == 0) return DECLINE;
+        sc->md5_seen = 1;
+    }
+    int8_t kinds[4];
+    Node *dtype = child(sc, leaf, "dtype");
+    if (dtype) {
+        if (dtype->type != T_NULL && dtype->type != T_STR) return DECLINE;
+        Node *shape = child(sc, leaf, "shape");
+        if (shape && shape->type == T_ARR) {
+            Py_ssize_t len = 1; /* shape_text's limit, counted as it counts */
+            int first = 1;
+            for (int32_t c = shape->first; c >= 0; c = sc->nodes[c].next) {
+                Node *d = &sc->nodes[c];
+                if (d->type != T_INT || sc->s[d->start] == '-') return DECLINE;
+                if (len + d->len + 3 > 512) return DECLINE;
+                len += (first ? 0 : 2) + d->len;
+                first = 0;
+            }
+        } else if (shape && shape->type != T_NULL) {
+            return DECLINE;
+        }
+        static const char *stats[4] = {"Max", "Min", "Mean", "Norm"};
+        for (int i = 0; i < 4; i++) {
+            int r = ix_stat_kind(child(sc, leaf, stats[i]), &kinds[i]);
+            if (r != OK) return r;
+        }
+        Node *rg = child(sc, leaf, "requires_grad");
+        if (rg && rg->type != T_NULL && rg->type != T_TRUE && rg->type != T_FALSE && rg->type != T_STR)
+            return DECLINE;
+        if (dtype->type == T_NULL) return ix_row(sc, name, name_len, NULL, 0, kinds);
+        return ix_row(sc, name, name_len, (const char *)sc->s + dtype->start, dtype->len, kinds);
+    }
+    /* scalar_leaf's plain values */
+    Node *type = child(sc, leaf, "type");
+    Node *value = child(sc, leaf, "value");
+    if (!is_special_kind(sc, type) && !name_is_rank_part(sc)) {
+        int tn = -1;
+        int8_t kind = KIND_NONE;
+        switch (value ? value->type : T_NULL) {
+        case T_FLT:
+        case T_INF:
+        case T_NINF:
+            tn = TN_FLOAT, kind = KIND_FLOAT;
+            break;
+        case T_NAN:
+            tn = TN_FLOAT, kind = KIND_STR;
+            break;
+        case T_INT:
+            tn = TN_INT, kind = KIND_INT;
+            break;
+        case T_TRUE:
+        case T_FALSE:
+            tn = TN_BOOL, kind = KIND_STR;
+            break;
+        case T_NULL:
+            tn = TN_NONE, kind = KIND_NONE;
+            break;
+        case T_STR:
+            tn = TN_STR, kind = KIND_STR;
+            break;
+        default:
+            break;
+        }
+        if (tn >= 0) {
+            int8_t same[4] = {kind, kind, kind, kind};
+            return ix_row(sc, name, name_len, TYPE_NAMES[tn], (Py_ssize_t)strlen(TYPE_NAMES[tn]), same);
+        }
+    }
+    /* anything else: the Python function, as in the table mode */
+    PyObject *md5_obj = md5 && md5->type == T_STR ? node_str(sc, md5) : NULL;
+    if (md5 && md5->type == T_STR && !md5_obj) return ERROR;
+    PyObject *leaf_obj = to_python(sc, leaf);
+    PyObject *name_obj = leaf_obj ? current_name(sc) : NULL;
+    PyObject *res = name_obj ? PyObject_CallFunctionObjArgs(sc->other_leaf, leaf_obj, name_obj,
+                                                            md5_obj ? md5_obj : Py_None, NULL)
+                             : NULL;
+    Py_XDECREF(leaf_obj);
+    Py_XDECREF(name_obj);
+    Py_XDECREF(md5_obj);
+    if (!res) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError) || !PyErr_ExceptionMatches(PyExc_Exception)) return ERROR;
+        PyErr_Clear();
+        return DECLINE;
+    }
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 7) {
+        Py_DECREF(res);
+        PyErr_SetString(PyExc_TypeError, "other_leaf must return a 7-tuple");
+        return ERROR;
+    }
+    int r = OK;
+    for (int i = 0; i < 4 && r == OK; i++) r = ix_object_kind(PyTuple_GET_ITEM(res, 2 + i), &kinds[i]);
+    PyObject *dt = PyTuple_GET_ITEM(res, 0);
+    if (r == OK) {
+        if (dt == Py_None) {
+            r = ix_row(sc, name, name_len, NULL, 0, kinds);
+        } else if (PyUnicode_Check(dt)) {
+            Py_ssize_t dlen;
+            const char *text = PyUnicode_AsUTF8AndSize(dt, &dlen);
+            r = text ? ix_row(sc, name, name_len, text, dlen, kinds) : ERROR;
+        } else {
+            r = DECLINE; /* a dtype the index has no id for: the table mode reads the file */
+        }
+    }
+    Py_DECREF(res);
+    return r;
+}
+
 /* whether "parameters_grad" is one of the dot-separated parts of the current name */
 static int name_has_pgrad(Scanner *sc) {
     const char *p = sc->name.buf, *end = p + sc->name.len;
@@ -978,7 +1342,7 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
     Py_ssize_t base = sc->name.len;
     switch (nd->type) {
     case T_NULL:
-        return add_null(sc, state);
+        return sc->index_mode ? ix_null(sc) : add_null(sc, state);
     case T_ARR: {
         int keep_index = !name_has_pgrad(sc);
         int32_t i = 0;
@@ -999,11 +1363,11 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
             if (!keys_known(sc, nd, &sc->known[K_P2P], NULL)) return DECLINE;
             Node *tensor = child(sc, nd, "tensor");
             Node *type = tensor && tensor->type == T_OBJ ? child(sc, tensor, "type") : NULL;
-            if (type && type->type == T_STR) return add_leaf(sc, tensor, state);
-            return add_null(sc, state);
+            if (type && type->type == T_STR) return sc->index_mode ? ix_leaf(sc, tensor) : add_leaf(sc, tensor, state);
+            return sc->index_mode ? ix_null(sc) : add_null(sc, state);
         }
         Node *type = child(sc, nd, "type");
-        if (type && type->type == T_STR) return add_leaf(sc, nd, state);
+        if (type && type->type == T_STR) return sc->index_mode ? ix_leaf(sc, nd) : add_leaf(sc, nd, state);
         for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next) {
             Node *k = &sc->nodes[c];
             if (text_add(&sc->name, ".", 1) < 0 || text_add(&sc->name, (const char *)sc->s + k->kstart, k->klen) < 0)
@@ -1035,6 +1399,48 @@ static int add_word(Scanner *sc, int col, const char *text, Py_ssize_t len) {
     int r = PyList_Append(sc->api_cols[col], word);
     Py_DECREF(word);
     return r;
+}
+
+/* the index's record of one entry (record_api in index mode); returns `how` */
+static int ix_api(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, const char *prefix, Py_ssize_t prefix_len,
+                  const char *call, Py_ssize_t call_len, const char *direction, int how) {
+    const char *k = (const char *)sc->s + kstart;
+    int64_t offset = sc->base + (kstart - 1); /* the key's opening quote */
+    uint64_t keyhash = mix64(fnv_more(FNV_OFFSET, k, klen)), head;
+    int32_t rank = -1;
+    if (sc->renumber && strcmp(direction, "backward") == 0) {
+        /* naming.renumber_backward: the k-th backward call of a prefix gets every number of its call spelled k */
+        int32_t pid = intern_id(&sc->prefixes, prefix, prefix_len);
+        if (pid < 0) return ERROR_HOW;
+        while (sc->prefix_counts.len < ((Py_ssize_t)pid + 1) * 4) {
+            int32_t zero = 0;
+            if (buf_add(&sc->prefix_counts, &zero, 4) < 0) return ERROR_HOW;
+        }
+        rank = ((int32_t *)sc->prefix_counts.p)[pid]++;
+        char num[16];
+        int num_len = snprintf(num, sizeof num, "%d", (int)rank);
+        Text *t = &sc->scratch;
+        t->len = 0;
+        if (prefix_len && (text_add(t, prefix, prefix_len) < 0 || text_add(t, ".", 1) < 0)) return ERROR_HOW;
+        Py_ssize_t p = 0;
+        for (;;) {
+            Py_ssize_t q = p;
+            while (q < call_len && call[q] != '.') q++;
+            int digits = q > p;
+            for (Py_ssize_t i = p; i < q && digits; i++) digits = call[i] >= '0' && call[i] <= '9';
+            if (digits ? text_add(t, num, num_len) < 0 : text_add(t, call + p, q - p) < 0) return ERROR_HOW;
+            if (q >= call_len) break;
+            if (text_add(t, ".", 1) < 0) return ERROR_HOW;
+            p = q + 1;
+        }
+        head = fnv_more(FNV_OFFSET, t->buf, t->len);
+    } else {
+        head = fnv_more(FNV_OFFSET, k, klen);
+    }
+    if (buf_add(&sc->ix[IX_OFFSET], &offset, 8) < 0 || buf_add(&sc->ix[IX_KEYHASH], &keyhash, 8) < 0 ||
+        buf_add(&sc->ix[IX_HEAD], &head, 8) < 0 || buf_add(&sc->ix[IX_RANK], &rank, 4) < 0)
+        return ERROR_HOW;
+    return how;
 }
 
 /* document.split_api_key, recorded as one more API; returns how to walk the entry: -1 skip it (no API),
@@ -1073,6 +1479,7 @@ static int record_api(Scanner *sc, PyObject *key, Py_ssize_t kstart, Py_ssize_t 
         how = strcmp(direction, "parameters_grad") == 0 ? 1 : 2;
 #undef IN_LAST2
 #undef IS
+    if (sc->index_mode) return ix_api(sc, kstart, klen, prefix, prefix_len, call, call_len, direction, how);
     PyObject *first = PyLong_FromSsize_t(sc->rows);
     int bad = !first || PyList_Append(sc->api_cols[API_KEY], key) < 0 ||
               add_word(sc, API_PREFIX, prefix, prefix_len) < 0 || add_word(sc, API_CALL, call, call_len) < 0 ||
@@ -1082,21 +1489,8 @@ static int record_api(Scanner *sc, PyObject *key, Py_ssize_t kstart, Py_ssize_t 
     return bad ? ERROR_HOW : how;
 }
 
-/* one data member, parsed: its key at [kstart, kstart + klen), its value the node `root` */
-static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t root) {
-    PyObject *key = PyUnicode_FromStringAndSize((const char *)sc->s + kstart, klen);
-    if (!key) return ERROR;
-    int known = PySet_Contains(sc->seen, key);
-    if (known != 0 || PySet_Add(sc->seen, key) < 0) {
-        Py_DECREF(key);
-        return known > 0 ? DECLINE : ERROR; /* a repeated key: the Python path reports it */
-    }
-    int how = record_api(sc, key, kstart, klen);
-    Py_DECREF(key);
-    if (how == ERROR_HOW) return ERROR;
-    if (how < 0) return DECLINE; /* a key msprobe does not compare: the Python walk counts it */
-    Py_XDECREF(sc->api_idx);
-    if (!(sc->api_idx = PyLong_FromSsize_t(sc->n_apis++))) return ERROR;
+/* the rows of one recorded entry, walked as record_api said (`how`) */
+static int walk_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t root, int how) {
     Node *nd = &sc->nodes[root];
     sc->name.len = 0;
     if (text_add(&sc->name, (const char *)sc->s + kstart, klen) < 0) return ERROR;
@@ -1113,6 +1507,40 @@ static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t ro
         if (r != OK) return r;
     }
     return OK;
+}
+
+/* one data member, parsed: its key at [kstart, kstart + klen), its value the node `root` */
+static int add_entry(Scanner *sc, Py_ssize_t kstart, Py_ssize_t klen, int32_t root) {
+    int how;
+    if (sc->index_mode) { /* no key object and no set of keys: repeated keys are found from the key hashes */
+        how = record_api(sc, NULL, kstart, klen);
+    } else {
+        PyObject *key = PyUnicode_FromStringAndSize((const char *)sc->s + kstart, klen);
+        if (!key) return ERROR;
+        int known = PySet_Contains(sc->seen, key);
+        if (known != 0 || PySet_Add(sc->seen, key) < 0) {
+            Py_DECREF(key);
+            return known > 0 ? DECLINE : ERROR; /* a repeated key: the Python path reports it */
+        }
+        how = record_api(sc, key, kstart, klen);
+        Py_DECREF(key);
+    }
+    if (how == ERROR_HOW) return ERROR;
+    if (how < 0) return DECLINE; /* a key msprobe does not compare: the Python walk counts it */
+    if (sc->index_mode) {
+        sc->n_apis++;
+    } else {
+        Py_XDECREF(sc->api_idx);
+        if (!(sc->api_idx = PyLong_FromSsize_t(sc->n_apis++))) return ERROR;
+    }
+    Py_ssize_t first = sc->rows;
+    sc->klen = klen;
+    int r = walk_entry(sc, kstart, klen, root, how);
+    if (r == OK && sc->index_mode) {
+        int32_t n = (int32_t)(sc->rows - first);
+        if (buf_add(&sc->ix[IX_NROWS], &n, 4) < 0) return ERROR;
+    }
+    return r;
 }
 
 /* ------------------------------------------------------------------ the top level */
@@ -1204,6 +1632,7 @@ static int step(Scanner *sc) {
     case S_TOP_AFTER:
         return after_member(sc, c, S_TOP_KEY, S_END);
     case S_DATA_FIRST:
+        if (c == '}') sc->data_end = sc->base + sc->pos;
         return first_member(sc, c, S_DATA_MEMBER, S_TOP_AFTER);
     case S_DATA_MEMBER: {
         Py_ssize_t kstart, klen;
@@ -1222,6 +1651,7 @@ static int step(Scanner *sc) {
         return OK;
     }
     case S_DATA_AFTER:
+        if (c == '}') sc->data_end = sc->base + sc->pos;
         return after_member(sc, c, S_DATA_MEMBER, S_TOP_AFTER);
     default: /* S_END: only blanks may follow */
         return DECLINE;
@@ -1231,7 +1661,9 @@ static int step(Scanner *sc) {
 static PyObject *Scanner_feed(Scanner *sc, PyObject *args) {
     Py_buffer view;
     int final;
-    if (!PyArg_ParseTuple(args, "y*p", &view, &final)) return NULL;
+    long long base = 0;
+    if (!PyArg_ParseTuple(args, "y*p|L", &view, &final, &base)) return NULL;
+    sc->base = base;
     sc->s = view.buf;
     sc->n = view.len;
     sc->pos = 0;
@@ -1284,6 +1716,50 @@ static PyObject *Scanner_get_stats(Scanner *sc, void *closure) {
 
 static PyObject *Scanner_get_md5_seen(Scanner *sc, void *closure) { return PyBool_FromLong(sc->md5_seen); }
 
+static PyObject *intern_texts(Intern *t, const char *skip_marker) {
+    PyObject *out = PyList_New(t->n);
+    if (!out) return NULL;
+    for (int32_t i = 0; i < t->n; i++) {
+        Py_ssize_t len;
+        const char *text = intern_text(t, i, &len);
+        PyObject *item = PyBytes_FromStringAndSize(text, len);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+/* take_index() -> (columns, suffixes, dtypes, data_end): the index's columns as bytearrays (IX_* order; the
+ * scanner's own copies are freed), the texts of the suffix and dtype ids as bytes (dtype id k is texts[k - 1]) */
+static PyObject *Scanner_take_index(Scanner *sc, PyObject *unused) {
+    if (!sc->index_mode) {
+        PyErr_SetString(PyExc_ValueError, "not an index scanner");
+        return NULL;
+    }
+    PyObject *cols = PyTuple_New(N_IX);
+    if (!cols) return NULL;
+    for (int i = 0; i < N_IX; i++) {
+        PyObject *b = PyByteArray_FromStringAndSize(sc->ix[i].p ? sc->ix[i].p : "", sc->ix[i].len);
+        if (!b) {
+            Py_DECREF(cols);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(cols, i, b);
+        buf_free(&sc->ix[i]);
+    }
+    PyObject *suffixes = intern_texts(&sc->suffixes, NULL);
+    PyObject *dtypes = suffixes ? intern_texts(&sc->ix_dtypes, NULL) : NULL;
+    if (!dtypes) {
+        Py_DECREF(cols);
+        Py_XDECREF(suffixes);
+        return NULL;
+    }
+    return Py_BuildValue("(NNNL)", cols, suffixes, dtypes, sc->data_end);
+}
+
 static PyObject *Scanner_get_done(Scanner *sc, void *closure) { return PyBool_FromLong(sc->state == S_END); }
 
 static void words_free(Words *w) {
@@ -1322,10 +1798,12 @@ static int words_from(Words *w, PyObject *names) {
 
 static int Scanner_init(Scanner *sc, PyObject *args, PyObject *kwds) {
     PyObject *cols, *consts, *other_leaf, *known;
-    int debug;
-    if (!PyArg_ParseTuple(args, "O!pOO!O!", &PyTuple_Type, &cols, &debug, &other_leaf, &PyTuple_Type, &consts,
-                          &PyTuple_Type, &known))
+    int debug, index = 0;
+    if (!PyArg_ParseTuple(args, "O!pOO!O!|i", &PyTuple_Type, &cols, &debug, &other_leaf, &PyTuple_Type, &consts,
+                          &PyTuple_Type, &known, &index))
         return -1;
+    sc->index_mode = index > 0;
+    sc->renumber = index > 1;
     if (PyTuple_GET_SIZE(known) != N_KNOWN) {
         PyErr_SetString(PyExc_ValueError, "Scanner needs 3 tuples of known names");
         return -1;
@@ -1397,6 +1875,12 @@ static void Scanner_dealloc(Scanner *sc) {
     Py_XDECREF(sc->seen);
     Py_XDECREF(sc->header);
     Py_XDECREF(sc->api_idx);
+    for (int i = 0; i < N_IX; i++) buf_free(&sc->ix[i]);
+    intern_free(&sc->suffixes);
+    intern_free(&sc->ix_dtypes);
+    intern_free(&sc->prefixes);
+    buf_free(&sc->prefix_counts);
+    PyMem_Free(sc->scratch.buf);
     PyMem_Free(sc->nodes);
     PyMem_Free(sc->name.buf);
     cache_free(&sc->dtypes);
@@ -1445,7 +1929,91 @@ error:
     return NULL;
 }
 
+/* hash_texts(texts) -> bytearray of uint64: the index's key hash of each str (of its UTF-8) */
+static PyObject *hash_texts(PyObject *module, PyObject *values) {
+    PyObject *seq = PySequence_Fast(values, "texts must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (!out) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    uint64_t *h = (uint64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len;
+        const char *text = PyUnicode_Check(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len) : NULL;
+        if (!text) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "texts must be str");
+            Py_DECREF(seq);
+            Py_DECREF(out);
+            return NULL;
+        }
+        h[i] = mix64(fnv_more(FNV_OFFSET, text, len));
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+/* row_hashes(heads, nrows, suffix_ids, suffixes) -> bytearray of uint64: the hash of each row's compare key,
+ * head + suffix (a suffix starting with \x01 is the row's whole key); heads: uint64 hash states per entry,
+ * nrows: int32 rows per entry, suffix_ids: uint32 per row, suffixes: list of bytes */
+static PyObject *row_hashes(PyObject *module, PyObject *args) {
+    Py_buffer heads, nrows, sids;
+    PyObject *suffixes;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!", &heads, &nrows, &sids, &PyList_Type, &suffixes)) return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n_api = heads.len / 8, n_rows = sids.len / 4, n_suffix = PyList_GET_SIZE(suffixes);
+    if (nrows.len / 4 != n_api) {
+        PyErr_SetString(PyExc_ValueError, "heads and nrows differ in length");
+        goto done;
+    }
+    out = PyByteArray_FromStringAndSize(NULL, n_rows * 8);
+    if (!out) goto done;
+    uint64_t *h = (uint64_t *)PyByteArray_AS_STRING(out);
+    const uint64_t *head = heads.buf;
+    const int32_t *counts = nrows.buf;
+    const uint32_t *sid = sids.buf;
+    Py_ssize_t row = 0;
+    for (Py_ssize_t a = 0; a < n_api; a++) {
+        if (counts[a] < 0 || row + counts[a] > n_rows) {
+            PyErr_SetString(PyExc_ValueError, "row counts do not add up to the rows");
+            goto fail;
+        }
+        for (int32_t r = 0; r < counts[a]; r++, row++) {
+            if (sid[row] >= (uint32_t)n_suffix) {
+                PyErr_SetString(PyExc_ValueError, "a suffix id has no text");
+                goto fail;
+            }
+            PyObject *text = PyList_GET_ITEM(suffixes, sid[row]);
+            if (!PyBytes_Check(text)) {
+                PyErr_SetString(PyExc_TypeError, "suffixes must be bytes");
+                goto fail;
+            }
+            const char *p = PyBytes_AS_STRING(text);
+            Py_ssize_t len = PyBytes_GET_SIZE(text);
+            h[row] = len && p[0] == 1 ? mix64(fnv_more(FNV_OFFSET, p + 1, len - 1)) : mix64(fnv_more(head[a], p, len));
+        }
+    }
+    if (row != n_rows) {
+        PyErr_SetString(PyExc_ValueError, "row counts do not add up to the rows");
+        goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&heads);
+    PyBuffer_Release(&nrows);
+    PyBuffer_Release(&sids);
+    return out;
+}
+
 static PyMethodDef module_functions[] = {
+    {"hash_texts", hash_texts, METH_O, "hash_texts(texts) -> bytearray of uint64 key hashes (the index's)"},
+    {"row_hashes", row_hashes, METH_VARARGS,
+     "row_hashes(heads, nrows, suffix_ids, suffixes) -> bytearray of uint64 compare-key hashes, one per row"},
     {"classify_statistics", classify_statistics, METH_O,
      "classify_statistics(values) -> (kinds, numbers): per value a kind code (float 0, int 1, str 2, None 3, "
      "anything else 4) in a bytearray, and its float64 value (NaN unless a float or an int) in another; None "
@@ -1455,7 +2023,10 @@ static PyMethodDef module_functions[] = {
 
 static PyMethodDef Scanner_methods[] = {
     {"feed", (PyCFunction)Scanner_feed, METH_VARARGS,
-     "feed(buffer, final) -> bytes consumed, or -1 when the document is left to the Python path"},
+     "feed(buffer, final[, offset]) -> bytes consumed, or -1 when the document is left to the Python path "
+     "(offset: the file offset of buffer[0], for the index)"},
+    {"take_index", (PyCFunction)Scanner_take_index, METH_NOARGS,
+     "take_index() -> (columns, suffix texts, dtype texts, data end) of an index scanner"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -973,6 +973,7 @@ def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> No
 
 def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
     """ENOSPC while the result is being written: one-line error, exit 2, no result and no temp file."""
+    import msprobe_core.write.chunked as chunked
     import msprobe_core.write.writers as writers
 
     real_open = open
@@ -991,6 +992,7 @@ def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
             self.fh.close()
 
     monkeypatch.setattr(writers, "open", FullFile, raising=False)
+    monkeypatch.setattr(chunked, "open", FullFile, raising=False)  # a result written chunk by chunk (streamed)
     args = stats_pair(tmp_path)
     code = main(["compare", *args, "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err

@@ -24,6 +24,14 @@ from .conftest import corpora_dir, no_corpora_reason
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
+
+@pytest.fixture(autouse=True)
+def whole_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tail child is part of the whole-table path (statistics compares are streamed otherwise)."""
+    from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
+
+    monkeypatch.setenv(ENV_WHOLE_TABLES, "1")
+
 CORPORA = corpora_dir()
 
 CASES = [

@@ -79,6 +79,22 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     if not available():
         return None
     table = new_table(path, kind, "")
+    columns = tuple(getattr(table, c) for c in ROW_COLUMNS)
+    scanner = Scanner(columns, kind == "debug", other_leaf_reader(), _CONSTANTS, _KNOWN)
+    try:
+        if not feed_file(scanner, path):
+            return None
+    except Exception:  # noqa: BLE001 - anything unexpected: the Python walk reads the file and reports it
+        return None
+    header = _header(scanner.header)
+    if header is None:
+        return None
+    take_rows(table, scanner)
+    return finish_streamed(table, scanner.md5_seen, header, path)
+
+
+def other_leaf_reader() -> Any:
+    """The scanner's ``other_leaf``: :func:`flatten.non_tensor` for the leaves it leaves to Python."""
     crcs: dict[str, str] = {}
 
     def other_leaf(leaf: dict, name: str, md5: str | None) -> tuple:
@@ -87,16 +103,11 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
             return dtype, shape_text, *stats, md5
         return dtype, shape_text, stats, stats, stats, stats, md5
 
-    columns = tuple(getattr(table, c) for c in ROW_COLUMNS)
-    scanner = Scanner(columns, kind == "debug", other_leaf, _CONSTANTS, _KNOWN)
-    try:
-        if not _feed_file(scanner, path):
-            return None
-    except Exception:  # noqa: BLE001 - anything unexpected: the Python walk reads the file and reports it
-        return None
-    header = _header(scanner.header)
-    if header is None:
-        return None
+    return other_leaf
+
+
+def take_rows(table: DumpTable, scanner: Any) -> None:
+    """Give ``table`` (whose row lists the scanner filled) its statistics columns and its APIs."""
     for attr, (kinds, nums, others) in zip(STAT_COLUMNS, scanner.stats):
         setattr(table, attr, StatCells(np.frombuffer(kinds, dtype=np.int8), np.frombuffer(nums, dtype=np.float64),
                                        others))
@@ -104,17 +115,18 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     ends = first_rows[1:]
     ends.append(len(table.name))
     table.apis = list(map(ApiEntry, keys, prefixes, calls, directions, first_rows, map(sub, ends, first_rows)))
-    return finish_streamed(table, scanner.md5_seen, header, path)
 
 
-def _feed_file(scanner: Any, path: Path) -> bool:
+def feed_file(scanner: Any, path: Path) -> bool:
     """Feed the whole file to ``scanner`` block by block; ``False`` when it declines (or cannot read it).
 
     The blocks are read into one reused buffer, the cut end of a block moved to its front before
     the next read: no fresh 8 MB buffer to zero per block and no joining copy. (A memory map was
     as fast, but a file truncated by another program while it is mapped kills the process.)
+    Each block goes with its offset in the file (where the index mode records the entries).
     """
     filled = 0  # bytes at the front of buf not consumed yet
+    at = 0  # file offset of buf[0]
     first = True
     try:
         with path.open("rb") as handle:
@@ -131,15 +143,16 @@ def _feed_file(scanner: Any, path: Path) -> bool:
                 if first and buf[:3] == codecs.BOM_UTF8:  # the Python walk decodes with utf-8-sig
                     start = len(codecs.BOM_UTF8)
                 first = False
-                used = scanner.feed(memoryview(buf)[start:end], False)
+                used = scanner.feed(memoryview(buf)[start:end], False, at + start)
                 if used < 0:
                     return False
                 used += start
                 buf[: end - used] = buf[used:end]
                 filled = end - used
+                at += used
     except OSError:  # unreadable: the Python walk names the problem
         return False
-    return scanner.feed(memoryview(buf)[:filled], True) >= 0 and bool(scanner.done)
+    return scanner.feed(memoryview(buf)[:filled], True, at) >= 0 and bool(scanner.done)
 
 
 def _header(members: list[tuple[str, bytes | None]]) -> dict[str, Any] | None:

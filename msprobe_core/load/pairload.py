@@ -33,6 +33,7 @@ MIN_FORK_BYTES = 8 * 1024 * 1024
 #: set to any non-empty value to always load serially
 ENV_SERIAL = "MSPROBE_SERIAL_LOAD"
 _END = "end"  # name of the last message of the child
+_WHOLE = "whole"  # name of the message carrying a whole loaded object (a table that pickles compactly)
 
 
 def _file_size(path: Path) -> int:
@@ -73,7 +74,7 @@ def load_two(
             golden_table, golden_error = None, exc
         if meanwhile is not None and golden_error is None:
             meanwhile(golden_table)
-        target_table = child.collect(like=golden_table)
+        target_table = child.collect(like=golden_table if isinstance(golden_table, DumpTable) else None)
     finally:
         child.stop()
     if target_table is None:
@@ -126,6 +127,7 @@ class _Child:
         Each part is rebuilt as it arrives, while the child encodes the next one.
         """
         builder = TableBuilder(like)
+        whole = None
         complete = False
         with os.fdopen(self.fd, "rb", closefd=True) as pipe:
             self.fd = -1
@@ -135,7 +137,10 @@ class _Child:
                     if name == _END:
                         complete = True
                         break
-                    builder.add(name, part)
+                    if name == _WHOLE:
+                        whole = part
+                    else:
+                        builder.add(name, part)
                     del part
             except Exception:  # noqa: BLE001 - nothing, a damaged message or a part that does not rebuild
                 complete = False
@@ -143,6 +148,8 @@ class _Child:
         self.reaped = True
         if not complete or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             return None
+        if whole is not None:
+            return whole
         try:
             return builder.table()
         except ValueError:
@@ -172,7 +179,12 @@ def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
         table = work()
-        if can_encode(table):
+        if getattr(table, "pickled_whole", False):  # numpy arrays, no row objects (load/dumpindex.DumpIndex)
+            data = pickle.dumps((_WHOLE, table), protocol=pickle.HIGHEST_PROTOCOL)
+            del table
+            _write_all_now([data, pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL)], write_fd)
+            code = 0
+        elif can_encode(table):
             outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
             failed: list[BaseException] = []
             writer = threading.Thread(target=_write_all, args=(outbox, write_fd, failed), daemon=True)
@@ -188,6 +200,14 @@ def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
         code = 1
     finally:
         os._exit(code)
+
+
+def _write_all_now(messages: list[bytes], fd: int) -> None:
+    """Write ``messages`` to ``fd`` (nothing is left to do meanwhile: the child waits while the parent reads)."""
+    for data in messages:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def _write_all(outbox: queue.SimpleQueue, fd: int, failed: list[BaseException]) -> None:

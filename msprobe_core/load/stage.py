@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("msprobe")
 
+#: ``CompareOptions.extra`` key of a streamed compare's load: the built-in loader returns each dump's
+#: :class:`~msprobe_core.load.dumpindex.DumpIndex` (the value: whether backward calls are renumbered)
+INDEX_REQUEST = "index_dumps"
+
 
 def check_pair(target: DumpTable, golden: DumpTable) -> None:
     """Refuse pairs that cannot be compared (different file kinds, tasks or dump modes)."""

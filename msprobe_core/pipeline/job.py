@@ -16,14 +16,13 @@ from typing import Any
 from ..console.progress import file_sizes, stage
 from ..errors import CompareFailed
 from ..host.registry import PluginHost, get_host
-from ..host.specs import CompareJob, VerdictContext
+from ..host.specs import CompareJob
 from ..load.stage import account_unrecognised, load_pair
 from ..match.stage import match_tables
-from ..metrics.stage import metric_columns
 from ..model import CompareOptions, DumpTable, MatchResult
 from ..result import ResultTable
-from ..verdicts.stage import judge_rows
 from ..write.stage import write_result
+from .build import NO_MATCH, build_result
 
 log = logging.getLogger("msprobe")
 
@@ -37,20 +36,6 @@ class JobOutcome:
     table: ResultTable | None = None
     error: str | None = None
     partial: Any = None
-
-
-def build_result(
-    target: DumpTable, golden: DumpTable, match: MatchResult, options: CompareOptions, host: PluginHost
-) -> ResultTable:
-    """Metrics and verdicts for matched pairs, as a finished result table.
-
-    The metric stage gives the columns (:func:`~msprobe_core.metrics.stage.metric_columns`), the verdict
-    rules of the mode then add theirs (:func:`~msprobe_core.verdicts.stage.judge_rows`).
-    """
-    names, columns, group_of_row, meta = metric_columns(target, golden, match, options, host)
-    ctx = VerdictContext(target.mode, target, golden, match, columns, group_of_row, options, meta)
-    names = judge_rows(names, columns, ctx, host)
-    return ResultTable(target.mode, names, columns, group_of_row, match, meta=meta)
 
 
 def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
@@ -76,6 +61,12 @@ def match_job(
     What either file held that the loader did not understand is named on the console and kept
     in ``job.extra["unrecognised"]`` for the run's summary (:mod:`msprobe_core.load.dialects`).
     """
+    loaded = load_job(job, options, host)
+    return None if loaded is None else match_loaded(*loaded, options, host)
+
+
+def load_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[Any, Any] | None:
+    """The load stage of :func:`match_job`: both sides (tables, or the indexes a streamed compare asked for)."""
     names = f"both {job.target.name}" if job.target.name == job.golden.name else f"{job.target.name} + {job.golden.name}"
     stage("load", f"{names}, {file_sizes(job.target, job.golden)}", 1, 4)
     target, golden = load_pair(job, options, host)
@@ -83,26 +74,47 @@ def match_job(
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
         return None
+    return target, golden
+
+
+def match_loaded(target: DumpTable, golden: DumpTable, options: CompareOptions,
+                 host: PluginHost) -> tuple[DumpTable, DumpTable, MatchResult] | None:
+    """The match stage of :func:`match_job` (``None``, with a warning, when no row matched)."""
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     match = match_tables(target, golden, options, host)
     if not match.target:
-        log.warning("Can`t match any op. No compare result file generated.")
+        log.warning(NO_MATCH)
         return None
     return target, golden, match
 
 
 def compare_and_write(
     job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost
-) -> tuple[ResultTable, list[Path]] | None:
+) -> tuple[ResultTable | None, list[Path]] | None:
     """Compare one job and write its result; ``None`` when there is nothing to compare.
 
-    A big statistics result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
+    A statistics or md5 compare the streamed path takes (:mod:`msprobe_core.pipeline.streamed`) is matched
+    on the dumps' indexes; when the run summarises from a sink and keeps no table, it is also read, built
+    and written chunk by chunk: no table is returned then, and the sink's partial is in
+    ``job.extra[streamed.SUMMARY_PARTIAL]``. Otherwise the whole tables are loaded, and a big statistics
+    result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
     """
     from ..write.tailbuild import finish_removals
+    from .streamed import WholeTablesNeeded, compare_streamed, stream_plan, whole_tables
 
     finish_removals()  # the side file of the job before: its thread must end before this job forks
     options = _job_options(job, options)
-    matched = match_job(job, options, host)
+    plan = stream_plan(job, options, host)
+    loaded = load_job(job, options if plan is None else plan.options, host)
+    if loaded is None:
+        return None
+    if plan is not None:
+        try:
+            return compare_streamed(job, *loaded, options, timestamp, host, plan, build_result)
+        except WholeTablesNeeded as why:
+            log.debug("%s: whole tables (%s)", job.label, why)
+        loaded = whole_tables(*loaded)
+    matched = match_loaded(*loaded, options, host)
     if matched is None:
         return None
     rows = len(matched[2].target)

@@ -1,0 +1,167 @@
+"""The chunks of a streamed compare: where they start, and each one's two tables and matched rows.
+
+A chunk is a run of consecutive result rows that starts at a target API's first row and holds about
+:data:`CHUNK_ROWS` rows (it never splits an API: verdicts fold per API). Its target rows are a run of
+entries of the target dump; its golden rows, whatever entries of the golden dump they are in (one run
+when both dumps hold the same calls in the same order). Both are read by byte range
+(:mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
+with the column-wide facts of the whole result (:data:`msprobe_core.result.WHOLE_NUMBERS`), a chunk's
+cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import ne
+from typing import Any
+
+import numpy as np
+
+from .. import result_columns as C
+from ..load.chunks import ChunkReader, runs_of
+from ..load.dumpindex import DumpIndex
+from ..match.index_match import IndexMatch, compare_keys
+from ..model import DumpTable, MatchResult
+
+#: result rows per chunk (a chunk never splits an API, so it may hold more)
+CHUNK_ROWS = 65536
+#: set to a number of rows to make chunks that small (tests put chunk boundaries everywhere with it)
+ENV_CHUNK_ROWS = "MSPROBE_CHUNK_ROWS"
+
+
+class KeysDiffer(Exception):
+    """Two rows paired by equal hashes have different compare keys (a hash collision)."""
+
+
+def chunk_rows() -> int:
+    """The chunk size of this run: :data:`CHUNK_ROWS`, or ``MSPROBE_CHUNK_ROWS``."""
+    try:
+        return max(1, int(os.environ.get(ENV_CHUNK_ROWS) or CHUNK_ROWS))
+    except ValueError:
+        return CHUNK_ROWS
+
+
+def api_starts(match: IndexMatch, target: DumpIndex) -> np.ndarray:
+    """The result rows (ascending, 0 excluded) at which a target API starts."""
+    if match.target is None:
+        starts = target.first_row[1:-1]
+        return np.unique(starts[(starts > 0) & (starts < match.rows)])
+    apis = target.api_of_rows(match.target)
+    return np.flatnonzero(apis[1:] != apis[:-1]) + 1
+
+
+def plan_chunks(match: IndexMatch, target: DumpIndex, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` result rows of each chunk: about ``size`` rows, every start an API's first row."""
+    starts = api_starts(match, target)
+    bounds = [0]
+    while bounds[-1] < match.rows:
+        k = int(np.searchsorted(starts, bounds[-1] + size, side="left"))
+        bounds.append(int(starts[k]) if k < len(starts) else match.rows)
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def whole_numbers(match: IndexMatch, target: DumpIndex, golden: DumpIndex) -> dict[str, bool]:
+    """``result.whole_numbers`` of the whole result, from the index's statistics flags.
+
+    A column holds only numbers when every cell is an int or a float and one is a float; a golden
+    cell of an unmatched row is ``N/A``. Every target row is in the result.
+    """
+    g_rows = match.golden_rows(0, match.rows)
+    unmatched = bool((g_rows < 0).any())
+    t_flags = target.flags
+    g_flags = golden.flags[g_rows] if match.golden is not None else golden.flags[: match.rows]
+    out = {}
+    for k, label in enumerate(C.STAT_NAMES):
+        for side, flags, missing in ((C.NPU, t_flags, False), (C.BENCH, g_flags, unmatched)):
+            numbers = not missing and bool(((flags >> k) & 1).all())
+            out[C.stat_column(side, label)] = numbers and bool(((flags >> (k + 4)) & 1).any())
+    return out
+
+
+@dataclass
+class ChunkSource:
+    """What a process needs to read chunks: the indexes, the match, the open files, the stack, the notes."""
+
+    target: DumpIndex
+    golden: DumpIndex
+    match: IndexMatch
+    notes: dict[str, Any]
+    stack: Any = None  # a StackIndex (:mod:`msprobe_core.load.stackindex`), or None without stack.json
+
+    def open(self) -> tuple[ChunkReader, ChunkReader]:
+        """Readers of both files (context managers)."""
+        return ChunkReader(self.target), ChunkReader(self.golden)
+
+    def tables(self, start: int, stop: int, readers: tuple[ChunkReader, ChunkReader]) -> tuple[
+            DumpTable, DumpTable, MatchResult]:
+        """Result rows ``start:stop`` as the target and golden tables they are in and the pairs, numbered there."""
+        t_ix, g_ix, match = self.target, self.golden, self.match
+        t_rows = match.target_rows(start, stop)
+        g_rows = match.golden_rows(start, stop)
+        first_api = int(t_ix.api_of_rows(t_rows[:1])[0])
+        stop_api = int(t_ix.api_of_rows(t_rows[-1:])[0]) + 1
+        target = readers[0].read([(first_api, stop_api)])
+        local_t = t_rows - t_ix.first_row[first_api]
+        paired = g_rows >= 0
+        g_api_of = g_ix.api_of_rows(g_rows[paired])
+        g_apis = np.unique(g_api_of)
+        golden = readers[1].read(runs_of(g_apis))
+        local_first = np.zeros(len(g_apis), dtype=np.int64)
+        if len(g_apis) > 1:
+            np.cumsum(g_ix.n_rows[g_apis[:-1]], out=local_first[1:])
+        local_g = np.full(len(g_rows), -1, dtype=np.int64)
+        local_g[paired] = (g_rows[paired] - g_ix.first_row[g_api_of]
+                           + local_first[np.searchsorted(g_apis, g_api_of)])
+        if self.stack is not None:
+            target.stack = self.stack.stacks(range(first_api, stop_api), [a.key for a in target.apis])
+        if match.hashed:
+            self._verify(target, golden, local_t[paired], local_g[paired], t_ix.rank[first_api:stop_api],
+                         g_ix.rank[g_apis])
+        pairs = MatchResult(local_t.tolist(), local_g.tolist(), dtype_gate=False, notes=self.notes)
+        return target, golden, pairs
+
+    def _verify(self, target: DumpTable, golden: DumpTable, rows_t: np.ndarray, rows_g: np.ndarray,
+                ranks_t: np.ndarray, ranks_g: np.ndarray) -> None:
+        """Every pair's compare keys are equal as text (the join paired them by hash)."""
+        tl, gl = rows_t.tolist(), rows_g.tolist()
+        names_t, names_g = target.name, golden.name
+        differ = list(map(ne, map(names_t.__getitem__, tl), map(names_g.__getitem__, gl)))
+        if self.target.renumbered or self.golden.renumbered:
+            api_t = np.asarray(target.row_api, dtype=np.int64)[rows_t]
+            api_g = np.asarray(golden.row_api, dtype=np.int64)[rows_g]
+            keys_t = [a.key for a in target.apis]
+            keys_g = [a.key for a in golden.apis]
+            heads = list(map(ne, map(keys_t.__getitem__, api_t.tolist()), map(keys_g.__getitem__, api_g.tolist())))
+            ranks = (ranks_t[api_t] != ranks_g[api_g]).tolist()
+            differ = [a or b or c for a, b, c in zip(differ, heads, ranks)]
+        odd = [k for k, d in enumerate(differ) if d]
+        if not odd:
+            return
+        left = compare_keys(target, ranks_t.tolist() if self.target.renumbered else None, [tl[k] for k in odd])
+        right = compare_keys(golden, ranks_g.tolist() if self.golden.renumbered else None, [gl[k] for k in odd])
+        if left != right:
+            raise KeysDiffer("two compare keys of one hash")
+
+
+def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
+                 build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any = None) -> None:
+    """Read, build and write each chunk in order (``out``: a :class:`~msprobe_core.write.chunked.ChunkedResult`).
+
+    ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
+    with its first row (``feed_table(table, start)``), when given.
+    """
+    from ..console.progress import tick
+
+    readers = source.open()
+    with readers[0], readers[1]:
+        for k, (start, stop) in enumerate(chunks):
+            table = build(*source.tables(start, stop, readers))
+            if table.meta.get("attachments"):
+                raise KeysDiffer("a chunk's result has files attached")  # written with the whole table
+            out.append(table)
+            if sink is not None:
+                sink.feed_table(table, start)
+            del table
+            tick(f"chunk {k + 1:,} of {len(chunks):,}")

@@ -1,0 +1,273 @@
+"""The streamed statistics and md5 compare: one job matched on the dumps' indexes (docs/streaming-design.md).
+
+Pass 1 reads each dump into its :class:`~msprobe_core.load.dumpindex.DumpIndex` (the built-in loader
+does, when :func:`stream_plan` asks it to), matching runs on the indexes
+(:mod:`msprobe_core.match.index_match`), and the result is built and written from there. Whatever the
+streamed path does not handle goes back to whole tables, automatically and silently
+(:class:`WholeTablesNeeded`, raised before any result file exists): a loader other than the built-in
+one, a file the C scanner does not index, tensor dumps, ``-da``, a mapper or a normaliser other than the
+built-in exact join and backward renumbering, a metric set or writer that wants the whole table, two
+keys of one hash.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..host.specs import CompareJob
+from ..load.stage import INDEX_REQUEST
+from ..model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
+
+if TYPE_CHECKING:
+    from ..host.registry import PluginHost
+    from ..load.dumpindex import DumpIndex
+    from ..match.index_match import IndexMatch
+    from ..result import ResultTable
+
+#: how a result is built from matched rows (``pipeline.build.build_result``)
+Build = Callable[..., "ResultTable"]
+#: set to any non-empty value to load whole tables for every compare (the streamed path off)
+ENV_WHOLE_TABLES = "MSPROBE_WHOLE_TABLES"
+#: the modes the streamed path compares
+STREAMED_MODES = (MODE_STATISTICS, MODE_MD5)
+#: ``CompareJob.extra`` key: the summary partial of a result built chunk by chunk (its table is not kept)
+SUMMARY_PARTIAL = "summary_partial"
+#: the ``stack`` of an index whose ``stack.json`` was turned into a :class:`~msprobe_core.load.stackindex.StackIndex`
+STACK_DROPPED: Any = object()
+
+
+class WholeTablesNeeded(Exception):
+    """The streamed path cannot take this job: it is compared on whole tables (the reason in the message)."""
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """What a streamed compare decided before loading: the options its load runs with."""
+
+    options: CompareOptions
+    renumber: bool
+
+
+def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> StreamPlan | None:
+    """How to load a job for the streamed path, or ``None`` when it certainly cannot take it."""
+    from ..load.document import detect_kind
+    from ..load.dumpindex import Scanner
+    from ..load.dumpscan import available
+
+    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() or options.diff_analyze:
+        return None
+    try:
+        kind = detect_kind(Path(job.target))
+    except Exception:  # noqa: BLE001 - the load reports it
+        return None
+    renumber = exact_keys(options, host, kind)
+    if renumber is None:
+        return None
+    return StreamPlan(replace(options, extra={**options.extra, INDEX_REQUEST: renumber}), renumber)
+
+
+def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | None:
+    """Whether the run pairs rows by the built-in exact join of compare keys that the index can hash.
+
+    ``True``/``False``: it does, with/without the built-in backward renumbering; ``None``: another mapper
+    runs, or a normaliser other than the renumbering changes the keys (asked on a probe that raises at
+    the first look at a row).
+    """
+    from ..host.registry import BUILTIN_PLUGIN
+
+    mapper = host.mapper_for(options, kind=kind)
+    if mapper.name != "exact" or mapper.plugin != BUILTIN_PLUGIN:
+        return None
+    renumber = False
+    for norm in host.normalizers:
+        if kind not in norm.kinds:
+            continue
+        if norm.name == "backward-renumbering" and norm.plugin == BUILTIN_PLUGIN:
+            renumber = not options.fuzzy_match  # the built-in normaliser's own rule (builtin._renumber)
+            continue
+        probe = _Unread()
+        try:
+            if norm.fn(_probe_table(kind), "target", probe, options) is not probe:
+                return None
+        except Exception:  # noqa: BLE001 - it looked at the rows (or failed): whole tables, where it runs for real
+            return None
+    return renumber
+
+
+class _Unread(list):
+    """Rows a probe must not read: any look at them raises."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise LookupError("the rows are not loaded")
+
+    __len__ = __getitem__ = __iter__ = __contains__ = __eq__ = __reversed__ = _refuse  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _probe_table(kind: str) -> DumpTable:
+    table = DumpTable(source=Path("dump.json"), kind=kind, task="statistics", mode=MODE_STATISTICS, framework="")
+    for name in ("apis", "row_api", "name", "state", "dtype", "shape", "requires_grad", "max", "min", "mean",
+                 "norm", "md5", "data_name"):
+        setattr(table, name, _Unread())
+    return table
+
+
+def is_index(side: Any) -> bool:
+    """Whether a loaded side is a dump's index (pass 1 of the streamed path), not a table."""
+    return getattr(side, "pickled_whole", False) and hasattr(side, "row_hashes")
+
+
+def whole_tables(target: Any, golden: Any) -> tuple[DumpTable, DumpTable]:
+    """The tables of a pair one or both of whose sides were indexed (read whole, as the built-in loader does)."""
+    return _whole(target), _whole(golden)
+
+
+def _whole(side: Any) -> DumpTable:
+    if not is_index(side):
+        return side
+    from ..load.dumpjson import load_dump_file
+
+    table = load_dump_file(side.source, side.kind)
+    table.tensor_dir = side.tensor_dir
+    table.stack = side.stack
+    if side.stack is STACK_DROPPED:
+        from ..files.validation import dump_file_beside
+        from ..load.dumpjson import load_stack
+
+        stack_file = dump_file_beside(side.source, "stack.json")
+        table.stack = None if stack_file is None else load_stack(stack_file)
+    return table
+
+
+def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
+                     host: PluginHost, plan: StreamPlan, build: Build) -> tuple[ResultTable | None, list[Path]] | None:
+    """Compare a job from its two indexes and write the result (``None``: nothing matched).
+
+    When the run summarises from a sink and keeps no tables (:mod:`msprobe_core.pipeline.sink`), the result
+    is read, built and written chunk by chunk, each chunk fed to the sink: no table is returned and the
+    sink's partial is left in ``job.extra[SUMMARY_PARTIAL]``. Otherwise it is built from whole tables.
+
+    ``build(target, golden, match, options, host)``: the result of matched rows (``pipeline.build.build_result``).
+
+    Raises :class:`WholeTablesNeeded` (before writing anything) for what the streamed path does not take.
+    """
+    if not (is_index(target) and is_index(golden)):
+        raise WholeTablesNeeded("a side is not indexed")
+    if target.mode not in STREAMED_MODES:
+        raise WholeTablesNeeded(f"{target.mode} mode")
+    metrics = host.metric_set(target.mode, options)
+    if metrics is None or not metrics.splittable or metrics.whole_table:
+        raise WholeTablesNeeded("the metric set wants the whole table")
+    match = match_indexes(target, golden, options, host)
+    if match is None:
+        return None
+    sink = _chunk_sink(options, host)
+    if sink is None:
+        return _build_whole(job, target, golden, match, options, timestamp, host, build)
+    files = _build_chunked(job, target, golden, match, options, timestamp, host, build, sink)
+    job.extra[SUMMARY_PARTIAL] = sink.finish(files)
+    return None, files
+
+
+def _chunk_sink(options: CompareOptions, host: PluginHost) -> Any:
+    """The summary sink the chunks feed, when the result is built chunk by chunk (``None``: from whole tables).
+
+    Chunk by chunk when the run takes its summary from a sink and keeps no table
+    (:mod:`msprobe_core.pipeline.sink`) and a built-in writer writes the result.
+    """
+    from ..write.chunked import CHUNKED_WRITERS
+    from .sink import keeps_tables, summary_sink
+
+    if keeps_tables(options) or host.writer(options.output_format).write not in CHUNKED_WRITERS:
+        return None
+    return summary_sink(options)
+
+
+def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
+                   timestamp: str, host: PluginHost, build: Build, sink: Any) -> list[Path]:
+    """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
+    import logging
+
+    from ..console.progress import stage
+    from ..files.outputs import output_policy
+    from ..load.chunks import ChunkDeclined
+    from ..load.stackindex import StackIndex
+    from ..model import RUN_STARTED
+    from ..result import WHOLE_NUMBERS
+    from ..write.chunked import ChunkedResult, ColumnsDiffer
+    from ..write.writers import write_xlsx
+    from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
+
+    writer = host.writer(options.output_format)
+    notes = dict(match.notes)
+    notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    stack = None
+    if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
+        stack = StackIndex(target.stack, target)
+        target.stack = STACK_DROPPED
+    source = ChunkSource(target, golden, match, notes, stack)
+    chunks = plan_chunks(match, target, chunk_rows())
+    # metrics, verdicts and the write happen chunk by chunk: one stage, named as the last one of the series
+    stage("write", f"{match.rows:,} rows in {len(chunks):,} chunks, each built then written", 4, 4)
+    path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+
+    def build_part(t: DumpTable, g: DumpTable, pairs: MatchResult) -> ResultTable:
+        return build(t, g, pairs, options, host)
+
+    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+        if options.force and path.exists():
+            logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
+        try:
+            with ChunkedResult(path, match.rows, xlsx=writer.write is write_xlsx) as out:
+                write_chunks(source, chunks, out, build_part, sink)
+                return out.commit()
+        except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
+            raise WholeTablesNeeded(str(why)) from None
+
+
+def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
+                  host: PluginHost) -> IndexMatch | None:
+    """The match stage on the indexes: frameworks, the exact join, the dtype gate (``None``: no row matched)."""
+    import logging
+
+    from ..console.progress import stage
+    from ..load.stage import check_pair
+    from ..match.frameworks import dtype_compat, resolve_frameworks
+    from ..match.index_match import framework_view, gate_dtypes, join_indexes
+    from .build import NO_MATCH
+
+    check_pair(target, golden)  # type: ignore[arg-type]
+    stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
+    tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
+    match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
+    match.notes["frameworks"] = (tf, gf)
+    if not match.rows:
+        logging.getLogger("msprobe").warning(NO_MATCH)
+        return None
+    return match
+
+
+def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
+                 timestamp: str, host: PluginHost, build: Build) -> tuple[ResultTable, list[Path]]:
+    """The result of an index match built from whole tables, as the whole-table path builds it."""
+    from ..console.progress import stage
+    from ..match.index_match import compare_keys
+    from ..write.stage import write_result
+
+    t, g = whole_tables(target, golden)
+    rows_t = match.target_rows(0, match.rows).tolist()
+    rows_g = match.golden_rows(0, match.rows).tolist()
+    paired = [k for k, j in enumerate(rows_g) if j >= 0]
+    keys_t = compare_keys(t, target.rank if target.renumbered else None, [rows_t[k] for k in paired])
+    keys_g = compare_keys(g, golden.rank if golden.renumbered else None, [rows_g[k] for k in paired])
+    if keys_t != keys_g:
+        raise WholeTablesNeeded("two compare keys of one hash")
+    result = MatchResult(target=rows_t, golden=rows_g, notes=match.notes)
+    stage("metrics and verdicts", f"{match.rows:,} rows", 3, 4)
+    table = build(t, g, result, options, host)
+    stage("write", f"{match.rows:,} rows", 4, 4)
+    return table, write_result(table, job, options, timestamp, host)

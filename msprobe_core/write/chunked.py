@@ -1,0 +1,132 @@
+"""A result written chunk by chunk (a streamed compare): the same files the whole-table writers give.
+
+The built-in CSV and xlsx writers (:mod:`msprobe_core.write.writers`) take a whole
+:class:`~msprobe_core.result.ResultTable`; :class:`ChunkedResult` takes the parts of one, in row
+order, and writes each as it comes: CSV part files switch every ``CSV_MAX_ROWS`` rows and xlsx sheets
+every ``XLSX_SHEET_ROWS``, as there. Every file is written under its hidden temporary name and all are
+renamed only when the whole result is written (:meth:`ChunkedResult.commit`); any failure or
+interruption before that, or :meth:`ChunkedResult.abort`, removes them all, so nothing that looks
+finished is left half-written.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
+from ..result import ResultTable
+from . import writers
+from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv, write_csv_rows, write_xlsx
+from .xlsx_stream import XlsxStreamWriter
+
+#: the whole-table writers this module writes the same files as
+CHUNKED_WRITERS = (write_csv, write_xlsx)
+
+
+class ColumnsDiffer(Exception):
+    """A part of the result does not have the columns of the first part (the whole table must be written)."""
+
+
+class ChunkedResult:
+    """The files of one result of ``rows`` rows at ``path`` (``.csv`` or ``.xlsx``), written part by part.
+
+    A context manager: leaving it without :meth:`commit` (an exception, Ctrl-C) removes every file begun.
+    """
+
+    def __init__(self, path: Path, rows: int, xlsx: bool) -> None:
+        self.path = path
+        self.rows = rows
+        self.xlsx = xlsx
+        self.header: list[str] | None = None
+        self._stack = ExitStack()
+        self._files: list[Path] = []
+        self._csv: TextIO | None = None
+        self._book: XlsxStreamWriter | None = None
+        self._done = 0  # rows written so far
+        self._header_due = False
+        self._limit = writers.XLSX_SHEET_ROWS if xlsx else writers.CSV_MAX_ROWS
+        self._parts = max(1, -(-rows // self._limit))
+
+    def __enter__(self) -> ChunkedResult:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._stack is not None:
+            self.abort(exc if exc is not None else RuntimeError("the result was not committed"))
+
+    def append(self, table: ResultTable) -> None:
+        """Write the rows of ``table``, the next part of the result."""
+        if self.header is None:
+            self.header = list(table.columns)
+        elif list(table.columns) != self.header:
+            raise ColumnsDiffer(f"{table.columns} after {self.header}")
+        columns = [table.data[c] for c in table.columns]
+        n = min([len(table), *map(len, columns)])
+        at = 0
+        while at < n:
+            part, within = divmod(self._done, self._limit)
+            if within == 0 and part >= len(self._files):
+                self._begin(part)
+            take = min(n - at, self._limit - within)
+            self._write(columns, at, at + take)
+            at += take
+            self._done += take
+
+    def commit(self) -> list[Path]:
+        """Finish and rename every file into place; returns the result's files."""
+        if self.header is None:
+            raise ValueError("no part of the result was written")
+        stack, self._stack = self._stack, None
+        try:
+            stack.close()
+        except OSError as exc:
+            raise output_error(exc, self._files[-1]) from None
+        return list(self._files)
+
+    def abort(self, exc: BaseException | None = None) -> None:
+        """Remove every file begun (they were never renamed into place)."""
+        stack, self._stack = self._stack, None
+        if stack is None:
+            return
+        error = exc or RuntimeError("the result was abandoned")
+        try:
+            stack.__exit__(type(error), error, error.__traceback__)
+        except BaseException:  # noqa: BLE001 - the caller reports its own error; the temporaries are gone
+            pass
+
+    def _begin(self, part: int) -> None:
+        stack = self._stack
+        assert stack is not None
+        if self.xlsx:
+            if self._book is None:
+                self._files.append(self.path)
+                tmp = stack.enter_context(atomic_path(self.path))
+                self._book = stack.enter_context(XlsxStreamWriter(tmp))
+            self._book.add_sheet("Sheet1" if self._parts == 1 else f"part_{part}")
+            self._book.append(self.header)
+            return
+        if self._csv is not None:
+            self._csv.close()
+        final = self.path if self._parts == 1 else self.path.with_name(
+            f"{self.path.stem}_part_{part + 1}{self.path.suffix}")
+        self._files.append(final)
+        tmp = stack.enter_context(atomic_path(final))
+        self._csv = stack.enter_context(open(tmp, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS))
+        self._header_due = True  # the header goes with the part's first rows (write_csv_rows)
+
+    def _write(self, columns: list[Any], start: int, stop: int) -> None:
+        try:
+            if self.xlsx:
+                assert self._book is not None
+                for k in range(start, stop, XLSX_CHUNK_ROWS):
+                    end = min(stop, k + XLSX_CHUNK_ROWS)
+                    self._book.append_rows(zip(*[_xlsx_values(col, k, end) for col in columns]))
+                return
+            assert self._csv is not None
+            header, self._header_due = (self.header if self._header_due else None), False
+            write_csv_rows(self._csv, header, columns, start, stop)
+        except OSError as exc:
+            raise output_error(exc, self._files[-1]) from None

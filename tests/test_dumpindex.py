@@ -1,0 +1,174 @@
+"""The index mode of the C scanner (pass 1 of a streamed compare) and matching on the index.
+
+The index must describe exactly the table the table mode builds (same rows, names, dtypes, the kinds of
+the statistics, the row counts and file offsets of the entries, the compare keys' hashes after backward
+renumbering) and must decline exactly what the table mode declines; the join on its hashes must pair the
+rows ``join_on_keys`` pairs, and the dtype gate on its ids must unpair what ``apply_dtype_gate`` unpairs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from msprobe_core.errors import MsprobeError
+from msprobe_core.load import dumpscan
+from msprobe_core.load.dumpindex import index_dump_file, key_hashes
+from msprobe_core.match.index_match import IndexMatch, _sort_merge, gate_dtypes
+from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
+from msprobe_core.match.naming import renumber_backward
+from msprobe_core.text.statcells import FLOAT, INT
+
+from .test_dumpscan import SETTINGS, corpus_dump_files, dumper_version_files, mixed_dump, mutate  # noqa: F401
+from .test_loader_properties import dump_doc
+
+pytestmark = pytest.mark.skipif(dumpscan.Scanner is None, reason="the C scanner is not built here")
+
+
+def names_of(index, table) -> list[str]:
+    """The row names the index stands for: key + suffix, or the whole name it keeps."""
+    names = []
+    for a in table.apis:
+        for r in range(a.first_row, a.first_row + a.n_rows):
+            s = index.suffixes[index.suffix[r]]
+            names.append(s[1:].decode() if s[:1] == b"\x01" else a.key + s.decode())
+    return names
+
+
+def check_index(path: Path, kind: str = "dump") -> str:
+    """The index of ``path`` against the table mode's table, with and without renumbering."""
+    try:
+        table = dumpscan.scan_dump(path, kind)
+    except MsprobeError:  # the table mode refuses the header (the load names what is wrong): not indexed either
+        table = None
+    outcome = ""
+    for renumber in (False, True):
+        index = index_dump_file(path, kind, renumber)
+        if table is None or table.mode == "tensor":
+            assert index is None
+            outcome = "declined" if table is None else "tensor"
+            continue
+        raw = path.read_bytes()
+        assert index is not None, path
+        assert (len(index), index.n_apis) == (len(table), len(table.apis))
+        assert index.n_rows.tolist() == [a.n_rows for a in table.apis]
+        assert index.first_row.tolist() == [a.first_row for a in table.apis] + [len(table)]
+        for api, at in zip(table.apis, index.offsets[:-1].tolist()):
+            assert raw[at: at + len(api.key) + 2] == f'"{api.key}"'.encode()
+        assert raw[int(index.offsets[-1]):].lstrip()[:1] == b"}"
+        assert index.key_hash.tolist() == key_hashes([a.key for a in table.apis]).tolist()
+        assert names_of(index, table) == table.name
+        assert [index.dtypes[d] for d in index.dtype.tolist()] == table.dtype
+        for k, column in enumerate((table.max, table.min, table.mean, table.norm)):
+            kinds = np.asarray(column.kinds)
+            assert (((index.flags >> k) & 1) == ((kinds == FLOAT) | (kinds == INT))).all()
+            assert (((index.flags >> (k + 4)) & 1) == (kinds == FLOAT)).all()
+        keys = renumber_backward(table, list(table.name)) if renumber else list(table.name)
+        assert index.row_hashes().tolist() == key_hashes(keys).tolist()
+        assert (index.mode, index.task, index.framework, index.level) == (
+            table.mode, table.task, table.framework, table.level)
+        outcome = "indexed"
+    return outcome
+
+
+@pytest.mark.parametrize("path", corpus_dump_files() + dumper_version_files(), ids=str)
+def test_every_dump_of_the_corpora_is_indexed_as_the_table_mode_reads_it(path: Path) -> None:
+    check_index(path, "debug" if path.name.endswith("debug.json") else "dump")
+
+
+def test_every_leaf_kind_is_indexed(mixed_dump: Path) -> None:  # noqa: F811
+    assert check_index(mixed_dump) == "indexed"
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_any_block_boundary_gives_the_same_index(block: int, mixed_dump: Path,  # noqa: F811
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dumpscan, "BLOCK_BYTES", block)
+    assert check_index(mixed_dump) == "indexed"
+
+
+@SETTINGS
+@given(doc=dump_doc(), ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
+def test_generated_dumps_are_indexed_as_the_table_mode_reads_them(doc: dict, ascii_only: bool, indent: int | None,
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("gen") / "dump.json"
+    path.write_text(json.dumps(doc, indent=indent, ensure_ascii=ascii_only), encoding="utf-8")
+    check_index(path)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32))
+def test_damaged_files_are_declined_or_indexed_exactly(seed: int, mixed_dump: Path,  # noqa: F811
+                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("bad") / "dump.json"
+    path.write_bytes(mutate(mixed_dump.read_bytes(), random.Random(seed)))
+    check_index(path)
+
+
+def test_a_repeated_key_or_a_tensor_dump_is_not_indexed(tmp_path: Path) -> None:
+    path = tmp_path / "dump.json"
+    entry = '"A.0.forward": {"output": [null]}'
+    path.write_text('{"task": "statistics", "data": {' + entry + ", " + entry + "}}")
+    assert index_dump_file(path, "dump", True) is None
+    path.write_text(json.dumps({"task": "tensor", "data": {"A.0.forward": {"output": [None]}}}))
+    assert index_dump_file(path, "dump", True) is None
+
+
+def test_backward_calls_are_renumbered_per_prefix(tmp_path: Path) -> None:
+    data = {key: {"output": [None]} for key in (
+        "Functional.linear.7.backward", "Module.m.Linear.backward.3", "Functional.linear.2.backward",
+        "Functional.linear.5.forward", "0.backward", "Functional.linear.x9.12.backward")}
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": data}))
+    assert check_index(path) == "indexed"
+    index = index_dump_file(path, "dump", True)
+    assert index.rank.tolist() == [0, 0, 1, -1, 0, 0]
+
+
+# ============================================================================ matching on hashes
+KEYS = st.lists(st.sampled_from(["a.0.forward.input.0", "a.0.forward.output.0", "b.1.backward.input.0", "c", "d.x"]),
+                max_size=12)
+
+
+@SETTINGS
+@given(target=KEYS, golden=KEYS)
+def test_the_hash_join_pairs_as_join_on_keys(target: list[str], golden: list[str]) -> None:
+    expected = join_on_keys(target, golden)
+    got = _sort_merge(key_hashes(target), key_hashes(golden))
+    rows_t = list(range(len(target))) if got.target is None else got.target.tolist()
+    assert (rows_t, got.golden.tolist()) == (expected.target, expected.golden)
+
+
+class _Index:
+    """The two fields of an index the dtype gate reads."""
+
+    def __init__(self, dtypes: list[str | None]) -> None:
+        self.dtypes = [None, *sorted({d for d in dtypes if d is not None})]
+        self.dtype = np.asarray([self.dtypes.index(d) for d in dtypes], dtype=np.uint16)
+
+
+DTYPES = st.sampled_from(["torch.float32", "torch.bfloat16", "torch.int64", None])
+
+
+@SETTINGS
+@given(pairs=st.lists(st.tuples(DTYPES, DTYPES, st.booleans()), min_size=1, max_size=10))
+def test_the_dtype_gate_on_ids_unpairs_as_apply_dtype_gate(pairs: list) -> None:
+    t_dtypes = [a for a, _, _ in pairs]
+    g_dtypes = [b for _, b, _ in pairs]
+    golden = [k if paired else -1 for k, (_, _, paired) in enumerate(pairs)]
+
+    def floats(a, b):
+        return a in ("torch.float32", "torch.bfloat16") and b in ("torch.float32", "torch.bfloat16")
+
+    from msprobe_core.model import MatchResult
+
+    expected = apply_dtype_gate(MatchResult(list(range(len(pairs))), golden), t_dtypes, g_dtypes, floats)
+    got = gate_dtypes(IndexMatch(None, np.asarray(golden, dtype=np.int64), len(pairs)),
+                      _Index(t_dtypes), _Index(g_dtypes), floats)
+    assert got.golden_rows(0, len(pairs)).tolist() == expected.golden
