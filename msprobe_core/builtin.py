@@ -171,5 +171,17 @@ def msprobe_register_comm_ops(register: Any) -> None:
 @hookimpl
 def msprobe_register_writers(register: Any) -> None:
     """CSV (default; takes rows a forked child already spelled, see ``tailbuild``) and xlsx."""
-    register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True))
-    register(WriterSpec("xlsx", ".xlsx", write_xlsx))
+    register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
+    register(WriterSpec("xlsx", ".xlsx", write_xlsx, open_chunked=_chunked_xlsx))
+
+
+def _chunked_csv(path: Path, rows: int) -> Any:
+    from .write.chunked import ChunkedResult
+
+    return ChunkedResult(path, rows, xlsx=False)
+
+
+def _chunked_xlsx(path: Path, rows: int) -> Any:
+    from .write.chunked import ChunkedResult
+
+    return ChunkedResult(path, rows, xlsx=True)

@@ -7,6 +7,7 @@ those hooks: see ``tests/plugin_session.py``.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import subprocess
@@ -16,6 +17,34 @@ from pathlib import Path
 import pytest
 
 from .plugin_session import isolate_environment, plugin_session_environment, pytest_configure  # noqa: F401
+
+
+def _logger_state(logger: logging.Logger) -> tuple:
+    return list(logger.handlers), logger.level, logger.propagate, list(logger.filters)
+
+
+def _set_logger_state(logger: logging.Logger, state: tuple) -> None:
+    logger.handlers[:], logger.filters[:] = state[0], state[3]
+    logger.setLevel(state[1])
+    logger.propagate = state[2]
+
+
+#: the ``msprobe`` logger as no run has touched it yet
+_PRISTINE_LOGGER = _logger_state(logging.getLogger("msprobe"))
+
+
+@pytest.fixture(autouse=True)
+def _msprobe_logger_restored():
+    """Each test starts and ends with the ``msprobe`` logger as no run has touched it.
+
+    A compare run in this process (``main([...])``, also from module-scoped fixtures) points the logger at
+    stdout and stops it propagating, which would hide later tests' records from ``caplog`` and make them
+    depend on test order.
+    """
+    logger = logging.getLogger("msprobe")
+    _set_logger_state(logger, _PRISTINE_LOGGER)
+    yield
+    _set_logger_state(logger, _PRISTINE_LOGGER)
 
 isolate_environment()  # before any test module builds a plugin host: only the project's plugins load
 

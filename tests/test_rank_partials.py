@@ -92,9 +92,10 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     partial in ``job.extra``; the run takes that one, once, and makes none from a table it does not have."""
     from msprobe_core.host.registry import get_host
     from msprobe_core.host.specs import CompareJob
+    from msprobe_core.pipeline.sink import SUMMARY_PARTIAL as JOB_PARTIAL
     from msprobe_core.pipeline.sink import SUMMARY_SINK
     from msprobe_core.report.accumulate import ViewAccumulator
-    from msprobe_core.run.parallel import JOB_PARTIAL, job_partial
+    from msprobe_core.run.parallel import job_partial
 
     host = get_host()
     target, golden = ranks

@@ -250,6 +250,10 @@ class WriterSpec:
     :mod:`msprobe_core.write.tailbuild`), and appends that text instead of spelling them.
     ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
     (a writer with settings of its own reads them from the run's options).
+    ``open_chunked``: the writer also takes a result part by part (a streamed compare):
+    ``open_chunked(path, rows)`` returns a context manager with ``append(table)`` (the next rows, in
+    order), ``commit() -> [files]`` and ``abort(exc)``, writing the same files ``write`` would; leaving it
+    without ``commit`` must remove every file begun. Without it, a streamed compare builds whole tables.
     """
 
     name: str
@@ -257,6 +261,7 @@ class WriterSpec:
     write: Callable[..., list[Path]]
     accepts_csv_tail: bool = False
     accepts_options: bool = False
+    open_chunked: Callable[[Path, int], Any] | None = None
     plugin: str = ""
 
 

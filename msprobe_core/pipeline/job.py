@@ -96,7 +96,7 @@ def compare_and_write(
     A statistics or md5 compare the streamed path takes (:mod:`msprobe_core.pipeline.streamed`) is matched
     on the dumps' indexes; when the run summarises from a sink and keeps no table, it is also read, built
     and written chunk by chunk: no table is returned then, and the sink's partial is in
-    ``job.extra[streamed.SUMMARY_PARTIAL]``. Otherwise the whole tables are loaded, and a big statistics
+    ``job.extra[sink.SUMMARY_PARTIAL]``. Otherwise the whole tables are loaded, and a big statistics
     result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
     """
     from ..write.tailbuild import finish_removals

@@ -28,6 +28,9 @@ SUMMARY_SINK = "summary_sink"
 #: ``options.extra`` key: whether a job's result table is kept in memory for the caller (default ``True``:
 #: the Python API returns tables; ``msprobe compare`` keeps none when it has partials).
 KEEP_TABLES = "keep_tables"
+#: ``CompareJob.extra`` key: the summary partial a job left there when its result never was a whole table
+#: (a compare streamed chunk by chunk fed the sink as it went); the run takes it instead of making one.
+SUMMARY_PARTIAL = "summary_partial"
 
 
 class ResultSink(Protocol):

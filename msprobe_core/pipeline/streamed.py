@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..host.specs import CompareJob
 from ..load.stage import INDEX_REQUEST
 from ..model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
+from .sink import SUMMARY_PARTIAL
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
@@ -34,8 +35,6 @@ Build = Callable[..., "ResultTable"]
 ENV_WHOLE_TABLES = "MSPROBE_WHOLE_TABLES"
 #: the modes the streamed path compares
 STREAMED_MODES = (MODE_STATISTICS, MODE_MD5)
-#: ``CompareJob.extra`` key: the summary partial of a result built chunk by chunk (its table is not kept)
-SUMMARY_PARTIAL = "summary_partial"
 #: the ``stack`` of an index whose ``stack.json`` was turned into a :class:`~msprobe_core.load.stackindex.StackIndex`
 STACK_DROPPED: Any = object()
 
@@ -177,12 +176,11 @@ def _chunk_sink(options: CompareOptions, host: PluginHost) -> Any:
     """The summary sink the chunks feed, when the result is built chunk by chunk (``None``: from whole tables).
 
     Chunk by chunk when the run takes its summary from a sink and keeps no table
-    (:mod:`msprobe_core.pipeline.sink`) and a built-in writer writes the result.
+    (:mod:`msprobe_core.pipeline.sink`) and the writer takes a result part by part (``WriterSpec.open_chunked``).
     """
-    from ..write.chunked import CHUNKED_WRITERS
     from .sink import keeps_tables, summary_sink
 
-    if keeps_tables(options) or host.writer(options.output_format).write not in CHUNKED_WRITERS:
+    if keeps_tables(options) or host.writer(options.output_format).open_chunked is None:
         return None
     return summary_sink(options)
 
@@ -198,8 +196,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     from ..load.stackindex import StackIndex
     from ..model import RUN_STARTED
     from ..result import WHOLE_NUMBERS
-    from ..write.chunked import ChunkedResult, ColumnsDiffer
-    from ..write.writers import write_xlsx
+    from ..write.chunked import ColumnsDiffer
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
     writer = host.writer(options.output_format)
@@ -222,7 +219,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         if options.force and path.exists():
             logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
         try:
-            with ChunkedResult(path, match.rows, xlsx=writer.write is write_xlsx) as out:
+            with writer.open_chunked(path, match.rows) as out:
                 write_chunks(source, chunks, out, build_part, sink)
                 return out.commit()
         except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:

@@ -105,17 +105,12 @@ def run_job_task(task: JobTask) -> JobReport:
     return report
 
 
-#: ``job.extra`` key under which a job whose result never was a whole table (a compare streamed chunk by chunk,
-#: which fed the run's summary sink as it went) leaves its summary partial.
-JOB_PARTIAL = "summary_partial"
-
-
 def job_partial(options: CompareOptions, job: CompareJob, table: Any, files: list[Path]) -> Any:
     """The summary partial of one job's result (``None`` when the run asks for none): the partial the job left in
-    ``job.extra[JOB_PARTIAL]``, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
-    from ..pipeline.sink import summarise_table
+    ``job.extra[SUMMARY_PARTIAL]``, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
+    from ..pipeline.sink import SUMMARY_PARTIAL, summarise_table
 
-    left = job.extra.pop(JOB_PARTIAL, None)
+    left = job.extra.pop(SUMMARY_PARTIAL, None)
     if left is not None or table is None:
         return left
     return summarise_table(options, table, files)

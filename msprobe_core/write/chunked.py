@@ -19,11 +19,8 @@ from typing import Any, TextIO
 from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
 from ..result import ResultTable
 from . import writers
-from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv, write_csv_rows, write_xlsx
+from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv_rows
 from .xlsx_stream import XlsxStreamWriter
-
-#: the whole-table writers this module writes the same files as
-CHUNKED_WRITERS = (write_csv, write_xlsx)
 
 
 class ColumnsDiffer(Exception):
