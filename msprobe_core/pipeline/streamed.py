@@ -208,8 +208,9 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         target.stack = STACK_DROPPED
     source = ChunkSource(target, golden, match, notes, stack)
     chunks = plan_chunks(match, target, chunk_rows())
-    # metrics, verdicts and the write happen chunk by chunk: one stage, named as the last one of the series
-    stage("write", f"{match.rows:,} rows in {len(chunks):,} chunks, each built then written", 4, 4)
+    # metrics and verdicts are computed chunk by chunk, each chunk written as soon as it is built; the write
+    # stage is what is left once the last chunk is in: closing the files and putting them in place
+    stage("metrics and verdicts", f"{match.rows:,} rows in {len(chunks):,} chunks, each written as it is built", 3, 4)
     path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
 
     def build_part(t: DumpTable, g: DumpTable, pairs: MatchResult) -> ResultTable:
@@ -221,6 +222,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         try:
             with writer.open_chunked(path, match.rows) as out:
                 write_chunks(source, chunks, out, build_part, sink)
+                stage("write", f"{match.rows:,} rows, the files put in place", 4, 4)
                 return out.commit()
         except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
             raise WholeTablesNeeded(str(why)) from None
