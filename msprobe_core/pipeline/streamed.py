@@ -133,13 +133,19 @@ def _whole(side: Any) -> DumpTable:
     table = load_dump_file(side.source, side.kind)
     table.tensor_dir = side.tensor_dir
     table.stack = side.stack
-    if side.stack is STACK_DROPPED:
+    if side.stack is STACK_DROPPED or _is_stack_index(side.stack):  # an index's stack keeps no API names
         from ..files.validation import dump_file_beside
         from ..load.dumpjson import load_stack
 
         stack_file = dump_file_beside(side.source, "stack.json")
         table.stack = None if stack_file is None else load_stack(stack_file)
     return table
+
+
+def _is_stack_index(stack: Any) -> bool:
+    from ..load.stackindex import StackIndex
+
+    return isinstance(stack, StackIndex)
 
 
 def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
@@ -204,7 +210,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
     stack = None
     if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
-        stack = StackIndex(target.stack, target)
+        stack = target.stack if isinstance(target.stack, StackIndex) else StackIndex(target.stack, target)
         target.stack = STACK_DROPPED
     source = ChunkSource(target, golden, match, notes, stack)
     chunks = plan_chunks(match, target, chunk_rows())
