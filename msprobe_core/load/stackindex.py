@@ -98,17 +98,16 @@ class StackIndex:
         self.api_record = np.full(index.n_apis, -1, dtype=np.int32)
         self.lines, self.objects = records.lines, records.objects
         self._starts, self._ids = records.starts, records.ids
-        hashes, recs = records.name_hash, records.name_record
+        hashes = records.name_hash
         if not len(hashes) or not index.n_apis:
             return self
-        last = len(hashes) - 1 - np.unique(hashes[::-1], return_index=True)[1]  # a repeated name: its last record
-        hashes, recs = hashes[last], recs[last]
-        order = np.argsort(index.key_hash)
-        sorted_keys = index.key_hash[order]
-        at = np.minimum(np.searchsorted(sorted_keys, hashes), len(sorted_keys) - 1)
-        del sorted_keys
-        hit = index.key_hash[order[at]] == hashes
-        self.api_record[order[at[hit]]] = recs[hit]
+        order = np.argsort(hashes, kind="stable")  # a repeated name: its last record, found last below
+        hashes = hashes[order]
+        at = np.searchsorted(hashes, index.key_hash, side="right") - 1
+        np.maximum(at, 0, out=at)
+        hit = hashes[at] == index.key_hash
+        del hashes
+        self.api_record[hit] = records.name_record[order[at[hit]]]
         return self
 
     def stacks(self, apis: Sequence[int], keys: Sequence[str]) -> dict[str, Any]:
