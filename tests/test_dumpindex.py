@@ -172,3 +172,66 @@ def test_the_dtype_gate_on_ids_unpairs_as_apply_dtype_gate(pairs: list) -> None:
     got = gate_dtypes(IndexMatch(None, np.asarray(golden, dtype=np.int64), len(pairs)),
                       _Index(t_dtypes), _Index(g_dtypes), floats)
     assert got.golden_rows(0, len(pairs)).tolist() == expected.golden
+
+
+# ============================================================================ matching a step at a time
+def _stat(dtype: str) -> dict:
+    return {"type": "torch.Tensor", "dtype": dtype, "shape": [1], "Max": 1.5, "Min": 1, "Mean": 1, "Norm": 1}
+
+
+def _random_pair(rng: random.Random, tmp: Path) -> tuple:
+    """Two indexed dumps whose rows mostly line up, their entries split differently (entries without rows)."""
+    keys = [f"Functional.f{k}.{rng.randint(0, 3)}.{rng.choice(['forward', 'backward'])}" for k in range(rng.randint(1, 14))]
+    rows = [rng.randint(0, 3) for _ in keys]
+    docs = []
+    for side in range(2):
+        data = {}
+        for k, key in enumerate(keys):
+            if rng.random() < 0.3:
+                data[f"Empty.{side}.{k}.forward"] = {}  # an entry with no row
+            n = rows[k] if rng.random() < 0.97 else rng.randint(0, 3)
+            data[key] = {"input_args": [_stat(rng.choice(["torch.float32", "torch.int64", "torch.bfloat16"])) for _ in range(n)]}
+        if rng.random() < 0.1:
+            data["Functional.extra.0.forward"] = {"output": [_stat("torch.float32")]}
+        docs.append({"task": "statistics", "data": data})
+    paths = []
+    for name, doc in zip(("target", "golden"), docs):
+        path = tmp / name / "dump.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(doc))
+        paths.append(path)
+    return tuple(index_dump_file(p, "dump", True) for p in paths)
+
+
+def _fields(match: IndexMatch) -> tuple:
+    return (match.rows, None if match.target is None else match.target.tolist(),
+            None if match.golden is None else match.golden.tolist())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_result(
+        seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core.match import index_match
+
+    target, golden = _random_pair(random.Random(seed), tmp_path)
+    assert target is not None and golden is not None
+
+    def floats(a, b):
+        return a != "torch.int64" and b != "torch.int64"
+
+    whole = index_match.join_indexes(target, golden)
+    gated = _fields(gate_dtypes(whole, target, golden, floats))
+    for step in (1, 2, 3, 7):
+        monkeypatch.setattr(index_match, "STEP", step)
+        match = index_match.join_indexes(target, golden)
+        assert _fields(match) == _fields(whole)
+        assert _fields(gate_dtypes(match, target, golden, floats)) == gated
+
+
+@pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
+def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core.match import index_match
+
+    for step in (1, 2, 3, 1 << 20):
+        monkeypatch.setattr(index_match, "STEP", step)
+        assert index_match._any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))

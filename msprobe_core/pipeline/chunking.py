@@ -68,10 +68,9 @@ def whole_numbers(match: IndexMatch, target: DumpIndex, golden: DumpIndex) -> di
     A column holds only numbers when every cell is an int or a float and one is a float; a golden
     cell of an unmatched row is ``N/A``. Every target row is in the result.
     """
-    g_rows = match.golden_rows(0, match.rows)
-    unmatched = bool((g_rows < 0).any())
+    unmatched = match.golden is not None and bool((match.golden < 0).any())
     t_flags = target.flags
-    g_flags = golden.flags[g_rows] if match.golden is not None else golden.flags[: match.rows]
+    g_flags = golden.flags[match.golden] if match.golden is not None else golden.flags[: match.rows]
     out = {}
     for k, label in enumerate(C.STAT_NAMES):
         for side, flags, missing in ((C.NPU, t_flags, False), (C.BENCH, g_flags, unmatched)):
