@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from msprobe_core.files import jsonfile
+from msprobe_core.load import stackindex
 from msprobe_core.load.dumpindex import Scanner, key_hashes
 from msprobe_core.load.dumpjson import load_stack
 from msprobe_core.load.stackindex import StackIndex, read_stack_records, stack_index_file
@@ -123,8 +124,11 @@ def write_members(path: Path, members: list[tuple[str, Any]], rng: random.Random
 
 
 @pytest.mark.parametrize("seed", range(300))
-def test_random_and_hostile_stacks_give_the_whole_dicts_stacks_or_its_error(seed: int, tmp_path: Path) -> None:
+def test_random_and_hostile_stacks_give_the_whole_dicts_stacks_or_its_error(seed: int, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
+    monkeypatch.setattr(stackindex, "SEARCH_STEP", rng.choice([1, 2, 5, 1 << 20]))  # entries looked up at a time
+    monkeypatch.setattr(stackindex, "HASH_BATCH", rng.choice([1, 3, 65536]))  # names hashed at a time
     members = new_layout(rng) if rng.random() < 0.5 else old_layout(rng)
     members = hostile(rng, members)
     path = tmp_path / "stack.json"

@@ -31,6 +31,8 @@ from .dumpindex import DumpIndex, hash_texts, key_hashes
 
 #: API names hashed at a time while ``stack.json`` is read
 HASH_BATCH = 65536
+#: index entries looked up at a time among the names of ``stack.json`` (the temporaries stay small)
+SEARCH_STEP = 1 << 20
 
 
 @dataclass
@@ -93,21 +95,26 @@ class StackIndex:
 
     @classmethod
     def from_records(cls, records: StackRecords, index: DumpIndex) -> StackIndex:
-        """The stack index of ``index``'s entries from :func:`read_stack_records`' output."""
+        """The stack index of ``index``'s entries from :func:`read_stack_records`' output (its names are used up)."""
         self = cls.__new__(cls)
         self.api_record = np.full(index.n_apis, -1, dtype=np.int32)
         self.lines, self.objects = records.lines, records.objects
         self._starts, self._ids = records.starts, records.ids
-        hashes = records.name_hash
+        hashes, recs = records.name_hash, records.name_record
+        records.name_hash = records.name_record = np.zeros(0, dtype=np.uint64)  # freed as soon as sorted
         if not len(hashes) or not index.n_apis:
             return self
         order = np.argsort(hashes, kind="stable")  # a repeated name: its last record, found last below
         hashes = hashes[order]
-        at = np.searchsorted(hashes, index.key_hash, side="right") - 1
-        np.maximum(at, 0, out=at)
-        hit = hashes[at] == index.key_hash
-        del hashes
-        self.api_record[hit] = records.name_record[order[at[hit]]]
+        recs = recs[order]
+        del order
+        step = SEARCH_STEP
+        for a0 in range(0, index.n_apis, step):
+            keys = index.key_hash[a0: a0 + step]
+            at = np.searchsorted(hashes, keys, side="right") - 1
+            np.maximum(at, 0, out=at)
+            hit = hashes[at] == keys
+            self.api_record[a0: a0 + step][hit] = recs[at[hit]]
         return self
 
     def stacks(self, apis: Sequence[int], keys: Sequence[str]) -> dict[str, Any]:
