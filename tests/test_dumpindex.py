@@ -235,3 +235,16 @@ def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.M
     for step in (1, 2, 3, 1 << 20):
         monkeypatch.setattr(index_match, "STEP", step)
         assert index_match._any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
+
+
+@pytest.mark.parametrize(("n_dtypes", "n_suffixes"), [(3, 10), (300, 10), (3, 70000)])
+def test_ids_are_kept_narrow_when_they_fit_and_read_the_same_when_they_do_not(
+        n_dtypes: int, n_suffixes: int, tmp_path: Path) -> None:
+    args = [_stat(f"torch.kind{k % n_dtypes}") for k in range(max(n_dtypes, n_suffixes))]
+    data = {"Functional.many.0.forward": {"input_args": args}, "Functional.one.0.forward": {"output": [_stat("torch.kind1")]}}
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": data}))
+    assert check_index(path) == "indexed"
+    index = index_dump_file(path, "dump", True)
+    assert index.dtype.dtype == (np.uint8 if n_dtypes < 255 else np.uint16)
+    assert index.suffix.dtype == (np.uint16 if n_suffixes <= 1 << 16 else np.uint32)

@@ -103,7 +103,8 @@ class DumpIndex:
         """The compare-key hash of every row of entries ``start:stop`` (uint64)."""
         stop = self.n_apis if stop is None else stop
         r0, r1 = int(self.first_row[start]), int(self.first_row[stop])
-        raw = row_hashes(self.head[start:stop], self.n_rows[start:stop], self.suffix[r0:r1], self.suffixes)
+        suffix = np.ascontiguousarray(self.suffix[r0:r1], dtype=np.uint32)  # the scanner's width (kept narrower)
+        raw = row_hashes(self.head[start:stop], self.n_rows[start:stop], suffix, self.suffixes)
         return np.frombuffer(raw, dtype=np.uint64)
 
     def api_of_rows(self, rows: np.ndarray) -> np.ndarray:
@@ -164,6 +165,12 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
             return None
         del ordered
     n_rows = np.frombuffer(cols[4], dtype=np.int32)
+    suffix = np.frombuffer(cols[5], dtype=np.uint32)
+    if len(suffixes) <= 1 << 16:  # ids kept in the fewest bytes that hold them: the per-row arrays dominate at scale
+        suffix = suffix.astype(np.uint16)
+    dtype_ids = np.frombuffer(cols[6], dtype=np.uint16)
+    if len(dtypes) < 1 << 8:  # ids 0 (None) to len(dtypes)
+        dtype_ids = dtype_ids.astype(np.uint8)
     first_row = np.zeros(len(n_rows) + 1, dtype=np.int64)
     np.cumsum(n_rows, out=first_row[1:])
     return DumpIndex(
@@ -171,8 +178,8 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         identity=FileIdentity.of(st), renumbered=renumber,
         offsets=np.append(offsets, np.int64(data_end)), key_hash=key_hash,
         head=np.frombuffer(cols[2], dtype=np.uint64), rank=np.frombuffer(cols[3], dtype=np.int32),
-        n_rows=n_rows, first_row=first_row, suffix=np.frombuffer(cols[5], dtype=np.uint32),
-        dtype=np.frombuffer(cols[6], dtype=np.uint16), flags=np.frombuffer(cols[7], dtype=np.uint8),
+        n_rows=n_rows, first_row=first_row, suffix=suffix, dtype=dtype_ids,
+        flags=np.frombuffer(cols[7], dtype=np.uint8),
         suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], extra=table.extra,
     )
 
