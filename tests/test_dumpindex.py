@@ -219,10 +219,14 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
     def floats(a, b):
         return a != "torch.int64" and b != "torch.int64"
 
+    from msprobe_core.load import dumpindex
+
     whole = index_match.join_indexes(target, golden)
     gated = _fields(gate_dtypes(whole, target, golden, floats))
     for step in (1, 2, 3, 7):
         monkeypatch.setattr(index_match, "STEP", step)
+        monkeypatch.setattr(dumpindex, "STEP", step)
+        golden.repeated_rows = None  # looked at again, a step at a time
         match = index_match.join_indexes(target, golden)
         assert _fields(match) == _fields(whole)
         assert _fields(gate_dtypes(match, target, golden, floats)) == gated
@@ -230,11 +234,11 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
 
 @pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
 def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.match import index_match
+    from msprobe_core.load import dumpindex
 
     for step in (1, 2, 3, 1 << 20):
-        monkeypatch.setattr(index_match, "STEP", step)
-        assert index_match._any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
+        monkeypatch.setattr(dumpindex, "STEP", step)
+        assert dumpindex.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
 
 
 @pytest.mark.parametrize(("n_dtypes", "n_suffixes"), [(3, 10), (300, 10), (3, 70000)])

@@ -55,6 +55,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         from ..files.validation import is_within
 
         try:
+            if indexing and hasattr(golden, "repeats_a_row"):
+                golden.repeats_a_row()  # the join's look at the golden's hashes, while only the golden is held
             if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
                 if indexing:
                     from .stackindex import read_stack_records

@@ -55,21 +55,9 @@ STEP = 1 << 20
 def join_indexes(target: DumpIndex, golden: DumpIndex) -> IndexMatch:
     """``join_on_keys`` of the two sides' compare keys, on their hashes."""
     if len(target) == len(golden) and len(target) and _same_row_hashes(target, golden):
-        hg = _all_row_hashes(golden)
-        hg.sort()  # a fresh array: sorted in place
-        if not _any_repeat(hg):
-            return IndexMatch(None, None, len(hg))
-        del hg
-    return _sort_merge(_all_row_hashes(target), _all_row_hashes(golden))
-
-
-def _all_row_hashes(index: DumpIndex) -> np.ndarray:
-    """``index.row_hashes()``, computed a step at a time into one array (no temporary of the whole file)."""
-    out = np.empty(len(index), dtype=np.uint64)
-    for a0 in range(0, index.n_apis, STEP):
-        a1 = min(a0 + STEP, index.n_apis)
-        out[int(index.first_row[a0]): int(index.first_row[a1])] = index.row_hashes(a0, a1)
-    return out
+        if not golden.repeats_a_row():
+            return IndexMatch(None, None, len(golden))
+    return _sort_merge(target.all_row_hashes(), golden.all_row_hashes())
 
 
 def _same_row_hashes(target: DumpIndex, golden: DumpIndex) -> bool:
@@ -84,12 +72,6 @@ def _same_row_hashes(target: DumpIndex, golden: DumpIndex) -> bool:
         if not np.array_equal(target.row_hashes(a0, a1), hg):
             return False
     return True
-
-
-def _any_repeat(ordered: np.ndarray) -> bool:
-    """Whether a sorted array holds a value twice."""
-    return any(bool((ordered[i + 1: i + STEP + 1] == ordered[i: i + STEP][: len(ordered) - i - 1]).any())
-               for i in range(0, max(len(ordered) - 1, 0), STEP))
 
 
 def _sort_merge(ht: np.ndarray, hg: np.ndarray) -> IndexMatch:
