@@ -36,7 +36,7 @@ except ImportError:  # built without a C compiler: nothing is indexed
 #: bytes read from the start of a file to see its task before indexing it (a tensor dump is never indexed)
 PEEK_BYTES = 65536
 #: entries (or elements) whose row hashes are computed or compared at a time: the temporaries stay small
-STEP = 1 << 20
+STEP = 1 << 18
 _TASK = re.compile(rb'"task"\s*:\s*"([^"\\]*)"')
 
 

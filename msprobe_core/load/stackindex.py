@@ -32,7 +32,7 @@ from .dumpindex import DumpIndex, hash_texts, key_hashes
 #: API names hashed at a time while ``stack.json`` is read
 HASH_BATCH = 65536
 #: index entries looked up at a time among the names of ``stack.json`` (the temporaries stay small)
-SEARCH_STEP = 1 << 20
+SEARCH_STEP = 1 << 18
 
 
 @dataclass

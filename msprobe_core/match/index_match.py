@@ -49,7 +49,7 @@ class IndexMatch:
 
 
 #: entries (target) or rows whose hashes or ids are compared at a time: the temporaries of a step stay small
-STEP = 1 << 20
+STEP = 1 << 18
 
 
 def join_indexes(target: DumpIndex, golden: DumpIndex) -> IndexMatch:
