@@ -85,11 +85,12 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
 
 
 def attach_stack(path: Path, target: Any, early: Any) -> Any:
-    """The ``stack`` of ``target`` from ``path``: a dict for a table, a ``StackIndex`` for an index.
+    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, its records or a ``StackIndex``.
 
     ``early``: what :func:`load_pair` read of ``path`` while the target loaded (``None``: nothing).
-    An index's stack is built from :func:`~msprobe_core.load.stackindex.read_stack_records`, never from
-    the whole dict, unless the reader sends the file back to ``load_stack`` (which raises its errors).
+    An index's stack is :func:`~msprobe_core.load.stackindex.read_stack_records`' records (turned into a
+    ``StackIndex`` once matching is done and the index holds less), never the whole dict, unless the reader
+    sends the file back to ``load_stack`` (which raises its errors).
     """
     from .dumpindex import DumpIndex
 
@@ -100,7 +101,7 @@ def attach_stack(path: Path, target: Any, early: Any) -> Any:
     records = early if isinstance(early, StackRecords) else read_stack_records(path)
     if records is None:
         return StackIndex(load_stack(path), target)
-    return StackIndex.from_records(records, target)
+    return records
 
 
 def check_tensor_dir(table: DumpTable) -> None:

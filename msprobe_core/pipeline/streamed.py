@@ -143,9 +143,9 @@ def _whole(side: Any) -> DumpTable:
 
 
 def _is_stack_index(stack: Any) -> bool:
-    from ..load.stackindex import StackIndex
+    from ..load.stackindex import StackIndex, StackRecords
 
-    return isinstance(stack, StackIndex)
+    return isinstance(stack, (StackIndex, StackRecords))
 
 
 def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
@@ -199,7 +199,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     from ..console.progress import stage
     from ..files.outputs import output_policy
     from ..load.chunks import ChunkDeclined
-    from ..load.stackindex import StackIndex
+    from ..load.stackindex import StackIndex, StackRecords
     from ..model import RUN_STARTED
     from ..result import WHOLE_NUMBERS
     from ..write.chunked import ColumnsDiffer
@@ -208,12 +208,17 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     writer = host.writer(options.output_format)
     notes = dict(match.notes)
     notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    chunks = plan_chunks(match, target, chunk_rows())
+    _drop_match_arrays(target, golden)
     stack = None
     if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
-        stack = target.stack if isinstance(target.stack, StackIndex) else StackIndex(target.stack, target)
+        stack = target.stack
+        if isinstance(stack, StackRecords):
+            stack = StackIndex.from_records(stack, target)
+        elif not isinstance(stack, StackIndex):
+            stack = StackIndex(stack, target)
         target.stack = STACK_DROPPED
     source = ChunkSource(target, golden, match, notes, stack)
-    chunks = plan_chunks(match, target, chunk_rows())
     # metrics, verdicts and the write happen chunk by chunk: one stage, named as the last one of the series
     stage("write", f"{match.rows:,} rows in {len(chunks):,} chunks, each built then written", 4, 4)
     path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
@@ -230,6 +235,20 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
                 return out.commit()
         except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
             raise WholeTablesNeeded(str(why)) from None
+
+
+def _drop_match_arrays(*indexes: DumpIndex) -> None:
+    """Let go of what only matching reads of an index (compare heads, dtype ids, statistics flags).
+
+    Pass 2 reads entries by offset and checks them by key hash and row count; a fallback to whole tables
+    reads the files again. The stack's records become a ``StackIndex`` after this, with the index smaller.
+    """
+    import numpy as np
+
+    for index in indexes:
+        index.head = np.zeros(0, dtype=index.head.dtype)
+        index.dtype = np.zeros(0, dtype=index.dtype.dtype)
+        index.flags = np.zeros(0, dtype=index.flags.dtype)
 
 
 def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
