@@ -252,3 +252,20 @@ def test_ids_are_kept_narrow_when_they_fit_and_read_the_same_when_they_do_not(
     index = index_dump_file(path, "dump", True)
     assert index.dtype.dtype == (np.uint8 if n_dtypes < 255 else np.uint16)
     assert index.suffix.dtype == (np.uint16 if n_suffixes <= 1 << 16 else np.uint32)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_chunk_starts_of_an_aligned_match_are_the_sorted_distinct_entry_starts(seed: int) -> None:
+    from types import SimpleNamespace
+
+    from msprobe_core.pipeline.chunking import api_starts
+
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        n = int(rng.integers(0, 12))
+        first_row = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(rng.integers(0, 3, n), out=first_row[1:])  # entries of 0-2 rows
+        rows = int(first_row[-1])
+        inner = first_row[1:-1]
+        got = api_starts(IndexMatch(None, None, rows), SimpleNamespace(first_row=first_row))
+        assert got.tolist() == np.unique(inner[(inner > 0) & (inner < rows)]).tolist()

@@ -45,9 +45,15 @@ def chunk_rows() -> int:
 
 def api_starts(match: IndexMatch, target: DumpIndex) -> np.ndarray:
     """The result rows (ascending, 0 excluded) at which a target API starts."""
-    if match.target is None:
+    if match.target is None:  # first_row ascends: the starts inside (0, rows), each once, without a sort
         starts = target.first_row[1:-1]
-        return np.unique(starts[(starts > 0) & (starts < match.rows)])
+        starts = starts[int(np.searchsorted(starts, 0, side="right")): int(np.searchsorted(starts, match.rows))]
+        if len(starts) < 2:
+            return starts.copy()
+        first = np.empty(len(starts), dtype=bool)
+        first[0] = True
+        np.not_equal(starts[1:], starts[:-1], out=first[1:])
+        return starts[first]
     apis = target.api_of_rows(match.target)
     return np.flatnonzero(apis[1:] != apis[:-1]) + 1
 
