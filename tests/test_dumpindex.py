@@ -172,3 +172,100 @@ def test_the_dtype_gate_on_ids_unpairs_as_apply_dtype_gate(pairs: list) -> None:
     got = gate_dtypes(IndexMatch(None, np.asarray(golden, dtype=np.int64), len(pairs)),
                       _Index(t_dtypes), _Index(g_dtypes), floats)
     assert got.golden_rows(0, len(pairs)).tolist() == expected.golden
+
+
+# ============================================================================ matching a step at a time
+def _stat(dtype: str) -> dict:
+    return {"type": "torch.Tensor", "dtype": dtype, "shape": [1], "Max": 1.5, "Min": 1, "Mean": 1, "Norm": 1}
+
+
+def _random_pair(rng: random.Random, tmp: Path) -> tuple:
+    """Two indexed dumps whose rows mostly line up, their entries split differently (entries without rows)."""
+    keys = [f"Functional.f{k}.{rng.randint(0, 3)}.{rng.choice(['forward', 'backward'])}" for k in range(rng.randint(1, 14))]
+    rows = [rng.randint(0, 3) for _ in keys]
+    docs = []
+    for side in range(2):
+        data = {}
+        for k, key in enumerate(keys):
+            if rng.random() < 0.3:
+                data[f"Empty.{side}.{k}.forward"] = {}  # an entry with no row
+            n = rows[k] if rng.random() < 0.97 else rng.randint(0, 3)
+            data[key] = {"input_args": [_stat(rng.choice(["torch.float32", "torch.int64", "torch.bfloat16"])) for _ in range(n)]}
+        if rng.random() < 0.1:
+            data["Functional.extra.0.forward"] = {"output": [_stat("torch.float32")]}
+        docs.append({"task": "statistics", "data": data})
+    paths = []
+    for name, doc in zip(("target", "golden"), docs):
+        path = tmp / name / "dump.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(doc))
+        paths.append(path)
+    return tuple(index_dump_file(p, "dump", True) for p in paths)
+
+
+def _fields(match: IndexMatch) -> tuple:
+    return (match.rows, None if match.target is None else match.target.tolist(),
+            None if match.golden is None else match.golden.tolist())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_result(
+        seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core.match import index_match
+
+    target, golden = _random_pair(random.Random(seed), tmp_path)
+    assert target is not None and golden is not None
+
+    def floats(a, b):
+        return a != "torch.int64" and b != "torch.int64"
+
+    from msprobe_core.load import dumpindex
+
+    whole = index_match.join_indexes(target, golden)
+    gated = _fields(gate_dtypes(whole, target, golden, floats))
+    for step in (1, 2, 3, 7):
+        monkeypatch.setattr(index_match, "STEP", step)
+        monkeypatch.setattr(dumpindex, "STEP", step)
+        golden.repeated_rows = None  # looked at again, a step at a time
+        match = index_match.join_indexes(target, golden)
+        assert _fields(match) == _fields(whole)
+        assert _fields(gate_dtypes(match, target, golden, floats)) == gated
+
+
+@pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
+def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core.load import dumpindex
+
+    for step in (1, 2, 3, 1 << 20):
+        monkeypatch.setattr(dumpindex, "STEP", step)
+        assert dumpindex.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
+
+
+@pytest.mark.parametrize(("n_dtypes", "n_suffixes"), [(3, 10), (300, 10), (3, 70000)])
+def test_ids_are_kept_narrow_when_they_fit_and_read_the_same_when_they_do_not(
+        n_dtypes: int, n_suffixes: int, tmp_path: Path) -> None:
+    args = [_stat(f"torch.kind{k % n_dtypes}") for k in range(max(n_dtypes, n_suffixes))]
+    data = {"Functional.many.0.forward": {"input_args": args}, "Functional.one.0.forward": {"output": [_stat("torch.kind1")]}}
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"task": "statistics", "data": data}))
+    assert check_index(path) == "indexed"
+    index = index_dump_file(path, "dump", True)
+    assert index.dtype.dtype == (np.uint8 if n_dtypes < 255 else np.uint16)
+    assert index.suffix.dtype == (np.uint16 if n_suffixes <= 1 << 16 else np.uint32)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_chunk_starts_of_an_aligned_match_are_the_sorted_distinct_entry_starts(seed: int) -> None:
+    from types import SimpleNamespace
+
+    from msprobe_core.pipeline.chunking import api_starts
+
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        n = int(rng.integers(0, 12))
+        first_row = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(rng.integers(0, 3, n), out=first_row[1:])  # entries of 0-2 rows
+        rows = int(first_row[-1])
+        inner = first_row[1:-1]
+        got = api_starts(IndexMatch(None, None, rows), SimpleNamespace(first_row=first_row))
+        assert got.tolist() == np.unique(inner[(inner > 0) & (inner < rows)]).tolist()

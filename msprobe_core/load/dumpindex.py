@@ -35,6 +35,8 @@ except ImportError:  # built without a C compiler: nothing is indexed
 
 #: bytes read from the start of a file to see its task before indexing it (a tensor dump is never indexed)
 PEEK_BYTES = 65536
+#: entries (or elements) whose row hashes are computed or compared at a time: the temporaries stay small
+STEP = 1 << 18
 _TASK = re.compile(rb'"task"\s*:\s*"([^"\\]*)"')
 
 
@@ -88,6 +90,8 @@ class DumpIndex:
     tensor_dir: Path | None = None
     stack: Any = None  # the target's StackIndex (:mod:`msprobe_core.load.stackindex`), once attached
     extra: dict[str, Any] = field(default_factory=dict)
+    #: whether two rows have one compare-key hash, once :meth:`repeats_a_row` has looked (``None``: not yet)
+    repeated_rows: bool | None = None
     #: the two-process load (:mod:`msprobe_core.load.pairload`) sends it pickled, whole
     pickled_whole = True
 
@@ -103,8 +107,29 @@ class DumpIndex:
         """The compare-key hash of every row of entries ``start:stop`` (uint64)."""
         stop = self.n_apis if stop is None else stop
         r0, r1 = int(self.first_row[start]), int(self.first_row[stop])
-        raw = row_hashes(self.head[start:stop], self.n_rows[start:stop], self.suffix[r0:r1], self.suffixes)
+        suffix = np.ascontiguousarray(self.suffix[r0:r1], dtype=np.uint32)  # the scanner's width (kept narrower)
+        raw = row_hashes(self.head[start:stop], self.n_rows[start:stop], suffix, self.suffixes)
         return np.frombuffer(raw, dtype=np.uint64)
+
+    def all_row_hashes(self) -> np.ndarray:
+        """:meth:`row_hashes` of every row, computed :data:`STEP` entries at a time into one array."""
+        out = np.empty(len(self), dtype=np.uint64)
+        for a0 in range(0, self.n_apis, STEP):
+            a1 = min(a0 + STEP, self.n_apis)
+            out[int(self.first_row[a0]): int(self.first_row[a1])] = self.row_hashes(a0, a1)
+        return out
+
+    def repeats_a_row(self) -> bool:
+        """Whether two rows have one compare-key hash (looked at once, then kept in :attr:`repeated_rows`).
+
+        The load asks it of the golden side while the target is indexed (:mod:`msprobe_core.load.stage`), so the
+        join does not sort the golden's hashes while both indexes are held.
+        """
+        if self.repeated_rows is None:
+            hashes = self.all_row_hashes()
+            hashes.sort()
+            self.repeated_rows = any_repeat(hashes)
+        return self.repeated_rows
 
     def api_of_rows(self, rows: np.ndarray) -> np.ndarray:
         """The entry of each row number of ``rows``."""
@@ -164,6 +189,12 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
             return None
         del ordered
     n_rows = np.frombuffer(cols[4], dtype=np.int32)
+    suffix = np.frombuffer(cols[5], dtype=np.uint32)
+    if len(suffixes) <= 1 << 16:  # ids kept in the fewest bytes that hold them: the per-row arrays dominate at scale
+        suffix = suffix.astype(np.uint16)
+    dtype_ids = np.frombuffer(cols[6], dtype=np.uint16)
+    if len(dtypes) < 1 << 8:  # ids 0 (None) to len(dtypes)
+        dtype_ids = dtype_ids.astype(np.uint8)
     first_row = np.zeros(len(n_rows) + 1, dtype=np.int64)
     np.cumsum(n_rows, out=first_row[1:])
     return DumpIndex(
@@ -171,10 +202,16 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         identity=FileIdentity.of(st), renumbered=renumber,
         offsets=np.append(offsets, np.int64(data_end)), key_hash=key_hash,
         head=np.frombuffer(cols[2], dtype=np.uint64), rank=np.frombuffer(cols[3], dtype=np.int32),
-        n_rows=n_rows, first_row=first_row, suffix=np.frombuffer(cols[5], dtype=np.uint32),
-        dtype=np.frombuffer(cols[6], dtype=np.uint16), flags=np.frombuffer(cols[7], dtype=np.uint8),
+        n_rows=n_rows, first_row=first_row, suffix=suffix, dtype=dtype_ids,
+        flags=np.frombuffer(cols[7], dtype=np.uint8),
         suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], extra=table.extra,
     )
+
+
+def any_repeat(ordered: np.ndarray) -> bool:
+    """Whether a sorted array holds a value twice (compared :data:`STEP` elements at a time)."""
+    return any(bool((ordered[i + 1: i + STEP + 1] == ordered[i: i + STEP][: len(ordered) - i - 1]).any())
+               for i in range(0, max(len(ordered) - 1, 0), STEP))
 
 
 def key_hashes(texts: list[str]) -> np.ndarray:

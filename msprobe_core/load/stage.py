@@ -8,6 +8,7 @@ and what either file held that the loader did not understand is accounted for.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
@@ -46,6 +47,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
 
     guess = job.target.parent / "stack.json"
     early: dict[str, Any] = {}
+    indexing = INDEX_REQUEST in options.extra  # the target is indexed: its stack is kept as records, not a dict
 
     def preload_stack(golden: DumpTable) -> None:
         # while the target loads in a child: read stack.json now; an error is not reported
@@ -53,8 +55,17 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
         from ..files.validation import is_within
 
         try:
+            if indexing and hasattr(golden, "repeats_a_row"):
+                golden.repeats_a_row()  # the join's look at the golden's hashes, while only the golden is held
             if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
-                early["stack"] = load_stack(guess)
+                if indexing:
+                    from .stackindex import read_stack_records
+
+                    records = read_stack_records(guess)
+                    if records is not None:  # None: read below, through load_stack
+                        early["stack"] = records
+                else:
+                    early["stack"] = load_stack(guess)
         except Exception:  # noqa: BLE001
             early.clear()
 
@@ -69,11 +80,28 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
             check_tensor_dir(table)
     stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
     if stack_file is not None:
-        if stack_file == guess and "stack" in early:
-            target.stack = early.pop("stack")
-        else:
-            target.stack = load_stack(stack_file)
+        target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None)
     return target, golden
+
+
+def attach_stack(path: Path, target: Any, early: Any) -> Any:
+    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, its records or a ``StackIndex``.
+
+    ``early``: what :func:`load_pair` read of ``path`` while the target loaded (``None``: nothing).
+    An index's stack is :func:`~msprobe_core.load.stackindex.read_stack_records`' records (turned into a
+    ``StackIndex`` once matching is done and the index holds less), never the whole dict, unless the reader
+    sends the file back to ``load_stack`` (which raises its errors).
+    """
+    from .dumpindex import DumpIndex
+
+    if not isinstance(target, DumpIndex):
+        return early if isinstance(early, dict) else load_stack(path)
+    from .stackindex import StackIndex, StackRecords, read_stack_records
+
+    records = early if isinstance(early, StackRecords) else read_stack_records(path)
+    if records is None:
+        return StackIndex(load_stack(path), target)
+    return records
 
 
 def check_tensor_dir(table: DumpTable) -> None:

@@ -48,18 +48,30 @@ class IndexMatch:
         return np.arange(start, stop, dtype=np.int64) if self.golden is None else self.golden[start:stop]
 
 
+#: entries (target) or rows whose hashes or ids are compared at a time: the temporaries of a step stay small
+STEP = 1 << 18
+
+
 def join_indexes(target: DumpIndex, golden: DumpIndex) -> IndexMatch:
     """``join_on_keys`` of the two sides' compare keys, on their hashes."""
-    ht = target.row_hashes()
-    hg = golden.row_hashes()
-    if len(ht) == len(hg) and len(ht) and np.array_equal(ht, hg):
-        del ht
-        hg.sort()  # a fresh array: sorted in place
-        if not bool((hg[1:] == hg[:-1]).any()):
-            return IndexMatch(None, None, len(hg))
-        hg = golden.row_hashes()
-        ht = target.row_hashes()
-    return _sort_merge(ht, hg)
+    if len(target) == len(golden) and len(target) and _same_row_hashes(target, golden):
+        if not golden.repeats_a_row():
+            return IndexMatch(None, None, len(golden))
+    return _sort_merge(target.all_row_hashes(), golden.all_row_hashes())
+
+
+def _same_row_hashes(target: DumpIndex, golden: DumpIndex) -> bool:
+    """Whether row i of both sides has one hash, for every i (both sides have the same number of rows)."""
+    for a0 in range(0, target.n_apis, STEP):
+        a1 = min(a0 + STEP, target.n_apis)
+        r0, r1 = int(target.first_row[a0]), int(target.first_row[a1])
+        g0 = int(np.searchsorted(golden.first_row, r0, side="right")) - 1  # the golden entries holding rows r0:r1
+        g1 = max(int(np.searchsorted(golden.first_row, r1, side="left")), g0)
+        base = int(golden.first_row[g0])
+        hg = golden.row_hashes(g0, min(g1, golden.n_apis))[r0 - base: r1 - base]
+        if not np.array_equal(target.row_hashes(a0, a1), hg):
+            return False
+    return True
 
 
 def _sort_merge(ht: np.ndarray, hg: np.ndarray) -> IndexMatch:
@@ -86,6 +98,9 @@ def _sort_merge(ht: np.ndarray, hg: np.ndarray) -> IndexMatch:
 def gate_dtypes(match: IndexMatch, target: DumpIndex, golden: DumpIndex,
                 compatible: Callable[[str | None, str | None], bool]) -> IndexMatch:
     """``apply_dtype_gate`` on the index: unpair every pair whose dtypes are neither equal nor compatible."""
+    bad = _bad_combos(match, target, golden, compatible)
+    if not bad:
+        return match
     rows = match.rows
     t_ids = target.dtype if match.target is None else target.dtype[match.target]
     g_rows = np.arange(rows, dtype=np.int64) if match.golden is None else match.golden
@@ -93,17 +108,32 @@ def gate_dtypes(match: IndexMatch, target: DumpIndex, golden: DumpIndex,
     g_ids = np.zeros(rows, dtype=np.uint16)
     g_ids[paired] = golden.dtype[g_rows[paired]]
     combo = (t_ids.astype(np.uint32) << 16) | g_ids
-    bad = []
-    for key in np.unique(combo[paired]).tolist():
-        a, b = target.dtypes[key >> 16], golden.dtypes[key & 0xFFFF]
-        if a != b and not compatible(a, b):
-            bad.append(key)
-    if not bad:
-        return match
     unpair = paired & np.isin(combo, np.asarray(bad, dtype=np.uint32))
     golden_rows = g_rows.copy() if match.golden is not None else g_rows
     golden_rows[unpair] = -1
     return IndexMatch(match.target, golden_rows, rows, match.hashed, match.notes)
+
+
+def _bad_combos(match: IndexMatch, target: DumpIndex, golden: DumpIndex,
+                compatible: Callable[[str | None, str | None], bool]) -> list[int]:
+    """The (target dtype id << 16 | golden dtype id) of the paired rows whose dtypes may not pair, a step at a time."""
+    combos: set[int] = set()
+    for r0 in range(0, match.rows, STEP):
+        r1 = min(r0 + STEP, match.rows)
+        t_ids = target.dtype[r0:r1] if match.target is None else target.dtype[match.target[r0:r1]]
+        if match.golden is None:
+            g_ids = golden.dtype[r0:r1]
+        else:
+            g_rows = match.golden[r0:r1]
+            paired = g_rows >= 0
+            t_ids, g_ids = t_ids[paired], golden.dtype[g_rows[paired]]
+        combos.update(np.unique((t_ids.astype(np.uint32) << 16) | g_ids).tolist())
+    bad = []
+    for key in sorted(combos):
+        a, b = target.dtypes[key >> 16], golden.dtypes[key & 0xFFFF]
+        if a != b and not compatible(a, b):
+            bad.append(key)
+    return bad
 
 
 def framework_view(index: DumpIndex) -> Any:

@@ -45,9 +45,15 @@ def chunk_rows() -> int:
 
 def api_starts(match: IndexMatch, target: DumpIndex) -> np.ndarray:
     """The result rows (ascending, 0 excluded) at which a target API starts."""
-    if match.target is None:
+    if match.target is None:  # first_row ascends: the starts inside (0, rows), each once, without a sort
         starts = target.first_row[1:-1]
-        return np.unique(starts[(starts > 0) & (starts < match.rows)])
+        starts = starts[int(np.searchsorted(starts, 0, side="right")): int(np.searchsorted(starts, match.rows))]
+        if len(starts) < 2:
+            return starts.copy()
+        first = np.empty(len(starts), dtype=bool)
+        first[0] = True
+        np.not_equal(starts[1:], starts[:-1], out=first[1:])
+        return starts[first]
     apis = target.api_of_rows(match.target)
     return np.flatnonzero(apis[1:] != apis[:-1]) + 1
 
@@ -68,10 +74,9 @@ def whole_numbers(match: IndexMatch, target: DumpIndex, golden: DumpIndex) -> di
     A column holds only numbers when every cell is an int or a float and one is a float; a golden
     cell of an unmatched row is ``N/A``. Every target row is in the result.
     """
-    g_rows = match.golden_rows(0, match.rows)
-    unmatched = bool((g_rows < 0).any())
+    unmatched = match.golden is not None and bool((match.golden < 0).any())
     t_flags = target.flags
-    g_flags = golden.flags[g_rows] if match.golden is not None else golden.flags[: match.rows]
+    g_flags = golden.flags[match.golden] if match.golden is not None else golden.flags[: match.rows]
     out = {}
     for k, label in enumerate(C.STAT_NAMES):
         for side, flags, missing in ((C.NPU, t_flags, False), (C.BENCH, g_flags, unmatched)):

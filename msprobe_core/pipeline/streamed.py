@@ -133,13 +133,19 @@ def _whole(side: Any) -> DumpTable:
     table = load_dump_file(side.source, side.kind)
     table.tensor_dir = side.tensor_dir
     table.stack = side.stack
-    if side.stack is STACK_DROPPED:
+    if side.stack is STACK_DROPPED or _is_stack_index(side.stack):  # an index's stack keeps no API names
         from ..files.validation import dump_file_beside
         from ..load.dumpjson import load_stack
 
         stack_file = dump_file_beside(side.source, "stack.json")
         table.stack = None if stack_file is None else load_stack(stack_file)
     return table
+
+
+def _is_stack_index(stack: Any) -> bool:
+    from ..load.stackindex import StackIndex, StackRecords
+
+    return isinstance(stack, (StackIndex, StackRecords))
 
 
 def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
@@ -193,7 +199,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     from ..console.progress import stage
     from ..files.outputs import output_policy
     from ..load.chunks import ChunkDeclined
-    from ..load.stackindex import StackIndex
+    from ..load.stackindex import StackIndex, StackRecords
     from ..model import RUN_STARTED
     from ..result import WHOLE_NUMBERS
     from ..write.chunked import ColumnsDiffer
@@ -202,12 +208,17 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     writer = host.writer(options.output_format)
     notes = dict(match.notes)
     notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    chunks = plan_chunks(match, target, chunk_rows())
+    _drop_match_arrays(target, golden)
     stack = None
     if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
-        stack = StackIndex(target.stack, target)
+        stack = target.stack
+        if isinstance(stack, StackRecords):
+            stack = StackIndex.from_records(stack, target)
+        elif not isinstance(stack, StackIndex):
+            stack = StackIndex(stack, target)
         target.stack = STACK_DROPPED
     source = ChunkSource(target, golden, match, notes, stack)
-    chunks = plan_chunks(match, target, chunk_rows())
     # metrics and verdicts are computed chunk by chunk, each chunk written as soon as it is built; the write
     # stage is what is left once the last chunk is in: closing the files and putting them in place
     stage("metrics and verdicts", f"{match.rows:,} rows in {len(chunks):,} chunks, each written as it is built", 3, 4)
@@ -226,6 +237,20 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
                 return out.commit()
         except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
             raise WholeTablesNeeded(str(why)) from None
+
+
+def _drop_match_arrays(*indexes: DumpIndex) -> None:
+    """Let go of what only matching reads of an index (compare heads, dtype ids, statistics flags).
+
+    Pass 2 reads entries by offset and checks them by key hash and row count; a fallback to whole tables
+    reads the files again. The stack's records become a ``StackIndex`` after this, with the index smaller.
+    """
+    import numpy as np
+
+    for index in indexes:
+        index.head = np.zeros(0, dtype=index.head.dtype)
+        index.dtype = np.zeros(0, dtype=index.dtype.dtype)
+        index.flags = np.zeros(0, dtype=index.flags.dtype)
 
 
 def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
