@@ -38,7 +38,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
-from .views import VERDICT_LEVEL, VERDICTS, ResultView
+from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
 #: How many worst rows a summary lists.
@@ -59,7 +59,7 @@ def gc_paused() -> Iterator[None]:
 
 
 @dataclass
-class ViewPartial:
+class ViewPartial(ResultHead):
     """What the summary keeps of one result (one rank pair, one part of a mixed dump…).
 
     ``label``, ``mode``, ``dump_mode``, ``columns``, ``files``, ``frameworks``, ``level``: as the
@@ -71,13 +71,6 @@ class ViewPartial:
     chunks wants to carry with the partial (JSON-like values; the HTML report's aggregates).
     """
 
-    label: str
-    mode: str
-    columns: list[str]
-    files: list[Path] = field(default_factory=list)
-    frameworks: tuple[str, str] | None = None
-    level: str | None = None
-    dump_mode: str | None = None
     rows: int = 0
     unmatched: int = 0
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
@@ -122,9 +115,7 @@ class ViewAccumulator:
         if start != self.rows:
             raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self.rows} rows")
         if self._partial is None:
-            self._partial = ViewPartial(chunk.label, chunk.mode, list(chunk.columns), list(chunk.files),
-                                        chunk.frameworks, chunk.level, chunk.dump_mode,
-                                        worst=WorstRows(self._limit), search=RowSearch(self._queries))
+            self._partial = ViewPartial(*head_of(chunk), worst=WorstRows(self._limit), search=RowSearch(self._queries))
         if chunk.mode == MODE_KERNEL:  # execution order is known only over every row (see the module's doc)
             self._kernel.append(chunk if isinstance(chunk, ResultChunk) else ResultChunk(
                 chunk.label, chunk.mode, chunk.columns, chunk.cells, chunk.files, chunk.frameworks, chunk.level,

@@ -45,7 +45,7 @@ from ..result_columns import known_columns
 from .buckets import Buckets, Decimated, TopRows
 from .calls import CallNumbers
 from .divergence import first_divergence_of
-from .views import VERDICT_LEVEL, ResultView, SpelledColumns, main_metric, plot_metrics
+from .views import VERDICT_LEVEL, ResultHead, ResultView, SpelledColumns, head_of, main_metric, plot_metrics
 
 #: Above this many rows (all results together) the report shows a sample; at or below it, every row.
 BIG_ROWS = 200_000
@@ -86,17 +86,10 @@ class Budget:
 
 
 @dataclass
-class ViewSample:
+class ViewSample(ResultHead):
     """The sample of one result: the rows shown (``positions``, ascending execution positions in the result,
     and ``cells`` per column, row ``k`` at ``positions[k]``); ``total`` and ``verdicts``: every row's."""
 
-    label: str
-    mode: str
-    columns: list[str]
-    files: list[Path] = field(default_factory=list)
-    frameworks: tuple[str, str] | None = None
-    level: str | None = None
-    dump_mode: str | None = None
     total: int = 0
     positions: list[int] = field(default_factory=list)
     cells: dict[str, list[str]] = field(default_factory=dict)
@@ -385,8 +378,7 @@ class ViewSampler:
         columns = list(zip(*(self._rows[p] for p in positions))) or [()] * len(m.columns)
         cells = {c: _shared(col) for c, col in zip(m.columns, columns)}
         verdicts = dict(zip(VERDICT_LEVEL, self._counts.tolist()))
-        return ViewSample(m.label, m.mode, list(m.columns), list(m.files), m.frameworks, m.level, m.dump_mode,
-                          self.total, positions, cells, verdicts, asdict(self.budget))
+        return ViewSample(*head_of(m), self.total, positions, cells, verdicts, asdict(self.budget))
 
 
 def _shared(cells: Sequence[str]) -> list[str]:

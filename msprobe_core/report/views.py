@@ -42,6 +42,27 @@ _KERNEL_FILE = re.compile(
 
 
 @dataclass
+class ResultHead:
+    """What names one result and where it came from: the fields its summary partial
+    (:class:`~msprobe_core.report.accumulate.ViewPartial`) and its report sample
+    (:class:`~msprobe_core.report.sampling.ViewSample`) share with the :class:`ResultView` they stand for."""
+
+    label: str
+    mode: str
+    columns: list[str]
+    files: list[Path] = field(default_factory=list)
+    frameworks: tuple[str, str] | None = None
+    level: str | None = None
+    dump_mode: str | None = None
+
+
+def head_of(view: Any) -> tuple:
+    """The :class:`ResultHead` fields of a view or chunk, in order (lists copied)."""
+    return (view.label, view.mode, list(view.columns), list(view.files), view.frameworks, view.level,
+            view.dump_mode)
+
+
+@dataclass
 class ResultView:
     """One result table, cells spelled as in the CSV, plus where it came from.
 
