@@ -9,6 +9,7 @@ every executor, and no table may reach the run's process.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 from msprobe_core.cli.main import main
 from msprobe_core.report import finish
-from msprobe_core.report.accumulate import ViewPartial
+from msprobe_core.report.accumulate import ViewAccumulator, ViewPartial
 
 #: rank k of the dumps is a copy of rank0 of CASES[k] (statistics dumps; ranks that differ, and equal ranks
 #: whose worst rows tie across ranks)
@@ -158,3 +159,57 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
     expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=int(threshold or 200_000))))
     assert ("sample" in data) == (threshold is not None)
     assert dict(data, generated=expected["generated"]) == expected
+
+
+class PartsCounted:
+    """A summary sink that also counts the parts of the result it was fed (in ``partial.extra["parts"]``):
+    one part for a result built as a whole table, one per chunk for a result streamed chunk by chunk."""
+
+    def __init__(self) -> None:
+        self._inner = ViewAccumulator()
+        self._parts = 0
+
+    def feed_table(self, table: Any, start: int = 0) -> None:
+        self._parts += 1
+        self._inner.feed_table(table, start)
+
+    def finish(self, files: Any) -> Any:
+        partial = self._inner.finish(files)
+        partial.extra["parts"] = self._parts
+        return partial
+
+
+def _result_files(out: Path) -> dict[str, bytes]:
+    return {re.sub(r"_\d{14}", "_STAMP", str(p.relative_to(out))): p.read_bytes() for p in sorted(out.rglob("*.csv"))}
+
+
+@pytest.mark.parametrize("executor", ["inline", "local pool", "dask"])
+def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, executor, monkeypatch):
+    """Each rank pair's statistics compare is read, built and written chunk by chunk wherever it runs (the
+    streamed path), and writes exactly the files the whole-table path writes."""
+    from msprobe_core.cli import main as cli_main
+    from msprobe_core.pipeline.chunking import ENV_CHUNK_ROWS
+    from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+    from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
+
+    if executor == "inline":
+        extra: tuple[str, ...] = ("--workers", "1")
+    elif executor == "local pool":
+        extra = ("--executor", "local", "--workers", "2")
+    else:
+        pytest.importorskip("distributed")
+        extra = ("--executor", "dask", "--workers", "2")
+        # Dask's worker processes import the sink's module by name
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
+                                                                            KEEP_TABLES: False})
+    monkeypatch.setenv(ENV_CHUNK_ROWS, "4")
+    _, streamed = _run(*ranks, tmp_path / "streamed", *extra)
+    monkeypatch.setenv(ENV_WHOLE_TABLES, "1")
+    _, whole = _run(*ranks, tmp_path / "whole", *extra)
+    rows = [o.partial.rows for o in streamed]
+    assert rows == [o.partial.rows for o in whole] and min(rows) > 8
+    assert [o.partial.extra["parts"] for o in whole] == [1] * len(CASES)
+    # API-aligned chunks of about 4 rows: many parts per rank
+    assert all(o.partial.extra["parts"] >= r // 8 for o, r in zip(streamed, rows))
+    assert _result_files(tmp_path / "streamed" / "o") == _result_files(tmp_path / "whole" / "o")

@@ -50,7 +50,6 @@ class JobReport:
     table: Any = None
     partial: Any = None
     error: str | None = None
-    rows: int = 0
     records: list[logging.LogRecord] = field(default_factory=list)
     unrecognised: list[dict[str, Any]] = field(default_factory=list)  # see msprobe_core.load.dialects
 
@@ -73,9 +72,8 @@ class _Collect(logging.Handler):
 def run_job_task(task: JobTask) -> JobReport:
     """Run one job where the executor put it; module-level so that it pickles by reference."""
     from ..host.registry import get_host
-    from ..pipeline.job import compare_job
+    from ..pipeline.job import compare_and_write
     from ..workers.executors import using
-    from ..write.stage import write_result
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
@@ -89,10 +87,11 @@ def run_job_task(task: JobTask) -> JobReport:
         host = get_host()
         with task.executor.open() as executor, using(executor):
             try:
-                table = compare_job(task.job, task.options, host)
-                if table is not None:
-                    report.rows = len(table)
-                    report.files = write_result(table, task.job, task.options, task.timestamp, host)
+                # the job's own stages, as in a serial run: a statistics or md5 compare the run keeps no
+                # table of is read, built and written chunk by chunk here too (pipeline.streamed)
+                done = compare_and_write(task.job, task.options, task.timestamp, host)
+                if done is not None:
+                    table, report.files = done
                     report.partial = job_partial(task.options, task.job, table, report.files)
                     report.table = table if task.keep_table else None
             except MsprobeError as exc:
