@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import ne
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -151,22 +152,55 @@ class ChunkSource:
 
 
 def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
-                 build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any = None) -> None:
+                 build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any = None,
+                 side_dir: Path | None = None) -> None:
     """Read, build and write each chunk in order (``out``: a :class:`~msprobe_core.write.chunked.ChunkedResult`).
 
     ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
-    with its first row (``feed_table(table, start)``), when given.
+    with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
+    go), a forked worker may build the later chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
     """
     from ..console.progress import tick
+    from .chunkworker import replay, split_chunk, start_worker, worker_wanted
 
-    readers = source.open()
-    with readers[0], readers[1]:
-        for k, (start, stop) in enumerate(chunks):
-            table = build(*source.tables(start, stop, readers))
-            if table.meta.get("attachments"):
-                raise KeysDiffer("a chunk's result has files attached")  # written with the whole table
-            out.append(table)
+    split, worker = len(chunks), None
+    if side_dir is not None and worker_wanted(chunks, out, sink):
+        split = split_chunk(chunks)
+        worker = start_worker(source, chunks[split:], build, sink, out.part_rows, side_dir)
+        split = split if worker is not None else len(chunks)
+    try:
+        readers = source.open()  # after the fork: each process reads through its own descriptors
+        with readers[0], readers[1]:
+            _write_in_order(source, chunks, 0, split, readers, out, build, sink)
+            if worker is None:
+                return
+            tick(f"chunks {split + 1:,} to {len(chunks):,} from the worker")
+            done = worker.collect()
+            if done is None:  # the worker failed: those chunks are built here
+                _write_in_order(source, chunks, split, len(chunks), readers, out, build, sink)
+                return
+            out.adopt_csv(done.columns, done.segments)
             if sink is not None:
-                sink.feed_table(table, start)
-            del table
-            tick(f"chunk {k + 1:,} of {len(chunks):,}")
+                sink.absorb(done.partial)
+            replay(done)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: int, stop: int,
+                    readers: tuple[ChunkReader, ChunkReader], out: Any,
+                    build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
+    """Chunks ``first:stop``, each read, built, written and fed to the sink."""
+    from ..console.progress import tick
+
+    for k in range(first, stop):
+        start, end = chunks[k]
+        table = build(*source.tables(start, end, readers))
+        if table.meta.get("attachments"):
+            raise KeysDiffer("a chunk's result has files attached")  # written with the whole table
+        out.append(table)
+        if sink is not None:
+            sink.feed_table(table, start)
+        del table
+        tick(f"chunk {k + 1:,} of {len(chunks):,}")

@@ -13,6 +13,12 @@ A sink is made by calling the factory with no argument and has two methods:
   result whose first row is row ``start`` of the whole (parts in row order: a streamed compare feeds
   each part as it is built and written);
 * ``finish(files)``: called once, with the result's files; returns the partial.
+
+A sink may also have the pair ``continued(start)`` (a new sink for the rows from ``start`` on, which
+another process feeds, in absolute row numbers, and finishes with ``finish(None)``) and
+``absorb(partial)`` (take that sink's partial once every row before ``start`` was fed here): with them, a
+streamed compare lets a forked worker build, write and summarise the later chunks
+(:mod:`msprobe_core.pipeline.chunkworker`); without them it builds every chunk itself.
 """
 
 from __future__ import annotations
@@ -41,6 +47,11 @@ class ResultSink(Protocol):
 
     def finish(self, files: Iterable[Path]) -> Any:
         """The partial of everything fed (``files``: the result files written)."""
+
+
+def continues(sink: Any) -> bool:
+    """Whether ``sink`` can hand the rows from some row on to another process (``continued``/``absorb``)."""
+    return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
 
 
 def summary_sink(options: Any) -> ResultSink | None:

@@ -232,7 +232,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
             logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
         try:
             with writer.open_chunked(path, match.rows) as out:
-                write_chunks(source, chunks, out, build_part, sink)
+                write_chunks(source, chunks, out, build_part, sink, side_dir=path.parent)
                 stage("write", f"{match.rows:,} rows, the files put in place", 4, 4)
                 return out.commit()
         except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:

@@ -100,6 +100,7 @@ class ViewAccumulator:
         self._limit = limit
         self._partial: ViewPartial | None = None
         self._kernel: list[ResultChunk] = []
+        self._origin = 0  # the first row fed (a continuation's, see continued())
 
     @property
     def rows(self) -> int:
@@ -112,8 +113,8 @@ class ViewAccumulator:
         """Take the next chunk of the result (a :class:`~msprobe_core.report.chunks.ResultChunk`, or a whole
         :class:`~msprobe_core.report.views.ResultView` as the only chunk)."""
         start = chunk.start if isinstance(chunk, ResultChunk) else 0
-        if start != self.rows:
-            raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self.rows} rows")
+        if start != self._origin + self.rows:
+            raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self._origin + self.rows} rows")
         if self._partial is None:
             self._partial = ViewPartial(*head_of(chunk), worst=WorstRows(self._limit), search=RowSearch(self._queries))
         if chunk.mode == MODE_KERNEL:  # execution order is known only over every row (see the module's doc)
@@ -146,6 +147,28 @@ class ViewAccumulator:
         p.divergence.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
+
+    def continued(self, start: int) -> ViewAccumulator:
+        """A new accumulator for the rows of this result from row ``start`` on, made by another process
+        while this one takes the rows before; :meth:`absorb` takes its partial back (see
+        :mod:`msprobe_core.pipeline.sink`: a summary sink's optional pair of methods)."""
+        later = ViewAccumulator(self._queries, self._limit)
+        later._origin = start
+        return later
+
+    def absorb(self, later: ViewPartial) -> None:
+        """Take the partial of a :meth:`continued` accumulator whose first row is the row after everything fed
+        here: the partial is then the one of feeding those rows here (kernel results are not split)."""
+        p = self._partial
+        if p is None or self._kernel:
+            raise ValueError("a continuation is absorbed after the rows before it, and not into a kernel result")
+        p.rows += later.rows
+        p.unmatched += later.unmatched
+        for verdict, count in later.verdicts.items():
+            p.verdicts[verdict] = p.verdicts.get(verdict, 0) + count
+        p.divergence.absorb(later.divergence)
+        p.worst.absorb(later.worst)
+        p.search.absorb(later.search)
 
     def finish(self, files: Iterable[Path | str] | None = None) -> ViewPartial:
         """The partial of everything fed (``files``: the result's files, when known only now)."""

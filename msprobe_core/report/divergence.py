@@ -236,6 +236,15 @@ class DivergenceScan:
         if self.first_unmatched_error is None and first_unmatched_error is not None:
             self.first_unmatched_error = _fallback(view, *first_unmatched_error, msgs)
 
+    def absorb(self, later: DivergenceScan) -> None:
+        """Carry on with ``later``, the scan of the rows right after everything fed here (positions
+        numbered in the whole result): as if those rows had been fed here."""
+        if self.found is not None:
+            return
+        self.found = later.found
+        self.first_error = self.first_error or later.first_error
+        self.first_unmatched_error = self.first_unmatched_error or later.first_unmatched_error
+
     def result(self) -> Divergence | None:
         """The first divergence of everything fed (``None``: nothing diverges and no row is an ``error``)."""
         return self.found or self.first_error or self.first_unmatched_error
@@ -345,6 +354,15 @@ class RowSearch:
                     if pref == 0:
                         break
             self.best[q] = best
+
+
+    def absorb(self, later: RowSearch) -> None:
+        """Carry on with ``later``, the search of the rows right after everything fed here (same queries,
+        positions numbered in the whole result): as if those rows had been fed here."""
+        for q, (mine, theirs) in enumerate(zip(self.best, later.best)):
+            # a later row wins only with a strictly better preference, as when fed row by row
+            if theirs is not None and (mine is None or theirs[0] < mine[0]):
+                self.best[q] = theirs
 
 
 def analysis_choice(queries: Sequence[AnalysisQuery],

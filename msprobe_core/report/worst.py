@@ -95,6 +95,18 @@ class WorstRows:
                 self.passing = [(r, cells if cells is not None else shown[r]) for r, cells in merged]
 
 
+    def absorb(self, later: WorstRows) -> None:
+        """Carry on with ``later``, the candidates of the rows right after everything fed here (offsets
+        numbered in the whole result, same limit): as if those rows had been fed here.
+
+        Passing rows matter only while fewer than ``limit`` rows do not pass; then both sides kept theirs.
+        """
+        self.n_bad += later.n_bad
+        self.bad = heapq.nsmallest(self.limit, self.bad + later.bad)
+        if self.n_bad < self.limit:
+            self.passing = heapq.nsmallest(self.limit, self.passing + later.passing)
+
+
 def merge_worst(found: Sequence[tuple[str, WorstRows]], limit: int = 10) -> list[dict[str, Any]]:
     """:func:`worst_rows` of results whose rows were ranked by :class:`WorstRows` (``(label, ranked)`` in
     result order): the same rows in the same order, ties broken by result, then row."""

@@ -72,6 +72,43 @@ class ChunkedResult:
             at += take
             self._done += take
 
+    @property
+    def rows_written(self) -> int:
+        """Rows written so far (the first row of the next part)."""
+        return self._done
+
+    @property
+    def part_rows(self) -> int | None:
+        """Rows per CSV part file, when this result takes rows another process spelled as CSV text
+        (:meth:`adopt_csv`); ``None`` for xlsx."""
+        return None if self.xlsx else self._limit
+
+    def adopt_csv(self, columns: list[str], segments: list[tuple[int, int, Path]]) -> None:
+        """Append rows another process spelled as this writer spells them: ``segments`` are ``(part, rows,
+        file)`` in order, each ``file`` the CSV text of the next ``rows`` rows, all in part file ``part``
+        (:attr:`part_rows` rows per part), with the header when they begin the part."""
+        import shutil
+
+        if self.xlsx or self.header is None:
+            raise ValueError("CSV rows are adopted after the first part, into a CSV result")
+        if list(columns) != self.header:
+            raise ColumnsDiffer(f"{columns} after {self.header}")
+        for part, rows, file in segments:
+            at, within = divmod(self._done, self._limit)
+            if at != part or within + rows > self._limit:
+                raise ValueError(f"rows of part {part} offered at row {self._done}")
+            if within == 0 and part >= len(self._files):
+                self._begin(part)
+                self._header_due = False  # the segment begins with it
+            assert self._csv is not None
+            try:
+                self._csv.flush()
+                with open(file, "rb") as src:
+                    shutil.copyfileobj(src, self._csv.buffer, 1 << 20)  # type: ignore[attr-defined]
+            except OSError as exc:
+                raise output_error(exc, self._files[-1]) from None
+            self._done += rows
+
     def commit(self) -> list[Path]:
         """Finish and rename every file into place; returns the result's files."""
         if self.header is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import tempfile
 import threading
 import warnings
@@ -55,17 +56,34 @@ class Tail:
         waits for it before exiting; :func:`finish_removals` waits for it sooner).
         """
         self.child.kill()
-        remover = threading.Thread(target=_remove, args=(self.side,), name="msprobe-remove-side-file")
-        remover.start()
-        _REMOVERS.append(remover)
+        remove_later(self.side)
 
 
 _REMOVERS: list[threading.Thread] = []
 
 
+def remove_later(path: Path) -> None:
+    """Remove a side file or directory by a thread while the run goes on (:func:`finish_removals` waits)."""
+    remover = threading.Thread(target=_remove, args=(path,), name="msprobe-remove-side-file")
+    remover.start()
+    _REMOVERS.append(remover)
+
+
 def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        return
     with contextlib.suppress(OSError):
         path.unlink()
+
+
+def side_place(directory: Path) -> Path:
+    """Where side files of a result going to ``directory`` are put: the directory, or (it is made when the
+    result is written) its closest existing ancestor, the one the run checked it may write into."""
+    place = Path(directory).absolute()
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
+    return place
 
 
 def finish_removals() -> None:
@@ -118,13 +136,8 @@ def start_tail(
     start = tail_start(target, match)
     if start >= len(match.target):
         return None
-    # the output directory is made when the result is written: until then the side file goes to
-    # its closest existing ancestor (the one the run checked it may write into)
-    place = Path(directory).absolute()
-    while not place.is_dir() and place != place.parent:
-        place = place.parent
     try:
-        fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=place)
+        fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=side_place(directory))
     except OSError:
         return None  # the writer will say what is wrong with the directory
     os.close(fd)

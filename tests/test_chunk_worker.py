@@ -1,0 +1,200 @@
+"""A streamed compare's chunk worker: a forked child builds, writes and summarises the later chunks.
+
+With the worker (:mod:`msprobe_core.pipeline.chunkworker`) the result files must be byte for byte, the
+summary key for key and the console line for line what one process gives; a worker that fails or is
+killed must change nothing but the time; an interrupted run must leave neither result files nor side
+files. The worker normally starts only above 100,000 rows: these tests lower that bar, and make chunks
+(and CSV parts) so small that every boundary falls inside the worker's share.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msprobe_core.cli.main import main
+from msprobe_core.load import dumpscan
+from msprobe_core.pipeline import chunking, chunkworker
+from msprobe_core.report.accumulate import ViewAccumulator
+from msprobe_core.workers import forking
+from msprobe_core.write import writers
+from msprobe_core.write.tailbuild import finish_removals
+
+from .conftest import corpora_dir, no_corpora_reason
+
+pytestmark = [
+    pytest.mark.skipif(dumpscan.Scanner is None, reason="the C scanner is not built here"),
+    pytest.mark.skipif(not hasattr(os, "fork") or forking.usable_cores() < 2, reason="needs fork and two cores"),
+]
+
+CORPORA = corpora_dir()
+CASES = ["pytorch/c01", "pytorch/c05", "pytorch/c08", "mindspore/ms_l0_stat_bug_2steps", "mindspore/ms_mix_stat_gelu",
+         "mindspore/x_l0_stat_cm_bug"]
+
+
+def _pair(case: str) -> tuple[Path, Path]:
+    root = CORPORA / case
+    if not root.is_dir():
+        pytest.skip(no_corpora_reason() if not CORPORA.is_dir() else f"{case} not in the corpora")
+    return tuple(next(p for p in sorted((root / side).iterdir()) if p.is_dir()) for side in ("target", "golden"))
+
+
+@pytest.fixture
+def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each streamed result's worker started (the bar lowered to every result)."""
+    monkeypatch.setattr(chunkworker, "MIN_ROWS", 0)
+    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER, raising=False)
+    monkeypatch.setenv(forking.ENV_NO_FORK, "")
+    started: list[bool] = []
+    real = chunkworker.start_worker
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        worker = real(*args, **kwargs)
+        started.append(worker is not None)
+        return worker
+
+    monkeypatch.setattr(chunkworker, "start_worker", recording)
+    return started
+
+
+def _run(target: Path, golden: Path, out: Path, capsys: pytest.CaptureFixture, *extra: str,
+         rc: int = 0) -> tuple[dict[str, bytes], dict[str, Any], list[str]]:
+    """The result files, the JSON summary (stamps and paths neutralised) and the console's lines of a run."""
+    capsys.readouterr()
+    code = main(["compare", "-tp", str(target), "-gp", str(golden), "-o", str(out), "-q",
+                 "--json-summary", str(out.parent / f"{out.name}.json"), *extra])
+    console = capsys.readouterr()
+    assert code == rc
+    finish_removals()
+    files = {re.sub(r"_\d{14}", "", str(p.relative_to(out))): p.read_bytes() for p in sorted(out.rglob("*"))
+             if p.is_file()}
+    assert not [p for p in out.rglob(".*")], "a temporary or side file was left behind"
+    text = (out.parent / f"{out.name}.json").read_text().replace(str(out.resolve()), "OUT") if rc == 0 else "{}"
+    lines = re.sub(r"_\d{14}", "", console.out + console.err).replace(str(out.resolve()), "OUT").splitlines()
+    return files, json.loads(re.sub(r"_\d{14}", "", text)), lines
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("chunk", ["1", "7"])
+def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, tmp_path: Path, workers_started: list[bool],
+                                                  capsys: pytest.CaptureFixture,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    target, golden = _pair(case)
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, chunk)
+    monkeypatch.setattr(writers, "CSV_MAX_ROWS", 11)  # part files switch inside both shares
+    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
+    alone = _run(target, golden, tmp_path / "alone", capsys)
+    assert not workers_started
+    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    shared = _run(target, golden, tmp_path / "shared", capsys)
+    assert workers_started and all(workers_started), "the worker did not start"
+    assert shared[0] == alone[0]
+    assert shared[1] == alone[1]
+    assert shared[2] == alone[2]
+    assert len(alone[0]) > 1, "the result was meant to span several part files"
+
+
+def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
+        tmp_path: Path, workers_started: list[bool], capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core.pipeline import job
+
+    real = job.build_result
+
+    def telling(target: Any, golden: Any, match: Any, *args: Any, **kwargs: Any) -> Any:
+        logging.getLogger("msprobe").error("built rows from %s", target.name[match.target[0]])
+        return real(target, golden, match, *args, **kwargs)
+
+    monkeypatch.setattr(job, "build_result", telling)
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
+    target, golden = _pair("pytorch/c05")
+    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
+    alone = _run(target, golden, tmp_path / "alone", capsys)
+    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    shared = _run(target, golden, tmp_path / "shared", capsys)
+    assert all(workers_started)
+    built = [line for line in alone[2] if "built rows" in line]
+    assert len(built) > 4 and shared[2] == alone[2]
+
+
+@pytest.mark.parametrize("how", ["raises", "killed"])
+def test_a_failed_worker_changes_nothing_but_the_time(how: str, tmp_path: Path, workers_started: list[bool],
+                                                      capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    target, golden = _pair("pytorch/c08")
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
+    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
+    alone = _run(target, golden, tmp_path / "alone", capsys)
+    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    real = chunkworker._build_share
+
+    def failing(*args: Any, **kwargs: Any) -> Any:  # runs in the child only
+        if how == "killed":
+            os.kill(os.getpid(), 9)
+        raise MemoryError("the worker ran out of memory")
+
+    monkeypatch.setattr(chunkworker, "_build_share", failing)
+    shared = _run(target, golden, tmp_path / "shared", capsys)
+    monkeypatch.setattr(chunkworker, "_build_share", real)
+    assert all(workers_started) and workers_started
+    assert shared == alone
+
+
+class _Interrupt(ViewAccumulator):
+    """Ctrl-C in this process after its second chunk (the worker runs meanwhile)."""
+
+    fed = 0
+
+    def feed_table(self, table: Any, start: int = 0) -> None:
+        super().feed_table(table, start)
+        if os.getpid() == _Interrupt.parent:
+            _Interrupt.fed += 1
+            if _Interrupt.fed == 2:
+                raise KeyboardInterrupt
+
+    parent = os.getpid()
+
+
+def test_ctrl_c_while_the_worker_runs_leaves_no_result_and_no_side_file(
+        tmp_path: Path, workers_started: list[bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    from msprobe_core import api
+    from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+
+    target, golden = _pair("pytorch/c05")
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    monkeypatch.setattr(_Interrupt, "parent", os.getpid())
+    monkeypatch.setattr(_Interrupt, "fed", 0)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        api.compare(target, golden, out, extra={SUMMARY_SINK: _Interrupt, KEEP_TABLES: False})
+    finish_removals()
+    assert workers_started == [True]
+    assert not list(out.rglob("*")) if out.exists() else True
+    assert not [p for p in tmp_path.rglob(".msprobe-*")]
+
+
+def test_no_worker_for_xlsx_or_a_sink_without_a_continuation(tmp_path: Path, workers_started: list[bool],
+                                                             capsys: pytest.CaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    target, golden = _pair("pytorch/c05")
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
+    _run(target, golden, tmp_path / "xlsx", capsys, "--xlsx")
+    assert workers_started == []
+    out = tmp_path / "html"
+    _run(target, golden, out, capsys, "--report", "html")  # the report's sampling sink has no continuation
+    assert workers_started == []
+    shutil.rmtree(out)
+
+
+def test_the_split_gives_each_process_whole_chunks() -> None:
+    chunks = [(0, 3), (3, 10), (10, 11), (11, 20)]
+    assert chunkworker.split_chunk(chunks) == 2  # the chunk holding row 10 of 20
+    assert chunkworker.split_chunk([(0, 100), (100, 101)]) == 1  # at least one chunk each
+    assert chunkworker.split_chunk([(0, 1), (1, 100)]) == 1
