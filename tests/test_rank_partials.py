@@ -213,3 +213,34 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     # API-aligned chunks of about 4 rows: many parts per rank
     assert all(o.partial.extra["parts"] >= r // 8 for o, r in zip(streamed, rows))
     assert _result_files(tmp_path / "streamed" / "o") == _result_files(tmp_path / "whole" / "o")
+
+
+@pytest.mark.parametrize("executor", ["inline", "local pool"])
+def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is_still_exact(
+        ranks, from_tables, tmp_path, executor, monkeypatch):
+    """With many ranks the rows the jobs hand back stay within the threshold together: each keeps every row only
+    up to its share (threshold / ranks) and samples beyond it; when all results together fit, the page still has
+    every row, the sampled ranks read back from their files."""
+    from msprobe_core.report.html import _dumps, build_payload
+    from msprobe_core.report.result_files import read_files_as_view
+    from msprobe_core.report.sample_sink import SAMPLE_KEY
+    from msprobe_core.report.sampling import THRESHOLD_ENV, Budget
+
+    # budgets small enough that a rank over its share is really sampled (the local pool's workers are forks)
+    monkeypatch.setattr(Budget, "for_views", classmethod(lambda cls, n: cls(10, 10, 10, 5, 2, 32, 32)))
+    rows = [r["rows"] for r in from_tables["ranks"]]
+    threshold = sum(rows)  # everything fits, but the largest rank is over its quarter of it
+    assert max(rows) > threshold // len(rows)
+    monkeypatch.setenv(THRESHOLD_ENV, str(threshold))
+    extra = ("--workers", "1") if executor == "inline" else ("--executor", "local", "--workers", "2")
+    _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
+    samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
+    share = threshold // len(rows)
+    assert all(s.complete == (s.total <= share) for s in samples)
+    assert not all(s.complete for s in samples)
+    (page,) = (tmp_path / "o").glob("compare_report_*.html")
+    data = _page_data(page)
+    views = [read_files_as_view([Path(f) for f in o.files], o.job.label) for o in outcomes]
+    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=threshold)))
+    assert "sample" not in data
+    assert dict(data, generated=expected["generated"]) == expected

@@ -38,6 +38,11 @@ MIN_ROWS = forking.MIN_SPLIT_ROWS
 ENV_NO_CHUNK_WORKER = "MSPROBE_NO_CHUNK_WORKER"
 
 
+class ShareDeclined(Exception):
+    """The worker cannot build its share as this process would write it: this process builds it (and finds
+    out why itself: a result with attached files or changing columns is written from whole tables)."""
+
+
 @dataclass
 class WorkerResult:
     """What the child hands back: its columns, its side files ``(part, rows, file)``, its sink's partial,
@@ -163,7 +168,6 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], build: Callable[...
     """The child's work: read, build, spell and summarise each chunk (raises on any failure)."""
     from ..files.outputs import TEXT_ERRORS
     from ..write.writers import write_csv_rows
-    from .chunking import KeysDiffer
 
     logger = logging.getLogger("msprobe")
     collect = _Records()
@@ -179,11 +183,11 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], build: Callable[...
         for start, stop in chunks:
             table = build(*source.tables(start, stop, readers))
             if table.meta.get("attachments"):
-                raise KeysDiffer("a chunk's result has files attached")
+                raise ShareDeclined("a chunk's result has files attached")
             if columns is None:
                 columns = [str(c) for c in table.columns]
             elif [str(c) for c in table.columns] != columns:
-                raise KeysDiffer("a chunk's columns differ")  # the parent finds it, and says so, itself
+                raise ShareDeclined("a chunk's columns differ")
             cells = [table.data[c] for c in table.columns]
             n, at = len(table), 0
             while at < n:

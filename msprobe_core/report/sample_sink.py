@@ -54,13 +54,34 @@ class ReportSamples:
     def finish(self) -> list[ViewSample]:
         """The samples for :func:`~msprobe_core.report.html.write_report` (``samples=``, ``sample_above=limit``).
 
-        Below the threshold they are every row (the page is the whole-table one). Above it, a result kept
-        whole while the report still fitted (one before the overflow, or a job's own result below the
-        threshold) is sampled now within the budget, as the whole-view path samples it.
+        Below the threshold they are every row (the page is the whole-table one): a job's result sampled
+        because it passed its share of the threshold (:class:`SampledSinkFactory`) is read back from its
+        files here. Above it, a result kept whole while the report still fitted (one before the overflow,
+        or a job's own result within its share) is sampled now within the budget, as the whole-view path
+        samples it.
         """
         if sum(s.total for s in self.samples) <= self.limit:
-            return self.samples
+            return [s if s.complete else self._reread(s) for s in self.samples]
         return [self._resample(s) if s.complete else s for s in self.samples]
+
+    def _reread(self, sample: ViewSample) -> ViewSample:
+        """Every row of a sampled result, from its files (the sample itself when they cannot be read)."""
+        from ..errors import MsprobeError
+        from .result_files import read_result_chunks
+
+        files = [Path(f) for f in sample.files if Path(f).suffix.lower() in (".csv", ".xlsx")]
+        sampler = ViewSampler(self.budget, self.watch, RowAllowance(self.limit))
+        try:
+            for chunk in read_result_chunks(files, sample.label):
+                sampler.feed(chunk)
+            again = sampler.finish()
+        except (MsprobeError, OSError, ValueError):
+            return sample
+        if again.total != sample.total or not again.complete:
+            return sample
+        # what the job knew of its result (frameworks from its match, not guessed from cells) stays
+        return replace(again, label=sample.label, mode=sample.mode, files=list(sample.files),
+                       frameworks=sample.frameworks, level=sample.level, dump_mode=sample.dump_mode)
 
     def _resample(self, sample: ViewSample) -> ViewSample:
         (again,) = sample_views([sample.view()], self.watch, budget=self.budget)
@@ -97,13 +118,18 @@ class SampledSink:
 @dataclass(frozen=True)
 class SampledSinkFactory:
     """What ``options.extra[SUMMARY_SINK]`` holds for ``msprobe compare --report html``: picklable (it travels to
-    pool and Dask workers), the budget and threshold decided once by the run (workers may not share its environment)."""
+    pool and Dask workers), the budget and threshold decided once by the run (workers may not share its environment).
+
+    Each job keeps every row of its result only up to its share of the threshold (``limit / results``), so
+    that what the jobs hand back together stays within the threshold however many they are; a result
+    sampled that way while all results together fit is read back from its files for the page
+    (:meth:`ReportSamples.finish`)."""
 
     results: int
     limit: int
 
     def __call__(self) -> SampledSink:
-        return SampledSink(Budget.for_views(self.results), self.limit)
+        return SampledSink(Budget.for_views(self.results), max(1, self.limit // self.results))
 
 
 def sink_factory(results: int, limit: int | None = None) -> SampledSinkFactory:
