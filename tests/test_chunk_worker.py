@@ -93,7 +93,7 @@ def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, tmp_path
     alone = _run(target, golden, tmp_path / "alone", capsys)
     assert not workers_started
     monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
-    shared = _run(target, golden, tmp_path / "shared", capsys)
+    shared = _run(target, golden, tmp_path / "with_worker", capsys)
     assert workers_started and all(workers_started), "the worker did not start"
     assert shared[0] == alone[0]
     assert shared[1] == alone[1]
@@ -118,7 +118,7 @@ def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
     monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
     alone = _run(target, golden, tmp_path / "alone", capsys)
     monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
-    shared = _run(target, golden, tmp_path / "shared", capsys)
+    shared = _run(target, golden, tmp_path / "with_worker", capsys)
     assert all(workers_started)
     built = [line for line in alone[2] if "built rows" in line]
     assert len(built) > 4 and shared[2] == alone[2]
@@ -141,7 +141,7 @@ def test_a_failed_worker_changes_nothing_but_the_time(how: str, tmp_path: Path, 
         raise MemoryError("the worker ran out of memory")
 
     monkeypatch.setattr(chunkworker, "_build_share", failing)
-    shared = _run(target, golden, tmp_path / "shared", capsys)
+    shared = _run(target, golden, tmp_path / "with_worker", capsys)
     monkeypatch.setattr(chunkworker, "_build_share", real)
     assert all(workers_started) and workers_started
     assert shared == alone

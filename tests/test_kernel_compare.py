@@ -625,3 +625,21 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
     assert table is not None and table.mode == "kernel" and table.columns == NPY_COLUMNS
     assert {c: list(table.data[c]) for c in table.columns} == {c: df[c].tolist() for c in df.columns}
     assert table.data["NPU Name"][-1] == "" and table.data["Bench Name"][-1].endswith(".npy")  # golden-only row
+
+
+@pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
+def test_a_kernel_result_read_back_names_the_frameworks_the_plugin_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``msprobe report`` of a kernel result file: the frameworks come from the kernel plugin's metric set
+    (``MetricSpec.frameworks``), not from anything the core knows about kernel dumps."""
+    from dataclasses import replace
+
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.report.result_files import read_files_as_view
+
+    result = min(KERNEL_CASES[0].glob("oracle/*/compare_result_*.csv"))
+    assert read_files_as_view([result], "").frameworks == ("mindspore", "mindspore")
+    host = get_host()
+    monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=("a", "b")))
+    assert read_files_as_view([result], "").frameworks == ("a", "b")
+    monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=None))
+    assert read_files_as_view([result], "").frameworks != ("mindspore", "mindspore")

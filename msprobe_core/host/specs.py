@@ -215,6 +215,9 @@ class MetricSpec:
     columns: tuple[str | ColumnSpec, ...] = ()
     #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
     applies: Callable[[CompareOptions], bool] = always_applies
+    #: ``(target, golden)`` framework names of every result of this mode, for a mode only one framework
+    #: dumps: what the summary and the report name when a result's files (read back) do not say
+    frameworks: tuple[str, str] | None = None
     plugin: str = ""
 
 

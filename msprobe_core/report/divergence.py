@@ -237,8 +237,7 @@ class DivergenceScan:
             self.first_unmatched_error = _fallback(view, *first_unmatched_error, msgs)
 
     def absorb(self, later: DivergenceScan) -> None:
-        """Carry on with ``later``, the scan of the rows right after everything fed here (positions
-        numbered in the whole result): as if those rows had been fed here."""
+        """Take ``later``, the scan of the rows right after those fed here, as if they had been fed here."""
         if self.found is not None:
             return
         self.found = later.found
@@ -357,8 +356,7 @@ class RowSearch:
 
 
     def absorb(self, later: RowSearch) -> None:
-        """Carry on with ``later``, the search of the rows right after everything fed here (same queries,
-        positions numbered in the whole result): as if those rows had been fed here."""
+        """Take ``later``, the search (same queries) of the rows right after those fed here, as if fed here."""
         for q, (mine, theirs) in enumerate(zip(self.best, later.best)):
             # a later row wins only with a strictly better preference, as when fed row by row
             if theirs is not None and (mine is None or theirs[0] < mine[0]):

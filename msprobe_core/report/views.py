@@ -298,10 +298,11 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
     """(target, golden) framework names guessed from the dtype spellings (``torch.*`` / ``Float32``):
     the first registered framework (the default one first) whose spec knows a dtype of the column.
 
-    Kernel dumps come from MindSpore's static graph mode only.
+    A mode only one framework dumps has them from its metric set (``MetricSpec.frameworks``).
     """
-    if mode == MODE_KERNEL:
-        return ("mindspore", "mindspore")
+    declared = mode_frameworks(mode)
+    if declared is not None:
+        return declared
     specs = framework_specs()
 
     def guess(col: str) -> str:
@@ -313,6 +314,17 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
 
     t, g = guess(C.NPU_DTYPE), guess(C.BENCH_DTYPE)
     return (t, g) if t or g else None
+
+
+def mode_frameworks(mode: str) -> tuple[str, str] | None:
+    """The frameworks a metric set of ``mode`` declares for all its results (``MetricSpec.frameworks``)."""
+    from ..host.registry import get_host
+
+    host = get_host()
+    for spec in [*host.conditional_metrics, *host.metrics.values()]:
+        if spec.mode == mode and spec.frameworks:
+            return tuple(spec.frameworks)  # type: ignore[return-value]
+    return None
 
 
 def framework_specs() -> list[Any]:

@@ -187,7 +187,9 @@ def msprobe_register_metrics(register: Any) -> None:
     """The ``kernel`` table: msprobe's columns and ``Accuracy Reached or Not`` verdict."""
     from .columns import DECLARED
 
-    register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True, columns=DECLARED))
+    # kernel dumps come from MindSpore's graph mode only: a kernel result read back names it on both sides
+    register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True, columns=DECLARED,
+                        frameworks=(FRAMEWORK, FRAMEWORK)))
 
 
 def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:
