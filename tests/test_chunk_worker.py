@@ -77,7 +77,8 @@ def _run(target: Path, golden: Path, out: Path, capsys: pytest.CaptureFixture, *
              if p.is_file()}
     assert not [p for p in out.rglob(".*")], "a temporary or side file was left behind"
     text = (out.parent / f"{out.name}.json").read_text().replace(str(out.resolve()), "OUT") if rc == 0 else "{}"
-    lines = re.sub(r"_\d{14}", "", console.out + console.err).replace(str(out.resolve()), "OUT").splitlines()
+    said = re.sub(r"_\d{14}", "", console.out + console.err).replace(str(out.resolve()), "OUT")
+    lines = [re.sub(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", "", line) for line in said.splitlines()]  # when logged
     return files, json.loads(re.sub(r"_\d{14}", "", text)), lines
 
 
