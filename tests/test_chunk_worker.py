@@ -83,12 +83,14 @@ def _run(target: Path, golden: Path, out: Path, capsys: pytest.CaptureFixture, *
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("chunk", ["1", "7"])
-def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, tmp_path: Path, workers_started: list[bool],
-                                                  capsys: pytest.CaptureFixture,
+@pytest.mark.parametrize(("chunk", "round_rows"), [("1", 0), ("7", 0), ("3", 20)])
+def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, round_rows: int, tmp_path: Path,
+                                                  workers_started: list[bool], capsys: pytest.CaptureFixture,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _pair(case)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, chunk)
+    if round_rows:
+        monkeypatch.setattr(chunkworker, "ROUND_ROWS", round_rows)  # many rounds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 11)  # part files switch inside both shares
     monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
     alone = _run(target, golden, tmp_path / "alone", capsys)
@@ -126,17 +128,23 @@ def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
 
 
 @pytest.mark.parametrize("how", ["raises", "killed"])
-def test_a_failed_worker_changes_nothing_but_the_time(how: str, tmp_path: Path, workers_started: list[bool],
-                                                      capsys: pytest.CaptureFixture,
+@pytest.mark.parametrize("at_round", [1, 3])
+def test_a_failed_worker_changes_nothing_but_the_time(how: str, at_round: int, tmp_path: Path,
+                                                      workers_started: list[bool], capsys: pytest.CaptureFixture,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _pair("pytorch/c08")
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
+    monkeypatch.setattr(chunkworker, "ROUND_ROWS", 12)
     monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
     alone = _run(target, golden, tmp_path / "alone", capsys)
     monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
     real = chunkworker._build_share
+    rounds = []
 
     def failing(*args: Any, **kwargs: Any) -> Any:  # runs in the child only
+        rounds.append(1)
+        if len(rounds) < at_round:
+            return real(*args, **kwargs)
         if how == "killed":
             os.kill(os.getpid(), 9)
         raise MemoryError("the worker ran out of memory")
@@ -199,3 +207,36 @@ def test_the_split_gives_each_process_whole_chunks() -> None:
     assert chunkworker.split_chunk(chunks) == 2  # the chunk holding row 10 of 20
     assert chunkworker.split_chunk([(0, 100), (100, 101)]) == 1  # at least one chunk each
     assert chunkworker.split_chunk([(0, 1), (1, 100)]) == 1
+    assert chunkworker.split_chunk(chunks[2:]) == 1  # rows counted from the first chunk's
+
+
+def test_rounds_cover_every_chunk_once_each_split_in_two() -> None:
+    Round = chunkworker.Round
+    chunks = [(k * 10, k * 10 + 10) for k in range(10)]
+    assert chunkworker.plan_rounds(chunks, 40) == [Round(0, 2, 4), Round(4, 6, 8), Round(8, 9, 10)]
+    assert chunkworker.plan_rounds(chunks, 1000) == [Round(0, 5, 10)]
+    # a chunk bigger than a round still goes with a second one; a last lone chunk is built here
+    assert chunkworker.plan_rounds([(0, 50), (50, 60), (60, 70)], 20) == [Round(0, 1, 2), Round(2, 3, 3)]
+
+
+def test_side_files_never_hold_more_than_two_rounds(tmp_path: Path, workers_started: list[bool],
+                                                    capsys: pytest.CaptureFixture,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker runs at most one round ahead: whatever the result's size, its side files hold about a round."""
+    target, golden = _pair("pytorch/c05")
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
+    monkeypatch.setattr(chunkworker, "ROUND_ROWS", 10)
+    held: list[int] = []
+    real = chunkworker.ChunkWorker.taken
+
+    def counting(self: Any, result: Any) -> None:
+        import time
+
+        time.sleep(0.05)  # the worker had time to run ahead, as far as it may
+        held.append(len({p.name.split("-part-")[0] for p in self.side.iterdir()}))
+        real(self, result)
+
+    monkeypatch.setattr(chunkworker.ChunkWorker, "taken", counting)
+    _run(target, golden, tmp_path / "out", capsys)
+    assert all(workers_started) and len(held) > 5
+    assert max(held) <= 2

@@ -158,31 +158,33 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
 
     ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
-    go), a forked worker may build the later chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
+    go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
     """
     from ..console.progress import tick
-    from .chunkworker import replay, split_chunk, start_worker, worker_wanted
+    from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
-    split, worker = len(chunks), None
+    rounds, worker = [Round(0, len(chunks), len(chunks))], None
     if side_dir is not None and worker_wanted(chunks, out, sink):
-        split = split_chunk(chunks)
-        worker = start_worker(source, chunks[split:], build, sink, out.part_rows, side_dir)
-        split = split if worker is not None else len(chunks)
+        planned = plan_rounds(chunks)
+        worker = start_worker(source, chunks, planned, build, sink, out.part_rows, side_dir)
+        rounds = planned if worker is not None else rounds
     try:
         readers = source.open()  # after the fork: each process reads through its own descriptors
         with readers[0], readers[1]:
-            _write_in_order(source, chunks, 0, split, readers, out, build, sink)
-            if worker is None:
-                return
-            tick(f"chunks {split + 1:,} to {len(chunks):,} from the worker")
-            done = worker.collect()
-            if done is None:  # the worker failed: those chunks are built here
-                _write_in_order(source, chunks, split, len(chunks), readers, out, build, sink)
-                return
-            out.adopt_csv(done.columns, done.segments)
-            if sink is not None:
-                sink.absorb(done.partial)
-            replay(done)
+            for k, r in enumerate(rounds):
+                _write_in_order(source, chunks, r.first, r.middle, readers, out, build, sink)
+                if r.middle == r.stop:
+                    continue
+                done = worker.next_result() if worker is not None else None
+                if done is None:  # the worker failed: the rest is built here
+                    _write_in_order(source, chunks, r.middle, len(chunks), readers, out, build, sink)
+                    return
+                out.adopt_csv(done.columns, done.segments)
+                if sink is not None:
+                    sink.absorb(done.partial)
+                replay(done)
+                worker.taken(done)  # type: ignore[union-attr]
+                tick(f"chunk {r.stop:,} of {len(chunks):,} (round {k + 1:,} of {len(rounds):,}, with a worker)")
     finally:
         if worker is not None:
             worker.close()

@@ -1,18 +1,20 @@
-"""A second core for a streamed compare: a forked worker builds, writes and summarises the later chunks.
+"""A second core for a streamed compare: a forked worker builds, writes and summarises half of the chunks.
 
 Once a streamed compare has matched its indexes (numpy arrays, shared with a forked child rather than
-copied) every chunk can be read and built on its own. :func:`start_worker` forks one child that takes the
-second half of the chunks (whole chunks, so whole APIs): it reads and builds them, spells their CSV text
-into side files (split where the result's part files split, each beginning with the header where it
-begins a part) and feeds them to a continuation of the run's summary sink
-(:mod:`msprobe_core.pipeline.sink`: ``continued``/``absorb``). Meanwhile this process builds and writes
-the first half; then it appends the side files, absorbs the child's partial and re-emits the child's log
-records and warnings after its own, in the order a single process would have given them.
+copied) every chunk can be read and built on its own. The chunks are taken in *rounds* of about
+:data:`ROUND_ROWS` rows (:func:`plan_rounds`); :func:`start_worker` forks one child that takes the second
+half of each round (whole chunks, so whole APIs): it reads and builds them, spells their CSV text into side
+files (split where the result's part files split, each beginning with the header where it begins a part)
+and feeds them to a continuation of the run's summary sink (:mod:`msprobe_core.pipeline.sink`:
+``continued``/``absorb``). Meanwhile this process builds and writes the first half of the round; then it
+appends the child's side files, absorbs its partial and re-emits its log records and warnings after its own,
+in the order a single process would have given them, and removes the side files. The child runs at most
+one round ahead, so side files never hold more than about a round's rows, whatever the result's size.
 
 The child is only an accelerator (:mod:`msprobe_core.workers.forking`): when it fails in any way (a hash
-collision, a changed dump, no memory, killed), this process builds those chunks itself, so the files,
-the summary and the console are what one process gives, byte for byte. Nothing is started for xlsx
-results, small results, sinks without a continuation, or where forking is not allowed.
+collision, a changed dump, no memory, killed), this process builds the rest itself, so the files, the
+summary and the console are what one process gives, byte for byte. Nothing is started for xlsx results,
+small results, sinks without a continuation, or where forking is not allowed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import os
 import pickle
 import shutil
+import struct
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -34,8 +37,11 @@ from .sink import continues
 
 #: below this many result rows a worker costs more than it saves
 MIN_ROWS = forking.MIN_SPLIT_ROWS
+#: result rows per round (both processes' halves); the side files hold at most about two halves
+ROUND_ROWS = 1 << 20
 #: set to any non-empty value to build every chunk in this process
 ENV_NO_CHUNK_WORKER = "MSPROBE_NO_CHUNK_WORKER"
+_LENGTH = struct.Struct("<Q")
 
 
 class ShareDeclined(Exception):
@@ -45,8 +51,8 @@ class ShareDeclined(Exception):
 
 @dataclass
 class WorkerResult:
-    """What the child hands back: its columns, its side files ``(part, rows, file)``, its sink's partial,
-    the log records and warnings it emitted."""
+    """What the child hands back for one round: its columns, its side files ``(part, rows, file)``, its
+    sink's partial, the log records and warnings it emitted."""
 
     columns: list[str]
     segments: list[tuple[int, int, Path]]
@@ -55,18 +61,45 @@ class WorkerResult:
     warned: list[tuple[str, type[Warning], str, int]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Round:
+    """Chunks ``first:middle`` are built here, ``middle:stop`` by the worker (none when ``middle == stop``)."""
+
+    first: int
+    middle: int
+    stop: int
+
+
 def split_chunk(chunks: list[tuple[int, int]]) -> int:
     """The first chunk of the worker's share: the chunk holding the middle row (at least one chunk each)."""
-    rows = chunks[-1][1]
+    first, rows = chunks[0][0], chunks[-1][1] - chunks[0][0]
     for k, (_start, stop) in enumerate(chunks):
-        if stop > rows // 2:
+        if stop - first > rows // 2:
             return min(max(k, 1), len(chunks) - 1)
     return len(chunks) - 1
 
 
+def plan_rounds(chunks: list[tuple[int, int]], rows: int = 0) -> list[Round]:
+    """The rounds of ``chunks``: consecutive chunks of about ``rows`` (default :data:`ROUND_ROWS`) result rows,
+    each split at its middle row; a round of one chunk is built here."""
+    rows = rows or ROUND_ROWS
+    rounds: list[Round] = []
+    k = 0
+    while k < len(chunks):
+        stop = k + 1
+        while stop < len(chunks) and chunks[stop][1] - chunks[k][0] <= rows:
+            stop += 1
+        if stop - k == 1 and stop < len(chunks):
+            stop += 1  # two chunks at least, so that both processes have one
+        middle = k + split_chunk(chunks[k:stop]) if stop - k > 1 else stop
+        rounds.append(Round(k, middle, stop))
+        k = stop
+    return rounds
+
+
 def worker_wanted(chunks: list[tuple[int, int]], out: Any, sink: Any) -> bool:
-    """Whether to hand the later chunks to a worker: enough rows in two chunks or more, a CSV result that
-    takes spelled rows, a sink with a continuation (or none), a fork allowed here."""
+    """Whether to hand chunks to a worker: enough rows in two chunks or more, a CSV result that takes spelled
+    rows, a sink with a continuation (or none), a fork allowed here."""
     if os.environ.get(ENV_NO_CHUNK_WORKER) or len(chunks) < 2 or chunks[-1][1] < MIN_ROWS:
         return False
     if getattr(out, "part_rows", None) is None or not callable(getattr(out, "adopt_csv", None)):
@@ -75,53 +108,72 @@ def worker_wanted(chunks: list[tuple[int, int]], out: Any, sink: Any) -> bool:
 
 
 class ChunkWorker:
-    """A forked child building chunks ``chunks`` (result rows from ``chunks[0][0]`` on) into ``side``."""
+    """A forked child building the worker's half of every round into side files under ``side``."""
 
-    def __init__(self, child: forking.Child, read_fd: int, side: Path) -> None:
+    def __init__(self, child: forking.Child, answers: int, acks: int, side: Path) -> None:
         self.child = child
-        self._fd = read_fd
+        self._answers = answers  # the child's results, one message per round
+        self._acks = acks  # one byte per round taken in, so that the child runs at most one round ahead
         self.side = side
+        self.failed = False
 
-    def collect(self) -> WorkerResult | None:
-        """Wait for the child; what it handed back, or ``None`` when it failed (build those chunks here)."""
-        data = bytearray()
-        try:
-            while chunk := os.read(self._fd, 1 << 20):
-                data += chunk
-        except OSError:
-            data = bytearray()
-        finally:
-            self._close_fd()
-        if not self.child.wait() or not data:
+    def next_result(self) -> WorkerResult | None:
+        """The child's result of its next round (``None`` when it failed: build the rest here)."""
+        head = self._read(_LENGTH.size)
+        data = self._read(_LENGTH.unpack(head)[0]) if head is not None else None
+        result = None
+        if data is not None:
+            try:
+                # our own child's answer through a private pipe, never input from outside
+                result = pickle.loads(data)
+            except Exception:  # noqa: BLE001 - a garbled answer: do the work here
+                result = None
+        if not isinstance(result, WorkerResult):
+            self.failed = True
+            self.close()
             return None
-        try:
-            # our own child's answer through a private pipe, never input from outside
-            result = pickle.loads(bytes(data))
-        except Exception:  # noqa: BLE001 - a garbled answer: do the work here
-            return None
-        return result if isinstance(result, WorkerResult) else None
+        return result
+
+    def taken(self, result: WorkerResult) -> None:
+        """The round's result is in the files: remove its side files, let the child go on."""
+        from ..write.tailbuild import remove_later
+
+        for _part, _rows, file in result.segments:
+            remove_later(Path(file))
+        with contextlib.suppress(OSError):
+            os.write(self._acks, b"1")
 
     def close(self) -> None:
         """Stop the child if it still runs and remove its side files (by a thread: see ``tailbuild``)."""
-        self._close_fd()
-        self.child.kill()
         from ..write.tailbuild import remove_later
 
+        for fd in (self._answers, self._acks):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._answers = self._acks = -1
+        self.child.kill()
         remove_later(self.side)
 
-    def _close_fd(self) -> None:
-        if self._fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = -1
+    def _read(self, n: int) -> bytes | None:
+        data = bytearray()
+        try:
+            while len(data) < n:
+                chunk = os.read(self._answers, min(n - len(data), 1 << 20))
+                if not chunk:
+                    return None
+                data += chunk
+        except OSError:
+            return None
+        return bytes(data)
 
 
-def start_worker(source: Any, chunks: list[tuple[int, int]], build: Callable[..., Any], sink: Any,
-                 part_rows: int, directory: Path) -> ChunkWorker | None:
-    """Fork the child that builds, writes and summarises ``chunks`` (``None``: it did not start).
+def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round], build: Callable[..., Any],
+                 sink: Any, part_rows: int, directory: Path) -> ChunkWorker | None:
+    """Fork the child that builds, writes and summarises the worker's half of each of ``rounds`` (``None``: it
+    did not start).
 
-    ``source``: the :class:`~msprobe_core.pipeline.chunking.ChunkSource`; ``build(target, golden, pairs)``:
-    a chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go.
+    ``source``: the :class:`~msprobe_core.pipeline.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
+    chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go.
     """
     from ..write.tailbuild import side_place
 
@@ -129,23 +181,35 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], build: Callable[...
         side = Path(tempfile.mkdtemp(prefix=".msprobe-", suffix=".chunks", dir=side_place(directory)))
     except OSError:
         return None
-    later = sink.continued(chunks[0][0]) if sink is not None else None
-    read_fd, write_fd = os.pipe()
+    answers_r, answers_w = os.pipe()
+    acks_r, acks_w = os.pipe()
 
     def work() -> None:
-        os.close(read_fd)
-        result = _build_share(source, chunks, build, later, part_rows, side)
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        with os.fdopen(write_fd, "wb") as pipe:
-            pipe.write(data)
+        os.close(answers_r)
+        os.close(acks_w)
+        _quiet_logger()
+        readers = source.open()
+        with readers[0], readers[1], os.fdopen(answers_w, "wb") as answers:
+            shares = [r for r in rounds if r.middle < r.stop]
+            for n, share in enumerate(shares):
+                if n >= 2 and not os.read(acks_r, 1):  # the round before the last one is taken in
+                    return
+                later = sink.continued(chunks[share.middle][0]) if sink is not None else None
+                result = _build_share(source, chunks[share.middle:share.stop], readers, build, later, part_rows,
+                                      side / f"round-{n}")
+                data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+                answers.write(_LENGTH.pack(len(data)) + data)
+                answers.flush()
 
     child = forking.spawn(work)
-    os.close(write_fd)
+    os.close(answers_w)
+    os.close(acks_r)
     if child.pid is None:
-        os.close(read_fd)
+        os.close(answers_r)
+        os.close(acks_w)
         shutil.rmtree(side, ignore_errors=True)
         return None
-    return ChunkWorker(child, read_fd, side)
+    return ChunkWorker(child, answers_r, acks_w, side)
 
 
 class _Records(logging.Handler):
@@ -163,49 +227,55 @@ class _Records(logging.Handler):
         self.records.append(record)
 
 
-def _build_share(source: Any, chunks: list[tuple[int, int]], build: Callable[..., Any], sink: Any,
-                 part_rows: int, side: Path) -> WorkerResult:
-    """The child's work: read, build, spell and summarise each chunk (raises on any failure)."""
+def _quiet_logger() -> None:
+    """In the child: log records are collected per round (:func:`_build_share`), never printed here."""
+    logger = logging.getLogger("msprobe")
+    logger.handlers, logger.filters, logger.propagate = [], [], False
+
+
+def _build_share(source: Any, chunks: list[tuple[int, int]], readers: Any, build: Callable[..., Any], sink: Any,
+                 part_rows: int, prefix: Path) -> WorkerResult:
+    """The child's work for one round: read, build, spell and summarise each chunk (raises on any failure)."""
     from ..files.outputs import TEXT_ERRORS
     from ..write.writers import write_csv_rows
 
     logger = logging.getLogger("msprobe")
     collect = _Records()
-    logger.handlers, logger.filters, logger.propagate = [collect], [], False
+    logger.handlers = [collect]
     columns: list[str] | None = None
     segments: list[tuple[int, int, Path]] = []
-    with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as files:
-        warnings.simplefilter("always")
-        readers = source.open()
-        files.enter_context(readers[0])
-        files.enter_context(readers[1])
-        current: tuple[int, Any] | None = None
-        for start, stop in chunks:
-            table = build(*source.tables(start, stop, readers))
-            if table.meta.get("attachments"):
-                raise ShareDeclined("a chunk's result has files attached")
-            if columns is None:
-                columns = [str(c) for c in table.columns]
-            elif [str(c) for c in table.columns] != columns:
-                raise ShareDeclined("a chunk's columns differ")
-            cells = [table.data[c] for c in table.columns]
-            n, at = len(table), 0
-            while at < n:
-                part, within = divmod(start + at, part_rows)
-                take = min(n - at, part_rows - within)
-                if current is None or current[0] != part:
-                    path = side / f"part-{part}.csv"
-                    current = (part, files.enter_context(
-                        open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS)))
-                    segments.append((part, 0, path))
-                write_csv_rows(current[1], columns if within == 0 else None, cells, at, at + take)
-                segments[-1] = (part, segments[-1][1] + take, segments[-1][2])
-                at += take
-            if sink is not None:
-                sink.feed_table(table, start)
-            del table, cells
-        warned = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
-    partial = sink.finish(None) if sink is not None else None
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.ExitStack() as files:
+            warnings.simplefilter("always")
+            current: tuple[int, Any] | None = None
+            for start, stop in chunks:
+                table = build(*source.tables(start, stop, readers))
+                if table.meta.get("attachments"):
+                    raise ShareDeclined("a chunk's result has files attached")
+                if columns is None:
+                    columns = [str(c) for c in table.columns]
+                elif [str(c) for c in table.columns] != columns:
+                    raise ShareDeclined("a chunk's columns differ")
+                cells = [table.data[c] for c in table.columns]
+                n, at = len(table), 0
+                while at < n:
+                    part, within = divmod(start + at, part_rows)
+                    take = min(n - at, part_rows - within)
+                    if current is None or current[0] != part:
+                        path = prefix.with_name(f"{prefix.name}-part-{part}.csv")
+                        current = (part, files.enter_context(
+                            open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS)))
+                        segments.append((part, 0, path))
+                    write_csv_rows(current[1], columns if within == 0 else None, cells, at, at + take)
+                    segments[-1] = (part, segments[-1][1] + take, segments[-1][2])
+                    at += take
+                if sink is not None:
+                    sink.feed_table(table, start)
+                del table, cells
+            warned = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+        partial = sink.finish(None) if sink is not None else None
+    finally:
+        logger.handlers = []
     return WorkerResult(columns or [], segments, partial, collect.records, warned)
 
 
