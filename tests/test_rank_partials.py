@@ -191,6 +191,7 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     from msprobe_core.pipeline.chunking import ENV_CHUNK_ROWS
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
     from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
+    from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
 
     if executor == "inline":
         extra: tuple[str, ...] = ("--workers", "1")
@@ -204,6 +205,7 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
                                                                             KEEP_TABLES: False})
     monkeypatch.setenv(ENV_CHUNK_ROWS, "4")
+    monkeypatch.setenv(ENV_STREAM_MIN_BYTES, "0")  # the corpus' ranks are small: a worker streams every pair
     _, streamed = _run(*ranks, tmp_path / "streamed", *extra)
     monkeypatch.setenv(ENV_WHOLE_TABLES, "1")
     _, whole = _run(*ranks, tmp_path / "whole", *extra)
@@ -244,3 +246,24 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=threshold)))
     assert "sample" not in data
     assert dict(data, generated=expected["generated"]) == expected
+
+
+def test_small_rank_pairs_on_a_worker_are_compared_on_whole_tables(ranks, tmp_path, monkeypatch):
+    """Below ``MSPROBE_RANK_STREAM_MIN_BYTES`` (64 MiB by default) a pool worker compares a rank pair on whole
+    tables, faster for small pairs; the run still gets partials, never tables, and the same files."""
+    from msprobe_core.cli import main as cli_main
+    from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+    from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
+
+    monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
+                                                                            KEEP_TABLES: False})
+    monkeypatch.setenv("MSPROBE_CHUNK_ROWS", "4")
+    extra = ("--executor", "local", "--workers", "2")
+    monkeypatch.delenv(ENV_STREAM_MIN_BYTES, raising=False)
+    _, small = _run(*ranks, tmp_path / "default", *extra)
+    monkeypatch.setenv(ENV_STREAM_MIN_BYTES, "0")
+    _, streamed = _run(*ranks, tmp_path / "streamed", *extra)
+    assert all(o.table is None for o in small + streamed)
+    assert [o.partial.extra["parts"] for o in small] == [1] * len(CASES)
+    assert all(o.partial.extra["parts"] > 1 for o in streamed)
+    assert _result_files(tmp_path / "default" / "o") == _result_files(tmp_path / "streamed" / "o")

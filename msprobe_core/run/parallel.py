@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("msprobe")
 
+#: a rank pair on a worker is streamed (:mod:`msprobe_core.pipeline.streamed`) when a side's dump file has at
+#: least this many bytes; smaller pairs are compared on whole tables, which is faster for them (one parse, no
+#: index) and holds little memory (a worker may not fork, so a streamed pair would run on one core anyway)
+STREAM_MIN_BYTES = 64 << 20
+#: set to a number of bytes to change :data:`STREAM_MIN_BYTES` (``0``: stream every pair)
+ENV_STREAM_MIN_BYTES = "MSPROBE_RANK_STREAM_MIN_BYTES"
+
 
 @dataclass
 class JobTask:
@@ -72,8 +79,9 @@ class _Collect(logging.Handler):
 def run_job_task(task: JobTask) -> JobReport:
     """Run one job where the executor put it; module-level so that it pickles by reference."""
     from ..host.registry import get_host
-    from ..pipeline.job import compare_and_write
+    from ..pipeline.job import compare_and_write, compare_job
     from ..workers.executors import using
+    from ..write.stage import write_result
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
@@ -87,9 +95,14 @@ def run_job_task(task: JobTask) -> JobReport:
         host = get_host()
         with task.executor.open() as executor, using(executor):
             try:
-                # the job's own stages, as in a serial run: a statistics or md5 compare the run keeps no
-                # table of is read, built and written chunk by chunk here too (pipeline.streamed)
-                done = compare_and_write(task.job, task.options, task.timestamp, host)
+                # a big statistics or md5 pair the run keeps no table of is read, built and written chunk by
+                # chunk here too, as in a serial run (pipeline.streamed); a small one on whole tables
+                if _job_bytes(task.job, largest=True) >= stream_min_bytes():
+                    done = compare_and_write(task.job, task.options, task.timestamp, host)
+                else:
+                    table = compare_job(task.job, task.options, host)
+                    done = None if table is None else (
+                        table, write_result(table, task.job, task.options, task.timestamp, host))
                 if done is not None:
                     table, report.files = done
                     report.partial = job_partial(task.options, task.job, table, report.files)
@@ -121,15 +134,24 @@ def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
     return len(runnable) > 1 and executor.parallelism() > 1
 
 
-def _job_bytes(job: CompareJob) -> int:
-    total = 0
+def stream_min_bytes() -> int:
+    """:data:`STREAM_MIN_BYTES`, or ``MSPROBE_RANK_STREAM_MIN_BYTES``."""
+    try:
+        return max(0, int(os.environ.get(ENV_STREAM_MIN_BYTES) or STREAM_MIN_BYTES))
+    except ValueError:
+        return STREAM_MIN_BYTES
+
+
+def _job_bytes(job: CompareJob, largest: bool = False) -> int:
+    """The bytes of the job's two dump files (``largest``: of the larger one)."""
+    sizes = []
     for p in (job.target, job.golden):
         try:
             path = Path(p)
-            total += path.stat().st_size if path.is_file() else 0
+            sizes.append(path.stat().st_size if path.is_file() else 0)
         except OSError:
-            pass
-    return total
+            sizes.append(0)
+    return max(sizes) if largest else sum(sizes)
 
 
 def run_parallel(
