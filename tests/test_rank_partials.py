@@ -55,6 +55,16 @@ def _run(target: Path, golden: Path, out: Path, *extra: str) -> tuple[dict[str, 
     return summary, seen
 
 
+def _executor_flags(executor: str) -> tuple[str, ...]:
+    """The command-line flags that run the ranks ``inline``, on the ``local pool`` or on ``dask``."""
+    if executor == "inline":
+        return ("--workers", "1")
+    if executor == "local pool":
+        return ("--executor", "local", "--workers", "2")
+    pytest.importorskip("distributed")
+    return ("--executor", "dask", "--workers", "2")
+
+
 @pytest.fixture(scope="module")
 def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
     """The summary of a run that keeps its tables and makes no partials (as the Python API runs), made from the
@@ -72,13 +82,7 @@ def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
 @pytest.mark.parametrize("executor", ["inline", "local pool", "dask"])
 def test_ranks_hand_back_partials_and_the_summary_is_the_tables_one(ranks, from_tables, tmp_path, executor,
                                                                      monkeypatch):
-    if executor == "inline":
-        extra: tuple[str, ...] = ("--workers", "1")
-    elif executor == "local pool":
-        extra = ("--executor", "local", "--workers", "2")
-    else:
-        pytest.importorskip("distributed")
-        extra = ("--executor", "dask", "--workers", "2")
+    extra = _executor_flags(executor)
     summary, outcomes = _run(*ranks, tmp_path, *extra)
     assert len(outcomes) == len(CASES)
     assert all(o.table is None for o in outcomes), "a rank's table reached the run"
@@ -139,13 +143,7 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
         monkeypatch.delenv(THRESHOLD_ENV, raising=False)
     else:
         monkeypatch.setenv(THRESHOLD_ENV, threshold)
-    if executor == "inline":
-        extra: tuple[str, ...] = ("--workers", "1")
-    elif executor == "local pool":
-        extra = ("--executor", "local", "--workers", "2")
-    else:
-        pytest.importorskip("distributed")
-        extra = ("--executor", "dask", "--workers", "2")
+    extra = _executor_flags(executor)
     _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
     assert all(o.table is None for o in outcomes), "a rank's table reached the run"
     samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
@@ -193,14 +191,8 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
     from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
 
-    if executor == "inline":
-        extra: tuple[str, ...] = ("--workers", "1")
-    elif executor == "local pool":
-        extra = ("--executor", "local", "--workers", "2")
-    else:
-        pytest.importorskip("distributed")
-        extra = ("--executor", "dask", "--workers", "2")
-        # Dask's worker processes import the sink's module by name
+    extra = _executor_flags(executor)
+    if executor == "dask":  # Dask's worker processes import the sink's module by name
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
                                                                             KEEP_TABLES: False})
@@ -234,7 +226,7 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     threshold = sum(rows)  # everything fits, but the largest rank is over its quarter of it
     assert max(rows) > threshold // len(rows)
     monkeypatch.setenv(THRESHOLD_ENV, str(threshold))
-    extra = ("--workers", "1") if executor == "inline" else ("--executor", "local", "--workers", "2")
+    extra = _executor_flags(executor)
     _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
     samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
     share = threshold // len(rows)
