@@ -240,3 +240,63 @@ def test_side_files_never_hold_more_than_two_rounds(tmp_path: Path, workers_star
     _run(target, golden, tmp_path / "out", capsys)
     assert all(workers_started) and len(held) > 5
     assert max(held) <= 2
+
+
+# --- the real command, signalled while its worker runs ---------------------------------------------------------
+
+def _worker_seen(proc: Any, out: Path, timeout: float = 120) -> bool:
+    """Wait until the run's chunk worker has made its side directory (``False``: the run ended first)."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        if list(out.glob(".msprobe-*.chunks")):
+            return True
+        time.sleep(0.002)
+    return False
+
+
+@pytest.fixture(scope="module")
+def big_pair(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A pair of 40,000 APIs (120,000 result rows: above the worker's 100,000)."""
+    from .test_hostile_inputs import _big_stats_pair
+
+    return _big_stats_pair(tmp_path_factory.mktemp("big"), 40_000)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(2, 130), (15, 143)])
+def test_a_signal_while_the_worker_runs_leaves_nothing(big_pair: list[str], tmp_path: Path, sig: int,
+                                                       code: int) -> None:
+    from .test_hostile_inputs import _spawn
+
+    out = tmp_path / "out"
+    proc = _spawn([*big_pair, "-o", str(out)], env={**os.environ, chunking.ENV_CHUNK_ROWS: "1000"})
+    if not _worker_seen(proc, out):
+        proc.kill()
+        pytest.fail(f"no chunk worker started: {proc.communicate()}")
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert not (list(out.iterdir()) if out.is_dir() else []), "a result or side file was left"
+
+
+def test_a_worker_killed_from_outside_changes_nothing_but_the_time(big_pair: list[str], tmp_path: Path) -> None:
+    from .test_hostile_inputs import _spawn
+
+    env = {**os.environ, chunking.ENV_CHUNK_ROWS: "1000"}
+    alone = _spawn([*big_pair, "-o", str(tmp_path / "alone")], env={**env, chunkworker.ENV_NO_CHUNK_WORKER: "1"})
+    assert alone.wait(timeout=300) == 0
+    out = tmp_path / "killed"
+    proc = _spawn([*big_pair, "-o", str(out)], env=env)
+    assert _worker_seen(proc, out), proc.communicate()
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    for pid in children.read_text().split() if children.exists() else []:
+        os.kill(int(pid), 9)  # the chunk worker (the target's indexing child has ended by now)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
+
+    assert files(out) == files(tmp_path / "alone")

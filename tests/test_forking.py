@@ -114,3 +114,45 @@ def test_no_fork_when_disabled_or_small(monkeypatch: pytest.MonkeyPatch) -> None
     assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS - 1)
     monkeypatch.setattr(forking, "usable_cores", lambda: 1)
     assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS)
+
+
+#: armed by the test below: the next fork of this process signals itself from inside ``os.fork``'s own hooks
+_SIGNAL_IN_FORK: list[int] = []
+
+
+def _signal_in_fork() -> None:
+    if _SIGNAL_IN_FORK:
+        os.kill(os.getpid(), _SIGNAL_IN_FORK.pop())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_signal_in_fork)
+
+
+def test_a_stop_signal_during_the_fork_is_raised_after_it_and_the_child_killed(tmp_path: Path) -> None:
+    """A SIGTERM that lands while ``os.fork`` runs its hooks must not be lost (its handler's exception would be
+    ignored inside the hook and the run would go on): it is held, raised once the child is known, and the
+    child, which the caller will never see, is killed."""
+    import signal
+    import time
+
+    def on_term(signum: int, frame: object) -> None:  # as the command line's handler does
+        raise KeyboardInterrupt
+
+    marker = tmp_path / "child ran"
+
+    def work() -> None:
+        time.sleep(0.5)
+        marker.write_text("the child was not killed")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        _SIGNAL_IN_FORK.append(signal.SIGTERM)
+        with pytest.raises(KeyboardInterrupt):
+            forking.spawn(work)
+    finally:
+        _SIGNAL_IN_FORK.clear()
+        signal.signal(signal.SIGTERM, previous)
+    time.sleep(0.8)
+    assert not marker.exists()
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # nothing is left held

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..model import DumpTable
+from ..workers import forking
 from ..workers.forking import fork_allowed
 from .tablewire import TableBuilder, can_encode, encode_parts
 
@@ -109,17 +110,24 @@ class _Child:
                 stream.flush()
             except (AttributeError, OSError, ValueError):  # closed, broken or replaced streams
                 pass
+        held = forking.hold_signals()  # a signal during the fork is delivered once the child is known
         try:
             pid = os.fork()
         except OSError:
             os.close(read_fd)
             os.close(write_fd)
+            forking.release_signals(held)
             return None
         if pid == 0:  # the child: never returns
-            os.close(read_fd)
-            _run_child(work, write_fd)
+            _run_child(work, write_fd, read_fd, held)
         os.close(write_fd)
-        return cls(pid, read_fd)
+        child = cls(pid, read_fd)
+        try:
+            forking.release_signals(held)
+        except BaseException:
+            child.stop()
+            raise
+        return child
 
     def collect(self, like: DumpTable | None = None) -> DumpTable | None:
         """The child's table, or ``None`` when it failed in any way (``like``: see ``TableBuilder``).
@@ -169,7 +177,7 @@ class _Child:
             self.reaped = True
 
 
-def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
+def _run_child(work: Callable[[], DumpTable], write_fd: int, read_fd: int, held: object) -> None:
     """Body of the forked child: load, encode part by part, write; leave without any cleanup.
 
     A writer thread sends the parts while the next ones are encoded, so the child never
@@ -177,7 +185,9 @@ def _run_child(work: Callable[[], DumpTable], write_fd: int) -> None:
     """
     code = 1
     try:
+        os.close(read_fd)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
+        forking.release_signals(held)
         table = work()
         if getattr(table, "pickled_whole", False):  # numpy arrays, no row objects (load/dumpindex.DumpIndex)
             data = pickle.dumps((_WHOLE, table), protocol=pickle.HIGHEST_PROTOCOL)

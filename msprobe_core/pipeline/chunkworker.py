@@ -201,15 +201,19 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
                 answers.write(_LENGTH.pack(len(data)) + data)
                 answers.flush()
 
-    child = forking.spawn(work)
-    os.close(answers_w)
-    os.close(acks_r)
-    if child.pid is None:
-        os.close(answers_r)
-        os.close(acks_w)
-        shutil.rmtree(side, ignore_errors=True)
-        return None
-    return ChunkWorker(child, answers_r, acks_w, side)
+    try:
+        child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
+    except BaseException:
+        child = forking.Child(None)
+        raise
+    finally:
+        os.close(answers_w)
+        os.close(acks_r)
+        if child.pid is None:
+            os.close(answers_r)
+            os.close(acks_w)
+            shutil.rmtree(side, ignore_errors=True)
+    return ChunkWorker(child, answers_r, acks_w, side) if child.pid is not None else None
 
 
 class _Records(logging.Handler):

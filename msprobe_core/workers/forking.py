@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 #: set to any non-empty value to never fork (everything then runs in this process)
 ENV_NO_FORK = "MSPROBE_NO_FORK"
@@ -81,28 +82,59 @@ class Child:
         self.succeeded = False
 
 
+#: the signals the command line turns into an orderly stop (Ctrl-C, ``kill``, a closed terminal)
+_STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def hold_signals() -> Any:
+    """Hold the stopping signals (:func:`release_signals` delivers what arrived meanwhile); ``None`` where
+    signals cannot be held. Around a fork: a handler that ran inside the fork's own hooks (the logging
+    module's locks) would have its ``KeyboardInterrupt`` ignored there, and the run would go on."""
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    except (AttributeError, ValueError, OSError):  # no pthread_sigmask, or not the main thread's business
+        return None
+
+
+def release_signals(held: Any) -> None:
+    """Undo :func:`hold_signals`; a signal that arrived meanwhile has its handler run now, here (it may raise)."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # runs the pending handlers before it returns
+
+
 def spawn(work: Callable[[], None]) -> Child:
     """Run ``work()`` in a forked child and return at once; the caller must ``wait()`` or ``kill()`` it.
 
-    If the fork fails, nothing runs: the child's ``pid`` is None and ``wait()`` is False.
+    If the fork fails, nothing runs: the child's ``pid`` is None and ``wait()`` is False. A stopping signal
+    that arrives during the fork is delivered once the child is known: the child is killed and reaped and
+    the signal's exception goes on from here.
     """
     for stream in (sys.stdout, sys.stderr):  # what is buffered here must not be written twice
         with contextlib.suppress(Exception):
             stream.flush()
+    held = hold_signals()
     try:
         pid = os.fork()
     except OSError:
+        release_signals(held)
         return Child(None)
     if pid == 0:  # the child: run the work, never return into the caller's code
         code = 1
         try:
+            release_signals(held)  # a fork's child has no pending signals of its parent
             work()
             code = 0
         except BaseException:  # noqa: BLE001 - any failure just means the parent does the work
             pass
         finally:
             os._exit(code)
-    return Child(pid)
+    child = Child(pid)
+    try:
+        release_signals(held)
+    except BaseException:
+        child.kill()
+        raise
+    return child
 
 
 @contextlib.contextmanager

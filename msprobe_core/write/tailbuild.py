@@ -164,7 +164,11 @@ def start_tail(
                 del table
                 lo = hi
 
-    child = forking.spawn(work)
+    try:
+        child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
+    except BaseException:
+        side.unlink(missing_ok=True)
+        raise
     if child.pid is None:
         side.unlink(missing_ok=True)
         return None
