@@ -300,3 +300,27 @@ def test_a_worker_killed_from_outside_changes_nothing_but_the_time(big_pair: lis
         return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
 
     assert files(out) == files(tmp_path / "alone")
+
+
+def test_a_run_killed_outright_leaves_its_side_files_to_a_later_runs_sweep(big_pair: list[str], tmp_path: Path) -> None:
+    """SIGKILL cannot be handled: the side directory stays, locked while the run (or its worker) lives, and a
+    later run's sweep removes it once nothing holds it."""
+    import time
+
+    from msprobe_core.files.leftovers import sweep_stale
+
+    from .test_hostile_inputs import _spawn
+
+    out = tmp_path / "out"
+    proc = _spawn([*big_pair, "-o", str(out)], env={**os.environ, chunking.ENV_CHUNK_ROWS: "1000"})
+    assert _worker_seen(proc, out), proc.communicate()
+    (side,) = out.glob(".msprobe-*.chunks")
+    assert side not in sweep_stale(out, older_than=0) and side.is_dir()  # in use: left alone
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.time() + 60
+    while side.exists() and time.time() < deadline:  # the orphaned worker stops when it finds the run gone
+        sweep_stale(out, older_than=0)
+        time.sleep(0.05)
+    assert not side.exists()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]

@@ -129,12 +129,20 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_signal_in_fork)
 
 
-def test_a_stop_signal_during_the_fork_is_raised_after_it_and_the_child_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("other_thread", [False, True])
+def test_a_stop_signal_during_the_fork_is_raised_after_it_and_the_child_killed(tmp_path: Path,
+                                                                                other_thread: bool) -> None:
     """A SIGTERM that lands while ``os.fork`` runs its hooks must not be lost (its handler's exception would be
     ignored inside the hook and the run would go on): it is held, raised once the child is known, and the
-    child, which the caller will never see, is killed."""
+    child, which the caller will never see, is killed. Also when another thread is there for the kernel to
+    hand the signal to (as a BLAS thread may be): blocking it in this thread would not do."""
     import signal
+    import threading
     import time
+
+    stop = threading.Event()
+    if other_thread:
+        threading.Thread(target=stop.wait, daemon=True).start()
 
     def on_term(signum: int, frame: object) -> None:  # as the command line's handler does
         raise KeyboardInterrupt
@@ -150,7 +158,9 @@ def test_a_stop_signal_during_the_fork_is_raised_after_it_and_the_child_killed(t
         _SIGNAL_IN_FORK.append(signal.SIGTERM)
         with pytest.raises(KeyboardInterrupt):
             forking.spawn(work)
+        assert signal.getsignal(signal.SIGTERM) is on_term  # put back
     finally:
+        stop.set()
         _SIGNAL_IN_FORK.clear()
         signal.signal(signal.SIGTERM, previous)
     time.sleep(0.8)

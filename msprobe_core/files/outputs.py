@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import OutputError, os_reason
+from .leftovers import PART_SUFFIX, RUN_LOCK_PREFIX, RUN_LOCK_SUFFIX, sweep_stale, take_lock
 
 __all__ = [
     "atomic_path",
@@ -47,7 +48,6 @@ __all__ = [
     "write_text_atomic",
 ]
 
-PART_SUFFIX = ".part"
 #: how text outputs encode what UTF-8 cannot (a lone surrogate from a JSON ``\\ud800`` escape, or from a
 #: file name that is not UTF-8): as the ``\\udcff`` escape, never an error that loses the whole file
 TEXT_ERRORS = "backslashreplace"
@@ -105,73 +105,6 @@ def _clobber_error(final: Path) -> OutputError:
 
 
 STAMP_FORMAT = "%Y%m%d%H%M%S"
-RUN_LOCK_PREFIX = ".msprobe-run-"
-RUN_LOCK_SUFFIX = ".lock"
-#: a hidden temporary file or run lock older than this, that no process holds locked, is a leftover
-STALE_AFTER_S = 60.0
-
-
-def _lock(fd: int) -> bool:
-    """Take an exclusive advisory lock on ``fd`` (released when the process ends, however it ends)."""
-    try:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except (ImportError, OSError):  # no flock here (another OS, some network file systems): nothing to rely on
-        return False
-
-
-def _unheld(path: str) -> bool:
-    """Whether no process holds a lock on ``path`` (False when that cannot be known)."""
-    try:
-        import fcntl
-
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except (ImportError, OSError):
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:  # held by a live writer (EWOULDBLOCK), or locks do not work here
-        return False
-    finally:
-        os.close(fd)
-
-
-def sweep_stale(directory: Path, *, older_than: float = STALE_AFTER_S) -> list[Path]:
-    """Remove what killed runs left in ``directory``: hidden ``.part`` files and run locks no live process holds.
-
-    A run killed outright (SIGKILL, a power cut) cannot remove its temporary files; every
-    live writer holds a lock on its own (:func:`atomic_path`, :func:`run_stamp`), so a
-    hidden file that is unlocked and has not changed for ``older_than`` seconds is a
-    leftover. Returns the files removed; errors are ignored (it is housekeeping).
-    """
-    removed: list[Path] = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return removed
-    for entry in entries:
-        name = entry.name
-        if not name.startswith(".") or not (name.endswith(PART_SUFFIX) or (
-                name.startswith(RUN_LOCK_PREFIX) and name.endswith(RUN_LOCK_SUFFIX))):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < older_than or not _unheld(entry.path):
-            continue
-        try:
-            os.unlink(entry.path)
-            removed.append(Path(entry.path))
-        except OSError:
-            pass
-    return removed
-
-
 _STAMP_IN_NAME = re.compile(r"_(\d{14})(?=[._]|$)")
 
 
@@ -233,7 +166,7 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
     else:
         raise OutputError("every timestamp of the next hour is taken by files or other runs", path=directory)
     try:
-        _lock(fd)
+        take_lock(fd)
         if k:
             import logging
 
@@ -380,7 +313,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
             break
         else:
             raise OutputError("cannot create a temporary file next to the result", path=final)
-        _lock(fd)  # held while the file is written: a later run's sweep_stale() leaves it alone
+        take_lock(fd)  # held while the file is written: a later run's sweep_stale() leaves it alone
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_umask())
         _commit(tmp_path, final)

@@ -186,8 +186,8 @@ def _run_child(work: Callable[[], DumpTable], write_fd: int, read_fd: int, held:
     code = 1
     try:
         os.close(read_fd)
+        forking.release_signals(held, deliver=False)  # what arrived during the fork was the parent's
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
-        forking.release_signals(held)
         table = work()
         if getattr(table, "pickled_whole", False):  # numpy arrays, no row objects (load/dumpindex.DumpIndex)
             data = pickle.dumps((_WHOLE, table), protocol=pickle.HIGHEST_PROTOCOL)

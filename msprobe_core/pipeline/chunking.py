@@ -163,12 +163,12 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
     from ..console.progress import tick
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
-    rounds, worker = [Round(0, len(chunks), len(chunks))], None
-    if side_dir is not None and worker_wanted(chunks, out, sink):
-        planned = plan_rounds(chunks)
-        worker = start_worker(source, chunks, planned, build, sink, out.part_rows, side_dir)
-        rounds = planned if worker is not None else rounds
+    rounds, worker, started = [Round(0, len(chunks), len(chunks))], None, []
     try:
+        if side_dir is not None and worker_wanted(chunks, out, sink):
+            planned = plan_rounds(chunks)
+            worker = start_worker(source, chunks, planned, build, sink, out.part_rows, side_dir, into=started)
+            rounds = planned if worker is not None else rounds
         readers = source.open()  # after the fork: each process reads through its own descriptors
         with readers[0], readers[1]:
             for k, r in enumerate(rounds):
@@ -186,8 +186,8 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
                 worker.taken(done)  # type: ignore[union-attr]
                 tick(f"chunk {r.stop:,} of {len(chunks):,} (round {k + 1:,} of {len(rounds):,}, with a worker)")
     finally:
-        if worker is not None:
-            worker.close()
+        for begun in started:  # a worker that did not start has its side directory to remove
+            begun.close()
 
 
 def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: int, stop: int,

@@ -23,7 +23,6 @@ import contextlib
 import logging
 import os
 import pickle
-import shutil
 import struct
 import tempfile
 import warnings
@@ -108,13 +107,21 @@ def worker_wanted(chunks: list[tuple[int, int]], out: Any, sink: Any) -> bool:
 
 
 class ChunkWorker:
-    """A forked child building the worker's half of every round into side files under ``side``."""
+    """A forked child building the worker's half of every round into side files under ``side``.
 
-    def __init__(self, child: forking.Child, answers: int, acks: int, side: Path) -> None:
-        self.child = child
-        self._answers = answers  # the child's results, one message per round
-        self._acks = acks  # one byte per round taken in, so that the child runs at most one round ahead
+    Made before anything else exists, so that whoever asked for it can close it whatever happens next
+    (:func:`start_worker` fills it in as it goes: the pipes, then the child). The side directory is locked
+    while the run uses it (:func:`~msprobe_core.files.leftovers.hold_side_dir`): a run killed outright leaves
+    it to a later run's sweep.
+    """
+
+    def __init__(self, side: Path) -> None:
+        from ..files.leftovers import hold_side_dir
+
         self.side = side
+        self.child = forking.Child(None)
+        self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
+        self._lock = hold_side_dir(side)
         self.failed = False
 
     def next_result(self) -> WorkerResult | None:
@@ -147,11 +154,12 @@ class ChunkWorker:
         """Stop the child if it still runs and remove its side files (by a thread: see ``tailbuild``)."""
         from ..write.tailbuild import remove_later
 
-        for fd in (self._answers, self._acks):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._answers = self._acks = -1
         self.child.kill()
+        for fd in (self._answers, self._acks, self._lock):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._answers = self._acks = self._lock = -1
         remove_later(self.side)
 
     def _read(self, n: int) -> bytes | None:
@@ -168,25 +176,29 @@ class ChunkWorker:
 
 
 def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round], build: Callable[..., Any],
-                 sink: Any, part_rows: int, directory: Path) -> ChunkWorker | None:
+                 sink: Any, part_rows: int, directory: Path, into: list[ChunkWorker]) -> ChunkWorker | None:
     """Fork the child that builds, writes and summarises the worker's half of each of ``rounds`` (``None``: it
     did not start).
 
     ``source``: the :class:`~msprobe_core.pipeline.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
-    chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go.
+    chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go;
+    ``into``: the caller's list, which holds the worker from its first resource on (close it, started or not).
     """
     from ..write.tailbuild import side_place
 
     try:
-        side = Path(tempfile.mkdtemp(prefix=".msprobe-", suffix=".chunks", dir=side_place(directory)))
+        into.append(ChunkWorker(Path(tempfile.mkdtemp(prefix=".msprobe-", suffix=".chunks",
+                                                      dir=side_place(directory)))))
     except OSError:
         return None
-    answers_r, answers_w = os.pipe()
-    acks_r, acks_w = os.pipe()
+    worker = into[-1]
+    side = worker.side
+    worker._answers, answers_w = os.pipe()
+    acks_r, worker._acks = os.pipe()
 
     def work() -> None:
-        os.close(answers_r)
-        os.close(acks_w)
+        os.close(worker._answers)
+        os.close(worker._acks)
         _quiet_logger()
         readers = source.open()
         with readers[0], readers[1], os.fdopen(answers_w, "wb") as answers:
@@ -202,18 +214,11 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
                 answers.flush()
 
     try:
-        child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
-    except BaseException:
-        child = forking.Child(None)
-        raise
+        worker.child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
     finally:
         os.close(answers_w)
         os.close(acks_r)
-        if child.pid is None:
-            os.close(answers_r)
-            os.close(acks_w)
-            shutil.rmtree(side, ignore_errors=True)
-    return ChunkWorker(child, answers_r, acks_w, side) if child.pid is not None else None
+    return worker if worker.child.pid is not None else None
 
 
 class _Records(logging.Handler):

@@ -86,20 +86,56 @@ class Child:
 _STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
-def hold_signals() -> Any:
-    """Hold the stopping signals (:func:`release_signals` delivers what arrived meanwhile); ``None`` where
-    signals cannot be held. Around a fork: a handler that ran inside the fork's own hooks (the logging
-    module's locks) would have its ``KeyboardInterrupt`` ignored there, and the run would go on."""
+@dataclass
+class HeldSignals:
+    """The stop signals' handlers while :func:`hold_signals` records them instead (see there)."""
+
+    handlers: dict[int, Any]
+    pending: list[int]
+
+
+def hold_signals() -> HeldSignals | None:
+    """Record the stop signals instead of handling them, until :func:`release_signals`; ``None`` where this
+    thread cannot set handlers (not the main thread).
+
+    Around a fork: a handler that ran inside ``os.fork``'s own hooks (the logging module's locks) would have
+    its ``KeyboardInterrupt`` ignored there, and the run would go on as if nothing had happened. Blocking
+    the signals is not enough: the kernel hands a process signal to any thread that does not block it (a
+    BLAS thread), and the main thread then runs the Python handler at its next instruction, wherever it is.
+    """
+    pending: list[int] = []
+
+    def record(signum: int, frame: object) -> None:
+        pending.append(signum)
+
+    handlers: dict[int, Any] = {}
+    if any(signal.getsignal(signum) is None for signum in _STOPPING):
+        return None  # a handler set outside Python could not be put back
     try:
-        return signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-    except (AttributeError, ValueError, OSError):  # no pthread_sigmask, or not the main thread's business
+        for signum in _STOPPING:
+            handlers[signum] = signal.signal(signum, record)
+    except ValueError:  # not the main thread
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         return None
+    return HeldSignals(handlers, pending)
 
 
-def release_signals(held: Any) -> None:
-    """Undo :func:`hold_signals`; a signal that arrived meanwhile has its handler run now, here (it may raise)."""
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # runs the pending handlers before it returns
+def release_signals(held: HeldSignals | None, deliver: bool = True) -> None:
+    """Undo :func:`hold_signals`; a stop signal recorded meanwhile is handled now, here (it may raise), unless
+    ``deliver`` is false (a fork's child: the signals were its parent's)."""
+    if held is None:
+        return
+    for signum, handler in held.handlers.items():
+        signal.signal(signum, handler)
+    if not deliver:
+        return
+    for signum in dict.fromkeys(held.pending):
+        handler = held.handlers.get(signum)
+        if callable(handler):
+            handler(signum, sys._getframe())
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
 
 
 def spawn(work: Callable[[], None]) -> Child:
@@ -121,7 +157,7 @@ def spawn(work: Callable[[], None]) -> Child:
     if pid == 0:  # the child: run the work, never return into the caller's code
         code = 1
         try:
-            release_signals(held)  # a fork's child has no pending signals of its parent
+            release_signals(held, deliver=False)  # what arrived during the fork was its parent's
             work()
             code = 0
         except BaseException:  # noqa: BLE001 - any failure just means the parent does the work
