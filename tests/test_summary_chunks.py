@@ -76,7 +76,9 @@ def _cycled(sizes: list[int], n: int) -> list[int]:
     return out
 
 
-def _chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: object = None) -> dict:
+def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: object = None) -> dict:
+    """The summary of ``views`` fed in chunks of the sizes in ``cuts`` (cycled), each view's partial pickled and
+    unpickled on the way (as a rank's partial comes back from a worker)."""
     acc = SummaryAccumulator(analysis)
     for view, sizes in zip(views, cuts):
         part = acc.view_accumulator()
@@ -95,7 +97,7 @@ def test_summary_does_not_depend_on_the_chunks(mode, data):
     whole = summarize(views, rows=1 << 30)  # each view fed as one chunk
     assert summarize(views, rows=data.draw(st.integers(1, 7))) == whole
     cuts = [data.draw(_sizes(len(v))) for v in views]
-    assert _chunked_summary(views, cuts) == whole
+    assert chunked_summary(views, cuts) == whole
     # the per-result answers the summary is made of, fed whole, are the whole-view functions' answers
     assert whole["worst_rows"] == worst_rows(views)
     firsts = [first_divergence_of(v) for v in views]
@@ -117,7 +119,7 @@ def test_analysis_rows_do_not_depend_on_the_chunks(data):
                             "evidence": [{"row": w} for w in wanted]}]}
     whole = summarize(views, analysis=analysis, rows=1 << 30)
     cuts = [data.draw(_sizes(len(v))) for v in views]
-    assert _chunked_summary(views, cuts, analysis) == whole
+    assert chunked_summary(views, cuts, analysis) == whole
 
 
 def test_chunks_must_come_in_order():

@@ -15,7 +15,6 @@ import gzip
 import io
 import json
 import math
-import pickle
 import re
 import shlex
 from pathlib import Path
@@ -30,7 +29,6 @@ from msprobe_core.cli.main import main
 from msprobe_core.pipeline.sink import KEEP_TABLES
 from msprobe_core.report import finish
 from msprobe_core.report.accumulate import SummaryAccumulator, view_partial
-from msprobe_core.report.chunks import view_cut
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
 from msprobe_core.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.report.summary import format_summary, summarize
@@ -38,6 +36,7 @@ from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_num
 
 from .conftest import corpora_dir
 from .dumps import api, only_result, tensor, write_dump
+from .test_summary_chunks import chunked_summary
 
 #: an alphabetic word said twice in a row ("error: error", "error  error", "the the")
 STUTTER = re.compile(r"\b([A-Za-z]{2,})\b[\s:]+\1\b", re.IGNORECASE)
@@ -215,25 +214,6 @@ def _sizes(n: int) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(0, max(1, n)) | st.integers(1, 3), min_size=1, max_size=12).filter(any)
 
 
-def _fed(views: list[ResultView], analysis: object, cuts: list[list[int]]) -> dict:
-    """The summary of ``views`` fed to the accumulator in chunks of the sizes in ``cuts`` (cycled), each
-    view's partial pickled and unpickled on the way (as a rank's partial comes back from a worker)."""
-    acc = SummaryAccumulator(analysis)
-    for view, sizes in zip(views, cuts):
-        part = acc.view_accumulator()
-        for chunk in view_cut(view, _cycle(sizes, len(view))):
-            part.feed(chunk)
-        acc.add(pickle.loads(pickle.dumps(part.finish())))
-    return acc.summary()
-
-
-def _cycle(sizes: list[int], n: int) -> list[int]:
-    out: list[int] = []
-    while sum(out) < n:
-        out.extend(sizes)
-    return out
-
-
 @pytest.mark.parametrize(("case", "args"), COMMANDS)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
@@ -257,7 +237,8 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     expected = _answers(whole.summary())
     assert _answers(run.summary) == expected
     cuts = [data.draw(_sizes(len(v)), label=f"sizes of {v.label or 'the result'}") for v in views]
-    assert _answers(_fed(views, run.analysis, cuts)) == expected
+    # each view's partial pickled and unpickled on the way, as a rank's partial comes back from a worker
+    assert _answers(chunked_summary(views, cuts, run.analysis)) == expected
     # the result files as msprobe report reads them: chunked reading changes nothing either
     groups = [[Path(f) for f in o.files if Path(f).suffix in (".csv", ".xlsx")] for o in run.outcomes]
     if all(groups) and len(groups) == len(views):

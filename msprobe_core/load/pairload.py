@@ -19,7 +19,6 @@ import os
 import pickle
 import queue
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -86,12 +85,11 @@ def load_two(
 
 
 class _Child:
-    """A forked child that runs one load and writes the pickled wire form to a pipe."""
+    """A forked child (:func:`forking.spawn`) that runs one load and writes the pickled wire form to a pipe."""
 
-    def __init__(self, pid: int, fd: int) -> None:
-        self.pid = pid
+    def __init__(self, child: forking.Child, fd: int) -> None:
+        self.child = child
         self.fd = fd
-        self.reaped = False
 
     @classmethod
     def start(cls, work: Callable[[], DumpTable]) -> _Child | None:
@@ -105,29 +103,23 @@ class _Child:
             fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
         except (ImportError, AttributeError, OSError):
             pass
-        for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):  # closed, broken or replaced streams
-                pass
-        held = forking.hold_signals()  # a signal during the fork is delivered once the child is known
-        try:
-            pid = os.fork()
-        except OSError:
+
+        def in_child() -> None:
             os.close(read_fd)
-            os.close(write_fd)
-            forking.release_signals(held)
-            return None
-        if pid == 0:  # the child: never returns
-            _run_child(work, write_fd, read_fd, held)
-        os.close(write_fd)
-        child = cls(pid, read_fd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
+            _send(work(), write_fd)
+
         try:
-            forking.release_signals(held)
+            child = forking.spawn(in_child)  # a stop signal during the fork is raised here, the child killed
         except BaseException:
-            child.stop()
+            os.close(read_fd)
             raise
-        return child
+        finally:
+            os.close(write_fd)
+        if child.pid is None:
+            os.close(read_fd)
+            return None
+        return cls(child, read_fd)
 
     def collect(self, like: DumpTable | None = None) -> DumpTable | None:
         """The child's table, or ``None`` when it failed in any way (``like``: see ``TableBuilder``).
@@ -152,9 +144,7 @@ class _Child:
                     del part
             except Exception:  # noqa: BLE001 - nothing, a damaged message or a part that does not rebuild
                 complete = False
-        _, status = os.waitpid(self.pid, 0)
-        self.reaped = True
-        if not complete or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        if not self.child.wait() or not complete:
             return None
         if whole is not None:
             return whole
@@ -168,48 +158,34 @@ class _Child:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        if not self.reaped:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
-            self.reaped = True
+        self.child.kill()
 
 
-def _run_child(work: Callable[[], DumpTable], write_fd: int, read_fd: int, held: object) -> None:
-    """Body of the forked child: load, encode part by part, write; leave without any cleanup.
+def _send(table: DumpTable, write_fd: int) -> None:
+    """In the forked child: the loaded table, encoded part by part, into the pipe (raises on any failure).
 
     A writer thread sends the parts while the next ones are encoded, so the child never
     waits for a parent still busy with the golden (the pipe holds only 1 MiB).
     """
-    code = 1
-    try:
-        os.close(read_fd)
-        forking.release_signals(held, deliver=False)  # what arrived during the fork was the parent's
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent cleans up
-        table = work()
-        if getattr(table, "pickled_whole", False):  # numpy arrays, no row objects (load/dumpindex.DumpIndex)
-            data = pickle.dumps((_WHOLE, table), protocol=pickle.HIGHEST_PROTOCOL)
-            del table
-            _write_all_now([data, pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL)], write_fd)
-            code = 0
-        elif can_encode(table):
-            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-            failed: list[BaseException] = []
-            writer = threading.Thread(target=_write_all, args=(outbox, write_fd, failed), daemon=True)
-            writer.start()
-            for name, part in encode_parts(table, consume=True):
-                outbox.put(pickle.dumps((name, part), protocol=pickle.HIGHEST_PROTOCOL))
-                del part
-            outbox.put(pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL))
-            outbox.put(None)
-            writer.join()
-            code = 1 if failed else 0
-    except BaseException:  # noqa: BLE001 - any failure: the parent loads the table itself
-        code = 1
-    finally:
-        os._exit(code)
+    if getattr(table, "pickled_whole", False):  # numpy arrays, no row objects (load/dumpindex.DumpIndex)
+        data = pickle.dumps((_WHOLE, table), protocol=pickle.HIGHEST_PROTOCOL)
+        del table
+        _write_all_now([data, pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL)], write_fd)
+        return
+    if not can_encode(table):
+        raise ValueError("this table has no wire form")
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    failed: list[BaseException] = []
+    writer = threading.Thread(target=_write_all, args=(outbox, write_fd, failed), daemon=True)
+    writer.start()
+    for name, part in encode_parts(table, consume=True):
+        outbox.put(pickle.dumps((name, part), protocol=pickle.HIGHEST_PROTOCOL))
+        del part
+    outbox.put(pickle.dumps((_END, None), protocol=pickle.HIGHEST_PROTOCOL))
+    outbox.put(None)
+    writer.join()
+    if failed:
+        raise failed[0]
 
 
 def _write_all_now(messages: list[bytes], fd: int) -> None:

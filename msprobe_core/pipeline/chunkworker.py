@@ -122,7 +122,6 @@ class ChunkWorker:
         self.child = forking.Child(None)
         self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
         self._lock = hold_side_dir(side)
-        self.failed = False
 
     def next_result(self) -> WorkerResult | None:
         """The child's result of its next round (``None`` when it failed: build the rest here)."""
@@ -136,7 +135,6 @@ class ChunkWorker:
             except Exception:  # noqa: BLE001 - a garbled answer: do the work here
                 result = None
         if not isinstance(result, WorkerResult):
-            self.failed = True
             self.close()
             return None
         return result

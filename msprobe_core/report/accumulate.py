@@ -18,15 +18,14 @@ its rows are sorted by name and put in execution order only over every row, so i
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..model import MODE_KERNEL
+from ..workers.gcpause import gc_paused
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
     AnalysisQuery,
@@ -43,19 +42,6 @@ from .worst import WorstRows, merge_worst, worst_rows_metric
 
 #: How many worst rows a summary lists.
 WORST_ROWS = 10
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a summary makes millions of small acyclic objects (parsed
-    numbers, spelled cells) whose repeated scans cost more than the summary (+0.4 s at 1M entries)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass

@@ -53,19 +53,25 @@ class ResultChunk(ResultView):
         return self.start + len(self)
 
 
-class _SlicedCells(Mapping[str, list[str]]):
-    """Rows ``start:stop`` of columns of text cells, each column sliced when first read."""
+class CellWindow(Mapping[str, list[str]]):
+    """Rows ``start:stop`` of columns of text cells: a column is sliced when first read whole, and a few rows of
+    it are picked from the whole column (:meth:`texts_at`)."""
 
     def __init__(self, cells: Mapping[str, list[str]], start: int, stop: int) -> None:
-        self._cells = cells
-        self._start, self._stop = start, stop
+        self._cells, self._start, self._stop = cells, start, stop
         self._sliced: dict[str, list[str]] = {}
 
     def __getitem__(self, name: str) -> list[str]:
         out = self._sliced.get(name)
         if out is None:
-            out = self._sliced[name] = list(self._cells[name][self._start:self._stop])
+            part = self._cells[name][self._start:self._stop]
+            out = self._sliced[name] = part if isinstance(part, list) else list(part)
         return out
+
+    def texts_at(self, name: str, rows: Sequence[int]) -> list[str]:
+        """Cells ``rows`` (relative to the window) of column ``name``."""
+        col, base = self._cells[name], self._start
+        return [col[base + i] for i in rows]
 
     def __contains__(self, name: object) -> bool:
         return name in self._cells
@@ -94,7 +100,7 @@ def view_slice(view: ResultView, start: int, stop: int) -> ResultChunk:
     elif start == 0 and stop == n:
         sub = cells
     else:
-        sub = _SlicedCells(cells, start, stop)
+        sub = CellWindow(cells, start, stop)
     base = view.start if isinstance(view, ResultChunk) else 0
     chunk = ResultChunk(**_meta(view), cells=sub, start=base + start)
     if view._verdicts is not None:  # already worked out for the whole view (the HTML report reads them too)

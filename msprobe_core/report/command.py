@@ -196,7 +196,8 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     """
     from ..console.logs import setup_logging
     from ..console.progress import file_sizes, run_status, stage
-    from .accumulate import SummaryAccumulator, gc_paused
+    from ..workers.gcpause import gc_paused
+    from .accumulate import SummaryAccumulator
     from .finish import finish_summary
     from .result_files import read_result_chunks
     from .sample_sink import ReportSamples

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import GateFailed
-from .accumulate import SummaryAccumulator, gc_paused
+from ..workers.gcpause import gc_paused
+from .accumulate import SummaryAccumulator
 from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .views import ResultView, view_from_table

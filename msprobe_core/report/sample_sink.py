@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .accumulate import ViewAccumulator, ViewPartial, gc_paused
+from ..workers.gcpause import gc_paused
+from .accumulate import ViewAccumulator, ViewPartial
 from .chunks import table_chunks
 from .sampling import Budget, RowAllowance, ViewSample, ViewSampler, sample_threshold, sample_views, watched_calls
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -44,6 +44,7 @@ from ..model import MODE_KERNEL
 from ..result_columns import known_columns
 from .buckets import Buckets, Decimated, TopRows
 from .calls import CallNumbers
+from .chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
 from .divergence import first_divergence_of
 from .views import VERDICT_LEVEL, ResultHead, ResultView, SpelledColumns, head_of, main_metric, plot_metrics
 
@@ -125,42 +126,13 @@ def _badness(metric: str, values: np.ndarray) -> np.ndarray:
 def _take(chunk: ResultView, rows: list[int]) -> list[tuple[str, ...]]:
     """The cells of rows ``rows`` (ascending, relative to the chunk), one tuple per row, in column order."""
     cells = chunk.cells
-    texts_at = getattr(cells, "texts_at", None)  # SpelledColumns, _Window: without spelling/slicing every row
+    texts_at = getattr(cells, "texts_at", None)  # SpelledColumns, CellWindow: without spelling/slicing every row
     if texts_at is not None:
         columns = [texts_at(c, rows) for c in chunk.columns]
     else:
         pick = itemgetter(*rows)
         columns = [pick(cells[c]) if len(rows) > 1 else (cells[c][rows[0]],) for c in chunk.columns]
     return list(zip(*columns))
-
-
-class _Window(Mapping[str, list[str]]):
-    """Rows ``start:stop`` of columns of text cells (a chunk of a whole view read back); a column is sliced when
-    read whole, and a few rows of it are picked from the whole column (:meth:`texts_at`)."""
-
-    def __init__(self, cells: Mapping[str, list[str]], start: int, stop: int) -> None:
-        self._cells, self._start, self._stop = cells, start, stop
-        self._sliced: dict[str, list[str]] = {}
-
-    def __getitem__(self, name: str) -> list[str]:
-        out = self._sliced.get(name)
-        if out is None:
-            out = self._sliced[name] = self._cells[name][self._start:self._stop]
-        return out
-
-    def texts_at(self, name: str, rows: Sequence[int]) -> list[str]:
-        """Cells ``rows`` (relative to the window) of column ``name``."""
-        col, base = self._cells[name], self._start
-        return [col[base + i] for i in rows]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._cells
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cells)
-
-    def __len__(self) -> int:
-        return len(self._cells)
 
 
 class RowAllowance:
@@ -390,8 +362,6 @@ def _shared(cells: Sequence[str]) -> list[str]:
 
 def _in_execution_order(chunks: list[ResultView]) -> Iterable[ResultView]:
     """Kernel chunks gathered, their rows put in execution order (:meth:`ResultView.order`), re-cut into chunks."""
-    from .chunks import concat_chunks, view_chunks
-
     whole = concat_chunks(chunks) if len(chunks) > 1 else chunks[0]
     order = whole.order()
     cells = {c: [whole.cells[c][i] for i in order] for c in whole.columns}
@@ -404,8 +374,6 @@ def sample_views(views: Sequence[ResultView], analysis_calls: Iterable[str] = ()
                  budget: Budget | None = None) -> list[ViewSample]:
     """The sample of each of ``views`` (whole views, cut into chunks here; ``analysis_calls``: see ``watch``;
     ``budget``: default ``Budget.for_views(len(views))``)."""
-    from .chunks import CHUNK_ROWS, ResultChunk, view_chunks
-
     budget = budget or Budget.for_views(len(views))
     size = max(1, rows or CHUNK_ROWS)
     out = []
@@ -414,8 +382,8 @@ def sample_views(views: Sequence[ResultView], analysis_calls: Iterable[str] = ()
         if isinstance(view.cells, SpelledColumns):
             chunks: Iterable[ResultView] = view_chunks(view, size)
         else:
-            chunks = (ResultChunk(view.label, view.mode, view.columns, _Window(view.cells, a, min(len(view), a + size)),
-                                  view.files, view.frameworks, view.level, view.dump_mode, start=a)
+            chunks = (ResultChunk(view.label, view.mode, view.columns,
+                                  CellWindow(view.cells, a, min(len(view), a + size)), view.files, view.frameworks, view.level, view.dump_mode, start=a)
                       for a in range(0, max(1, len(view)), size))
         for chunk in chunks:
             _share_parsed(view, chunk)

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .accumulate import SummaryAccumulator, gc_paused
+from ..workers.gcpause import gc_paused
+from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric

@@ -8,10 +8,8 @@ and hands each job to the pipeline (:mod:`msprobe_core.pipeline.job`), to the ex
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from ..host.specs import CompareJob
 from ..model import RUN_STAMP, RUN_STARTED, CompareOptions
 from ..pipeline.job import JobOutcome, compare_and_write, raise_if_partly_failed
 from ..pipeline.sink import keeps_tables
+from ..workers.gcpause import gc_paused
 from .parallel import job_partial
 
 log = logging.getLogger("msprobe")
@@ -38,7 +37,7 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
                    keep_earlier=not options.force) as timestamp:
         # both travel to worker processes
         options = replace(options, extra={**options.extra, RUN_STARTED: time.time(), RUN_STAMP: timestamp})
-        with _no_gc(), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+        with gc_paused(freeze=True), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
             if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
                 from ..analysis.runner import run_diff_analyze
 
@@ -49,23 +48,6 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
             outcomes = _run_on_executor(jobs, options, host, timestamp)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
-
-
-@contextmanager
-def _no_gc():
-    """Pause the cyclic garbage collector: a compare builds millions of small acyclic objects
-    (parsed JSON, row cells) and the collector's repeated scans of them cost more than the parse."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            # what the run allocated sits, uncollected, in the youngest generation: left there, the
-            # first collection after re-enabling scans all of it (about a second for a big table);
-            # moved to the permanent generation it is freed by reference counting as usual
-            gc.freeze()
-            gc.enable()
 
 
 def _run_on_executor(

@@ -11,6 +11,7 @@ finished is left half-written.
 
 from __future__ import annotations
 
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -73,11 +74,6 @@ class ChunkedResult:
             self._done += take
 
     @property
-    def rows_written(self) -> int:
-        """Rows written so far (the first row of the next part)."""
-        return self._done
-
-    @property
     def part_rows(self) -> int | None:
         """Rows per CSV part file, when this result takes rows another process spelled as CSV text
         (:meth:`adopt_csv`); ``None`` for xlsx."""
@@ -87,8 +83,6 @@ class ChunkedResult:
         """Append rows another process spelled as this writer spells them: ``segments`` are ``(part, rows,
         file)`` in order, each ``file`` the CSV text of the next ``rows`` rows, all in part file ``part``
         (:attr:`part_rows` rows per part), with the header when they begin the part."""
-        import shutil
-
         if self.xlsx or self.header is None:
             raise ValueError("CSV rows are adopted after the first part, into a CSV result")
         if list(columns) != self.header:
