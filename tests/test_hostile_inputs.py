@@ -1276,11 +1276,11 @@ def test_leftovers_of_killed_runs_are_swept(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
     out.mkdir()
     old = time.time() - 3600
-    stale = [out / ".compare_result_20200101000000.csv.0123456789ab.part", out / ".msprobe-run-20200101000000.lock"]
-    fresh = out / ".compare_result_20200101000001.csv.0123456789ab.part"
-    held = out / ".compare_result_20200101000002.csv.0123456789ab.part"
+    stale = [out / ".compare_result_20200101000000.csv.msprobe-0123456789ab.part", out / ".msprobe-run-20200101000000.lock"]
+    fresh = out / ".compare_result_20200101000001.csv.msprobe-0123456789ab.part"
+    held = out / ".compare_result_20200101000002.csv.msprobe-0123456789ab.part"
     for p in [*stale, fresh, held]:
-        p.write_text("half")
+        p.write_text("" if p.suffix == ".lock" else "half")  # a run lock is left empty
     for p in [*stale, held]:
         os.utime(p, (old, old))
     with open(held) as fh:

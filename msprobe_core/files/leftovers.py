@@ -1,25 +1,67 @@
 """What killed runs leave behind, and the locks that tell it from what live runs are using.
 
 Every live writer holds an advisory lock on its own temporary file (``outputs.atomic_path``), run
-lock (``outputs.run_stamp``) or side directory (:func:`hold_side_dir`); a run killed outright
+lock (``outputs.run_stamp``) or side directory (:func:`make_side_dir`); a run killed outright
 (SIGKILL, a power cut) cannot remove them, and :func:`sweep_stale` removes those no live process
 holds once they have not changed for a while.
+
+The sweep runs in the user's output directory, so it removes only what this program provably made:
+names of the exact shapes it generates (:func:`part_name`, :func:`run_lock_name`, a side directory
+from :func:`make_side_dir`), regular files (never a link), and side directories only when they carry
+the marker written into them at creation, and then only the files of the shapes written there. A
+user's ``.thesis.tex.part`` or ``.msprobe-notes.chunks/`` is never touched. Each removal is logged.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+import secrets
 import shutil
 import stat
+import tempfile
 import time
 from pathlib import Path
 
-#: the suffix of a hidden temporary file being written (``.<name>.<random>.part``)
+#: the suffix of a hidden temporary file being written (``.<name>.msprobe-<12 hex>.part``)
 PART_SUFFIX = ".part"
 RUN_LOCK_PREFIX = ".msprobe-run-"
 RUN_LOCK_SUFFIX = ".lock"
 #: a hidden temporary file or run lock older than this, that no process holds locked, is a leftover
 STALE_AFTER_S = 60.0
+#: the prefix of the probe file that checks an output directory is writable (removed at once)
+WRITE_PROBE_PREFIX = ".msprobe-write-test."
+
+#: the names of a run's side directories (a streamed compare's chunk worker, ``pipeline/chunkworker.py``)
+SIDE_DIR_PREFIX, SIDE_DIR_SUFFIX = ".msprobe-", ".chunks"
+#: written into every side directory when it is made: without it a directory is not ours, whatever its name
+SIDE_MARKER = ".msprobe-side-dir"
+SIDE_MARKER_TEXT = "made by msprobe-core for a running compare; removed when no run holds it\n"
+
+_HEX = r"[0-9a-f]"
+_TEMPFILE_CHARS = r"[a-z0-9_]"  # what tempfile's random names are made of
+_PART = re.compile(rf"\..+\.msprobe-{_HEX}{{12}}\.part")
+_PROBE = re.compile(rf"{re.escape(WRITE_PROBE_PREFIX)}{_TEMPFILE_CHARS}{{8}}\.part")
+_RUN_LOCK = re.compile(rf"{re.escape(RUN_LOCK_PREFIX)}\d{{14}}{re.escape(RUN_LOCK_SUFFIX)}")
+_SIDE_DIR = re.compile(rf"{re.escape(SIDE_DIR_PREFIX)}{_TEMPFILE_CHARS}{{8}}{re.escape(SIDE_DIR_SUFFIX)}")
+#: the files a chunk worker writes into its side directory (``chunkworker._build_share``)
+_SIDE_FILE = re.compile(r"round-\d+-part-\d+\.csv")
+
+log = logging.getLogger("msprobe")
+
+
+def part_name(final: Path) -> Path:
+    """A fresh name for the hidden temporary file that becomes ``final``: ``.<name>.msprobe-<12 hex>.part``
+    next to it (the name cut to 80 bytes), a shape :func:`sweep_stale` recognises as this program's."""
+    name = final.name
+    base = name[:80] if len(name.encode()) > 80 else name
+    return final.parent / f".{base}.msprobe-{secrets.token_hex(6)}{PART_SUFFIX}"
+
+
+def run_lock_name(directory: Path, stamp: str) -> Path:
+    """The run lock of the timestamp ``stamp`` (``YYYYmmddHHMMSS``) in ``directory``: an empty file."""
+    return directory / f"{RUN_LOCK_PREFIX}{stamp}{RUN_LOCK_SUFFIX}"
 
 
 def take_lock(fd: int) -> bool:
@@ -50,13 +92,26 @@ def _unheld(path: str) -> bool:
         os.close(fd)
 
 
-#: the names of a run's side directories (a streamed compare's chunk worker, ``pipeline/chunkworker.py``)
-SIDE_DIR_PREFIX, SIDE_DIR_SUFFIX = ".msprobe-", ".chunks"
+def make_side_dir(place: Path) -> tuple[Path, int]:
+    """Make a run's side directory in ``place``, mark it as this program's and lock it while the run uses it.
+
+    Returns the directory and the lock's descriptor (``-1`` where locks do not work): close it when done. A
+    killed run's side directory is then a leftover for :func:`sweep_stale`. Raises ``OSError`` when the
+    directory cannot be made (the marker is written before anything else goes in).
+    """
+    side = Path(tempfile.mkdtemp(prefix=SIDE_DIR_PREFIX, suffix=SIDE_DIR_SUFFIX, dir=place))
+    try:
+        with open(side / SIDE_MARKER, "x", encoding="utf-8") as fh:
+            fh.write(SIDE_MARKER_TEXT)
+        return side, hold_side_dir(side)
+    except BaseException:  # a failure, or a stop signal before the caller knows of it: nothing is left
+        shutil.rmtree(side, ignore_errors=True)
+        raise
 
 
 def hold_side_dir(path: Path) -> int:
     """Lock a run's side directory while the run uses it (``-1`` where locks do not work): close the returned
-    descriptor when done. A killed run's side directory is then a leftover for :func:`sweep_stale`."""
+    descriptor when done."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -67,20 +122,67 @@ def hold_side_dir(path: Path) -> int:
     return fd
 
 
-def _side_dir(entry: os.DirEntry) -> bool:
-    return (entry.name.startswith(SIDE_DIR_PREFIX) and entry.name.endswith(SIDE_DIR_SUFFIX)
-            and entry.is_dir(follow_symlinks=False))
+def _ours_file(entry: os.DirEntry, st: os.stat_result) -> bool:
+    """A hidden temporary file, write probe or run lock of this program's: its exact name shape, a regular file
+    (never a link), and a run lock or probe empty as this program leaves them."""
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    name = entry.name
+    if _PART.fullmatch(name):
+        return True
+    return bool(_RUN_LOCK.fullmatch(name) or _PROBE.fullmatch(name)) and st.st_size == 0
+
+
+def _marked(path: str) -> bool:
+    """Whether the side directory ``path`` holds this program's marker, as written (a regular file, its text)."""
+    marker = os.path.join(path, SIDE_MARKER)
+    try:
+        st = os.lstat(marker)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(SIDE_MARKER_TEXT.encode()):
+            return False
+        with open(marker, encoding="utf-8") as fh:
+            return fh.read() == SIDE_MARKER_TEXT
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _clear_side_dir(path: str) -> bool:
+    """Remove this program's files from the side directory ``path``, then the directory if nothing else is in
+    it; whatever else is there stays (with the marker, so the directory is still recognised). True if the
+    directory went."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    foreign = False
+    for entry in entries:
+        if entry.name == SIDE_MARKER:
+            continue
+        if _SIDE_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                foreign = True
+            continue
+        foreign = True
+    if foreign:
+        log.warning("Left %s in place: it holds files msprobe did not write there.", path)
+        return False
+    try:
+        os.unlink(os.path.join(path, SIDE_MARKER))
+        os.rmdir(path)
+    except OSError:
+        return False
+    return True
 
 
 def sweep_stale(directory: Path, *, older_than: float = STALE_AFTER_S) -> list[Path]:
-    """Remove what killed runs left in ``directory``: hidden ``.part`` files, run locks and side directories
-    no live process holds.
+    """Remove what killed runs of this program left in ``directory``: its hidden temporary files, run locks and
+    side directories that no live process holds and that have not changed for ``older_than`` seconds.
 
-    A run killed outright (SIGKILL, a power cut) cannot remove its temporary files; every
-    live writer holds a lock on its own (:func:`atomic_path`, :func:`run_stamp`,
-    :func:`hold_side_dir`), so a hidden file or side directory that is unlocked and has not
-    changed for ``older_than`` seconds is a leftover. Returns what was removed; errors are
-    ignored (it is housekeeping).
+    Only names of the exact shapes this program generates are considered, only regular files (and marked side
+    directories) are removed, and each removal is logged; anything else, whatever its name, is left alone.
+    Returns what was removed; errors are ignored (it is housekeeping).
     """
     removed: list[Path] = []
     now = time.time()
@@ -90,24 +192,29 @@ def sweep_stale(directory: Path, *, older_than: float = STALE_AFTER_S) -> list[P
         return removed
     for entry in entries:
         name = entry.name
-        side = _side_dir(entry)
-        if not side and (not name.startswith(".") or not (name.endswith(PART_SUFFIX) or (
-                name.startswith(RUN_LOCK_PREFIX) and name.endswith(RUN_LOCK_SUFFIX)))):
+        side = bool(_SIDE_DIR.fullmatch(name))
+        if not side and not name.startswith("."):
             continue
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if (not side and not stat.S_ISREG(st.st_mode)) or now - st.st_mtime < older_than or not _unheld(entry.path):
+        if side:
+            if not stat.S_ISDIR(st.st_mode) or not _marked(entry.path):
+                continue
+        elif not _ours_file(entry, st):
             continue
-        try:
-            if side:
-                shutil.rmtree(entry.path)
-            else:
+        if now - st.st_mtime < older_than or not _unheld(entry.path):
+            continue
+        if side:
+            gone = _clear_side_dir(entry.path)
+        else:
+            try:
                 os.unlink(entry.path)
+                gone = True
+            except OSError:
+                gone = False
+        if gone:
             removed.append(Path(entry.path))
-        except OSError:
-            pass
+            log.info("Removed %s, left by an msprobe run that was killed (no process holds it).", entry.path)
     return removed
-
-

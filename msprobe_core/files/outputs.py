@@ -1,7 +1,7 @@
 """Every file msprobe-core or a plugin writes goes through here: atomic, explicit, one-line errors.
 
 * :func:`atomic_path` yields a hidden temporary path in the destination directory
-  (``.<name>.<random>.part``); the file is renamed into place only when the block
+  (``.<name>.msprobe-<random>.part``); the file is renamed into place only when the block
   finishes without an exception, so an interrupted or failed run (Ctrl-C, SIGTERM,
   disk full, a crash) never leaves a file under the final name that looks complete.
 * Inside a run (:func:`output_policy`, entered by ``run.jobs.run_jobs``) a destination
@@ -23,7 +23,6 @@ import contextvars
 import errno
 import os
 import re
-import secrets
 import shutil
 import stat
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import OutputError, os_reason
-from .leftovers import PART_SUFFIX, RUN_LOCK_PREFIX, RUN_LOCK_SUFFIX, sweep_stale, take_lock
+from .leftovers import PART_SUFFIX, WRITE_PROBE_PREFIX, part_name, run_lock_name, sweep_stale, take_lock
 
 __all__ = [
     "atomic_path",
@@ -155,7 +154,7 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
         stamp = time.strftime(STAMP_FORMAT, time.localtime(start + k))
         if stamp in taken:
             continue
-        lock = directory / f"{RUN_LOCK_PREFIX}{stamp}{RUN_LOCK_SUFFIX}"
+        lock = run_lock_name(directory, stamp)
         try:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
         except FileExistsError:
@@ -203,7 +202,7 @@ def prepare_output_dir(directory: Path) -> Path:
         if not directory.is_dir():
             raise OutputError("output path exists and is not a directory", path=directory)
         try:
-            fd, probe = tempfile.mkstemp(prefix=".msprobe-write-test.", suffix=PART_SUFFIX, dir=directory)
+            fd, probe = tempfile.mkstemp(prefix=WRITE_PROBE_PREFIX, suffix=PART_SUFFIX, dir=directory)
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
@@ -224,11 +223,6 @@ def _read_only_fs(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except (OSError, AttributeError):
         return False
-
-
-def _temp_prefix(final: Path) -> str:
-    name = final.name
-    return f".{name[:80]}." if len(name.encode()) > 80 else f".{name}."
 
 
 _FD_LINK = re.compile(r"/(?:proc/self|proc/thread-self|dev)/fd/(\d+)")
@@ -301,7 +295,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
     try:
         # the name is known before the file exists, so a signal at any instant cannot leak it
         for _ in range(100):
-            tmp_path = final.parent / f"{_temp_prefix(final)}{secrets.token_hex(6)}{PART_SUFFIX}"
+            tmp_path = part_name(final)
             try:
                 fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
             except FileExistsError:

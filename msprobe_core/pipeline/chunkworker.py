@@ -24,7 +24,6 @@ import logging
 import os
 import pickle
 import struct
-import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -111,17 +110,16 @@ class ChunkWorker:
 
     Made before anything else exists, so that whoever asked for it can close it whatever happens next
     (:func:`start_worker` fills it in as it goes: the pipes, then the child). The side directory is locked
-    while the run uses it (:func:`~msprobe_core.files.leftovers.hold_side_dir`): a run killed outright leaves
+    while the run uses it (:func:`~msprobe_core.files.leftovers.make_side_dir`): a run killed outright leaves
     it to a later run's sweep.
     """
 
-    def __init__(self, side: Path) -> None:
-        from ..files.leftovers import hold_side_dir
+    def __init__(self, place: Path) -> None:
+        from ..files.leftovers import make_side_dir
 
-        self.side = side
+        self.side, self._lock = make_side_dir(place)  # marked as ours: only then may a later sweep remove it
         self.child = forking.Child(None)
         self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
-        self._lock = hold_side_dir(side)
 
     def next_result(self) -> WorkerResult | None:
         """The child's result of its next round (``None`` when it failed: build the rest here)."""
@@ -185,8 +183,7 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
     from ..write.tailbuild import side_place
 
     try:
-        into.append(ChunkWorker(Path(tempfile.mkdtemp(prefix=".msprobe-", suffix=".chunks",
-                                                      dir=side_place(directory)))))
+        into.append(ChunkWorker(side_place(directory)))
     except OSError:
         return None
     worker = into[-1]

@@ -1,0 +1,147 @@
+"""The sweep of killed runs' leftovers removes only what msprobe provably made (issue 21, item 1).
+
+Every compare sweeps its output directory, which is the user's: a file or folder whose name merely
+looks like a temporary file of ours (``.thesis.tex.part``, ``.msprobe-notes.chunks/``) must survive.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.files import leftovers
+from msprobe_core.files.leftovers import make_side_dir, part_name, run_lock_name, sweep_stale
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "pytorch_stats"
+HOUR_AGO = time.time() - 3600
+
+
+def _age(*paths: Path) -> None:
+    for p in paths:
+        os.utime(p, (HOUR_AGO, HOUR_AGO), follow_symlinks=False)
+
+
+def _users_files(out: Path) -> dict[Path, bytes]:
+    """Files a user may keep in an output directory, named like our temporary files but not ours."""
+    files = {
+        out / ".thesis.tex.part": b"\\chapter{One}",
+        out / ".msprobe-notes.chunks" / "important.txt": b"notes",
+        out / ".msprobe-run-backup.lock": b"",
+        out / ".msprobe-run-20200101000000.lock.bak": b"",
+        out / ".msprobe-run-20200101000003.lock": b"not empty: a lock of ours is",  # our name, not our content
+        out / ".compare_result_x.csv.0123456789ab.part": b"an older shape: cannot be proven ours",
+        out / ".msprobe-abcd1234.chunks" / "round-0-part-0.csv": b"our shape, but no marker",
+        out / ".msprobe-write-test.abcd1234.part": b"not empty",
+        out / "keep.part": b"not hidden",
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    target = out / "precious.txt"
+    target.write_bytes(b"precious")
+    files[target] = b"precious"
+    link = out / ".y.csv.msprobe-0123456789ab.part"  # our name, but a link: never followed, never removed
+    link.symlink_to(target)
+    _age(*files, link, out / ".msprobe-notes.chunks", out / ".msprobe-abcd1234.chunks")
+    return files
+
+
+def _compare(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "msprobe_core", "compare", "-tp", str(EXAMPLE / "target" / "step0"),
+         "-gp", str(EXAMPLE / "golden" / "step0"), "-o", str(out)],
+        capture_output=True, text=True, timeout=300)
+
+
+def test_a_compare_leaves_the_users_look_alike_files_alone(tmp_path: Path) -> None:
+    """A real `msprobe compare -o DIR` into a directory holding a user's files shaped like ours: all survive."""
+    out = tmp_path / "out"
+    out.mkdir()
+    files = _users_files(out)
+    proc = _compare(out)
+    assert proc.returncode == 0, proc.stderr
+    for path, data in files.items():
+        assert path.read_bytes() == data, path
+    assert (out / ".y.csv.msprobe-0123456789ab.part").is_symlink()
+    assert "Removed" not in proc.stdout + proc.stderr
+
+
+def test_a_compare_removes_what_killed_runs_left_and_says_so(tmp_path: Path) -> None:
+    """What this program makes (by its own functions) and a killed run left is swept by the next run, each
+    removal logged; a marked side directory holding a user's file keeps that file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    part = part_name(out / "compare_result_rank0_20200101000000.csv")
+    part.write_text("half a result")
+    lock = run_lock_name(out, "20200101000000")
+    lock.touch()
+    side, fd = make_side_dir(out)
+    os.close(fd)  # the run that held it is gone
+    (side / "round-0-part-0.csv").write_text("rows")
+    (side / "round-1-part-3.csv").write_text("rows")
+    shared, fd = make_side_dir(out)
+    os.close(fd)
+    (shared / "round-0-part-0.csv").write_text("rows")
+    (shared / "mine.txt").write_text("a user put this here")
+    _age(part, lock, side, shared)
+    proc = _compare(out)
+    assert proc.returncode == 0, proc.stderr
+    assert not part.exists() and not lock.exists() and not side.exists()
+    for gone in (part, lock, side):
+        assert f"Removed {gone}," in proc.stdout + proc.stderr, proc.stdout  # the log goes to stdout
+    assert (shared / "mine.txt").read_text() == "a user put this here"
+    assert not (shared / "round-0-part-0.csv").exists()
+    assert f"Left {shared} in place" in proc.stdout + proc.stderr
+
+
+def test_the_shapes_the_writers_make_are_the_shapes_the_sweep_takes(tmp_path: Path) -> None:
+    """The producers and the sweep agree: every name our writers generate is recognised (none drift apart)."""
+    for name in ("compare_result_20200101000000.csv", "x" * 200 + ".xlsx", "报告.html", "a b.yaml"):
+        p = part_name(tmp_path / name)
+        p.write_text("x")
+        _age(p)
+        assert sweep_stale(tmp_path, older_than=60) == [p]
+    lock = run_lock_name(tmp_path, "20991231235959")
+    lock.touch()
+    _age(lock)
+    assert sweep_stale(tmp_path) == [lock]
+    side, fd = make_side_dir(tmp_path)
+    os.close(fd)
+    _age(side)
+    assert sweep_stale(tmp_path) == [side]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_live_and_recent_leftovers_stay(tmp_path: Path) -> None:
+    """A side directory its run still holds, and files changed within the minute, are not leftovers."""
+    side, fd = make_side_dir(tmp_path)
+    _age(side)
+    recent = part_name(tmp_path / "r.csv")
+    recent.write_text("x")
+    try:
+        if fd < 0:
+            pytest.skip("no advisory locks on this file system")
+        assert sweep_stale(tmp_path) == []
+    finally:
+        os.close(fd)
+    assert sweep_stale(tmp_path) == [side]
+    assert recent.exists()
+
+
+def test_a_marker_that_is_not_ours_does_not_make_a_directory_ours(tmp_path: Path) -> None:
+    """A side-directory-shaped folder whose marker is a link, or says something else, is left alone."""
+    for i, make in enumerate((lambda m: m.symlink_to(tmp_path / "elsewhere"), lambda m: m.write_text("mine\n"))):
+        d = tmp_path / f".msprobe-abcdef{i}{i}.chunks"
+        d.mkdir()
+        make(d / leftovers.SIDE_MARKER)
+        (d / "round-0-part-0.csv").write_text("rows")
+        _age(d)
+    (tmp_path / "elsewhere").write_text(leftovers.SIDE_MARKER_TEXT)
+    assert sweep_stale(tmp_path) == []
+    assert len(list(tmp_path.glob(".msprobe-*.chunks/round-0-part-0.csv"))) == 2
