@@ -96,8 +96,9 @@ def test_statistics_compare_shows_every_stage_on_a_terminal(tmp_path):
     assert rc == 0, shown
     lines = _status_lines(shown, "msprobe compare: ")
     stages = [line.split("  ")[0] for line in lines]
-    assert any("rank0 [1/4] load: both dump.json" in s for s in stages), lines
-    for expected in ("[2/4] match: ", "[3/4] metrics and verdicts: ", "[4/4] write: ", "summary: ", "HTML report: "):
+    assert any(s == "msprobe compare: [1/4] load" for s in stages), lines
+    assert any("  rank0: both dump.json, " in line for line in lines), lines
+    for expected in ("[2/4] match", "[3/4] metrics and verdicts", "[4/4] write", "summary", "HTML report"):
         assert any(expected in s for s in stages), (expected, lines)
     order = [next(i for i, s in enumerate(stages) if key in s) for key in ("load", "match", "metrics", "write", "summary")]
     assert order == sorted(order)
@@ -135,9 +136,10 @@ def test_report_command_shows_its_stages(tmp_path):
     rc, shown = run_on_terminal("report", out, "-o", out / "r.html")
     assert rc == 0, shown
     stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe report: ")]
-    assert any(s.startswith("msprobe report: read: compare_result_rank0_") for s in stages), stages
-    assert any(s.startswith("msprobe report: summary: ") for s in stages), stages
-    assert any(s.startswith("msprobe report: HTML report: r.html") for s in stages), stages
+    lines = _status_lines(shown, "msprobe report: ")
+    assert "msprobe report: read" in stages and any("compare_result_rank0_" in line for line in lines), lines
+    assert "msprobe report: summary" in stages, stages
+    assert "msprobe report: HTML report" in stages and any("  r.html" in line for line in lines), lines
     rc, shown = run_on_terminal("report", out, "-o", out / "r2.html", "-q")
     assert rc == 0 and shown == ""
 
@@ -146,15 +148,15 @@ def test_kernel_and_multi_rank_runs_name_the_pair(tmp_path):
     rc, shown = run_on_terminal("compare", "-tp", EXAMPLES / "mindspore_kernel/target",
                                 "-gp", EXAMPLES / "mindspore_kernel/golden", "-o", tmp_path / "k")
     assert rc == 0, shown
-    stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe compare: ")]
-    assert any(s.startswith("msprobe compare: rank 0 step 0 [1/4] load: ") for s in stages), stages
-    assert any(s.startswith("msprobe compare: rank 0 step 0 [4/4] write: ") for s in stages), stages
+    lines = _status_lines(shown, "msprobe compare: ")
+    assert any(line.startswith("msprobe compare: [1/4] load  ") and "  rank 0 step 0: " in line for line in lines)
+    assert any(line.startswith("msprobe compare: [4/4] write  ") and "  rank 0 step 0: " in line for line in lines)
     rc, shown = run_on_terminal("compare", "-tp", EXAMPLES / "pytorch_multirank/target/step0",
                                 "-gp", EXAMPLES / "pytorch_multirank/golden/step0", "-o", tmp_path / "m",
                                 "--workers", "1")
     assert rc == 0, shown
-    stages = [line.split("  ")[0] for line in _status_lines(shown, "msprobe compare: ")]
-    assert any(" (2 of " in s and "[4/4] write" in s for s in stages), stages
+    lines = _status_lines(shown, "msprobe compare: ")
+    assert any(" (2 of " in line and line.startswith("msprobe compare: [4/4] write") for line in lines), lines
 
 
 # --------------------------------------------------------------------------- the status line itself
@@ -196,7 +198,7 @@ def test_status_is_drawn_only_by_the_process_that_opened_it(monkeypatch):
         stream.close()
         os.close(master)
     assert "child stage" not in shown
-    assert "run: [1/2] parent stage: x" in shown and shown.endswith(ERASE)
+    assert "run: [1/2] parent stage  0:00  x" in shown and shown.endswith(ERASE)
 
 
 def test_status_line_never_wraps(monkeypatch):
@@ -204,3 +206,114 @@ def test_status_line_never_wraps(monkeypatch):
     status = RunStatus("msprobe compare", enabled=False)
     status.stage("load", "a" * 200)
     assert len(status.line()) <= 39 and status.line().endswith("…")
+
+
+def _winsize(fd: int, rows: int, cols: int) -> None:
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def run_on_sized_terminal(*args: object, cols: int, env: dict[str, str]) -> tuple[int, str]:
+    """Like :func:`run_on_terminal` on a pseudo-terminal ``cols`` wide (its window size, no ``COLUMNS``)."""
+    master, slave = pty.openpty()
+    _winsize(slave, 24, cols)
+    proc = subprocess.Popen([sys.executable, "-m", "msprobe_core", *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    try:
+        while select.select([master], [], [], 120)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_on_80_columns_what_moves_comes_first_and_the_words_are_cut(tmp_path):
+    """A streamed compare of many chunks on an 80-column pseudo-terminal: every stage line fits in 79 columns,
+    and each starts with the stage, its chunk counter (metrics) and the clock; the words come last."""
+    import re
+
+    env = {k: v for k, v in _env().items() if k != "COLUMNS"}
+    env["MSPROBE_CHUNK_ROWS"] = "8"  # many chunks of a small pair: the metrics stage moves chunk by chunk
+    rc, shown = run_on_sized_terminal("compare", *_stats_pair(), "-o", tmp_path / "out", cols=80, env=env)
+    assert rc == 0, shown
+    lines = _status_lines(shown, "msprobe compare: ")
+    assert lines and all(len(line) <= 79 for line in lines), [line for line in lines if len(line) > 79]
+    clock = r"\d+:\d\d(:\d\d)?"
+    metrics = [line for line in lines if line.startswith("msprobe compare: [3/4] metrics and verdicts  ")]
+    moving = [line for line in metrics if re.match(rf"msprobe compare: \[3/4\] metrics and verdicts  chunk "
+                                                    rf"\d+/\d+ \(\d+%\)  {clock}", line)]
+    assert moving, metrics
+    cut = [line for line in metrics if line.endswith("…")]
+    assert cut and all(re.search(rf"  {clock}  rank0: ", line) for line in cut), cut
+    for line in lines:  # the clock is always there, before any words
+        assert re.match(rf"msprobe compare: [^:]*?  (\S.*?  )?{clock}(  |$)", line), line
+
+
+def test_the_clock_moves_during_a_long_stage_without_output(monkeypatch):
+    """Nothing happens for 2.5 s inside a stage: the line is redrawn every second, its clock moving."""
+    import time
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("MSPROBE_NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    master, stream = _terminal_stream()
+    try:
+        with run_status("run", stream=stream):
+            stage("load", "a big dump.json", 1, 4)
+            deadline = time.monotonic() + 2.5
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+        shown = _drain(master)
+    finally:
+        stream.close()
+        os.close(master)
+    clocks = [part.split("  ")[1] for part in shown.split(ERASE) if part.startswith("run: [1/4] load")]
+    assert {"0:00", "0:01", "0:02"} <= set(clocks), clocks
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer ends with the run
+
+
+def test_the_summary_is_not_overdrawn_by_the_timer(monkeypatch):
+    """After the line is cleared for the summary, the timer draws nothing until the next stage."""
+    import time
+
+    from msprobe_core.console.progress import clear_status
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("MSPROBE_NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    master, stream = _terminal_stream()
+    try:
+        with run_status("run", stream=stream):
+            stage("summary", "", 0, 0)
+            clear_status()
+            _drain(master)
+            deadline = time.monotonic() + 1.6
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+            held = _drain(master)
+    finally:
+        stream.close()
+        os.close(master)
+    assert "run: summary" not in held, held
+
+
+def test_the_head_is_kept_when_even_it_is_too_wide(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "30")
+    status = RunStatus("msprobe compare", enabled=False)
+    status.stage("metrics and verdicts", "words", 3, 4)
+    status.tick("chunk 12/23 (52%)")
+    line = status.line()
+    assert len(line) <= 29 and "chunk 12/23 (52%)" in line and line.rstrip().endswith(":00"), line

@@ -9,10 +9,14 @@ first, so log lines never end up glued to it.
 
 :class:`Progress` counts units of work done in a loop. :func:`run_status` is the
 coarse view of a whole run: each stage (load, match, metrics, write, summary,
-report…) calls :func:`stage` once when it starts, and the line names the stage,
-its size and the time since the run began. Nothing runs in between (no thread,
-no timer: a thread would stop the run's forks, see :mod:`msprobe_core.workers.forking`),
-so a stage costs one call, never a callback per row.
+report…) calls :func:`stage` once when it starts, and :func:`tick` as it moves (a
+chunk, a block of the dump read). The line shows what moves first — the stage, how
+far it is (``chunk 3/23 (13%)``, ``120.0 MB of 800.0 MB``) and the time since the run
+began — and the words after, cut to the terminal's width. It is redrawn every second
+by an interval timer (``SIGALRM``, only in the main thread of the process that opened
+it, with restartable system calls) so that the clock moves during a long stage; no
+thread (a thread would stop the run's forks, see :mod:`msprobe_core.workers.forking`),
+and a stage costs one call, never a callback per row.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -181,6 +187,16 @@ def wanted(stream: TextIO, quiet: bool = False) -> bool:
     return _isatty(stream)
 
 
+def size_text(nbytes: int) -> str:
+    """``231.8 MB``: a size for people."""
+    return _size(nbytes)
+
+
+def fraction_text(done: int, total: int) -> str:
+    """``3/23 (13%)``: how far a stage of ``total`` pieces is."""
+    return f"{done:,}/{total:,} ({done / total:.0%})" if total > 0 else f"{done:,}"
+
+
 def _size(nbytes: int) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if nbytes >= scale:
@@ -188,12 +204,32 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-class RunStatus:
-    """The stage line of one run: ``msprobe compare: rank1 (2 of 8) [3/4] metrics: 312,487 rows  0:07``.
+#: seconds between redraws of the stage line by its timer
+REDRAW_S = 1.0
+#: a log record cleared the line this recently: the timer leaves it alone (the record is being written)
+_LOG_HOLD_S = 0.2
 
-    Drawn when a stage starts (:meth:`stage`), only by the process that opened it (a forked
-    child or pool worker running the same code draws nothing), and only while no
-    :class:`Progress` bar holds the line. Cleared by log records, by :meth:`clear` and at the end.
+
+class _ClearStatusBeforeLog(logging.Filter):
+    def __init__(self, status: RunStatus) -> None:
+        super().__init__()
+        self.status = status
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.status.clear()
+        self.status.cleared_for_log = time.monotonic()
+        return True
+
+
+class RunStatus:
+    """The stage line of one run: ``msprobe compare: [3/4] metrics and verdicts  chunk 3/23 (13%)  0:07  rank1 (2
+    of 8): 312,487 rows in 23 chunks…``.
+
+    What moves comes first (stage, its progress, the clock), the words last, cut so that the line never wraps.
+    Drawn when a stage starts (:meth:`stage`), as it moves (:meth:`tick`) and every :data:`REDRAW_S` seconds,
+    only by the process that opened it (a forked child or pool worker running the same code draws nothing),
+    and only while no :class:`Progress` bar holds the line. Cleared by log records, by :meth:`clear` and at the
+    end.
     """
 
     def __init__(self, label: str, *, quiet: bool = False, stream: TextIO | None = None,
@@ -203,49 +239,83 @@ class RunStatus:
         self.enabled = wanted(self.stream, quiet) if enabled is None else enabled
         self.start = time.monotonic()
         self.job = ""
-        self.text = ""
-        self._stage_text = ""
+        self.text = ""  # the stage's head (counter and name); empty before the first stage
+        self.detail = ""  # the stage's words
+        self.moving = ""  # how far the stage is
         self._last_draw = 0.0
         self.shown = False
+        self.cleared_for_log = 0.0
+        self._held = False  # cleared for output outside the log (the summary): no redraw until the next stage
+        self._drawing = False
         self._pid = os.getpid()
-        self._filter: _ClearBeforeLog | None = None
+        self._filter: _ClearStatusBeforeLog | None = None
+        self._old_alarm: object = None
+        self._timer = False
 
     def set_job(self, label: str, index: int = 0, total: int = 1) -> None:
         """The job (rank pair…) the next stages belong to; ``index`` counts from 1."""
-        self.job = f"{label} ({index} of {total}) " if total > 1 and index else (f"{label} " if label else "")
+        self.job = f"{label} ({index} of {total})" if total > 1 and index else label
 
     def stage(self, name: str, detail: str = "", step: int = 0, steps: int = 0) -> None:
         """A stage starts: redraw the line (``step`` of ``steps`` when the stage is one of a fixed series)."""
         counter = f"[{step}/{steps}] " if step and steps else ""
-        self.text = self._stage_text = f"{self.label}: {self.job}{counter}{name}" + (f": {detail}" if detail else "")
+        self.text = f"{self.label}: {counter}{name}"
+        self.detail = detail
+        self.moving = ""
+        self._held = False
         self.draw()
 
     def tick(self, detail: str, interval: float = 0.5) -> None:
-        """Progress within the current stage (``column 3 of 27``), redrawn at most every ``interval`` seconds."""
-        self.text = f"{self._stage_text} ({detail})" if self._stage_text else ""
+        """How far the current stage is (``chunk 3/23 (13%)``), redrawn at most every ``interval`` seconds."""
+        self.moving = detail if self.text else ""
+        self._held = False
         if time.monotonic() - self._last_draw >= interval:
             self.draw()
 
     def line(self, now: float | None = None) -> str:
-        """The text as drawn now (cut to the terminal's width, so that it never wraps)."""
+        """The text as drawn now: what moves first, the words after, cut to the terminal's width (never wraps)."""
         now = time.monotonic() if now is None else now
-        text = f"{self.text}  {_fmt_eta(now - self.start)}"
-        width = shutil.get_terminal_size((80, 24)).columns - 1
+        width = max(10, shutil.get_terminal_size((80, 24)).columns - 1)
+        moving = "  ".join(p for p in (self.moving, _fmt_eta(now - self.start)) if p)
+        words = ": ".join(p for p in (self.job, self.detail) if p)
+        head = f"{self.text}  {moving}"
+        if len(head) > width:  # even the head does not fit: keep the clock and progress, cut the stage's name
+            room = width - len(moving) - 3
+            head = (f"{self.text[:room]}…  {moving}" if room > 0 else moving)[:width]
+            return head
+        if not words:
+            return head
+        text = f"{head}  {words}"
         return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
-    def draw(self) -> None:
-        if not self.enabled or not self.text or _ACTIVE is not None or os.getpid() != self._pid:
+    def draw(self, *, from_timer: bool = False) -> None:
+        if (not self.enabled or not self.text or _ACTIVE is not None or os.getpid() != self._pid
+                or self._drawing):
             return
+        self._drawing = True
         try:
-            self.stream.write("\r\x1b[K" + self.line())
-            self.stream.flush()
+            data = "\r\x1b[K" + self.line()
+            if from_timer:  # in a signal handler: straight to the descriptor, never into the stream's buffer
+                os.write(self.stream.fileno(), data.encode(getattr(self.stream, "encoding", None) or "utf-8",
+                                                           "replace"))
+            else:
+                self.stream.write(data)
+                self.stream.flush()
             self.shown = True
             self._last_draw = time.monotonic()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             self.enabled = False
+        finally:
+            self._drawing = False
 
-    def clear(self) -> None:
-        """Erase the line (the next stage draws it again)."""
+    def _on_timer(self, signum: int, frame: object) -> None:
+        if not self._held and time.monotonic() - self.cleared_for_log > _LOG_HOLD_S:
+            self.draw(from_timer=True)
+
+    def clear(self, *, hold: bool = False) -> None:
+        """Erase the line (the next stage draws it again); ``hold``: no redraw by the timer until then."""
+        if hold:
+            self._held = True
         if self.shown and os.getpid() == self._pid:
             try:
                 self.stream.write("\r\x1b[K")
@@ -254,13 +324,39 @@ class RunStatus:
                 pass
             self.shown = False
 
+    def _start_timer(self) -> None:
+        """Redraw every :data:`REDRAW_S` seconds, where an interval timer can be had (main thread, POSIX)."""
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return
+        try:
+            if signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0):
+                return  # someone else's timer (a program using the API): leave it alone
+            self._old_alarm = signal.signal(signal.SIGALRM, self._on_timer)
+            signal.siginterrupt(signal.SIGALRM, False)  # system calls restart: no EINTR in C code
+            signal.setitimer(signal.ITIMER_REAL, REDRAW_S, REDRAW_S)
+            self._timer = True
+        except (OSError, ValueError):
+            pass
+
+    def _stop_timer(self) -> None:
+        if not self._timer:
+            return
+        self._timer = False
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+            signal.signal(signal.SIGALRM, self._old_alarm if self._old_alarm is not None else signal.SIG_DFL)
+        except (OSError, ValueError, TypeError):
+            pass
+
     def __enter__(self) -> RunStatus:
         if self.enabled:
-            self._filter = _ClearBeforeLog(self)  # type: ignore[arg-type]
+            self._filter = _ClearStatusBeforeLog(self)
             logging.getLogger("msprobe").addFilter(self._filter)
+            self._start_timer()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop_timer()
         self.clear()
         if self._filter is not None:
             logging.getLogger("msprobe").removeFilter(self._filter)
@@ -306,7 +402,7 @@ def set_job(label: str, index: int = 0, total: int = 1) -> None:
 def clear_status() -> None:
     """Erase the stage line before printing to the terminal outside the log (the summary)."""
     if _STATUS is not None:
-        _STATUS.clear()
+        _STATUS.clear(hold=True)
 
 
 def file_sizes(*paths: object) -> str:

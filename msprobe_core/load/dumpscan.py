@@ -125,14 +125,19 @@ def feed_file(scanner: Any, path: Path) -> bool:
     as fast, but a file truncated by another program while it is mapped kills the process.)
     Each block goes with its offset in the file (where the index mode records the entries).
     """
+    from ..console.progress import size_text, tick
+
     filled = 0  # bytes at the front of buf not consumed yet
     at = 0  # file offset of buf[0]
     first = True
     try:
         with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
             # a small file needs no 8 MB buffer (zeroed, it would count in the process's memory)
-            buf = bytearray(min(BLOCK_BYTES, os.fstat(handle.fileno()).st_size + 1))
+            buf = bytearray(min(BLOCK_BYTES, size + 1))
             while True:
+                if at and size:  # a block a time: the load's progress in bytes read
+                    tick(f"{size_text(at)} of {size_text(size)} ({min(at / size, 1):.0%}) read")
                 if filled == len(buf):  # an entry larger than the buffer: widen it
                     buf.extend(bytes(len(buf)))
                 n = handle.readinto(memoryview(buf)[filled:])

@@ -160,7 +160,7 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
     go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
     """
-    from ..console.progress import tick
+    from ..console.progress import fraction_text, tick
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
     rounds, worker, started = [Round(0, len(chunks), len(chunks))], None, []
@@ -171,7 +171,7 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
             rounds = planned if worker is not None else rounds
         readers = source.open()  # after the fork: each process reads through its own descriptors
         with readers[0], readers[1]:
-            for k, r in enumerate(rounds):
+            for r in rounds:
                 _write_in_order(source, chunks, r.first, r.middle, readers, out, build, sink)
                 if r.middle == r.stop:
                     continue
@@ -184,7 +184,7 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
                     sink.absorb(done.partial)
                 replay(done)
                 worker.taken(done)  # type: ignore[union-attr]
-                tick(f"chunk {r.stop:,} of {len(chunks):,} (round {k + 1:,} of {len(rounds):,}, with a worker)")
+                tick(f"chunk {fraction_text(r.stop, len(chunks))}, with a worker")
     finally:
         for begun in started:  # a worker that did not start has its side directory to remove
             begun.close()
@@ -194,7 +194,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
                     readers: tuple[ChunkReader, ChunkReader], out: Any,
                     build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
     """Chunks ``first:stop``, each read, built, written and fed to the sink."""
-    from ..console.progress import tick
+    from ..console.progress import fraction_text, tick
 
     for k in range(first, stop):
         start, end = chunks[k]
@@ -205,4 +205,4 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
         if sink is not None:
             sink.feed_table(table, start)
         del table
-        tick(f"chunk {k + 1:,} of {len(chunks):,}")
+        tick(f"chunk {fraction_text(k + 1, len(chunks))}")

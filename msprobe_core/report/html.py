@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..console.progress import tick
+from ..console.progress import fraction_text, tick
 from ..errors import OutputError
 from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
@@ -224,7 +224,7 @@ def build_payload(
         enc = []
         node_names = list(nodes)
         for n_col, col in enumerate(view.columns, start=1):
-            tick(f"{view.label + ': ' if view.label else ''}column {n_col} of {len(view.columns)}")
+            tick(f"column {fraction_text(n_col, len(view.columns))}{' of ' + view.label if view.label else ''}")
             if col == NPU_NAME:
                 named = _encode_names(view.cells[col], row_nodes, node_names)
                 if named is not None:
