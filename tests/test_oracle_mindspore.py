@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.verdicts.rules import MSG_DTYPE, MSG_REQUIRES_GRAD
+from msprobe_core.verdicts.rules import MSG_DTYPE, MSG_NORM_REL, MSG_REQUIRES_GRAD, MSG_SHAPE, MSG_SHAPE_RECORDED_APART
 
 from .conftest import agree, corpora_dir
 
@@ -132,7 +132,7 @@ def assert_verdicts_without_dtype_message(ours: Path, ref: Path, skip: frozenset
     """
     mine, theirs = _read_rows(ours), _read_rows(ref)
     assert len(mine) == len(theirs)
-    removed = {"dtype": 0, "requires_grad": 0}
+    removed = {"dtype": 0, "requires_grad": 0, "recorded_apart": 0}
     bad = []
     for k, (a, b) in enumerate(zip(mine, theirs)):
         if k in skip:
@@ -146,6 +146,10 @@ def assert_verdicts_without_dtype_message(ours: Path, ref: Path, skip: frozenset
             before = len(kept)
             kept = [m for m in kept if m != MSG_REQUIRES_GRAD]
             removed["requires_grad"] += len(kept) != before
+        if ".backward." in b["NPU Name"] and b["Bench Name"] != "N/A" and b["NPU Tensor Shape"] != b["Bench Tensor Shape"]:
+            # a backward tensor the two frameworks record with other shapes is not judged (docs/differences.md)
+            kept = [MSG_SHAPE_RECORDED_APART if m == MSG_SHAPE else m for m in kept if m != MSG_NORM_REL]
+            removed["recorded_apart"] += 1
         expected_result = b["Result"] if kept == messages else _result_level(kept)
         if json.loads(a["Err_message"]) != kept or a["Result"] != expected_result:
             bad.append(f"row {k} {a['NPU Name']}: ours {a['Result']} {a['Err_message']}, "
@@ -300,15 +304,14 @@ def test_agrees_with_msprobe(corpora, oracle_diff, tmp_path, monkeypatch, case, 
 
 
 def test_cross_framework_clean_pairs_are_not_errors(corpora, monkeypatch, tmp_path):
-    """Clean MindSpore-vs-PyTorch pairs: few error rows (issue 13 §2; docs/differences.md).
+    """Clean MindSpore-vs-PyTorch pairs: no error row (issue 13 §2, issue 23 item 5; docs/differences.md).
 
-    Layer level (``x_l0_tensor_lm``, clean): no error row. API level (``x_l1_stat_am``, clean, ``-am``):
-    at most 10 %; what is left are backward rows where the two frameworks hook different tensors
-    (PyTorch records ``linear``/``matmul`` backward on the flattened view), i.e. shape errors.
-    msprobe: 133/149 and 352/566 rows ``error``.
+    Layer level (``x_l0_tensor_lm``, clean) and API level (``x_l1_stat_am``, clean, ``-am``): backward rows
+    where the two frameworks hook different tensors (PyTorch records ``linear``/``matmul`` backward on the
+    flattened view) are warnings that say so. msprobe: 133/149 and 352/566 rows ``error``.
     """
-    for case, variant, most in (("x_l0_tensor_lm", "lm_yaml", 0.0), ("x_l1_stat_am", "am_builtin", 0.10),
-                                ("x_l1_stat_am", "am_yaml", 0.10)):
+    for case, variant, most in (("x_l0_tensor_lm", "lm_yaml", 0.0), ("x_l1_stat_am", "am_builtin", 0.0),
+                                ("x_l1_stat_am", "am_yaml", 0.0)):
         case_dir = corpora / "mindspore" / case
         out = tmp_path / f"{case}-{variant}"
         assert _run(case_dir, _cmd_args(case_dir / "oracle" / variant), out, monkeypatch) == 0

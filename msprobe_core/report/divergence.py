@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import result_columns as C
 from ..model import MODE_KERNEL, MODE_STATISTICS, MODE_TENSOR
+from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
 from .views import ResultView, err_messages, framework_specs, node_of, verdict_of_result
 
 #: Thresholds of the built-in first-divergence rule (used until/unless ``-da`` gives an answer).
@@ -40,14 +41,8 @@ class Divergence:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "node": self.node,
-            "row": self.row,
-            "rank": self.label,
-            "index": self.index,
-            "reason": self.reason,
-            "source": self.source,
-        }
+        return {"node": self.node, "row": self.row, "rank": self.label, "index": self.index,
+                "reason": self.reason, "source": self.source}
 
 
 def _fmt(v: float) -> str:
@@ -117,6 +112,7 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
 #: Error messages that do not by themselves mean the numbers differ: requires_grad flags, and dtype spellings
 #: (a floating-point dtype change is caught by the drift rule; an integer width change is not a divergence).
 _NOT_NUMERIC = ("Required_Grad", "Requires_grad inconsistent", "dtype of NPU and Bench", "Dtype of NPU and bench")
+_NOT_JUDGED = MSG_SHAPE_RECORDED_APART.split(": ", 1)[1]  # the verdict rule found two tensors under one name
 _LEVEL_PREFIX = re.compile(r"^\s*(error|warning)\s*:\s*", re.IGNORECASE)
 
 
@@ -157,19 +153,16 @@ def _verdict_text(view: ResultView, i: int, messages: Sequence[str]) -> str:
 def first_divergence_of(view: ResultView) -> Divergence | None:
     """First row in execution order that diverges, and why.
 
-    A row diverges when its verdict is ``error`` for a numeric reason (not only a
-    requires_grad or dtype-spelling message), when its two sides differ in
-    floating-point dtype or in shape (dtypes compared framework-neutrally, so
-    ``Float32`` equals ``torch.float32``), or when a metric
-    crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99 with
-    MaxAbsErr > 0.001, or MaxAbsErr > 1 (the classic "accuracy not reached"
-    rule); statistics — relative L2-norm error > 1 %; md5 — a differing CRC
-    (an ``error`` verdict). Unmatched rows are skipped.
+    A row diverges when its verdict is ``error`` for a numeric reason (not only a requires_grad or
+    dtype-spelling message), when its two sides differ in floating-point dtype or in shape (dtypes compared
+    framework-neutrally), or when a metric crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99
+    with MaxAbsErr > 0.001, or MaxAbsErr > 1 (the classic "accuracy not reached" rule); statistics — relative
+    L2-norm error > 1 %; md5 — a differing CRC (an ``error`` verdict). Unmatched rows are skipped, and so are
+    rows the verdict rule did not judge (two frameworks' backward tensors recorded with other shapes).
 
-    When no row diverges by these rules but some row is an ``error`` (say, for a
-    requires_grad flag only), the first ``error`` row in execution order is named
-    (``source`` ``verdict``; a matched row before an unmatched one), so a table with
-    errors always has a first divergence.
+    When no row diverges by these rules but some row is an ``error`` (say, for a requires_grad flag only), the
+    first ``error`` row in execution order is named (``source`` ``verdict``; a matched row before an unmatched
+    one), so a table with errors always has a first divergence.
     """
     scan = DivergenceScan()
     scan.feed(view)
@@ -217,6 +210,8 @@ class DivergenceScan:
                 if first_unmatched_error is None and verdicts[i] == "error":
                     first_unmatched_error = (pos, i)
                 continue
+            if msgs[i] and _NOT_JUDGED in msgs[i]:
+                continue  # no evidence either way
             reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
             if verdicts[i] == "error":
                 messages = plain_messages(err_messages(msgs[i]), "error")

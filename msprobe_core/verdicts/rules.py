@@ -31,6 +31,9 @@ MSG_REQUIRES_GRAD = "error: The Required_Grad of NPU and Bench are inconsistent"
 MSG_PARAMETERS = "error: The scalar parameters of NPU and Bench are inconsistent."
 MSG_DTYPE = "error: The dtype of NPU and Bench are inconsistent."
 MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
+#: ours, not msprobe's: a backward tensor two frameworks record with other shapes is not judged (docs/differences.md)
+MSG_SHAPE_RECORDED_APART = ("warning: The shape of NPU and Bench are inconsistent: the two frameworks record this "
+                            "backward tensor differently, so its values were not judged.")
 MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
 MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
@@ -161,6 +164,7 @@ def compute_verdicts(
     columns: dict[str, list[Any]],
     group_of_row: Sequence[int],
     dtype_equal: Sequence[bool] | None = None,
+    cross_framework: bool | None = None,
 ) -> tuple[list[str], list[str]]:
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
 
@@ -168,6 +172,10 @@ def compute_verdicts(
     comparison of ``NPU Dtype`` and ``Bench Dtype``; the engine passes it for
     cross-framework pairs, whose dtype names are spelled differently
     (``Float32`` vs ``torch.float32``). ``None`` compares the strings, as msprobe does.
+    ``cross_framework`` (default: whether ``dtype_equal`` is given): the two sides are different frameworks,
+    whose backward hooks may record other tensors under one name (PyTorch's ``linear`` backward on the
+    flattened view, in ``addmm``'s argument order): a backward row whose shapes differ is then a warning that
+    says so, never judged on its values (msprobe makes it a shape error).
     """
     names = columns[C.NPU_NAME]
     n = len(names)
@@ -212,6 +220,13 @@ def compute_verdicts(
     row_skip = skip_all[groups.id]
     row_out_only = out_only[groups.id]
     row_check = ~row_skip & (~row_out_only | is_out)
+    apart = np.zeros(n, dtype=bool)  # backward tensors the two frameworks record with other shapes
+    if cross_framework is None:
+        cross_framework = dtype_equal is not None
+    if cross_framework:
+        shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
+        apart = np.array([".backward." in names[i] and shapes_t[i] != shapes_g[i] for i in range(n)], dtype=bool)
+        apart &= matched
     group_check = ~(skip_all | out_only)
     first_out = groups.first(is_out)
     has_out = first_out >= 0
@@ -236,7 +251,7 @@ def compute_verdicts(
         pct = np.abs(pct)
         with np.errstate(invalid="ignore"):
             rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
-        flag(rows, ERROR, MSG_NORM_REL)
+        flag(rows & ~apart, ERROR, MSG_NORM_REL)
     # 3 RequiresGrad: an unknown flag (MindSpore dumps record none) is no inconsistency
     nrg, brg = columns[C.NPU_REQUIRES_GRAD], columns[C.BENCH_REQUIRES_GRAD]
     rg = np.array([x != y and x not in UNKNOWN_FLAG and y not in UNKNOWN_FLAG for x, y in zip(nrg, brg)], dtype=bool)
@@ -263,7 +278,8 @@ def compute_verdicts(
     # 6 Shape
     bshape = columns[C.BENCH_SHAPE]
     sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
-    flag(row_check & matched & sh, ERROR, MSG_SHAPE)
+    flag(row_check & matched & sh & ~apart, ERROR, MSG_SHAPE)
+    flag(row_check & apart, WARNING, MSG_SHAPE_RECORDED_APART)
     # 7 warnings
     if mode == MODE_TENSOR:
         cos = _agg_values(columns[C.COSINE])
