@@ -196,6 +196,14 @@
     var keep = Math.floor((max - 1) / 2);
     return s.slice(0, keep) + "…" + s.slice(s.length - keep);
   }
+  function pathItem(path) {  // a path breaks after a folder's separator, not in the middle of a name
+    var li = make("li", "", "");
+    path.split(/(?<=[\/\\_])/).forEach(function (piece, i) {
+      if (i) li.appendChild(document.createElement("wbr"));
+      li.appendChild(document.createTextNode(piece));
+    });
+    return li;
+  }
   function card(k, v, cls) {
     var c = make("div", "card" + (cls ? " " + cls : ""));
     c.appendChild(make("div", "k", k));
@@ -394,7 +402,7 @@
       $("worst").innerHTML = "<span class=\"muted\">no numeric metric in this mode</span>";
     }
     var files = $("files");
-    (S.files || []).forEach(function (f) { files.appendChild(make("li", "", f)); });
+    (S.files || []).forEach(function (f) { files.appendChild(pathItem(f)); });
   }
 
   /* ---- tooltip ------------------------------------------------------------------------ */
@@ -904,15 +912,35 @@
     return numericCols[c];
   }
 
+  /* The row's identity (#, rank, NPU name) stays pinned at the left and its verdict at the right while the
+     table scrolls sideways, so a row shown far to the right still says which row it is and what it is. */
+  var PIN = [], VERDICT_COLS = ["Result", "Accuracy Reached or Not"];
+  function pinColumns() {
+    var name = G.cols.indexOf("NPU Name"), left = 0, k;
+    PIN = G.cols.map(function () { return null; });
+    for (k = 0; k <= Math.max(0, name); k++) {
+      PIN[k] = { cls: "pl", style: "left:" + left + "px" };
+      left += colWidth(G.cols[k]);
+    }
+    for (k = name + 1; k < G.cols.length; k++) if (VERDICT_COLS.indexOf(G.cols[k]) >= 0) PIN[k] = { cls: "pr", style: "right:0" };
+  }
+  function colLeft(ix) { var x = 0; for (var k = 0; k < ix; k++) x += colWidth(G.cols[k]); return x; }
+
   function buildTable() {
     findPathPrefixes();
+    pinColumns();
     var head = $("grid-head"), cg = $("grid-cols"), total = 0;
-    G.cols.forEach(function (c) {
+    G.cols.forEach(function (c, ix) {
       var col = document.createElement("col");
       col.style.width = colWidth(c) + "px";
       total += colWidth(c);
       cg.appendChild(col);
       var th = make("th", "", c);
+      if (PIN[ix]) {
+        th.className = PIN[ix].cls;
+        th.setAttribute("style", PIN[ix].style);
+        th.setAttribute("data-pin", PIN[ix].cls);
+      }
       th.title = c;
       th.setAttribute("data-col", c);
       th.addEventListener("click", function () {
@@ -1011,8 +1039,8 @@
   function applySort() {
     var ths = $("grid-head").children;
     for (var i = 0; i < ths.length; i++) {
-      var c = ths[i].getAttribute("data-col");
-      ths[i].className = c === sortCol ? (sortDir > 0 ? "sorted-asc" : "sorted-desc") : "";
+      var c = ths[i].getAttribute("data-col"), pinned = ths[i].getAttribute("data-pin");
+      ths[i].className = (c === sortCol ? (sortDir > 0 ? "sorted-asc" : "sorted-desc") : "") + (pinned ? " " + pinned : "");
     }
     if (sortCol === "#" && sortDir === 1) { view.sort(); return; }
     var arr = Array.prototype.slice.call(view), dir = sortDir;
@@ -1047,7 +1075,8 @@
       h.push("<tr class=\"r" + (g === highlighted ? " hl" : "") + "\" data-g=\"" + g + "\">");
       for (var c = 0; c < ncol; c++) {
         var col = cols[c], s = cell(g, col), cut = stripOf(g, col), shown = cut ? s.slice(cut) : s;
-        var cls = col === "Result" ? " class=\"v-" + vd + "\"" : "";
+        var pin = PIN[c], kind = (VERDICT_COLS.indexOf(col) >= 0 ? "v-" + vd + " " : "") + (pin ? pin.cls : "");
+        var cls = (kind ? " class=\"" + kind.trim() + "\"" : "") + (pin ? " style=\"" + pin.style + "\"" : "");
         var t = s.length > 18 || cut ? " title=\"" + esc(s.length > 2000 ? s.slice(0, 2000) + "…" : s) + "\"" : "";
         h.push("<td" + cls + t + ">" + esc(shown.length > 400 ? shown.slice(0, 400) + "…" : shown) + "</td>");
       }
@@ -1072,6 +1101,10 @@
     var wrap = $("table-wrap");
     $("table-sec").scrollIntoView({ block: "start" });
     wrap.scrollTop = Math.max(0, k * ROWH - wrap.clientHeight / 3);
+    // sideways: the message (else the verdict) ends at the right edge, the metrics before it as far as they fit
+    var msg = G.cols.indexOf("Err_message");
+    if (msg < 0) for (i = 0; i < G.cols.length && msg < 0; i++) if (VERDICT_COLS.indexOf(G.cols[i]) >= 0) msg = i;
+    if (msg >= 0) wrap.scrollLeft = Math.max(0, colLeft(msg) + colWidth(G.cols[msg]) - wrap.clientWidth);
     renderRows(false);
   }
 
