@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 from pathlib import Path
 
@@ -135,8 +136,6 @@ def test_single_result_is_not_merged(results, tmp_path, capsys):
 
 def _csv_as_sheets(path: Path) -> dict[str, list[list[str]]]:
     """A merged CSV as the workbook's sheets: rows grouped by their ``Compare Index``, under the sheet header."""
-    import csv
-
     with open(path, newline="", encoding="utf-8") as fh:
         head, *rows = list(csv.reader(fh))
     assert head[0] == "Compare Index"
@@ -177,6 +176,26 @@ def test_csv_results_merge_to_the_xlsx_routes_cells(corpora, oracle_diff, tmp_pa
                  "-config", cfg]) == 0
     assert_csv_like_workbook(oracle_diff, next((tmp_path / "merged_oracle").glob("*.csv")),
                              case / "oracle" / variant / "multi_ranks_compare_merge.xlsx")
+
+
+def test_a_csv_result_in_parts_is_merged_whole(corpora, tmp_path):
+    """Past a million rows compare writes a rank's CSV as ``_part_N`` files: the merge reads every part."""
+    case = corpora / "pytorch" / "c09a"
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    shutil.copytree(case / "oracle" / "compare", whole)
+    split.mkdir()
+    for p in sorted(whole.glob("compare_result_rank*.csv")):
+        with open(p, newline="", encoding="utf-8") as fh:
+            head, *rows = list(csv.reader(fh))
+        half = len(rows) // 2
+        for n, chunk in ((1, rows[:half]), (2, rows[half:])):
+            with open(split / f"{p.stem}_20260101000000_part_{n}.csv", "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh, lineterminator="\n").writerows([head, *chunk])
+    cfg = str(case / "oracle" / "merge_config_all_index.yaml")
+    for folder in (whole, split):
+        assert main(["merge_result", "-i", str(folder), "-o", str(tmp_path / f"m_{folder.name}"), "-config", cfg]) == 0
+    merged = [next((tmp_path / f"m_{f}").glob("*.csv")).read_text(encoding="utf-8") for f in ("whole", "split")]
+    assert merged[0] == merged[1] and merged[0].count("\n") > 20
 
 
 def test_a_folder_of_both_kinds_merges_its_xlsx_and_says_so(results, corpora, tmp_path, capsys):

@@ -34,7 +34,7 @@ log = logging.getLogger("msprobe")
 MERGE_NAME = re.compile(r"^compare_result_rank(\d+)(-rank\1)?_\d{14}\.xlsx$")
 SINGLE_NAME = re.compile(r"^compare_result_(rank|rank-rank)_\d{14}\.xlsx$")
 # CSVs were invisible to msprobe: names without a timestamp (a renamed copy) are taken too
-MERGE_CSV_NAME = re.compile(r"^compare_result_rank(\d+)(-rank\1)?(_\d{14})?\.csv$")
+MERGE_CSV_NAME = re.compile(r"^(?P<base>compare_result_rank(?P<rank>\d+)(-rank(?P=rank))?(_\d{14})?)(_part_(?P<part>\d+))?\.csv$")
 #: first column of a merged CSV: which sheet of the xlsx form a row belongs to
 INDEX_COLUMN = "Compare Index"
 STATISTICS_INDEX = [*C.STATS_METRIC_COLUMNS, C.REQUIRES_GRAD_CONSISTENT]
@@ -52,28 +52,33 @@ class RankResult:
     columns: dict[str, list[Any]] = field(default_factory=dict)
 
 
-def result_files(input_dir: Path) -> list[tuple[int, Path]]:
-    """The per-rank results of ``input_dir``, sorted by rank (§9 step 1): its xlsx results when it holds two
-    or more (msprobe's route), else its CSV results; the error when neither says what the folder holds."""
+def result_files(input_dir: Path) -> list[tuple[int, list[Path]]]:
+    """The per-rank results of ``input_dir``, sorted by rank (§9 step 1), each as its files: its xlsx results
+    when it holds two or more (msprobe's route), else its CSV results (a result past a million rows is
+    ``_part_N`` files, in part order); the error when neither says what the folder holds."""
     if not input_dir.is_dir():
         raise InputError("input directory does not exist or is not a directory", path=input_dir)
-    found, csvs, single = [], [], 0
+    found: list[tuple[int, list[Path]]] = []
+    parts: dict[str, list[tuple[int, Path]]] = {}  # a CSV result's files, by the name they share
+    single = 0
     for p in sorted(input_dir.iterdir()):
         if p.suffix == ".csv":
             m = MERGE_CSV_NAME.match(p.name)
             if m:
-                csvs.append((int(m.group(1)), p))
+                parts.setdefault(m["base"], []).append((int(m["part"] or 0), p))
             continue
         if p.suffix != ".xlsx":
             continue
         m = MERGE_NAME.match(p.name)
         if m:
-            found.append((int(m.group(1)), p))
+            found.append((int(m.group(1)), [p]))
         elif SINGLE_NAME.match(p.name):
             single += 1
             log.warning("Single rank compare result do not need to be merged.")
         else:
             raise InputError(f"Wrong compare result name: {p.name}, please check!", path=input_dir)
+    csvs = [(int(MERGE_CSV_NAME.match(f"{base}.csv")["rank"]), [p for _, p in sorted(files)])
+            for base, files in parts.items()]
     if len(found) >= 2:
         if csvs:
             log.warning("Merging the %d xlsx results of %s; its %d CSV results are left out.",
@@ -82,7 +87,7 @@ def result_files(input_dir: Path) -> list[tuple[int, Path]]:
     if len(csvs) >= 2:
         if found:
             log.warning("Merging the %d CSV results of %s; its xlsx result %s is left out.",
-                        len(csvs), input_dir, found[0][1].name)
+                        len(csvs), input_dir, found[0][1][0].name)
         return sorted(csvs, key=lambda x: x[0])
     held = f"{len(found) + single} xlsx and {len(csvs)} CSV per-rank results"
     raise InputError(f"Number of compare result is no more than 1, no need to merge. The folder holds {held} "
@@ -142,15 +147,21 @@ def _convert_column(values: list[Any]) -> list[Any]:
     return converted
 
 
-def read_result(rank: int, path: Path) -> RankResult:
-    """The first sheet of one result, its dump mode and its columns (§9 step 3); a CSV result's cells are
-    kept as text, as written (they are written back to a CSV)."""
-    if path.suffix == ".csv":
+def read_result(rank: int, path: Path | list[Path]) -> RankResult:
+    """The first sheet of one result, its dump mode and its columns (§9 step 3); a CSV result (the rows of
+    all its ``_part_N`` files) keeps its cells as text, as written (they are written back to a CSV)."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    if paths[0].suffix == ".csv":
         from .result_files import read_csv_table
 
-        header, body = read_csv_table(path)
-        return _ranked(rank, path, header, body, convert=False)
-    return _ranked(rank, path, *_read_xlsx(path), convert=True)
+        header, body = read_csv_table(paths[0])
+        for part in paths[1:]:
+            more_header, more = read_csv_table(part)
+            if more_header != header:
+                raise InputError(f"the columns of this part are not those of {paths[0].name}", path=part)
+            body += more
+        return _ranked(rank, paths[0], header, body, convert=False)
+    return _ranked(rank, paths[0], *_read_xlsx(paths[0]), convert=True)
 
 
 def _read_xlsx(path: Path) -> tuple[list[str], list[list[Any]]]:
@@ -298,7 +309,7 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
     except OSError as exc:
         raise OutputError(f"cannot create output directory ({exc.strerror or exc})", path=out_dir) from None
-    suffix = files[0][1].suffix  # every file is of one kind (result_files)
+    suffix = files[0][1][0].suffix  # every file is of one kind (result_files)
     with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another merge writes in this very second
         path = out_dir / f"multi_ranks_compare_merge_{stamp}{suffix}"
         if path.exists():
