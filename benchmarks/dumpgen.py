@@ -22,15 +22,22 @@ Three scenarios (``generate(kind, root, …)``):
   sides together, sizes from a few bytes (scalars, biases) to tens of MB;
 * ``statistics``: one rank, statistics mode, ``entries`` API entries per side;
 * ``ranks``: ``ranks`` ranks of statistics-mode dumps, ``entries`` entries each.
+
+From the command line (``python benchmarks/dumpgen.py --help``)::
+
+    python benchmarks/dumpgen.py statistics out/pair --entries 1000
+    msprobe compare -tp out/pair/target/step0 -gp out/pair/golden/step0 -o out/result
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import re
 import struct
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -835,3 +842,72 @@ def dir_bytes(path: Path) -> int:
         for f in files:
             total += os.path.getsize(os.path.join(dirpath, f))
     return total
+
+
+def _positive(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0 or (kind is float and not math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        return value
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (as msprobe's), naming the help to read."""
+
+    def error(self, message: str) -> Any:  # argparse's own prints the whole usage first
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="dumpgen.py",
+        description="Write a synthetic msprobe dump pair (target/step0 and golden/step0, msprobe 26.2.0's "
+                    "PyTorch dumper layout) into a folder, for benchmarks and trying msprobe compare.",
+        epilog="Then: msprobe compare -tp OUTPUT/target/step0 -gp OUTPUT/golden/step0 -o RESULT_DIR",
+    )
+    p.add_argument("kind", choices=("statistics", "tensor", "ranks"),
+                   help="statistics: one rank, statistics mode; tensor: one rank, tensor mode with .pt files; "
+                        "ranks: several ranks of statistics-mode dumps")
+    p.add_argument("output", type=Path, help="folder to write the pair into (created; must be empty if it exists)")
+    p.add_argument("--entries", type=_positive(int), default=100_000,
+                   help="API entries per side (per rank for 'ranks'; statistics and ranks; default 100000)")
+    p.add_argument("--ranks", type=_positive(int), default=2, help="ranks, for 'ranks' (default 2)")
+    p.add_argument("--gb", type=_positive(float), default=2.0,
+                   help="GB of .pt files on both sides together, for 'tensor' (default 2.0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the values (default 0)")
+    p.add_argument("--link-stack", action="store_true",
+                   help="make each golden stack.json a hard link to the target's instead of a copy (saves disk)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of :func:`generate`; returns the exit status (2 for a bad command line or folder)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    out: Path = args.output
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        parser.error(f"{out}: exists and is not an empty folder (a pair is written into a new or empty one)")
+    params: dict[str, Any] = {"gb": args.gb} if args.kind == "tensor" else {"entries": args.entries}
+    if args.kind == "ranks":
+        params["ranks"] = args.ranks
+    try:
+        info = generate(args.kind, out, seed=args.seed, link_stack=args.link_stack, **params)
+    except ImportError as exc:  # the tensor writer comes with the msprobe-pytorch plugin
+        print(f"dumpgen.py: error: {exc} (pip install -e plugins/pytorch)", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"dumpgen.py: error: {out}: cannot write the pair ({exc.strerror or exc})", file=sys.stderr)
+        return 2
+    print(f"wrote {info['entries_per_side']} entries per side, {info['ranks']} rank(s), "
+          f"{info['bytes_both_sides']:,} bytes into {out}")
+    print(f"compare: msprobe compare -tp {out / 'target' / 'step0'} -gp {out / 'golden' / 'step0'} -o RESULT_DIR")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

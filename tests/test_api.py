@@ -103,8 +103,11 @@ def test_path_errors_name_the_parameter(tmp_path):
     with pytest.raises(InputError, match="golden path does not exist") as info:
         msprobe_core.compare(t, tmp_path / "missing")
     assert "-gp" not in str(info.value)
-    with pytest.raises(UsageError, match="^target and golden must both be files or both be directories$"):
+    with pytest.raises(UsageError, match="^target and golden must both be files or both be directories: ") as info:
         msprobe_core.compare(t, tmp_path)
+    # which is which, named as the Python caller names them
+    assert str(info.value).endswith(f"target {t} is a file, golden {tmp_path} is a directory")
+    assert "-tp" not in str(info.value)
     with pytest.raises(OptionError, match="^golden must be a path"):
         msprobe_core.compare(t, 3)
     with pytest.raises(OptionError, match="^compare\\(\\): missing a required argument: 'golden'"):

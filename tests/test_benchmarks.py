@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,6 +73,46 @@ def test_streamed_files_are_what_json_dump_writes(tmp_path, kind, params):
     stack = json.loads((root / "golden" / "step0" / "rank0" / "stack.json").read_text())
     keys = list(doc["data"])
     assert [v[0] for v in stack.values()] == [keys[k : k + 2] for k in range(0, len(keys), 2)]
+
+
+def _dumpgen(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "benchmarks" / "dumpgen.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_dumpgen_has_a_command_line(tmp_path):
+    """``dumpgen.py --help`` describes it; ``dumpgen.py KIND OUT`` writes a pair that msprobe compares."""
+    helped = _dumpgen("--help")
+    assert helped.returncode == 0
+    for word in ("statistics", "tensor", "ranks", "--entries", "--ranks", "--gb", "--seed", "--link-stack"):
+        assert word in helped.stdout
+    out = tmp_path / "pair"
+    made = _dumpgen("ranks", out, "--entries", 60, "--ranks", 2, "--seed", 3)
+    assert made.returncode == 0, made.stderr
+    assert "msprobe compare -tp" in made.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["ranks"] == 2 and manifest["seed"] == 3 and manifest["entries_per_side"] == 120
+    assert sorted(p.name for p in (out / "golden" / "step0").iterdir()) == ["rank0", "rank1"]
+    assert main(["compare", "-tp", str(out / "target" / "step0"), "-gp", str(out / "golden" / "step0"),
+                 "-o", str(tmp_path / "result"), "-q"]) == 0
+    assert len(list((tmp_path / "result").glob("compare_result_rank*.csv"))) == 2
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["ranks", "{out}"], "exists and is not an empty folder"),
+    (["statistics", "{fresh}", "--entries", "0"], "argument --entries: must be a positive number"),
+    (["gaussian", "{fresh}"], "argument kind: invalid choice"),
+    ([], "the following arguments are required"),
+])
+def test_dumpgen_bad_command_lines_are_one_line(tmp_path, args, fragment):
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "x").write_text("")
+    proc = _dumpgen(*(a.format(out=out, fresh=tmp_path / "fresh") for a in args))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "fresh").exists() and [p.name for p in out.iterdir()] == ["x"]
 
 
 def test_indent1_spells_like_json(tmp_path):

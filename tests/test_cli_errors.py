@@ -143,3 +143,78 @@ def test_debug_flag_shows_traceback(tmp_path, run_cli):
     g = write_dump(tmp_path / "g", GOOD)
     proc = run_cli("--debug", "compare", "-tp", tmp_path / "missing.json", "-gp", g, "-o", tmp_path / "o")
     assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+# --------------------------------------------------------------------------- errors that teach (issue 23, item 6)
+@pytest.mark.parametrize(
+    "typed,meant",
+    [
+        ("--fuzy_match", "--fuzzy_match"),
+        ("--fuzzy-match", "--fuzzy_match"),
+        ("-fmm", "-fm"),
+        ("-tpp", "-tp"),
+        ("--xls", "--xlsx"),
+        ("-fuzzy_match", "--fuzzy_match"),
+    ],
+)
+def test_a_mistyped_option_gets_the_closest_declared_one(tmp_path, run_cli, typed, meant):
+    good = write_dump(tmp_path / "g", GOOD)
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", good, "-gp", good, typed, "-o", out)
+    _assert_clean_failure(proc, out, f"no such option '{typed}'. Did you mean '{meant}'?")
+
+
+def test_an_option_like_none_gets_no_suggestion(tmp_path, run_cli):
+    proc = run_cli("compare", "-tp", "a", "-gp", "b", "--entirely_unrelated")
+    _assert_clean_failure(proc, tmp_path, "no such option '--entirely_unrelated'")
+    assert "Did you mean" not in proc.stderr
+
+
+def test_merge_result_typo_gets_a_suggestion(tmp_path, run_cli):
+    proc = run_cli("merge_result", "-i", tmp_path, "-o", tmp_path / "o", "-confg", "c.yaml")
+    _assert_clean_failure(proc, tmp_path, "Did you mean '-config'?")
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_file_vs_directory_says_which_is_which(tmp_path, run_cli, swap):
+    good = write_dump(tmp_path / "g", GOOD)
+    out = tmp_path / "out"
+    tp, gp = (good, tmp_path / "g") if swap else (tmp_path / "g", good)
+    proc = run_cli("compare", "-tp", tp, "-gp", gp, "-o", out)
+    _assert_clean_failure(proc, out, f"-tp {tp} is {'a file' if swap else 'a directory'}, "
+                                     f"-gp {gp} is {'a directory' if swap else 'a file'}")
+
+
+def test_an_empty_object_as_a_dump_names_every_missing_key(tmp_path, run_cli):
+    bad = tmp_path / "t" / "dump.json"
+    bad.parent.mkdir()
+    bad.write_text("{}")
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", bad, "-gp", write_dump(tmp_path / "g", GOOD), "-o", out)
+    _assert_clean_failure(proc, out, f"{bad}: keys 'task' and 'data' are missing at the top level")
+
+
+def test_every_problem_of_a_header_is_listed(tmp_path, run_cli):
+    bad = tmp_path / "t" / "dump.json"
+    bad.parent.mkdir()
+    bad.write_text('{"task": 3, "level": 1}')
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", bad, "-gp", write_dump(tmp_path / "g", GOOD), "-o", out)
+    _assert_clean_failure(proc, out, "$.task: input should be a valid string (got number 3); "
+                                     "$.level: input should be a valid string (got number 1); "
+                                     "key 'data' is missing at the top level")
+
+
+@pytest.mark.parametrize("ranks_on", ["-tp", "-gp"])
+def test_rank_dirs_against_a_proc_dir_says_so(tmp_path, run_cli, ranks_on):
+    for r in ("rank0", "rank1"):
+        write_dump(tmp_path / "ranked" / "step0" / r, GOOD)
+    write_dump(tmp_path / "procs" / "step0" / "proc12983", GOOD, framework="mindspore")
+    ranked, procs = tmp_path / "ranked" / "step0", tmp_path / "procs" / "step0"
+    tp, gp = (ranked, procs) if ranks_on == "-tp" else (procs, ranked)
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", tp, "-gp", gp, "-o", out)
+    other = "-gp" if ranks_on == "-tp" else "-tp"
+    _assert_clean_failure(proc, out, f"{ranks_on} {ranked} holds rank directories (rank0, rank1: one per rank) but "
+                                     f"{other} {procs} holds proc<PID> directories (proc12983: one per process)")
+    assert "0 in" not in proc.stderr

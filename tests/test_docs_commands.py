@@ -214,6 +214,28 @@ def test_every_scenario_page_has_a_runnable_command() -> None:
                     assert (REPO / token).exists(), f"{page.name}:{cmd.line}: {token} does not exist"
 
 
+def _install_lines(page: Path) -> list[str]:
+    """The ``pip install -e …`` lines of a page's fenced blocks, comments cut."""
+    lines, fenced = [], False
+    for raw in page.read_text(encoding="utf-8").splitlines():
+        if raw.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced and raw.strip().startswith("pip install -e"):
+            lines.append(raw.split("#", 1)[0].strip())
+    return lines
+
+
+def test_readme_and_quickstart_give_one_install_line() -> None:
+    """The same single line in both, installing the core and every plugin of the checkout but dask's."""
+    readme, quickstart = _install_lines(REPO / "README.md"), _install_lines(REPO / "docs" / "quickstart.md")
+    assert len(readme) == 1 and readme == quickstart, (readme, quickstart)
+    tokens = shlex.split(readme[0])
+    paths = tokens[2:][1::2]
+    assert tokens[2:][::2] == ["-e"] * len(paths) and paths[0] == "."
+    plugins = {f"plugins/{p.name}" for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").is_file()}
+    assert set(paths[1:]) == plugins - {"plugins/dask"}
+
+
 def _committed(pages: list[Path]) -> list[Path]:
     """The pages git tracks (a page another developer is still writing is left alone); all of them without git."""
     try:

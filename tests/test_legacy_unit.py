@@ -140,9 +140,12 @@ def _compare_json(tmp_path: Path, doc: dict) -> Path:
     ],
 )
 def test_compare_json_errors(tmp_path, capsys, doc, message):
-    rc = main(["-f", "pytorch", "compare", "-i", str(_compare_json(tmp_path, doc)), "-o", str(tmp_path / "o")])
+    cfg = _compare_json(tmp_path, doc)
+    rc = main(["-f", "pytorch", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")])
     assert rc != 0
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert err == f"msprobe: error: {cfg}: {message}"  # one line naming the compare.json
 
 
 def test_mixed_file_and_dir_is_refused(corpora, tmp_path, capsys, monkeypatch):
@@ -150,7 +153,11 @@ def test_mixed_file_and_dir_is_refused(corpora, tmp_path, capsys, monkeypatch):
     cfg = _compare_json(tmp_path, {"npu_path": C01.format(side="target", file="dump.json"),
                                    "bench_path": "pytorch/c01/golden/step0"})
     assert main(["-f", "pytorch", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")]) != 0
-    assert "The npu_path and bench_path need to be of the same type." in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "The npu_path and bench_path need to be of the same type." in err
+    assert f"{cfg}: " in err and len(err.splitlines()) == 1
+    assert f"npu_path {C01.format(side='target', file='dump.json')} is a file, " \
+           "bench_path pytorch/c01/golden/step0 is a directory" in err
 
 
 def test_unknown_framework(tmp_path, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 from pathlib import Path
 
@@ -133,13 +134,91 @@ def test_single_result_is_not_merged(results, tmp_path, capsys):
     assert "Number of compare result is no more than 1, no need to merge." in capsys.readouterr().err
 
 
-def test_csv_results_are_invisible(corpora, tmp_path, capsys):
-    folder = tmp_path / "in"
-    shutil.copytree(corpora / "pytorch" / "c09a" / "oracle" / "compare", folder)
-    rc = main(["merge_result", "-i", str(folder), "-o", str(tmp_path / "o"),
+def _csv_as_sheets(path: Path) -> dict[str, list[list[str]]]:
+    """A merged CSV as the workbook's sheets: rows grouped by their ``Compare Index``, under the sheet header."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        head, *rows = list(csv.reader(fh))
+    assert head[0] == "Compare Index"
+    sheets: dict[str, list[list[str]]] = {}
+    for row in rows:
+        sheets.setdefault(row[0], [head[1:]]).append(row[1:])
+    return sheets
+
+
+def assert_csv_like_workbook(oracle_diff, merged_csv: Path, workbook: Path) -> None:
+    """The merged CSV holds the workbook's sheets, in order: same names, same rows, same values."""
+    ours, ref = _csv_as_sheets(merged_csv), _sheets(workbook)
+    assert list(ours) == list(ref)
+    for title in ref:
+        assert [r[0] for r in ours[title]] == [r[0] for r in ref[title]], title
+        for ra, rb in zip(ours[title], ref[title]):
+            assert len(ra) == len(rb), (title, ra, rb)
+            for u, v in zip(ra, rb):
+                assert oracle_diff.same(u.strip(), v, 1e-5, 1e-8), (title, ra[0], u, v)
+
+
+@pytest.mark.parametrize("variant,config", ORACLES)
+def test_csv_results_merge_to_the_xlsx_routes_cells(corpora, oracle_diff, tmp_path, variant, config):
+    """compare's default (CSV) results merge, into a CSV holding the cells the xlsx route merges: our CSV results
+    against our xlsx results of the same compare, and msprobe's own CSV results against its merged workbook."""
+    case = corpora / "pytorch" / "c09a"
+    cfg = str(case / "oracle" / config)
+    for kind, extra in (("csv", []), ("xlsx", ["--xlsx"])):
+        assert main(["compare", "-tp", str(case / "target/step0"), "-gp", str(case / "golden/step0"), *extra,
+                     "-o", str(tmp_path / kind)]) == 0
+        assert main(["merge_result", "-i", str(tmp_path / kind), "-o", str(tmp_path / f"merged_{kind}"),
+                     "-config", cfg]) == 0
+    merged_csv = next((tmp_path / "merged_csv").glob("multi_ranks_compare_merge_*.csv"))
+    assert [p.suffix for p in (tmp_path / "merged_csv").iterdir()] == [".csv"]
+    assert_csv_like_workbook(oracle_diff, merged_csv, _merged(tmp_path / "merged_xlsx"))
+    # msprobe's own CSV results of this case (renamed without their timestamp) against msprobe's merged workbook
+    assert main(["merge_result", "-i", str(case / "oracle" / "compare"), "-o", str(tmp_path / "merged_oracle"),
+                 "-config", cfg]) == 0
+    assert_csv_like_workbook(oracle_diff, next((tmp_path / "merged_oracle").glob("*.csv")),
+                             case / "oracle" / variant / "multi_ranks_compare_merge.xlsx")
+
+
+def test_a_csv_result_in_parts_is_merged_whole(corpora, tmp_path):
+    """Past a million rows compare writes a rank's CSV as ``_part_N`` files: the merge reads every part."""
+    case = corpora / "pytorch" / "c09a"
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    shutil.copytree(case / "oracle" / "compare", whole)
+    split.mkdir()
+    for p in sorted(whole.glob("compare_result_rank*.csv")):
+        with open(p, newline="", encoding="utf-8") as fh:
+            head, *rows = list(csv.reader(fh))
+        half = len(rows) // 2
+        for n, chunk in ((1, rows[:half]), (2, rows[half:])):
+            with open(split / f"{p.stem}_20260101000000_part_{n}.csv", "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh, lineterminator="\n").writerows([head, *chunk])
+    cfg = str(case / "oracle" / "merge_config_all_index.yaml")
+    for folder in (whole, split):
+        assert main(["merge_result", "-i", str(folder), "-o", str(tmp_path / f"m_{folder.name}"), "-config", cfg]) == 0
+    merged = [next((tmp_path / f"m_{f}").glob("*.csv")).read_text(encoding="utf-8") for f in ("whole", "split")]
+    assert merged[0] == merged[1] and merged[0].count("\n") > 20
+
+
+def test_a_folder_of_both_kinds_merges_its_xlsx_and_says_so(results, corpora, tmp_path, capsys):
+    for p in (corpora / "pytorch" / "c09a" / "oracle" / "compare").glob("*.csv"):
+        shutil.copy(p, results / p.name)
+    rc = main(["merge_result", "-i", str(results), "-o", str(tmp_path / "o"),
                "-config", str(_config(tmp_path, "api: [Distributed]\n"))])
-    assert rc != 0
-    assert "no need to merge" in capsys.readouterr().err
+    assert rc == 0
+    assert "Merging the 2 xlsx results of" in capsys.readouterr().out
+    assert [p.suffix for p in (tmp_path / "o").iterdir()] == [".xlsx"]
+
+
+def test_one_result_of_each_kind_says_what_the_folder_holds(results, corpora, tmp_path, capsys):
+    for p in sorted(results.glob("*rank1_*.xlsx")):
+        p.unlink()
+    shutil.copy(corpora / "pytorch" / "c09a" / "oracle" / "compare" / "compare_result_rank1.csv", results)
+    rc = main(["merge_result", "-i", str(results), "-o", str(tmp_path / "o"),
+               "-config", str(_config(tmp_path, "api: [Distributed]\n"))])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "The folder holds 1 xlsx and 1 CSV per-rank results" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
 
 
 def test_index_of_other_mode_and_nothing_to_merge(results, tmp_path, capsys):

@@ -53,11 +53,11 @@ def test_one_line_escapes_control_characters() -> None:
 @pytest.mark.parametrize(
     "model,doc,fragment",
     [
-        (DumpHeader, {"data": {}}, "$: 'task' is missing"),
-        (DumpHeader, {"task": "statistics"}, "$: 'data' is missing"),
+        (DumpHeader, {"data": {}}, "key 'task' is missing at the top level"),
+        (DumpHeader, {"task": "statistics"}, "key 'data' is missing at the top level"),
         (DumpHeader, {"task": "statistics", "data": [1]}, "$.data: 'data' must be a JSON object, got array"),
         (DumpHeader, {"task": "tensor", "level": 1, "data": {}}, "$.level: input should be a valid string (got number 1)"),
-        (CompareJson, {"bench_path": "b"}, "$: 'npu_path' is missing"),
+        (CompareJson, {"bench_path": "b"}, "key 'npu_path' is missing at the top level"),
         (CompareJson, {"npu_path": "", "bench_path": "b"}, "$.npu_path: must not be empty"),
         (CompareJson, {"npu_path": "a", "bench_path": "b", "rank_id": [0, -1]}, "$.rank_id[1]"),
         (CompareJson, {"npu_path": "a", "bench_path": "b", "is_print_compare_log": "yes"}, "$.is_print_compare_log"),

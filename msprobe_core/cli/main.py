@@ -230,6 +230,17 @@ def _unknown_option(args: list[str]) -> str | None:
     return None
 
 
+def _did_you_mean(args: list[str], bad: str) -> str:
+    """`` Did you mean '--fuzzy_match'?`` for an unknown option close to one the sub-command declares (as click
+    answers a mistyped command), else ``""``; single-dash options (``-fm``, ``-tp``) are candidates too."""
+    import difflib
+
+    command = cli.commands[args[0]]
+    declared = [o for param in command.params for o in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]]
+    close = difflib.get_close_matches(bad.split("=", 1)[0], declared, n=1)
+    return f". Did you mean '{close[0]}'?" if close else ""
+
+
 def split_debug(args: list[str]) -> tuple[list[str], bool]:
     """``args`` without ``--debug`` (accepted before or after the sub-command), and whether it was there."""
     end = args.index("--") if "--" in args else len(args)
@@ -315,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     bad = _unknown_option(args)
     if bad:
-        click.echo(usage_error_line(f"no such option '{bad}'", f"msprobe {args[0]}"), err=True)
+        click.echo(usage_error_line(f"no such option '{bad}'{_did_you_mean(args, bad)}", f"msprobe {args[0]}"), err=True)
         return 2
     path = f"msprobe {args[0]}" if args and args[0] in cli.commands else "msprobe"
     return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug,

@@ -42,25 +42,46 @@ M = TypeVar("M", bound=BaseModel)
 
 
 # --------------------------------------------------------------------------- pydantic plumbing
+#: problems a message lists before it only counts the rest (a document can be wrong everywhere)
+LISTED_PROBLEMS = 8
+
+
+def _where(loc: Sequence[object]) -> str:
+    return "at the top level" if not loc else f"in {json_path(loc)}"
+
+
 def pydantic_message(exc: ValidationError, prefix: Sequence[object] = ()) -> str:
-    """One line for a pydantic error: the first problem with its JSON path (+ how many more)."""
+    """One line for a pydantic error: every problem in plain words with its JSON path (``the top-level keys
+    'task' and 'data' are missing``), past :data:`LISTED_PROBLEMS` only counted."""
     errors = exc.errors(include_url=False)
     if not errors:
         return "invalid content"
-    first = errors[0]
-    loc = [*prefix, *first.get("loc", ())]
-    kind = first.get("type", "")
-    if kind == "missing":
-        name = loc[-1] if loc else "value"
-        text = f"{json_path(loc[:-1])}: '{name}' is missing"
-    else:
-        msg = first.get("msg", "invalid value")
-        msg = msg.removeprefix("Value error, ")
-        given = first.get("input")
+    problems: list[str] = []
+    missing: dict[tuple[object, ...], list[str]] = {}  # the keys missing in one object, in one phrase
+    for error in errors:
+        loc = [*prefix, *error.get("loc", ())]
+        kind = error.get("type", "")
+        if kind == "missing":
+            where = tuple(loc[:-1])
+            if where not in missing:
+                missing[where] = []
+                problems.append("")  # its place: filled in once every key missing there is known
+            missing[where].append(str(loc[-1]) if loc else "value")
+            continue
+        msg = error.get("msg", "invalid value").removeprefix("Value error, ")
+        given = error.get("input")
         got = "" if kind.startswith("value_error") or kind == "assertion_error" else f" (got {describe(given)})"
-        text = f"{json_path(loc)}: {msg[:1].lower()}{msg[1:]}{got}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+        problems.append(f"{json_path(loc)}: {msg[:1].lower()}{msg[1:]}{got}")
+    phrases = iter(
+        f"key '{names[0]}' is missing {_where(where)}" if len(names) == 1 else
+        f"keys {', '.join(repr(n) for n in names[:-1])} and '{names[-1]}' are missing {_where(where)}"
+        for where, names in missing.items()
+    )
+    problems = [p or next(phrases) for p in problems]
+    text = "; ".join(problems[:LISTED_PROBLEMS])
+    if len(problems) > LISTED_PROBLEMS:
+        rest = len(problems) - LISTED_PROBLEMS
+        text += f" (and {rest} more problem{'s' if rest > 1 else ''})"
     return text.replace("\n", " ")
 
 

@@ -74,8 +74,13 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
         warn_if_symlink(target, option_label("target", short=True))
         warn_if_symlink(golden, option_label("golden", short=True))
     if target.is_file() != golden.is_file():
-        raise UsageError(f"{option_label('target', short=True)} and {option_label('golden', short=True)} "
-                         "must both be files or both be directories")
+        tp, gp = option_label("target", short=True), option_label("golden", short=True)
+
+        def kind(p: Path) -> str:
+            return "a file" if p.is_file() else "a directory" if p.is_dir() else "neither a file nor a directory"
+
+        raise UsageError(f"{tp} and {gp} must both be files or both be directories: {tp} {target} is {kind(target)}, "
+                         f"{gp} {golden} is {kind(golden)}")
     out = Path(options.output_dir)
     if target.is_file():
         kinds = {detect_kind(target), detect_kind(golden)}
@@ -146,8 +151,31 @@ def _proc_dir(path: Path) -> str:
     return procs[0]
 
 
+def _procs(path: Path) -> list[str]:
+    return sorted((n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()), key=_natural_key)
+
+
+def _check_same_layout(target: Path, t_ranks: list[str], golden: Path, g_ranks: list[str]) -> None:
+    """Rank dirs on one side and proc dirs on the other: two kinds of dump, said so (not "0 ranks")."""
+    if bool(t_ranks) == bool(g_ranks):
+        return
+    if t_ranks:
+        ranked, ranks, ranked_side, other, other_side = target, t_ranks, "target", golden, "golden"
+    else:
+        ranked, ranks, ranked_side, other, other_side = golden, g_ranks, "golden", target, "target"
+    procs = _procs(other)
+    if not procs:
+        return
+    raise RankMismatchError(
+        f"{option_label(ranked_side, short=True)} {ranked} holds rank directories ({', '.join(ranks)}: one per rank) "
+        f"but {option_label(other_side, short=True)} {other} holds proc<PID> directories ({', '.join(procs)}: one per "
+        "process); the two dumps are laid out differently, point both at step directories of the same kind"
+    )
+
+
 def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
     t_ranks, g_ranks = _rank_dirs(target), _rank_dirs(golden)
+    _check_same_layout(target, t_ranks, golden, g_ranks)
     if not t_ranks:
         t_ranks, g_ranks = [_proc_dir(target)], [_proc_dir(golden)]
     if len(t_ranks) != len(g_ranks):

@@ -8,6 +8,11 @@ per metric (``compare_index``), one row per matching row name and one column per
 Cells are read as msprobe reads them (``pandas.read_excel(keep_default_na=False)``): a column
 whose every cell is a number or numeric text becomes numeric, anything else is kept as read, and
 ``N/A`` / ``unsupported`` / ``Nan`` values are shown as ``NPU:<NPU max>  Bench:<Bench max>``.
+
+msprobe reads xlsx results only; compare's default output is CSV, so a folder of per-rank CSV results
+(``compare_result_rank{N}[_{timestamp}].csv``) is merged too, into ``multi_ranks_compare_merge_{timestamp}.csv``:
+the same sheets one after the other, a ``Compare Index`` column first, cells copied as the results spell them.
+A folder holding two or more xlsx results is merged from those (msprobe's route), whatever CSVs it holds.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ log = logging.getLogger("msprobe")
 
 MERGE_NAME = re.compile(r"^compare_result_rank(\d+)(-rank\1)?_\d{14}\.xlsx$")
 SINGLE_NAME = re.compile(r"^compare_result_(rank|rank-rank)_\d{14}\.xlsx$")
+# CSVs were invisible to msprobe: names without a timestamp (a renamed copy) are taken too
+MERGE_CSV_NAME = re.compile(r"^(?P<base>compare_result_rank(?P<rank>\d+)(-rank(?P=rank))?(_\d{14})?)(_part_(?P<part>\d+))?\.csv$")
+#: first column of a merged CSV: which sheet of the xlsx form a row belongs to
+INDEX_COLUMN = "Compare Index"
 STATISTICS_INDEX = [*C.STATS_METRIC_COLUMNS, C.REQUIRES_GRAD_CONSISTENT]
 TENSOR_INDEX = [*C.TENSOR_METRIC_COLUMNS, C.REQUIRES_GRAD_CONSISTENT]
 NOT_COMPUTED = ("N/A", "unsupported", "Nan")
@@ -43,25 +52,46 @@ class RankResult:
     columns: dict[str, list[Any]] = field(default_factory=dict)
 
 
-def result_files(input_dir: Path) -> list[tuple[int, Path]]:
-    """The per-rank results of ``input_dir``, sorted by rank (§9 step 1)."""
+def result_files(input_dir: Path) -> list[tuple[int, list[Path]]]:
+    """The per-rank results of ``input_dir``, sorted by rank (§9 step 1), each as its files: its xlsx results
+    when it holds two or more (msprobe's route), else its CSV results (a result past a million rows is
+    ``_part_N`` files, in part order); the error when neither says what the folder holds."""
     if not input_dir.is_dir():
         raise InputError("input directory does not exist or is not a directory", path=input_dir)
-    found = []
+    found: list[tuple[int, list[Path]]] = []
+    parts: dict[str, list[tuple[int, Path]]] = {}  # a CSV result's files, by the name they share
+    single = 0
     for p in sorted(input_dir.iterdir()):
+        if p.suffix == ".csv":
+            m = MERGE_CSV_NAME.match(p.name)
+            if m:
+                parts.setdefault(m["base"], []).append((int(m["part"] or 0), p))
+            continue
         if p.suffix != ".xlsx":
             continue
         m = MERGE_NAME.match(p.name)
         if m:
-            found.append((int(m.group(1)), p))
+            found.append((int(m.group(1)), [p]))
         elif SINGLE_NAME.match(p.name):
+            single += 1
             log.warning("Single rank compare result do not need to be merged.")
         else:
             raise InputError(f"Wrong compare result name: {p.name}, please check!", path=input_dir)
-    found.sort(key=lambda x: x[0])
-    if len(found) < 2:
-        raise InputError("Number of compare result is no more than 1, no need to merge.", path=input_dir)
-    return found
+    csvs = [(int(MERGE_CSV_NAME.match(f"{base}.csv")["rank"]), [p for _, p in sorted(files)])
+            for base, files in parts.items()]
+    if len(found) >= 2:
+        if csvs:
+            log.warning("Merging the %d xlsx results of %s; its %d CSV results are left out.",
+                        len(found), input_dir, len(csvs))
+        return sorted(found, key=lambda x: x[0])
+    if len(csvs) >= 2:
+        if found:
+            log.warning("Merging the %d CSV results of %s; its xlsx result %s is left out.",
+                        len(csvs), input_dir, found[0][1][0].name)
+        return sorted(csvs, key=lambda x: x[0])
+    held = f"{len(found) + single} xlsx and {len(csvs)} CSV per-rank results"
+    raise InputError(f"Number of compare result is no more than 1, no need to merge. The folder holds {held} "
+                     "(compare_result_rank<N>_<timestamp>.xlsx or .csv; two or more of one kind are merged).", path=input_dir)
 
 
 def load_config(path: Path) -> tuple[list[str], list[str] | None]:
@@ -117,8 +147,24 @@ def _convert_column(values: list[Any]) -> list[Any]:
     return converted
 
 
-def read_result(rank: int, path: Path) -> RankResult:
-    """The first sheet of one result, its dump mode and its columns (§9 step 3)."""
+def read_result(rank: int, path: Path | list[Path]) -> RankResult:
+    """The first sheet of one result, its dump mode and its columns (§9 step 3); a CSV result (the rows of
+    all its ``_part_N`` files) keeps its cells as text, as written (they are written back to a CSV)."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    if paths[0].suffix == ".csv":
+        from .result_files import read_csv_table
+
+        header, body = read_csv_table(paths[0])
+        for part in paths[1:]:
+            more_header, more = read_csv_table(part)
+            if more_header != header:
+                raise InputError(f"the columns of this part are not those of {paths[0].name}", path=part)
+            body += more
+        return _ranked(rank, paths[0], header, body, convert=False)
+    return _ranked(rank, paths[0], *_read_xlsx(paths[0]), convert=True)
+
+
+def _read_xlsx(path: Path) -> tuple[list[str], list[list[Any]]]:
     from openpyxl import load_workbook
 
     try:
@@ -137,6 +183,10 @@ def read_result(rank: int, path: Path) -> RankResult:
         raise InputError(f"cannot read the xlsx result ({exc})", path=path) from None
     finally:
         wb.close()
+    return header, body
+
+
+def _ranked(rank: int, path: Path, header: list[str], body: list[list[Any]], convert: bool) -> RankResult:
     result = RankResult(rank, path)
     if C.COSINE in header:
         result.mode = MODE_TENSOR
@@ -148,7 +198,7 @@ def read_result(rank: int, path: Path) -> RankResult:
         result.mode = ""
     for k, name in enumerate(header):
         column = [("" if row[k] is None else row[k]) if k < len(row) else "" for row in body]
-        result.columns[name] = column if name == C.NPU_NAME else _convert_column(column)
+        result.columns[name] = column if name == C.NPU_NAME or not convert else _convert_column(column)
     return result
 
 
@@ -259,11 +309,12 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
     except OSError as exc:
         raise OutputError(f"cannot create output directory ({exc.strerror or exc})", path=out_dir) from None
+    suffix = files[0][1][0].suffix  # every file is of one kind (result_files)
     with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another merge writes in this very second
-        path = out_dir / f"multi_ranks_compare_merge_{stamp}.xlsx"
+        path = out_dir / f"multi_ranks_compare_merge_{stamp}{suffix}"
         if path.exists():
             log.warning("%s will be replaced.", path)
-        _write(path, sheets)
+        (_write_csv if suffix == ".csv" else _write)(path, sheets)
     log.info("The compare results of the multi-ranks are merged and saved in: %s.", path.resolve())
     return path
 
@@ -297,12 +348,30 @@ def _write(path: Path, sheets: list[tuple[str, list[str], list[list[Any]]]]) -> 
         raise OutputError(f"cannot write merged result ({exc.strerror or exc})", path=path) from None
 
 
+def _write_csv(path: Path, sheets: list[tuple[str, list[str], list[list[Any]]]]) -> None:
+    """The sheets one after the other in one CSV: ``Compare Index``, then a sheet's columns."""
+    from ..text.cells import neutralise
+    from ..text.csv_rows import csv_line
+    from ..write.writers import atomic_path
+
+    header = [INDEX_COLUMN, *sheets[0][1]] if sheets else [INDEX_COLUMN, C.NPU_NAME]
+    try:
+        with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(csv_line(header))
+            for title, _, rows in sheets:
+                for row in rows:
+                    # a CSV result's cells are text; a name missing on a rank is an empty cell, as in the xlsx
+                    fh.write(csv_line([title, *(neutralise("" if v is None else str(v)) for v in row)]))
+    except OSError as exc:
+        raise OutputError(f"cannot write merged result ({exc.strerror or exc})", path=path) from None
+
+
 def _sheet_title(name: str) -> str:
     return re.sub(r"[\[\]:*?/\\]", "_", name)[:31]
 
 
 @click.command("merge_result")
-@click.option("-i", "--input_dir", required=True, type=click.Path(path_type=Path), help="Directory of per-rank xlsx results.")
+@click.option("-i", "--input_dir", required=True, type=click.Path(path_type=Path), help="Directory of per-rank results (xlsx, or CSV: then a merged CSV).")
 @click.option("-o", "--output_dir", required=True, type=click.Path(path_type=Path), help="Where the merged workbook goes.")
 @click.option("-config", "--config-path", "config_path", required=True, type=click.Path(path_type=Path),
               help="yaml with 'api' (prefixes) and optional 'compare_index'.")

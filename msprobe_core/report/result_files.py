@@ -104,6 +104,14 @@ def _columns(header: list[str], block: list[list[str]]) -> dict[str, list[str]]:
     return dict(zip(header, map(list, zip(*block))))
 
 
+def read_csv_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    """The header and every row of a CSV result, cells as written (an :class:`~msprobe_core.errors.InputError`
+    naming the file when it cannot be read, is empty or has a row wider or narrower than its header)."""
+    blocks = _csv_blocks(Path(path), sys.maxsize, sys.maxsize, header_only=False)
+    header = _header(Path(path))
+    return header, [row for block in blocks for row in block]
+
+
 def _header(path: Path) -> list[str]:
     """The header of a result file (an :class:`~msprobe_core.errors.InputError` when it has none)."""
     return next(_row_blocks(path, None, 1, 1, header_only=True))[0]

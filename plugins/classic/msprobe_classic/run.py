@@ -197,12 +197,12 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
     """``msprobe -f FW compare -i compare.json``: file form, directory form or kernel form."""
     doc = read_json_file(Path(path), "compare.json")
     if not isinstance(doc, dict):
-        raise UsageError("input_param should be dict, please check!")
+        raise UsageError("input_param should be dict, please check!", path=path)
     npu_path, bench_path = doc.get("npu_path"), doc.get("bench_path")
     if not npu_path:
-        raise UsageError("Missing npu_path in input configuration file, please check!")
+        raise UsageError("Missing npu_path in input configuration file, please check!", path=path)
     if not bench_path:
-        raise UsageError("Missing bench_path in input configuration file, please check!")
+        raise UsageError("Missing bench_path in input configuration file, please check!", path=path)
     from msprobe_core.plugin import CompareJson, validate
 
     validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
@@ -221,7 +221,11 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         if doc.get("common") is True:
             raise UsageError("the 'common' directory compare of msprobe 8.3.3 is not supported")
         return compare_dirs(npu, bench, opts)
-    raise UsageError("The npu_path and bench_path need to be of the same type.")
+    def kind(p: Path) -> str:
+        return "a file" if p.is_file() else "a directory" if p.is_dir() else "neither a file nor a directory"
+
+    raise UsageError(f"The npu_path and bench_path need to be of the same type. npu_path {npu} is {kind(npu)}, "
+                     f"bench_path {bench} is {kind(bench)}", path=path)
 
 
 def _ids(value: Any, what: str) -> str:
