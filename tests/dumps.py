@@ -46,3 +46,25 @@ def only_result(out_dir: Path, suffix: str = ".csv") -> Path:
     files = [p for p in out_dir.rglob(f"*{suffix}")]
     assert len(files) == 1, files
     return files[0]
+
+
+#: Cells msprobe computes with a BLAS sum (OpenBLAS ``dot``/``nrm2``): its kernels add in another order on another
+#: CPU (AVX2 against AVX-512), so msprobe's own text of these cells differs in the last digits between machines.
+BLAS_SUMMED = ("Cosine", "EucDist", "NPU l2norm", "Bench l2norm", "L2norm diff")
+#: how far two such texts may lie apart: a few float32 units in the last place (norms of float32 data are summed
+#: in float32); float64 sums differ by far less
+BLAS_REL = 4 * 2.0**-24
+
+
+def same_text_or_blas_rounding(column: str, ours: str, theirs: str) -> bool:
+    """Whether our cell spells msprobe's exactly, or, for a BLAS-summed column, is the same number up to the
+    order in which this machine's BLAS adds (both texts numbers within :data:`BLAS_REL`)."""
+    if ours == theirs:
+        return True
+    if column not in BLAS_SUMMED:
+        return False
+    try:
+        a, b = float(ours), float(theirs)
+    except ValueError:
+        return False
+    return abs(a - b) <= BLAS_REL * max(abs(a), abs(b))

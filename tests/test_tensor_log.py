@@ -29,7 +29,7 @@ from msprobe_core.metrics.tensor_log import (
 )
 from msprobe_core.model import MatchResult
 
-from .dumps import api, tensor, write_dump
+from .dumps import api, same_text_or_blas_rounding, tensor, write_dump
 
 METRICS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio")
 OLD_LABELS = ("cosine", "euc_dist", "max_abs_err", "max_relative_err", "one_thousand_err_ratio", "five_thousand_err_ratio")
@@ -103,8 +103,9 @@ def test_rows_and_messages_agree_with_msprobe_log(corpora, run_cli, tmp_path, ca
     for name, vals, msg in theirs:
         assert name in mine, name
         assert mine[name][1] == msg, (name, mine[name][1], msg)
-        if values:
-            assert mine[name][0] == vals, (name, mine[name][0], vals)
+        if values:  # BLAS-summed metrics: msprobe's last digits depend on its machine's CPU (tests/dumps.py)
+            assert all(same_text_or_blas_rounding(col, x, y) for col, x, y in zip(METRICS, mine[name][0], vals)), (
+                name, mine[name][0], vals)
 
 
 def test_line_format_is_spec_exact(corpora, run_cli, tmp_path):
