@@ -275,6 +275,15 @@ def _from_bare(spec: OptionSpec, value: Any) -> Any:
 def _suggest(name: str, options: OptionSet) -> str:
     import difflib
 
+    from .known_plugins import hint_for
+
+    # a keyword of a known plugin that is not loaded (its long flag is --NAME); the plugins that declared options
+    # here are loaded, which the hint needs for what to install with it
+    declared = {s.plugin for s in options.specs}
+    loaded = {p.distribution for p in KNOWN_PLUGINS if p.entry_point in declared}
+    hint = hint_for("option", f"--{name}", loaded)
+    if hint:
+        return f" ({hint})"
     close = difflib.get_close_matches(name, [s.name for s in options.specs if s.api], n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

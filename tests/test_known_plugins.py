@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -54,8 +55,10 @@ def test_what_the_table_says_a_plugin_brings_is_what_it_registers(plugin):
     frameworks = [f for f in HOST.frameworks if f.plugin == plugin.entry_point]
     assert sorted(n for f in frameworks for n in f.names()) == sorted(plugin.frameworks)
     assert any(f.is_default for f in frameworks) == plugin.default_framework
-    flags = [flag for s in HOST.options.specs if s.plugin == plugin.entry_point for flag in s.flags]
-    assert sorted(flags) == sorted(plugin.options)
+    specs = [s for s in HOST.options.specs if s.plugin == plugin.entry_point]
+    assert sorted(flag for s in specs for flag in s.flags) == sorted(plugin.options)
+    # a Python keyword is found in the table by its long flag (compare(api_mapping=...) is --api_mapping)
+    assert all(f"--{s.name}" in s.flags for s in specs if s.api), plugin.distribution
     assert sorted(n for n, e in HOST.executors.items() if e.plugin == plugin.entry_point) == sorted(plugin.executors)
     hooks = {h.name for h in HOST.pm.get_hookcallers(HOST.pm.get_plugin(plugin.entry_point)) or []}
     commands: list[str] = []
@@ -177,6 +180,23 @@ def test_an_option_of_a_missing_plugin_names_it(core_and_pytorch, tmp_path, case
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [f"msprobe: error: {line}"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_python_keyword_of_a_missing_plugin_names_it(core_and_pytorch, tmp_path):
+    python = core_and_pytorch.parent / "python"
+    script = ("import msprobe_core\n"
+              "for kw in ({'api_mapping': True}, {'rank': '0'}, {'data_maping': 'm.yaml'}):\n"
+              "    try:\n"
+              "        msprobe_core.compare('t', 'g', **kw)\n"
+              "    except TypeError as exc:\n"
+              "        print(exc)\n")
+    proc = subprocess.run([python, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.stdout.splitlines() == [
+        "compare() got an unexpected keyword argument 'api_mapping' (install the msprobe-mindspore plugin: "
+        f"{_install('plugins/mindspore')})",
+        "compare() got an unexpected keyword argument 'rank' (install the msprobe-kernel plugin: "
+        f"{_install('plugins/kernel', 'plugins/mindspore')})",
+        "compare() got an unexpected keyword argument 'data_maping' (did you mean 'data_mapping'?)"], proc.stderr
 
 
 def test_a_mindspore_dump_names_the_mindspore_plugin(core_and_pytorch, tmp_path):
