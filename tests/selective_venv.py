@@ -61,6 +61,12 @@ def core_and_pytorch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("venv-core-pytorch") / "venv", {"msprobe-pytorch"})
 
 
+@pytest.fixture(scope="session")
+def core_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``msprobe`` script of a venv holding msprobe-core and none of the plugins."""
+    return build(tmp_path_factory.mktemp("venv-core") / "venv", set())
+
+
 def run(script: Path, *args: object, cwd: Path) -> subprocess.CompletedProcess:
     """Run ``script`` (a :func:`build` venv's ``msprobe``) in a real process, with the session's environment."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}

@@ -211,6 +211,18 @@ def test_a_mindspore_dump_names_the_mindspore_plugin(core_and_pytorch, tmp_path)
     assert not list((tmp_path / "out").glob("compare_result_*")) if (tmp_path / "out").exists() else True
 
 
+def test_without_the_default_framework_plugin_a_pytorch_dump_names_it(core_only, tmp_path):
+    named = write_dump(tmp_path / "named", {"Torch.add.0.forward": api([tensor()])})
+    unnamed = write_dump(tmp_path / "unnamed", {"Torch.add.0.forward": api([tensor()])}, framework=None)
+    hint = f"install the msprobe-pytorch plugin: {_install('plugins/pytorch')}"
+    for dump, line in ((named, f"framework 'pytorch' is not handled by any installed plugin (installed: none; {hint})"),
+                       (unnamed, f"dump has no 'framework' field and no default framework plugin is installed ({hint})")):
+        proc = run(core_only, "compare", "-tp", dump, "-gp", dump, "-o", tmp_path / "out", cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [f"msprobe: error: {dump}: {line}"]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_kernel_dump_names_the_kernel_plugin_and_what_it_needs(core_and_pytorch, tmp_path):
     for side in "tg":
         (tmp_path / side / "rank_0" / "Net" / "0" / "0").mkdir(parents=True)
