@@ -10,6 +10,7 @@ really registers). It imports nothing of the core, so every layer may ask it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -21,12 +22,24 @@ CORE_ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class DumpLayout:
-    """A dump directory layout a plugin's discovery claims: a directory with a child directory ``child_dir`` matches."""
+    """A dump directory layout a plugin's discovery claims: a directory holding a directory that ``child_dir``
+    matches, or one that it matches itself, or one holding the file ``marker``."""
 
     name: str
     #: what the layout is, for a message ("a MindSpore kernel dump (rank_<r> directories)")
     what: str
     child_dir: re.Pattern[str]
+    marker: str | None = None
+
+    def matches(self, path: Path) -> bool:
+        """Whether the directory ``path`` has this layout (``False`` when it cannot be listed)."""
+        if self.child_dir.match(path.name) or (self.marker and (path / self.marker).is_file()):
+            return True
+        try:
+            with os.scandir(path) as entries:
+                return any(self.child_dir.match(e.name) and e.is_dir() for e in entries)
+        except OSError:
+            return False
 
 
 @dataclass(frozen=True)
@@ -85,7 +98,7 @@ KNOWN_PLUGINS: tuple[KnownPlugin, ...] = (
                 "MindSpore static-graph kernel dumps (rank_<r> directories), --rank/--step",
                 options=("--rank", "--step"),
                 layouts=(DumpLayout("kernel", "a MindSpore kernel dump (rank_<r> directories)",
-                                    re.compile(r"^rank_[0-9]+$")),),
+                                    re.compile(r"^rank_[0-9]+$"), marker="kernel_kbyk_dump.json"),),
                 needs=("msprobe-mindspore",)),
     KnownPlugin("msprobe-classic", "plugins/classic", "classic", "msprobe_classic",
                 "msprobe 8.3.3's classic command: msprobe -f pytorch|mindspore compare -i compare.json",
@@ -133,11 +146,11 @@ def default_framework_plugin() -> KnownPlugin | None:
     return next((p for p in KNOWN_PLUGINS if p.default_framework), None)
 
 
-def layout_of(child_dirs: Collection[str]) -> tuple[KnownPlugin, DumpLayout] | None:
-    """The known layout a directory whose child directories are ``child_dirs`` has, and its plugin."""
+def layout_of(path: Path) -> tuple[KnownPlugin, DumpLayout] | None:
+    """The known layout the directory ``path`` has, and its plugin."""
     for plugin in KNOWN_PLUGINS:
         for layout in plugin.layouts:
-            if any(layout.child_dir.match(name) for name in child_dirs):
+            if layout.matches(path):
                 return plugin, layout
     return None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -70,8 +71,21 @@ def test_what_the_table_says_a_plugin_brings_is_what_it_registers(plugin):
     assert ("msprobe_claim_command_line" in hooks) == bool(plugin.command_lines)
 
 
-#: for each layout of the table: a child directory name of that layout, and one of msprobe's own dumps
-LAYOUT_EXAMPLES = {"kernel": ("rank_3", "rank3")}
+#: for each layout of the table: directories of that layout, then directories of msprobe's own dumps, each as
+#: (how, name): "child" a directory holding directory ``name``, "self" directory ``name`` itself, "file" a directory
+#: holding file ``name``
+LAYOUT_EXAMPLES = {"kernel": ((("child", "rank_3"), ("self", "rank_3"), ("file", "kernel_kbyk_dump.json")),
+                              (("child", "rank3"), ("child", "proc7"), ("file", "dump.json")))}
+
+
+def _make(root: Path, how: str, name: str) -> Path:
+    """A directory below ``root`` made as :data:`LAYOUT_EXAMPLES` says; returns the path to name as the dump."""
+    if how == "file":
+        root.mkdir(parents=True)
+        (root / name).write_text("{}", encoding="utf-8")
+        return root
+    (root / name / "Net").mkdir(parents=True)
+    return root / name if how == "self" else root
 
 
 @pytest.mark.parametrize("plugin,layout", [(p, lay) for p in KNOWN_PLUGINS for lay in p.layouts],
@@ -82,15 +96,15 @@ def test_a_layout_of_the_table_is_the_one_its_plugin_claims(tmp_path, plugin, la
     assert layout.name in LAYOUT_EXAMPLES, f"add an example of the {layout.name} layout to LAYOUT_EXAMPLES"
     discover = HOST.pm.get_plugin(plugin.entry_point).msprobe_discover_jobs
     options = replace(HOST.compare_options(), output_dir=tmp_path / "out")
-    for child, claimed in zip(LAYOUT_EXAMPLES[layout.name], (True, False)):
-        for side in ("t", "g"):
-            (tmp_path / child / side / child / "Net").mkdir(parents=True)
-        assert (known_plugins.layout_of([child]) is not None) == claimed
+    claimed_ones, others = LAYOUT_EXAMPLES[layout.name]
+    for n, (example, claimed) in enumerate([(e, True) for e in claimed_ones] + [(e, False) for e in others]):
+        t, g = (_make(tmp_path / str(n) / side, *example) for side in "tg")
+        assert (known_plugins.layout_of(t) is not None) == claimed, example
         try:
-            jobs = discover(target=tmp_path / child / "t", golden=tmp_path / child / "g", options=options)
+            jobs = discover(target=t, golden=g, options=options)
         except Exception:  # it claimed the directory, and found no data there
             jobs = []
-        assert (jobs is not None) == claimed, child
+        assert (jobs is not None) == claimed, example
 
 
 CLASSIC_LINES = [["-f", "pytorch", "compare", "-i", "c.json"], ["--framework=mindspore", "compare"],
@@ -226,12 +240,16 @@ def test_without_the_default_framework_plugin_a_pytorch_dump_names_it(core_only,
 def test_a_kernel_dump_names_the_kernel_plugin_and_what_it_needs(core_and_pytorch, tmp_path):
     for side in "tg":
         (tmp_path / side / "rank_0" / "Net" / "0" / "0").mkdir(parents=True)
-    proc = run(core_and_pytorch, "compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "out",
-               cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [
-        f"msprobe: error: {tmp_path / 't'}: this is a MindSpore kernel dump (rank_<r> directories), which no loaded "
-        f"plugin compares (install the msprobe-kernel plugin: {_install('plugins/kernel', 'plugins/mindspore')})"]
+        (tmp_path / "kbyk" / side).mkdir(parents=True)
+        (tmp_path / "kbyk" / side / "kernel_kbyk_dump.json").write_text("{}", encoding="utf-8")
+    # a dump root, one of its rank directories, msprobe's L2 dump root (its kernel_kbyk_dump.json)
+    for t, g in ((tmp_path / "t", tmp_path / "g"), (tmp_path / "t" / "rank_0", tmp_path / "g" / "rank_0"),
+                 (tmp_path / "kbyk" / "t", tmp_path / "kbyk" / "g")):
+        proc = run(core_and_pytorch, "compare", "-tp", t, "-gp", g, "-o", tmp_path / "out", cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [
+            f"msprobe: error: {t}: this is a MindSpore kernel dump (rank_<r> directories), which no loaded plugin "
+            f"compares (install the msprobe-kernel plugin: {_install('plugins/kernel', 'plugins/mindspore')})"]
     assert not (tmp_path / "out").exists()
 
 

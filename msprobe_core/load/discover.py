@@ -143,7 +143,7 @@ def _refuse_plugin_layout(path: Path) -> None:
     from ..host.registry import current_host
     from ..known_plugins import layout_of, missing_hint
 
-    found = layout_of([n for n in _listdir(path) if (path / n).is_dir()])
+    found = layout_of(path)
     if found is None:
         return
     plugin, layout = found
