@@ -66,7 +66,8 @@ Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the {_CLAS
   (options: 'msprobe -f pytorch compare --help')
 
 --debug may go anywhere on the command line; the exit code stays the same.
-Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins.
+Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins,
+what each gives, and the known plugins not installed with their install command.
 Run 'msprobe COMMAND --help' for the options of a command."""
 
 
