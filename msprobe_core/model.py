@@ -23,7 +23,7 @@ NA = "N/A"
 MODE_TENSOR = "tensor"
 MODE_STATISTICS = "statistics"
 MODE_MD5 = "md5"
-#: the mode of MindSpore kernel-dump tables (the msprobe-kernel plugin builds them; the summary reads them)
+#: the mode of MindSpore kernel-dump tables (the kernel plugin builds them; the summary reads them)
 MODE_KERNEL = "kernel"
 
 #: the row columns of a :class:`DumpTable`, in field order

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError
+from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
 FLAG, TEXT, INT, PATH, CHOICE = "flag", "text", "int", "path", "choice"
@@ -274,6 +275,15 @@ def _from_bare(spec: OptionSpec, value: Any) -> Any:
 def _suggest(name: str, options: OptionSet) -> str:
     import difflib
 
+    from .known_plugins import hint_for
+
+    # a keyword of a known plugin that is not loaded (its long flag is --NAME); the plugins that declared options
+    # here are loaded, which the hint needs for what to install with it
+    declared = {s.plugin for s in options.specs}
+    loaded = {p.distribution for p in KNOWN_PLUGINS if p.entry_point in declared}
+    hint = hint_for("option", f"--{name}", loaded)
+    if hint:
+        return f" ({hint})"
     close = difflib.get_close_matches(name, [s.name for s in options.specs if s.api], n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
@@ -356,6 +366,9 @@ def _byte_size(value: str) -> str:
     return value
 
 
+#: the executors the known plugins add, for --executor's help (each with its distribution)
+_EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS for name in p.executors)
+
 #: The framework-neutral options of the core (registered by ``msprobe_core.builtin``), in ``--help`` order.
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json or step dir.", kind=PATH, required=True,
@@ -373,8 +386,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
                default=False, aliases=("is_print_compare_log",)),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
-    OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or dask "
-               "(msprobe-dask).", metavar="NAME"),
+    OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
+               f"plugin adds ({_EXECUTORS}).", metavar="NAME"),
     OptionSpec("quiet", ("-q", "--quiet"), "Print only errors.", kind=FLAG, default=False),
     OptionSpec("force", ("--force",), "Replace result files left in the output dir by an earlier run.", kind=FLAG,
                default=False),

@@ -61,7 +61,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".write.writers": ("any_formula_like",),
     ".write.xlsx_stream": ("HEADER_STYLE", "CellStyle", "XlsxStreamWriter", "fill_style"),
     ".console.logs": ("banner_end", "setup_logging"),
-    # the stages, for a plugin that brings a front end of its own (msprobe-classic)
+    # the stages, for a plugin that brings a front end of its own (the classic plugin)
     ".load.discover": ("discover_jobs",),
     ".load.stage": ("account_unrecognised", "load_pair"),
     ".match.stage": ("match_tables",),

@@ -3,26 +3,24 @@
 * an AST scan of every module of ``msprobe_core``: no ``import``/``from … import`` of a plugin package of
   this repository, at module level or inside a function, and no ``importlib.import_module``/``__import__``
   of one by name;
-* a real ``msprobe`` process in which only msprobe-core and msprobe-pytorch exist (the other plugin
-  packages cannot be imported and their distributions are not loaded): ``msprobe compare`` works, and
-  the classic command line, whose plugin is missing, fails with one line naming the distribution to install.
+* a real ``msprobe`` process of a venv in which only msprobe-core and msprobe-pytorch are installed
+  (``tests/selective_venv.py``): ``msprobe compare`` works, and the classic command line, whose plugin is
+  missing, fails with one line naming the plugin and the command that installs it.
 """
 
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
+import json
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from msprobe_core.host.registry import DISTRIBUTIONS_ENV, ENTRY_POINT_GROUP
+from msprobe_core.host.registry import ENTRY_POINT_GROUP
 
 from .dumps import api, read_csv, tensor, write_dump
 from .plugin_session import REPO, project_pyprojects, read_pyproject
+from .selective_venv import run
 
 
 def plugin_packages() -> set[str]:
@@ -82,65 +80,37 @@ def test_the_core_imports_no_plugin():
     assert not found, f"msprobe_core imports plugins (a core that imports a plugin breaks selective installs): {found}"
 
 
-#: ``python -c`` source: msprobe with the plugin packages named in argv[1] impossible to import, as if not installed
-ONLY_SOME_INSTALLED = """
-import sys
-
-missing = set(sys.argv[1].split(","))
-
-
-class NotInstalled:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in missing:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, NotInstalled())
-from msprobe_core.cli.main import main
-
-sys.exit(main(sys.argv[2:]))
-"""
-
-
-def _msprobe_with(installed: set[str], *args: object, cwd: Path) -> subprocess.CompletedProcess:
-    """Run msprobe as if only msprobe-core and the plugin distributions ``installed`` were installed."""
-    missing = plugin_packages() - {d.replace("-", "_") for d in installed}
-    env = dict(os.environ, **{DISTRIBUTIONS_ENV: ",".join(sorted(installed))})
-    return subprocess.run([sys.executable, "-c", ONLY_SOME_INSTALLED, ",".join(sorted(missing)), *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
-
-
-def test_compare_works_with_only_the_core_and_the_pytorch_plugin(tmp_path):
+def test_compare_works_with_only_the_core_and_the_pytorch_plugin(core_and_pytorch, tmp_path):
     t = write_dump(tmp_path / "t", {"Torch.add.0.forward": api([tensor()], [tensor(mx=2.0)])})
     g = write_dump(tmp_path / "g", {"Torch.add.0.forward": api([tensor()], [tensor()])})
-    proc = _msprobe_with({"msprobe-pytorch"}, "compare", "-tp", t, "-gp", g, "-o", tmp_path / "out", "-q",
-                         cwd=tmp_path)
+    proc = run(core_and_pytorch, "compare", "-tp", t, "-gp", g, "-o", tmp_path / "out", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     (result,) = (tmp_path / "out").glob("compare_result_*.csv")
     rows = read_csv(result)
     assert [r["NPU Name"] for r in rows] == ["Torch.add.0.forward.input.0", "Torch.add.0.forward.output.0"]
     assert rows[1]["Max diff"] == "1.0"
-    listed = _msprobe_with({"msprobe-pytorch"}, "plugins", "--json", cwd=tmp_path)
+    listed = run(core_and_pytorch, "plugins", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
-    assert '"msprobe-classic"' not in listed.stdout and '"msprobe-pytorch"' in listed.stdout
+    loaded = {p["distribution"] for p in json.loads(listed.stdout) if p["loaded"]}
+    assert loaded == {"msprobe-core", "msprobe-pytorch"}
 
 
 @pytest.mark.parametrize("form", [["-f", "pytorch", "compare"], ["--framework=mindspore", "compare"], ["compare"]])
-def test_the_classic_command_line_without_its_plugin_names_the_distribution(tmp_path, form):
+def test_the_classic_command_line_without_its_plugin_names_the_distribution(core_and_pytorch, tmp_path, form):
     cfg = tmp_path / "compare.json"
     cfg.write_text('{"npu_path": "a/dump.json", "bench_path": "b/dump.json"}', encoding="utf-8")
-    proc = _msprobe_with({"msprobe-pytorch"}, *form, "-i", cfg, "-o", tmp_path / "out", cwd=tmp_path)
+    proc = run(core_and_pytorch, *form, "-i", cfg, "-o", tmp_path / "out", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        "msprobe: error: the classic interface ('msprobe -f FRAMEWORK compare -i compare.json') is not installed: "
-        "it comes with the msprobe-classic plugin (pip install msprobe-classic)"
+        "msprobe: error: the classic interface ('msprobe -f FRAMEWORK compare -i compare.json') is not available "
+        f"(install the msprobe-classic plugin: pip install -e {REPO / 'plugins' / 'classic'})"
     ]
     assert not (tmp_path / "out").exists()
 
 
 def test_the_old_classic_import_path_says_where_it_went():
-    with pytest.raises(ImportError, match=r"from msprobe_classic import compare, compare_distributed, ms_compare"):
+    with pytest.raises(ImportError, match=r"from msprobe_classic import compare, compare_distributed, ms_compare.*"
+                                          r"\(pip install -e .*plugins/classic\)"):
         import msprobe_core.legacy  # noqa: F401
     import msprobe_classic
 

@@ -17,9 +17,14 @@ import time
 import click
 
 from ..errors import CompareFailed
+from ..known_plugins import bringing, hint_for
 from .guard import escape_unencodable_output, guarded, usage_error_line
 
 log = logging.getLogger("msprobe")
+
+
+#: the known plugin that brings msprobe 8.3.3's command line (the epilog shows it)
+_CLASSIC = bringing("command_line", "classic")
 
 
 class _MsprobeGroup(click.Group):
@@ -34,7 +39,11 @@ class _MsprobeGroup(click.Group):
         if command is None and cmd_name and not cmd_name.startswith("-"):
             from ..host.registry import get_host
 
-            command = get_host().register_commands(tuple(self.commands)).get(cmd_name)
+            host = get_host()
+            command = host.register_commands(tuple(self.commands)).get(cmd_name)
+            hint = None if command is not None else hint_for("command", cmd_name, host.loaded_distributions())
+            if hint:  # click would only say "No such command"
+                raise click.UsageError(f"no such command '{cmd_name}' ({hint})", ctx)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -51,13 +60,14 @@ class _MsprobeGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-_EPILOG = """\b
-Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the msprobe-classic plugin):
+_EPILOG = f"""\b
+Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the {_CLASSIC.distribution if _CLASSIC else 'a'} plugin):
   msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] ...
   (options: 'msprobe -f pytorch compare --help')
 
 --debug may go anywhere on the command line; the exit code stays the same.
-Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins.
+Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins,
+what each gives, and the known plugins not installed with their install command.
 Run 'msprobe COMMAND --help' for the options of a command."""
 
 
@@ -192,16 +202,17 @@ _add_report_command()
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def plugins_cmd(as_json: bool) -> None:
-    """List installed plugins, their versions and the hooks they implement (a table; JSON with --json)."""
+    """List installed plugins, their versions, what they give and the hooks they implement, and the known
+    plugins that are not installed with the command that installs each (a table; JSON with --json)."""
     from ..host.registry import get_host
+    from .plugin_table import plugins_text, with_known_plugins
 
-    described = get_host().describe()
+    host = get_host()
+    entries = with_known_plugins(host.describe(), host.loaded_distributions())
     if as_json:
-        click.echo(json.dumps(described, indent=2))
+        click.echo(json.dumps(entries, indent=2))
         return
-    from .plugin_table import plugin_table
-
-    click.echo(plugin_table(described))
+    click.echo(plugins_text(entries))
 
 
 def _add_merge_result_command() -> None:
@@ -281,27 +292,33 @@ def _foreign(args: list[str]) -> bool:
 _GROUP_OPTIONS = ("-h", "--help", "--version")
 
 
-def _is_classic_form(args: list[str]) -> bool:
-    """``msprobe -f FRAMEWORK compare …`` or ``msprobe compare -i …``: msprobe 8.3.3's command line."""
-    if args[0] in ("-f", "--framework") or args[0].startswith("--framework="):
-        return True
-    return args[0] == "compare" and any(a in ("-i", "--input_path") or a.startswith("--input_path=") for a in args)
-
-
-#: command-line forms of msprobe that a plugin distribution provides: (test, what the form is, distribution),
-#: for a clear error when that distribution is not installed
-PLUGIN_FORMS = (
-    (_is_classic_form, "the classic interface ('msprobe -f FRAMEWORK compare -i compare.json')", "msprobe-classic"),
-)
-
-
 def _missing_plugin(args: list[str]) -> str | None:
-    """The error line for a command line whose form a plugin that is not installed provides (else ``None``)."""
-    for test, form, distribution in PLUGIN_FORMS:
-        if test(args):
-            return f"msprobe: error: {form} is not installed: it comes with the {distribution} plugin " \
-                   f"(pip install {distribution})"
-    return None
+    """The error line for a command line whose form a known plugin that is not loaded provides (else ``None``)."""
+    from ..host.registry import get_host
+    from ..known_plugins import command_line_of, missing_hint
+
+    found = command_line_of(args)
+    if found is None:
+        return None
+    plugin, form = found
+    loaded = get_host().loaded_distributions()
+    if plugin.distribution in loaded:
+        return None
+    return f"msprobe: error: {form.what} is not available ({missing_hint(plugin, loaded)})"
+
+
+def _no_such_option(bad: str, args: list[str]) -> str:
+    """``no such option``, naming the known plugin that brings the option when it is not loaded, else the closest
+    option the sub-command declares."""
+    from ..host.registry import get_host
+    from ..known_plugins import hint_for
+
+    command = args[0]
+    hint = hint_for("option", bad.split("=", 1)[0], get_host().loaded_distributions()) if command == "compare" \
+        else None
+    if hint:  # the fix is the install, not compare's --help
+        return f"msprobe: error: no such option '{bad}' ({hint})"
+    return usage_error_line(f"no such option '{bad}'{_did_you_mean(args, bad)}", f"msprobe {command}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     bad = _unknown_option(args)
     if bad:
-        click.echo(usage_error_line(f"no such option '{bad}'{_did_you_mean(args, bad)}", f"msprobe {args[0]}"), err=True)
+        click.echo(_no_such_option(bad, args), err=True)
         return 2
     path = f"msprobe {args[0]}" if args and args[0] in cli.commands else "msprobe"
     return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug,

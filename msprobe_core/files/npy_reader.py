@@ -10,7 +10,7 @@ dtypes), compares the declared size with the bytes actually present (a truncated
 file fails before anything is allocated) and applies the byte caps it is given.
 The data is read into the tensor stage's reusable arena when one is given.
 
-Used by the MindSpore tensor reader (:mod:`msprobe_mindspore.npy_reader`, tensor mode)
+Used by the MindSpore plugin's tensor reader (tensor mode)
 and by the kernel-dump plugin.
 """
 

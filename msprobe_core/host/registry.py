@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import pluggy
 
 from ..errors import UsageError
+from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
@@ -332,10 +332,13 @@ class PluginHost:
         try:
             return self.executors[name]
         except KeyError:
-            hint = " (pip install msprobe-dask)" if name == "dask" else ""
-            raise UsageError(
-                f"unknown executor '{name}'{hint} (installed: {', '.join(sorted(self.executors))})"
-            ) from None
+            hint = hint_for("executor", name, self.loaded_distributions())
+            raise UsageError(f"unknown executor '{name}' (installed: {', '.join(sorted(self.executors))}"
+                             f"{'; ' + hint if hint else ''})") from None
+
+    def loaded_distributions(self) -> set[str]:
+        """The normalised names of the distributions whose plugins this host loaded."""
+        return {normalized_name(name) for name, _version in self.dists.values()}
 
     def _load_entry_points(self) -> None:
         """Register every plugin of the entry-point group; one that fails to import is skipped with a warning."""
@@ -422,9 +425,8 @@ def _core_version() -> str:
     return __version__
 
 
-def _normalized(distribution: str) -> str:
-    """A distribution name as packaging compares them (``msprobe_PyTorch`` is ``msprobe-pytorch``)."""
-    return re.sub(r"[-_.]+", "-", distribution).lower().strip()
+#: a distribution name as packaging compares them (one definition, the known plugins' table's)
+_normalized = normalized_name
 
 
 def _distribution_filter() -> set[str] | None:

@@ -22,7 +22,6 @@ log = logging.getLogger("msprobe")
 
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
 PROC_DIR = re.compile(r"^proc[0-9]+$")
-KERNEL_RANK_DIR = re.compile(r"^rank_[0-9]+$")  # MindSpore kernel dumps (the msprobe-kernel plugin)
 MIX_DIRS = ("graph", "pynative")
 
 
@@ -96,10 +95,6 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
     return _rank_jobs(target, golden, out)
 
 
-def _has_kernel_rank_dirs(path: Path) -> bool:
-    return any(KERNEL_RANK_DIR.match(n) and (path / n).is_dir() for n in _listdir(path))
-
-
 def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
     from dataclasses import replace
 
@@ -135,12 +130,8 @@ def _rank_dirs(path: Path) -> list[str]:
 
 def _proc_dir(path: Path) -> str:
     procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
-    if not procs and _has_kernel_rank_dirs(path):
-        raise InputError(
-            "this is a MindSpore kernel dump (rank_<r> directories); kernel dumps are compared by the "
-            "msprobe-kernel plugin, which is not installed (pip install msprobe-kernel, or -e plugins/kernel)",
-            path=path,
-        )
+    if not procs:
+        _refuse_plugin_layout(path)
     if len(procs) != 1:
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(
@@ -171,6 +162,24 @@ def _check_same_layout(target: Path, t_ranks: list[str], golden: Path, g_ranks: 
         f"but {option_label(other_side, short=True)} {other} holds proc<PID> directories ({', '.join(procs)}: one per "
         "process); the two dumps are laid out differently, point both at step directories of the same kind"
     )
+
+
+def _refuse_plugin_layout(path: Path) -> None:
+    """A directory of a layout a known plugin's discovery claims (a kernel dump) names that plugin: it is not loaded,
+    or its discovery would have claimed the directory before the core's."""
+    from ..host.registry import current_host
+    from ..known_plugins import layout_of, missing_hint
+
+    found = layout_of(path)
+    if found is None:
+        return
+    plugin, layout = found
+    host = current_host()
+    loaded = host.loaded_distributions() if host is not None else set()
+    if plugin.distribution in loaded:  # loaded, yet it left the directory: not the layout after all
+        return
+    raise InputError(f"this is {layout.what}, which no loaded plugin compares ({missing_hint(plugin, loaded)})",
+                     path=path)
 
 
 def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:

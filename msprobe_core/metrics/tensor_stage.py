@@ -1,7 +1,7 @@
 """Tensor mode: read every matched tensor pair once and compute all metrics.
 
 Pairs are grouped into chunks (largest first) and streamed through the run's
-executor (a local process pool by default, a Dask cluster with ``msprobe-dask``);
+executor (a local process pool by default, a Dask cluster with the Dask plugin);
 each worker reads a pair's two files into reusable memory (:mod:`msprobe_core.files.arena`),
 computes the six metrics (and any plugin metrics) in one blocked pass, and returns
 only the small result tuples. Where the workers leave a core idle, pair k+1 is read

@@ -8,7 +8,7 @@ why the output never depends on the executor or on scheduling.
 
 Executors are registered through the ``msprobe_register_executors`` hook
 (:class:`ExecutorSpec`); the built-in one is ``local`` (a process pool on this
-machine, :class:`LocalExecutor`), the ``msprobe-dask`` plugin adds ``dask``.
+machine, :class:`LocalExecutor`), the Dask plugin adds ``dask``.
 :func:`executor_for` gives the stages the executor of the current run:
 :func:`msprobe_core.run.jobs.run_jobs` opens one per run and makes it current
 with :func:`using`; a task that runs on a worker opens the one its parent
@@ -93,7 +93,7 @@ class ExecutorSpec:
     """A way of running tasks: ``create(options) -> Executor``.
 
     ``options.workers`` is the number of local worker processes; an executor's own
-    settings are options its plugin declares (``msprobe-dask``: ``--scheduler``).
+    settings are options its plugin declares (the Dask plugin's ``--scheduler``).
     ``selected_by(options)``: whether these options pick this executor when no
     ``--executor`` is named (``dask`` when a scheduler address is given).
     """
