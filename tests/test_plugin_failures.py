@@ -300,3 +300,33 @@ def test_an_installed_plugin_exiting_on_import_is_skipped(tmp_path):
     assert proc.returncode == 0 and len(results) == 1, proc.stdout + proc.stderr
     (warning,) = _warnings(proc)
     assert "plugin 'exitonload' (exitonload) could not be loaded and is skipped: it called sys.exit(0)" in warning
+
+
+@pytest.mark.parametrize(("hook", "signature"), [
+    ("msprobe_load_dump", "path, options"),
+    ("msprobe_discover_jobs", "target, golden, options"),
+])
+def test_a_plugin_calling_sys_exit_during_a_run_is_named_not_a_silent_success(tmp_path, hook, signature):
+    _module(tmp_path, "exits_in_run", f"""
+        @hookimpl
+        def {hook}({signature}):
+            sys.exit()
+        """)
+    proc, results = _compare(tmp_path, "exits_in_run")
+    assert proc.returncode == 1 and results == [], proc.stdout + proc.stderr
+    assert proc.stderr == f"msprobe: error: plugin 'exits_in_run': {hook} failed: it called sys.exit(None)\n"
+    assert "Traceback" not in proc.stdout
+
+
+def test_a_command_registration_that_exits_is_skipped(caplog):
+    import click
+
+    class Commands:
+        @hookimpl
+        def msprobe_register_commands(self, register):
+            register(click.Command("early"))
+            sys.exit(1)
+
+    host = PluginHost(autoload=False, extra_plugins=[Commands()])
+    assert host.register_commands(("compare",)) == {}
+    assert "msprobe_register_commands failed: it called sys.exit(1); what it registers there is skipped" in caplog.text

@@ -19,7 +19,7 @@ from typing import Any
 
 import pluggy
 
-from ..errors import UsageError
+from ..errors import PluginFailed, UsageError
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
@@ -268,7 +268,7 @@ class PluginHost:
     # -- typed façade --------------------------------------------------------
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
         """Jobs for the two user paths (first plugin that claims the layout)."""
-        jobs = self.pm.hook.msprobe_discover_jobs(target=target, golden=golden, options=options)
+        jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)
         if jobs is None:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
         return jobs
@@ -280,7 +280,7 @@ class PluginHost:
         to sniff it) is an input error naming the file, not a crash.
         """
         try:
-            table = self.pm.hook.msprobe_load_dump(path=path, options=options, job=job)
+            table = self._first_result("msprobe_load_dump", path=path, options=options, job=job)
         except OSError as exc:
             from ..errors import InputError, os_reason
 
@@ -288,6 +288,19 @@ class PluginHost:
         if table is None:
             raise UsageError(f"no installed plugin can read {path}")
         return table
+
+    def _first_result(self, hook: str, **kwargs: Any) -> Any:
+        """pluggy's first-result call, made one implementation at a time so that one calling ``sys.exit()``
+        is named: its ``SystemExit`` would end the run with no result and no word (exit 0); it fails as
+        any exception of a plugin does."""
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):  # the order pluggy calls them in
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+            except SystemExit as exc:
+                raise PluginFailed(f"plugin '{impl.plugin_name}': {hook} failed: {failure_text(exc)}") from None
+            if result is not None:
+                return result
+        return None
 
     def framework(self, name: str | None) -> FrameworkSpec | None:
         """The framework registered under ``name`` (``None``: the default one)."""
