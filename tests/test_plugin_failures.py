@@ -330,3 +330,23 @@ def test_a_command_registration_that_exits_is_skipped(caplog):
     host = PluginHost(autoload=False, extra_plugins=[Commands()])
     assert host.register_commands(("compare",)) == {}
     assert "msprobe_register_commands failed: it called sys.exit(1); what it registers there is skipped" in caplog.text
+
+
+def test_the_short_form_of_a_normalizer_registration_still_works():
+    class Short:
+        @hookimpl
+        def msprobe_register_normalizers(self, register):
+            register("short-upper", lambda table, side, keys, options: [k.upper() for k in keys], order=5)
+            register("short-extra", lambda table, side, keys, options: keys, 1, ("dump",), "p", "too many")
+
+    host = PluginHost(autoload=False, extra_plugins=[Short()])
+    assert "short-upper" not in [n.name for n in host.normalizers]  # the second call is junk: the hook is skipped
+
+    class Fine:
+        @hookimpl
+        def msprobe_register_normalizers(self, register):
+            register("short-upper", lambda table, side, keys, options: [k.upper() for k in keys], order=5)
+
+    host = PluginHost(autoload=False, extra_plugins=[Fine()])
+    (spec,) = [n for n in host.normalizers if n.name == "short-upper"]
+    assert spec.order == 5 and spec.fn(None, "target", ["a"], None) == ["A"]
