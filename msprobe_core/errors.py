@@ -111,6 +111,15 @@ class CompareFailed(MsprobeError):
     outcomes: list | None = None
 
 
+class PluginFailed(MsprobeError):
+    """A plugin's code ended what it was asked to do in a way no run can go on from (it called ``sys.exit()``).
+
+    The message names the plugin and the hook.
+    """
+
+    exit_code = 1
+
+
 class Interrupted(MsprobeError):
     """The user interrupted the run (Ctrl-C)."""
 

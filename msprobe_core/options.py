@@ -181,7 +181,26 @@ def _is_unset(spec: OptionSpec, value: Any) -> bool:
     return spec.bare is not NO_BARE and value is False
 
 
+def default_problem(spec: OptionSpec) -> str | None:
+    """Why the default of ``spec`` is no value of its kind (``kind="int", default="abc"``), else ``None``.
+
+    Such a default would reach click as if the user had typed it, failing every compare with an
+    error about the command line.
+    """
+    if spec.default is None:
+        return None
+    try:
+        _api_value(spec, spec.default)
+    except OptionError as exc:
+        return f"its default is wrong: {exc}"
+    return None
+
+
 # --------------------------------------------------------------------------- the set of a host
+#: flags and names of ``msprobe compare`` no option may take: the help
+RESERVED_FLAGS = {"-h": "help", "--help": "help"}
+
+
 class OptionSet:
     """Every option a plugin host knows, core ones first, in declaration order."""
 
@@ -194,7 +213,12 @@ class OptionSet:
             self.add(spec)
 
     def add(self, spec: OptionSpec) -> str | None:
-        """Add ``spec``; returns why it was refused (its name or a flag is taken), else ``None``."""
+        """Add ``spec``; returns why it was refused (its name or a flag is taken or reserved), else ``None``."""
+        for flag in spec.flags:
+            if flag in RESERVED_FLAGS:
+                return f"flag {flag} is reserved for the help of msprobe compare"
+        if spec.name in RESERVED_FLAGS.values():
+            return f"option name '{spec.name}' is reserved for the help of msprobe compare"
         for key in (spec.name, *spec.aliases):
             taken = self.by_name.get(key) or self._aliases.get(key)
             if taken is not None:

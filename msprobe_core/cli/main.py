@@ -331,6 +331,12 @@ def main(argv: list[str] | None = None) -> int:
         from ..console.logs import setup_logging
 
         setup_logging(bool({"-q", "--quiet"} & set(args)))
+        # the plugins load here, inside the guard: a bad MSPROBE_LOAD_PLUGINS is one line and exit 2
+        from ..host.registry import get_host
+
+        loaded = guarded(get_host, debug=debug)
+        if loaded:
+            return loaded
     if _foreign(args):
         from ..host.registry import get_host
 

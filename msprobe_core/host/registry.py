@@ -19,12 +19,27 @@ from typing import Any
 
 import pluggy
 
-from ..errors import UsageError
+from ..errors import PluginFailed, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
+from .loading import (
+    DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
+    ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
+    FIRST_PARTY_DISTRIBUTIONS,
+    LOAD_ENV,
+    RegistrationFailed,
+    call_registry_hook,
+    failure_text,
+    import_named_modules,
+    is_plugin_failure,
+    load_entry_points,
+    normalized_distribution,
+    trace_hook_calls,
+    unknown_hooks,
+)
 from .specs import (
     CommandLineClaim,
     CompareJob,
@@ -38,9 +53,6 @@ from .specs import (
     always_applies,
 )
 
-ENTRY_POINT_GROUP = "msprobe_core.plugins"
-#: when set, only the entry points of these distributions (comma-separated names) are loaded
-DISTRIBUTIONS_ENV = "MSPROBE_PLUGIN_DISTRIBUTIONS"
 #: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
@@ -61,17 +73,20 @@ class PluginHost:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
         self.broken: dict[str, str] = {}
-        #: plugins loaded whose registration hook raised (what it registered there is skipped)
+        #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
         if autoload:
-            self._load_entry_points()
-        for mod in filter(None, os.environ.get("MSPROBE_LOAD_PLUGINS", "").split(",")):
-            self.pm.register(importlib.import_module(mod.strip()), name=mod.strip())
+            load_entry_points(self.pm, self.dists, self.broken)
+        for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
+            self._register(module, name)
         for plugin in extra_plugins:
-            self.pm.register(plugin)
-        self.pm.check_pending()
+            self._register(plugin, None)
+        for name, why in unknown_hooks(self.pm).items():  # a misspelt hook is its plugin's failure
+            if name == BUILTIN_PLUGIN:
+                raise RuntimeError(f"{BUILTIN_PLUGIN}: {why}")
+            self._drop(name, why)
         if os.environ.get(TRACE_ENV):
-            _trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
+            trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -102,36 +117,46 @@ class PluginHost:
             ("msprobe_register_writers", self._add_writer),
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
-            ("msprobe_register_options", lambda spec, plugin: declared.append(_with_plugin(spec, plugin))),
+            # an option is always its registering plugin's (which decides who keeps a clashing flag)
+            ("msprobe_register_options", lambda spec, plugin: declared.append(replace(spec, plugin=plugin))),
         ]
         for hook, add in registries:
             # pluggy calls later-registered plugins first: plugins register before the built-ins
             for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
-                try:
-                    impl.function(register=self._registrar(impl.plugin_name, add))
-                except Exception as exc:  # a third-party registration bug must not break every run
-                    if impl.plugin_name == BUILTIN_PLUGIN:
-                        raise
-                    self._skip(impl.plugin_name, f"{hook} failed: {type(exc).__name__}: {exc}")
+                for spec in self._registered(impl, hook):
+                    add(spec, impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
         self.mappers = chain_mappers(self.mappers)
         self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
-        """Core options first, in their order, then each plugin's, plugins by name; clashes are refused."""
-        from ..options import remember_defaults
+        """Core options first, then the first-party plugins', then the others', each group in load order.
 
-        core = [s for s in declared if s.plugin == BUILTIN_PLUGIN]
-        others = sorted((s for s in declared if s.plugin != BUILTIN_PLUGIN), key=lambda s: s.plugin)
-        for spec in core + others:
-            refused = self.options.add(spec)
+        An option whose name or flag is taken keeps its first owner: a third-party plugin cannot take
+        ``--rank`` from a plugin of this repository, whatever its name. ``--help`` lists the groups
+        by plugin name, as before.
+        """
+        import logging
+
+        from ..options import default_problem, remember_defaults
+
+        loaded = {name: i for i, (name, _) in enumerate(self.pm.list_name_plugin())}
+        for spec in sorted(declared, key=lambda s: (self._tier(s.plugin), loaded.get(s.plugin, len(loaded)))):
+            refused = default_problem(spec) or self.options.add(spec)
             if refused:
-                import logging
-
                 logging.getLogger("msprobe").warning("plugin '%s': option '%s' is ignored: %s", spec.plugin,
                                                      spec.name, refused)
+        self.options.specs.sort(key=lambda s: (self._tier(s.plugin), "" if self._tier(s.plugin) == 0 else s.plugin))
         remember_defaults(self.options)
+
+    def _tier(self, plugin: str) -> int:
+        """0: the core; 1: a plugin of a first-party distribution (:data:`FIRST_PARTY_DISTRIBUTIONS`); 2: others."""
+        if plugin == BUILTIN_PLUGIN:
+            return 0
+        found = self.pm.get_plugin(plugin)
+        dist = self.dists.get(id(found)) if found is not None else None
+        return 1 if dist is not None and normalized_distribution(dist[0]) in FIRST_PARTY_DISTRIBUTIONS else 2
 
     def register_commands(self, builtin: Sequence[str]) -> dict[str, Any]:
         """The sub-commands plugins add (``msprobe_register_commands``), once; ``builtin`` names are refused."""
@@ -149,21 +174,44 @@ class PluginHost:
             self.commands[name] = command
 
         for impl in reversed(self.pm.hook.msprobe_register_commands.get_hookimpls()):
-            impl.function(register=self._registrar(impl.plugin_name, add))
+            for command in self._registered(impl, "msprobe_register_commands"):
+                add(command, impl.plugin_name)
         return self.commands
 
-    def _skip(self, plugin: str, why: str) -> None:
+    def _registered(self, impl: Any, hook: str) -> list[Any]:
+        """What one plugin's registry hook registers: all of it, or nothing when the hook fails."""
+        if impl.plugin_name == BUILTIN_PLUGIN:  # the core's own registrations: a failure is a bug, raised
+            return call_registry_hook(impl, hook)
+        try:
+            return call_registry_hook(impl, hook)
+        except RegistrationFailed as failed:
+            self._skip(impl.plugin_name, f"{hook} failed: {failed}")
+            return []
+
+    def _skip(self, plugin: str, why: str, then: str = "what it registers there is skipped") -> None:
         import logging
 
         self.failed_hooks.setdefault(plugin, why)
-        logging.getLogger("msprobe").warning("plugin '%s': %s; what it registers there is skipped", plugin, why)
+        logging.getLogger("msprobe").warning("plugin '%s': %s; %s", plugin, why, then)
 
-    @staticmethod
-    def _registrar(plugin: str, add: Callable[[Any, str], None]) -> Callable[..., None]:
-        def register(spec: Any = None, *args: Any, **kwargs: Any) -> None:
-            add(spec, plugin) if not args and not kwargs else add((spec, args, kwargs), plugin)
+    def _register(self, plugin: object, name: str | None) -> None:
+        """Register a plugin named by ``MSPROBE_LOAD_PLUGINS`` or handed in; one pluggy refuses is skipped."""
+        if self.pm.is_registered(plugin):
+            return  # also an installed entry point, or named twice: loaded once
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:  # pluggy's check of its hook signatures: the plugin's mistake
+            label = name or self.pm.get_canonical_name(plugin)
+            self._drop(label, failure_text(exc), registered=False)
 
-        return register
+    def _drop(self, name: str, why: str, *, registered: bool = True) -> None:
+        """Skip the whole plugin ``name`` (unregistered, listed by ``msprobe plugins`` with ``why``), with a warning."""
+        import logging
+
+        if registered:
+            self.pm.unregister(name=name)
+        self.broken[name] = why
+        logging.getLogger("msprobe").warning("plugin '%s': %s; the plugin is skipped", name, why)
 
     def _add_framework(self, spec: FrameworkSpec, plugin: str) -> None:
         if any(set(spec.names()) & set(f.names()) for f in self.frameworks):
@@ -176,10 +224,7 @@ class PluginHost:
             return
         self.mappers.append(_with_plugin(spec, plugin))
 
-    def _add_normalizer(self, spec: Any, plugin: str) -> None:
-        if isinstance(spec, tuple):
-            name, args, kwargs = spec
-            spec = NormalizerSpec(name, *args, **kwargs)
+    def _add_normalizer(self, spec: NormalizerSpec, plugin: str) -> None:
         if any(n.name == spec.name for n in self.normalizers):
             return
         self.normalizers.append(_with_plugin(spec, plugin))
@@ -224,7 +269,7 @@ class PluginHost:
     # -- typed façade --------------------------------------------------------
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
         """Jobs for the two user paths (first plugin that claims the layout)."""
-        jobs = self.pm.hook.msprobe_discover_jobs(target=target, golden=golden, options=options)
+        jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)
         if jobs is None:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
         return jobs
@@ -236,7 +281,7 @@ class PluginHost:
         to sniff it) is an input error naming the file, not a crash.
         """
         try:
-            table = self.pm.hook.msprobe_load_dump(path=path, options=options, job=job)
+            table = self._first_result("msprobe_load_dump", path=path, options=options, job=job)
         except OSError as exc:
             from ..errors import InputError, os_reason
 
@@ -244,6 +289,19 @@ class PluginHost:
         if table is None:
             raise UsageError(f"no installed plugin can read {path}")
         return table
+
+    def _first_result(self, hook: str, **kwargs: Any) -> Any:
+        """pluggy's first-result call, made one implementation at a time so that one calling ``sys.exit()``
+        is named: its ``SystemExit`` would end the run with no result and no word (exit 0); it fails as
+        any exception of a plugin does."""
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):  # the order pluggy calls them in
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+            except SystemExit as exc:
+                raise PluginFailed(f"plugin '{impl.plugin_name}': {hook} failed: {failure_text(exc)}") from None
+            if result is not None:
+                return result
+        return None
 
     def framework(self, name: str | None) -> FrameworkSpec | None:
         """The framework registered under ``name`` (``None``: the default one)."""
@@ -292,7 +350,18 @@ class PluginHost:
 
     def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
         """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
-        return self.pm.hook.msprobe_claim_command_line(args=list(args))
+        for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
+            try:
+                claim = impl.function(args=list(args))
+            except BaseException as exc:  # one plugin's bug: the others may still claim the line
+                if impl.plugin_name == BUILTIN_PLUGIN or not is_plugin_failure(exc):
+                    raise
+                self._skip(impl.plugin_name, f"msprobe_claim_command_line failed: {failure_text(exc)}",
+                           then="the other plugins are asked")
+                continue
+            if claim is not None:
+                return claim
+        return None
 
     def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
         """The extra tensor metrics of a run with these options, in registration order."""
@@ -339,32 +408,6 @@ class PluginHost:
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""
         return {normalized_name(name) for name, _version in self.dists.values()}
-
-    def _load_entry_points(self) -> None:
-        """Register every plugin of the entry-point group; one that fails to import is skipped with a warning."""
-        import logging
-        from importlib.metadata import distributions
-
-        wanted = _distribution_filter()
-        seen: set[str] = set()
-        for dist in distributions():
-            if wanted is not None and _normalized(dist.metadata["Name"] or "") not in wanted:
-                continue
-            for ep in dist.entry_points:
-                if ep.group != ENTRY_POINT_GROUP or ep.name in seen or self.pm.get_plugin(ep.name) is not None:
-                    continue
-                seen.add(ep.name)
-                try:
-                    plugin = ep.load()
-                    self.pm.register(plugin, name=ep.name)
-                except Exception as exc:  # a broken third-party plugin must not break every run
-                    self.broken[ep.name] = f"{type(exc).__name__}: {exc}"
-                    logging.getLogger("msprobe").warning(
-                        "plugin '%s' (%s) could not be loaded and is skipped: %s",
-                        ep.name, dist.metadata["Name"], self.broken[ep.name],
-                    )
-                    continue
-                self.dists[id(plugin)] = (dist.metadata["Name"], dist.version)
 
     def distribution_of(self, plugin_name: str) -> str:
         """The distribution a registered plugin comes from (its registration name when not installed as one)."""
@@ -423,44 +466,6 @@ def _core_version() -> str:
     from ..version import __version__
 
     return __version__
-
-
-#: a distribution name as packaging compares them (one definition, the known plugins' table's)
-_normalized = normalized_name
-
-
-def _distribution_filter() -> set[str] | None:
-    """The distributions whose entry points may load (``None``: every one), from ``MSPROBE_PLUGIN_DISTRIBUTIONS``."""
-    value = os.environ.get(DISTRIBUTIONS_ENV)
-    if value is None:
-        return None
-    return {_normalized(name) for name in value.split(",") if name.strip()}
-
-
-def _trace_hook_calls(pm: pluggy.PluginManager, path: Path) -> None:
-    """Record every call of a hook implementation in ``path``, one ``{"hook": ..., "plugin": ...}`` line each.
-
-    The implementations themselves are wrapped, so registry hooks (called one implementation at a
-    time by :meth:`PluginHost._collect`) are recorded as well as the ``pm.hook`` dispatch hooks.
-    """
-    import functools
-    import json
-
-    def traced(hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        line = json.dumps({"hook": hook, "plugin": plugin}) + "\n"
-
-        @functools.wraps(function)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-            return function(*args, **kwargs)
-
-        return call
-
-    for name, caller in vars(pm.hook).items():
-        for impl in caller.get_hookimpls():
-            # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
-            impl.function = traced(name, impl.plugin_name, impl.function)
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:
