@@ -117,6 +117,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
             out,
             f"compare_result_{rank}_{step}",
             label=f"rank {rank} step {step}",
+            kind=KIND,
             extra={DIRS: {"target": npu_groups[(rank, step)], "golden": bench_groups[(rank, step)]}},
         )
         for rank, step in common
