@@ -688,3 +688,28 @@ def test_api_options_that_do_nothing_on_kernel_dumps_are_refused(tmp_path: Path)
     with pytest.raises(UsageError, match=r"fuzzy_match does nothing in a compare of kernel dumps, which target/golden"):
         msprobe_core.compare(SMALL_KERNEL / "target", SMALL_KERNEL / "golden", tmp_path / "out", fuzzy_match=True)
     assert not (tmp_path / "out").exists()
+
+
+@needs_kernel_corpus
+def test_cli_requested_ranks_and_steps_neither_dump_has_are_named(tmp_path: Path, run_cli) -> None:
+    """``--rank 0,1`` where no side has rank 1: rank 0 is compared and rank 1 named, in one warning line."""
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", SMALL_KERNEL / "target", "-gp", SMALL_KERNEL / "golden", "-o", out,
+                   "--rank", "0,1,3", "--step", "0,7")
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "in neither dump" in ln]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].endswith("[WARNING] --rank 1,3 and --step 7: in neither dump, not compared "
+                             "(target: rank 0 step 0; golden: rank 0 step 0)."), lines
+    assert _cli_tables(out) == [(0, 0)]
+
+
+def test_ranks_on_one_side_only_are_not_called_absent(tmp_path: Path, run_cli) -> None:
+    """A rank only one dump has is skipped with its own warning; it is not "in neither dump"."""
+    _make_dump(tmp_path / "t", ranks=(0, 1), steps=(0, 1))
+    _make_dump(tmp_path / "g", ranks=(0,), steps=(0,))
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "o",
+                   "--rank", "0,1", "--step", "0,1")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stdout + proc.stderr  # log lines go to stdout, errors to stderr
+    assert "in neither dump" not in err and err.count("exists only in the target dump, skipped.") == 3, err
