@@ -232,6 +232,33 @@ def test_api_data_mapping_as_dict(corpora, oracle_diff, tmp_path, monkeypatch):
     assert code == 0, report
 
 
+@pytest.mark.parametrize("order", [["-f", "-dm", "{dm}"], ["-dm", "{dm}", "--fuzzy_match"]])
+def test_cli_data_mapping_with_fuzzy_match_is_refused(corpora, tmp_path, run_cli, order):
+    """The seed documents say -dm does not support -f: one line naming the mapping file, exit 2, nothing written."""
+    case = corpora / "legacy/c08/dm_hl"
+    out = tmp_path / "out"
+    dm = case / "data_mapping.yaml"
+    proc = run_cli("-f", "pytorch", "compare", "-i", case / "compare.json", "-o", out,
+                   *(a.format(dm=dm) for a in order), cwd=corpora)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"msprobe: error: {dm}: -dm/--data_mapping cannot be used together with -f/--fuzzy_match: fuzzy matching is "
+        "not supported with a data mapping (its file says which rows pair); leave one of them out"), proc.stderr
+    assert not out.exists()
+
+
+def test_api_data_mapping_with_fuzzy_match_is_refused(corpora, tmp_path, monkeypatch):
+    """The Python API refuses the pair too, before a dict mapping is written out as a yaml file."""
+    from msprobe_core.errors import UsageError
+
+    monkeypatch.chdir(corpora)
+    param = {"npu_json_path": "pytorch/c08/target/step0/rank0/dump.json",
+             "bench_json_path": "pytorch/c08/golden/step0/rank0/dump.json"}
+    with pytest.raises(UsageError, match=r"^data_mapping cannot be used together with fuzzy_match=True"):
+        compare(param, str(tmp_path / "out"), fuzzy_match=True, data_mapping={"a": "b"})
+    assert not (tmp_path / "out").exists()
+
+
 CLASSIC_HOOKS = ("msprobe_claim_command_line", "msprobe_load_dump", "msprobe_register_normalizers",
                  "msprobe_register_mappers", "msprobe_register_metrics", "msprobe_register_verdicts",
                  "msprobe_register_writers")

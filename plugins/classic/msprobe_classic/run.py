@@ -79,6 +79,21 @@ class ClassicOptions:
         )
 
 
+def refuse_fuzzy_with_data_mapping(fuzzy_match: bool, data_mapping: Any, *, python: bool = False) -> None:
+    """``-dm`` together with ``-f``: refused, before anything is written.
+
+    The seed documents say a data mapping compare does not support fuzzy matching (the
+    mapping file says which rows pair); accepting both would let one of them silently do
+    nothing. ``python``: name the keywords of the Python API instead of the flags.
+    """
+    if not (fuzzy_match and data_mapping):
+        return
+    dm, fm = ("data_mapping", "fuzzy_match=True") if python else ("-dm/--data_mapping", "-f/--fuzzy_match")
+    raise UsageError(f"{dm} cannot be used together with {fm}: fuzzy matching is not supported with a data mapping "
+                     "(its file says which rows pair); leave one of them out",
+                     path=data_mapping if isinstance(data_mapping, (str, Path)) else None)
+
+
 @dataclass
 class Outcome:
     """What one classic compare wrote."""
