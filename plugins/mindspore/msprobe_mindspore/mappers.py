@@ -196,8 +196,12 @@ def run_api_mapping(ctx: MatchContext) -> MatchResult:
         )
     path = _option_path(ctx.options.api_mapping)
     entries = M.load_api_mapping_yaml(path) if path is not None else []
-    npu_rows = table_rows(ctx.target)
-    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=table_rows(ctx.golden))
+    npu_rows, bench_rows = table_rows(ctx.target), table_rows(ctx.golden)
+    if path is not None:
+        from .positions import warn_absent_positions
+
+        warn_absent_positions(path, entries, npu_rows, bench_rows)
+    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=bench_rows)
     active, generated = data_mapping_active(ctx)
     return _join(keys, ctx, active, generated)
 
