@@ -191,6 +191,25 @@ def test_kernel_form_of_compare_json(corpora, oracle_diff, tmp_path, monkeypatch
     assert code == 0, report
 
 
+@pytest.mark.parametrize(("flags", "named"), [
+    (["-f"], "-f/--fuzzy_match does nothing"),
+    (["-am", "-da"], "-am/--api_mapping and -da/--diff_analyze do nothing"),
+])
+def test_kernel_form_refuses_options_that_do_nothing(corpora, tmp_path, run_cli, flags, named):
+    """A kernel compare.json with -f (or -am, -da): one line in the classic flags' names, exit 2, nothing written."""
+    case = corpora / "mindspore" / "kernel_native_fp16"
+    if not case.is_dir():
+        pytest.skip("kernel corpus not present")
+    cfg = _compare_json(tmp_path, {"npu_path": str(case / "target"), "bench_path": str(case / "golden"),
+                                   "rank_id": [0], "step_id": [0]})
+    out = tmp_path / "o"
+    proc = run_cli("-f", "mindspore", "compare", "-i", cfg, "-o", out, *flags)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"msprobe: error: {case / 'target'}: {named} in a compare of kernel dumps, which "
+                                   f"npu_path/bench_path are; leave {'it' if len(flags) == 1 else 'them'} out")
+    assert not out.exists()
+
+
 def test_dir_form_accepts_a_proc_dir(corpora, oracle_diff, tmp_path, monkeypatch):
     """8.3.3 refuses step dirs holding anything but rank*; ours also takes one proc<PID> dir per side."""
     import shutil

@@ -258,6 +258,33 @@ def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_anal
             raise UsageError("rank_id/step_id in compare.json compare kernel dumps, which needs the msprobe-kernel plugin")
         options = options.with_values(rank=_ids(doc.get("rank_id"), "rank_id"),
                                       step=_ids(doc.get("step_id"), "step_id") or None)
-    outcomes = run_jobs(host.discover_jobs(npu, bench, options), options, host)
+    jobs = host.discover_jobs(npu, bench, options)
+    _refuse_idle_options(jobs, opts, diff_analyze, host)
+    outcomes = run_jobs(jobs, options, host)
     if any(o.files for o in outcomes):
         banner_end(log)
+
+
+#: the classic flags of the options a core run may not use (``OptionSpec.kinds``), by option name
+_CLASSIC_FLAGS = {"fuzzy_match": "-f/--fuzzy_match", "data_mapping": "-dm/--data_mapping",
+                  "api_mapping": "-am/--api_mapping", "cell_mapping": "-cm/--cell_mapping",
+                  "layer_mapping": "-lm/--layer_mapping", "diff_analyze": "-da/--diff_analyze"}
+
+
+def _refuse_idle_options(jobs: list[CompareJob], opts: ClassicOptions, diff_analyze: bool, host: PluginHost) -> None:
+    """Options given on the classic command line that would do nothing for these jobs' dumps: one error.
+
+    What applies where is what each option declares (``OptionSpec.kinds``) against the kind the
+    discovery found (``CompareJob.kind``, kernel dumps); the names are the classic flags.
+    """
+    given = {"fuzzy_match": opts.fuzzy_match, "data_mapping": opts.data_mapping, "api_mapping": opts.api_mapping,
+             "cell_mapping": opts.cell_mapping, "layer_mapping": opts.layer_mapping, "diff_analyze": diff_analyze}
+    for job in jobs:
+        specs = {name: host.options.get(name) for name, value in given.items() if value}
+        idle = [_CLASSIC_FLAGS[n] for n, spec in specs.items() if job.kind and spec is not None
+                and not spec.applies_to(job.kind)]
+        if idle:
+            one = len(idle) == 1
+            named = idle[0] if one else f"{', '.join(idle[:-1])} and {idle[-1]}"
+            raise UsageError(f"{named} {'does' if one else 'do'} nothing in a compare of {job.kind} dumps, which "
+                             f"npu_path/bench_path are; leave {'it' if one else 'them'} out", path=job.target)
