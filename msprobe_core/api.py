@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import OptionError, UsageError
 from .model import CompareOptions
-from .options import api_doc, api_naming, api_parameters
+from .options import api_doc, api_naming, api_parameters, refuse_inapplicable
 
 
 def build_options(output_dir: str | Path | None, options: dict[str, Any]) -> CompareOptions:
@@ -77,6 +77,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
         if out is not None:
             host.writer(opts.output_format)  # an unknown format is an error before any work
         jobs = host.discover_jobs(target_path, golden_path, opts)
+        refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
         if out is not None:
             from .write.tailbuild import finish_removals
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import OptionError
+from .errors import OptionError, UsageError
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -42,6 +42,9 @@ class _NoBare:
 
 #: ``OptionSpec.bare`` when the option always needs a value
 NO_BARE: Any = _NoBare()
+
+#: the dump kinds (``DumpTable.kind``) of the core's own dump files: ``dump.json`` and ``debug.json``
+DUMP_KINDS = ("dump", "debug")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ class OptionSpec:
     ``api``: also a keyword of :func:`msprobe_core.compare`; ``attribute``: a
     field of the options (both true for every plugin option). ``aliases``: older
     keyword spellings the Python API still accepts.
+
+    ``kinds``: the dump kinds (``DumpTable.kind``) whose compares the option changes; empty
+    (the default): every kind. Given for a run whose jobs are of another kind (a plugin's
+    discovery says so in ``CompareJob.kind``), it would do nothing, so the run is refused
+    (:func:`refuse_inapplicable`).
     """
 
     name: str
@@ -77,6 +85,7 @@ class OptionSpec:
     api: bool = True
     attribute: bool = True
     aliases: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
     plugin: str = ""
 
     def __post_init__(self) -> None:
@@ -86,6 +95,10 @@ class OptionSpec:
             raise ValueError(f"option {self.name}: kind must be one of {', '.join(_KINDS)}, not {self.kind!r}")
         if any(not f.startswith("-") for f in self.flags):
             raise ValueError(f"option {self.name}: flags must start with '-' ({', '.join(self.flags)})")
+
+    def applies_to(self, kind: str) -> bool:
+        """Whether the option changes anything in a compare of dumps of ``kind``."""
+        return not self.kinds or kind in self.kinds
 
     def label(self, short: bool = False) -> str:
         """How the current caller spells this option: its flags on the command line, its name in Python."""
@@ -194,6 +207,36 @@ def default_problem(spec: OptionSpec) -> str | None:
     except OptionError as exc:
         return f"its default is wrong: {exc}"
     return None
+
+
+def given_values(options: Iterable[OptionSpec], values: Mapping[str, Any]) -> list[OptionSpec]:
+    """The options ``values`` sets to something other than their default (``-fm`` given, ``-am`` with or without a file)."""
+    return [s for s in options if s.name in values and not _is_unset(s, values[s.name])
+            and values[s.name] != s.default]
+
+
+def refuse_inapplicable(options: Iterable[OptionSpec], values: Mapping[str, Any], jobs: Iterable[Any]) -> None:
+    """Stop a run given options that do nothing for the dumps it compares (``OptionSpec.kinds``).
+
+    ``jobs``: the run's :class:`~msprobe_core.host.specs.CompareJob` list; only jobs whose
+    discovery knew their dump kind (``job.kind``) are checked. One :class:`UsageError`
+    naming every such option, before anything is written: an option silently ignored
+    would let the user believe the result used it.
+    """
+    jobs = list(jobs)
+    given = [s for s in given_values(options, values) if s.kinds]
+    for kind in dict.fromkeys(k for k in (getattr(job, "kind", "") for job in jobs) if k):
+        idle = [s for s in given if not s.applies_to(kind)]
+        if idle:
+            one = len(idle) == 1
+            target = next(job.target for job in jobs if getattr(job, "kind", "") == kind)
+            labels = [s.label() for s in idle]
+            named = labels[0] if one else f"{', '.join(labels[:-1])} and {labels[-1]}"
+            raise UsageError(
+                f"{named} {'does' if one else 'do'} nothing in a compare of "
+                f"{kind} dumps, which {dump_paths_label()} are; leave {'it' if one else 'them'} out",
+                path=target,
+            )
 
 
 # --------------------------------------------------------------------------- the set of a host
@@ -403,12 +446,12 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                bare="./output", show_default=True, api=False),
     OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
     OptionSpec("fuzzy_match", ("-fm", "--fuzzy_match"), "Match APIs whose call numbers differ.", kind=FLAG,
-               default=False),
-    OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml."),
+               default=False, kinds=DUMP_KINDS),
+    OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml.", kinds=DUMP_KINDS),
     OptionSpec("diff_analyze", ("-da", "--diff_analyze"), "Find the first divergent node.", kind=FLAG, default=False,
-               aliases=("first_diff_analyze",)),
+               aliases=("first_diff_analyze",), kinds=DUMP_KINDS),
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
-               default=False, aliases=("is_print_compare_log",)),
+               default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

@@ -26,7 +26,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "default_canonical",
     ),
     ".host.registry": ("PluginHost", "current_host", "get_host", "reset_host"),
-    ".options": ("CHOICE", "FLAG", "INT", "PATH", "TEXT", "OptionSpec"),
+    ".options": ("CHOICE", "DUMP_KINDS", "FLAG", "INT", "PATH", "TEXT", "OptionSpec"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "LocalExecutor", "usable_cpus"),
     ".analysis.comm": ("CommOpSpec",),
     # the data model
@@ -164,7 +164,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         DumpTable,
         MatchResult,
     )
-    from .options import CHOICE, FLAG, INT, PATH, TEXT, OptionSpec
+    from .options import CHOICE, DUMP_KINDS, FLAG, INT, PATH, TEXT, OptionSpec
     from .pipeline.job import build_result
     from .result import ResultTable, data_name_column, stack_column
     from .run.jobs import run_jobs

@@ -400,14 +400,17 @@ def test_builtin_communication_rule(prefix, kind):
     assert default_kind(prefix) == kind
 
 
-def test_kernel_dumps_ignore_da_as_msprobe_does(corpora, tmp_path):
+def test_kernel_dumps_refuse_da(corpora, tmp_path, run_cli):
+    """msprobe ignores -da on kernel dumps; here it is refused, as every option that would do nothing there."""
     pytest.importorskip("msprobe_kernel", reason="the msprobe-kernel plugin is not installed")
     root = corpora / "mindspore" / "kernel_l2_bug_2steps"
-    rc = main(["compare", "-tp", str(root / "target"), "-gp", str(root / "golden"), "-o", str(tmp_path),
-               "--rank", "0", "--step", "0", "-da", "-q"])
-    assert rc == 0
-    assert list(tmp_path.glob("compare_result_0_0_*.csv"))
-    assert not list(tmp_path.glob("diff_analyze_*.json"))
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", root / "target", "-gp", root / "golden", "-o", out, "--rank", "0", "--step", "0",
+                   "-da", "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"msprobe: error: {root / 'target'}: -da/--diff_analyze does nothing in a compare "
+                                   "of kernel dumps, which -tp/-gp are; leave it out")
+    assert not out.exists()
 
 
 def test_p2pop_records_fill_the_p2pop_columns(tmp_path):

@@ -648,3 +648,73 @@ def test_a_kernel_result_read_back_names_the_frameworks_the_plugin_declares(monk
     assert read_files_as_view([result], "").frameworks == ("a", "b")
     monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=None))
     assert read_files_as_view([result], "").frameworks != ("mindspore", "mindspore")
+
+
+# --------------------------------------------------------------------------------------------------
+# options that do nothing on kernel dumps say so (issue 21 §4)
+
+SMALL_KERNEL = min(KERNEL_CASES, key=lambda c: sum(f.stat().st_size for f in c.rglob("*.npy"))) if KERNEL_CASES else None
+needs_kernel_corpus = pytest.mark.skipif(
+    not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
+
+
+@needs_kernel_corpus
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["-fm"], "-fm/--fuzzy_match does nothing"),
+        (["-am"], "-am/--api_mapping does nothing"),
+        (["-cm", "{yaml}"], "-cm/--cell_mapping does nothing"),
+        (["-dm", "{yaml}"], "-dm/--data_mapping does nothing"),
+        (["-fm", "-tensor_log", "-da", "-lm"],
+         "-fm/--fuzzy_match, -da/--diff_analyze, -tensor_log/--is_print_compare_log and -lm/--layer_mapping do nothing"),
+    ],
+)
+def test_cli_options_that_do_nothing_on_kernel_dumps_are_refused(tmp_path: Path, run_cli, flags, named) -> None:
+    """Mappings, fuzzy matching, -tensor_log and -da change nothing in a kernel compare (msprobe ignores them
+    silently): one line naming them, exit 2, nothing written (as --rank on other dumps)."""
+    yaml = tmp_path / "mapping.yaml"
+    yaml.write_text("a: b\n")
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", SMALL_KERNEL / "target", "-gp", SMALL_KERNEL / "golden", "-o", out,
+                   *(f.format(yaml=yaml) for f in flags))
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith("msprobe: error: ") and "\n" not in err, err
+    assert f"{SMALL_KERNEL / 'target'}: " in err and named in err, err
+    assert "in a compare of kernel dumps, which -tp/-gp are; leave" in err, err
+    assert not out.exists()
+
+
+@needs_kernel_corpus
+def test_api_options_that_do_nothing_on_kernel_dumps_are_refused(tmp_path: Path) -> None:
+    import msprobe_core
+
+    with pytest.raises(UsageError, match=r"fuzzy_match does nothing in a compare of kernel dumps, which target/golden"):
+        msprobe_core.compare(SMALL_KERNEL / "target", SMALL_KERNEL / "golden", tmp_path / "out", fuzzy_match=True)
+    assert not (tmp_path / "out").exists()
+
+
+@needs_kernel_corpus
+def test_cli_requested_ranks_and_steps_neither_dump_has_are_named(tmp_path: Path, run_cli) -> None:
+    """``--rank 0,1`` where no side has rank 1: rank 0 is compared and rank 1 named, in one warning line."""
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", SMALL_KERNEL / "target", "-gp", SMALL_KERNEL / "golden", "-o", out,
+                   "--rank", "0,1,3", "--step", "0,7")
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "in neither dump" in ln]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].endswith("[WARNING] --rank 1,3 and --step 7: in neither dump, not compared "
+                             "(target: rank 0 step 0; golden: rank 0 step 0)."), lines
+    assert _cli_tables(out) == [(0, 0)]
+
+
+def test_ranks_on_one_side_only_are_not_called_absent(tmp_path: Path, run_cli) -> None:
+    """A rank only one dump has is skipped with its own warning; it is not "in neither dump"."""
+    _make_dump(tmp_path / "t", ranks=(0, 1), steps=(0, 1))
+    _make_dump(tmp_path / "g", ranks=(0,), steps=(0,))
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "o",
+                   "--rank", "0,1", "--step", "0,1")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stdout + proc.stderr  # log lines go to stdout, errors to stderr
+    assert "in neither dump" not in err and err.count("exists only in the target dump, skipped.") == 3, err

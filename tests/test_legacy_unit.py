@@ -198,6 +198,25 @@ def test_kernel_form_of_compare_json(corpora, oracle_diff, tmp_path, monkeypatch
     assert code == 0, report
 
 
+@pytest.mark.parametrize(("flags", "named"), [
+    (["-f"], "-f/--fuzzy_match does nothing"),
+    (["-am", "-da"], "-am/--api_mapping and -da/--diff_analyze do nothing"),
+])
+def test_kernel_form_refuses_options_that_do_nothing(corpora, tmp_path, run_cli, flags, named):
+    """A kernel compare.json with -f (or -am, -da): one line in the classic flags' names, exit 2, nothing written."""
+    case = corpora / "mindspore" / "kernel_native_fp16"
+    if not case.is_dir():
+        pytest.skip("kernel corpus not present")
+    cfg = _compare_json(tmp_path, {"npu_path": str(case / "target"), "bench_path": str(case / "golden"),
+                                   "rank_id": [0], "step_id": [0]})
+    out = tmp_path / "o"
+    proc = run_cli("-f", "mindspore", "compare", "-i", cfg, "-o", out, *flags)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"msprobe: error: {case / 'target'}: {named} in a compare of kernel dumps, which "
+                                   f"npu_path/bench_path are; leave {'it' if len(flags) == 1 else 'them'} out")
+    assert not out.exists()
+
+
 def test_dir_form_accepts_a_proc_dir(corpora, oracle_diff, tmp_path, monkeypatch):
     """8.3.3 refuses step dirs holding anything but rank*; ours also takes one proc<PID> dir per side."""
     import shutil
@@ -237,6 +256,33 @@ def test_api_data_mapping_as_dict(corpora, oracle_diff, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in files)
     code, report = agree(oracle_diff, files[0], corpora / "legacy/c08/dm_hl/compare_result.xlsx")
     assert code == 0, report
+
+
+@pytest.mark.parametrize("order", [["-f", "-dm", "{dm}"], ["-dm", "{dm}", "--fuzzy_match"]])
+def test_cli_data_mapping_with_fuzzy_match_is_refused(corpora, tmp_path, run_cli, order):
+    """The seed documents say -dm does not support -f: one line naming the mapping file, exit 2, nothing written."""
+    case = corpora / "legacy/c08/dm_hl"
+    out = tmp_path / "out"
+    dm = case / "data_mapping.yaml"
+    proc = run_cli("-f", "pytorch", "compare", "-i", case / "compare.json", "-o", out,
+                   *(a.format(dm=dm) for a in order), cwd=corpora)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"msprobe: error: {dm}: -dm/--data_mapping cannot be used together with -f/--fuzzy_match: fuzzy matching is "
+        "not supported with a data mapping (its file says which rows pair); leave one of them out"), proc.stderr
+    assert not out.exists()
+
+
+def test_api_data_mapping_with_fuzzy_match_is_refused(corpora, tmp_path, monkeypatch):
+    """The Python API refuses the pair too, before a dict mapping is written out as a yaml file."""
+    from msprobe_core.errors import UsageError
+
+    monkeypatch.chdir(corpora)
+    param = {"npu_json_path": "pytorch/c08/target/step0/rank0/dump.json",
+             "bench_json_path": "pytorch/c08/golden/step0/rank0/dump.json"}
+    with pytest.raises(UsageError, match=r"^data_mapping cannot be used together with fuzzy_match=True"):
+        compare(param, str(tmp_path / "out"), fuzzy_match=True, data_mapping={"a": "b"})
+    assert not (tmp_path / "out").exists()
 
 
 CLASSIC_HOOKS = ("msprobe_claim_command_line", "msprobe_load_dump", "msprobe_register_normalizers",

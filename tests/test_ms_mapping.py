@@ -657,3 +657,44 @@ def test_load_stack_construct(tmp_path: Path) -> None:
 def test_layer_mapping_yaml_errors(tmp_path: Path, text: str, needle: str) -> None:
     with pytest.raises(MappingError, match=needle):
         M.load_layer_mapping_yaml(_write(tmp_path, "lm.yaml", text))
+
+
+# --------------------------------------------------------------------------------------------
+# -am entries listing positions the API does not have (issue 21 §4)
+# --------------------------------------------------------------------------------------------
+
+
+@needs_corpora
+def test_cli_am_positions_the_dump_does_not_have_are_named(tmp_path: Path, run_cli) -> None:
+    """``ms_args: [0, 1, 7]`` on a 3-argument API: one warning naming the file, the API and each missing
+    position (both sides), as for unequal lengths; an entry skipped for unequal lengths gets only its own."""
+    case = MS / "x_l1_stat_am"
+    argv = _cmd_argv(case / "oracle" / "am_yaml" / "cmd.txt")
+    yaml_path = tmp_path / "api_mapping.yaml"
+    yaml_path.write_text(
+        "- {ms_api: Functional.gather, pt_api: Functional.embedding, ms_args: [0, 1, 7], pt_args: [1, 0, 5],\n"
+        "   ms_output: [0], pt_output: [0]}\n"
+        "- {ms_api: Mint.add, pt_api: Torch.add, ms_args: [0, 1, 9], pt_args: [0, 1]}\n",
+        encoding="utf-8")
+    proc = run_cli("compare", "-tp", case / _arg(argv, "-tp"), "-gp", case / _arg(argv, "-gp"), "-o", tmp_path / "o",
+                   "-am", yaml_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = sorted(ln.split("[WARNING] ", 1)[-1] for ln in (proc.stdout + proc.stderr).splitlines()
+                   if str(yaml_path) in ln)
+    assert lines == [
+        f"{yaml_path}: Functional.gather -> Functional.embedding: positions the dump does not have: ms_args 7 "
+        "(Functional.gather has input 0,1,2 in the target dump); pt_args 5 (Functional.embedding has input 0,1 "
+        "in the golden dump); those items of the entry pair nothing",
+        f"{yaml_path}: entry 2 (Mint.add -> Torch.add) is skipped: 'ms_args' has 3 positions but 'pt_args' has 2; "
+        "make sure that the number of parameters is equal",
+    ], proc.stdout
+
+
+@needs_corpora
+def test_cli_am_positions_all_present_say_nothing(tmp_path: Path, run_cli) -> None:
+    case = MS / "x_l1_stat_am"
+    argv = _cmd_argv(case / "oracle" / "am_yaml" / "cmd.txt")
+    proc = run_cli("compare", "-tp", case / _arg(argv, "-tp"), "-gp", case / _arg(argv, "-gp"), "-o", tmp_path / "o",
+                   "-am", case / "api_mapping.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert "positions the dump does not have" not in proc.stdout + proc.stderr

@@ -135,6 +135,7 @@ def compare_cmd(**kw: object) -> None:
     from ..console.logs import banner_end, setup_logging
     from ..console.progress import run_status, stage
     from ..host.registry import get_host
+    from ..options import refuse_inapplicable
     from ..run.jobs import run_jobs
 
     setup_logging(bool(kw["quiet"]))
@@ -146,6 +147,7 @@ def compare_cmd(**kw: object) -> None:
     host.writer(options.output_format)  # an unknown format is a usage error before any work
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
+    refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
     options.extra = {**options.extra, **_summary_extra(values["report"], len(jobs))}
     started = time.time()
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from ..options import DUMP_KINDS  # the kinds a normaliser or mapper handles unless it declares others
 from ..result_columns import METRIC, ColumnSpec
 
 if TYPE_CHECKING:
@@ -130,10 +131,10 @@ class CompareJob:
     label: str = ""
     #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the ``DumpTable.kind`` its tables will have, when its discovery knows it ("": known once loaded);
+    #: options declared for other kinds (``OptionSpec.kinds``) are refused for the run
+    kind: str = ""
 
-
-#: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
-DUMP_KINDS = ("dump", "debug")
 
 
 @dataclass

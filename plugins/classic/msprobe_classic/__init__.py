@@ -32,7 +32,7 @@ _KNOWN = {*_BOOL_FLAGS, "data_mapping", "api_mapping", "cell_mapping", "layer_ma
 
 
 def _options(output_path: str | Path, framework: str, kwargs: dict[str, Any]):
-    from .run import ClassicOptions
+    from .run import ClassicOptions, refuse_fuzzy_with_data_mapping
 
     unknown = set(kwargs) - _KNOWN
     if unknown:
@@ -40,6 +40,8 @@ def _options(output_path: str | Path, framework: str, kwargs: dict[str, Any]):
     for flag in _BOOL_FLAGS:
         if flag in kwargs and not isinstance(kwargs[flag], bool):
             raise UsageError(f"Invalid input parameter, {flag} which should be only bool type.")
+    # before a data mapping given as a dict is written out as a yaml file
+    refuse_fuzzy_with_data_mapping(kwargs.get("fuzzy_match", False), kwargs.get("data_mapping"), python=True)
     data_mapping = kwargs.get("data_mapping") or None
     if isinstance(data_mapping, dict):
         data_mapping = _yaml_from_dict(data_mapping, Path(output_path))

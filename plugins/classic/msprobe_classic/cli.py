@@ -66,8 +66,9 @@ def classic_compare(ctx: click.Context, **kw: object) -> None:
     """Compare the dumps named in compare.json (msprobe 8.3.3 interface: xlsx, highlights, advisor)."""
     from msprobe_core.plugin import setup_logging
 
-    from .run import ClassicOptions, run_compare_json
+    from .run import ClassicOptions, refuse_fuzzy_with_data_mapping, run_compare_json
 
+    refuse_fuzzy_with_data_mapping(bool(kw["fuzzy_match"]), kw["data_mapping"])
     setup_logging(bool(kw["quiet"]))
     framework = (ctx.obj or {}).get("framework")
     opts = ClassicOptions(

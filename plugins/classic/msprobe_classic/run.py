@@ -79,6 +79,21 @@ class ClassicOptions:
         )
 
 
+def refuse_fuzzy_with_data_mapping(fuzzy_match: bool, data_mapping: Any, *, python: bool = False) -> None:
+    """``-dm`` together with ``-f``: refused, before anything is written.
+
+    The seed documents say a data mapping compare does not support fuzzy matching (the
+    mapping file says which rows pair); accepting both would let one of them silently do
+    nothing. ``python``: name the keywords of the Python API instead of the flags.
+    """
+    if not (fuzzy_match and data_mapping):
+        return
+    dm, fm = ("data_mapping", "fuzzy_match=True") if python else ("-dm/--data_mapping", "-f/--fuzzy_match")
+    raise UsageError(f"{dm} cannot be used together with {fm}: fuzzy matching is not supported with a data mapping "
+                     "(its file says which rows pair); leave one of them out",
+                     path=data_mapping if isinstance(data_mapping, (str, Path)) else None)
+
+
 @dataclass
 class Outcome:
     """What one classic compare wrote."""
@@ -247,6 +262,33 @@ def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_anal
             raise UsageError("rank_id/step_id in compare.json compare kernel dumps, which needs the msprobe-kernel plugin")
         options = options.with_values(rank=_ids(doc.get("rank_id"), "rank_id"),
                                       step=_ids(doc.get("step_id"), "step_id") or None)
-    outcomes = run_jobs(host.discover_jobs(npu, bench, options), options, host)
+    jobs = host.discover_jobs(npu, bench, options)
+    _refuse_idle_options(jobs, opts, diff_analyze, host)
+    outcomes = run_jobs(jobs, options, host)
     if any(o.files for o in outcomes):
         banner_end(log)
+
+
+#: the classic flags of the options a core run may not use (``OptionSpec.kinds``), by option name
+_CLASSIC_FLAGS = {"fuzzy_match": "-f/--fuzzy_match", "data_mapping": "-dm/--data_mapping",
+                  "api_mapping": "-am/--api_mapping", "cell_mapping": "-cm/--cell_mapping",
+                  "layer_mapping": "-lm/--layer_mapping", "diff_analyze": "-da/--diff_analyze"}
+
+
+def _refuse_idle_options(jobs: list[CompareJob], opts: ClassicOptions, diff_analyze: bool, host: PluginHost) -> None:
+    """Options given on the classic command line that would do nothing for these jobs' dumps: one error.
+
+    What applies where is what each option declares (``OptionSpec.kinds``) against the kind the
+    discovery found (``CompareJob.kind``, kernel dumps); the names are the classic flags.
+    """
+    given = {"fuzzy_match": opts.fuzzy_match, "data_mapping": opts.data_mapping, "api_mapping": opts.api_mapping,
+             "cell_mapping": opts.cell_mapping, "layer_mapping": opts.layer_mapping, "diff_analyze": diff_analyze}
+    for job in jobs:
+        specs = {name: host.options.get(name) for name, value in given.items() if value}
+        idle = [_CLASSIC_FLAGS[n] for n, spec in specs.items() if job.kind and spec is not None
+                and not spec.applies_to(job.kind)]
+        if idle:
+            one = len(idle) == 1
+            named = idle[0] if one else f"{', '.join(idle[:-1])} and {idle[-1]}"
+            raise UsageError(f"{named} {'does' if one else 'do'} nothing in a compare of {job.kind} dumps, which "
+                             f"npu_path/bench_path are; leave {'it' if one else 'them'} out", path=job.target)

@@ -101,6 +101,8 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
         side = "target" if (rank, step) in npu_groups else "golden"
         log.warning("rank %d step %d exists only in the %s dump, skipped.", rank, step, side)
     common = sorted(set(npu_groups) & set(bench_groups))
+    if common:  # else the error below says what each side has
+        _name_absent(ranks, steps, npu_all, bench_all)
     if not common:
         chosen = " ".join(f"--{w} {v}" for w, v in (("rank", options.rank), ("step", options.step)) if v)
         raise InputError(
@@ -117,6 +119,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
             out,
             f"compare_result_{rank}_{step}",
             label=f"rank {rank} step {step}",
+            kind=KIND,
             extra={DIRS: {"target": npu_groups[(rank, step)], "golden": bench_groups[(rank, step)]}},
         )
         for rank, step in common
@@ -190,6 +193,26 @@ def msprobe_register_metrics(register: Any) -> None:
     # kernel dumps come from MindSpore's graph mode only: a kernel result read back names it on both sides
     register(MetricSpec(MODE_KERNEL, kernel_columns, whole_table=True, columns=DECLARED,
                         frameworks=(FRAMEWORK, FRAMEWORK)))
+
+
+def _name_absent(ranks: list[int], steps: list[int], npu: dict[tuple[int, int], Any],
+                 bench: dict[tuple[int, int], Any]) -> None:
+    """One warning naming each rank of ``--rank`` and step of ``--step`` that neither dump has.
+
+    msprobe compares what it finds and says nothing of the rest; a rank asked for and not
+    compared would pass unnoticed. A step counts as present when one of the requested ranks has it.
+    """
+    present = set(npu) | set(bench)
+    have_ranks = {r for r, _ in present}
+    have_steps = {s for r, s in present if not ranks or r in ranks}
+    named = []
+    for spec, ids, have in ((RANK, ranks, have_ranks), (STEP, steps, have_steps)):
+        absent = [i for i in dict.fromkeys(ids) if i not in have]
+        if absent:
+            named.append(f"{spec.label()} {','.join(map(str, absent))}")
+    if named:
+        log.warning("%s: in neither dump, not compared (target: %s; golden: %s).",
+                    " and ".join(named), _keys_text(npu), _keys_text(bench))
 
 
 def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from msprobe_core.plugin import (
+    DUMP_KINDS,
     CompareOptions,
     DumpFormatError,
     DumpTable,
@@ -57,9 +58,12 @@ DATA_MAPPER = "data-mapping"
 
 #: The options of this plugin: ``-am/-cm/-lm [yaml]`` on the command line, ``api_mapping=True``
 #: (the flag alone) or a YAML path in Python; ``options.api_mapping`` is ``None``, ``True`` or the path.
-API_MAPPING = OptionSpec("api_mapping", ("-am", "--api_mapping"), "Cross-framework API mapping [yaml].", bare=True)
-CELL_MAPPING = OptionSpec("cell_mapping", ("-cm", "--cell_mapping"), "Cell→Module mapping [yaml].", bare=True)
-LAYER_MAPPING = OptionSpec("layer_mapping", ("-lm", "--layer_mapping"), "Layer mapping yaml.", bare=True)
+API_MAPPING = OptionSpec("api_mapping", ("-am", "--api_mapping"), "Cross-framework API mapping [yaml].", bare=True,
+                          kinds=DUMP_KINDS)
+CELL_MAPPING = OptionSpec("cell_mapping", ("-cm", "--cell_mapping"), "Cell→Module mapping [yaml].", bare=True,
+                          kinds=DUMP_KINDS)
+LAYER_MAPPING = OptionSpec("layer_mapping", ("-lm", "--layer_mapping"), "Layer mapping yaml.", bare=True,
+                          kinds=DUMP_KINDS)
 OPTIONS = (API_MAPPING, CELL_MAPPING, LAYER_MAPPING)
 
 #: notes key under which the generated layer mapping is kept on the match result.
@@ -192,8 +196,12 @@ def run_api_mapping(ctx: MatchContext) -> MatchResult:
         )
     path = _option_path(ctx.options.api_mapping)
     entries = M.load_api_mapping_yaml(path) if path is not None else []
-    npu_rows = table_rows(ctx.target)
-    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=table_rows(ctx.golden))
+    npu_rows, bench_rows = table_rows(ctx.target), table_rows(ctx.golden)
+    if path is not None:
+        from .positions import warn_absent_positions
+
+        warn_absent_positions(path, entries, npu_rows, bench_rows)
+    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=bench_rows)
     active, generated = data_mapping_active(ctx)
     return _join(keys, ctx, active, generated)
 

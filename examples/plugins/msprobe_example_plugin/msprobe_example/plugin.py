@@ -30,6 +30,7 @@ import numpy as np
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import (
+    DUMP_KINDS,
     FLAG,
     CompareOptions,
     DumpTable,
@@ -71,10 +72,10 @@ def rename_rules(value: object) -> dict[str, str]:
 
 
 MEAN_ABS_ERR = OptionSpec("mean_abs_err", ("--mean_abs_err",), "Add a MeanAbsErr column (mean |target - golden|) "
-                          "to tensor-mode results.", kind=FLAG, default=False)
+                          "to tensor-mode results.", kind=FLAG, default=False, kinds=DUMP_KINDS)
 RENAME_TARGET = OptionSpec("rename_target", ("--rename_target",), "Rename target rows before pairing them by name: "
                            "a regular expression and its replacement (repeatable).", multiple=True,
-                           metavar="PATTERN=REPLACEMENT", validate=rename_rules)
+                           metavar="PATTERN=REPLACEMENT", validate=rename_rules, kinds=DUMP_KINDS)
 
 
 @hookimpl
