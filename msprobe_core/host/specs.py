@@ -135,6 +135,9 @@ class CompareJob:
 #: the dump kinds (``DumpTable.kind``) a normaliser or mapper handles unless it declares others
 DUMP_KINDS = ("dump", "debug")
 
+#: the built-in mapper at the end of the chain: rows paired by their names, call numbers included
+EXACT_MAPPER = "exact"
+
 
 @dataclass
 class MatchContext:
