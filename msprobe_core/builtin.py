@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .host.hookspecs import hookimpl
-from .host.specs import MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
+from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
 from .load import discover
 from .load.document import detect_kind
 from .load.dumpjson import load_dump_file
@@ -99,7 +99,7 @@ def msprobe_register_mappers(register: Any) -> None:
     alignment), then exact names, which always apply."""
     from .match.fuzzy import fuzzy_mapper
 
-    register(MapperSpec("exact", _exact))
+    register(MapperSpec(EXACT_MAPPER, _exact))
     register(fuzzy_mapper())
     register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), before=("fuzzy",)))
 

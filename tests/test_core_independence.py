@@ -95,6 +95,30 @@ def test_compare_works_with_only_the_core_and_the_pytorch_plugin(core_and_pytorc
     assert loaded == {"msprobe-core", "msprobe-pytorch"}
 
 
+def test_diff_analyze_works_with_only_the_core_and_the_pytorch_plugin(core_and_pytorch, tmp_path):
+    """-da on a two-rank PyTorch pair: the analysis asks no option of an absent plugin (it used to end in
+    ``internal error: AttributeError: no compare option 'api_mapping'`` once it had found a divergence)."""
+    for side in ("target", "golden"):
+        for rank in (0, 1):
+            bad = side == "target" and rank == 1  # rank 1's linear diverges in the target run
+            write_dump(tmp_path / side / "step0" / f"rank{rank}", {
+                "Functional.linear.0.forward": api([tensor()], [tensor(mx=9.0 if bad else 1.0)]),
+                "Functional.relu.0.forward": api([tensor(mx=9.0 if bad else 1.0)], [tensor()]),
+            })
+    out = tmp_path / "out"
+    proc = run(core_and_pytorch, "compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0",
+               "-o", out, "-da", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr
+    assert sorted(p.name.split("_2")[0] for p in out.glob("compare_result_rank*.json")) == [
+        "compare_result_rank0", "compare_result_rank1"]
+    (analysis,) = out.glob("diff_analyze_*.json")
+    doc = json.loads(analysis.read_text(encoding="utf-8"))
+    assert list(doc) == ["rank_1"]
+    assert [(n["op_name"], n["role"]) for n in doc["rank_1"]][0] == ("Functional.linear.0.forward", "cause")
+    assert f"The analyze result is saved in: {analysis}" in proc.stdout
+
+
 @pytest.mark.parametrize("form", [["-f", "pytorch", "compare"], ["--framework=mindspore", "compare"], ["compare"]])
 def test_the_classic_command_line_without_its_plugin_names_the_distribution(core_and_pytorch, tmp_path, form):
     cfg = tmp_path / "compare.json"

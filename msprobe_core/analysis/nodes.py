@@ -84,6 +84,7 @@ class RankView:
     cross_framework: bool
     stem: str = "compare_result"
     p2p: dict[str, tuple[str, str]] = field(default_factory=dict)  # row → (op, peer) of P2POp records
+    by_call_number: bool = False  # rows paired by the built-in exact mapper: call numbers pair calls
     by_key: dict[str, Node] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

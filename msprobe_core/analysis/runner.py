@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MsprobeError, OutputError
-from ..host.registry import PluginHost, get_host
-from ..host.specs import CompareJob
+from ..host.registry import BUILTIN_PLUGIN, PluginHost, get_host
+from ..host.specs import EXACT_MAPPER, CompareJob
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
 from .comm import DEFAULT_SPEC, CommOpSpec
 from .config import DiffAnalyzeConfig
@@ -101,6 +101,9 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
     tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
     cross = tf is not None and gf is not None and tf.name != gf.name
     nodes = build_nodes(target, table, match.notes["frameworks"], comm_specs(host), config, cross)
+    # which mapper paired the rows, not which options were given: the options that select a mapper
+    # belong to the plugins that declare them, and may not be installed
+    mapper = host.mapper_for(options, kind=target.kind)
     return RankView(
         rank=rank_number(job.label, index),
         label=job.label,
@@ -111,18 +114,18 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
         parents=load_construct(Path(job.target)),
         cross_framework=cross,
         stem=job.stem,
+        by_call_number=mapper.name == EXACT_MAPPER and mapper.plugin == BUILTIN_PLUGIN,
     )
 
 
-def _call_count_hints(view: RankView, finding: Finding, options: CompareOptions) -> list[str]:
+def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     """A hint when the op of a finding is called a different number of times in the two runs.
 
-    Only for plain compares (same framework, no name mapping, no ``-fm``): there call numbers pair
-    calls, and a shifted count pairs calls with the wrong partners.
+    Only for plain compares (same framework, rows paired by the built-in exact mapper: no name
+    mapping, no ``-fm``): there call numbers pair calls, and a shifted count pairs calls with the
+    wrong partners.
     """
-    mapped = any(v not in (None, False) for v in (options.api_mapping, options.cell_mapping,
-                                                    options.data_mapping, options.layer_mapping))
-    if options.fuzzy_match or mapped or view.cross_framework:
+    if not view.by_call_number or view.cross_framework:
         return []
     from ..match.fuzzy import strip_call_number
 
@@ -195,7 +198,7 @@ def run_diff_analyze(
         doc: dict[str, list[dict[str, Any]]] = {}
         for f in findings:
             view = by_rank[f.rank]
-            f.hints = _call_count_hints(view, f, options)
+            f.hints = _call_count_hints(view, f)
             what = "first diff node" if f.role == "cause" else "divergence propagated to"
             log.info("Rank %d %s: %s (%s)", f.rank, what, f.node.key, f.reason)
             doc.setdefault(f"rank_{f.rank}", []).append(finding_doc(view, f, view.p2p))

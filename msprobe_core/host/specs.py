@@ -136,6 +136,9 @@ class CompareJob:
     kind: str = ""
 
 
+#: the built-in mapper at the end of the chain: rows paired by their names, call numbers included
+EXACT_MAPPER = "exact"
+
 
 @dataclass
 class MatchContext:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..host.specs import CompareJob
+from ..host.specs import EXACT_MAPPER, CompareJob
 from ..load.stage import INDEX_REQUEST
 from ..model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
 from .sink import SUMMARY_PARTIAL
@@ -79,7 +79,7 @@ def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | N
     from ..host.registry import BUILTIN_PLUGIN
 
     mapper = host.mapper_for(options, kind=kind)
-    if mapper.name != "exact" or mapper.plugin != BUILTIN_PLUGIN:
+    if mapper.name != EXACT_MAPPER or mapper.plugin != BUILTIN_PLUGIN:
         return None
     renumber = False
     for norm in host.normalizers:

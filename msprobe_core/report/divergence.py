@@ -8,7 +8,6 @@ is not a pass.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,16 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL, MODE_STATISTICS, MODE_TENSOR
+from ..model import MODE_KERNEL
 from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
+from .thresholds import threshold_columns, threshold_reason
 from .views import ResultView, err_messages, framework_specs, node_of, verdict_of_result
-
-#: Thresholds of the built-in first-divergence rule (used until/unless ``-da`` gives an answer).
-COSINE_MIN = 0.99
-COSINE_HARD_MIN = 0.9
-MAX_ABS_ERR_MIN = 0.001
-MAX_ABS_ERR_HARD = 1.0
-NORM_REL_ERR_MAX = 0.01
 
 
 @dataclass
@@ -43,32 +36,6 @@ class Divergence:
         """JSON-ready form."""
         return {"node": self.node, "row": self.row, "rank": self.label, "index": self.index,
                 "reason": self.reason, "source": self.source}
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.6g}"
-
-
-def _threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | None]]) -> str | None:
-    mode = view.mode
-    if mode in (MODE_TENSOR, MODE_KERNEL):
-        cos = nums[C.COSINE][i] if C.COSINE in nums else None
-        mae = nums[C.MAX_ABS_ERR][i] if C.MAX_ABS_ERR in nums else None
-        if cos is not None and cos < COSINE_HARD_MIN:
-            return f"{C.COSINE} {_fmt(cos)} < {COSINE_HARD_MIN}"
-        if cos is not None and mae is not None and cos < COSINE_MIN and mae > MAX_ABS_ERR_MIN:
-            return f"{C.COSINE} {_fmt(cos)} < {COSINE_MIN} and {C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_MIN}"
-        if mae is not None and mae > MAX_ABS_ERR_HARD:
-            return f"{C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_HARD:g}"
-    elif mode == MODE_STATISTICS and C.NORM_RELATIVE_ERR in nums:
-        rel = nums[C.NORM_RELATIVE_ERR][i]
-        if rel is not None and abs(rel) > NORM_REL_ERR_MAX:
-            if abs(rel) == math.inf:  # the golden L2 norm is 0: no percentage to give
-                diff = view.cells[C.L2NORM_DIFF][i].strip() if C.L2NORM_DIFF in view.cells else ""
-                return (f"{C.NORM_RELATIVE_ERR} inf: the golden L2 norm is 0"
-                        + (f", {C.L2NORM_DIFF} {diff}" if diff else ""))
-            return f"{C.NORM_RELATIVE_ERR} {abs(rel) * 100:.4g}% > {NORM_REL_ERR_MAX * 100:g}%"
-    return None
 
 
 def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]:
@@ -153,11 +120,17 @@ def _verdict_text(view: ResultView, i: int, messages: Sequence[str]) -> str:
 def first_divergence_of(view: ResultView) -> Divergence | None:
     """First row in execution order that diverges, and why.
 
-    A row diverges when its verdict is ``error`` for a numeric reason (not only a requires_grad or
-    dtype-spelling message), when its two sides differ in floating-point dtype or in shape (dtypes compared
-    framework-neutrally), or when a metric crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99
-    with MaxAbsErr > 0.001, or MaxAbsErr > 1 (the classic "accuracy not reached" rule); statistics — relative
-    L2-norm error > 1 %; md5 — a differing CRC (an ``error`` verdict). Unmatched rows are skipped, and so are
+    A row diverges when its verdict is ``error`` for a numeric reason (not only a
+    requires_grad or dtype-spelling message; not for kernel rows, whose verdict is
+    the absolute rule the kernel thresholds replace), when its two sides differ in
+    floating-point dtype or in shape (dtypes compared framework-neutrally, so
+    ``Float32`` equals ``torch.float32``), or when a metric
+    crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99 with
+    MaxAbsErr > 0.001; then tensor — MaxAbsErr > 1 (the classic "accuracy not
+    reached" rule), kernel — an error of more than 1 % of the golden tensor
+    (EucDist / Bench l2norm, or MaxAbsErr / max|Bench|); statistics (and
+    statistic.csv kernel dumps) — relative L2-norm error > 1 %; md5 — a
+    differing CRC (an ``error`` verdict). Unmatched rows are skipped, and so are
     rows the verdict rule did not judge (two frameworks' backward tensors recorded with other shapes).
 
     When no row diverges by these rules but some row is an ``error`` (say, for a requires_grad flag only), the
@@ -200,11 +173,14 @@ class DivergenceScan:
         unmatched = view.unmatched()
         msgs = view.column(C.ERR_MESSAGE) or [""] * len(view)
         nums: dict[str, list[float | None]] = {}
-        for col in (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR):
+        for col in threshold_columns(view.mode):
             parsed = view.numbers(col)
             if parsed is not None:
                 nums[col] = parsed
         first_error = first_unmatched_error = None
+        # a kernel row's error verdict is msprobe's absolute rule (MaxAbsErr > 1), which the relative
+        # thresholds replace: alone it names a row only as the fallback
+        verdict_decides = view.mode != MODE_KERNEL
         for pos, i in enumerate(view.order(), start=offset):
             if unmatched[i]:
                 if first_unmatched_error is None and verdicts[i] == "error":
@@ -212,11 +188,11 @@ class DivergenceScan:
                 continue
             if msgs[i] and _NOT_JUDGED in msgs[i]:
                 continue  # no evidence either way
-            reason = _drift_reason(view, i) or _threshold_reason(view, i, nums)
+            reason = _drift_reason(view, i) or threshold_reason(view, i, nums)
             if verdicts[i] == "error":
                 messages = plain_messages(err_messages(msgs[i]), "error")
                 numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
-                if reason is None and (numeric or not messages):
+                if reason is None and (numeric or not messages) and verdict_decides:
                     reason = _verdict_text(view, i, numeric)
                 elif reason is not None and messages:
                     reason = f"{reason} ({_verdict_text(view, i, messages)})"
