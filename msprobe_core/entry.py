@@ -21,6 +21,11 @@ def run() -> None:
         import sys
 
         atexit.register(_leave_with_the_code)  # registered first, so it runs last
+        from .console.streams import fill_closed_standard_fds, tolerate_broken_stderr
+
+        # before anything opens a file (which would take a closed descriptor's number) or prints
+        fill_closed_standard_fds()
+        tolerate_broken_stderr()
         from .cli.main import main
     except KeyboardInterrupt:  # Ctrl-C while still importing: the same clean exit as later on
         interrupted()
