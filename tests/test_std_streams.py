@@ -44,6 +44,14 @@ def _run(args: list[str], how: str) -> tuple[int, str]:
                               stdout=subprocess.DEVNULL if 1 in fds else subprocess.PIPE,
                               stderr=subprocess.DEVNULL if 2 in fds else subprocess.PIPE,
                               preexec_fn=_closer(*fds), timeout=300)
+    elif how == "head -c1":  # `msprobe ... | head -c1`: the reader takes one byte and exits
+        reader = subprocess.Popen(["head", "-c1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        try:
+            proc = subprocess.run([*_msprobe(), *args], stdin=subprocess.DEVNULL, stdout=reader.stdin,
+                                  stderr=subprocess.PIPE, timeout=300)
+        finally:
+            reader.stdin.close()
+            reader.wait(60)
     else:  # "broken <stream>": a pipe whose reader exited before the first write
         read, write = os.pipe()
         os.close(read)
@@ -58,7 +66,7 @@ def _run(args: list[str], how: str) -> tuple[int, str]:
     return proc.returncode, left.decode("utf-8", "replace")
 
 
-HOWS = ["closed stdout", "closed stderr", "closed both", "broken stdout", "broken stderr", "broken both"]
+HOWS = ["closed stdout", "closed stderr", "closed both", "broken stdout", "broken stderr", "broken both", "head -c1"]
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +113,7 @@ def test_an_input_error_keeps_its_exit_code(tmp_path: Path, how: str) -> None:
     code, left = _run(["compare", "-tp", str(tmp_path / "missing.json"), "-gp", str(tmp_path / "missing.json"),
                        "-o", str(tmp_path / "out")], how)
     assert code == 2, left
-    if how.endswith("stdout"):  # stderr still works: the one error line
+    if how.endswith("stdout") or how == "head -c1":  # stderr still works: the one error line
         assert [line for line in left.splitlines() if line.strip()] == [
             f"msprobe: error: {tmp_path / 'missing.json'}: -tp/--target_path path does not exist"], left
     else:
