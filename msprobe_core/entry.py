@@ -1,14 +1,34 @@
 """The ``msprobe`` console script and ``python -m msprobe_core``: the CLI, with Ctrl-C handled from the first instant.
 
-Nothing is imported at this module's import time and the package's ``__init__`` imports
-nothing either: a Ctrl-C while the CLI's modules load (the first ~100 ms) is an ordinary
-interrupt (exit 130, one line), not a traceback. (Before the interpreter has set up its own
-handling, a Ctrl-C ends the process the default way: killed by SIGINT, without a word.)
+Both import this module first (the package's ``__init__`` before it only defines names), and its first
+statements replace Python's SIGINT handler by one that ends the process at once, exit 130 and one line:
+nothing has been written yet, and a ``KeyboardInterrupt`` raised while modules load, or in the console
+script's own lines around :func:`run`, would end in a traceback. :func:`run` puts Python's handler back
+once the CLI is loaded, where every interrupt unwinds (removing unfinished files) to exit 130. (Before this
+module runs, a Ctrl-C is Python's: killed by SIGINT, or a traceback from ``site``.)
 """
 
 from __future__ import annotations
 
+import _signal  # built in: importing it costs nothing (``signal`` would import ``enum``)
+import os  # loaded by the interpreter's own start-up already
+
 _INTERRUPTED = "msprobe: interrupted (Ctrl-C)\n"
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """SIGINT before the CLI is loaded: one line, exit 130 (nothing to clean up yet)."""
+    try:
+        os.write(2, _INTERRUPTED.encode())
+    finally:
+        os._exit(130)
+
+
+# only where Ctrl-C would raise KeyboardInterrupt: a SIGINT ignored at start (``nohup``, ``cmd &``) stays ignored
+_PYTHONS_SIGINT = _signal.getsignal(_signal.SIGINT)
+if _PYTHONS_SIGINT is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+
 #: the exit code of an interrupted run (Ctrl-C, SIGTERM, SIGHUP), once the CLI has reported it
 _INTERRUPTED_CODE: list[int] = []
 
@@ -21,8 +41,16 @@ def run() -> None:
         import sys
 
         atexit.register(_leave_with_the_code)  # registered first, so it runs last
+        from .console.streams import fill_closed_standard_fds, tolerate_broken_stderr
+
+        # before anything opens a file (which would take a closed descriptor's number) or prints
+        fill_closed_standard_fds()
+        tolerate_broken_stderr()
         from .cli.main import main
-    except KeyboardInterrupt:  # Ctrl-C while still importing: the same clean exit as later on
+
+        if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:  # from now on, Ctrl-C unwinds
+            signal.signal(signal.SIGINT, _PYTHONS_SIGINT)
+    except KeyboardInterrupt:  # raised while still importing (not by SIGINT): the same clean exit as later on
         interrupted()
     try:
         code = main()

@@ -326,3 +326,95 @@ def test_a_run_killed_outright_leaves_its_side_files_to_a_later_runs_sweep(big_p
         time.sleep(0.05)
     assert not side.exists()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+# --- a wedged worker: stopped, or stuck in I/O -----------------------------------------------------------------
+
+def test_a_worker_blocked_in_io_is_replaced_and_changes_nothing(tmp_path: Path, workers_started: list[bool],
+                                                                capsys: pytest.CaptureFixture,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker blocks opening a real FIFO nobody writes to: after the stall limit this process kills it and
+    builds its share; files, summary and console are those of one process."""
+    import signal
+
+    target, golden = _pair("pytorch/c08")
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
+    monkeypatch.setattr(chunkworker, "ROUND_ROWS", 12)
+    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
+    alone = _run(target, golden, tmp_path / "alone", capsys)
+    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    real = chunkworker._build_share
+    rounds: list[int] = []
+
+    def blocking(*args: Any, **kwargs: Any) -> Any:  # runs in the child only
+        rounds.append(1)
+        if len(rounds) == 2:
+            with open(fifo, "rb") as blocked:  # blocks until a writer comes: none ever does
+                blocked.read()
+        return real(*args, **kwargs)
+
+    def hung(signum: int, frame: Any) -> None:  # not an OSError: the run must not take it for a failed read
+        pytest.fail("the run waited for its wedged worker")
+
+    monkeypatch.setattr(chunkworker, "_build_share", blocking)
+    monkeypatch.setenv("MSPROBE_CHUNK_WORKER_STALL_S", "0.5")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(90)  # without the stall limit the run would wait forever: fail instead
+    try:
+        shared = _run(target, golden, tmp_path / "with_worker", capsys)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert workers_started == [True]
+    assert shared == alone
+
+
+def test_a_stopped_worker_is_replaced_after_the_stall_limit(big_pair: list[str], tmp_path: Path) -> None:
+    """The real command's real worker gets SIGSTOP: after the stall limit (1 s here) the run kills it, builds its
+    share itself and says so in one line; the files are those of a run without the worker."""
+    import signal
+    import subprocess
+    import time
+
+    from .test_hostile_inputs import _spawn
+
+    env = {**os.environ, chunking.ENV_CHUNK_ROWS: "1000"}
+    alone = _spawn([*big_pair, "-o", str(tmp_path / "alone")], env={**env, chunkworker.ENV_NO_CHUNK_WORKER: "1"})
+    alone_out, _ = alone.communicate(timeout=300)
+    assert alone.returncode == 0
+    out = tmp_path / "stopped"
+    proc = _spawn([*big_pair, "-o", str(out)], env={**env, "MSPROBE_CHUNK_WORKER_STALL_S": "1"})
+    assert _worker_seen(proc, out), proc.communicate()
+    children, worker = Path(f"/proc/{proc.pid}/task/{proc.pid}/children"), ""
+    deadline = time.time() + 60
+    while not worker and proc.poll() is None and time.time() < deadline:  # the fork follows the side directory
+        worker = children.read_text().strip() if children.exists() else ""
+    assert worker and " " not in worker, worker
+    os.kill(int(worker), signal.SIGSTOP)
+    try:
+        stdout, stderr = proc.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        os.kill(int(worker), signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the run waited for its stopped worker")
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and not stderr.strip(), stderr
+    said = [line for line in stdout.splitlines() if "chunk worker" in line]
+    assert len(said) == 1 and f"chunk worker (pid {worker}) made no progress for 1 s" in said[0], said
+    assert "[WARNING]" in said[0]
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(worker), 0)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
+
+    assert files(out) == files(tmp_path / "alone")
+
+    def console(text: str, root: Path) -> list[str]:  # stamps, pids and the output folder neutralised
+        text = re.sub(r"_\d{14}", "", text.replace(str(root), "OUT"))
+        return [re.sub(r"^\S+ \S+ \(\d+\) ", "", line) for line in text.splitlines() if line not in said]
+
+    assert console(stdout, out) == console(alone_out, tmp_path / "alone")

@@ -17,6 +17,7 @@ import traceback
 
 import click
 
+from ..console.streams import TolerantStream
 from ..errors import Interrupted, MsprobeError, os_reason
 
 #: click's "no arguments: show the help" (click >= 8.2; nothing to catch before)
@@ -75,47 +76,6 @@ class _Signals:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
-class _Console:
-    """``sys.stdout`` while a command runs: a console that stops taking output does not change the outcome.
-
-    The results are files; what is printed only reports on them. A closed pipe (``| head``),
-    a full device (``> /dev/full``) or a dropped terminal makes writes fail: the first failure
-    is kept (:attr:`failed`), the descriptor is pointed at ``/dev/null`` (so that the
-    interpreter's last flush at exit cannot fail either) and later output is dropped.
-    """
-
-    def __init__(self, stream: object) -> None:
-        self._stream = stream
-        self.failed: OSError | None = None
-
-    def write(self, text: str) -> int:
-        if self.failed is None:
-            try:
-                return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
-            except OSError as exc:
-                self._fail(exc)
-        return len(text)
-
-    def flush(self) -> None:
-        if self.failed is None:
-            try:
-                self._stream.flush()  # type: ignore[attr-defined]
-            except OSError as exc:
-                self._fail(exc)
-
-    def _fail(self, exc: OSError) -> None:
-        self.failed = exc
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._stream.fileno())  # type: ignore[attr-defined]
-            os.close(null)
-        except (OSError, ValueError, AttributeError):  # not a real descriptor (a test's capture)
-            pass
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
-
-
 def _first_line(text: str, limit: int = 300) -> str:
     line = (text.strip().splitlines() or [""])[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -135,7 +95,7 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     previous = _Signals.install()
     unraisable = sys.unraisablehook
     stdout = sys.stdout
-    console = sys.stdout = _Console(stdout)
+    console = sys.stdout = TolerantStream(stdout)  # type: ignore[assignment]
     try:
         run()  # type: ignore[operator]
     except click.exceptions.Exit as exc:

@@ -1,0 +1,68 @@
+"""Ctrl-C in the first instant of the ``msprobe`` script, with real processes and real signals.
+
+From the first line of the project's code that runs (the top of ``msprobe_core.entry``, which the console
+script and ``python -m msprobe_core`` import first; the package's ``__init__`` before it only defines names)
+a Ctrl-C is exit 130 and at most one line, never a traceback. Before that line, Python (its ``site``, the
+``.pth`` files of editable installs, the console script's own ``import re``) is not ours to handle: the test
+waits until the interpreter reports ``msprobe_core.entry`` imported (``-X importtime``, which writes a line
+to stderr as each import completes), then sends SIGINT after a delay from 0 to 150 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .test_hostile_inputs import _big_stats_pair
+
+MARKER = b"| msprobe_core.entry\n"
+DELAYS = [k * 0.15 / 19 for k in range(20)]  # 0 to 150 ms: the CLI's imports, the plugins, the start of the run
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A pair big enough that the run is still reading it 150 ms after start."""
+    return _big_stats_pair(tmp_path_factory.mktemp("early"), 20000)
+
+
+def _command(how: str) -> list[str]:
+    if how == "python -m msprobe_core":
+        return [sys.executable, "-X", "importtime", "-m", "msprobe_core"]
+    script = Path(sys.executable).with_name("msprobe")
+    if not script.is_file():
+        pytest.skip("the msprobe console script is not installed next to this python")
+    return [sys.executable, "-X", "importtime", str(script)]
+
+
+@pytest.mark.parametrize("how", ["msprobe", "python -m msprobe_core"])
+def test_ctrl_c_in_the_first_150_ms(pair: list[str], tmp_path: Path, how: str) -> None:
+    """20 trials each, SIGINT 0 to 150 ms after the project's first line: exit 130, one line, nothing written."""
+    command = _command(how)
+    outcomes = []
+    for k, delay in enumerate(DELAYS):
+        out = tmp_path / f"out{k}"
+        proc = subprocess.Popen([*command, "compare", *pair, "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        said = b""  # read by hand: communicate() below reads the descriptor, not a file object's buffer
+        while MARKER not in said:  # until the project's first module has run
+            chunk = os.read(proc.stderr.fileno(), 1 << 16)
+            if not chunk:
+                proc.kill()
+                pytest.fail(f"msprobe_core.entry was never imported: {said.decode(errors='replace')}")
+            said += chunk
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=120)
+        err = [line for line in (said + rest).decode(errors="replace").splitlines()
+               if not line.startswith("import time:") and line.strip()]
+        outcomes.append((round(delay * 1000), proc.returncode, err))
+        assert not [p for p in out.rglob("*") if p.suffix in (".csv", ".part")] if out.exists() else True
+    bad = [(ms, code, err) for ms, code, err in outcomes
+           if code != 130 or len(err) != 1 or "Traceback" in "\n".join(err) or "interrupted (Ctrl-C)" not in err[0]]
+    assert not bad, bad
