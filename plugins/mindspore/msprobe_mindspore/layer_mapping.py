@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,8 +14,6 @@ from typing import Any
 from msprobe_core.plugin import DumpFormatError, InputError, MappingError
 
 from .mapping_files import NA_KEY, RowLike, _read_yaml, _scalar_str
-
-log = logging.getLogger("msprobe_mindspore.mapping")
 
 # --------------------------------------------------------------------------------------------
 # §4 layer mapping (-lm)

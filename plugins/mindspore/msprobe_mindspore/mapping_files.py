@@ -3,7 +3,6 @@ and the dtype gate of cross-framework pairs (``compare-core.md`` §4.1.4)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -11,8 +10,6 @@ from typing import Any, Literal, Protocol
 from msprobe_core.plugin import MappingError
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS, TORCH_FLOATS
-
-log = logging.getLogger("msprobe_mindspore.mapping")
 
 NA_KEY = "N/A"
 """Compare key (and bench name) meaning "no counterpart"."""
