@@ -38,10 +38,9 @@ from msprobe_core.plugin import (
 )
 
 from .matching import CLASSIC_MAPPER, classic_keys, classic_match
-from .settings import is_classic, settings_of
+from .settings import WRITER, is_classic, settings_of
 
 #: the output format of classic runs
-WRITER = "classic-xlsx"
 
 
 @hookimpl

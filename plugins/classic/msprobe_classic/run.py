@@ -33,10 +33,12 @@ from msprobe_core.plugin import (
     write_result,
 )
 
-from .settings import KEY, ClassicSettings
+from .settings import KEY, WRITER, ClassicSettings
 
 log = logging.getLogger("msprobe")
 _HOST: PluginHost | None = None
+#: this distribution's entry point in the plugins' group (pyproject.toml)
+_PLUGIN_NAME = "classic"
 
 
 @dataclass
@@ -58,8 +60,6 @@ class ClassicOptions:
 
     def core_options(self, stack: bool = False, stack_path: Path | None = None) -> CompareOptions:
         """The options of one classic compare through the core engine (``stack``: write ``NPU_Stack_Info``)."""
-        from .plugin import WRITER
-
         ms = self.framework != "pytorch"
         settings = ClassicSettings(framework=self.framework, highlight=self.highlight,
                                    auto_analyze=self.auto_analyze, stack=stack, stack_path=stack_path)
@@ -110,16 +110,28 @@ def classic_host() -> PluginHost:
     ``MSPROBE_PLUGIN_DISTRIBUTIONS`` without msprobe-classic) gets a host of its own with it.
     """
     global _HOST
-    from . import plugin
-
     host = get_host()
-    if host.pm.is_registered(plugin):
+    if _registered(host):
         return host
     if _HOST is None:
         _HOST = PluginHost()  # the environment may let the entry point load it here (the host given was built without)
-        if not _HOST.pm.is_registered(plugin):
-            _HOST = PluginHost(extra_plugins=[plugin])
+        if not _registered(_HOST):
+            # the plugin module as its entry point names it: the front end does not import the module that
+            # registers the front end's command line (no import cycle)
+            from importlib.metadata import entry_points
+
+            (point,) = entry_points(group="msprobe_core.plugins", name=_PLUGIN_NAME)
+            _HOST = PluginHost(extra_plugins=[point.load()])
     return _HOST
+
+
+def _registered(host: PluginHost) -> bool:
+    """Whether ``host`` holds this plugin (its workbook writer is the sign: no host internals needed)."""
+    try:
+        host.writer(WRITER)
+    except UsageError:
+        return False
+    return True
 
 
 def _stack_mode(npu_json: Path, stack_json: Path | None, stack_flag: bool) -> tuple[bool, Path | None]:

@@ -39,3 +39,7 @@ def settings_of(options: Any) -> ClassicSettings | None:
 def is_classic(options: Any) -> bool:
     """Whether these options come from the classic interface."""
     return KEY in options.extra
+
+
+#: the classic workbook writer (registered by :mod:`.plugin`; the front end asks for it by this name)
+WRITER = "classic-xlsx"

@@ -26,31 +26,30 @@ from msprobe_core.plugin import (
 )
 from msprobe_core.plugin import result_columns as C
 
-BASIC = C.COMMON_COLUMNS
-TENSOR_METRICS = C.TENSOR_METRIC_COLUMNS
-STATS_DIFFS = C.STATS_METRIC_COLUMNS
-STAT_VALUES = C.STAT_VALUE_COLUMNS
-MD5_COLUMNS = C.MD5_COLUMNS
-REQ_GRAD_CONSIST = C.REQUIRES_GRAD_CONSISTENT
-ACCURACY = C.ACCURACY_REACHED
-RESULT = C.RESULT
-ERR = C.ERR_MESSAGE
-STACK = C.STACK_INFO
-DATA_NAME = C.DATA_NAME
-#: the columns the verdict rules give, by mode
-VERDICT_COLUMNS = {MODE_TENSOR: (ACCURACY,), MODE_STATISTICS: (RESULT, ERR), MODE_MD5: (RESULT,)}
-
-NO_BENCH = "No bench data matched."
-NEED_CHECK = "Need double check api accuracy. "
-REQ_GRAD_MSG = "Requires_grad inconsistent. "
-WARNING = "Warning"
-PASS = "pass"
-DIFFERENT = "Different"
-NAN_TEXT = "Nan"
-MAGNITUDE = 0.5
-EPSILON = 1e-10
-#: ``meta`` key of a statistics result: per row, whether a diff is large against its statistic (``Warning``)
-MAGNITUDE_WARNINGS = "classic_magnitude_warnings"
+from .vocabulary import (  # noqa: F401 - the table's names, imported from here by the other modules
+    ACCURACY,
+    BASIC,
+    DATA_NAME,
+    DIFFERENT,
+    EPSILON,
+    ERR,
+    MAGNITUDE,
+    MAGNITUDE_WARNINGS,
+    MD5_COLUMNS,
+    NAN_TEXT,
+    NEED_CHECK,
+    NO_BENCH,
+    PASS,
+    REQ_GRAD_CONSIST,
+    REQ_GRAD_MSG,
+    RESULT,
+    STACK,
+    STAT_VALUES,
+    STATS_DIFFS,
+    TENSOR_METRICS,
+    VERDICT_COLUMNS,
+    WARNING,
+)
 
 
 def header(mode: str, stack: bool) -> list[str]:

@@ -259,7 +259,7 @@ def tensor_columns(data: dict[str, list[Any]], matched: list[bool], target: Dump
     files ``_npu_data``/``_bench_data``); ``log_rows`` logs every row as 8.3.3's
     ``is_print_compare_log`` does.
     """
-    from .table import ERR, NO_BENCH, REQ_GRAD_CONSIST, REQ_GRAD_MSG, TENSOR_METRICS
+    from .vocabulary import ERR, NO_BENCH, REQ_GRAD_CONSIST, REQ_GRAD_MSG, TENSOR_METRICS
 
     n = len(matched)
     err = []
