@@ -350,6 +350,10 @@ def _surrogate_tensor(d: Path) -> list[str]:
     return ["-tp", str(sides[0]), "-gp", str(sides[1])]
 
 
+def _no_stack_column(rows: list[dict[str, str]]) -> None:
+    assert rows and all("NPU_Stack_Info" not in r for r in rows), list(rows[0])
+
+
 def _all_computed(rows: list[dict[str, str]]) -> None:
     assert rows and all(r["Cosine"] != "unsupported" for r in rows if r["NPU Name"].endswith("output.0")), rows
 
@@ -539,6 +543,13 @@ CASES: list[Case] = [
     *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nesting is too deep")
       for opt in ("-am", "-cm", "-lm")],
     Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
+    *[Case(f"{name.split('.')[0]}-json-is-{how}", lambda d, name=name, how=how: _not_a_file(d, name, how), 0,
+           f"{name}{' (a symbolic link to /dev/zero)' if how == 'device' else ''} is {what}, not a regular file; "
+           "ignored, the compare goes on without it", results=1 if name == "stack.json" else -1,  # -da: json only
+           subprocess=how == "fifo",
+           args=("-da",) if name == "construct.json" else (), check=_no_stack_column if name == "stack.json" else None)
+      for name in ("stack.json", "construct.json")
+      for how, what in (("device", "a character device"), ("fifo", "a FIFO"), ("directory", "a directory"))],
     # ---- classic compare.json and merge_result config ------------------------------------------------------
     Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
          "$.npu_path: input should be a valid string", command=CLASSIC),
@@ -794,6 +805,21 @@ def _stack_symlink_out(d: Path) -> list[str]:
     args = stats_pair(d)
     (d / "secret.json").write_text(json.dumps({"Torch.a.0.forward": ["the secret"]}))
     (Path(args[1]).parent / "stack.json").symlink_to(d / "secret.json")
+    return args
+
+
+def _not_a_file(d: Path, name: str, how: str) -> list[str]:
+    """``name`` (stack.json or construct.json) next to the target dump.json as a link to a device, a FIFO or a
+    directory; construct.json with the -da inputs of :func:`_construct` (it is read only there)."""
+    args = _construct(d, {}) if name == "construct.json" else stats_pair(d)
+    path = Path(args[1]).parent / name
+    path.unlink(missing_ok=True)
+    if how == "device":
+        path.symlink_to("/dev/zero")
+    elif how == "fifo":
+        os.mkfifo(path)  # opened for reading, it blocks until a writer comes: never
+    else:
+        path.mkdir()
     return args
 
 
