@@ -62,7 +62,7 @@ def _rows(path: Path) -> dict[str, dict[str, object]]:
 
 @pytest.mark.parametrize("fmt", ["csv", "xlsx"])
 def test_unread_tensor_rows_are_warnings_that_name_the_file(tmp_path: Path, fmt: str) -> None:
-    _, clean = _compare(tmp_path / "clean", *_copy(tmp_path / "clean", damage=False))
+    clean_proc, clean = _compare(tmp_path / "clean", *_copy(tmp_path / "clean", damage=False))
     target, golden = _copy(tmp_path, damage=True)
     proc, summary = _compare(tmp_path, target, golden, *(["--xlsx"] if fmt == "xlsx" else []))
     assert proc.returncode == 0, proc.stderr
@@ -82,6 +82,24 @@ def test_unread_tensor_rows_are_warnings_that_name_the_file(tmp_path: Path, fmt:
     assert summary["verdicts"]["warning"] - clean["verdicts"]["warning"] == 2
     assert summary["verdicts"]["error"] == clean["verdicts"]["error"]
     assert f"warning {summary['verdicts']['warning']}," in proc.stdout
+    assert (clean["not_compared"], summary["not_compared"]) == (0, 2)
+    assert summary["ranks"][0]["not_compared"] == 2
+    assert "not compared: 2 rows whose tensor file is missing or unreadable" in proc.stdout
+    assert "not compared" not in clean_proc.stdout
+
+
+def test_report_and_msprobe_report_count_unread_rows(tmp_path: Path) -> None:
+    """The HTML report carries the count; ``msprobe report`` on the written CSV finds the same summary."""
+    target, golden = _copy(tmp_path, damage=True)
+    proc, summary = _compare(tmp_path, target, golden, "--report", "html")
+    assert proc.returncode == 0, proc.stderr
+    (page,) = (tmp_path / "out").glob("compare_report_*.html")
+    assert '"not_compared":2' in page.read_text(encoding="utf-8").replace(" ", "")
+    again = subprocess.run([sys.executable, "-m", "msprobe_core", "report", str(tmp_path / "out"), "-o",
+                            str(tmp_path / "again.html"), "--json-summary", str(tmp_path / "again.json")],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again.json").read_text())["not_compared"] == 2
 
 
 def test_fail_on_warning_counts_unread_rows(tmp_path: Path) -> None:

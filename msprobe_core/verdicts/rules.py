@@ -37,7 +37,8 @@ MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of i
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
 MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
 #: a tensor row whose file could not be read (not msprobe's: it says ``pass``); ``{}``: side, file and reason
-MSG_UNREAD = "warning: Dump file not found or read failed, the row is not compared: {}"
+UNREAD_PREFIX = "warning: Dump file not found or read failed, the row is not compared: "
+MSG_UNREAD = UNREAD_PREFIX + "{}"
 
 #: ``Requires_grad`` cells that say nothing: ``N/A`` (the dump has no flag, e.g. every MindSpore dump) or empty.
 #: msprobe flags ``N/A`` vs ``True`` as inconsistent; an unknown flag cannot contradict the other side.
