@@ -41,7 +41,7 @@ from msprobe_pytorch.pt_writer import tensor_pickle, write_pt, write_storage_pt
 
 from msprobe_core.cli.main import main
 
-from .dumps import api, tensor, write_dump
+from .dumps import api, only_result, read_csv, tensor, write_dump
 from .pickle_bombs import BOMBS
 
 MARKER = "pwned"  # what a hostile pickle/YAML would create next to the inputs
@@ -310,6 +310,50 @@ _SURROGATE_DUMP = ('{"task": "statistics", "level": "L1", "framework": "pytorch"
                    + json.dumps(api([tensor()], [tensor()])) + "}}")
 
 
+#: a lone surrogate in string *values* (valid JSON once json.dumps writes it as the escape ``\udcff``)
+SURR = "\udcff"
+
+
+def _surrogate_values(md5: bool = False) -> dict:
+    """One API whose leaves hold the surrogate in their dtype, type, data_name, md5 and a str argument's value."""
+    extra = {"md5": f"1234abc{SURR}"} if md5 else {}
+    return {"Torch.a.0.forward": api(
+        [tensor(dtype=f"torch.float{SURR}32", data_name=f"in{SURR}.pt", **extra),
+         {"type": f"str{SURR}", "value": f"a{SURR}b"}, {"type": "str", "value": f"x{SURR}"}],
+        [tensor(type=f"torch.Tensor{SURR}", **extra)])}
+
+
+def _escaped_values(md5: bool = False) -> Callable[[list[dict[str, str]]], None]:
+    def check(rows: list[dict[str, str]]) -> None:
+        by_name = {r["NPU Name"]: r for r in rows}
+        first = by_name["in\\udcff"]  # a leaf with a data_name is named by it (msprobe's rule)
+        assert first["NPU Dtype"] == "torch.float\\udcff32" and first["Bench Name"] == "in\\udcff", rows
+        if md5:
+            assert first["NPU MD5"] == "1234abc\\udcff"
+        else:
+            assert by_name["Torch.a.0.forward.input.2"]["NPU max"] == "x\\udcff"
+        assert all(r["Result"] == "pass" for r in rows), rows  # same values on both sides: nothing differs
+
+    return check
+
+
+def _surrogate_tensor(d: Path) -> list[str]:
+    """Tensor mode: a data_name holding the surrogate names a real file (its name's byte 0xff)."""
+    sides = []
+    for side in ("t", "g"):
+        tdir = d / side / "dump_tensor_data"
+        tdir.mkdir(parents=True)
+        write_pt(tdir / f"in{SURR}0.pt", GOOD)  # the OS spells the surrogate as the byte it escapes
+        write_pt(tdir / "out.pt", GOOD)
+        sides.append(write_dump(d / side, {"Torch.add.0.forward": api(
+            [pt_leaf(f"in{SURR}0.pt", dtype=f"torch.float32{SURR}")], [pt_leaf("out.pt")])}, task="tensor"))
+    return ["-tp", str(sides[0]), "-gp", str(sides[1])]
+
+
+def _no_stack_column(rows: list[dict[str, str]]) -> None:
+    assert rows and all("NPU_Stack_Info" not in r for r in rows), list(rows[0])
+
+
 def _all_computed(rows: list[dict[str, str]]) -> None:
     assert rows and all(r["Cosine"] != "unsupported" for r in rows if r["NPU Name"].endswith("output.0")), rows
 
@@ -452,6 +496,14 @@ CASES: list[Case] = [
          "result file path", results=1, check=_row("'=HYPERLINK(\"http://x\").0.forward.input.0")),
     Case("surrogate-in-api-name", lambda d: stats_pair(d, _SURROGATE_DUMP), 0, "result file path", results=1,
          check=_row("Torch.a\\ud800b.0.forward.input.0"), args=("--report", "html")),
+    Case("surrogate-in-string-values", lambda d: stats_pair(d, target_data=_surrogate_values(),
+                                                            golden_data=_surrogate_values()),
+         0, "result file path", results=1, check=_escaped_values(), args=("--report", "html")),
+    Case("surrogate-in-md5-values", lambda d: stats_pair(d, target_data=_surrogate_values(md5=True),
+                                                         golden_data=_surrogate_values(md5=True)),
+         0, "result file path", results=1, check=_escaped_values(md5=True)),
+    Case("surrogate-in-tensor-data-name", _surrogate_tensor, 0, "result file path", results=1,
+         check=lambda rows: _all_computed(rows) or _row_where(rows, "\\udcff")),
     Case("kernel-file-name-not-utf8", lambda d: _kernel_bytes_name(d), 0, "result file path", results=1,
          check=lambda rows: _row_where(rows, "\\udcff")),
     Case("cr-formula-names", lambda d: stats_pair(d, target_data=_cr_formula(), golden_data=_cr_formula()), 0,
@@ -491,6 +543,13 @@ CASES: list[Case] = [
     *[Case(f"yaml-deep{opt}", lambda d, opt=opt: _ms_pair(d) + [opt, str(_deep_yaml(d))], 2, "nesting is too deep")
       for opt in ("-am", "-cm", "-lm")],
     Case("stack-json-symlink-out", lambda d: _stack_symlink_out(d), 2, "stack.json resolves to"),
+    *[Case(f"{name.split('.')[0]}-json-is-{how}", lambda d, name=name, how=how: _not_a_file(d, name, how), 0,
+           f"{name}{' (a symbolic link to /dev/zero)' if how == 'device' else ''} is {what}, not a regular file; "
+           "ignored, the compare goes on without it", results=1 if name == "stack.json" else -1,  # -da: json only
+           subprocess=how == "fifo",
+           args=("-da",) if name == "construct.json" else (), check=_no_stack_column if name == "stack.json" else None)
+      for name in ("stack.json", "construct.json")
+      for how, what in (("device", "a character device"), ("fifo", "a FIFO"), ("directory", "a directory"))],
     # ---- classic compare.json and merge_result config ------------------------------------------------------
     Case("classic-json-wrong-type", lambda d: _compare_json(d, '{"npu_path": 5, "bench_path": "x"}'), 2,
          "$.npu_path: input should be a valid string", command=CLASSIC),
@@ -746,6 +805,21 @@ def _stack_symlink_out(d: Path) -> list[str]:
     args = stats_pair(d)
     (d / "secret.json").write_text(json.dumps({"Torch.a.0.forward": ["the secret"]}))
     (Path(args[1]).parent / "stack.json").symlink_to(d / "secret.json")
+    return args
+
+
+def _not_a_file(d: Path, name: str, how: str) -> list[str]:
+    """``name`` (stack.json or construct.json) next to the target dump.json as a link to a device, a FIFO or a
+    directory; construct.json with the -da inputs of :func:`_construct` (it is read only there)."""
+    args = _construct(d, {}) if name == "construct.json" else stats_pair(d)
+    path = Path(args[1]).parent / name
+    path.unlink(missing_ok=True)
+    if how == "device":
+        path.symlink_to("/dev/zero")
+    elif how == "fifo":
+        os.mkfifo(path)  # opened for reading, it blocks until a writer comes: never
+    else:
+        path.mkdir()
     return args
 
 
@@ -1329,6 +1403,26 @@ def test_surrogate_name_reaches_every_output_escaped(tmp_path: Path, capsys, ext
         if p.suffix == ".json":
             assert "Torch.a\ud800b.0.forward" in json.dumps(json.loads(p.read_text(encoding="utf-8")),
                                                             ensure_ascii=False)
+
+
+@pytest.mark.parametrize("env", [{}, {"MSPROBE_PY_LOADER": "1"}, {"MSPROBE_WHOLE_TABLES": "1"}],
+                         ids=["c-scanner-and-index", "python-walk", "whole-tables"])
+def test_surrogate_values_load_alike_on_every_path(tmp_path: Path, capsys, monkeypatch, env: dict) -> None:
+    """Surrogates in string values after 2,000 plain entries (the C scanner and the index decline half way):
+    every load path gives the table the Python walk gives, values escaped."""
+    plain = {f"Torch.a{k}.0.forward": api([tensor(), {"type": "str", "value": "v"}], [tensor()]) for k in range(2000)}
+    data = {**plain, **_surrogate_values()}
+    args = stats_pair(tmp_path, target_data=data, golden_data=data)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert main(["compare", *args, "-o", str(tmp_path / "out"), "-q"]) == 0, capsys.readouterr().err
+    rows = read_csv(only_result(tmp_path / "out"))
+    assert len(rows) == 3 * len(plain) + 4
+    _escaped_values()(rows[-4:])
+    monkeypatch.setenv("MSPROBE_PY_LOADER", "1")  # the reference: the Python walk on whole tables
+    monkeypatch.setenv("MSPROBE_WHOLE_TABLES", "1")
+    assert main(["compare", *args, "-o", str(tmp_path / "ref"), "-q"]) == 0
+    assert rows == read_csv(only_result(tmp_path / "ref"))
 
 
 # =========================================================================== the console and the first instant

@@ -327,3 +327,19 @@ def test_the_page_says_what_the_summary_says(browser, corpora, tmp_path, monkeyp
             else:
                 assert "MD5" in page.inner_text("#worst tr >> nth=0")
                 assert all(re.search(r"[0-9a-f]{8} vs [0-9a-f]{8}\s+error", row) for row in worst[:3]), worst
+
+
+def test_rows_not_compared_have_their_card(browser, tensor_report, tmp_path):
+    """A tensor file deleted from a copy of the example: the report counts the row apart (a card), the clean one does not."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "pytorch_tensor", tmp_path / "ex")
+    (tmp_path / "ex/target/step0/rank0/dump_tensor_data/Functional.cross_entropy.0.forward.input.0.pt").unlink()
+    report, summary = _compare_with_report(tmp_path / "out", tmp_path / "ex/target/step0", tmp_path / "ex/golden/step0")
+    assert summary["not_compared"] == 1
+    with browser.open(report) as loaded:
+        assert loaded.problems() == []
+        assert loaded.page.inner_text("#count-not-compared .v") == "1"
+        assert "tensor file missing or unreadable" in loaded.page.inner_text("#count-not-compared .k")
+    with browser.open(tensor_report[0]) as loaded:
+        assert loaded.page.locator("#count-not-compared").count() == 0

@@ -278,12 +278,40 @@ def dump_file_beside(dump_json: str | os.PathLike[str], name: str) -> Path | Non
     """The file ``name`` next to ``dump_json`` (``stack.json``, ``construct.json``), or None when there is none.
 
     Checked by :func:`check_within_dump` first: a symlink out of the dump directory is refused.
+    A ``name`` that is there but is no regular file (a symlink to ``/dev/zero``, a FIFO, a directory, a
+    dangling link) is never opened (a device never ends, a FIFO blocks): one warning says it is ignored.
     """
     path = Path(dump_json).parent / name
-    if not path.is_file():
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            _ignored(path, "a dangling link (its target does not exist)")
+        return None
+    except OSError as exc:
+        _ignored(path, f"not accessible ({exc.strerror or exc})")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        _ignored(path, f"{_file_kind(st.st_mode)}, not a regular file")
         return None
     check_within_dump(path.parent, path)
     return path
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def _ignored(path: Path, why: str) -> None:
+    """The warning of a dump's side file (stack.json, construct.json) that is there but cannot be read."""
+    import logging
+
+    via = f" (a symbolic link to {os.readlink(path)})" if os.path.islink(path) else ""
+    logging.getLogger("msprobe").warning("%s%s is %s; ignored, the compare goes on without it", path, via, why)
 
 
 def check_tensor_file(path: str | os.PathLike[str], max_bytes: int | None) -> int:

@@ -21,7 +21,8 @@ from .dialects import EXTRA_KEY, LEAF_FIELDS, P2P_FIELDS, Unrecognised, note_dia
 
 def crc32_text(value: Any) -> str:
     """msprobe's md5 fallback for leaves without an ``md5``: crc32 of ``str(value)``."""
-    return format(zlib.crc32(str(value).encode()), "08x")
+    # a lone surrogate (a JSON "\\udcff" escape) is hashed as the escape the outputs show, not refused
+    return format(zlib.crc32(str(value).encode("utf-8", "backslashreplace")), "08x")
 
 
 def _py_str(value: Any) -> str:

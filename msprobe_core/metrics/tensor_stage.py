@@ -32,6 +32,10 @@ N_METRICS = 6
 CHUNK_PAIRS = 64
 MIN_CHUNK_BYTES = 4 * 1024 * 1024
 MAX_CHUNK_BYTES = 256 * 1024 * 1024
+#: the sides of a pair as msprobe's tables name them (NPU: the target, Bench: the golden)
+NPU_SIDE, BENCH_SIDE = "NPU", "Bench"
+#: ``meta`` key of a tensor table's rows whose files could not be read: row → the reason (a verdict rule reads it)
+UNREAD_META = "unread_tensors"
 
 
 @dataclass(frozen=True)
@@ -177,10 +181,6 @@ class _Readers:
         return array
 
 
-def _read(framework: str, path: str) -> Any:
-    return _Readers().read(framework, path)
-
-
 PAGE = 4096
 
 
@@ -217,16 +217,24 @@ def _load_pair(task: TensorTask, arenas: Sequence[Arena | None] = (None, None),
     are valid until those arenas are reset again.
     """
     rd = readers or _Readers()
+    side, path = NPU_SIDE, task.npu_path
     try:
         with use_arena(arenas[0]):
             npu = _prefault(rd.read(task.npu_framework, task.npu_path, task.npu_shape, task.npu_complex))
+        side, path = BENCH_SIDE, task.bench_path
         with use_arena(arenas[1]):
             return npu, _prefault(rd.read(task.bench_framework, task.bench_path, task.bench_shape,
                                           task.bench_complex))
     except TensorReadError as exc:
-        return f"{exc}"
+        return unread_text(side, path, f"{exc}")
     except (OSError, ValueError, MemoryError) as exc:
-        return f"cannot read tensor: {exc}"
+        return unread_text(side, path, f"cannot read tensor: {exc}")
+
+
+def unread_text(side: str, path: str, reason: str) -> str:
+    """One line naming the side, the file and what is wrong with it (readers often start with the path)."""
+    reason = reason[len(path) + 2:] if reason.startswith(f"{path}: ") else reason
+    return f"{side} tensor file {path}: {reason}"
 
 
 def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str,
@@ -441,6 +449,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     cells: list[tuple[Any, ...]] = []
     tasks: list[TensorTask] = []
     warnings: list[str] = []
+    # rows whose data could not be read: not compared, which the verdicts must say (no silent ``pass``)
+    unread: dict[int, str] = ctx.meta.setdefault(UNREAD_META, {})
     tensor_path = _TensorPaths()
     shapes: dict[object, tuple[int, ...] | None] = {}
     t_spec, g_spec = host.framework(target.framework), host.framework(golden.framework)
@@ -449,11 +459,14 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         if nd == "-1" or j < 0 or golden.data_name[j] == "-1":
             cells.append((UNSUPPORTED,) * width)
             continue
+        side, name = NPU_SIDE, nd
         try:
             npu_path = tensor_path(target.tensor_dir, nd)
+            side, name = BENCH_SIDE, golden.data_name[j]
             bench_path = tensor_path(golden.tensor_dir, golden.data_name[j])
         except TensorReadError as exc:
-            warnings.append(f"{target.name[i]}: {exc}")
+            unread[k] = unread_text(side, name, f"{exc}")
+            warnings.append(f"{target.name[i]}: {unread[k]}")
             cells.append((UNSUPPORTED,) * width)
             continue
         cells.append(())
@@ -467,9 +480,10 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
         cells[row] = row_cells
         if warn:
+            unread[row] = warn
             warnings.append(f"{target.name[match.target[row]]}: {warn}")
     for w in warnings:
-        log.warning("tensor read failed, row marked unsupported: %s", w)
+        log.warning("tensor read failed, row not compared (Result warning): %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
     if ctx.options.tensor_log:
         from .tensor_log import framework_specs, log_tensor_rows

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import MODE_KERNEL
+from .. import result_columns as C
+from ..model import MODE_KERNEL, MODE_TENSOR
 from ..workers.gcpause import gc_paused
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
@@ -60,6 +61,8 @@ class ViewPartial(ResultHead):
     rows: int = 0
     unmatched: int = 0
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdicts.rules.MSG_UNREAD``)
+    not_compared: int = 0
     first_row: str | None = None
     divergence: DivergenceScan = field(default_factory=DivergenceScan)
     worst: WorstRows = field(default_factory=lambda: WorstRows(WORST_ROWS))
@@ -130,6 +133,7 @@ class ViewAccumulator:
         for verdict, count in Counter(chunk.verdicts()).items():
             p.verdicts[verdict] += count
         p.unmatched += sum(chunk.unmatched())
+        p.not_compared += not_compared_rows(chunk)
         p.divergence.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
@@ -150,6 +154,7 @@ class ViewAccumulator:
             raise ValueError("a continuation is absorbed after the rows before it, and not into a kernel result")
         p.rows += later.rows
         p.unmatched += later.unmatched
+        p.not_compared += later.not_compared
         for verdict, count in later.verdicts.items():
             p.verdicts[verdict] = p.verdicts.get(verdict, 0) + count
         p.divergence.absorb(later.divergence)
@@ -167,6 +172,15 @@ class ViewAccumulator:
         if files is not None:
             self._partial.files = [Path(f) for f in files]
         return self._partial
+
+
+def not_compared_rows(chunk: ResultView) -> int:
+    """Rows of a tensor-mode chunk whose ``Err_message`` says their tensor data could not be read."""
+    if chunk.mode != MODE_TENSOR:
+        return 0
+    from ..verdicts.rules import UNREAD_PREFIX
+
+    return sum(UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
 
 
 def view_partial(view: ResultView, queries: Sequence[AnalysisQuery] = (), *, rows: int = CHUNK_ROWS,
@@ -226,7 +240,7 @@ class SummaryAccumulator:
         """The summary as :func:`~msprobe_core.report.summary.summarize` gives it."""
         partials = self.partials
         counts = dict.fromkeys(VERDICTS, 0)
-        total = unmatched = 0
+        total = unmatched = not_compared = 0
         parts = []
         modes: list[str] = []
         compared_as: list[str] = []
@@ -236,6 +250,7 @@ class SummaryAccumulator:
                 counts[k] += p.verdicts[k]
             total += p.rows
             unmatched += p.unmatched
+            not_compared += p.not_compared
             dump_mode = p.dump_mode or p.mode
             if dump_mode not in modes:
                 modes.append(dump_mode)
@@ -252,6 +267,7 @@ class SummaryAccumulator:
                 "matched": p.rows - p.unmatched,
                 "unmatched": p.unmatched,
                 "verdicts": dict(p.verdicts),
+                "not_compared": p.not_compared,
                 "files": [str(Path(f).resolve()) for f in p.files],
             })
         chosen, per_view = self._first_divergence()
@@ -271,6 +287,7 @@ class SummaryAccumulator:
             "matched": total - unmatched,
             "unmatched": unmatched,
             "verdicts": counts,
+            "not_compared": not_compared,
             "worst_verdict": VERDICTS[worst_level] if total else None,
             "first_divergence": chosen.as_dict() if chosen else None,
             "first_divergence_by_rank": [d.as_dict() for d in per_view],

@@ -73,6 +73,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     )
     v = summary["verdicts"]
     lines.append(f"  verdicts: pass {v['pass']}, warning {v['warning']}, error {v['error']}")
+    if summary.get("not_compared"):
+        lines.append(f"  not compared: {summary['not_compared']} rows whose tensor file is missing or unreadable "
+                     "(warnings naming the file)")
     fd = summary["first_divergence"]
     if fd:
         where = f" [{fd['rank']}]" if fd["rank"] else ""

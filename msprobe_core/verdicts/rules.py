@@ -9,13 +9,14 @@ group aggregates use ``ufunc.reduceat`` over the contiguous rows of each API.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import result_columns as C
 from ..match.frameworks import dtype_equal_column
+from ..metrics.tensor_stage import UNREAD_META
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/para
 MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
 MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
+#: a tensor row whose file could not be read (not msprobe's: it says ``pass``); ``{}``: side, file and reason
+UNREAD_PREFIX = "warning: Dump file not found or read failed, the row is not compared: "
+MSG_UNREAD = UNREAD_PREFIX + "{}"
 
 #: ``Requires_grad`` cells that say nothing: ``N/A`` (the dump has no flag, e.g. every MindSpore dump) or empty.
 #: msprobe flags ``N/A`` vs ``True`` as inconsistent; an unknown flag cannot contradict the other side.
@@ -165,8 +169,13 @@ def compute_verdicts(
     group_of_row: Sequence[int],
     dtype_equal: Sequence[bool] | None = None,
     cross_framework: bool | None = None,
+    unread: Mapping[int, str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
+
+    ``unread``: rows (tensor mode) whose tensor file could not be read → what went wrong. Such a row
+    was not compared: it is a ``warning`` whose first message names the file, whatever the other rules
+    find (msprobe leaves it ``pass``, as an md5 row without a checksum would not be).
 
     ``dtype_equal`` (one bool per row) replaces the DType checker's string
     comparison of ``NPU Dtype`` and ``Bench Dtype``; the engine passes it for
@@ -205,6 +214,9 @@ def compute_verdicts(
                 level[i] = WARNING if soft else ERROR
         return _finish(level, messages)
 
+    for r, reason in sorted((unread or {}).items()):  # first: it explains every other cell of the row
+        messages.setdefault(r, []).append(MSG_UNREAD.format(reason))
+        level[r] = max(level[r], WARNING)
     groups = _Groups(np.asarray(group_of_row))
     is_out = np.array([".output." in x for x in names], dtype=bool)
     is_in = ~is_out
@@ -312,5 +324,6 @@ def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str
 def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
     """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
     dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
-    result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal)
+    result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal,
+                                   unread=ctx.meta.get(UNREAD_META))
     return {C.RESULT: result, C.ERR_MESSAGE: err}

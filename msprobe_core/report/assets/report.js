@@ -368,6 +368,11 @@
       c.id = "count-" + v;
       cards.appendChild(c);
     });
+    if (S.not_compared) {  // rows whose tensor file could not be read: warnings, named here as well
+      var nc = card("not compared (tensor file missing or unreadable)", String(S.not_compared), "warning");
+      nc.id = "count-not-compared";
+      cards.appendChild(nc);
+    }
     var fd = S.first_divergence, box = $("first-div");
     if (fd) {
       box.innerHTML = "<b>First divergence" + (fd.rank ? " [" + esc(fd.rank) + "]" : "") + ":</b> <code id=\"fd-node\">" +
