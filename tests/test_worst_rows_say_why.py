@@ -118,7 +118,8 @@ def test_a_warning_at_zero_ranks_after_the_warnings_its_metric_explains_and_says
                    ("C.0.forward.input.0", "182.0%", "pass", "[]"), ("D.0.forward.output.0", "36%", "pass", "[]")])
     worst = summarize([view])["worst_rows"]
     assert [(w["name"][0], w["text"]) for w in worst] == [("B", "12.00%"), ("A", "0"), ("C", "182.0%"), ("D", "36.00%")]
-    assert worst[1]["reason"] == "The norm relative error of output is 10 times that of input"
+    assert worst[1]["reason"] == ("The norm relative error of output is 10 times that of input "
+                                  "(over the call's outputs, marked on its first)")
     # a 182 % pass: an input, which msprobe's NormRelativeErr rule never judges
     assert worst[2]["reason"] == "no rule flags it: NormRelativeErr is judged on outputs only"
     block = format_summary(summarize([view]))

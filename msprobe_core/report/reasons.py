@@ -12,13 +12,16 @@ import math
 
 from .. import result_columns as C
 from ..model import MODE_STATISTICS, MODE_TENSOR
-from ..verdicts.rules import MSG_ONE_THOUSANDTH
+from ..verdicts.rules import MSG_COSINE_WARN, MSG_ONE_THOUSANDTH, MSG_REL_WARN
 from .divergence import plain_messages
 from .views import ResultView, err_messages
 
 #: what msprobe's own message gets wrong, said after it (the verdict itself is msprobe's, kept)
 _NOTES = {
     MSG_ONE_THOUSANDTH: "msprobe tests output < 0.1",
+    # a call's warning is written on its first output row, whatever that row's own value (0 included)
+    MSG_REL_WARN: "over the call's outputs, marked on its first",
+    MSG_COSINE_WARN: "over the call's outputs, marked on its first",
 }
 
 #: the rule that let a row pass, per mode of msprobe's rules, for input (False) and output (True) rows
