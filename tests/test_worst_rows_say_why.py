@@ -134,3 +134,20 @@ def test_values_are_rounded_for_people_and_numbers_for_programs():
     assert cell_number("0.3503061023911786%") == (0.3503061023911786, "%")
     assert cell_number("1.0") == (1.0, "")
     assert cell_number("inf") == (None, "") and cell_number("N/A") == (None, "")
+
+
+def test_the_ranking_does_not_depend_on_the_chunks():
+    """Finite measures, infinite ones and the no-difference value, passing and not, fed whole or row by row."""
+    warn = json.dumps(["warning: The norm relative error of output is 10 times that of input."])
+    rel = ["inf", "0", "3%", "inf", "0", "40%", "1%", "inf", "0", "7%", "0", "2%", "inf", "5%"]
+    verdicts = ["pass", "warning", "pass", "warning", "pass", "pass", "warning", "pass", "pass", "pass", "warning",
+                "pass", "pass", "pass"]
+    rows = [(f"Op{k}.0.forward.output.0", r, v, warn if v != "pass" else "[]") for k, (r, v) in
+            enumerate(zip(rel, verdicts))]
+    view = _stats(rows)
+    view.cells["L2norm diff"][:] = ["inf" if r == "inf" else "1" for r in rel]
+    whole = summarize([view], rows=len(rows))["worst_rows"]
+    assert [w["name"][:4] for w in whole] == ["Op6.", "Op3.", "Op1.", "Op10", "Op5.", "Op9.", "Op13", "Op2.",
+                                             "Op11", "Op0."]
+    for size in (1, 2, 3, 5):
+        assert summarize([view], rows=size)["worst_rows"] == whole

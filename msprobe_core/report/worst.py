@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import result_columns as C
@@ -91,9 +91,9 @@ class WorstRows:
             self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown(view, i, metric, r[1])) for r, i in
                                                           heapq.nsmallest(limit, cands)])
         if parsed is not None and self.n_bad < limit:  # passing rows are listed only after every other one
-            ranked = ((rank(key, i, 0), i) for key, i in _keyed_rows(view, metric, parsed))  # type: ignore[arg-type]
-            best = heapq.nsmallest(limit + len(bad), ranked)
-            kept = [(r, i) for r, i in best if verdicts[i] == "pass"][:limit]
+            best = _best_keyed(lambda: _keyed_rows(view, metric, parsed), limit + len(bad), nd_key,  # type: ignore[arg-type]
+                               position)
+            kept = [(rank(key, i, 0), i) for key, i in best if verdicts[i] == "pass"][:limit]
             if kept:  # the best of the earlier chunks and of this one (spelled only when kept)
                 merged = heapq.nsmallest(limit, self.passing + [(r, None) for r, _ in kept])
                 shown = {r: _shown(view, i, metric, 0) for r, i in kept}
@@ -171,6 +171,28 @@ def _no_difference_key(metric: tuple[str, bool] | None) -> float | None:
     if best is None:
         return None
     return -abs(best) if metric[1] else best  # type: ignore[index]
+
+
+def _best_keyed(keyed: Callable[[], Iterator[tuple[float, int]]], n: int, nd_key: float | None,
+                position: list[int] | None) -> list[tuple[float, int]]:
+    """The ``n`` best-ranked ``(sort value, row)`` of ``keyed()`` as :class:`WorstRows` ranks them: finite values
+    showing a difference by value, then the infinite ones, then the no-difference ones, each in execution order.
+
+    Every row of a passing table goes through here: one plain pass picks the ``n`` smallest values, which is the
+    answer when all of them show a difference (the others sort last or after the answer); more passes are made
+    only when fewer than ``n`` rows show one."""
+    best = heapq.nsmallest(n, keyed())
+    if all(k != math.inf and k != nd_key for k, _ in best):
+        return best
+    best = heapq.nsmallest(n, ((k, i) for k, i in keyed() if k != math.inf and k != nd_key))
+    for wanted in (math.inf, nd_key):
+        if len(best) >= n or wanted is None:
+            break
+        rows = [(k, i) for k, i in keyed() if k == wanted]
+        if position is not None:
+            rows.sort(key=lambda r: position[r[1]])
+        best += rows[:n - len(best)]
+    return best
 
 
 def _keyed_rows(view: ResultView, metric: tuple[str, bool], parsed: list[float | None]
