@@ -75,8 +75,9 @@ class ColumnSpec:
     a lower value is worse, :data:`HIGHER` when a larger magnitude is. ``ranks``: the modes whose
     summary ranks rows by this metric (its main metric). ``plots``: the modes whose report plots
     it along execution order. ``stand_in``: the column shown and ranked instead when this
-    relative error is infinite (a zero golden statistic) while that one is finite.
-    ``optional``: present only in some tables of its modes (the stack column, with a
+    relative error is infinite (a zero golden statistic) while that one is finite. ``best``: the
+    value of a metric that means no difference at all (Cosine 1); a metric whose larger magnitude
+    is worse means none at 0 without saying so. ``optional``: present only in some tables of its modes (the stack column, with a
     ``stack.json``). ``plugin``: who declared it (empty for the core).
     """
 
@@ -89,6 +90,7 @@ class ColumnSpec:
     ranks: tuple[str, ...] = ()
     plots: tuple[str, ...] = ()
     stand_in: str | None = None
+    best: float | None = None
     optional: bool = False
     plugin: str = ""
 
@@ -202,6 +204,15 @@ class ColumnRegistry:
         spec = self._specs.get(name)
         return spec.stand_in if spec is not None else None
 
+    def best(self, name: str) -> float | None:
+        """The value of metric ``name`` that means no difference (its ``best``; 0 for a larger-is-worse metric)."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return None
+        if spec.best is not None:
+            return spec.best
+        return 0.0 if spec.worse == HIGHER else None
+
 
 CORE_COLUMNS = ColumnRegistry()
 
@@ -227,7 +238,7 @@ BENCH_SHAPE = _declare("Bench Tensor Shape", IDENTITY, _ALL, side=BENCH, of="sha
 NPU_REQUIRES_GRAD = _declare("NPU Requires_grad", IDENTITY, _DUMP_JSON, side=NPU, of="requires_grad")
 BENCH_REQUIRES_GRAD = _declare("Bench Requires_grad", IDENTITY, _DUMP_JSON, side=BENCH, of="requires_grad")
 
-COSINE = _declare("Cosine", METRIC, _TENSOR, worse=LOWER, ranks=_TENSOR, plots=_TENSOR)
+COSINE = _declare("Cosine", METRIC, _TENSOR, worse=LOWER, ranks=_TENSOR, plots=_TENSOR, best=1.0)
 EUC_DIST = _declare("EucDist", METRIC, _TENSOR, worse=HIGHER)
 MAX_ABS_ERR = _declare("MaxAbsErr", METRIC, _TENSOR, worse=HIGHER)
 MAX_DIFF = _declare("Max diff", METRIC, _STATS, of="max", worse=HIGHER, plots=(MODE_STATISTICS,))
@@ -240,8 +251,8 @@ MIN_RELATIVE_ERR = _declare("MinRelativeErr", METRIC, _STATS, of="min", worse=HI
 MEAN_RELATIVE_ERR = _declare("MeanRelativeErr", METRIC, _STATS, of="mean", worse=HIGHER)
 NORM_RELATIVE_ERR = _declare("NormRelativeErr", METRIC, _STATS, of="l2norm", worse=HIGHER,
                              ranks=(MODE_STATISTICS,), plots=(MODE_STATISTICS,), stand_in=L2NORM_DIFF)
-ONE_THOUSANDTH_ERR_RATIO = _declare("One Thousandth Err Ratio", METRIC, _TENSOR, worse=LOWER)
-FIVE_THOUSANDTHS_ERR_RATIO = _declare("Five Thousandths Err Ratio", METRIC, _TENSOR, worse=LOWER)
+ONE_THOUSANDTH_ERR_RATIO = _declare("One Thousandth Err Ratio", METRIC, _TENSOR, worse=LOWER, best=1.0)
+FIVE_THOUSANDTHS_ERR_RATIO = _declare("Five Thousandths Err Ratio", METRIC, _TENSOR, worse=LOWER, best=1.0)
 
 NPU_MAX = _declare("NPU max", STATISTIC, _VALUES, side=NPU, of="max")
 NPU_MIN = _declare("NPU min", STATISTIC, _VALUES, side=NPU, of="min")

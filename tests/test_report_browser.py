@@ -319,6 +319,11 @@ def test_the_page_says_what_the_summary_says(browser, corpora, tmp_path, monkeyp
             assert page.inner_text("#fd-node") == fd["node"]
             worst = page.locator("#worst tr").all_inner_texts()[1:]
             assert len(worst) == len(summary["worst_rows"])
+            # each row as the console shows it: the value rounded (the table's cell as its tooltip) and why
+            assert "why" in page.inner_text("#worst tr >> nth=0")
+            for row, w in zip(worst, summary["worst_rows"]):
+                assert w["text"] in row and row.rstrip().endswith(w["reason"]), (row, w)
+            assert page.locator("#worst td.value").first.get_attribute("title") == summary["worst_rows"][0]["cell"]
             if name == "flag":
                 assert fd["source"] == "verdict" and "first error row" in page.inner_text("#first-div")
             elif name == "da":

@@ -176,16 +176,17 @@ def test_summary_is_consistent(compare, case, args):
     levels = [_level(w["result"]) for w in worst]
     assert levels == sorted(levels, reverse=True), [(w["name"], w["result"]) for w in worst]
     for w in worst:
-        assert w["value"] != w["result"], w
+        assert w["cell"] != w["result"] and w["reason"] and w["reason"] != w["result"], w
+        assert w["value"] is None or isinstance(w["value"], float), w  # a JSON number, never "0.35%"
         if w["metric"] == "MD5":
-            assert re.fullmatch(r"\S+ vs \S+", w["value"]), w
+            assert re.fullmatch(r"\S+ vs \S+", w["cell"]), w
         if w["metric"] == "NormRelativeErr":
-            value = to_number(w["value"])
+            value = to_number(w["cell"])
             assert value is None or math.isfinite(value), w  # the corpora have no genuine overflow
     metric = summary.get("worst_rows_metric") or (worst[0]["metric"] if worst else "")
-    for level in set(levels):  # within a verdict, by the metric (worst first)
-        numbers = [v for v in (to_number(w["value"]) for w in worst if _level(w["result"]) == level
-                               and w["metric"] == metric) if v is not None]
+    for level in set(levels):  # within a verdict, by the metric (worst first), the no-difference value last
+        numbers = [v for v in (to_number(w["cell"]) for w in worst if _level(w["result"]) == level
+                               and w["metric"] == metric) if v is not None and v not in (0.0, 1.0)]
         if metric == "NormRelativeErr":
             assert [abs(v) for v in numbers] == sorted((abs(v) for v in numbers), reverse=True)
         elif metric == "Cosine":
@@ -193,7 +194,7 @@ def test_summary_is_consistent(compare, case, args):
     listed = [ln.split(". ", 1)[1] for ln in block.splitlines() if re.match(r"\s+\d+\. ", ln)]
     assert len(listed) == len(worst)
     for line, w in zip(listed, worst):
-        assert w["value"] in line and line.rstrip().endswith(w["result"])
+        assert f"  {w['text']}" in line and f"  {w['result']}" in line and line.rstrip().endswith(w["reason"])
 
     # no message stutters
     texts = [block] + [d["reason"] for d in summary["first_divergence_by_rank"]]
@@ -304,9 +305,9 @@ def test_a_zero_golden_statistic_does_not_fill_the_worst_rows_with_inf(tmp_path,
     summary = json.loads(summary_file.read_text())
     worst = summary["worst_rows"]
     assert len(worst) == 10
-    assert not any(math.isinf(to_number(w["value"]) or 0.0) for w in worst)
+    assert all(w["value"] is not None and math.isfinite(w["value"]) for w in worst)
     zero = [w for w in worst if w["name"].startswith("Torch.bias_like.")]
-    assert zero and all(w["metric"] == "L2norm diff" and w["value"] == "0.001" for w in zero)
+    assert zero and all(w["metric"] == "L2norm diff" and (w["value"], w["cell"]) == (0.001, "0.001") for w in zero)
     block = _summary_block(proc.stdout)
     assert " inf " not in block and "inf%" not in block
     # the first divergence says why it has no percentage
@@ -333,14 +334,14 @@ def test_errors_for_a_flag_only_still_name_a_first_divergence(compare, tmp_path)
 
 def test_relative_errors_and_absolute_fallbacks_rank_together():
     """Within a verdict a real 25 % change outranks a 0.001 difference from a zero golden norm; an overflow
-    (the absolute difference is infinite too) stays ``inf`` and first."""
+    (the absolute difference is infinite too) has no finite measure: it follows them, shown as ``inf``."""
     names = ["Z.0.forward.output.0", "R.0.forward.output.0", "O.0.forward.output.0"]
     cells = {"NPU Name": names, "Bench Name": names, "NormRelativeErr": ["inf", "25.0%", "inf"],
              "L2norm diff": ["0.001", "0.5", "inf"], "Result": ["pass", "pass", "pass"]}
     view = ResultView("", "statistics", list(cells), cells)
     worst = summarize([view])["worst_rows"]
-    assert [(w["name"][0], w["metric"], w["value"]) for w in worst] == [
-        ("O", "NormRelativeErr", "inf"), ("R", "NormRelativeErr", "25.0%"), ("Z", "L2norm diff", "0.001")]
+    assert [(w["name"][0], w["metric"], w["cell"], w["value"]) for w in worst] == [
+        ("R", "NormRelativeErr", "25.0%", 25.0), ("Z", "L2norm diff", "0.001", 0.001), ("O", "NormRelativeErr", "inf", None)]
 
 
 def test_worst_rows_put_errors_first_even_without_a_number():
@@ -348,7 +349,7 @@ def test_worst_rows_put_errors_first_even_without_a_number():
     cells = {"NPU Name": names, "Bench Name": names, "Cosine": ["0.5", "0.999", "unsupported", "0.1"],
              "Result": ["pass", "error", "error", "warning"]}
     worst = summarize([ResultView("", "tensor", list(cells), cells)])["worst_rows"]
-    assert [(w["name"][:3], w["value"], w["result"]) for w in worst] == [
+    assert [(w["name"][:3], w["cell"], w["result"]) for w in worst] == [
         ("Op1", "0.999", "error"), ("Op2", "unsupported", "error"), ("Op3", "0.1", "warning"), ("Op0", "0.5", "pass")]
 
 
@@ -362,7 +363,7 @@ def test_md5_worst_rows_show_the_checksums(tmp_path, run_cli):
     proc = run_cli("compare", "-tp", t, "-gp", g, "-o", tmp_path / "out", "--json-summary", summary_file)
     assert proc.returncode == 0, proc.stderr
     worst = json.loads(summary_file.read_text())["worst_rows"]
-    assert [(w["name"], w["metric"], w["value"], w["result"]) for w in worst] == [
+    assert [(w["name"], w["metric"], w["cell"], w["result"]) for w in worst] == [
         ("Torch.a.0.forward.output.0", "MD5", "bbbb1111 vs bbbb0000", "error"),
         ("Torch.b.0.forward.input.0", "MD5", "aaaa0000 vs N/A", "warning"),
         ("Torch.b.0.forward.output.0", "MD5", "c vs N/A", "warning"),
@@ -453,7 +454,7 @@ def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
         assert summary["first_divergence"] is not None
     levels = [_level(w["result"]) for w in summary["worst_rows"]]
     assert levels == sorted(levels, reverse=True)
-    assert all(w["value"] != w["result"] for w in summary["worst_rows"])
+    assert all(w["cell"] != w["result"] and w["reason"] for w in summary["worst_rows"])
     block = format_summary(summary)
     assert not STUTTER.search(block), STUTTER.search(block).group(0)
     for view in views:  # a classic tensor table is no kernel table, whatever its Accuracy Reached or Not column

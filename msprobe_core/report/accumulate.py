@@ -279,7 +279,7 @@ class SummaryAccumulator:
         worst_level = max((VERDICT_LEVEL[k] for k in VERDICTS if counts[k]), default=0)
         worst = merge_worst([(p.label, p.worst) for p in partials], self.limit)
         return {
-            "schema": "msprobe-core/summary/1",
+            "schema": "msprobe-core/summary/2",
             "modes": modes,
             "compared_as": compared_as,
             "frameworks": frameworks,

@@ -270,9 +270,14 @@ class ViewSampler:
         else:
             value = x
         rows = (verd > 0) | numbered
-        unnumbered = ~numbered
-        key = np.where(unnumbered, pos.astype(np.float64), value)
-        return self._worst.offer([level[rows], unnumbered[rows].astype(np.float64), key[rows]], pos[rows])
+        # what the main metric cannot rank follows in execution order, as worst.WorstRows ranks: no finite
+        # number (kind 1), then the value meaning no difference (kind 2)
+        kind = np.where(numbered & np.isfinite(value), 0.0, 1.0)
+        best = known_columns().best(metric)
+        if best is not None:
+            kind[(kind == 0) & (value == (-abs(best) if larger_worse else best))] = 2.0
+        key = np.where(kind > 0, pos.astype(np.float64), value)
+        return self._worst.offer([level[rows], kind[rows], key[rows]], pos[rows])
 
     def _offer_heat(self, verd: np.ndarray, pos: np.ndarray, calls: np.ndarray, values: list[np.ndarray]) -> None:
         """Per call: a key that finds its worst row (verdict, then the main metric)."""

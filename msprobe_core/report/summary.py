@@ -89,13 +89,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         header = f"worst rows by {metric}" if metric else "worst rows"
         lines.append(f"  {header}{' (target vs golden)' if metric == MD5_METRIC else ''}:")
         names = [short_name(w["name"]) for w in worst]
-        values = [w["value"] if w["metric"] == metric else f"{w['value']} ({w['metric']})" for w in worst]
+        values = [worst_row_value(w, metric) for w in worst]
         width = max(len(n) for n in names)
-        vwidth = max(22, *(len(v) for v in values))
+        vwidth = max(10, *(len(v) for v in values))
         rwidth = max(len(w["rank"]) for w in worst)
         for k, (w, name, value) in enumerate(zip(worst, names, values), 1):
             rank = f"{w['rank']:<{rwidth}}  " if rwidth else ""
-            lines.append(f"    {k:>2}. {rank}{name:<{width}}  {value:<{vwidth}} {w['result']}")
+            lines.append(f"    {k:>2}. {rank}{name:<{width}}  {value:<{vwidth}}  {w['result']:<7}  {w['reason']}")
     unknown = summary.get("unrecognised") or []
     if unknown:
         kinds: dict[str, int] = {}
@@ -107,6 +107,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append("  files:")
         lines.extend(f"    {f}" for f in summary["files"])
     return "\n".join(lines)
+
+
+def worst_row_value(row: Mapping[str, Any], metric: str) -> str:
+    """A worst row's value as the console and the page show it: rounded, with its column when not ``metric``."""
+    return row["text"] if row["metric"] == metric else f"{row['text']} ({row['metric']})"
 
 
 def gate_failures(summary: dict[str, Any], fail_on: str) -> int:

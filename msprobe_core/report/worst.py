@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import result_columns as C
 from ..model import MODE_KERNEL
 from ..result_columns import known_columns
+from .reasons import cell_number, people_text, row_reason
 from .views import VERDICT_LEVEL, ResultView, main_metric
 
 #: the metric column a summary names for an md5 row (its two md5 values)
@@ -19,12 +20,16 @@ MD5_METRIC = "MD5"
 def worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, Any]]:
     """The ``limit`` worst rows: the worst verdict first, then the worst main metric.
 
-    Within a verdict, rows with a number come before rows without one (those only
-    when not ``pass``: a metric cell like ``shape unmatched`` on an error row), which
-    follow in execution order. A relative error that is infinite while the absolute
-    difference is finite (a zero golden statistic) ranks and shows as that difference.
+    Within a verdict, rows ranked by a finite measure come first: the main metric, or, where a
+    relative error is infinite while the absolute difference is finite (a zero golden statistic),
+    that difference, which the row then shows. The rows the main metric cannot rank follow in
+    execution order: no number (a cell like ``unsupported``; those only when not ``pass``), no
+    finite one (a statistic that is itself inf or NaN), or, on a row that does not pass, the value
+    meaning no difference (an ``error`` with Cosine 1: another rule failed it, its reason says which).
     md5 tables: the non-passing rows, errors first, in execution order, shown as
-    ``<target MD5> vs <golden MD5>``.
+    ``<target MD5> vs <golden MD5>``. Each row carries its ``reason`` (:mod:`.reasons`), its cell
+    as the table spells it (``cell``), that cell's number and unit (``value``, ``unit``) and its
+    value rounded for people (``text``).
     """
     found = []
     for view in views:
@@ -34,7 +39,8 @@ def worst_rows(views: Sequence[ResultView], limit: int = 10) -> list[dict[str, A
     return merge_worst(found, limit)
 
 
-#: a ranked row: (−verdict level, 0 numbered / 1 not, sort value, row of the whole result)
+#: a ranked row: (−verdict level, 0 ranked by its measure / 1 no finite measure / 2 the value meaning no
+#: difference, sort value (execution position for 1 and 2), row of the whole result)
 Rank = tuple[int, int, float, int]
 
 
@@ -52,8 +58,8 @@ class WorstRows:
 
     def __init__(self, limit: int = 10) -> None:
         self.limit = limit
-        self.bad: list[tuple[Rank, dict[str, str]]] = []
-        self.passing: list[tuple[Rank, dict[str, str]]] = []
+        self.bad: list[tuple[Rank, dict[str, Any]]] = []
+        self.passing: list[tuple[Rank, dict[str, Any]]] = []
         self.n_bad = 0
 
     def __getstate__(self) -> tuple[Any, ...]:
@@ -71,24 +77,23 @@ class WorstRows:
         metric = main_metric(view.mode)
         parsed = view.numbers(metric[0]) if metric is not None else None
         sort_value = _sort_value(view, metric, parsed)
-        cands: list[tuple[Rank, int]] = []
-        unnumbered = []
-        for i in bad:
-            level = -VERDICT_LEVEL[verdicts[i]]
-            if parsed is not None and parsed[i] is not None:
-                cands.append(((level, 0, sort_value(i), offset + i), i))
-            else:
-                unnumbered.append(i)
-        if unnumbered:
-            position = _positions(view) if view.mode == MODE_KERNEL else None
-            cands.extend(((-VERDICT_LEVEL[verdicts[i]], 1, float(offset + (position[i] if position else i)),
-                           offset + i), i) for i in unnumbered)
+        nd_key = _no_difference_key(metric)
+        position = _positions(view) if view.mode == MODE_KERNEL else None
+
+        def rank(key: float | None, i: int, level: int) -> Rank:
+            # a finite measure showing a difference ranks by it; what it cannot rank follows in execution order
+            kind = 1 if key is None or key == math.inf else 2 if key == nd_key else 0
+            return level, kind, key if kind == 0 else float(offset + (position[i] if position else i)), offset + i  # type: ignore[return-value]
+
+        cands = [(rank(sort_value(i) if parsed is not None and parsed[i] is not None else None, i,
+                       -VERDICT_LEVEL[verdicts[i]]), i) for i in bad]
         if cands:
             self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown(view, i, metric, r[1])) for r, i in
                                                           heapq.nsmallest(limit, cands)])
         if parsed is not None and self.n_bad < limit:  # passing rows are listed only after every other one
-            best = heapq.nsmallest(limit + len(bad), _keyed_rows(view, metric, parsed))  # type: ignore[arg-type]
-            kept = [((0, 0, key, offset + i), i) for key, i in best if verdicts[i] == "pass"][:limit]
+            best = _best_keyed(lambda: _keyed_rows(view, metric, parsed), limit + len(bad), nd_key,  # type: ignore[arg-type]
+                               position)
+            kept = [(rank(key, i, 0), i) for key, i in best if verdicts[i] == "pass"][:limit]
             if kept:  # the best of the earlier chunks and of this one (spelled only when kept)
                 merged = heapq.nsmallest(limit, self.passing + [(r, None) for r, _ in kept])
                 shown = {r: _shown(view, i, metric, 0) for r, i in kept}
@@ -123,13 +128,16 @@ def merge_worst(found: Sequence[tuple[str, WorstRows]], limit: int = 10) -> list
     return out
 
 
-def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, str]:
+def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, Any]:
     """Row ``i`` of ``view`` as the summary lists it (its rank is added when the results are merged)."""
     if numbered == 0:
-        col, value = _numbered_cell(view, i, metric[0])  # type: ignore[index]
+        col, cell = _numbered_cell(view, i, metric[0])  # type: ignore[index]
     else:
-        col, value = _unnumbered_cell(view, i, metric[0] if metric else None)
-    return {"name": view.names[i], "metric": col, "value": value, "result": view.verdicts()[i]}
+        col, cell = _unnumbered_cell(view, i, metric[0] if metric else None)
+    value, unit = cell_number(cell) if col != MD5_METRIC else (None, "")
+    return {"name": view.names[i], "metric": col, "value": value, "unit": unit, "cell": cell,
+            "text": people_text(cell) if col != MD5_METRIC else cell, "result": view.verdicts()[i],
+            "reason": row_reason(view, i)}
 
 
 def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None
@@ -139,27 +147,63 @@ def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[
     if metric is None or parsed is None:
         return lambda i: 0.0
     if not metric[1]:
-        return parsed.__getitem__
+        return lambda i: _finite(parsed[i])  # type: ignore[arg-type]
     fallback = _absolute_fallback(view, metric[0])
     if fallback is None:
-        return lambda i: -abs(parsed[i])  # type: ignore[arg-type]
+        return lambda i: _finite(-abs(parsed[i]))  # type: ignore[arg-type]
 
     def value(i: int) -> float:
         x = abs(parsed[i])  # type: ignore[arg-type]
-        return -(x if x != math.inf else _sort_abs(x, fallback[i]))
+        return _finite(-(x if x != math.inf else _sort_abs(x, fallback[i])))
 
     return value
+
+
+def _finite(key: float) -> float:
+    """A sort value, or +inf (after every finite one) when it is not finite: no finite measure ranks it."""
+    return key if math.isfinite(key) else math.inf
+
+
+def _no_difference_key(metric: tuple[str, bool] | None) -> float | None:
+    """The sort value of the main metric's value meaning no difference (Cosine 1, an error 0): it ranks
+    after the rows the metric shows a difference on (on a failed row it cannot say why the row failed)."""
+    best = known_columns().best(metric[0]) if metric is not None else None
+    if best is None:
+        return None
+    return -abs(best) if metric[1] else best  # type: ignore[index]
+
+
+def _best_keyed(keyed: Callable[[], Iterator[tuple[float, int]]], n: int, nd_key: float | None,
+                position: list[int] | None) -> list[tuple[float, int]]:
+    """The ``n`` best-ranked ``(sort value, row)`` of ``keyed()`` as :class:`WorstRows` ranks them: finite values
+    showing a difference by value, then the infinite ones, then the no-difference ones, each in execution order.
+
+    Every row of a passing table goes through here: one plain pass picks the ``n`` smallest values, which is the
+    answer when all of them show a difference (the others sort last or after the answer); more passes are made
+    only when fewer than ``n`` rows show one."""
+    best = heapq.nsmallest(n, keyed())
+    if all(k != math.inf and k != nd_key for k, _ in best):
+        return best
+    best = heapq.nsmallest(n, ((k, i) for k, i in keyed() if k != math.inf and k != nd_key))
+    for wanted in (math.inf, nd_key):
+        if len(best) >= n or wanted is None:
+            break
+        rows = [(k, i) for k, i in keyed() if k == wanted]
+        if position is not None:
+            rows.sort(key=lambda r: position[r[1]])
+        best += rows[:n - len(best)]
+    return best
 
 
 def _keyed_rows(view: ResultView, metric: tuple[str, bool], parsed: list[float | None]
                 ) -> Iterator[tuple[float, int]]:
     """``(sort value, row)`` of every row with a number, as :func:`_sort_value` ranks them (inlined: all rows)."""
     if not metric[1]:
-        return ((x, i) for i, x in enumerate(parsed) if x is not None)
+        return ((x if x not in _INFINITE else math.inf, i) for i, x in enumerate(parsed) if x is not None)
     fallback = _absolute_fallback(view, metric[0])
     if fallback is None:
-        return ((-abs(x), i) for i, x in enumerate(parsed) if x is not None)
-    return ((-abs(x) if x not in _INFINITE else -_sort_abs(x, fallback[i]), i)
+        return ((-abs(x) if x not in _INFINITE else math.inf, i) for i, x in enumerate(parsed) if x is not None)
+    return ((-abs(x) if x not in _INFINITE else _finite(-_sort_abs(x, fallback[i])), i)
             for i, x in enumerate(parsed) if x is not None)
 
 

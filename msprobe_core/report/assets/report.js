@@ -396,11 +396,13 @@
     if (worst.length) {
       var metric = S.worst_rows_metric || worst[0].metric;
       var h = "<table class=\"small\"><tr>" + (P.length > 1 ? "<th>rank</th>" : "") + "<th>row</th><th>" +
-        esc(metric) + "</th><th>verdict</th></tr>";
+        esc(metric) + "</th><th>verdict</th><th>why</th></tr>";
       worst.forEach(function (w) {
+        /* the summary rounds the value for people (text); the cell as the table spells it is its tooltip */
         h += "<tr>" + (P.length > 1 ? "<td>" + esc(w.rank) + "</td>" : "") + "<td class=\"name\" title=\"" + esc(w.name) + "\">" +
-          esc(midElide(readableName(w.name), 72)) + "</td><td>" + esc(w.value + (w.metric !== metric ? " (" + w.metric + ")" : "")) +
-          "</td><td>" + esc(w.result) + "</td></tr>";
+          esc(midElide(readableName(w.name), 72)) + "</td><td class=\"value\" title=\"" + esc(w.cell) + "\">" +
+          esc(w.text + (w.metric !== metric ? " (" + w.metric + ")" : "")) +
+          "</td><td>" + esc(w.result) + "</td><td class=\"reason\">" + esc(w.reason) + "</td></tr>";
       });
       $("worst").innerHTML = h + "</table>";
     } else {
