@@ -48,6 +48,16 @@ def os_reason(exc: OSError) -> str:
     return _OS_REASONS.get(exc.errno or -1) or exc.strerror or str(exc) or type(exc).__name__
 
 
+#: what each exit status of the ``msprobe`` command means (README "Exit codes"; msprobe's own where it has one)
+EXIT_STATUSES: dict[int, str] = {
+    0: "success (and the --fail-on gate, if given, passed)",
+    1: "the run failed, in whole or in part (a rank pair, a plugin, an internal error; msprobe: any failure)",
+    2: "usage or input error: nothing was compared (msprobe: argparse errors)",
+    3: "the compare succeeded and the --fail-on gate found rows with that verdict or a worse one",
+    130: "interrupted (Ctrl-C); 143: terminated (SIGTERM); 129: hung up (SIGHUP)",
+}
+
+
 class MsprobeError(Exception):
     """Base class of every expected failure; ``exit_code`` is what the CLI returns."""
 
@@ -146,6 +156,10 @@ class UnsafePathError(TensorReadError):
 
 
 class GateFailed(MsprobeError):
-    """``--fail-on``: some result row has the named verdict or a worse one (the compare itself succeeded)."""
+    """``--fail-on``: some result row has the named verdict or a worse one (the compare itself succeeded).
 
-    exit_code = 1
+    Its own exit status, 3, so that a CI gate tells "the runs differ" from a run that failed (1, msprobe's status
+    for every failure) or could not start (2): see ``EXIT_STATUSES``.
+    """
+
+    exit_code = 3

@@ -467,7 +467,7 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "into the output dir.", kind=CHOICE, choices=("html",), api=False, attribute=False),
     OptionSpec("json_summary", ("--json-summary",), "Write the run summary (verdict counts, worst rows, first "
                "divergence, files) as JSON.", kind=PATH, metavar="FILE", api=False, attribute=False),
-    OptionSpec("fail_on", ("--fail-on",), "Exit with status 1 when any row has this verdict or a worse one (for CI).",
+    OptionSpec("fail_on", ("--fail-on",), "Exit with status 3 when any row has this verdict or a worse one (for CI).",
                kind=CHOICE, choices=("error", "warning"), api=False, attribute=False),
 )
 CORE_BY_NAME: dict[str, OptionSpec] = {s.name: s for s in CORE_OPTIONS}

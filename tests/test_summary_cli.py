@@ -53,7 +53,7 @@ def test_quiet_prints_nothing_but_errors(tmp_path, run_cli):
     proc = run_cli("compare", "-tp", STATS / "target/step0", "-gp", STATS / "golden/step0", "-o", out, "-q",
                    "--fail-on", "error")
     assert proc.stdout == ""
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("msprobe: error: --fail-on error:"), proc.stderr
 
@@ -91,9 +91,9 @@ def test_json_summary(tmp_path, run_cli):
         (False, False, "error", 0),  # all pass
         (False, False, "warning", 0),
         (True, False, "error", 0),  # an unmatched md5 row is a warning only
-        (True, False, "warning", 1),
-        (False, True, "error", 1),  # a differing CRC is an error
-        (False, True, "warning", 1),
+        (True, False, "warning", 3),  # the gate's own status: not a failed run's 1
+        (False, True, "error", 3),  # a differing CRC is an error
+        (False, True, "warning", 3),
     ],
 )
 def test_fail_on_exit_codes(tmp_path, run_cli, extra_target, differ, fail_on, code):
@@ -129,7 +129,7 @@ def test_report_command_on_csv_and_xlsx(tmp_path, run_cli):
         report = tmp_path / f"{fmt}.html"
         summary_file = tmp_path / f"{fmt}.json"
         proc = run_cli("report", result, "-o", report, "--json-summary", summary_file, "--fail-on", "warning")
-        assert proc.returncode == 1, proc.stderr
+        assert proc.returncode == 3, proc.stderr
         assert report.is_file() and "Compare summary" in proc.stdout
         summary = json.loads(summary_file.read_text())
         assert summary["first_divergence"]["node"] == "Functional.linear.0.forward"
@@ -273,3 +273,24 @@ def test_summary_of_a_partly_failed_run(tmp_path, run_cli):
     assert [r["rank"] for r in summary["ranks"]] == ["rank0"]
     assert len(summary["errors"]) == 1 and summary["errors"][0].startswith("rank1: ")
     assert len(list((tmp_path / "out").glob("compare_report_*.html"))) == 1
+
+
+def test_a_red_gate_and_a_failed_run_have_their_own_exit_statuses(tmp_path, run_cli):
+    """A CI gate can tell "the runs differ" (3) from a run that failed (1): a partly failed run whose gate is
+    also red exits 1 (its results are incomplete); the README's table is the one the code keeps."""
+    import shutil
+
+    from msprobe_core.errors import EXIT_STATUSES, GateFailed
+
+    src = REPO / "examples" / "pytorch_multirank"
+    for side in ("target", "golden"):
+        shutil.copytree(src / side, tmp_path / side)
+    red = run_cli("compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0", "-o",
+                  tmp_path / "red", "-q", "--fail-on", "warning")
+    assert red.returncode == GateFailed.exit_code == 3, red.stderr
+    (tmp_path / "golden" / "step0" / "rank1" / "dump.json").unlink()
+    broken = run_cli("compare", "-tp", tmp_path / "target/step0", "-gp", tmp_path / "golden/step0", "-o",
+                     tmp_path / "broken", "-q", "--fail-on", "warning")
+    assert broken.returncode == 1 and "1 of 2 compares failed (rank1)" in broken.stderr
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert all(f"| {code}" in readme for code in EXIT_STATUSES if code < 100)

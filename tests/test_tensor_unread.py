@@ -108,7 +108,7 @@ def test_fail_on_warning_counts_unread_rows(tmp_path: Path) -> None:
     n_clean = clean["verdicts"]["warning"] + clean["verdicts"]["error"]
     target, golden = _copy(tmp_path, damage=True)
     proc, summary = _compare(tmp_path, target, golden, "--fail-on", "warning")
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert f"{n_clean + 2} of {summary['rows']} rows have the verdict warning or error" in proc.stderr, proc.stderr
     assert f"{n_clean} of {clean['rows']} rows" in clean_proc.stderr
 

@@ -32,7 +32,7 @@ def _compare(tmp_path: Path, pair: str, *extra: str) -> list[dict[str, str]]:
     rc = main(["compare", "-tp", str(DATA / pair / "target" / "dump.json"),
                "-gp", str(DATA / pair / "golden" / "dump.json"), "-o", str(out), "-q", "--fail-on", "error", *extra])
     rows = read_csv(only_result(out))
-    assert rc == (1 if any(r["Result"] == "error" for r in rows) else 0)
+    assert rc == (3 if any(r["Result"] == "error" for r in rows) else 0)
     return rows
 
 
@@ -90,7 +90,7 @@ def test_forward_shape_differences_across_frameworks_stay_errors(tmp_path):
     rc = main(["compare", "-tp", str(t), "-gp", str(DATA / "mlp_L1" / "golden" / "dump.json"), "-am", "-o", str(out),
                "-q", "--fail-on", "error"])
     row = next(r for r in read_csv(only_result(out)) if r["NPU Name"] == f"{name}.output.0")
-    assert row["Result"] == "error" and rc == 1, row
+    assert row["Result"] == "error" and rc == 3, row
     assert "error: The shape of NPU and Bench are inconsistent." in json.loads(row["Err_message"])
 
 
