@@ -316,7 +316,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("-", "differential cases not collected")
         terminalreporter.write_line(
             f"{len(missing):>5} of the shared corpora's {total} oracle variants are not in the in-repository corpus "
-            f"({IN_REPO_CORPUS.relative_to(REPO)}): their tests were not collected ({len(_NOT_COLLECTED)} more "
-            f"deselected); the shared folder (corpora/, tools/) adds them: put it at {REPO.parent / 'shared'} "
-            "or set MSPROBE_SHARED to it"
+            f"({IN_REPO_CORPUS.relative_to(REPO)}): their tests were not collected ({len(_NOT_COLLECTED)} tests of "
+            f"absent cases deselected); the shared folder (corpora/, tools/) adds them: put it at "
+            f"{REPO.parent / 'shared'} or set MSPROBE_SHARED to it"
         )
