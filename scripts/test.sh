@@ -4,7 +4,7 @@
 # Finds what the tests need by itself and says what it could not find:
 #   * the shared folder (reference corpora and tools/oracle_diff.py for the differential tests):
 #     $MSPROBE_SHARED, else ../shared next to this checkout (or next to the main checkout of a
-#     git worktree);
+#     git worktree); without it they run on the in-repository corpus (tests/data/corpus);
 #   * Chromium for the HTML report's browser tests: $MSPROBE_CHROMIUM or a system chromium; where
 #     none is found and apt-get can be run as root, it is installed (MSPROBE_NO_INSTALL=1 prevents it).
 # pytest ends with one line per group of skipped tests and the reason (tests/conftest.py).
@@ -48,7 +48,7 @@ if [ -d "$shared/corpora" ] && [ -f "$shared/tools/oracle_diff.py" ]; then
     note "shared folder: $shared"
 else
     note "no shared folder at $shared (corpora/ and tools/oracle_diff.py): the differential tests against" \
-         "msprobe's outputs will skip; set MSPROBE_SHARED to the folder"
+         "msprobe's outputs run on the in-repository corpus (tests/data/corpus) only; set MSPROBE_SHARED to the folder for all"
 fi
 
 .venv/bin/ruff check .

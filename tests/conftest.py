@@ -6,12 +6,15 @@ those hooks: see ``tests/plugin_session.py``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,9 +86,129 @@ def shared_dir() -> Path:
     return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
-def corpora_dir() -> Path:
-    """The reference corpora: ``$MSPROBE_CORPORA`` if set, else ``corpora/`` of :func:`shared_dir`."""
+#: the compact corpus shipped in the repository (one small case per scenario, see its README.md)
+IN_REPO_CORPUS = REPO / "tests" / "data" / "corpus"
+#: every oracle variant of the shared corpora, one relative path a line (written by scripts/build_minicorpus.py)
+SHARED_MANIFEST = IN_REPO_CORPUS / "shared_manifest.txt"
+#: the copy of the shared folder's oracle_diff.py, used when the shared folder is absent
+IN_REPO_ORACLE_DIFF = REPO / "tests" / "tools" / "oracle_diff.py"
+
+
+def shared_corpora_dir() -> Path:
+    """The shared corpora: ``$MSPROBE_CORPORA`` if set, else ``corpora/`` of :func:`shared_dir`."""
     return Path(os.environ.get("MSPROBE_CORPORA") or shared_dir() / "corpora")
+
+
+def using_in_repo_corpus() -> bool:
+    """True when the shared corpora are absent and the tests run on the in-repository corpus."""
+    return not shared_corpora_dir().is_dir()
+
+
+_CORPUS_VIEW: list[Path] = []
+
+
+def _in_repo_corpus_view() -> Path:
+    """The in-repository corpus with its symlinks into ``examples/`` resolved, in a temporary folder.
+
+    Some tests walk a case with ``rglob``/``os.walk``, which do not descend into symlinked folders, so the
+    tests see real folders. The view is keyed by the corpus' names, sizes and times: sessions (and
+    worktrees) with the same corpus share it, and it is built once, into a fresh folder renamed into place.
+    """
+    if _CORPUS_VIEW:
+        return _CORPUS_VIEW[0]
+    digest = hashlib.sha1()
+    for path in sorted(IN_REPO_CORPUS.rglob("*")):
+        st = path.stat()  # follows the symlinks: a changed example changes the key
+        digest.update(f"{path.relative_to(IN_REPO_CORPUS)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    view = Path(tempfile.gettempdir()) / f"msprobe-corpus-{digest.hexdigest()[:16]}"
+    if not view.is_dir():
+        building = Path(tempfile.mkdtemp(prefix="msprobe-corpus-building-"))
+        shutil.copytree(IN_REPO_CORPUS, building / "corpus", symlinks=False)
+        try:
+            os.rename(building / "corpus", view)
+        except OSError:  # another session put it there first: use that one
+            shutil.rmtree(building / "corpus", ignore_errors=True)
+        shutil.rmtree(building, ignore_errors=True)
+    _CORPUS_VIEW.append(view)
+    return view
+
+
+def corpora_dir() -> Path:
+    """The reference corpora: the shared ones (:func:`shared_corpora_dir`), else the in-repository corpus.
+
+    The shared corpora are a superset of the in-repository one; tests parametrized over what the corpora
+    hold collect fewer cases on the in-repository corpus (:func:`missing_shared_variants` counts them).
+    """
+    shared = shared_corpora_dir()
+    if shared.is_dir() or not IN_REPO_CORPUS.is_dir():
+        return shared
+    return _in_repo_corpus_view()
+
+
+def missing_shared_variants() -> list[str]:
+    """The shared corpora's oracle variants the corpus in use lacks (empty when the shared one is used)."""
+    if not using_in_repo_corpus() or not SHARED_MANIFEST.is_file():
+        return []
+    root = corpora_dir()
+    rels = SHARED_MANIFEST.read_text(encoding="utf-8").split()
+    return [rel for rel in rels if not (root / rel).exists()]
+
+
+def has_corpus(*rels: str) -> bool:
+    """True when the corpora in use hold every one of ``rels`` (paths or glob patterns relative to them)."""
+    root = corpora_dir()
+    return all(next(root.glob(rel), None) is not None if "*" in rel else (root / rel).exists() for rel in rels)
+
+
+def corpus_mark(*rels: str) -> pytest.MarkDecorator:
+    """Mark a test that needs these corpus paths: where the corpora lack one it is not collected (deselected).
+
+    A fresh clone runs on the in-repository corpus, which holds one case per scenario; a test of a case it
+    lacks is left out rather than skipped, and the run's last lines count the cases left out.
+    """
+    return pytest.mark.corpus(*rels)
+
+
+def _shared_case_names() -> frozenset[str]:
+    """The case names of the shared corpora (``c02``, ``ms_l1_tensor_bug``…), from the manifest."""
+    if not SHARED_MANIFEST.is_file():
+        return frozenset()
+    return frozenset(rel.split("/")[1] for rel in SHARED_MANIFEST.read_text(encoding="utf-8").split())
+
+
+def _lacks_param_case(item: pytest.Item, names: frozenset[str]) -> bool:
+    """True when a parameter of ``item`` names a corpus case or path that the corpora in use lack.
+
+    Tests parametrized over a fixed list of case names (``"c02"``) or corpus paths (``"legacy/c02/plain"``)
+    would fail on the in-repository corpus; they are left out like the cases a folder walk does not find.
+    """
+    root = corpora_dir()
+    for value in getattr(getattr(item, "callspec", None), "params", {}).values():
+        if not isinstance(value, str):
+            continue
+        if value.split("/", 1)[0] in ("pytorch", "mindspore", "legacy") and "/" in value:
+            if not (root / value).exists():
+                return True
+        elif value in names and not any((root / kind / value).is_dir() for kind in ("pytorch", "mindspore")):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests whose corpus cases the corpora in use lack (:func:`corpus_mark`, case parameters)."""
+    names = _shared_case_names() if using_in_repo_corpus() else frozenset()
+    keep, drop = [], []
+    for item in items:
+        rels = [rel for mark in item.iter_markers("corpus") for rel in mark.args]
+        lacking = (rels and not has_corpus(*rels)) or (names and _lacks_param_case(item, names))
+        (drop if lacking else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+        _NOT_COLLECTED.extend(drop)
+
+
+_NOT_COLLECTED: list[pytest.Item] = []
 
 
 def no_corpora_reason() -> str:
@@ -94,8 +217,9 @@ def no_corpora_reason() -> str:
 
 
 def oracle_diff_path() -> Path:
-    """``tools/oracle_diff.py`` of the shared folder."""
-    return shared_dir() / "tools" / "oracle_diff.py"
+    """``tools/oracle_diff.py`` of the shared folder, else the repository's copy of it."""
+    shared = shared_dir() / "tools" / "oracle_diff.py"
+    return shared if shared.is_file() or not IN_REPO_ORACLE_DIFF.is_file() else IN_REPO_ORACLE_DIFF
 
 
 def no_oracle_diff_reason() -> str:
@@ -181,9 +305,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         if getattr(report, "wasxfail", None) is not None:
             continue
         groups.setdefault(_skip_reason(report), []).append(report.location[0] if report.location else "?")
-    if not groups:
-        return
-    terminalreporter.write_sep("-", "skipped tests, by reason")
-    for reason, files in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        unique = sorted(set(files))
-        terminalreporter.write_line(f"{len(files):>5} skipped ({_file_list(unique)}): {reason}")
+    if groups:
+        terminalreporter.write_sep("-", "skipped tests, by reason")
+        for reason, files in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            unique = sorted(set(files))
+            terminalreporter.write_line(f"{len(files):>5} skipped ({_file_list(unique)}): {reason}")
+    missing = missing_shared_variants()
+    if missing:
+        # a fresh clone: the differential tests ran on the in-repository corpus only
+        total = len(SHARED_MANIFEST.read_text(encoding="utf-8").split())
+        terminalreporter.write_sep("-", "differential cases not collected")
+        terminalreporter.write_line(
+            f"{len(missing):>5} of the shared corpora's {total} oracle variants are not in the in-repository corpus "
+            f"({IN_REPO_CORPUS.relative_to(REPO)}): their tests were not collected ({len(_NOT_COLLECTED)} tests of "
+            f"absent cases deselected); the shared folder (corpora/, tools/) adds them: put it at "
+            f"{REPO.parent / 'shared'} or set MSPROBE_SHARED to it"
+        )

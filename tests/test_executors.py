@@ -21,6 +21,8 @@ from msprobe_core.host.registry import get_host
 from msprobe_core.metrics.tensor_stage import TensorTask, plan_chunks
 from msprobe_core.workers.executors import LocalExecutor, LocalRef, executor_name
 
+from .conftest import corpus_mark
+
 TIMESTAMP = re.compile(r"_\d{14}")
 
 
@@ -82,6 +84,7 @@ def test_local_pool_and_dask_match_single_process(corpora, tmp_path, pool_always
         assert dask[name] == single[name], f"{case}/{name}: dask differs from one process"
 
 
+@corpus_mark("pytorch/c02")  # _multi_rank_tensor copies its rank
 def test_dask_spreads_rank_pairs_and_tensor_chunks(corpora, tmp_path, dask_cluster):
     from distributed import get_task_stream
 
@@ -97,6 +100,7 @@ def test_dask_spreads_rank_pairs_and_tensor_chunks(corpora, tmp_path, dask_clust
     assert any(k.startswith("_run_chunk") for k in keys), "tensor chunks did not go to the cluster"
 
 
+@corpus_mark("pytorch/c02")
 def test_multi_rank_tensor_local_pool(corpora, tmp_path, pool_always):
     target, golden = _multi_rank_tensor(tmp_path, corpora)
     single = _compare(target, golden, tmp_path / "single", "--workers", "1")

@@ -26,7 +26,7 @@ from msprobe_core.match.seqalign import align
 from msprobe_core.match.stage import match_tables
 from msprobe_core.model import CompareOptions
 
-from .conftest import agree, corpora_dir
+from .conftest import agree, corpora_dir, corpus_mark
 from .dumps import api, only_result, read_csv, tensor, write_dump
 
 TIMESTAMP = re.compile(r"_\d{14}")
@@ -137,7 +137,7 @@ def test_fm_pairs_equal_msprobe_queue_algorithm(corpora, case):
             assert [p for p in ours if p[1] != "N/A"] == ref
 
 
-@pytest.mark.parametrize("case", ["c02", "c03"])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=corpus_mark(f"legacy/{c}/f_hl")) for c in ("c02", "c03")])
 def test_fm_pairs_equal_msprobe_833_fuzzy_results(corpora, case):
     """msprobe 8.3.3 ``-f`` (legacy oracles ``f_hl``) worked on these cases: same NPU/Bench name pairs.
 

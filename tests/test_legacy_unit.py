@@ -20,6 +20,8 @@ from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 from msprobe_core.cli.main import main
 from msprobe_core.text.strtod import pandas_strtod
 
+from .conftest import corpus_mark
+
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 
 
@@ -181,13 +183,12 @@ def test_api_positional_flags_and_bool_check(corpora, tmp_path, monkeypatch):
         compare_distributed("pytorch/c09a/target/step0", "pytorch/c09a/golden/step0", str(tmp_path), suffix="_x")
 
 
+@corpus_mark("mindspore/kernel_l2_bug_2steps/oracle/rank0_step0")
 def test_kernel_form_of_compare_json(corpora, oracle_diff, tmp_path, monkeypatch):
     """``rank_id``/``step_id`` in compare.json: the kernel compare, named compare_result_{rank}_{step}_{ts}.xlsx."""
     from .conftest import agree
 
     case = corpora / "mindspore" / "kernel_l2_bug_2steps"
-    if not (case / "oracle" / "rank0_step0").is_dir():
-        pytest.skip("kernel corpus not present")
     monkeypatch.chdir(case)
     cfg = _compare_json(tmp_path, {"npu_path": "target", "bench_path": "golden", "rank_id": [0], "step_id": [0]})
     assert main(["-f", "mindspore", "compare", "-i", str(cfg), "-o", str(tmp_path / "o")]) == 0

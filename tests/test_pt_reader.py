@@ -28,7 +28,7 @@ from msprobe_pytorch.pt_writer import (
 
 from msprobe_core.errors import TensorReadError, UnsafePickleError
 
-from .conftest import corpora_dir, no_corpora_reason
+from .conftest import corpora_dir, corpus_mark, no_corpora_reason
 
 CORPORA = corpora_dir()
 C02 = CORPORA / "pytorch" / "c02"
@@ -54,6 +54,7 @@ def _dump_entries(dump_json: Path) -> dict[str, dict]:
     return out
 
 
+@corpus_mark("pytorch/c02")
 @pytest.mark.parametrize("side", ["target", "golden"])
 def test_c02_tensors_match_dump_json_stats(side: str) -> None:
     rank = C02 / side / "step0" / "rank0"

@@ -29,6 +29,7 @@ from msprobe_core.metrics.tensor_log import (
 )
 from msprobe_core.model import MatchResult
 
+from .conftest import corpus_mark
 from .dumps import api, same_text_or_blas_rounding, tensor, write_dump
 
 METRICS = ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio")
@@ -83,7 +84,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case,tp,gp,legacy,extra,values", CASES, ids=[c[3] for c in CASES])
+@pytest.mark.parametrize("case,tp,gp,legacy,extra,values",
+                         [pytest.param(*c, id=c[3], marks=corpus_mark(c[0], f"legacy/{c[3]}")) for c in CASES])
 def test_rows_and_messages_agree_with_msprobe_log(corpora, run_cli, tmp_path, case, tp, gp, legacy, extra, values):
     """Same rows, same metric values, same messages as msprobe's own ``is_print_compare_log`` output."""
     if case.startswith("mindspore"):

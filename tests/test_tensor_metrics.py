@@ -22,7 +22,7 @@ from msprobe_core.metrics.tensor_metrics import (
     squeeze_loaded,
 )
 
-from .conftest import corpora_dir, no_corpora_reason
+from .conftest import corpora_dir, corpus_mark, no_corpora_reason
 from .dumps import same_text_or_blas_rounding
 
 CORPORA = corpora_dir()
@@ -79,6 +79,7 @@ def test_metrics_agree_with_msprobe_oracle(case: str) -> None:
     assert exact == compared
 
 
+@corpus_mark("pytorch/c02/oracle/compare")
 def test_oracle_covers_the_interesting_cells() -> None:
     rows = _oracle_rows("c02")
     cells = {row[c] for row in rows for c in METRIC_COLUMNS}

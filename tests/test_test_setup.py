@@ -43,21 +43,40 @@ def test_corpora_variable_alone_also_finds_the_tools(monkeypatch):
 
 
 def test_run_ends_with_one_line_per_skipped_group(tmp_path):
+    """A fresh clone (no shared folder): the differential test runs on the in-repository corpus, the skips
+    are grouped by reason, and the last lines say how many of the shared corpora's cases were left out."""
     env = {k: v for k, v in os.environ.items() if k not in ("MSPROBE_CORPORA",)}
     env["MSPROBE_SHARED"] = str(tmp_path / "no-shared")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_startup.py",
-         "tests/test_tensor_metrics.py", "-k", "oracle or corpus or startup"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_test_setup.py",
+         "tests/test_oracle_pytorch.py", "tests/test_diff_analyze.py",
+         "-k", "corpora_variable_alone or c06b-compare or test_where_msprobe_is_right"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     lines = proc.stdout.strip().splitlines()
     header = next(i for i, line in enumerate(lines) if "skipped tests, by reason" in line)
-    groups = lines[header + 1:-1]  # the last line is pytest's count
-    assert len(groups) == 1, groups
+    assert re.fullmatch(r"\s*1 skipped \(test_test_setup\.py\): no shared folder with tools/ above \S+", lines[header + 1])
+    assert "differential cases not collected" in lines[header + 2]
+    shared = len((TESTS / "data" / "corpus" / "shared_manifest.txt").read_text(encoding="utf-8").split())
     assert re.fullmatch(
-        r"\s*\d+ skipped \(test_startup\.py, test_tensor_metrics\.py\): reference corpora not found at "
-        + re.escape(str(tmp_path / "no-shared" / "corpora")) + r" \(set MSPROBE_SHARED to the shared folder\)",
-        groups[0],
-    ), groups[0]
-    assert re.search(r"\d+ passed, \d+ skipped", lines[-1]), lines[-1]
+        rf"\s*\d+ of the shared corpora's {shared} oracle variants are not in the in-repository corpus "
+        r"\(tests/data/corpus\): their tests were not collected \(\d+ tests of absent cases deselected\); the shared "
+        r"folder \(corpora/, tools/\) adds them: put it at \S+ or set MSPROBE_SHARED to it",
+        lines[header + 3],
+    ), lines[header + 3]
+    # c06b's differential test and the -da tests of c09a ran; those of c03 and c06b (no -da oracle) were left out
+    assert re.search(r"2 passed, 1 skipped, \d+ deselected", lines[-1]), lines[-1]
+
+
+def test_with_the_shared_folder_nothing_is_left_out():
+    """The shared corpora, when present, are used as they are: a superset of the in-repository corpus."""
+    if not (shared_dir() / "corpora").is_dir():
+        pytest.skip(f"no shared folder at {shared_dir()}")
+    assert corpora_dir() == shared_dir() / "corpora" or os.environ.get("MSPROBE_CORPORA")
+    root = corpora_dir()
+    inrepo = TESTS / "data" / "corpus"
+    for case in inrepo.glob("*/*/oracle/*"):
+        rel = case.relative_to(inrepo)
+        if not rel.parts[1].startswith("kernel_l2_bug_trimmed"):  # made for the trimmed example: in-repo only
+            assert (root / rel).exists(), rel
