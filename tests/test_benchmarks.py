@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -224,16 +225,26 @@ GENERATOR_DIGESTS = {
     ("statistics", (("entries", 2000), ("seed", 3))): "33e5520bec1283cead7b47f097e2aa62efe456182dd8a219a8025bbe0b318e82",
     ("ranks", (("entries", 120), ("ranks", 3))): "1a27be7b6205491e370ac183052da7f7ad7a63405bd741c29131cfbdcd9a171f",
     ("ranks", (("entries", 40), ("ranks", 2))): "871608a968bd6de76cab1db7e35957b65a36036a3fed10c64738aa52fd90d95a",
-    ("tensor", (("gb", 0.002),)): "9b8c91e3d8a2a6d0fca8ab684ae5a264c2607fd6e5c94aeb06ea2de383219345",
+    # Norm values masked (_BLAS_NORM): the masked digest of what the generator of 3e77704 writes
+    ("tensor", (("gb", 0.002),)): "362c42afe7d9d376368eb838b30cc7185b0f2357b7a3d555abae5cc247025e3e",
 }
 
 
-def _pair_digest(root: Path) -> str:
+#: a tensor pair's ``Norm`` statistics are ``np.linalg.norm`` of its float32 tensors, a BLAS sum whose last bits depend
+#: on the CPU's kernels (AVX2 against AVX-512), as the dumper's own do: masked in the tensor kind's digest (the tensor
+#: files, every other statistic and the layout stay exact)
+_BLAS_NORM = re.compile(rb'"Norm": -?[0-9][0-9.e+-]*')
+
+
+def _pair_digest(root: Path, mask_norms: bool = False) -> str:
     import hashlib
 
     h = hashlib.sha256()
     for p in sorted(q for q in root.rglob("*") if q.is_file() and q.name != "manifest.json"):
-        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes().replace(str(root).encode(), b"ROOT") + b"\0")
+        data = p.read_bytes().replace(str(root).encode(), b"ROOT")
+        if mask_norms and p.name == "dump.json":
+            data = _BLAS_NORM.sub(b'"Norm": BLAS', data)
+        h.update(str(p.relative_to(root)).encode() + b"\0" + data + b"\0")
     return h.hexdigest()
 
 
@@ -241,7 +252,7 @@ def _pair_digest(root: Path) -> str:
 def test_generator_writes_the_bytes_it_always_wrote(tmp_path, kind, params):
     root = tmp_path / kind
     dumpgen.generate(kind, root, **dict(params))
-    assert _pair_digest(root) == GENERATOR_DIGESTS[(kind, params)]
+    assert _pair_digest(root, mask_norms=kind == "tensor") == GENERATOR_DIGESTS[(kind, params)]
 
 
 @pytest.mark.parametrize("layers,ranks,adam", [(1, 1, 0), (2, 1, 5), (7, 1, 13), (3, 4, 0), (5, 2, 31)])

@@ -63,6 +63,10 @@ def test_the_page_never_scrolls_sideways(browser, reports, which, width):
         assert loaded.problems() == []
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= width, f"{which} at {width} px is {wide} px wide"
+        # nor does a box of the summary hide part of its table (the worst rows' reasons are read whole)
+        for box in ("worst", "first-div"):
+            hidden = page.evaluate(f"(e => e.scrollWidth - e.clientWidth)(document.getElementById({box!r}))")
+            assert hidden <= 1, f"{which} at {width} px: {hidden} px of #{box} are scrolled out of sight"
         screenshot(page, f"layout_{which}_{width}.png")
 
 
