@@ -24,11 +24,23 @@ from .plugin_session import project_distributions
 
 
 def _top_level_entries(name: str) -> set[str]:
-    """The ``site-packages`` entries the install of distribution ``name`` made (``set()`` when not installed)."""
-    try:
-        files = distribution(name).files or []
-    except PackageNotFoundError:
-        return set()
+    """The ``site-packages`` entries the install of distribution ``name`` made (``set()`` when not installed).
+
+    Its install record is read from ``site-packages`` itself: an earlier test may have put a source tree on
+    ``sys.path`` whose ``*.egg-info`` names the same distribution with other files (the plugin then leaked into
+    the venv that should not hold it, in whole-suite runs only).
+    """
+    from importlib.metadata import distributions
+
+    site = sysconfig.get_paths()["purelib"]
+    wanted = name.replace("_", "-").lower()
+    found = [d for d in distributions(path=[site]) if (d.metadata["Name"] or "").replace("_", "-").lower() == wanted]
+    if not found:
+        try:
+            found = [distribution(name)]
+        except PackageNotFoundError:
+            return set()
+    files = found[0].files or []
     return {Path(f).parts[0] for f in files if not Path(f).is_absolute() and not str(f).startswith("..")}
 
 
