@@ -64,6 +64,16 @@ def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return started
 
 
+def _run_alone(target: Path, golden: Path, out: Path, capsys: pytest.CaptureFixture,
+               monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, bytes], dict[str, Any], list[str]]:
+    """:func:`_run` with the chunk worker switched off: what one process writes, the reference of a worker run."""
+    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
+    try:
+        return _run(target, golden, out, capsys)
+    finally:
+        monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+
+
 def _run(target: Path, golden: Path, out: Path, capsys: pytest.CaptureFixture, *extra: str,
          rc: int = 0) -> tuple[dict[str, bytes], dict[str, Any], list[str]]:
     """The result files, the JSON summary (stamps and paths neutralised) and the console's lines of a run."""
@@ -118,9 +128,7 @@ def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
     monkeypatch.setattr(job, "build_result", telling)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
     target, golden = _pair("pytorch/c05")
-    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
-    alone = _run(target, golden, tmp_path / "alone", capsys)
-    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    alone = _run_alone(target, golden, tmp_path / "alone", capsys, monkeypatch)
     shared = _run(target, golden, tmp_path / "with_worker", capsys)
     assert all(workers_started)
     built = [line for line in alone[2] if "built rows" in line]
@@ -135,9 +143,7 @@ def test_a_failed_worker_changes_nothing_but_the_time(how: str, at_round: int, t
     target, golden = _pair("pytorch/c08")
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
     monkeypatch.setattr(chunkworker, "ROUND_ROWS", 12)
-    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
-    alone = _run(target, golden, tmp_path / "alone", capsys)
-    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    alone = _run_alone(target, golden, tmp_path / "alone", capsys, monkeypatch)
     real = chunkworker._build_share
     rounds = []
 
@@ -340,9 +346,7 @@ def test_a_worker_blocked_in_io_is_replaced_and_changes_nothing(tmp_path: Path, 
     target, golden = _pair("pytorch/c08")
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")
     monkeypatch.setattr(chunkworker, "ROUND_ROWS", 12)
-    monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
-    alone = _run(target, golden, tmp_path / "alone", capsys)
-    monkeypatch.delenv(chunkworker.ENV_NO_CHUNK_WORKER)
+    alone = _run_alone(target, golden, tmp_path / "alone", capsys, monkeypatch)
     fifo = tmp_path / "never-written"
     os.mkfifo(fifo)
     real = chunkworker._build_share

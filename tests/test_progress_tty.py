@@ -31,9 +31,14 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_on_terminal(*args: object, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, str]:
-    """``python -m msprobe_core ARGS`` with stdout and stderr on one pseudo-terminal; (exit code, what it showed)."""
+def run_on_terminal(*args: object, env: dict[str, str] | None = None, cwd: Path | None = None,
+                    cols: int | None = None) -> tuple[int, str]:
+    """``python -m msprobe_core ARGS`` with stdout and stderr on one pseudo-terminal; (exit code, what it showed).
+
+    ``cols``: the terminal's width, as its window size (the run is then given no ``COLUMNS``)."""
     master, slave = pty.openpty()
+    if cols is not None:
+        _winsize(slave, 24, cols)
     proc = subprocess.Popen([sys.executable, "-m", "msprobe_core", *map(str, args)], stdin=subprocess.DEVNULL,
                             stdout=slave, stderr=slave, env=env or _env(), cwd=cwd)
     os.close(slave)
@@ -216,28 +221,6 @@ def _winsize(fd: int, rows: int, cols: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
-def run_on_sized_terminal(*args: object, cols: int, env: dict[str, str]) -> tuple[int, str]:
-    """Like :func:`run_on_terminal` on a pseudo-terminal ``cols`` wide (its window size, no ``COLUMNS``)."""
-    master, slave = pty.openpty()
-    _winsize(slave, 24, cols)
-    proc = subprocess.Popen([sys.executable, "-m", "msprobe_core", *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    chunks = []
-    try:
-        while select.select([master], [], [], 120)[0]:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-
-
 def test_on_80_columns_what_moves_comes_first_and_the_words_are_cut(tmp_path):
     """A streamed compare of many chunks on an 80-column pseudo-terminal: every stage line fits in 79 columns,
     and each starts with the stage, its chunk counter (metrics) and the clock; the words come last."""
@@ -245,7 +228,7 @@ def test_on_80_columns_what_moves_comes_first_and_the_words_are_cut(tmp_path):
 
     env = {k: v for k, v in _env().items() if k != "COLUMNS"}
     env["MSPROBE_CHUNK_ROWS"] = "8"  # many chunks of a small pair: the metrics stage moves chunk by chunk
-    rc, shown = run_on_sized_terminal("compare", *_stats_pair(), "-o", tmp_path / "out", cols=80, env=env)
+    rc, shown = run_on_terminal("compare", *_stats_pair(), "-o", tmp_path / "out", cols=80, env=env)
     assert rc == 0, shown
     lines = _status_lines(shown, "msprobe compare: ")
     assert lines and all(len(line) <= 79 for line in lines), [line for line in lines if len(line) > 79]

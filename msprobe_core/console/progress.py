@@ -47,12 +47,16 @@ def _fmt_eta(seconds: float) -> str:
 
 
 class _ClearBeforeLog(logging.Filter):
-    def __init__(self, bar: Progress) -> None:
+    """Erases a bar or stage line before each log record is written (and notes when, for the stage line's
+    timer: a record being written is not drawn over)."""
+
+    def __init__(self, line: Progress | RunStatus) -> None:
         super().__init__()
-        self.bar = bar
+        self.line = line
 
     def filter(self, record: logging.LogRecord) -> bool:
-        self.bar.clear()
+        self.line.clear()
+        self.line.cleared_for_log = time.monotonic()
         return True
 
 
@@ -93,6 +97,7 @@ class Progress:
         self._last_draw = 0.0
         self._shown = False
         self._filter: _ClearBeforeLog | None = None
+        self.cleared_for_log = 0.0
 
     # -- context -------------------------------------------------------------
     def __enter__(self) -> Progress:
@@ -210,17 +215,6 @@ REDRAW_S = 1.0
 _LOG_HOLD_S = 0.2
 
 
-class _ClearStatusBeforeLog(logging.Filter):
-    def __init__(self, status: RunStatus) -> None:
-        super().__init__()
-        self.status = status
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        self.status.clear()
-        self.status.cleared_for_log = time.monotonic()
-        return True
-
-
 class RunStatus:
     """The stage line of one run: ``msprobe compare: [3/4] metrics and verdicts  chunk 3/23 (13%)  0:07  rank1 (2
     of 8): 312,487 rows in 23 chunks…``.
@@ -248,7 +242,7 @@ class RunStatus:
         self._held = False  # cleared for output outside the log (the summary): no redraw until the next stage
         self._drawing = False
         self._pid = os.getpid()
-        self._filter: _ClearStatusBeforeLog | None = None
+        self._filter: _ClearBeforeLog | None = None
         self._old_alarm: object = None
         self._timer = False
 
@@ -350,7 +344,7 @@ class RunStatus:
 
     def __enter__(self) -> RunStatus:
         if self.enabled:
-            self._filter = _ClearStatusBeforeLog(self)
+            self._filter = _ClearBeforeLog(self)
             logging.getLogger("msprobe").addFilter(self._filter)
             self._start_timer()
         return self
