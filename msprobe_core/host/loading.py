@@ -78,7 +78,7 @@ _EXPECTED: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 #: the functions a spec's code is called through: (field, may it be None)
 _CALLABLES = {
-    FrameworkSpec: (("read_tensor", True),),
+    FrameworkSpec: (("read_tensor", True), ("write_tensor", True)),
     MapperSpec: (("run", False), ("applies", False)),
     NormalizerSpec: (("fn", False),),
     MetricSpec: (("compute", False), ("applies", False)),

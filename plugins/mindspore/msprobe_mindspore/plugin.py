@@ -32,6 +32,11 @@ def read_tensor(path: Path) -> Any:
     return array
 
 
+def write_tensor(path: Path, array: Any) -> None:
+    """Write ``array`` as a ``.npy`` file, as the MindSpore dumper does: for test fixtures' dumps."""
+    np.save(path, np.asarray(array), allow_pickle=False)
+
+
 @hookimpl
 def msprobe_register_frameworks(register: Any) -> None:
     """MindSpore (and MindTorch) dumps; the golden side may be MindSpore or PyTorch."""
@@ -43,6 +48,7 @@ def msprobe_register_frameworks(register: Any) -> None:
             float_dtypes=MINDSPORE_FLOATS,
             tensor_suffix=".npy",
             read_tensor=read_tensor,
+            write_tensor=write_tensor,
             dtypes=DTYPES,
             parse_statistic=pandas_precise_xstrtod,
         )

@@ -33,6 +33,13 @@ _READ: tuple[Any, Any, Any] | None = None
 read_tensor.accepts_str = True  # type: ignore[attr-defined]
 
 
+def write_tensor(path: Path, array: Any) -> None:
+    """Write ``array`` as a ``.pt`` file ``torch.load`` reads (without torch): for test fixtures' dumps."""
+    from .pt_writer import write_pt
+
+    write_pt(path, array)
+
+
 @hookimpl
 def msprobe_register_frameworks(register: Any) -> None:
     """PyTorch: the default framework of dumps that do not name one."""
@@ -43,6 +50,7 @@ def msprobe_register_frameworks(register: Any) -> None:
             float_dtypes=TORCH_FLOATS,
             tensor_suffix=".pt",
             read_tensor=read_tensor,
+            write_tensor=write_tensor,
             dtypes=TORCH_DTYPES,
             is_default=True,
         )
