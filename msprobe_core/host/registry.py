@@ -79,8 +79,8 @@ class PluginHost:
             load_entry_points(self.pm, self.dists, self.broken)
         for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
             self._register(module, name)
-        for plugin in extra_plugins:
-            self._register(plugin, None)
+        for plugin in extra_plugins:  # an object is named by its class (pluggy would name it by its id)
+            self._register(plugin, getattr(plugin, "__name__", None) or type(plugin).__name__)
         for name, why in unknown_hooks(self.pm).items():  # a misspelt hook is its plugin's failure
             if name == BUILTIN_PLUGIN:
                 raise RuntimeError(f"{BUILTIN_PLUGIN}: {why}")

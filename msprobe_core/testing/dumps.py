@@ -84,8 +84,8 @@ def _network(seed: int, off: bool, nonfinite: bool) -> dict[str, dict[str, list[
     w = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal(3).astype(np.float32)
     y = x @ w.T + b
-    if off:  # what a wrong kernel gives (a row of the wrong sign): every later call sees it
-        y = y * np.array([[-1.0], [1.0]], dtype=np.float32)
+    if off:  # what a wrong kernel gives (a row of the wrong sign, a bias): every later call sees it
+        y = y * np.array([[-1.0], [1.0]], dtype=np.float32) + np.float32(0.25)
     r = np.maximum(y, 0)
     mask = np.array([[False, True, False], [True, False, False]])
     filled = np.where(mask, np.float32(-np.inf if nonfinite else -1e4), r).astype(np.float32)
