@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .plugin_session import isolate_environment, plugin_session_environment, pytest_configure  # noqa: F401
-from .selective_venv import core_and_pytorch, core_only  # noqa: F401  (venvs of msprobe-core with one plugin, none)
+from .selective_venv import core_and_mindspore, core_and_pytorch, core_only  # noqa: F401  (venvs of msprobe-core with one plugin, none)
 
 
 def _logger_state(logger: logging.Logger) -> tuple:

@@ -84,3 +84,9 @@ def run(script: Path, *args: object, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return subprocess.run([str(script), *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=600)
+
+
+@pytest.fixture(scope="session")
+def core_and_mindspore(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``msprobe`` script of a venv holding msprobe-core and msprobe-mindspore only."""
+    return build(tmp_path_factory.mktemp("venv-core-mindspore") / "venv", {"msprobe-mindspore"})
