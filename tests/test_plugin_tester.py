@@ -204,3 +204,16 @@ def test_the_example_plugins_own_tests_pass():
     proc = _pytest(cwd=PLUGIN)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout and "skipped" not in proc.stdout
+
+
+def test_the_documented_example_is_the_example_plugins_code():
+    """docs/plugins.md ("Testing your plugin") shows a test of the example plugin: the very code that runs above."""
+    import re
+
+    page = (PLUGIN.parents[2] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = page.split("## Testing your plugin\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"^```python\n(.*?)^```$", section, flags=re.S | re.M)
+    source = (PLUGIN / "tests" / "test_example_plugin.py").read_text(encoding="utf-8")
+    head, _, body = block.partition("\n\n\n")
+    assert head in source and body.strip() and body.strip() in source
+    assert "def test_" in body and "msprobe_tester" in body
