@@ -6,7 +6,8 @@ What each ``pyproject.toml`` packages is worked out the way setuptools does it f
 its own finder. Then, for every module a wheel would hold:
 
 * its name does not mark it as a test (``test_*``, ``*_test``, ``conftest``, ``tests/``, ``*for_tests*``);
-* it imports neither pytest, hypothesis nor the ``tests`` package;
+* it imports neither pytest, hypothesis nor the ``tests`` package (but a pytest plugin shipped for users' own
+  tests, the module a ``pytest11`` entry point names, imports pytest: ``msprobe_core.testing``);
 * some distribution of this repository uses it: it is reachable through imports (lazy ones included) from
   an entry point, a console script, a ``__main__`` module or a top-level package. A module only the tests
   (or nothing) import is test-only or dead code; a deliberate exception is listed in
@@ -33,8 +34,6 @@ PYPROJECTS = [REPO / "pyproject.toml", *project_pyprojects()]
 SHIPPED_FOR_USERS: dict[str, str] = {
     "msprobe_core.legacy": "the old home of the classic Python API: importing it raises an ImportError that names "
     "the new one (msprobe_classic) without importing the plugin",
-    "msprobe_pytorch.pt_writer": "writes .pt files without torch; used by benchmarks/dumpgen.py and the tests, and "
-    "kept public so that plugin authors can write tensor fixtures the same way",
 }
 
 TEST_NAME = re.compile(r"^(test_.*|.*_test|conftest|tests?|.*for_tests?.*)$")
@@ -212,14 +211,21 @@ def test_no_shipped_file_is_named_as_a_test(dist):
     assert not named, f"{dist.name} ships test files {named}: move them under tests/"
 
 
+def pytest_plugin_modules(pyproject: Path) -> set[str]:
+    """The modules a distribution's ``pytest11`` entry points name: pytest plugins for its users' tests."""
+    group = read_pyproject(pyproject)["project"].get("entry-points", {}).get("pytest11", {})
+    return {value.split(":")[0].strip() for value in group.values()}
+
+
 @pytest.mark.parametrize("dist", DISTRIBUTIONS, ids=lambda d: d.name)
 def test_no_shipped_module_imports_test_tools(dist):
     bad = {}
+    plugins = pytest_plugin_modules(dist.root / "pyproject.toml")
     for module, path in dist.modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
-        hits = sorted(n for n in names if n.split(".")[0] in TEST_IMPORTS)
+        hits = sorted(n for n in names if n.split(".")[0] in TEST_IMPORTS and not (module in plugins and n == "pytest"))
         if hits:
             bad[module] = hits
     assert not bad, f"{dist.name} ships modules that import test tools: {bad}; move them under tests/"

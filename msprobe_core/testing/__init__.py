@@ -43,8 +43,8 @@ class MsprobeTester:
 
     def host(self, *plugins: object, installed: Iterable[str] | None = None, strict: bool = True) -> PluginHost:
         """Make the process-wide host one with exactly the built-in plugin, ``plugins`` and the installed
-        plugins of the distributions ``installed`` (default: the framework plugins that are installed,
-        msprobe-pytorch and msprobe-mindspore; ``()``: none), and return it.
+        plugins of the distributions ``installed`` (default: the framework plugins that are installed, as
+        the known plugins' table lists them; ``()``: none), and return it.
 
         A plugin handed in that is also installed loads once. The plugin variables are set to match for
         the rest of the test, so an ``msprobe`` process the test starts loads the same plugins (modules

@@ -53,8 +53,8 @@ def write_dump_pair(root: Path, host: PluginHost, mode: str = "statistics", *, f
                     diverge: bool = True, ranks: int = 1, nonfinite: bool = False) -> DumpPair:
     """Write a synthetic pair under ``root`` (``root/target/step0``, ``root/golden/step0``) and describe it.
 
-    ``framework``: the dump's ``framework`` (default: the host's default framework, PyTorch when
-    msprobe-pytorch is installed). ``ranks``: how many ``rank<N>`` directories each side has (rank 0
+    ``framework``: the dump's ``framework`` (default: the host's default framework, PyTorch when its
+    plugin is installed). ``ranks``: how many ``rank<N>`` directories each side has (rank 0
     holds the divergence). ``nonfinite``: the masked fill writes ``-inf`` on both sides, as masked
     attention scores are (metrics then meet ``inf - inf``).
     """

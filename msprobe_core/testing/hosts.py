@@ -32,7 +32,7 @@ class PluginNotLoaded(UsageError):
 
 
 def framework_distributions() -> tuple[str, ...]:
-    """The installed known plugins that bring a framework (msprobe-pytorch, msprobe-mindspore): a host
+    """The installed known plugins that bring a framework (PyTorch's, MindSpore's): a host
     without them compares no ``dump.json``."""
     return tuple(p.distribution for p in KNOWN_PLUGINS if p.frameworks and is_present(p.distribution))
 
