@@ -350,3 +350,29 @@ def test_the_short_form_of_a_normalizer_registration_still_works():
     host = PluginHost(autoload=False, extra_plugins=[Fine()])
     (spec,) = [n for n in host.normalizers if n.name == "short-upper"]
     assert spec.order == 5 and spec.fn(None, "target", ["a"], None) == ["A"]
+
+
+@pytest.mark.parametrize(("hook", "body"), [
+    ("msprobe_load_dump", """
+        @hookimpl
+        def msprobe_load_dump(path, options):
+            raise RuntimeError("the loader's own bug")
+        """),
+    ("mapper", """
+        def run(context):
+            raise RuntimeError("the loader's own bug")
+
+        @hookimpl
+        def msprobe_register_mappers(register):
+            register(MapperSpec("buggy", run, before=("exact",)))
+        """),
+])
+def test_a_plugin_bug_during_a_run_is_reported_as_that_plugins(tmp_path, hook, body):
+    """An unexpected exception raised in a third-party plugin's code names that plugin (and where), not the core's
+    "internal error, please report it"; still one line, exit 1 and no result file."""
+    _module(tmp_path, "buggy_plugin", body)
+    proc, results = _compare(tmp_path, "buggy_plugin")
+    assert proc.returncode == 1 and results == [], proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("msprobe: error: plugin 'buggy_plugin': RuntimeError: the loader's own bug (at buggy_plugin.py:")
+    assert "report it to its authors" in line and "internal error" not in line

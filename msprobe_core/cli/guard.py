@@ -144,12 +144,7 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     except Exception as exc:  # a bug: still one line, the traceback with --debug
         if debug:
             traceback.print_exc()
-        click.echo(
-            f"msprobe: internal error: {type(exc).__name__}: {_first_line(str(exc))} "
-            + ("(please report it with the traceback above)" if debug
-               else "(please report it; --debug shows the traceback)"),
-            err=True,
-        )
+        click.echo(_bug_line(exc, debug), err=True)
         return 1
     finally:
         _Signals.restore(previous)
@@ -163,6 +158,23 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
             gc.collect()
             sys.unraisablehook = unraisable
     return 0
+
+
+def _bug_line(exc: Exception, debug: bool) -> str:
+    """The one line for an unexpected exception: a third-party plugin's bug is named as that plugin's."""
+    from ..host.blame import culprit_of
+    from ..host.registry import current_host
+
+    what = f"{type(exc).__name__}: {_first_line(str(exc))}"
+    traceback_hint = "the traceback above" if debug else "--debug shows the traceback"
+    culprit = culprit_of(exc, current_host())
+    if culprit is not None and not culprit.first_party:
+        return (f"msprobe: error: plugin '{culprit.distribution}': {what} (at {culprit.where}; a bug in that "
+                f"plugin, report it to its authors; {traceback_hint})")
+    where = f" in {culprit.distribution} ({culprit.where})" if culprit is not None else ""
+    return (f"msprobe: internal error{where}: {what} "
+            + ("(please report it with the traceback above)" if debug
+               else "(please report it; --debug shows the traceback)"))
 
 
 def _say(line: str) -> None:
