@@ -376,3 +376,34 @@ def test_a_plugin_bug_during_a_run_is_reported_as_that_plugins(tmp_path, hook, b
     (line,) = proc.stderr.splitlines()
     assert line.startswith("msprobe: error: plugin 'buggy_plugin': RuntimeError: the loader's own bug (at buggy_plugin.py:")
     assert "report it to its authors" in line and "internal error" not in line
+
+
+def test_a_tensor_metric_that_raises_is_unsupported_and_said_once(tmp_path):
+    """A plugin's tensor metric that raises (in the workers) does not stop the run, and does not fail unseen: its
+    cells say ``unsupported`` and one warning names the plugin, the metric, how many rows and the first error."""
+    _module(tmp_path, "raising_metric", """
+        def boom(npu, bench):
+            raise RuntimeError("metric bug")
+
+        @hookimpl
+        def msprobe_register_metrics(register):
+            register(TensorMetricSpec("Boom", boom))
+        """)
+    pair = REPO / "examples" / "pytorch_tensor"
+    out = tmp_path / "out"
+    proc = _run(tmp_path, "raising_metric", "compare", "-tp", pair / "target" / "step0", "-gp",
+                pair / "golden" / "step0", "-o", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (result,) = out.glob("compare_result_*.csv")
+    import csv
+
+    rows = list(csv.DictReader(result.open(newline="")))
+    assert {row["Boom"] for row in rows} == {"unsupported"}
+    (warning,) = [w for w in _warnings(proc) if "Boom" in w]
+    import re
+
+    # every pair read was given to the metric (empty tensors too, whose built-in cells are unsupported)
+    compared = sum(1 for row in rows if row["Cosine"] not in ("unsupported", "N/A"))
+    said = re.search(r"plugin 'raising_metric': metric 'Boom' raised on (\d+) of (\d+) rows", warning)
+    assert said and int(said[2]) == len(rows) and compared <= int(said[1]) < len(rows), warning
+    assert "RuntimeError: metric bug (at raising_metric.py:" in warning

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import TensorReadError
 from ..files.arena import Arena, use_arena
 from ..files.validation import check_tensor_file, max_tensor_bytes
+from .metric_failures import failure_of, settle_failures
 
 log = logging.getLogger("msprobe")
 
@@ -254,8 +255,8 @@ def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str,
     for spec in rd.metrics:
         try:
             extra.append(spec.fn(npu, bench))
-        except Exception:  # a third-party metric must not stop the run
-            extra.append(UNSUPPORTED)
+        except Exception as exc:  # a third-party metric must not stop the run, nor fail unseen
+            extra.append(failure_of(spec.fn, exc))
     return task.row, cells + tuple(extra), None
 
 
@@ -485,6 +486,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     for w in warnings:
         log.warning("tensor read failed, row not compared (Result warning): %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
+    settle_failures(columns, host.tensor_metrics_for(ctx.options), UNSUPPORTED)
     if ctx.options.tensor_log:
         from .tensor_log import framework_specs, log_tensor_rows
 
