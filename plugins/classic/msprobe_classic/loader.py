@@ -20,16 +20,18 @@ from msprobe_core.plugin import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
-    STATE_DEBUG,
-    STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpFormatError,
     DumpTable,
+    detect_kind,
+    read_json_file,
+)
+from msprobe_core.unstable import (
+    STATE_DEBUG,
+    STATE_PARAMETERS_GRAD,
     FieldProblem,
     Flattener,
-    detect_kind,
     parse_header,
-    read_json_file,
     split_api_key,
     walk_members,
 )

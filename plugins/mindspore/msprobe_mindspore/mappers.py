@@ -41,10 +41,9 @@ from msprobe_core.plugin import (
     OptionSpec,
     UsageError,
     join_on_keys,
-    load_data_mapping,
-    mapped_golden_keys,
     read_json_file,
 )
+from msprobe_core.unstable import load_data_mapping, mapped_golden_keys
 
 from . import mapping as M
 

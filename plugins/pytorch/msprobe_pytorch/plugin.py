@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import FrameworkSpec
 
 from .dtypes import TORCH_DTYPES, TORCH_FLOATS
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import Register
 
 
 def read_tensor(path: Path | str) -> Any:
@@ -34,7 +37,7 @@ read_tensor.accepts_str = True  # type: ignore[attr-defined]
 
 
 @hookimpl
-def msprobe_register_frameworks(register: Any) -> None:
+def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """PyTorch: the default framework of dumps that do not name one."""
     register(
         FrameworkSpec(
