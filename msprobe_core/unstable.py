@@ -1,7 +1,7 @@
 """UNSTABLE: core internals this repository's own plugins still use; any name here may change or go in any release.
 
 Not the plugin API. A third-party plugin imports ``msprobe_core.plugin`` (stable) and nothing here. The
-first-party plugins (msprobe-classic above all, whose front end speaks msprobe 8.3.3's formats: its dump.json
+first-party plugins (above all the one whose front end speaks msprobe 8.3.3's formats: its dump.json
 walk, its workbook, its number spelling) take from here what no other plugin needs, so that the stable surface
 stays small; each name is its home module's, loaded on first use like those of ``msprobe_core.plugin``.
 A name used by a third party should move to ``msprobe_core.plugin`` (documented), not be taken from here.

@@ -1,6 +1,6 @@
 """The supported entry for a plugin that brings a front end of its own: :func:`run_compare`.
 
-A front end (another tool's command line or Python API, as msprobe-classic gives msprobe 8.3.3's) builds the
+A front end (another tool's command line or Python API, msprobe 8.3.3's for instance) builds the
 jobs and the options and hands them here; the stages are the core's (load → match → metrics → verdicts →
 write), and what the front end's compares do differently is what its plugin registers through the hooks:
 its columns are a metric set (``MetricSpec(applies=...)``), its verdicts verdict rules (``VerdictSpec``,
@@ -33,7 +33,7 @@ log = logging.getLogger("msprobe")
 class CompareRun:
     """What :func:`run_compare` did with one job.
 
-    ``files``: what its writer wrote, the result first (none when nothing matched, or it failed);
+    ``files``: what its writer wrote, the result first (none when there was nothing to compare, or it failed);
     ``table``: the result table (``None`` when none was kept or built); ``error``: why the job
     failed, for a run of several jobs that went on with the others.
     """
@@ -61,10 +61,11 @@ def run_compare(
 
     ``stages_only=True`` runs each job's stages alone, one after the other, for a front end that owns the
     rest (its output directory, its console, its way of going on after a failure): no progress lines,
-    each result named by the second it is written in (``keep_earlier=False``: a result of an earlier run
-    in that second is replaced, as msprobe 8.3.3 does), an error raised as it happens; ``on_loaded(target,
-    golden)`` is called once both tables are read (a front end's own messages about them). A job whose
-    rows match nothing writes nothing and warns, as ``msprobe compare`` does.
+    each result named by the second it is written in (``run_stamp(keep_earlier=False)``: not moved on to a
+    later second past the names an earlier run's files carry, so a second compare into the same directory
+    in the same second is refused as writing over a result), an error raised as it happens;
+    ``on_loaded(target, golden)`` is called once both tables are read (a front end's own messages about
+    them). A job that leaves no target row to compare writes nothing and warns, as ``msprobe compare`` does.
     """
     if not stages_only:
         from .jobs import run_jobs
