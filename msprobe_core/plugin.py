@@ -36,8 +36,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".run.frontend": ("run_compare",),
     # the data model
     ".model": (
-        "MODE_KERNEL", "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable",
-        "MatchResult",
+        "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
     ),
     ".result": ("ResultTable",),
     ".errors": (
@@ -117,17 +116,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .load.document import detect_kind, flatten_dump
     from .match.matching import join_on_keys
-    from .model import (
-        MODE_KERNEL,
-        MODE_MD5,
-        MODE_STATISTICS,
-        MODE_TENSOR,
-        NA,
-        ApiEntry,
-        CompareOptions,
-        DumpTable,
-        MatchResult,
-    )
+    from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable
     from .run.frontend import run_compare

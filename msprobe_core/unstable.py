@@ -17,7 +17,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the process-wide host, for code that is handed none (a worker process of the classic tensor stage)
     ".host.registry": ("get_host",),
     ".host.specs": ("default_canonical",),
-    ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
+    # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
+    ".model": ("MODE_KERNEL", "STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
     ".result": ("data_name_column", "stack_column"),
     ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
@@ -72,7 +73,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.matching import apply_dtype_gate, mapped_golden_keys
     from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_stage import safe_tensor_path
-    from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
+    from .model import MODE_KERNEL, STATE_DEBUG, STATE_PARAMETERS_GRAD
     from .result import data_name_column, stack_column
     from .text.cells import neutralise, numpy_float_text
     from .text.strtod import pandas_strtod

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import (
-    MODE_KERNEL,
     CompareJob,
     CompareOptions,
     DumpTable,
@@ -30,6 +29,7 @@ from msprobe_core.plugin import (
     OptionSpec,
     UsageError,
 )
+from msprobe_core.unstable import MODE_KERNEL
 
 from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 
