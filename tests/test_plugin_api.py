@@ -63,7 +63,7 @@ def _is_assignment_of(line: str, name: str) -> bool:
 
 def _documentation(name: str, value: object, home: types.ModuleType) -> str | None:
     """What documents ``name`` where it is defined: the docstring of its module, class or function; for a constant,
-    the ``#:`` comment above its assignment (or above the run of assignments it belongs to)."""
+    the string right after its assignment, or the ``#:`` comment above it (or above the run of assignments it is in)."""
     if isinstance(value, types.ModuleType):
         return ast.get_docstring(ast.parse(Path(value.__file__).read_text(encoding="utf-8")))
     if inspect.isclass(value) or inspect.isfunction(value):
@@ -75,7 +75,14 @@ def _documentation(name: str, value: object, home: types.ModuleType) -> str | No
         # a class made at run time (CompareOptions): its own docstring, not the signature dataclasses write
         doc = vars(value).get("__doc__") or ""
         return None if doc.startswith(f"{value.__name__}(") else inspect.cleandoc(doc)
-    lines = Path(home.__file__).read_text(encoding="utf-8").splitlines()
+    source = Path(home.__file__).read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    for node, after in zip(body, body[1:]):  # an attribute docstring: the string right after the assignment
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(after, ast.Expr) \
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            return inspect.cleandoc(after.value.value)
+    lines = source.splitlines()
     for i, line in enumerate(lines):
         if _is_assignment_of(line, name):
             while i > 0 and lines[i - 1].split("=", 1)[0].strip().replace(",", "").replace(" ", "").isidentifier():
@@ -99,12 +106,13 @@ def test_every_name_is_documented_where_it_is_defined(module):
 
 def test_the_documentation_check_sees_a_missing_docstring_and_comment(tmp_path, monkeypatch):
     (tmp_path / "undocumented_mod.py").write_text('"""A module."""\nX = 1\n#: the answer\nY = 2\nZ = 3\n'
-                                                  'def f():\n    pass\nclass K:\n    """A class that says so."""\n')
+                                                  'def f():\n    pass\nclass K:\n    """A class that says so."""\n'
+                                                  'W = 4\n"""What W is."""\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     mod = importlib.import_module("undocumented_mod")
     assert _documentation("X", mod.X, mod) is None and _documentation("f", mod.f, mod) is None
     assert _documentation("Y", mod.Y, mod) == _documentation("Z", mod.Z, mod) == "the answer"
-    assert _documentation("K", mod.K, mod) == "A class that says so."
+    assert _documentation("K", mod.K, mod) == "A class that says so." and _documentation("W", mod.W, mod) == "What W is."
 
 
 def test_the_unstable_module_says_so_and_is_apart_from_the_public_one():

@@ -6,7 +6,9 @@ third-party plugin would do it; see ``msprobe_core.builtin``.
 
 Registry hooks receive a ``register`` callback instead of returning lists, so
 the plugin manager can validate entries, reject duplicates and remember which
-plugin registered what (shown by ``msprobe plugins``).
+plugin registered what (shown by ``msprobe plugins``). Each one is typed by the
+spec it takes: ``msprobe_core.plugin.Register[MapperSpec]`` and so on. Plugins
+import every name these contracts mention from ``msprobe_core.plugin``.
 """
 
 from __future__ import annotations

@@ -100,7 +100,6 @@ class CellStyle:
     vertical: str | None = None
 
 
-#: the style of a sheet's header row: bold, framed, centred
 HEADER_STYLE = CellStyle(bold=True, border=True, horizontal="center", vertical="top")
 """pandas ``to_excel``'s header cells: bold, thin border all round, centred, top-aligned."""
 

@@ -41,9 +41,7 @@ from .matching import CLASSIC_MAPPER, classic_keys, classic_match
 from .settings import WRITER, is_classic, settings_of
 
 if TYPE_CHECKING:
-    from msprobe_core.plugin import Register, TensorMetricSpec
-
-#: the output format of classic runs
+    from msprobe_core.plugin import MetricContext, Register, ResultTable, TensorMetricSpec, VerdictContext
 
 
 @hookimpl
@@ -88,21 +86,21 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
                         before=("api-mapping", "cell-mapping", "layer-mapping", "data-mapping", "fuzzy", "exact")))
 
 
-def classic_columns(ctx: Any) -> dict[str, Any]:
+def classic_columns(ctx: MetricContext) -> dict[str, Any]:
     """The classic metric set (:func:`msprobe_classic.table.classic_columns`; imported when a classic run needs it)."""
     from .table import classic_columns as columns
 
     return columns(ctx)
 
 
-def classic_verdicts(ctx: Any) -> dict[str, Any]:
+def classic_verdicts(ctx: VerdictContext) -> dict[str, Any]:
     """The ``classic`` verdict rule (:func:`msprobe_classic.verdicts.classic_verdicts`)."""
     from .verdicts import classic_verdicts as verdicts
 
     return verdicts(ctx)
 
 
-def highlight_rows(ctx: Any) -> dict[str, Any]:
+def highlight_rows(ctx: VerdictContext) -> dict[str, Any]:
     """The ``classic-highlight`` verdict rule (:func:`msprobe_classic.verdicts.highlight_rows`)."""
     from .verdicts import highlight_rows as rows
 
@@ -115,7 +113,7 @@ def highlights(options: CompareOptions) -> bool:
     return settings is not None and settings.highlight
 
 
-def write_classic(table: Any, path: Path, options: CompareOptions) -> list[Path]:
+def write_classic(table: ResultTable, path: Path, options: CompareOptions) -> list[Path]:
     """The ``classic-xlsx`` writer (:func:`msprobe_classic.xlsx.write_classic`)."""
     from .xlsx import write_classic as write
 
