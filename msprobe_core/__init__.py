@@ -1,8 +1,8 @@
 """msprobe-core: accuracy compare of msprobe dumps, fast, safe and open to plugins.
 
 Public API: :func:`compare` (returns a :class:`CompareResult`), :func:`compare_distributed`,
-and ``hookimpl`` for plugin authors (see ``msprobe_core.host.hookspecs``). ``help(msprobe_core.compare)``
-lists every option, those of the installed plugins included (looking it up loads them).
+and ``hookimpl`` for plugin authors (everything else they import is in ``msprobe_core.plugin``).
+``help(msprobe_core.compare)`` lists every option, those of the installed plugins included (looking it up loads them).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ kernel dumps come from the plugins under ``plugins/``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .host.hookspecs import hookimpl
 from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
@@ -21,9 +21,15 @@ from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 from .write.writers import write_csv, write_xlsx
 
+if TYPE_CHECKING:
+    from .analysis.comm import CommOpSpec
+    from .host.specs import Register, TensorMetricSpec
+    from .options import OptionSpec
+    from .workers.executors import ExecutorSpec
+
 
 @hookimpl
-def msprobe_register_options(register: Any) -> None:
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """The framework-neutral options of ``msprobe compare`` (:data:`msprobe_core.options.CORE_OPTIONS`)."""
     from .options import CORE_OPTIONS
 
@@ -68,7 +74,7 @@ def _renumber(table: DumpTable, side: str, keys: list[str], options: CompareOpti
 
 
 @hookimpl
-def msprobe_register_normalizers(register: Any) -> None:
+def msprobe_register_normalizers(register: Register[NormalizerSpec]) -> None:
     """Backward re-numbering of dump.json names (off with fuzzy matching; debug.json has no backward calls)."""
     register(NormalizerSpec("backward-renumbering", _renumber, order=100, kinds=("dump",)))
 
@@ -94,7 +100,7 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
 
 
 @hookimpl
-def msprobe_register_mappers(register: Any) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """The end of the chain: ``-dm`` (the explicit per-row data mapping), then ``-fm`` (call-sequence
     alignment), then exact names, which always apply."""
     from .match.fuzzy import fuzzy_mapper
@@ -131,7 +137,7 @@ def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
 
 
 @hookimpl
-def msprobe_register_metrics(register: Any) -> None:
+def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """The metric sets of the three dump modes."""
     register(MetricSpec(MODE_STATISTICS, _stats_columns, splittable=True))
     register(MetricSpec(MODE_MD5, _md5_columns, splittable=True))
@@ -147,13 +153,13 @@ def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
 
 
 @hookimpl
-def msprobe_register_verdicts(register: Any) -> None:
+def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
     register(VerdictSpec("msprobe", _msprobe_verdicts))
 
 
 @hookimpl
-def msprobe_register_executors(register: Any) -> None:
+def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
     """``local``: a process pool on this machine (``--workers`` processes, default every core)."""
     from .workers.executors import ExecutorSpec, create_local
 
@@ -161,7 +167,7 @@ def msprobe_register_executors(register: Any) -> None:
 
 
 @hookimpl
-def msprobe_register_comm_ops(register: Any) -> None:
+def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
     """The usual collective and point-to-point op names under a ``*distributed*``/``*comm*`` API family (``-da``)."""
     from .analysis.comm import DEFAULT_SPEC
 
@@ -169,7 +175,7 @@ def msprobe_register_comm_ops(register: Any) -> None:
 
 
 @hookimpl
-def msprobe_register_writers(register: Any) -> None:
+def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """CSV (default; takes rows a forked child already spelled, see ``tailbuild``) and xlsx."""
     register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
     register(WriterSpec("xlsx", ".xlsx", write_xlsx, open_chunked=_chunked_xlsx))

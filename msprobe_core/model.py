@@ -39,6 +39,7 @@ RUN_STARTED = "run_started"
 #: ``CompareOptions.extra`` key: the timestamp in the run's file names (:func:`msprobe_core.files.outputs.run_stamp`)
 RUN_STAMP = "run_stamp"
 
+#: The states of a row (``ApiEntry`` members): what part of an API call it holds.
 STATE_INPUT = "input"
 STATE_OUTPUT = "output"
 STATE_PARAMETERS = "parameters"

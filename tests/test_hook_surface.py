@@ -3,7 +3,9 @@
 Generic over ``msprobe_core/host/hookspecs.py``: a hook added there is checked here without editing this file.
 For every hook spec:
 
-* the spec has a docstring (the contract) saying since which version it exists (``.. versionadded::``);
+* the spec has a docstring (the contract) saying since which version it exists (``.. versionadded::``), and
+  every version it names is one the package has had (none past ``msprobe_core.__version__``);
+* the spec and its docstring name only public homes: ``msprobe_core.plugin.X``, never the module a name lives in;
 * ``docs/plugins.md`` lists it in the table of "The hooks" with its arguments, and another section of the
   page shows it in code together with each of its arguments (an example implementation, or the hook and
   its arguments named in backticks);
@@ -32,6 +34,7 @@ from types import ModuleType
 import pluggy
 import pytest
 
+import msprobe_core
 from msprobe_core.host import hookspecs
 from msprobe_core.host.registry import ENTRY_POINT_GROUP, PluginHost
 
@@ -155,6 +158,23 @@ def test_hook_spec_has_a_docstring(hook):
     doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
     assert len(doc.split()) >= 5, f"msprobe_core/host/hookspecs.py: write the contract of {hook} in its docstring"
     assert ".. versionadded::" in doc, f"msprobe_core/host/hookspecs.py: add '.. versionadded:: X.Y' to {hook}'s docstring"
+    future = _versions_past(doc, msprobe_core.__version__)
+    assert not future, f"{hook}: versions {future} are past the package's {msprobe_core.__version__}"
+    internal = [m for m in re.findall(r"msprobe_core\.[\w.]+", doc) if m.split(".")[1] not in ("plugin", "compare")]
+    assert not internal, f"{hook}'s docstring names internal homes {internal}: name msprobe_core.plugin.X"
+
+
+def _versions_past(doc: str, released: str) -> list[str]:
+    """The versions a docstring's ``versionadded``/``versionchanged`` markers name that are past ``released``."""
+    def key(text: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in text.strip(".").split("."))
+
+    return [v for v in re.findall(r"\.\. version(?:added|changed):: ([0-9.]+)", doc) if key(v) > key(released)]
+
+
+def test_the_version_check_sees_a_version_past_the_package():
+    doc = ".. versionadded:: 0.1\n.. versionchanged:: 0.2 ``x`` replaces ``y``\n.. versionadded:: 0.1.0"
+    assert _versions_past(doc, "0.1.0") == ["0.2"] and _versions_past(doc, "0.2") == []
 
 
 @pytest.mark.parametrize("hook", _each_hook("in_table"))

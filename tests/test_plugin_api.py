@@ -1,7 +1,10 @@
 """The public module for plugin authors, ``msprobe_core.plugin``: every name exists, is documented, and costs nothing
 until used.
 
+* at most 60 names, each documented where it is defined (a docstring; a ``#:`` comment for a constant);
 * each name of ``__all__`` resolves to the object of its home module (the module itself for ``result_columns``);
+* ``msprobe_core.unstable`` (what this repository's own plugins need beyond it) says it is unstable and shares no
+  name with the public module;
 * the names type checkers see (its ``TYPE_CHECKING`` imports) are exactly ``__all__``;
 * docs/plugins.md "What a plugin imports" names every one of them;
 * a plugin that takes what registration needs (``hookimpl``, the specs, options, errors, the model, the columns)
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import re
 import subprocess
@@ -23,6 +27,7 @@ import pytest
 
 import msprobe_core
 import msprobe_core.plugin as public
+import msprobe_core.unstable as unstable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,13 +46,90 @@ def test_every_public_name_is_its_home_object():
         public.load_dump_file  # noqa: B018 - not public: the loader is the built-in plugin's
 
 
-def test_the_type_checking_imports_are_the_public_names():
-    tree = ast.parse(Path(public.__file__).read_text(encoding="utf-8"))
+#: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers)
+MAX_PUBLIC_NAMES = 60
+
+
+def test_the_public_api_is_small():
+    assert len(public.__all__) <= MAX_PUBLIC_NAMES, (
+        f"msprobe_core.plugin has {len(public.__all__)} names: at most {MAX_PUBLIC_NAMES} (what only this "
+        "repository's plugins need goes to msprobe_core.unstable)")
+
+
+def _is_assignment_of(line: str, name: str) -> bool:
+    target = line.split("=", 1)[0] if "=" in line and not line.startswith((" ", "#")) else ""
+    return name in [t.split(":")[0].strip() for t in target.split(",")]
+
+
+def _documentation(name: str, value: object, home: types.ModuleType) -> str | None:
+    """What documents ``name`` where it is defined: the docstring of its module, class or function; for a constant,
+    the string right after its assignment, or the ``#:`` comment above it (or above the run of assignments it is in)."""
+    if isinstance(value, types.ModuleType):
+        return ast.get_docstring(ast.parse(Path(value.__file__).read_text(encoding="utf-8")))
+    if inspect.isclass(value) or inspect.isfunction(value):
+        value = inspect.unwrap(value)  # a @contextmanager's function
+        tree = ast.parse(Path(inspect.getsourcefile(value)).read_text(encoding="utf-8"))
+        defs = [n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == value.__name__]
+        if defs:
+            return ast.get_docstring(defs[0])
+        # a class made at run time (CompareOptions): its own docstring, not the signature dataclasses write
+        doc = vars(value).get("__doc__") or ""
+        return None if doc.startswith(f"{value.__name__}(") else inspect.cleandoc(doc)
+    source = Path(home.__file__).read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    for node, after in zip(body, body[1:]):  # an attribute docstring: the string right after the assignment
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(after, ast.Expr) \
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            return inspect.cleandoc(after.value.value)
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        if _is_assignment_of(line, name):
+            while i > 0 and lines[i - 1].split("=", 1)[0].strip().replace(",", "").replace(" ", "").isidentifier():
+                i -= 1  # the run of assignments this one is in (MODE_TENSOR, MODE_STATISTICS… share one comment)
+            return lines[i - 1][2:].strip() if i > 0 and lines[i - 1].startswith("#:") else None
+    return None
+
+
+@pytest.mark.parametrize("module", [public, unstable], ids=["plugin", "unstable"])
+def test_every_name_is_documented_where_it_is_defined(module):
+    undocumented = []
+    for name in module.__all__:
+        value = getattr(module, name)
+        home = value if isinstance(value, types.ModuleType) else importlib.import_module(module._HOME_OF[name],
+                                                                                         "msprobe_core")
+        doc = _documentation(name, value, home)
+        if not doc or len(doc.split()) < 3:
+            undocumented.append(f"{name} ({home.__name__})")
+    assert not undocumented, "give these a docstring (a '#:' comment for a constant): " + ", ".join(undocumented)
+
+
+def test_the_documentation_check_sees_a_missing_docstring_and_comment(tmp_path, monkeypatch):
+    (tmp_path / "undocumented_mod.py").write_text('"""A module."""\nX = 1\n#: the answer\nY = 2\nZ = 3\n'
+                                                  'def f():\n    pass\nclass K:\n    """A class that says so."""\n'
+                                                  'W = 4\n"""What W is."""\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("undocumented_mod")
+    assert _documentation("X", mod.X, mod) is None and _documentation("f", mod.f, mod) is None
+    assert _documentation("Y", mod.Y, mod) == _documentation("Z", mod.Z, mod) == "the answer"
+    assert _documentation("K", mod.K, mod) == "A class that says so." and _documentation("W", mod.W, mod) == "What W is."
+
+
+def test_the_unstable_module_says_so_and_is_apart_from_the_public_one():
+    assert (unstable.__doc__ or "").startswith("UNSTABLE")
+    assert not set(unstable.__all__) & set(public.__all__)
+    for name in unstable.__all__:
+        assert getattr(unstable, name) is getattr(importlib.import_module(unstable._HOME_OF[name], "msprobe_core"), name)
+
+
+@pytest.mark.parametrize("module", [public, unstable], ids=["plugin", "unstable"])
+def test_the_type_checking_imports_are_the_public_names(module):
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
     seen = [a.asname or a.name for node in block.body if isinstance(node, ast.ImportFrom) for a in node.names]
-    assert sorted(seen) == public.__all__
+    assert sorted(seen) == module.__all__
     homes = {f".{node.module}" for node in block.body if isinstance(node, ast.ImportFrom) and node.module}
-    assert homes - {"."} >= set(public._HOMES)
+    assert homes - {"."} >= set(module._HOMES)
 
 
 def test_the_docs_name_every_public_name():
@@ -58,7 +140,7 @@ def test_the_docs_name_every_public_name():
 
 
 REGISTRATION = ("hookimpl", "FrameworkSpec", "DtypeInfo", "MapperSpec", "MetricSpec", "TensorMetricSpec",
-                "WriterSpec", "VerdictSpec", "OptionSpec", "FLAG", "UsageError", "InputError", "CompareOptions",
+                "WriterSpec", "VerdictSpec", "OptionSpec", "Register", "UsageError", "InputError", "CompareOptions",
                 "DumpTable", "MatchResult", "MODE_TENSOR", "result_columns", "CommOpSpec", "ExecutorSpec")
 
 

@@ -6,31 +6,49 @@ third-party plugin would do it; see ``msprobe_core.builtin``.
 
 Registry hooks receive a ``register`` callback instead of returning lists, so
 the plugin manager can validate entries, reject duplicates and remember which
-plugin registered what (shown by ``msprobe plugins``).
+plugin registered what (shown by ``msprobe plugins``). Each one is typed by the
+spec it takes: ``msprobe_core.plugin.Register[MapperSpec]`` and so on. Plugins
+import every name these contracts mention from ``msprobe_core.plugin``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+
+    from ..analysis.comm import CommOpSpec
     from ..model import CompareOptions, DumpTable
-    from .specs import CommandLineClaim, CompareJob
+    from ..options import OptionSpec
+    from ..workers.executors import ExecutorSpec
+    from .specs import (
+        CommandLineClaim,
+        CompareJob,
+        FrameworkSpec,
+        MapperSpec,
+        MetricSpec,
+        NormalizerSpec,
+        Register,
+        TensorMetricSpec,
+        VerdictSpec,
+        WriterSpec,
+    )
 
 PROJECT = "msprobe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)
+#: the decorator of a plugin's hook implementations (``@hookimpl def msprobe_register_mappers(register): ...``)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def msprobe_register_frameworks(register: Callable[..., None]) -> None:
+def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """Describe a framework whose dumps can be compared.
 
-    Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.host.specs.FrameworkSpec`):
+    Call ``register(FrameworkSpec(...))`` (see :class:`msprobe_core.plugin.FrameworkSpec`):
     the names a dump's ``framework`` field may hold, which golden frameworks a
     target of this framework can be compared with, its dtypes (``dtypes``: each one's
     canonical name, family, dtype once read and unit roundoff, the only dtype knowledge
@@ -38,7 +56,6 @@ def msprobe_register_frameworks(register: Callable[..., None]) -> None:
     read one tensor file.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 ``FrameworkSpec.dtypes`` replaces ``dtype_kind`` and ``canonical_dtype``.
     """
 
 
@@ -51,7 +68,7 @@ def msprobe_discover_jobs(
     Called with the paths of ``-tp``/``-gp``. The first plugin that recognises
     the layout (a file pair, a step directory with rank dirs, a kernel dump
     root, a graph/pynative mixed dump…) returns the list of jobs, each with its
-    own output name. Raise :class:`msprobe_core.errors.InputError` for a layout
+    own output name. Raise :class:`msprobe_core.plugin.InputError` for a layout
     you own but that is broken (e.g. rank counts differ).
 
     .. versionadded:: 0.1
@@ -60,25 +77,24 @@ def msprobe_discover_jobs(
 
 @hookspec(firstresult=True)
 def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
-    """Load one side of a compare into a :class:`~msprobe_core.model.DumpTable`, or return ``None``.
+    """Load one side of a compare into a :class:`~msprobe_core.plugin.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
-    :class:`~msprobe_core.host.specs.CompareJob` being loaded, whose ``extra`` holds what
+    :class:`~msprobe_core.plugin.CompareJob` being loaded, whose ``extra`` holds what
     the plugin that discovered it noted there (``None`` when a file is loaded on its
     own). Implementations may leave out the ``job`` argument. The table is an index
     of rows; tensors are not read here (rows carry the file name of their tensor,
     read lazily by the framework's reader). Its ``kind`` selects the normalisers and
-    mappers that apply (see :class:`~msprobe_core.host.specs.MapperSpec`) and its
-    ``mode`` the metric set. Raise :class:`msprobe_core.errors.InputError` for a file
+    mappers that apply (see :class:`~msprobe_core.plugin.MapperSpec`) and its
+    ``mode`` the metric set. Raise :class:`msprobe_core.plugin.InputError` for a file
     you claim but cannot read.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 the ``job`` argument.
     """
 
 
 @hookspec
-def msprobe_register_normalizers(register: Callable[..., None]) -> None:
+def msprobe_register_normalizers(register: Register[NormalizerSpec]) -> None:
     """Register name normalisers: ``register(NormalizerSpec(name, fn, order=…))``.
 
     ``fn(table, side, keys, options) -> list[str]`` returns new compare keys
@@ -92,7 +108,7 @@ def msprobe_register_normalizers(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def msprobe_register_mappers(register: Callable[..., None]) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """Register mappers that pair target rows with golden rows: ``register(MapperSpec(...))``.
 
     Mappers form one chain, ordered by what each declares: ``before=("exact",)``
@@ -100,17 +116,16 @@ def msprobe_register_mappers(register: Callable[..., None]) -> None:
     named (names no installed plugin registers are ignored). The first mapper of
     the chain that handles the tables' ``kind`` and whose ``applies(options)`` is
     true runs: ``run(ctx) -> MatchResult`` where ``ctx`` is a
-    :class:`msprobe_core.host.specs.MatchContext` (both tables, their normalised
+    :class:`msprobe_core.plugin.MatchContext` (both tables, their normalised
     keys, the options). A mapper that only rewrites keys hands on to the rest of
     the chain with ``ctx.run_after(its_name, target_keys=...)``.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 ``before``/``after`` replace the ``priority`` number.
     """
 
 
 @hookspec
-def msprobe_register_metrics(register: Callable[..., None]) -> None:
+def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """Register metric calculators: ``register(MetricSpec(...))``.
 
     A metric set belongs to one dump mode (``tensor``, ``statistics``,
@@ -120,22 +135,21 @@ def msprobe_register_metrics(register: Callable[..., None]) -> None:
     metrics (``register(TensorMetricSpec(...))``) add a column after the
     built-in six for the runs whose options they ``apply`` to; a metric that
     raises yields ``unsupported``. Both declare their columns to the column
-    registry (:mod:`msprobe_core.result_columns`): ``MetricSpec(columns=...)``,
+    registry (``msprobe_core.plugin.result_columns``): ``MetricSpec(columns=...)``,
     ``TensorMetricSpec(worse=..., plot=...)``.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 ``MetricSpec.columns``, ``TensorMetricSpec.worse`` and ``plot``.
     """
 
 
 @hookspec
-def msprobe_register_verdicts(register: Callable[..., None]) -> None:
+def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     """Register verdict rules: ``register(VerdictSpec(name, judge, ...))``.
 
     Once the metric columns of a result exist, every rule whose ``modes`` holds the
     dump mode and whose ``applies(options)`` is true runs, in chain order (``before=``/
     ``after=`` name other rules, as for mappers): ``judge(ctx) -> dict[column, cells]``
-    where ``ctx`` is a :class:`msprobe_core.host.specs.VerdictContext` (the columns so far,
+    where ``ctx`` is a :class:`msprobe_core.plugin.VerdictContext` (the columns so far,
     both tables, the matched pairs, each row's API group, the options, and the result's
     ``meta``, where a rule may leave per-row findings for the writers). The columns it
     returns replace the table's of that name or are new: new ones follow ``Requires_grad
@@ -143,29 +157,29 @@ def msprobe_register_verdicts(register: Callable[..., None]) -> None:
     named in its ``replaces`` from running. The core's own ``Result``/``Err_message`` are
     the rule ``msprobe``.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
 @hookspec
-def msprobe_register_writers(register: Callable[..., None]) -> None:
+def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """Register result writers: ``register(WriterSpec(name, suffix, write))``.
 
     ``write(table: ResultTable, path: Path) -> list[Path]`` must write
-    atomically (see :func:`msprobe_core.write.writers.atomic_path`) and return the
+    atomically (see :func:`msprobe_core.plugin.atomic_path`) and return the
     files it created. A writer declared ``WriterSpec(..., accepts_csv_tail=True)``
     is also called as ``write(table, path, tail=Tail)`` with the last rows
-    already spelled as CSV by a forked child (:mod:`msprobe_core.write.tailbuild`).
+    already spelled as CSV by a forked child (see :class:`msprobe_core.plugin.WriterSpec`).
 
     .. versionadded:: 0.1
     """
 
 
 @hookspec
-def msprobe_register_executors(register: Callable[..., None]) -> None:
+def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
     """Register executors, the places independent tasks run: ``register(ExecutorSpec(...))``.
 
-    ``ExecutorSpec(name, create)`` (see :mod:`msprobe_core.workers.executors`):
+    ``ExecutorSpec(name, create)`` (see :class:`msprobe_core.plugin.ExecutorSpec`):
     ``create(options) -> Executor`` builds the executor selected by
     ``--executor NAME`` (``options.executor``; ``options.scheduler`` holds
     ``--scheduler ADDRESS``). The run's executor spreads rank pairs and tensor
@@ -173,41 +187,41 @@ def msprobe_register_executors(register: Callable[..., None]) -> None:
     their results never depend on where they ran. The built-in ``local``
     executor is a process pool on this machine.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
 @hookspec
-def msprobe_register_comm_ops(register: Callable[..., None]) -> None:
+def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
     """Name communication ops for the first-divergence analysis (``-da``): ``register(CommOpSpec(...))``.
 
-    ``CommOpSpec(name, kind)`` (see :mod:`msprobe_core.analysis.comm`): ``kind(prefix)`` gets a call
+    ``CommOpSpec(name, kind)`` (see :class:`msprobe_core.plugin.CommOpSpec`): ``kind(prefix)`` gets a call
     key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
     ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
     reaches the others through them. Registered specs are asked first; the built-in rule knows the
     usual op names under any API family whose name mentions ``distributed`` or ``comm``.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
 @hookspec
-def msprobe_register_options(register: Callable[..., None]) -> None:
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """Declare options of ``msprobe compare`` and :func:`msprobe_core.compare`: ``register(OptionSpec(...))``.
 
-    One :class:`msprobe_core.options.OptionSpec` per option (Python name, flags,
+    One :class:`msprobe_core.plugin.OptionSpec` per option (Python name, flags,
     kind of value, default, help line, validation) gives the command-line flag
     (listed under the plugin's name in ``msprobe compare --help``), the keyword of
     the Python API (in its signature and docstring) and the attribute every hook
     reads from the options (``options.<name>``). A name, alias or flag another
     option already has is refused with a warning; core options come first.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
 @hookspec
-def msprobe_register_commands(register: Callable[..., None]) -> None:
+def msprobe_register_commands(register: Register[click.Command]) -> None:
     """Add sub-commands to ``msprobe``: ``register(command)`` with a :class:`click.Command`.
 
     Plugin modules are imported only when a command needs them, so a plugin's
@@ -216,7 +230,6 @@ def msprobe_register_commands(register: Callable[..., None]) -> None:
     A name a built-in command has is refused with a warning.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2 a ``register`` callback instead of the click group.
     """
 
 
@@ -228,9 +241,9 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     called only for a command line the core cannot parse itself: one that starts with an
     option the ``msprobe`` group does not have (``msprobe -f pytorch compare ...``), or a
     built-in command given an option it does not declare (``msprobe compare -i x.json``).
-    Return a :class:`~msprobe_core.host.specs.CommandLineClaim` for a form that is yours (what
+    Return a :class:`~msprobe_core.plugin.CommandLineClaim` for a form that is yours (what
     to run, and the command whose ``--help`` its usage errors name), else ``None``. What
     ``run`` raises is reported as for every command: one line and an exit status.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """

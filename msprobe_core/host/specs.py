@@ -1,7 +1,7 @@
 """The types plugins register and the contexts their code is handed: what a plugin declares to the host.
 
-Each ``msprobe_register_*`` hook receives a ``register`` callback that takes one of these specs
-(:mod:`msprobe_core.host.hookspecs`); the host (:mod:`msprobe_core.host.registry`) collects them.
+Each ``msprobe_register_*`` hook receives a ``register`` callback (:class:`Register`) that takes one of
+these specs; the host collects them. Plugins import every name from ``msprobe_core.plugin``.
 A mapper gets a :class:`MatchContext`, a metric set a :class:`MetricContext`, a verdict rule a
 :class:`VerdictContext`.
 """
@@ -11,14 +11,62 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
 from ..options import DUMP_KINDS  # the kinds a normaliser or mapper handles unless it declares others
 from ..result_columns import METRIC, ColumnSpec
 
 if TYPE_CHECKING:
+    from ..result import ResultTable
     from .registry import PluginHost
+
+#: what one ``register`` callback takes (a spec type, or :class:`click.Command` for commands)
+SpecT = TypeVar("SpecT", contravariant=True)
+
+
+class Register(Protocol[SpecT]):
+    """The ``register`` callback an ``msprobe_register_*`` hook receives: ``register(spec)``, once per spec.
+
+    Each hook names the spec type it takes (``Register[MapperSpec]`` for ``msprobe_register_mappers``); the host
+    validates the spec, refuses a duplicate name and remembers which plugin registered it (``msprobe plugins``).
+    """
+
+    def __call__(self, spec: SpecT, /) -> None:
+        """Register one spec."""
+
+
+class MapperFunction(Protocol):
+    """``MapperSpec.run``: pair the rows of both tables, ``run(ctx) -> MatchResult``.
+
+    ``ctx`` is a :class:`MatchContext`; a mapper that only rewrites keys returns ``ctx.run_after(name, ...)``.
+    """
+
+    def __call__(self, ctx: MatchContext, /) -> MatchResult:
+        """The pairs of target and golden rows (golden ``-1``: unmatched)."""
+
+
+class MetricFunction(Protocol):
+    """``MetricSpec.compute``: the metric columns of one matched table, ``compute(ctx) -> {column: cells}``.
+
+    ``ctx`` is a :class:`MetricContext`; one list of cells per column, one cell per matched target row
+    (every column of the result, in order, for a ``whole_table`` set).
+    """
+
+    def __call__(self, ctx: MetricContext, /) -> dict[str, list[Any]]:
+        """The columns this set computes, by name."""
+
+
+class WriterFunction(Protocol):
+    """``WriterSpec.write``: write one result table, ``write(table, path) -> [files]``.
+
+    Writes atomically (``msprobe_core.plugin.atomic_path``) and returns every file it created. A writer
+    declared ``accepts_options`` is also given ``options=CompareOptions``, one declared ``accepts_csv_tail``
+    ``tail=Tail`` (both keywords, see :class:`WriterSpec`).
+    """
+
+    def __call__(self, table: ResultTable, path: Path, /, **keywords: Any) -> list[Path]:
+        """The files written (the result first)."""
 
 #: the dtype families a :class:`DtypeInfo` may name
 DTYPE_FAMILIES = ("float", "int", "bool", "complex")
@@ -180,7 +228,7 @@ class MapperSpec:
     """
 
     name: str
-    run: Callable[[MatchContext], MatchResult]
+    run: MapperFunction
     applies: Callable[[CompareOptions], bool] = always_applies
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
@@ -209,16 +257,16 @@ class MetricSpec:
     runs this set computes the mode's columns for (every run by default; a set with its
     own ``applies`` is asked first). ``splittable``: a part of the matched rows that starts
     at an API's first row gives the same cells as the whole table, so a big result
-    may be built in two processes (:mod:`msprobe_core.write.tailbuild`). ``columns``: the
+    may be built in two processes. ``columns``: the
     mode's columns, declared to the host's column registry (``host.columns``).
     """
 
     mode: str
-    compute: Callable[..., dict[str, list[Any]]]
+    compute: MetricFunction
     whole_table: bool = False
     splittable: bool = False
     #: the columns of this mode's tables (every column a ``whole_table`` set may return): names the
-    #: core declares (:mod:`msprobe_core.result_columns`) or :class:`~msprobe_core.result_columns.ColumnSpec`
+    #: core declares (``msprobe_core.plugin.result_columns``) or ``result_columns.ColumnSpec``
     #: of the plugin's own; a name the core does not declare counts as a metric
     columns: tuple[str | ColumnSpec, ...] = ()
     #: the runs this set is for; a set with an ``applies`` goes before the one of its mode without
@@ -257,8 +305,8 @@ class WriterSpec:
     """An output format: ``write(table, path) -> [files]``.
 
     ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
-    rows from ``tail.start`` on already spelled as CSV by a forked child (see
-    :mod:`msprobe_core.write.tailbuild`), and appends that text instead of spelling them.
+    rows from ``tail.start`` on already spelled as CSV by a forked child of the core's, and
+    appends that text instead of spelling them.
     ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
     (a writer with settings of its own reads them from the run's options).
     ``open_chunked``: the writer also takes a result part by part (a streamed compare):
@@ -269,7 +317,7 @@ class WriterSpec:
 
     name: str
     suffix: str
-    write: Callable[..., list[Path]]
+    write: WriterFunction
     accepts_csv_tail: bool = False
     accepts_options: bool = False
     open_chunked: Callable[[Path, int], Any] | None = None
@@ -284,7 +332,7 @@ RESULT_MODES = ("tensor", "statistics", "md5")
 class VerdictSpec:
     """Verdict rules: columns judged from a result's metric columns (see ``msprobe_register_verdicts``).
 
-    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.host.specs.VerdictContext`.
+    ``judge(ctx) -> dict[column, cells]`` gets a :class:`msprobe_core.plugin.VerdictContext`.
     Every rule of the table's mode whose ``applies(options)`` is true runs, in the order
     ``before``/``after`` give (otherwise registration order); one that runs keeps those
     named in ``replaces`` from running.

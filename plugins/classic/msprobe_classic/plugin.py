@@ -19,7 +19,7 @@ only for options the classic interface built (:func:`msprobe_classic.settings.is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msprobe_core.plugin import (
     MODE_MD5,
@@ -40,7 +40,8 @@ from msprobe_core.plugin import (
 from .matching import CLASSIC_MAPPER, classic_keys, classic_match
 from .settings import WRITER, is_classic, settings_of
 
-#: the output format of classic runs
+if TYPE_CHECKING:
+    from msprobe_core.plugin import MetricContext, Register, ResultTable, TensorMetricSpec, VerdictContext
 
 
 @hookimpl
@@ -66,40 +67,40 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
         if not settings.stack:
             table.stack = {}  # no NPU_Stack_Info: no stack.json is read (the core reads one beside a dump it finds)
         elif settings.stack_path is not None:
-            from msprobe_core.plugin import load_stack
+            from msprobe_core.unstable import load_stack
 
             table.stack = load_stack(settings.stack_path)
     return table
 
 
 @hookimpl
-def msprobe_register_normalizers(register: Any) -> None:
+def msprobe_register_normalizers(register: Register[NormalizerSpec]) -> None:
     """(name, shape) compare keys for classic compares, after every other normaliser."""
     register(NormalizerSpec("classic-name-shape", classic_keys, order=10_000))
 
 
 @hookimpl
-def msprobe_register_mappers(register: Any) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """``classic``, ahead of every other mapper: 8.3.3's ``-f``, mapping joins and dtype gate."""
     register(MapperSpec(CLASSIC_MAPPER, classic_match, applies=is_classic,
                         before=("api-mapping", "cell-mapping", "layer-mapping", "data-mapping", "fuzzy", "exact")))
 
 
-def classic_columns(ctx: Any) -> dict[str, Any]:
+def classic_columns(ctx: MetricContext) -> dict[str, Any]:
     """The classic metric set (:func:`msprobe_classic.table.classic_columns`; imported when a classic run needs it)."""
     from .table import classic_columns as columns
 
     return columns(ctx)
 
 
-def classic_verdicts(ctx: Any) -> dict[str, Any]:
+def classic_verdicts(ctx: VerdictContext) -> dict[str, Any]:
     """The ``classic`` verdict rule (:func:`msprobe_classic.verdicts.classic_verdicts`)."""
     from .verdicts import classic_verdicts as verdicts
 
     return verdicts(ctx)
 
 
-def highlight_rows(ctx: Any) -> dict[str, Any]:
+def highlight_rows(ctx: VerdictContext) -> dict[str, Any]:
     """The ``classic-highlight`` verdict rule (:func:`msprobe_classic.verdicts.highlight_rows`)."""
     from .verdicts import highlight_rows as rows
 
@@ -112,7 +113,7 @@ def highlights(options: CompareOptions) -> bool:
     return settings is not None and settings.highlight
 
 
-def write_classic(table: Any, path: Path, options: CompareOptions) -> list[Path]:
+def write_classic(table: ResultTable, path: Path, options: CompareOptions) -> list[Path]:
     """The ``classic-xlsx`` writer (:func:`msprobe_classic.xlsx.write_classic`)."""
     from .xlsx import write_classic as write
 
@@ -120,20 +121,20 @@ def write_classic(table: Any, path: Path, options: CompareOptions) -> list[Path]
 
 
 @hookimpl
-def msprobe_register_metrics(register: Any) -> None:
+def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """The classic table of each dump mode (every column but the verdicts), for classic runs."""
     for mode in (MODE_TENSOR, MODE_STATISTICS, MODE_MD5):
         register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic))
 
 
 @hookimpl
-def msprobe_register_verdicts(register: Any) -> None:
+def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     """8.3.3's verdict columns (instead of the core's rule) and its red/yellow highlighting."""
     register(VerdictSpec("classic", classic_verdicts, applies=is_classic, replaces=("msprobe",)))
     register(VerdictSpec("classic-highlight", highlight_rows, applies=highlights, after=("classic",)))
 
 
 @hookimpl
-def msprobe_register_writers(register: Any) -> None:
+def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """``classic-xlsx``: the classic workbook (fills, more sheets past 1,048,500 rows) and the advisor."""
     register(WriterSpec(WRITER, ".xlsx", write_classic, accepts_options=True))

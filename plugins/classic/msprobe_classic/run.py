@@ -1,8 +1,8 @@
 """Running classic compares: compare.json, file pairs, step directories (spec compare-legacy.md §1-§2, §9).
 
-The stages are the core engine's (``load_pair``, ``match_tables``, ``build_result``,
-``write_result``); this plugin's hooks make them read, match, judge and write as 8.3.3
-does (:mod:`msprobe_classic.plugin`). What is left here is the classic front end:
+Every compare runs through the core's supported entry for front ends
+(``msprobe_core.plugin.run_compare``): the stages are the core engine's, and this plugin's hooks make
+them read, match, judge and write as 8.3.3 does (:mod:`msprobe_classic.plugin`). What is left here is the classic front end:
 compare.json, 8.3.3's checks and warnings before a compare, its job names, and its way
 of going on with the next rank when one fails. Kernel dumps (``rank_id``/``step_id``)
 and ``-da`` are plain core runs.
@@ -18,20 +18,15 @@ from typing import Any
 from msprobe_core.plugin import (
     CompareJob,
     CompareOptions,
+    DumpTable,
     InputError,
     PluginHost,
     ResultTable,
     UsageError,
-    account_unrecognised,
-    banner_end,
-    build_result,
-    get_host,
-    load_pair,
-    match_tables,
     read_json_file,
-    run_stamp,
-    write_result,
+    run_compare,
 )
+from msprobe_core.unstable import banner_end, get_host
 
 from .settings import KEY, WRITER, ClassicSettings
 
@@ -184,26 +179,23 @@ def compare_files(
 
 
 def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outcome:
-    """The core engine's stages for one classic job: load, match, metrics and verdicts, write."""
-    target, golden = load_pair(job, options, host)
-    account_unrecognised(job, target, golden)
+    """One classic job through the core's stages alone: 8.3.3's front end owns its directory and console."""
+    (done,) = run_compare([job], options, host, stages_only=True, on_loaded=_warn_if_no_apis)
+    if not done.files:
+        return Outcome()  # nothing matched: the core said so, as 8.3.3 does
+    banner_end(log)
+    files = done.files
+    return Outcome(result=files[0], advisor=files[1] if len(files) > 1 else None, table=done.table)
+
+
+def _warn_if_no_apis(target: DumpTable, golden: DumpTable) -> None:
     if not len(target.apis):
         log.warning("No APIs found in dump.json.")
-    match = match_tables(target, golden, options, host)
-    if not match.target:
-        log.warning("Can`t match any op. No compare result file generated.")
-        return Outcome()
-    table = build_result(target, golden, match, options, host)
-    # not the name another run writes into this directory in this very second (msprobe_core.plugin.run_stamp)
-    with run_stamp(Path(job.output_dir), keep_earlier=False) as stamp:
-        files = write_result(table, job, options, stamp, host)
-    banner_end(log)
-    return Outcome(result=files[0], advisor=files[1] if len(files) > 1 else None, table=table)
 
 
 def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[Outcome]:
     """compare_distributed: every rank pair of two step directories (mixed graph/pynative dumps too)."""
-    from msprobe_core.plugin import discover_jobs
+    from msprobe_core.unstable import discover_jobs
 
     jobs = discover_jobs(Path(npu_dir), Path(bench_dir), opts.core_options())
     outcomes = []
@@ -230,7 +222,7 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!", path=path)
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!", path=path)
-    from msprobe_core.plugin import CompareJson, validate
+    from msprobe_core.unstable import CompareJson, validate
 
     validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
     opts = replace(opts, is_print_compare_log=bool(doc.get("is_print_compare_log", True)))
@@ -265,8 +257,6 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
-    from msprobe_core.plugin import run_jobs
-
     options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
     host = get_host()
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
@@ -276,7 +266,7 @@ def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_anal
                                       step=_ids(doc.get("step_id"), "step_id") or None)
     jobs = host.discover_jobs(npu, bench, options)
     _refuse_idle_options(jobs, opts, diff_analyze, host)
-    outcomes = run_jobs(jobs, options, host)
+    outcomes = run_compare(jobs, options, host)
     if any(o.files for o in outcomes):
         banner_end(log)
 

@@ -1,6 +1,6 @@
 """Writing the classic result workbook, with or without row fills (spec compare-legacy.md §5.3, §7.3).
 
-Both writers stream rows through :class:`msprobe_core.plugin.XlsxStreamWriter`
+Both writers stream rows through :class:`msprobe_core.unstable.XlsxStreamWriter`
 (a million rows in seconds, where openpyxl needs a quarter of an hour). A highlighted
 row is one style index (red ``FFFF0000`` or yellow ``FFFF00`` solid fill) given to every
 cell of the row, so colouring adds almost nothing to the write. Values are converted a
@@ -21,16 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import (
-    HEADER_STYLE,
-    OutputError,
-    UsageError,
-    XlsxStreamWriter,
-    any_formula_like,
-    atomic_path,
-    fill_style,
-    neutralise,
-)
+from msprobe_core.plugin import OutputError, UsageError, atomic_path
+from msprobe_core.unstable import HEADER_STYLE, XlsxStreamWriter, any_formula_like, fill_style, neutralise
 
 from .highlight import RED, YELLOW
 

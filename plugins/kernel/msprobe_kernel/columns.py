@@ -7,8 +7,8 @@ with the ``kernel`` metric set (``MetricSpec.columns``).
 
 from __future__ import annotations
 
-from msprobe_core.plugin import MODE_KERNEL
 from msprobe_core.plugin import result_columns as C
+from msprobe_core.unstable import MODE_KERNEL
 
 #: the ``statistic.csv`` a row of a statistics kernel dump comes from, per side
 NPU_CSV_FILE = C.ColumnSpec("NPU CSV File", C.IDENTITY, (MODE_KERNEL,), side=C.NPU, of="csv_file")

@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from msprobe_core.plugin import InputError, TensorReadError, compare_tensors, numpy_float_text
+from msprobe_core.plugin import InputError, TensorReadError
 from msprobe_core.plugin import result_columns as C
+from msprobe_core.unstable import compare_tensors, numpy_float_text
 from msprobe_kernel.columns import METRIC_COLUMNS, NPY_COLUMNS, SIDE, STAT_DIFF_COLUMNS, STATISTIC_COLUMNS
 from msprobe_kernel.layout import (
     MAPPING_CSV,

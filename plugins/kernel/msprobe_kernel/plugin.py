@@ -14,11 +14,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import (
-    MODE_KERNEL,
     CompareJob,
     CompareOptions,
     DumpTable,
@@ -30,8 +29,12 @@ from msprobe_core.plugin import (
     OptionSpec,
     UsageError,
 )
+from msprobe_core.unstable import MODE_KERNEL
 
 from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import Register, TensorMetricSpec
 
 log = logging.getLogger("msprobe")
 #: ``DumpTable.kind`` and dump mode of kernel tables
@@ -60,7 +63,7 @@ STEP = OptionSpec("step", ("--step",), "Kernel dump steps (1,2,3).", validate=_i
 
 
 @hookimpl
-def msprobe_register_options(register: Any) -> None:
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """``--rank [IDS]`` (a kernel compare; alone: every rank) and ``--step IDS``."""
     register(RANK)
     register(STEP)
@@ -180,13 +183,13 @@ def kernel_columns(ctx: Any) -> dict[str, list[Any]]:
 
 
 @hookimpl
-def msprobe_register_mappers(register: Any) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """``kernel-records``: the pairing of kernel tables."""
     register(MapperSpec("kernel-records", pair_kernel_rows, kinds=(KIND,)))
 
 
 @hookimpl
-def msprobe_register_metrics(register: Any) -> None:
+def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """The ``kernel`` table: msprobe's columns and ``Accuracy Reached or Not`` verdict."""
     from .columns import DECLARED
 

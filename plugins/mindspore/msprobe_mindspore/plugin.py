@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.plugin import FrameworkSpec, default_canonical
+from msprobe_core.plugin import FrameworkSpec
+from msprobe_core.unstable import default_canonical
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS
 from .mappers import FRAMEWORK, OPTIONS, mapper_specs
 from .npy_reader import read_npy
 from .numparse import pandas_precise_xstrtod
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import MapperSpec, OptionSpec, Register
 
 
 def canonical_dtype(dtype: str) -> str:
@@ -38,7 +42,7 @@ def write_tensor(path: Path, array: Any) -> None:
 
 
 @hookimpl
-def msprobe_register_frameworks(register: Any) -> None:
+def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """MindSpore (and MindTorch) dumps; the golden side may be MindSpore or PyTorch."""
     register(
         FrameworkSpec(
@@ -56,14 +60,14 @@ def msprobe_register_frameworks(register: Any) -> None:
 
 
 @hookimpl
-def msprobe_register_options(register: Any) -> None:
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """``-am``, ``-cm`` and ``-lm`` (``api_mapping``, ``cell_mapping``, ``layer_mapping`` in Python)."""
     for spec in OPTIONS:
         register(spec)
 
 
 @hookimpl
-def msprobe_register_mappers(register: Any) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """``-am``, ``-cm`` and ``-lm`` (``-dm`` is the core's ``data-mapping`` mapper)."""
     for spec in mapper_specs():
         register(spec)

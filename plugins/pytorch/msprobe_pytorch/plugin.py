@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import FrameworkSpec
 
 from .dtypes import TORCH_DTYPES, TORCH_FLOATS
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import Register
 
 
 def read_tensor(path: Path | str) -> Any:
@@ -41,7 +44,7 @@ def write_tensor(path: Path, array: Any) -> None:
 
 
 @hookimpl
-def msprobe_register_frameworks(register: Any) -> None:
+def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """PyTorch: the default framework of dumps that do not name one."""
     register(
         FrameworkSpec(

@@ -23,7 +23,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -31,7 +31,6 @@ import numpy as np
 from msprobe_core import hookimpl
 from msprobe_core.plugin import (
     DUMP_KINDS,
-    FLAG,
     CompareOptions,
     DumpTable,
     InputError,
@@ -46,6 +45,9 @@ from msprobe_core.plugin import (
     flatten_dump,
     join_on_keys,
 )
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import MetricSpec, Register
 
 
 def rename_rules(value: object) -> dict[str, str]:
@@ -72,14 +74,14 @@ def rename_rules(value: object) -> dict[str, str]:
 
 
 MEAN_ABS_ERR = OptionSpec("mean_abs_err", ("--mean_abs_err",), "Add a MeanAbsErr column (mean |target - golden|) "
-                          "to tensor-mode results.", kind=FLAG, default=False, kinds=DUMP_KINDS)
+                          "to tensor-mode results.", kind="flag", default=False, kinds=DUMP_KINDS)
 RENAME_TARGET = OptionSpec("rename_target", ("--rename_target",), "Rename target rows before pairing them by name: "
                            "a regular expression and its replacement (repeatable).", multiple=True,
                            metavar="PATTERN=REPLACEMENT", validate=rename_rules, kinds=DUMP_KINDS)
 
 
 @hookimpl
-def msprobe_register_options(register: Any) -> None:
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """``--mean_abs_err`` and ``--rename_target`` (``mean_abs_err=True``, ``rename_target={...}`` in Python)."""
     register(MEAN_ABS_ERR)
     register(RENAME_TARGET)
@@ -108,7 +110,7 @@ def _metric_asked(options: CompareOptions) -> bool:
 
 
 @hookimpl
-def msprobe_register_metrics(register: Any) -> None:
+def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """Add ``MeanAbsErr`` after the six built-in tensor metrics, for the runs given ``--mean_abs_err``
     (a larger value is worse: the summary and the report read the column that way)."""
     register(TensorMetricSpec("MeanAbsErr", mean_abs_err, applies=_metric_asked, worse="higher"))
@@ -146,7 +148,7 @@ def write_json(table: Any, path: Path) -> list[Path]:
 
 
 @hookimpl
-def msprobe_register_writers(register: Any) -> None:
+def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """Output format ``json`` (file suffix ``.json``)."""
     register(WriterSpec("json", ".json", write_json))
 
@@ -194,7 +196,7 @@ def _rename_asked(options: CompareOptions) -> bool:
 
 
 @hookimpl
-def msprobe_register_mappers(register: Any) -> None:
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """Regex renaming of target rows, when the options ask for it: in the chain after an explicit
     data mapping (``-dm`` wins) and before ``-fm``'s aligner and the exact matcher."""
     register(MapperSpec("example-regex-rename", _rename_then_join, applies=_rename_asked,
@@ -221,6 +223,6 @@ def gzip_dump(src: Path, dst: Path) -> None:
 
 
 @hookimpl
-def msprobe_register_commands(register: Any) -> None:
+def msprobe_register_commands(register: Register[click.Command]) -> None:
     """``msprobe gzip-dump SRC DST``: a compressed copy of a dump for the loader above."""
     register(gzip_dump)

@@ -1,0 +1,82 @@
+"""UNSTABLE: core internals this repository's own plugins still use; any name here may change or go in any release.
+
+Not the plugin API. A third-party plugin imports ``msprobe_core.plugin`` (stable) and nothing here. The
+first-party plugins (above all the one whose front end speaks msprobe 8.3.3's formats: its dump.json
+walk, its workbook, its number spelling) take from here what no other plugin needs, so that the stable surface
+stays small; each name is its home module's, loaded on first use like those of ``msprobe_core.plugin``.
+A name used by a third party should move to ``msprobe_core.plugin`` (documented), not be taken from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: home module (relative to ``msprobe_core``) -> the names given to first-party plugins
+_HOMES: dict[str, tuple[str, ...]] = {
+    # the process-wide host, for code that is handed none (a worker process of the classic tensor stage)
+    ".host.registry": ("get_host",),
+    ".host.specs": ("default_canonical",),
+    # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
+    ".model": ("MODE_KERNEL", "STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
+    ".result": ("data_name_column", "stack_column"),
+    ".workers.executors": ("LocalExecutor", "usable_cpus"),
+    # dump.json and the files beside it, as the classic loader reads them
+    ".load.document": ("parse_header", "split_api_key", "walk_members"),
+    ".load.flatten": ("FieldProblem", "Flattener"),
+    ".load.dumpjson": ("load_stack",),
+    ".load.discover": ("discover_jobs",),
+    ".files.schemas": ("CompareJson", "validate"),
+    ".files.npy_reader": ("NUMERIC_KINDS",),
+    ".match.data_mapping": ("load_data_mapping",),
+    ".metrics.tensor_stage": ("safe_tensor_path",),
+    # matching and metrics helpers
+    ".match.matching": ("apply_dtype_gate", "mapped_golden_keys"),
+    ".metrics.tensor_metrics": ("compare_tensors",),
+    # cells, files out and the console
+    ".text.cells": ("neutralise", "numpy_float_text"),
+    ".text.strtod": ("pandas_strtod",),
+    ".files.outputs": ("run_stamp", "write_text_atomic"),
+    ".write.writers": ("any_formula_like",),
+    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
+    ".console.logs": ("banner_end", "setup_logging"),
+}
+
+_HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
+__all__ = sorted(_HOME_OF)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME_OF[name], "msprobe_core"), name)
+    globals()[name] = value  # found once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
+    from .console.logs import banner_end, setup_logging
+    from .files.npy_reader import NUMERIC_KINDS
+    from .files.outputs import run_stamp, write_text_atomic
+    from .files.schemas import CompareJson, validate
+    from .host.registry import get_host
+    from .host.specs import default_canonical
+    from .load.discover import discover_jobs
+    from .load.document import parse_header, split_api_key, walk_members
+    from .load.dumpjson import load_stack
+    from .load.flatten import FieldProblem, Flattener
+    from .match.data_mapping import load_data_mapping
+    from .match.matching import apply_dtype_gate, mapped_golden_keys
+    from .metrics.tensor_metrics import compare_tensors
+    from .metrics.tensor_stage import safe_tensor_path
+    from .model import MODE_KERNEL, STATE_DEBUG, STATE_PARAMETERS_GRAD
+    from .result import data_name_column, stack_column
+    from .text.cells import neutralise, numpy_float_text
+    from .text.strtod import pandas_strtod
+    from .workers.executors import LocalExecutor, usable_cpus
+    from .write.writers import any_formula_like
+    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
