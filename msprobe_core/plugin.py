@@ -22,7 +22,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.hookspecs": ("hookimpl",),
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "MapperSpec", "MatchContext", "MetricContext",
-        "MetricSpec", "NormalizerSpec", "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterSpec",
+        "MetricSpec", "NormalizerSpec", "RowNames", "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterSpec",
         "default_canonical",
     ),
     ".host.registry": ("PluginHost", "current_host", "get_host", "reset_host"),
@@ -31,7 +31,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".analysis.comm": ("CommOpSpec",),
     # the data model
     ".model": (
-        "MODE_KERNEL", "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT",
+        "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT",
         "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
     ),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
@@ -42,7 +42,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # reading input safely
     ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml",
                           "resolve_within"),
-    ".files.schemas": ("CompareJson", "validate"),
+    ".files.schemas": ("validate",),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
@@ -111,7 +111,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import atomic_path, run_stamp, write_text_atomic
-    from .files.schemas import CompareJson, validate
+    from .files.schemas import validate
     from .files.validation import (
         check_tensor_file,
         confine,
@@ -132,6 +132,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MetricContext,
         MetricSpec,
         NormalizerSpec,
+        RowNames,
         TensorMetricSpec,
         VerdictContext,
         VerdictSpec,
@@ -149,7 +150,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_stage import safe_tensor_path
     from .model import (
-        MODE_KERNEL,
         MODE_MD5,
         MODE_STATISTICS,
         MODE_TENSOR,

@@ -122,8 +122,11 @@ def write_classic(table: Any, path: Path, options: CompareOptions) -> list[Path]
 @hookimpl
 def msprobe_register_metrics(register: Any) -> None:
     """The classic table of each dump mode (every column but the verdicts), for classic runs."""
+    from .vocabulary import ACCURACY_COLUMN
+
     for mode in (MODE_TENSOR, MODE_STATISTICS, MODE_MD5):
-        register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic))
+        columns = (ACCURACY_COLUMN,) if mode == MODE_TENSOR else ()
+        register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic, columns=columns))
 
 
 @hookimpl
