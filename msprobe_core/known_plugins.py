@@ -50,6 +50,8 @@ class CommandLineForm:
     #: what the form is, for a message
     what: str
     matches: Callable[[Sequence[str]], bool]
+    #: how ``msprobe --help`` shows the form: a heading, then usage lines
+    usage: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,9 @@ class KnownPlugin:
     commands: tuple[str, ...] = ()
     command_lines: tuple[CommandLineForm, ...] = ()
     executors: tuple[str, ...] = ()
+    #: core modules that stand where its Python API used to be (importing one says where it went), and that API
+    modules: tuple[str, ...] = ()
+    python_api: tuple[str, ...] = ()
     #: the other known distributions it depends on (they are not published: a checkout installs them too)
     needs: tuple[str, ...] = ()
 
@@ -104,7 +109,13 @@ KNOWN_PLUGINS: tuple[KnownPlugin, ...] = (
                 "msprobe 8.3.3's classic command: msprobe -f pytorch|mindspore compare -i compare.json",
                 command_lines=(CommandLineForm(
                     "classic", "the classic interface ('msprobe -f FRAMEWORK compare -i compare.json')",
-                    _is_classic_form),)),
+                    _is_classic_form,
+                    usage=("Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the msprobe-classic "
+                           "plugin):",
+                           "  msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] ...",
+                           "  (options: 'msprobe -f pytorch compare --help')")),),
+                modules=("msprobe_core.legacy",),
+                python_api=("compare", "compare_distributed", "ms_compare", "ms_compare_distributed")),
     KnownPlugin("msprobe-dask", "plugins/dask", "dask", "msprobe_dask",
                 "--executor dask, --scheduler: rank pairs and tensor chunks on a Dask cluster",
                 options=("--scheduler",), executors=("dask",)),
@@ -124,7 +135,8 @@ def by_distribution(name: str) -> KnownPlugin | None:
 
 def bringing(kind: str, value: str) -> KnownPlugin | None:
     """The known plugin that brings ``value`` of ``kind``: ``framework``, ``option`` (a flag), ``layout``,
-    ``command``, ``command_line`` (a form's name) or ``executor``."""
+    ``command``, ``command_line`` (a form's name), ``executor`` or ``module`` (a core module standing where its
+    Python API used to be)."""
     for plugin in KNOWN_PLUGINS:
         if kind == "framework" and value in plugin.frameworks:
             return plugin
@@ -138,7 +150,19 @@ def bringing(kind: str, value: str) -> KnownPlugin | None:
             return plugin
         if kind == "executor" and value in plugin.executors:
             return plugin
+        if kind == "module" and value in plugin.modules:
+            return plugin
     return None
+
+
+def command_line_usage() -> list[str]:
+    """The lines ``msprobe --help`` shows for every known command-line form, a blank line after each form."""
+    lines: list[str] = []
+    for plugin in KNOWN_PLUGINS:
+        for form in plugin.command_lines:
+            if form.usage:
+                lines += [*form.usage, ""]
+    return lines
 
 
 def default_framework_plugin() -> KnownPlugin | None:

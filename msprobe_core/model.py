@@ -23,8 +23,6 @@ NA = "N/A"
 MODE_TENSOR = "tensor"
 MODE_STATISTICS = "statistics"
 MODE_MD5 = "md5"
-#: the mode of MindSpore kernel-dump tables (the kernel plugin builds them; the summary reads them)
-MODE_KERNEL = "kernel"
 
 #: the row columns of a :class:`DumpTable`, in field order
 ROW_COLUMNS = (
@@ -181,7 +179,7 @@ def _options_model() -> type:
 
     One field per core option (:data:`msprobe_core.options.CORE_OPTIONS`:
     ``output_dir``, ``output_format``, ``fuzzy_match``, ``data_mapping``…); the
-    options plugins declare (``api_mapping``, ``rank``, ``scheduler``…) are in
+    options plugins declare are in
     ``plugins`` and read as attributes too. ``extra`` is a free dict for what a run
     carries between stages. The CLI and the Python API build it through
     :meth:`msprobe_core.host.registry.PluginHost.build_options`.

@@ -25,7 +25,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.hookspecs": ("hookimpl",),
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "MapperFunction", "MapperSpec",
-        "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register",
+        "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
     ),
     ".options": ("DUMP_KINDS", "OptionSpec"),
@@ -108,6 +108,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MetricSpec,
         NormalizerSpec,
         Register,
+        RowNames,
         TensorMetricSpec,
         VerdictContext,
         VerdictSpec,

@@ -8,8 +8,9 @@ rows by it and whether the report plots it. The module-level names (``NPU_NAME``
 header is spelled in one place.
 
 :data:`CORE_COLUMNS` holds the core's columns in declaration order. That order is also the order
-of the columns in a tensor, statistics or md5 table (:meth:`ColumnRegistry.layout`); a kernel
-table orders its own columns (the kernel plugin's metric set says how).
+of the columns in a tensor, statistics or md5 table (:meth:`ColumnRegistry.layout`); a plugin's
+mode orders its own columns (its metric set says how), and declares for its mode the core columns
+its tables show.
 
 Plugins declare the columns of their metric sets through the same types: a
 :class:`~msprobe_core.host.specs.TensorMetricSpec` describes its one column
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from .model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 
 __all__ = [
     "BENCH",
@@ -49,7 +50,7 @@ IDENTITY = "identity"
 STATISTIC = "statistic"
 #: …a comparison of the two sides (Cosine, Max diff, MaxRelativeErr…)…
 METRIC = "metric"
-#: …or what the comparison concludes (Result, Err_message, Accuracy Reached or Not…)
+#: …or what the comparison concludes (Result, Err_message, a plugin's own verdict column…)
 VERDICT = "verdict"
 KINDS = (IDENTITY, STATISTIC, METRIC, VERDICT)
 
@@ -78,7 +79,9 @@ class ColumnSpec:
     relative error is infinite (a zero golden statistic) while that one is finite. ``best``: the
     value of a metric that means no difference at all (Cosine 1); a metric whose larger magnitude
     is worse means none at 0 without saying so. ``optional``: present only in some tables of its modes (the stack column, with a
-    ``stack.json``). ``plugin``: who declared it (empty for the core).
+    ``stack.json``). ``levels``: for a verdict column of a plugin, ``(cell, level)`` pairs: the cells (compared
+    stripped, in any case) that make a row a ``warning`` or an ``error`` (any other cell is a pass; the summary,
+    the report and ``--fail-on`` read them). ``plugin``: who declared it (empty for the core).
     """
 
     name: str
@@ -92,6 +95,7 @@ class ColumnSpec:
     stand_in: str | None = None
     best: float | None = None
     optional: bool = False
+    levels: tuple[tuple[str, str], ...] = ()
     plugin: str = ""
 
     def __post_init__(self) -> None:
@@ -104,8 +108,8 @@ class ColumnSpec:
 class ColumnRegistry:
     """Columns by name, in declaration order; the first declaration of a name wins.
 
-    Declaring a known name again only adds the new declaration's modes to it (a plugin's mode
-    that shows a core column).
+    Declaring a known name again only adds the new declaration's modes, and the modes it ranks
+    and plots, to it (a plugin's mode that shows a core column).
     """
 
     def __init__(self, specs: Iterable[ColumnSpec] = ()) -> None:
@@ -114,15 +118,20 @@ class ColumnRegistry:
             self.add(spec)
 
     def add(self, spec: ColumnSpec) -> ColumnSpec:
-        """Declare ``spec`` (or add its modes to the column of that name); returns the column as held."""
+        """Declare ``spec`` (or add its modes, ranked and plotted modes to the column of that name); returns the
+        column as held."""
         held = self._specs.get(spec.name)
         if held is None:
             self._specs[spec.name] = spec
             return spec
-        modes = tuple(m for m in spec.modes if m not in held.modes)
-        if modes:
-            held = self._specs[spec.name] = replace(held, modes=held.modes + modes)
+        added = {f: tuple(m for m in getattr(spec, f) if m not in getattr(held, f)) for f in ("modes", "ranks", "plots")}
+        if any(added.values()):
+            held = self._specs[spec.name] = replace(held, **{f: getattr(held, f) + ms for f, ms in added.items()})
         return held
+
+    def verdict_levels(self) -> list[ColumnSpec]:
+        """The verdict columns that declare which of their cells are warnings and errors (``levels``)."""
+        return [s for s in self._specs.values() if s.kind == VERDICT and s.levels]
 
     def copy(self) -> ColumnRegistry:
         """A registry holding the same columns (to be extended without changing this one)."""
@@ -216,11 +225,11 @@ class ColumnRegistry:
 
 CORE_COLUMNS = ColumnRegistry()
 
-_ALL = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5, MODE_KERNEL)
+_ALL = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
 _DUMP_JSON = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)  # the modes of dump.json tables
-_VALUES = (MODE_TENSOR, MODE_STATISTICS, MODE_KERNEL)  # tables with the statistic values
-_TENSOR = (MODE_TENSOR, MODE_KERNEL)  # tables with the tensor metrics
-_STATS = (MODE_STATISTICS, MODE_KERNEL)  # tables with the statistics diffs
+_VALUES = (MODE_TENSOR, MODE_STATISTICS)  # tables with the statistic values
+_TENSOR = (MODE_TENSOR,)  # tables with the tensor metrics
+_STATS = (MODE_STATISTICS,)  # tables with the statistics diffs
 
 
 def _declare(name: str, kind: str, modes: tuple[str, ...], **fields: object) -> str:
@@ -267,8 +276,6 @@ BENCH_MD5 = _declare("BENCH MD5", STATISTIC, (MODE_MD5,), side=BENCH, of="MD5")
 
 REQUIRES_GRAD_CONSISTENT = _declare("Requires_grad Consistent", VERDICT, _DUMP_JSON)
 RESULT = _declare("Result", VERDICT, _DUMP_JSON)
-# the verdict of kernel tables (and of the classic interface's tensor tables)
-ACCURACY_REACHED = _declare("Accuracy Reached or Not", VERDICT, (MODE_KERNEL,))
 ERR_MESSAGE = _declare("Err_message", VERDICT, _ALL)
 STACK_INFO = _declare("NPU_Stack_Info", IDENTITY, _DUMP_JSON, side=NPU, of="stack", optional=True)
 DATA_NAME = _declare("Data_name", IDENTITY, (MODE_TENSOR,), of="files")

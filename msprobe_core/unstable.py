@@ -18,7 +18,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.registry": ("get_host",),
     ".host.specs": ("default_canonical",),
     # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
-    ".model": ("MODE_KERNEL", "STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
+    ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
     ".result": ("data_name_column", "stack_column"),
     ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
@@ -26,7 +26,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".load.flatten": ("FieldProblem", "Flattener"),
     ".load.dumpjson": ("load_stack",),
     ".load.discover": ("discover_jobs",),
-    ".files.schemas": ("CompareJson", "validate"),
+    ".files.schemas": ("validate",),
     ".files.npy_reader": ("NUMERIC_KINDS",),
     ".match.data_mapping": ("load_data_mapping",),
     ".metrics.tensor_stage": ("safe_tensor_path",),
@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .console.logs import banner_end, setup_logging
     from .files.npy_reader import NUMERIC_KINDS
     from .files.outputs import run_stamp, write_text_atomic
-    from .files.schemas import CompareJson, validate
+    from .files.schemas import validate
     from .host.registry import get_host
     from .host.specs import default_canonical
     from .load.discover import discover_jobs
@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.matching import apply_dtype_gate, mapped_golden_keys
     from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_stage import safe_tensor_path
-    from .model import MODE_KERNEL, STATE_DEBUG, STATE_PARAMETERS_GRAD
+    from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
     from .result import data_name_column, stack_column
     from .text.cells import neutralise, numpy_float_text
     from .text.strtod import pandas_strtod

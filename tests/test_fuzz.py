@@ -28,20 +28,21 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msprobe_classic.schemas import CompareJson
 from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 
 from msprobe_core.builtin import msprobe_load_dump
 from msprobe_core.errors import MsprobeError, TensorReadError
 from msprobe_core.files.npy_reader import read_npy
-from msprobe_core.files.schemas import ApiMapping, CompareJson, LayerMapping, MergeConfig, NameMapping, validate
+from msprobe_core.files.schemas import NameMapping, validate
 from msprobe_core.files.validation import read_yaml, resolve_within
 from msprobe_core.load.document import flatten_dump
 from msprobe_core.load.dumpjson import load_stack
@@ -282,7 +283,19 @@ YAML_SEEDS = [
     b"npu_path: ./npu/dump.json\nbench_path: ./bench/dump.json\nstack_path: ./stack.json\n"
     b"is_print_compare_log: true\nrank_id: [0, 1]\n",
 ]
-YAML_MODELS = (NameMapping, LayerMapping, ApiMapping, MergeConfig, CompareJson)
+#: the pydantic models of YAML-like documents: the core's -dm mapping and the classic plugin's compare.json
+YAML_MODELS = (NameMapping, CompareJson)
+
+
+def yaml_file_loaders() -> list[Callable[[Path], object]]:
+    """The loaders that read the other files of the seeds from their path: the MindSpore plugin's -am/-cm/-lm
+    parsers (they check their documents by hand) and merge_result's config.yaml."""
+    from msprobe_mindspore.layer_mapping import load_layer_mapping_yaml
+    from msprobe_mindspore.mapping import load_api_mapping_yaml, load_cell_mapping_yaml
+
+    from msprobe_core.report.merge_result import load_config
+
+    return [load_api_mapping_yaml, load_cell_mapping_yaml, load_layer_mapping_yaml, load_config]
 
 
 # =========================================================================== fuzz targets
@@ -477,11 +490,13 @@ def test_fuzz_npy_reader(workdir: Path, capsys: pytest.CaptureFixture) -> None:
 
 
 def test_fuzz_yaml_config_loaders(workdir: Path, capsys: pytest.CaptureFixture) -> None:
-    """Mapping YAMLs, merge config and compare.json models: mutated YAML through read_yaml and every model."""
+    """Mapping YAMLs, merge config and compare.json: mutated YAML through read_yaml and every model, and through
+    the loaders that read each kind of file."""
     tally = Tally("mapping/config YAML loaders")
     path = workdir / "fuzz.yaml"
     marker = workdir / MARKER_NAME
     seeds = [*YAML_SEEDS, f"!!python/object/apply:os.system ['touch {marker}']\n".encode(), b"a: &x [1]\nb: *x\n"]
+    loaders = yaml_file_loaders()
 
     @_settings()
     @given(seed=st.integers(0, 2**64 - 1))
@@ -504,6 +519,12 @@ def test_fuzz_yaml_config_loaders(workdir: Path, capsys: pytest.CaptureFixture) 
                 except MsprobeError as exc:
                     # one line that says where: a JSON path, or (for a missing key) "at the top level"
                     assert "\n" not in str(exc) and ("$" in str(exc) or "at the top level" in str(exc))
+            for load in loaders:
+                try:
+                    load(path)
+                    ok = True
+                except MsprobeError as exc:
+                    assert "\n" not in str(exc), (load.__name__, str(exc))
             tally.accepted += ok
             tally.rejected += not ok
 

@@ -14,13 +14,15 @@ from msprobe_core import hookimpl
 from msprobe_core import result_columns as C
 from msprobe_core.host.registry import PluginHost, current_host, reset_host
 from msprobe_core.host.specs import MetricSpec, TensorMetricSpec
-from msprobe_core.model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 from msprobe_core.report.views import detect_mode, plot_metrics, view_from_table
 from msprobe_core.result import ResultTable, result_columns
 
 from .conftest import corpora_dir, no_corpora_reason
 
 REPO = Path(__file__).resolve().parents[1]
+#: the kernel plugin's mode (the core does not name it)
+MODE_KERNEL = "kernel"
 
 
 def _oracle_headers() -> dict[tuple[str, ...], Path]:
@@ -69,7 +71,7 @@ def test_layouts_of_each_mode():
 
 def test_ranking_and_plotting_roles():
     assert C.CORE_COLUMNS.main_metric(MODE_TENSOR) == (C.COSINE, False)
-    assert C.CORE_COLUMNS.main_metric(MODE_KERNEL) == (C.COSINE, False)
+    assert C.CORE_COLUMNS.main_metric(MODE_KERNEL) is None  # the kernel plugin declares its own (below)
     assert C.CORE_COLUMNS.main_metric(MODE_STATISTICS) == (C.NORM_RELATIVE_ERR, True)
     assert C.CORE_COLUMNS.main_metric(MODE_MD5) is None
     assert C.CORE_COLUMNS.plot_metrics(MODE_TENSOR) == (C.COSINE, C.MAX_RELATIVE_ERR)
@@ -85,7 +87,9 @@ def test_a_second_declaration_only_adds_modes():
     reg.add(C.ColumnSpec(C.COSINE, C.VERDICT, ("mine",), worse=C.HIGHER))
     held = reg.get(C.COSINE)
     assert held.kind == C.METRIC and held.worse == C.LOWER and held.modes[-1] == "mine"
-    assert C.CORE_COLUMNS.get(C.COSINE).modes == (MODE_TENSOR, MODE_KERNEL)  # the copy changed, not the core's
+    assert C.CORE_COLUMNS.get(C.COSINE).modes == (MODE_TENSOR,)  # the copy changed, not the core's
+    reg.add(C.ColumnSpec(C.COSINE, C.METRIC, ("mine",), ranks=("mine",), plots=("mine",)))
+    assert reg.main_metric("mine") == (C.COSINE, False) and reg.plot_metrics("mine") == (C.COSINE,)
     with pytest.raises(ValueError, match="kind"):
         C.ColumnSpec("X", "colour")
 
@@ -139,6 +143,12 @@ def test_kernel_metric_set_declares_its_own_columns():
     csv_file = cols.get("NPU CSV File")
     assert csv_file is not None and csv_file.modes == (MODE_KERNEL,) and csv_file.plugin
     assert cols.twin("Bench CSV File") == "NPU CSV File"
+    # its ranked and plotted metrics, and its verdict column with the cells that are errors and warnings
+    assert cols.main_metric(MODE_KERNEL) == (C.COSINE, False)
+    assert cols.plot_metrics(MODE_KERNEL) == (C.COSINE, C.MAX_RELATIVE_ERR)
+    verdict = cols.get("Accuracy Reached or Not")
+    assert verdict is not None and MODE_KERNEL in verdict.modes and dict(verdict.levels) == {
+        "No": "error", "Unmatched": "warning"}
 
 
 # --------------------------------------------------------------------------- one place spells the names
@@ -159,12 +169,16 @@ def _modules() -> list[Path]:
 
 
 def test_column_names_are_spelled_only_where_they_are_declared():
+    from msprobe_classic import vocabulary as classic_vocabulary
     from msprobe_kernel import columns as kernel_columns
 
-    names = {s.name for s in C.CORE_COLUMNS} | {kernel_columns.NPU_CSV_FILE.name, kernel_columns.BENCH_CSV_FILE.name}
+    names = {s.name for s in C.CORE_COLUMNS} | {kernel_columns.NPU_CSV_FILE.name, kernel_columns.BENCH_CSV_FILE.name,
+                                                 kernel_columns.ACCURACY_REACHED.name}
     declared = {Path(C.__file__).resolve(), Path(kernel_columns.__file__).resolve()}
+    # the kernel and the classic plugins each declare their own 'Accuracy Reached or Not' (neither needs the other)
+    also = {(Path(classic_vocabulary.__file__).resolve(), classic_vocabulary.ACCURACY)}
     spelled = [f"{p.relative_to(REPO)}:{line}: {text!r}" for p in _modules() if p.resolve() not in declared
-               for line, text in _string_constants(p) if text in names]
+               for line, text in _string_constants(p) if text in names and (p.resolve(), text) not in also]
     assert not spelled, "use the names of msprobe_core.result_columns:\n" + "\n".join(spelled)
 
 

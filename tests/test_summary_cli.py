@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.report.divergence import first_divergence_of
+from msprobe_core.report.modes import row_names
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.summary import summarize
 from msprobe_core.report.views import ResultView, node_of, row_verdicts
@@ -166,7 +167,9 @@ def test_report_command_errors(tmp_path, run_cli):
     ],
 )
 def test_node_of(name, node, direction):
-    assert node_of(name) == (node, direction)
+    # a kernel row's call comes from the kernel plugin's file-name grammar (MetricSpec.row_names of its mode)
+    grammar = row_names("kernel") if name.endswith(".npy") else None
+    assert node_of(name, grammar) == (node, direction)
 
 
 def _view(rows: list[dict[str, str]], mode: str = "tensor") -> ResultView:

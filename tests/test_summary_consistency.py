@@ -30,6 +30,7 @@ from msprobe_core.pipeline.sink import KEEP_TABLES
 from msprobe_core.report import finish
 from msprobe_core.report.accumulate import SummaryAccumulator, view_partial
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
+from msprobe_core.report.modes import row_names
 from msprobe_core.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.report.summary import format_summary, summarize
 from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_number
@@ -153,8 +154,8 @@ def test_summary_is_consistent(compare, case, args):
         where = f" [{fd['rank']}]" if fd["rank"] else ""
         assert f"first divergence{where}: {fd['node']}\n" in block
         assert fd["reason"] in block
-        assert node_of(fd["row"])[0] == fd["node"]
         chosen = [p for p in payload["parts"] if p["chosen"]]
+        assert node_of(fd["row"], row_names(chosen[0]["mode"]) if chosen else None)[0] == fd["node"]
         assert len(chosen) == 1 and chosen[0]["first"]["node"] == fd["node"]
         assert chosen[0]["first"]["pos"] == fd["index"]
     else:

@@ -17,14 +17,10 @@ import time
 import click
 
 from ..errors import CompareFailed
-from ..known_plugins import bringing, hint_for
+from ..known_plugins import command_line_usage, hint_for
 from .guard import escape_unencodable_output, guarded, usage_error_line
 
 log = logging.getLogger("msprobe")
-
-
-#: the known plugin that brings msprobe 8.3.3's command line (the epilog shows it)
-_CLASSIC = bringing("command_line", "classic")
 
 
 class _MsprobeGroup(click.Group):
@@ -60,12 +56,7 @@ class _MsprobeGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-_EPILOG = f"""\b
-Classic interface (msprobe 8.3.3 tables, highlights and advisor; from the {_CLASSIC.distribution if _CLASSIC else 'a'} plugin):
-  msprobe -f pytorch|mindspore compare -i compare.json [-o OUT] [-s] [-c] [-f] ...
-  (options: 'msprobe -f pytorch compare --help')
-
---debug may go anywhere on the command line; the exit code stays the same.
+_EPILOG = "\b\n" + "".join(line + "\n" for line in command_line_usage()) + """--debug may go anywhere on the command line; the exit code stays the same.
 Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins,
 what each gives, and the known plugins not installed with their install command.
 Run 'msprobe COMMAND --help' for the options of a command."""

@@ -16,8 +16,6 @@ from pydantic import (
     ConfigDict,
     Field,
     RootModel,
-    StrictBool,
-    StrictInt,
     StrictStr,
     ValidationError,
     field_validator,
@@ -27,12 +25,7 @@ from ..errors import InputError, MsprobeError
 from .validation import describe, json_path
 
 __all__ = [
-    "ApiMapping",
-    "ApiMappingEntry",
-    "CompareJson",
     "DumpHeader",
-    "LayerMapping",
-    "MergeConfig",
     "NameMapping",
     "pydantic_message",
     "validate",
@@ -126,45 +119,7 @@ class DumpHeader(BaseModel):
         return value
 
 
-# --------------------------------------------------------------------------- compare.json (classic interface)
-def _non_empty(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return value
-
-
-NonEmptyStr = Annotated[StrictStr, BeforeValidator(lambda v: _non_empty(v) if isinstance(v, str) else v)]
-
-
-class CompareJson(BaseModel):
-    """``compare.json`` of the classic ``msprobe -f FW compare -i compare.json`` interface.
-
-    Unknown keys are ignored (as msprobe does). ``rank_id``/``step_id`` select the
-    kernel-dump form; ``common`` the MindSpore common-dir form.
-    """
-
-    model_config = ConfigDict(extra="ignore")
-
-    npu_path: NonEmptyStr
-    bench_path: NonEmptyStr
-    stack_path: NonEmptyStr | None = None
-    is_print_compare_log: StrictBool = True
-    rank_id: list[Annotated[StrictInt, Field(ge=0)]] | None = None
-    step_id: list[Annotated[StrictInt, Field(ge=0)]] | None = None
-    common: StrictBool | None = None
-
-
-# --------------------------------------------------------------------------- merge_result config.yaml
-class MergeConfig(BaseModel):
-    """``msprobe merge_result -config config.yaml``: APIs to pick and compare indexes to show."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    api: list[NonEmptyStr] = Field(min_length=1)
-    compare_index: list[NonEmptyStr] | None = None
-
-
-# --------------------------------------------------------------------------- mapping YAMLs
+# --------------------------------------------------------------------------- the data mapping YAML
 def _name_scalar(value: Any) -> Any:
     """YAML scalars usable as names: strings, and integers written without quotes (``5: 0``)."""
     if isinstance(value, bool):
@@ -178,52 +133,4 @@ Name = Annotated[StrictStr, BeforeValidator(_name_scalar), Field(min_length=1)]
 
 
 class NameMapping(RootModel[dict[Name, Name]]):
-    """A flat ``{name: name}`` mapping: ``data_mapping.yaml`` and ``cell_mapping.yaml``."""
-
-
-class LayerMapping(RootModel[dict[Name, dict[Name, Name] | None]]):
-    """``layer_mapping.yaml``: ``{LayerType: {child_path: target_name}}``."""
-
-
-Position = Annotated[StrictInt | StrictStr, Field(union_mode="left_to_right")]
-
-
-def _positions(value: Any) -> Any:
-    if value is None:
-        return []
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
-        return [value]
-    return value
-
-
-Positions = Annotated[list[Position], BeforeValidator(_positions)]
-
-
-class ApiMappingEntry(BaseModel):
-    """One entry of a user ``api_mapping.yaml`` (MindSpore → PyTorch API names and argument positions)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    ms_api: NonEmptyStr
-    pt_api: NonEmptyStr
-    ms_args: Positions = []
-    pt_args: Positions = []
-    ms_outputs: Positions = []
-    pt_outputs: Positions = []
-    ms_output: Positions | None = None
-    pt_output: Positions | None = None
-    ms_parameters: Positions = []
-    pt_parameters: Positions = []
-    ms_parameters_grad: Positions = []
-    pt_parameters_grad: Positions = []
-
-    @field_validator("ms_api", "pt_api")
-    @classmethod
-    def _api_name(cls, value: str) -> str:
-        if value.count(".") != 1:
-            raise ValueError(f"'{value}' must be '<api_type>.<api_name>' as in dump.json (e.g. Functional.abs)")
-        return value
-
-
-class ApiMapping(RootModel[list[ApiMappingEntry]]):
-    """A user ``api_mapping.yaml``: a list of :class:`ApiMappingEntry`."""
+    """A flat ``{name: name}`` mapping: ``data_mapping.yaml`` (``-dm``)."""

@@ -12,10 +12,8 @@ What is validated where:
   :mod:`msprobe_core.files.schemas` (import them from there, when used: pydantic is slow to import;
   a well-formed dump header is checked by :func:`header_fields` without them):
   :class:`DumpHeader` (the top level of ``dump.json``/``debug.json``, without
-  ``data``), :class:`CompareJson` (``compare.json`` of the classic interface),
-  :class:`MergeConfig` (``merge_result`` ``config.yaml``) and the mapping YAMLs
-  (:class:`NameMapping` for data/cell mapping, :class:`LayerMapping`,
-  :class:`ApiMappingEntry`). :func:`validate` runs a model and turns a
+  ``data``) and :class:`NameMapping` (``-dm``). :func:`validate` runs a model (the core's, or a
+  plugin's own, e.g. for the files of its options) and turns a
   :class:`pydantic.ValidationError` into an :class:`~msprobe_core.errors.MsprobeError`.
 * **Dump entries** (100k+ per file) are *not* run through pydantic: the flattener in
   ``load/flatten.py`` type-checks each leaf inline at the cost of a few ``type() is``

@@ -8,8 +8,10 @@ A mapper gets a :class:`MatchContext`, a metric set a :class:`MetricContext`, a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -274,7 +276,69 @@ class MetricSpec:
     #: ``(target, golden)`` framework names of every result of this mode, for a mode only one framework
     #: dumps: what the summary and the report name when a result's files (read back) do not say
     frameworks: tuple[str, str] | None = None
+    #: the grammar of the row names of this mode when each row is one dumped file: the summary and the report
+    #: restore execution order and each row's call from it (``None``: rows are in execution order already)
+    row_names: RowNames | None = None
+    #: whether a result header read back (its column names, ``msprobe report``) is a table of this mode;
+    #: asked before the core's own modes are guessed from the metric columns
+    recognizes: Callable[[Sequence[str]], bool] | None = None
+    #: the first-divergence rule judges a row of this mode on its error relative to the golden tensor, not
+    #: on the absolute ``MaxAbsErr > 1`` floor, and the mode's ``error`` verdict alone (an absolute rule)
+    #: names a row only when no row crosses a threshold
+    relative_errors: bool = False
     plugin: str = ""
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@dataclass(frozen=True)
+class RowNames:
+    """How a mode names its rows when each row is one dumped file (``MetricSpec.row_names``).
+
+    ``pattern``: a regular expression that the file name of a row's name (its last path component) matches,
+    written in the syntax Python and JavaScript share (the report's page gets it with ``(?P<g>`` spelled
+    ``(?<g>``). Its group ``node`` is the call the row belongs to; its group ``order``, an integer, puts the
+    rows in execution order (a row it does not match goes first). ``readable``: the short name the report
+    shows for a matching file name, a ``str.format`` template over the groups. ``backward``: texts (any
+    case) whose presence in a node puts it in the backward pass. ``suffix``: the ending of the row names
+    that are such files (other rows of the mode, if any, are named as dump rows are; empty: every row).
+    """
+
+    pattern: str
+    readable: str = "{node}"
+    backward: tuple[str, ...] = ()
+    suffix: str = ""
+
+    def match(self, name: str) -> re.Match[str] | None:
+        """The pattern's match on the file name of row name ``name`` (``None``: not this grammar's)."""
+        return _compiled(self.pattern).match(file_name(name))
+
+    def node(self, name: str) -> tuple[str, str] | None:
+        """The call of row ``name`` (its file name when the pattern does not match) and its direction
+        (``None``: ``name`` is not a file name of this grammar, see ``suffix``)."""
+        if not name.endswith(self.suffix):
+            return None
+        m = self.match(name)
+        node = m.group("node") if m else file_name(name)
+        low = node.lower()
+        return node, ("backward" if any(t.lower() in low for t in self.backward) else "forward")
+
+    def order_key(self, name: str) -> int:
+        """The execution-order key of row ``name`` (``-1`` when the pattern does not match)."""
+        m = self.match(name)
+        return int(m.group("order")) if m else -1
+
+    def js_pattern(self) -> str:
+        """The pattern in JavaScript's spelling of named groups."""
+        return self.pattern.replace("(?P<", "(?<")
+
+
+def file_name(name: str) -> str:
+    """The last component of a path-like row name (either separator)."""
+    return name.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ r"""The run summary built incrementally: results fed chunk by chunk, ranks merge
 * a :class:`SummaryAccumulator` takes the partials in result order and makes the summary dict, the same
   whatever the chunk sizes, whichever process built each partial, in whatever order ranks finished.
 
-Memory is bounded by one chunk (plus what the chunk's producer holds). A kernel table is the exception:
-its rows are sorted by name and put in execution order only over every row, so its chunks are gathered
-(kernel tables are small: one row per dumped tensor file).
+Memory is bounded by one chunk (plus what the chunk's producer holds). A table of a plugin's mode whose
+rows are named by their files (``MetricSpec.row_names``) is the exception: its rows may be sorted otherwise
+and are put in execution order only over every row, so its chunks are gathered (such tables are small: one
+row per dumped tensor file).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL, MODE_TENSOR
+from ..model import MODE_TENSOR
 from ..workers.gcpause import gc_paused
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
@@ -38,7 +39,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
-from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of
+from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
 #: How many worst rows a summary lists.
@@ -88,14 +89,16 @@ class ViewAccumulator:
         self._queries = tuple(queries)
         self._limit = limit
         self._partial: ViewPartial | None = None
-        self._kernel: list[ResultChunk] = []
+        #: the chunks of a result put in execution order only over every row (see the module's doc)
+        self._gathered: list[ResultChunk] = []
+        self._gather = False
         self._origin = 0  # the first row fed (a continuation's, see continued())
 
     @property
     def rows(self) -> int:
         """Rows fed so far."""
-        if self._kernel:
-            return sum(len(c) for c in self._kernel)
+        if self._gathered:
+            return sum(len(c) for c in self._gathered)
         return self._partial.rows if self._partial is not None else 0
 
     def feed(self, chunk: ResultView) -> None:
@@ -106,8 +109,9 @@ class ViewAccumulator:
             raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self._origin + self.rows} rows")
         if self._partial is None:
             self._partial = ViewPartial(*head_of(chunk), worst=WorstRows(self._limit), search=RowSearch(self._queries))
-        if chunk.mode == MODE_KERNEL:  # execution order is known only over every row (see the module's doc)
-            self._kernel.append(chunk if isinstance(chunk, ResultChunk) else ResultChunk(
+            self._gather = view_grammar(chunk) is not None
+        if self._gather:  # execution order is known only over every row (see the module's doc)
+            self._gathered.append(chunk if isinstance(chunk, ResultChunk) else ResultChunk(
                 chunk.label, chunk.mode, chunk.columns, chunk.cells, chunk.files, chunk.frameworks, chunk.level,
                 chunk.dump_mode))
             return
@@ -148,10 +152,11 @@ class ViewAccumulator:
 
     def absorb(self, later: ViewPartial) -> None:
         """Take the partial of a :meth:`continued` accumulator whose first row is the row after everything fed
-        here: the partial is then the one of feeding those rows here (kernel results are not split)."""
+        here: the partial is then the one of feeding those rows here (results whose chunks are gathered are not
+        split)."""
         p = self._partial
-        if p is None or self._kernel:
-            raise ValueError("a continuation is absorbed after the rows before it, and not into a kernel result")
+        if p is None or self._gathered:
+            raise ValueError("a continuation is absorbed after the rows before it, and not into a gathered result")
         p.rows += later.rows
         p.unmatched += later.unmatched
         p.not_compared += later.not_compared
@@ -165,9 +170,9 @@ class ViewAccumulator:
         """The partial of everything fed (``files``: the result's files, when known only now)."""
         if self._partial is None:
             raise ValueError("no chunk was fed")
-        if self._kernel:
-            whole = concat_chunks(self._kernel)
-            self._kernel = []
+        if self._gathered:
+            whole = concat_chunks(self._gathered)
+            self._gathered = []
             self._take(whole, 0)
         if files is not None:
             self._partial.files = [Path(f) for f in files]

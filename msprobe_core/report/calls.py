@@ -8,18 +8,25 @@ the call (``input.0``) are taken without asking."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .views import node_of
 
+if TYPE_CHECKING:
+    from ..host.specs import RowNames
+
 _LEAVES = ("input.", "output.", "parameters.")
 
 
 class CallNumbers:
-    """Numbers the calls of a result (runs of consecutive rows of one node, :func:`node_of`) in execution order."""
+    """Numbers the calls of a result (runs of consecutive rows of one node, :func:`node_of`) in execution order.
 
-    def __init__(self) -> None:
+    ``grammar``: the row-name grammar of the result's mode, when its rows are named by their files."""
+
+    def __init__(self, grammar: RowNames | None = None) -> None:
+        self.grammar = grammar
         self.node: str | None = None
         self.count = 0
         #: leaves (``input.0``) after which a row surely belongs to a node ending in forward/backward
@@ -37,7 +44,7 @@ class CallNumbers:
             # the rows of one call share its name as a prefix; node_of is needed only where that may not decide
             if sure is not None and name.startswith(dot) and name[k:] in sure:
                 continue
-            nd = node_of(name)[0]
+            nd = node_of(name, self.grammar)[0]
             if nd == node:
                 if sure is not None and name.startswith(dot) and _sure_leaf(name[k:], sure is self._leaves[1]):
                     sure.add(name[k:])
@@ -56,6 +63,8 @@ class CallNumbers:
 
     def _sure(self, node: str) -> tuple[str, int, set[str] | None]:
         """(node + ".", its length, the leaves known to keep a row in ``node``: ``None`` when no leaf is sure)."""
+        if self.grammar is not None:  # a file's call is what its grammar says: no leaf is sure
+            return "", 0, None
         tokens = node.split(".")
         last = tokens[-1]
         if last == "parameters_grad":
@@ -72,6 +81,6 @@ def _sure_leaf(leaf: str, after_grad: bool) -> bool:
     """Whether ``node.leaf`` belongs to ``node`` for every ``node`` ending in forward/backward (or one and a call
     number; ``after_grad``: in parameters_grad), as :func:`node_of` decides: ``leaf`` holds no direction token,
     and after forward/backward it starts with input/output/parameters (a call number would be taken in)."""
-    if leaf.endswith(".npy") or any(t in leaf for t in ("forward", "backward", "parameters_grad")):
+    if any(t in leaf for t in ("forward", "backward", "parameters_grad")):
         return False
     return after_grad or leaf.startswith(_LEAVES)

@@ -5,9 +5,9 @@ and sampled for the HTML report chunk by chunk, so that no consumer needs the wh
 a :class:`ResultChunk` is the rows ``[start, start + len(chunk))`` of one result, with every column of
 the result and the result's own label, mode, files and frameworks. It *is* a
 :class:`~msprobe_core.report.views.ResultView` (cells spelled as in the CSV), so whatever reads a view
-reads a chunk; only :meth:`~msprobe_core.report.views.ResultView.order` is the chunk's own (kernel
-tables, sorted by name, are put in execution order by whoever needs the whole: the accumulator gathers
-their chunks).
+reads a chunk; only :meth:`~msprobe_core.report.views.ResultView.order` is the chunk's own (tables of a
+mode named by their files, which may be sorted otherwise, are put in execution order by whoever needs the
+whole: the accumulator gathers their chunks).
 
 Where chunks come from:
 
@@ -155,8 +155,8 @@ def table_chunks(
 
 
 def concat_chunks(chunks: Sequence[ResultChunk]) -> ResultView:
-    """The rows of consecutive chunks of one result as one view (for consumers that need the whole: kernel
-    tables, whose execution order is known only over every row)."""
+    """The rows of consecutive chunks of one result as one view (for consumers that need the whole: tables
+    whose execution order is known only over every row)."""
     first = chunks[0]
     cells = {c: [v for ch in chunks for v in ch.cells[c]] for c in first.columns}
     return ResultChunk(**_meta(first), cells=cells, start=first.start)

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL
 from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
+from .modes import relative_errors
 from .thresholds import threshold_columns, threshold_reason
-from .views import ResultView, err_messages, framework_specs, node_of, verdict_of_result
+from .views import ResultView, err_messages, framework_specs, levelled_verdict, node_of, verdict_of_result, view_grammar
 
 
 @dataclass
@@ -104,14 +104,14 @@ def plain_messages(messages: Iterable[str], verdict: str) -> list[str]:
 
 
 def _verdict_text(view: ResultView, i: int, messages: Sequence[str]) -> str:
-    """``Result error: <messages>`` (or ``Accuracy Reached or Not is No``): the cell that made row ``i`` an error."""
+    """``Result error: <messages>`` (or ``<a plugin's verdict column> is No``): the cell that made row ``i`` an error."""
     verdict = view.verdicts()[i]
     res = view.column(C.RESULT)
-    acc = view.column(C.ACCURACY_REACHED)
+    own = levelled_verdict(view)
     if res is not None and verdict_of_result(res[i]) == verdict:
         head = f"{C.RESULT} {res[i].strip()}"
-    elif acc is not None:
-        head = f"{C.ACCURACY_REACHED} is {acc[i].strip()}"
+    elif own is not None:
+        head = f"{own} is {view.cells[own][i].strip()}"
     else:
         head = f"verdict {verdict}"
     return f"{head}: {'; '.join(messages)}" if messages else head
@@ -121,15 +121,15 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     """First row in execution order that diverges, and why.
 
     A row diverges when its verdict is ``error`` for a numeric reason (not only a
-    requires_grad or dtype-spelling message; not for kernel rows, whose verdict is
-    the absolute rule the kernel thresholds replace), when its two sides differ in
-    floating-point dtype or in shape (dtypes compared framework-neutrally, so
-    ``Float32`` equals ``torch.float32``), or when a metric
-    crosses a threshold: tensor/kernel — Cosine < 0.9, or Cosine < 0.99 with
-    MaxAbsErr > 0.001; then tensor — MaxAbsErr > 1 (the classic "accuracy not
-    reached" rule), kernel — an error of more than 1 % of the golden tensor
-    (EucDist / Bench l2norm, or MaxAbsErr / max|Bench|); statistics (and
-    statistic.csv kernel dumps) — relative L2-norm error > 1 %; md5 — a
+    requires_grad or dtype-spelling message; not for rows of a mode judged on relative
+    error (``MetricSpec.relative_errors``), whose verdict is the absolute rule the
+    relative thresholds replace), when its two sides differ in
+    floating-point dtype or in shape (dtypes compared framework-neutrally), or when a metric
+    crosses a threshold (:mod:`msprobe_core.report.thresholds`): rows with a Cosine —
+    Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001; then MaxAbsErr > 1 (the
+    classic "accuracy not reached" rule), or for a mode judged on relative error an
+    error of more than 1 % of the golden tensor (EucDist / Bench l2norm, or
+    MaxAbsErr / max|Bench|); statistics rows — relative L2-norm error > 1 %; md5 — a
     differing CRC (an ``error`` verdict). Unmatched rows are skipped, and so are
     rows the verdict rule did not judge (two frameworks' backward tensors recorded with other shapes).
 
@@ -173,14 +173,16 @@ class DivergenceScan:
         unmatched = view.unmatched()
         msgs = view.column(C.ERR_MESSAGE) or [""] * len(view)
         nums: dict[str, list[float | None]] = {}
-        for col in threshold_columns(view.mode):
+        relative = relative_errors(view.mode)
+        for col in threshold_columns(relative):
             parsed = view.numbers(col)
             if parsed is not None:
                 nums[col] = parsed
         first_error = first_unmatched_error = None
-        # a kernel row's error verdict is msprobe's absolute rule (MaxAbsErr > 1), which the relative
-        # thresholds replace: alone it names a row only as the fallback
-        verdict_decides = view.mode != MODE_KERNEL
+        # the error verdict of a mode judged on relative error is an absolute rule (MaxAbsErr > 1), which the
+        # relative thresholds replace: alone it names a row only as the fallback
+        verdict_decides = not relative
+        grammar = view_grammar(view)
         for pos, i in enumerate(view.order(), start=offset):
             if unmatched[i]:
                 if first_unmatched_error is None and verdicts[i] == "error":
@@ -188,7 +190,7 @@ class DivergenceScan:
                 continue
             if msgs[i] and _NOT_JUDGED in msgs[i]:
                 continue  # no evidence either way
-            reason = _drift_reason(view, i) or threshold_reason(view, i, nums)
+            reason = _drift_reason(view, i) or threshold_reason(view, i, nums, relative)
             if verdicts[i] == "error":
                 messages = plain_messages(err_messages(msgs[i]), "error")
                 numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
@@ -199,7 +201,7 @@ class DivergenceScan:
                 elif first_error is None:
                     first_error = (pos, i)
             if reason:
-                self.found = Divergence(node_of(names[i])[0], names[i], view.label, pos, reason)
+                self.found = Divergence(node_of(names[i], grammar)[0], names[i], view.label, pos, reason)
                 break
         # a fallback is spelled while its chunk is at hand; only the first of the whole result is kept
         if self.first_error is None and first_error is not None:
@@ -225,7 +227,7 @@ def _fallback(view: ResultView, pos: int, i: int, msgs: Sequence[str]) -> Diverg
     names = view.names
     text = _verdict_text(view, i, plain_messages(err_messages(msgs[i]), "error"))
     which = "the first error row, unmatched" if view.unmatched()[i] else "the first error row"
-    return Divergence(node_of(names[i])[0], names[i], view.label, pos,
+    return Divergence(node_of(names[i], view_grammar(view))[0], names[i], view.label, pos,
                       f"{text} ({which}; no row drifts in dtype or shape or crosses a metric threshold)",
                       source="verdict")
 

@@ -33,8 +33,9 @@ from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
 from ..write.writers import atomic_path
 from .divergence import Divergence, carried_in, is_mixed_layout
+from .modes import page_declarations
 from .sampling import ViewSample, sample_note, sample_threshold, sample_views, watched_calls
-from .views import ResultView, node_of, plot_metrics
+from .views import ResultView, node_of, plot_metrics, view_grammar
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
 #: as its target-side twin, and the tensor file names as the row names they start with.
@@ -211,8 +212,9 @@ def build_payload(
         positions = samples[k_view].positions if samples is not None else None
         names = view.names
         row_nodes = []
+        grammar = view_grammar(view)
         for name in names:
-            node, direction = node_of(name)
+            node, direction = node_of(name, grammar)
             k = nodes.get(node)
             if k is None:
                 k = nodes[node] = len(nodes)
@@ -276,6 +278,7 @@ def build_payload(
         "detail": detail,
         "spread": divergence_spread(views, analysis, orders),
         "mixed": mixed,
+        **page_declarations(views),
     }
     if samples is not None:
         payload["sample"] = sample_note(samples)

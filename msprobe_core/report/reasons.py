@@ -14,7 +14,7 @@ from .. import result_columns as C
 from ..model import MODE_STATISTICS, MODE_TENSOR
 from ..verdicts.rules import MSG_COSINE_WARN, MSG_ONE_THOUSANDTH, MSG_REL_WARN
 from .divergence import plain_messages
-from .views import ResultView, err_messages
+from .views import ResultView, err_messages, levelled_verdict
 
 #: what msprobe's own message gets wrong, said after it (the verdict itself is msprobe's, kept)
 _NOTES = {
@@ -48,9 +48,9 @@ def row_reason(view: ResultView, i: int) -> str:
         said = plain_messages(messages, verdict)
         notes = [_NOTES[m.strip()] for m in messages if m.strip() in _NOTES]
         return "; ".join(said) + (f" ({'; '.join(notes)})" if notes else "")
-    acc = view.column(C.ACCURACY_REACHED)
-    if acc is not None and view.column(C.RESULT) is None:
-        return f"Accuracy Reached or Not is {acc[i].strip() or 'empty'}"
+    own = levelled_verdict(view)  # a plugin's verdict column, where the table has no Result
+    if own is not None and view.column(C.RESULT) is None:
+        return f"{own} is {view.cells[own][i].strip() or 'empty'}"
     res = view.column(C.RESULT)
     if verdict != "pass":
         return f"its Result cell reads {res[i].strip()!r}, with no message" if res is not None else "no message"

@@ -20,7 +20,7 @@ _RANK_IN_NAME = re.compile(r"(?:^|_)(rank\d*|proc\d+|\d+_\d+)_\d{14}(?:_part_\d+
 
 
 def label_from_path(path: Path) -> str:
-    """``rank1`` from ``compare_result_rank1_20260101120000.csv``; ``rank 0 step 1`` for kernel names."""
+    """``rank1`` from ``compare_result_rank1_20260101120000.csv``; ``rank 0 step 1`` for ``<rank>_<step>`` names (a result per rank and step)."""
     m = _RANK_IN_NAME.search(path.stem)
     if not m:
         return ""

@@ -40,13 +40,21 @@ from typing import Any
 import numpy as np
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL
 from ..result_columns import known_columns
 from .buckets import Buckets, Decimated, TopRows
 from .calls import CallNumbers
 from .chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
 from .divergence import first_divergence_of
-from .views import VERDICT_LEVEL, ResultHead, ResultView, SpelledColumns, head_of, main_metric, plot_metrics
+from .views import (
+    VERDICT_LEVEL,
+    ResultHead,
+    ResultView,
+    SpelledColumns,
+    head_of,
+    main_metric,
+    plot_metrics,
+    view_grammar,
+)
 
 #: Above this many rows (all results together) the report shows a sample; at or below it, every row.
 BIG_ROWS = 200_000
@@ -167,7 +175,8 @@ class ViewSampler:
         self.allowance = allowance
         self.watch = set(watch)
         self._meta: ResultView | None = None
-        self._kernel: list[ResultView] = []
+        self._gathered: list[ResultView] = []  # chunks put in execution order only over every row
+        self._gather = False
         self.total = 0
         self._rows: dict[int, tuple[str, ...]] = {}
         self._fixed: set[int] = set()
@@ -181,6 +190,9 @@ class ViewSampler:
 
     def _start(self, chunk: ResultView) -> None:
         self._meta = chunk
+        grammar = view_grammar(chunk)
+        self._gather = grammar is not None
+        self._calls = CallNumbers(grammar)
         b = self.budget
         self._plot = [m for m in plot_metrics(chunk.mode) if m in chunk.cells]
         self._main = main_metric(chunk.mode)
@@ -197,8 +209,8 @@ class ViewSampler:
         """Take the next chunk of the result (a whole view counts as one chunk)."""
         if self._meta is None:
             self._start(chunk)
-        if chunk.mode == MODE_KERNEL:  # sorted by name: execution order is known only over every row
-            self._kernel.append(chunk)
+        if self._gather:  # rows named by their files: execution order is known only over every row
+            self._gathered.append(chunk)
             return
         self._take_rows(chunk)
 
@@ -344,8 +356,8 @@ class ViewSampler:
         """The sample of everything fed."""
         if self._meta is None:
             raise ValueError("no chunk was fed")
-        if self._kernel:
-            chunks, self._kernel = self._kernel, []
+        if self._gathered:
+            chunks, self._gathered = self._gathered, []
             for chunk in _in_execution_order(chunks):
                 self._take_rows(chunk)
         if not self._whole():
@@ -366,7 +378,7 @@ def _shared(cells: Sequence[str]) -> list[str]:
 
 
 def _in_execution_order(chunks: list[ResultView]) -> Iterable[ResultView]:
-    """Kernel chunks gathered, their rows put in execution order (:meth:`ResultView.order`), re-cut into chunks."""
+    """Chunks gathered, their rows put in execution order (:meth:`ResultView.order`), re-cut into chunks."""
     whole = concat_chunks(chunks) if len(chunks) > 1 else chunks[0]
     order = whole.order()
     cells = {c: [whole.cells[c][i] for i in order] for c in whole.columns}

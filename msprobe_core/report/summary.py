@@ -44,7 +44,7 @@ def summarize(
 
 
 def short_name(name: str, limit: int = 96) -> str:
-    """A row name for the console: the file name of a kernel path, middle-elided past ``limit``."""
+    """A row name for the console: the file name of a path-like name (a plugin's file rows), middle-elided past ``limit``."""
     if "/" in name or "\\" in name:
         name = name.replace("\\", "/").rsplit("/", 1)[-1]
     if len(name) > limit:

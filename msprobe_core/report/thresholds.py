@@ -1,9 +1,10 @@
 """The metric thresholds of the built-in first-divergence rule (:mod:`msprobe_core.report.divergence`).
 
-Tensor rows: Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001, or MaxAbsErr > 1. Kernel rows: the
-same Cosine rules, then an error of more than 1 % of the golden tensor (not an absolute floor: kernel
-outputs range from variances near 0.3 to logits near 1e4). Statistics rows and statistic.csv kernel
-rows: a relative L2-norm error over 1 %.
+Tensor rows: Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001, or MaxAbsErr > 1. Rows of a mode
+judged on relative error (``MetricSpec.relative_errors``): the same Cosine rules, then an error of more
+than 1 % of the golden tensor (not an absolute floor: the outputs of one graph may range from variances
+near 0.3 to logits near 1e4). Statistics rows: a relative L2-norm error over 1 %. A plugin's mode is
+judged as tensor rows where its table has a Cosine column, as statistics rows otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import math
 from typing import TYPE_CHECKING
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL, MODE_STATISTICS, MODE_TENSOR
+from ..model import MODE_STATISTICS, MODE_TENSOR
+from .modes import CORE_MODES
 
 if TYPE_CHECKING:
     from .views import ResultView
@@ -23,8 +25,9 @@ COSINE_HARD_MIN = 0.9
 MAX_ABS_ERR_MIN = 0.001
 MAX_ABS_ERR_HARD = 1.0
 NORM_REL_ERR_MAX = 0.01
-#: Kernel rows: the largest error relative to the golden tensor that is still noise (as ``NORM_REL_ERR_MAX``).
-KERNEL_REL_ERR_MAX = 0.01
+#: Rows judged on relative error: the largest error relative to the golden tensor that is still noise
+#: (as ``NORM_REL_ERR_MAX``).
+REL_ERR_MAX = 0.01
 
 
 def _fmt(v: float) -> str:
@@ -36,8 +39,8 @@ def _cell(nums: dict[str, list[float | None]], column: str, i: int) -> float | N
     return values[i] if values is not None else None
 
 
-def _kernel_relative_reason(nums: dict[str, list[float | None]], i: int) -> str | None:
-    """A kernel row whose error is more than :data:`KERNEL_REL_ERR_MAX` of its golden tensor.
+def _relative_reason(nums: dict[str, list[float | None]], i: int) -> str | None:
+    """A row whose error is more than :data:`REL_ERR_MAX` of its golden tensor.
 
     Two shares, both from the row's own cells: ``EucDist / Bench l2norm`` (the whole tensor moved: the
     relative L2 error) and ``MaxAbsErr / max|Bench|`` (a part of it moved, relative to the golden range,
@@ -47,7 +50,7 @@ def _kernel_relative_reason(nums: dict[str, list[float | None]], i: int) -> str 
     the tensor rule's ``MaxAbsErr > 0.001``.
     """
     mae = _cell(nums, C.MAX_ABS_ERR, i)
-    limit = f"{KERNEL_REL_ERR_MAX * 100:g}%"
+    limit = f"{REL_ERR_MAX * 100:g}%"
     euc, norm = _cell(nums, C.EUC_DIST, i), _cell(nums, C.BENCH_L2NORM, i)
     bmax, bmin = _cell(nums, C.BENCH_MAX, i), _cell(nums, C.BENCH_MIN, i)
     span = None if bmax is None or bmin is None else max(abs(bmax), abs(bmin))
@@ -60,36 +63,38 @@ def _kernel_relative_reason(nums: dict[str, list[float | None]], i: int) -> str 
                 return f"{C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_MIN} where the golden tensor is all 0"
             return None
         share = err / abs(scale)
-        if share > KERNEL_REL_ERR_MAX:
+        if share > REL_ERR_MAX:
             return f"{name} {_fmt(err)} is {share * 100:.4g}% {what} {_fmt(abs(scale))} (> {limit})"
     return None
 
 
-def threshold_columns(mode: str) -> tuple[str, ...]:
-    """The numeric columns :func:`threshold_reason` reads on a table of ``mode``."""
+def threshold_columns(relative: bool = False) -> tuple[str, ...]:
+    """The numeric columns :func:`threshold_reason` reads (``relative``: on rows judged on relative error)."""
     columns = (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR)
-    if mode == MODE_KERNEL:  # what the relative-error rule reads (kernel tables are small)
+    if relative:  # what the relative-error rule reads
         columns += (C.EUC_DIST, C.BENCH_L2NORM, C.BENCH_MAX, C.BENCH_MIN)
     return columns
 
 
-def threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | None]]) -> str | None:
+def threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | None]],
+                     relative: bool = False) -> str | None:
     """Why row ``i`` of ``view`` crosses a metric threshold (``None``: it does not).
 
-    ``nums``: the columns of :func:`threshold_columns` parsed as numbers, by name.
+    ``nums``: the columns of :func:`threshold_columns` parsed as numbers, by name; ``relative``: the
+    view's mode is judged on relative error (``MetricSpec.relative_errors``).
     """
     mode = view.mode
-    if mode == MODE_KERNEL and C.COSINE not in nums:
-        mode = MODE_STATISTICS  # a statistic.csv kernel dump: judged on its statistics, as a statistics dump
-    if mode in (MODE_TENSOR, MODE_KERNEL):
+    if mode not in CORE_MODES:  # a plugin's mode: judged as the core mode whose metrics its table has
+        mode = MODE_TENSOR if C.COSINE in nums else MODE_STATISTICS
+    if mode == MODE_TENSOR:
         cos = nums[C.COSINE][i] if C.COSINE in nums else None
         mae = nums[C.MAX_ABS_ERR][i] if C.MAX_ABS_ERR in nums else None
         if cos is not None and cos < COSINE_HARD_MIN:
             return f"{C.COSINE} {_fmt(cos)} < {COSINE_HARD_MIN}"
         if cos is not None and mae is not None and cos < COSINE_MIN and mae > MAX_ABS_ERR_MIN:
             return f"{C.COSINE} {_fmt(cos)} < {COSINE_MIN} and {C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_MIN}"
-        if mode == MODE_KERNEL:  # kernels are judged on relative error, not on an absolute floor
-            return _kernel_relative_reason(nums, i)
+        if relative:  # judged on relative error, not on an absolute floor
+            return _relative_reason(nums, i)
         if mae is not None and mae > MAX_ABS_ERR_HARD:
             return f"{C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_HARD:g}"
     elif mode == MODE_STATISTICS and C.NORM_RELATIVE_ERR in nums:

@@ -9,21 +9,22 @@ helpers here read cells: numbers, verdicts, error messages, the node a row belon
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL, MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 from ..result_columns import known_columns
+from .modes import mode_frameworks, recognised_mode, result_modes, row_names, verdict_columns
+
+if TYPE_CHECKING:
+    from ..host.specs import RowNames
 
 #: Verdict levels, mildest first; ``--fail-on`` compares against this order.
 VERDICTS = ("pass", "warning", "error")
 VERDICT_LEVEL = {v: i for i, v in enumerate(VERDICTS)}
-#: the dump modes a result table can have
-MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5, MODE_KERNEL)
 
 
 def plot_metrics(mode: str) -> tuple[str, ...]:
@@ -34,11 +35,6 @@ def plot_metrics(mode: str) -> tuple[str, ...]:
 def main_metric(mode: str) -> tuple[str, bool] | None:
     """(main metric, True when larger is worse) used to rank the worst rows of ``mode``."""
     return known_columns().main_metric(mode)
-
-
-_KERNEL_FILE = re.compile(
-    r"^(?P<node>.+)\.\d+\.\d+\.(?P<stamp>\d+)\.(?:input|output)\.\d+\.[^.]+\.[^.]+\.npy$"
-)
 
 
 @dataclass
@@ -121,16 +117,14 @@ class ResultView:
     def order(self) -> list[int]:
         """Row indices in execution order.
 
-        Dump tables are written in execution order already; kernel tables are sorted
-        by name, so their rows are put back in the order of the dump timestamp each
-        ``.npy`` file name carries.
+        Dump tables are written in execution order already; a plugin's mode whose rows are
+        named by their files (``MetricSpec.row_names``) may sort them otherwise, and its row
+        names' grammar puts them back (:meth:`~msprobe_core.host.specs.RowNames.order_key`).
         """
-        if self.mode != MODE_KERNEL:
+        grammar = row_names(self.mode)
+        if grammar is None:
             return list(range(len(self)))
-        stamps = []
-        for i, name in enumerate(self.names):
-            m = _KERNEL_FILE.match(name.replace("\\", "/").rsplit("/", 1)[-1])
-            stamps.append((int(m.group("stamp")) if m else -1, i))
+        stamps = [(grammar.order_key(name), i) for i, name in enumerate(self.names)]
         return [i for _, i in sorted(stamps)]
 
     def unmatched(self) -> list[bool]:
@@ -150,15 +144,12 @@ _UNMATCHED = frozenset({"N/A", ""})
 
 
 def detect_mode(columns: Sequence[str]) -> str:
-    """The dump mode of a result table, from its header.
-
-    Kernel tables have ``Accuracy Reached or Not`` and no ``Result``; so have the classic
-    (msprobe 8.x) tensor tables, which also have the requires_grad columns a kernel dump lacks.
-    """
+    """The dump mode of a result table, from its header: a plugin's mode whose metric set recognises it
+    (``MetricSpec.recognizes``), else the core's mode its metric columns say."""
+    plugin_mode = recognised_mode(columns)
+    if plugin_mode is not None:
+        return plugin_mode
     cols = set(columns)
-    if (C.ACCURACY_REACHED in cols and C.RESULT not in cols and C.REQUIRES_GRAD_CONSISTENT not in cols
-            and (C.COSINE in cols or C.MAX_DIFF in cols)):
-        return MODE_KERNEL
     if C.COSINE in cols:
         return MODE_TENSOR
     if C.MAX_DIFF in cols:
@@ -286,7 +277,7 @@ def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> 
         specs = (getattr(pairs, "notes", None) or {}).get("frameworks") if pairs is not None else None
         if specs and len(specs) == 2:
             fw = tuple(getattr(s, "name", str(s)) for s in specs)
-    mode = table.mode if table.mode in MODES else detect_mode(columns)
+    mode = table.mode if table.mode in result_modes() else detect_mode(columns)
     if not fw:
         fw = guess_frameworks(cells, mode)
     dump_mode = meta.get("dump_mode")
@@ -316,17 +307,6 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
     return (t, g) if t or g else None
 
 
-def mode_frameworks(mode: str) -> tuple[str, str] | None:
-    """The frameworks a metric set of ``mode`` declares for all its results (``MetricSpec.frameworks``)."""
-    from ..host.registry import get_host
-
-    host = get_host()
-    for spec in [*host.conditional_metrics, *host.metrics.values()]:
-        if spec.mode == mode and spec.frameworks:
-            return tuple(spec.frameworks)  # type: ignore[return-value]
-    return None
-
-
 def framework_specs() -> list[Any]:
     """The registered framework specs, the default one first (they know every dtype; the plugin host is made
     here when none exists yet, as for ``msprobe report``)."""
@@ -352,19 +332,18 @@ def to_number(text: str) -> float | None:
     return v * scale
 
 
-def node_of(name: str) -> tuple[str, str]:
+def node_of(name: str, grammar: RowNames | None = None) -> tuple[str, str]:
     """The API/module call a row belongs to, and its direction (``forward``/``backward``/``-``).
 
     ``Functional.linear.0.forward.input.1`` → ``Functional.linear.0.forward``;
     ``Module.fc.Linear.forward.0.output.0`` → ``Module.fc.Linear.forward.0``;
     ``Module.fc.Linear.parameters_grad.weight`` → ``Module.fc.Linear.parameters_grad`` (backward);
-    a kernel ``.npy`` path → ``<OpType>.<op_name>``; anything else is its own node.
+    a row of a mode named by its files: what its ``grammar`` (:func:`view_grammar`) says; anything else is
+    its own node.
     """
-    if name.endswith(".npy"):
-        base = name.replace("\\", "/").rsplit("/", 1)[-1]
-        m = _KERNEL_FILE.match(base)
-        node = m.group("node") if m else base
-        return node, ("backward" if "Gradients" in node or "grad" in node.lower() else "forward")
+    found = grammar.node(name) if grammar is not None else None
+    if found is not None:
+        return found
     tokens = name.split(".")
     for i in range(len(tokens) - 1, -1, -1):
         tok = tokens[i]
@@ -391,7 +370,8 @@ def verdict_of_result(text: str) -> str:
 
 
 def row_verdicts(view: ResultView) -> list[str]:
-    """Each row's verdict: the ``Result`` column, else ``Accuracy Reached or Not`` (No → error).
+    """Each row's verdict: the ``Result`` column, raised by each verdict column a plugin declares with
+    its warning and error cells (``ColumnSpec.levels``).
 
     Classic spellings are folded in: ``Different`` (md5) is an error, ``Warning`` a
     warning, an empty or ``N/A`` Result a pass.
@@ -404,14 +384,26 @@ def row_verdicts(view: ResultView) -> list[str]:
         for v in set(res):
             memo[v] = verdict_of_result(v)
         out = list(map(memo.__getitem__, res))
-    acc = view.column(C.ACCURACY_REACHED)
-    if acc is not None:
-        for i, v in enumerate(acc):
-            s = v.strip().lower()
-            level = "error" if s == "no" else "warning" if s == "unmatched" else "pass"
+    for spec in verdict_columns():
+        cells = view.column(spec.name)
+        if cells is None:
+            continue
+        levels = {cell.lower(): level for cell, level in spec.levels}
+        for i, v in enumerate(cells):
+            level = levels.get(v.strip().lower(), "pass")
             if VERDICT_LEVEL[level] > VERDICT_LEVEL[out[i]]:
                 out[i] = level
     return out
+
+
+def levelled_verdict(view: ResultView) -> str | None:
+    """The first verdict column of ``view`` that a plugin declares with levels (``None``: none)."""
+    return next((spec.name for spec in verdict_columns() if view.column(spec.name) is not None), None)
+
+
+def view_grammar(view: ResultView) -> RowNames | None:
+    """The row-name grammar of ``view``'s mode (``None``: dump names, see :func:`node_of`)."""
+    return row_names(view.mode)
 
 
 def err_messages(text: str) -> list[str]:

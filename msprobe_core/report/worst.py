@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import result_columns as C
-from ..model import MODE_KERNEL
 from ..result_columns import known_columns
 from .reasons import cell_number, people_text, row_reason
-from .views import VERDICT_LEVEL, ResultView, main_metric
+from .views import VERDICT_LEVEL, ResultView, main_metric, view_grammar
 
 #: the metric column a summary names for an md5 row (its two md5 values)
 MD5_METRIC = "MD5"
@@ -50,8 +49,9 @@ class WorstRows:
     Keeps the ``limit`` best-ranked non-passing rows and the ``limit`` best passing rows by their
     main metric, each with its cells as the summary shows them, and the number of non-passing rows
     (passing rows are listed only when a result has fewer than ``limit`` others). Chunks are fed in
-    row order with their first row ``offset``; a kernel table must be fed whole (its execution
-    order, used to rank rows without a number, is known only over every row).
+    row order with their first row ``offset``; a table of a mode whose rows are named by their files
+    (``MetricSpec.row_names``) must be fed whole (its execution order, used to rank rows without a
+    number, is known only over every row).
     """
 
     __slots__ = ("limit", "bad", "passing", "n_bad")
@@ -78,7 +78,7 @@ class WorstRows:
         parsed = view.numbers(metric[0]) if metric is not None else None
         sort_value = _sort_value(view, metric, parsed)
         nd_key = _no_difference_key(metric)
-        position = _positions(view) if view.mode == MODE_KERNEL else None
+        position = _positions(view) if view_grammar(view) is not None else None
 
         def rank(key: float | None, i: int, level: int) -> Rank:
             # a finite measure showing a difference ranks by it; what it cannot rank follows in execution order

@@ -180,16 +180,29 @@
   function unmatchedOf(g) { return P[G.part[g]].unmatched.charAt(G.row[g]) === "1"; }
 
   /* ---- summary ------------------------------------------------------------------------ */
-  function shortName(name) {  // a kernel dump's .npy path: its file name is what identifies the row
+  function shortName(name) {  // a row named by its file's path: its file name is what identifies the row
     var k = Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\"));
     return k >= 0 ? name.slice(k + 1) : name;
   }
-  /* A kernel dump file name says <OpType>.<op_name>.<task>.<stream>.<timestamp>.<input|output>.<slot>.<format>.<dtype>.npy;
-     its op and slot are what a reader needs, the rest (and the folder) only tells files apart. */
-  var KERNEL_FILE = /^(.+)\.\d+\.\d+\.\d+\.(input|output)\.(\d+)\.[^.]+\.[^.]+\.npy$/;
+  /* A plugin whose rows are dumped files declares their names' grammar (D.rowNames, per mode): the groups a
+     reader needs make the short name (its "readable" template), the rest (and the folder) only tells files apart. */
+  var NAME_GRAMMARS = null;
+  function nameGrammars() {
+    if (NAME_GRAMMARS === null) {
+      NAME_GRAMMARS = Object.keys(D.rowNames || {}).map(function (mode) {
+        var g = D.rowNames[mode];
+        return { re: new RegExp(g.pattern), readable: g.readable };
+      });
+    }
+    return NAME_GRAMMARS;
+  }
   function readableName(name) {
-    var base = shortName(name), m = KERNEL_FILE.exec(base);
-    return m ? m[1] + " " + m[2] + "." + m[3] : base;
+    var base = shortName(name), grammars = nameGrammars();
+    for (var k = 0; k < grammars.length; k++) {
+      var m = grammars[k].re.exec(base);
+      if (m) return grammars[k].readable.replace(/\{(\w+)\}/g, function (_, g) { return m.groups[g] || ""; });
+    }
+    return base;
   }
   function midElide(s, max) {  // keep both ends: op type in front, the distinctive tail behind
     if (s.length <= max) return s;
@@ -867,12 +880,13 @@
     if (c === "Rank") return Math.max(90, Math.min(320, 16 + 7 * Math.max.apply(null, P.map(function (p) { return p.label.length; }))));
     return WIDE[c] || (c === "#" ? 64 : 118);
   }
-  /* Kernel results name each row by the absolute path of its .npy file: the folder all rows of a result
-     share hides the file name in a narrow column, so the table shows the path without it (the title keeps it). */
+  /* Results of a mode named by its files (D.rowNames) name each row by the absolute path of its file: the folder
+     all rows of a result share hides the file name in a narrow column, so the table shows the path without it
+     (the title keeps it). */
   var PATH_COLS = ["NPU Name", "Bench Name"];
   function commonDir(part, col) {
     var get = part.cols[col];
-    if (!get || !part.n || part.mode !== "kernel") return 0;  // only kernel results name rows by file path
+    if (!get || !part.n || !(D.rowNames || {})[part.mode]) return 0;  // only these results name rows by file path
     var prefix = null, r;
     for (r = 0; r < part.n && prefix === null; r++) {  // the folder of the first row that names a path
       var f = get(r), k = Math.max(f.lastIndexOf("/"), f.lastIndexOf("\\"));
@@ -921,7 +935,7 @@
 
   /* The row's identity (#, rank, NPU name) stays pinned at the left and its verdict at the right while the
      table scrolls sideways, so a row shown far to the right still says which row it is and what it is. */
-  var PIN = [], VERDICT_COLS = ["Result", "Accuracy Reached or Not"];
+  var PIN = [], VERDICT_COLS = ["Result"];  // and the verdict columns plugins declare (D.verdictColumns)
   function pinColumns() {
     var name = G.cols.indexOf("NPU Name"), left = 0, k;
     PIN = G.cols.map(function () { return null; });
@@ -1138,6 +1152,7 @@
     D = data;
     performance.mark("report:parsed");
     S = D.summary; P = D.parts; NODES = D.nodes; NODE_DIR = D.nodeDir;
+    VERDICT_COLS = ["Result"].concat(D.verdictColumns || []);
     tip = $("tip");
     P.forEach(decodePart);
     buildGlobal();

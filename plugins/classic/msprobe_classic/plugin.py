@@ -123,8 +123,11 @@ def write_classic(table: ResultTable, path: Path, options: CompareOptions) -> li
 @hookimpl
 def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """The classic table of each dump mode (every column but the verdicts), for classic runs."""
+    from .vocabulary import ACCURACY_COLUMN
+
     for mode in (MODE_TENSOR, MODE_STATISTICS, MODE_MD5):
-        register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic))
+        columns = (ACCURACY_COLUMN,) if mode == MODE_TENSOR else ()
+        register(MetricSpec(mode, classic_columns, whole_table=True, applies=is_classic, columns=columns))
 
 
 @hookimpl

@@ -222,7 +222,9 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!", path=path)
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!", path=path)
-    from msprobe_core.unstable import CompareJson, validate
+    from msprobe_core.unstable import validate
+
+    from .schemas import CompareJson  # pydantic: only when a compare.json is read
 
     validate(CompareJson, doc, path=path, error=UsageError)  # types: one line naming the key, never a traceback
     opts = replace(opts, is_print_compare_log=bool(doc.get("is_print_compare_log", True)))

@@ -15,7 +15,11 @@ STATS_DIFFS = C.STATS_METRIC_COLUMNS
 STAT_VALUES = C.STAT_VALUE_COLUMNS
 MD5_COLUMNS = C.MD5_COLUMNS
 REQ_GRAD_CONSIST = C.REQUIRES_GRAD_CONSISTENT
-ACCURACY = C.ACCURACY_REACHED
+#: the verdict of the classic tensor tables: ``No`` is an error (declared with the tensor metric set, so that
+#: the summary, the report and ``--fail-on`` read it)
+ACCURACY_COLUMN = C.ColumnSpec("Accuracy Reached or Not", C.VERDICT, (MODE_TENSOR,),
+                               levels=(("No", "error"), ("Unmatched", "warning")))
+ACCURACY = ACCURACY_COLUMN.name
 RESULT = C.RESULT
 ERR = C.ERR_MESSAGE
 STACK = C.STACK_INFO

@@ -33,7 +33,14 @@ import pandas as pd
 from msprobe_core.plugin import InputError, TensorReadError
 from msprobe_core.plugin import result_columns as C
 from msprobe_core.unstable import compare_tensors, numpy_float_text
-from msprobe_kernel.columns import METRIC_COLUMNS, NPY_COLUMNS, SIDE, STAT_DIFF_COLUMNS, STATISTIC_COLUMNS
+from msprobe_kernel.columns import (
+    ACCURACY_REACHED,
+    METRIC_COLUMNS,
+    NPY_COLUMNS,
+    SIDE,
+    STAT_DIFF_COLUMNS,
+    STATISTIC_COLUMNS,
+)
 from msprobe_kernel.layout import (
     MAPPING_CSV,
     MODE_NPY,
@@ -281,7 +288,7 @@ def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
         cells = [UNSUPPORTED] * len(METRIC_COLUMNS)
     for col, val in zip(METRIC_COLUMNS, cells, strict=True):
         row[col] = val
-    row[C.ACCURACY_REACHED] = check_accuracy(cells[0], cells[2])
+    row[ACCURACY_REACHED.name] = check_accuracy(cells[0], cells[2])
     row[C.ERR_MESSAGE] = _metric_messages(n, b, cells)
     return list(row.values())
 
@@ -362,7 +369,7 @@ def _stat_row(pair: RecordPair) -> list[object]:
     else:
         with np.errstate(all="ignore"):
             magnitude = float(diffs["max"] / (max(n["max"], b["max"]) + 1e-10))
-    row[C.ACCURACY_REACHED] = YES if magnitude <= 0.5 else NO
+    row[ACCURACY_REACHED.name] = YES if magnitude <= 0.5 else NO
     return list(row.values())
 
 
