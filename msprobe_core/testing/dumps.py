@@ -96,7 +96,7 @@ def _network(seed: int, off: bool, nonfinite: bool) -> dict[str, dict[str, list[
         "Functional.relu.0.forward": {"input_args": [y], "output": [r]},
         "Tensor.masked_fill.0.forward": {"input_args": [r, mask, ("float", -np.inf if nonfinite else -1e4)],
                                          "output": [filled]},
-        "Torch.sum.0.forward": {"input_args": [r], "input_kwargs": {"dim": ("int", 1)}, "output": [total]},
+        "Tensor.sum.0.forward": {"input_args": [r], "input_kwargs": {"dim": ("int", 1)}, "output": [total]},
         "Functional.relu.0.backward": {"input": [grad], "output": [(grad * (y > 0)).astype(np.float32)]},
     }
 
