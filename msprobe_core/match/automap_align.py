@@ -1,0 +1,297 @@
+"""Pairing the forward calls of two dumps by structure (``--auto-map``), from their signatures alone.
+
+1. **Leaves** (calls with no call inside: leaf modules at L0, API calls at mix and L1) are aligned in forward
+   order. *Anchors* are the full signatures that occur exactly once on each side, kept where their positions
+   increase together; between two anchors an order-preserving alignment with insertions and deletions
+   (:func:`msprobe_core.match.seqalign.align`) runs on the full signature, then in what is left on shapes
+   without dtypes, then on shapes without the op name.
+2. **1→N**: before aligning, a run of 2–8 consecutive leaves on one side whose signatures, put side by side
+   (same first input, outputs and parameters concatenated on their split dimension), are the signature of one
+   leaf the other side has and this side has not (a fused ``query_key_value`` against ``q``, ``k``, ``v``) is
+   collapsed into one unit. Aligned with that leaf it becomes a *relation*, reported, never a pair.
+3. **Modules** (calls with calls inside) are paired bottom-up: a target module's candidate is the lowest
+   golden call holding every golden partner (or relation) of its leaves, or an ancestor of it whose
+   input/output shapes agree and whose leaves overlap as much (Dice ≥ 0.5). A module whose leaves spread over
+   several golden modules (an extra container) has no candidate and stays unpaired. Equal candidates break
+   their tie on the name (the longest common suffix of the module paths).
+
+No statistic takes part: values cannot move a pair, so a wrong weight stays on the row where it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from .automap_calls import Call, CallTree
+from .seqalign import _longest_increasing, align
+
+#: the longest run of split leaves one fused leaf may stand for
+MAX_FUSED = 8
+#: confidence of a leaf pair by how it was found
+CONF_ANCHOR, CONF_LEVEL = 1.0, {1: 0.95, 2: 0.8, 3: 0.6}
+
+
+@dataclass
+class Relation:
+    """A 1→N structural relation: one call of one side stands for several of the other."""
+
+    target: list[int]
+    golden: list[int]
+
+
+@dataclass
+class Pairing:
+    """What the forward pass pairs: target call → (golden call, confidence, how), relations, unpaired reasons."""
+
+    pairs: dict[int, tuple[int, float, str]] = field(default_factory=dict)
+    relations: list[Relation] = field(default_factory=list)
+    unpaired: dict[int, str] = field(default_factory=dict)
+    golden_unpaired: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Unit:
+    """One element of an aligned leaf sequence: a leaf, or a run of leaves collapsed as a fused candidate."""
+
+    leaves: tuple[int, ...]
+    tokens: tuple[Hashable, Hashable, Hashable]
+
+
+def _concat_shape(shapes: Sequence[str | None], dim: int) -> str | None:
+    """Shapes ``[a, b]`` joined on ``dim`` (sizes added there, equal elsewhere), ``None`` when they do not join."""
+    parsed = []
+    for s in shapes:
+        if not s or not s.startswith("["):
+            return None
+        try:
+            parsed.append([int(x) for x in s.strip("[]").split(",") if x.strip()])
+        except ValueError:
+            return None
+    if not parsed or not parsed[0] or any(len(p) != len(parsed[0]) for p in parsed):
+        return None
+    d = dim % len(parsed[0])
+    if any(p[:d] + p[d + 1:] != parsed[0][:d] + parsed[0][d + 1:] for p in parsed):
+        return None
+    joined = list(parsed[0])
+    joined[d] = sum(p[d] for p in parsed)
+    return "[" + ", ".join(map(str, joined)) + "]"
+
+
+def fused_token(calls: Sequence[Call]) -> Hashable | None:
+    """The level-1 token one call would have that did the work of ``calls`` side by side, or ``None``."""
+    first = calls[0]
+    if any(c.is_module != first.is_module or c.op != first.op or c.inputs[:1] != first.inputs[:1]
+           or len(c.inputs) != len(first.inputs) or len(c.outputs) != len(first.outputs)
+           or len(c.params) != len(first.params) for c in calls):
+        return None
+    ins = list(first.inputs[:1])
+    for k in range(1, len(first.inputs)):  # weights passed as inputs (an API linear): joined on their first dim
+        shape = _concat_shape([c.inputs[k][0] for c in calls], 0)
+        if shape is None:
+            return None
+        ins.append((shape, first.inputs[k][1]))
+    outs = []
+    for k in range(len(first.outputs)):
+        shape = _concat_shape([c.outputs[k][0] for c in calls], -1)
+        if shape is None:
+            return None
+        outs.append((shape, first.outputs[k][1]))
+    params = []
+    for k in range(len(first.params)):
+        shape = _concat_shape([c.params[k] for c in calls], 0)
+        if shape is None:
+            return None
+        params.append(shape)
+    return (first.is_module, first.op, tuple(ins), tuple(outs), tuple(params))
+
+
+def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
+    """The leaves of ``tree`` as units, runs that fuse into a token only the other side has collapsed."""
+    leaves = tree.leaves
+    calls = tree.calls
+    units: list[_Unit] = []
+    i = 0
+    while i < len(leaves):
+        taken = 0
+        for n in range(min(MAX_FUSED, len(leaves) - i), 1, -1):
+            run = [calls[j] for j in leaves[i:i + n]]
+            token = fused_token(run)
+            if token is not None and token in other_only:
+                units.append(_Unit(tuple(leaves[i:i + n]), (token, _loosen(token, 2), _loosen(token, 3))))
+                taken = n
+                break
+        if not taken:
+            c = calls[leaves[i]]
+            units.append(_Unit((c.index,), (c.token(1), c.token(2), c.token(3))))
+            taken = 1
+        i += taken
+    return units
+
+
+def _loosen(token: Hashable, level: int) -> Hashable:
+    is_module, op, ins, outs, params = token  # type: ignore[misc]
+    shapes_in, shapes_out = tuple(s for s, _ in ins), tuple(s for s, _ in outs)
+    if level == 2:
+        return (is_module, op, shapes_in, shapes_out, params)
+    return (is_module, shapes_in, shapes_out, params)
+
+
+def _anchors(a: list[Hashable], b: list[Hashable]) -> list[tuple[int, int]]:
+    """Positions of the tokens seen once on each side, where they increase together (forward order)."""
+    count: dict[Hashable, list[int]] = {}
+    for i, t in enumerate(a):
+        count.setdefault(t, [0, 0, i, -1])[0] += 1
+    for j, t in enumerate(b):
+        entry = count.get(t)
+        if entry is not None:
+            entry[1] += 1
+            entry[3] = j
+    cands = sorted((e[2], e[3]) for e in count.values() if e[0] == 1 and e[1] == 1)
+    return _longest_increasing(cands)
+
+
+def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[int, float, str]]:
+    """Target unit → (golden unit, confidence, how): anchors first, then three passes inside the gaps."""
+    out: dict[int, tuple[int, float, str]] = {}
+    anchors = _anchors([u.tokens[0] for u in t_units], [u.tokens[0] for u in g_units])
+    for i, j in anchors:
+        out[i] = (j, CONF_ANCHOR, "anchor: signature unique on both sides")
+    gaps: list[tuple[int, int, int, int]] = []
+    pa = pb = 0
+    for i, j in anchors + [(len(t_units), len(g_units))]:
+        if i > pa and j > pb:
+            gaps.append((pa, i, pb, j))
+        pa, pb = i + 1, j + 1
+    how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)"}
+    for level in (1, 2, 3):
+        next_gaps: list[tuple[int, int, int, int]] = []
+        for a0, a1, b0, b1 in gaps:
+            matched = align([u.tokens[level - 1] for u in t_units[a0:a1]], [u.tokens[level - 1] for u in g_units[b0:b1]])
+            pa, pb = a0, b0
+            for i, j in matched:
+                out[a0 + i] = (b0 + j, CONF_LEVEL[level], how[level])
+                if a0 + i > pa and b0 + j > pb:
+                    next_gaps.append((pa, a0 + i, pb, b0 + j))
+                pa, pb = a0 + i + 1, b0 + j + 1
+            if a1 > pa and b1 > pb:
+                next_gaps.append((pa, a1, pb, b1))
+        gaps = next_gaps
+    return out
+
+
+def pair_leaves(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Leaf pairs and 1→N relations into ``result``."""
+    t_tokens = {target.calls[i].token(1) for i in target.leaves}
+    g_tokens = {golden.calls[j].token(1) for j in golden.leaves}
+    t_units = _units(target, g_tokens - t_tokens)
+    g_units = _units(golden, t_tokens - g_tokens)
+    for ui, (uj, conf, how) in align_units(t_units, g_units).items():
+        tu, gu = t_units[ui], g_units[uj]
+        if len(tu.leaves) == 1 and len(gu.leaves) == 1:
+            result.pairs[tu.leaves[0]] = (gu.leaves[0], conf, how)
+        else:
+            result.relations.append(Relation(list(tu.leaves), list(gu.leaves)))
+
+
+def _name_affinity(a: str, b: str) -> int:
+    """How many trailing path parts two module paths share (``….mlp.Mlp`` vs ``….mlp.ParallelMlp``: 0)."""
+    pa, pb = a.split(".")[::-1], b.split(".")[::-1]
+    n = 0
+    for x, y in zip(pa, pb):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _lowest_common(tree: CallTree, calls: Sequence[int]) -> int | None:
+    """The lowest call holding every call of ``calls`` (one of them, or an ancestor), ``None`` at the top."""
+    chains = [[c, *tree.ancestors(c)] for c in calls]
+    common = set(chains[0])
+    for chain in chains[1:]:
+        common &= set(chain)
+    for c in chains[0]:
+        if c in common:
+            return c
+    return None
+
+
+def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Module pairs, bottom-up, from the leaf pairs and relations already in ``result``."""
+    related_t: dict[int, list[int]] = {}
+    for rel in result.relations:
+        for t in rel.target:
+            related_t[t] = rel.golden
+    taken = {g for g, _, _ in result.pairs.values()}
+    order = sorted((c for c in target.calls if c.children), key=lambda c: len(target.ancestors(c.index)), reverse=True)
+    for t in order:
+        leaves = target.descendants_leaves(t.index)
+        partners: list[int] = []
+        true_pairs = 0
+        for leaf in leaves:
+            if leaf in result.pairs:
+                partners.append(result.pairs[leaf][0])
+                true_pairs += 1
+            elif leaf in related_t:
+                partners.extend(related_t[leaf])
+        if not partners:
+            result.unpaired[t.index] = "no call inside it pairs with a golden call"
+            continue
+        if not true_pairs:
+            golden_mods = _covering_modules(golden, set(partners))
+            result.relations.append(Relation([t.index], golden_mods))
+            continue
+        lowest = _lowest_common(golden, partners)
+        if lowest is None:
+            result.unpaired[t.index] = "container with no counterpart: the calls inside it pair across golden modules"
+            continue
+        candidates: list[tuple[float, int, int, int]] = []
+        for g in [lowest, *golden.ancestors(lowest)]:
+            if g in taken or not golden.calls[g].children:
+                continue
+            g_leaves = set(golden.descendants_leaves(g))
+            dice = 2 * len(g_leaves & set(partners)) / (len(leaves) + len(g_leaves))
+            if dice < 0.5:
+                break
+            if golden.calls[g].io == t.io:  # ties: the closer name, then the deeper module
+                candidates.append((dice, _name_affinity(t.prefix, golden.calls[g].prefix),
+                                   -len(golden.ancestors(g)), g))
+        if not candidates:
+            result.unpaired[t.index] = "no golden module around its partners has its input/output shapes"
+            continue
+        dice, _affinity, _depth, g = max(candidates)
+        result.pairs[t.index] = (g, round(dice, 2), "module: the calls inside it pair")
+        taken.add(g)
+
+
+def _covering_modules(tree: CallTree, leaves: set[int]) -> list[int]:
+    """The highest calls whose leaves all lie in ``leaves`` (the modules a relation stands for)."""
+    out: list[int] = []
+    for leaf in sorted(leaves):
+        top = leaf
+        for anc in tree.ancestors(leaf):
+            if set(tree.descendants_leaves(anc)) <= leaves:
+                top = anc
+            else:
+                break
+        if top not in out:
+            out.append(top)
+    return out
+
+
+def pair_forward(target: CallTree, golden: CallTree) -> Pairing:
+    """The forward pairing of two call trees (leaves, 1→N relations, modules) with the reasons of what is left."""
+    result = Pairing()
+    pair_leaves(target, golden, result)
+    pair_modules(target, golden, result)
+    related_t = {t for rel in result.relations for t in rel.target}
+    related_g = {g for rel in result.relations for g in rel.golden}
+    for i in target.leaves:
+        if i not in result.pairs and i not in related_t:
+            result.unpaired[i] = "no golden call with its signature at its place (an extra call)"
+    paired_g = {g for g, _, _ in result.pairs.values()}
+    for g in range(len(golden.calls)):
+        if g not in paired_g and g not in related_g:
+            result.golden_unpaired[g] = "no target counterpart"
+    return result
