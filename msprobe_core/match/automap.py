@@ -76,15 +76,26 @@ def _derived_key(key: str) -> tuple[str, str, str] | None:
 
 
 def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, out: dict[str, str]) -> int:
-    """Map every target row of call ``t_key`` onto the golden row of ``g_key`` with the same suffix."""
+    """Map every target row of call ``t_key`` onto the golden row of ``g_key`` with the same suffix and shape.
+
+    The shape condition only bites on pairs found on loosened signatures (the same op called with its
+    arguments in another order): a row is never paired with a row of another shape.
+    """
     g_rows = _row_suffixes(golden, g_key)
     n = 0
     for suffix, name in _row_suffixes(target, t_key).items():
         partner = g_rows.get(suffix)
-        if partner is not None:
+        if partner is not None and _shape_of(target, name) == _shape_of(golden, partner):
             out[name] = partner
             n += 1
     return n
+
+
+def _shape_of(tree: CallTree, name: str) -> str | None:
+    rows = tree.__dict__.get("_row_of")
+    if rows is None:
+        rows = tree.__dict__["_row_of"] = {n: r for r, n in enumerate(tree.table.name)}
+    return tree.table.shape[rows[name]]
 
 
 def _stat_equal(a: object, b: object) -> bool:

@@ -103,8 +103,9 @@ def dtype_family(dtype: str | None) -> str:
 
 
 def op_name(prefix: str) -> str:
-    """An API call's op without its framework's namespace: ``Tensor.__add__`` → ``add``."""
-    return prefix.rsplit(".", 1)[-1].strip("_").lower()
+    """An API call's op without its framework's namespace or underscores: ``Tensor.__add__`` → ``add``,
+    ``Functional.layer_norm`` and MindSpore's ``Primitive.layer_norm.LayerNorm`` → ``layernorm``."""
+    return prefix.rsplit(".", 1)[-1].replace("_", "").lower()
 
 
 def split_forward(key: str) -> tuple[str, str, bool] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn.functional as F
+from renames import PT_LAYER
 from torch import nn
 
 VOCAB, DIM, HIDDEN, CLASSES, BATCH, SEQ, LAYERS = 40, 16, 32, 5, 2, 4, 2
@@ -145,10 +146,8 @@ class TargetNet(nn.Module):
         return self.output_layer(self.transformer(h))
 
 
-#: golden module path → target module path, for every module with parameters (the conversion's rules)
-_LAYER_RENAMES = {"ln1": "input_layernorm", "attn.q_proj": "self_attention.query", "attn.k_proj": "self_attention.key",
-                  "attn.v_proj": "self_attention.value", "attn.o_proj": "self_attention.dense",
-                  "ln2": "post_attention_layernorm", "mlp.up": "mlp.dense_h_to_4h", "mlp.down": "mlp.dense_4h_to_h"}
+#: golden module path → target module path, for the modules with parameters (the conversion's rules)
+_LAYER_RENAMES = {g: t for g, t in PT_LAYER.items() if g not in ("attn", "mlp", "mlp.act")}
 
 
 def golden_weights() -> dict[str, np.ndarray]:
