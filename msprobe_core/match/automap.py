@@ -75,20 +75,20 @@ def _derived_key(key: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, out: dict[str, str]) -> int:
+def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, out: dict[str, str]) -> str | None:
     """Map every target row of call ``t_key`` onto the golden row of ``g_key`` with the same suffix and shape.
 
     The shape condition only bites on pairs found on loosened signatures (the same op called with its
     arguments in another order): a row is never paired with a row of another shape.
     """
     g_rows = _row_suffixes(golden, g_key)
-    n = 0
+    first = None
     for suffix, name in _row_suffixes(target, t_key).items():
         partner = g_rows.get(suffix)
         if partner is not None and _shape_of(target, name) == _shape_of(golden, partner):
             out[name] = partner
-            n += 1
-    return n
+            first = first or name
+    return first
 
 
 def _shape_of(tree: CallTree, name: str) -> str | None:
@@ -172,10 +172,10 @@ def propose(target_table, golden_table) -> Proposal:  # type: ignore[no-untyped-
     for ti in sorted(pairing.pairs):
         gi, conf, how = pairing.pairs[ti]
         t, g = target.calls[ti], golden.calls[gi]
-        first = len(mapping)
-        if _rows_of_pair(target, golden, t.key, g.key, mapping) and len(mapping) > first:
+        first = _rows_of_pair(target, golden, t.key, g.key, mapping)
+        if first is not None:
             note = " (statistics agree)" if ti in confirmed else ""
-            proposal.comments[next(iter(list(mapping)[first:]))] = f"{conf:.2f} {how}{note}"
+            proposal.comments[first] = f"{conf:.2f} {how}: golden {g.key}{note}"
         forward_pairs[(t.prefix, t.number)] = (g.prefix, g.number)
     derived = _derive(target, golden, forward_pairs, mapping, proposal)
     _guard_unpaired_names(target_table, golden_table, mapping)
@@ -203,9 +203,9 @@ def _derive(target: CallTree, golden: CallTree, forward_pairs: dict[tuple[str, s
             g_key = golden_keys.get((kind, g_prefix, number)) if g_prefix else None
         if g_key is None:
             continue
-        first = len(mapping)
-        if _rows_of_pair(target, golden, api.key, g_key, mapping) and len(mapping) > first:
-            proposal.comments[next(iter(list(mapping)[first:]))] = f"derived from the forward pair ({kind})"
+        first = _rows_of_pair(target, golden, api.key, g_key, mapping)
+        if first is not None:
+            proposal.comments[first] = f"{kind}: follows its forward pair"
             n += 1
     return n
 

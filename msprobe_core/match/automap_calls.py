@@ -71,9 +71,13 @@ class CallTree:
     by_key: dict[str, int]
     leaves: list[int]
     has_construct: bool
+    _leaves_under: dict[int, list[int]] = field(default_factory=dict)
 
     def descendants_leaves(self, index: int) -> list[int]:
-        """The leaves under call ``index`` (itself when it is a leaf), in forward order."""
+        """The leaves under call ``index`` (itself when it is a leaf), in forward order (computed once per call)."""
+        cached = self._leaves_under.get(index)
+        if cached is not None:
+            return cached
         out: list[int] = []
         stack = [index]
         while stack:
@@ -83,6 +87,7 @@ class CallTree:
                 out.append(i)
             else:
                 stack.extend(reversed(kids))
+        self._leaves_under[index] = out
         return out
 
     def ancestors(self, index: int) -> list[int]:
@@ -130,6 +135,16 @@ def read_construct(dump: Path) -> dict[str, str | None] | None:
     return {str(k): (v if isinstance(v, str) else None) for k, v in doc.items()}
 
 
+def _chain(calls: list[Call], index: int) -> set[int]:
+    """``index`` and its parents so far (to keep a malformed construct.json from making a cycle)."""
+    out = set()
+    i: int | None = index
+    while i is not None and i not in out:
+        out.add(i)
+        i = calls[i].parent
+    return out
+
+
 def call_tree(table: DumpTable) -> CallTree:
     """The forward calls of ``table`` with their signatures and the tree ``construct.json`` describes."""
     calls: list[Call] = []
@@ -158,9 +173,13 @@ def call_tree(table: DumpTable) -> CallTree:
     if construct:
         for call in calls:
             parent = construct.get(call.key)
-            while parent is not None and parent not in by_key:  # a parent that was not dumped: its own parent
-                parent = construct.get(parent)
-            if parent is not None and by_key[parent] != call.index:
+            hops = 0
+            while parent is not None and parent not in by_key and hops < len(construct):
+                parent = construct.get(parent)  # a parent that was not dumped: its own parent
+                hops += 1
+            if parent is not None and parent in by_key and call.index in _chain(calls, by_key[parent]):
+                parent = None  # a cycle in construct.json: the call stays at the top
+            if parent is not None and parent in by_key and by_key[parent] != call.index:
                 call.parent = by_key[parent]
                 calls[call.parent].children.append(call.index)
     leaves = [c.index for c in calls if not c.children]
