@@ -2,7 +2,7 @@
 
 The corpus (tests/data/automap, README there) is one small transformer written twice with other module
 names and converted weights: ``renamed`` (clean), ``wrong`` (one converted weight scaled), ``fused`` (q/k/v in
-one Linear), ``extra`` (one more nn.Identity), ``ms`` (a MindSpore twin with other cell names), each at L0,
+one Linear), ``extra`` (one more nn.Identity), ``wrapped`` (the MLP's modules in one more container), ``ms`` (a MindSpore twin with other cell names), each at L0,
 mix and L1 against the golden model's dumps. The proposal is read back from the file the compare writes.
 """
 
@@ -22,8 +22,8 @@ from .automap_truth import DUMPS, WRONG_MODULE, score, truth
 
 LEVELS = ("L0", "mix", "L1")
 #: (precision, recall) targets by kind of pair
-TARGETS = {"renamed": (0.98, 0.98), "wrong": (0.98, 0.98), "extra": (0.98, 0.98), "ms": (0.98, 0.98),
-           "fused": (0.95, 0.90)}
+TARGETS = {"renamed": (0.98, 0.98), "wrong": (0.98, 0.98), "extra": (0.98, 0.98), "wrapped": (0.98, 0.98),
+           "ms": (0.98, 0.98), "fused": (0.95, 0.90)}
 
 
 def _dump(name: str) -> Path:
@@ -106,6 +106,16 @@ def test_the_extra_module_and_container_are_reported_unpaired_with_their_reasons
     assert len(unpaired) == 2
 
 
+def test_a_wrapper_is_left_unpaired_and_the_module_it_wraps_meets_its_counterpart(tmp_path):
+    _, path = _auto_map("wrapped", "L0", tmp_path)
+    text = path.read_text(encoding="utf-8")
+    unpaired = [line for line in text.splitlines() if line.startswith("# unpaired:")]
+    assert len([u for u in unpaired if "mlp.block.Sequential" in u and "a wrapper" in u]) == 2
+    mapping = load_data_mapping(path)
+    assert mapping["Module.transformer.layers.0.mlp.ParallelMlp.forward.0.output.0"] == \
+        "Module.layers.0.mlp.Mlp.forward.0.output.0"
+
+
 def test_the_summary_line_counts_paired_and_unpaired_calls(tmp_path):
     run = _cli("-tp", _dump("extra_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map")
     assert run.returncode == 0, run.stderr
@@ -134,3 +144,11 @@ def test_cross_framework_with_am_runs_the_auto_map(tmp_path):
     run = _cli("-tp", _dump("ms_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map", "-am", "-q")
     assert run.returncode == 0, run.stderr
     assert list(tmp_path.glob("auto_mapping_*.yaml"))
+
+
+def test_with_diff_analyze_the_mapping_is_written_too_and_the_weight_is_found(tmp_path):
+    run = _cli("-tp", _dump("wrong_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map", "-da", "-q")
+    assert run.returncode == 0, run.stderr
+    assert len(list(tmp_path.glob("auto_mapping_*.yaml"))) == 1
+    (analysis,) = tmp_path.glob("diff_analyze_*.json")
+    assert "dense_4h_to_h" in analysis.read_text()

@@ -9,11 +9,13 @@
    (same first input, outputs and parameters concatenated on their split dimension), are the signature of one
    leaf the other side has and this side has not (a fused ``query_key_value`` against ``q``, ``k``, ``v``) is
    collapsed into one unit. Aligned with that leaf it becomes a *relation*, reported, never a pair.
-3. **Modules** (calls with calls inside) are paired bottom-up: a target module's candidate is the lowest
-   golden call holding every golden partner (or relation) of its leaves, or an ancestor of it whose
-   input/output shapes agree and whose leaves overlap as much (Dice ≥ 0.5). A module whose leaves spread over
-   several golden modules (an extra container) has no candidate and stays unpaired. Equal candidates break
-   their tie on the name (the longest common suffix of the module paths).
+3. **Modules** (calls with calls inside) are paired from their leaves (:func:`pair_modules`): the lowest
+   golden module holding the partners of a target module's leaves, or a wrapper around it holding the same
+   calls, when the input/output shapes agree and half of both sides' calls pair. A module whose leaves spread
+   over several golden modules (an extra container) stays unpaired. Equal candidates break their tie on the
+   name (the longest common tail of the module paths), never otherwise.
+4. **Inside every matched parent** the children left between paired siblings are aligned on their own
+   signatures (:func:`pair_within_parents`).
 
 No statistic takes part: values cannot move a pair, so a wrong weight stays on the row where it is.
 """
@@ -217,52 +219,86 @@ def _lowest_common(tree: CallTree, calls: Sequence[int]) -> int | None:
     return None
 
 
+def _wrapper_rank(tree: CallTree, index: int) -> int:
+    """How many modules below ``index`` hold exactly its calls (0: none; 2: it wraps a wrapper of that module)."""
+    rank = 0
+    call = tree.calls[index]
+    while len(call.children) == 1 and tree.calls[call.children[0]].children:
+        call = tree.calls[call.children[0]]
+        rank += 1
+    return rank
+
+
 def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
-    """Module pairs, bottom-up, from the leaf pairs and relations already in ``result``."""
+    """Module pairs from the leaf pairs and relations already in ``result``.
+
+    Every target module proposes the golden modules holding the partners of its leaves: the lowest one and
+    the wrappers around it that hold exactly the same calls, with its input/output shapes. The proposals are
+    granted best first (the share of both sides' calls that pair, then the name, then the same place in a
+    chain of wrappers), each golden module once; a module that loses keeps the reason.
+    """
     related_t: dict[int, list[int]] = {}
     for rel in result.relations:
         for t in rel.target:
             related_t[t] = rel.golden
     taken = {g for g, _, _ in result.pairs.values()}
-    order = sorted((c for c in target.calls if c.children), key=lambda c: len(target.ancestors(c.index)), reverse=True)
-    for t in order:
+    edges: list[tuple[tuple[float, int, int], int, int, float]] = []
+    for t in (c for c in target.calls if c.children):
         leaves = target.descendants_leaves(t.index)
-        partners: list[int] = []
+        partner_of: dict[int, list[int]] = {}
         true_pairs = 0
         for leaf in leaves:
             if leaf in result.pairs:
-                partners.append(result.pairs[leaf][0])
+                partner_of[leaf] = [result.pairs[leaf][0]]
                 true_pairs += 1
             elif leaf in related_t:
-                partners.extend(related_t[leaf])
+                partner_of[leaf] = related_t[leaf]
+        partners = sorted({g for gs in partner_of.values() for g in gs})
         if not partners:
             result.unpaired[t.index] = "no call inside it pairs with a golden call"
             continue
         if not true_pairs:
-            golden_mods = _covering_modules(golden, set(partners))
-            result.relations.append(Relation([t.index], golden_mods))
+            result.relations.append(Relation([t.index], _covering_modules(golden, set(partners))))
             continue
         lowest = _lowest_common(golden, partners)
         if lowest is None:
             result.unpaired[t.index] = "container with no counterpart: the calls inside it pair across golden modules"
             continue
-        candidates: list[tuple[float, int, int, int]] = []
-        for g in [lowest, *golden.ancestors(lowest)]:
-            if g in taken or not golden.calls[g].children:
+        chain = [lowest]
+        base = set(golden.descendants_leaves(lowest))
+        for anc in golden.ancestors(lowest):
+            if set(golden.descendants_leaves(anc)) != base:
+                break
+            chain.append(anc)
+        rank_t = _wrapper_rank(target, t.index)
+        for g in chain:
+            if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io:
                 continue
             g_leaves = set(golden.descendants_leaves(g))
-            dice = 2 * len(g_leaves & set(partners)) / (len(leaves) + len(g_leaves))
-            if dice < 0.5:
-                break
-            if golden.calls[g].io == t.io:  # ties: the closer name, then the deeper module
-                candidates.append((dice, _name_affinity(t.prefix, golden.calls[g].prefix),
-                                   -len(golden.ancestors(g)), g))
-        if not candidates:
+            covered_t = sum(1 for gs in partner_of.values() if set(gs) <= g_leaves)
+            dice = (covered_t + len(g_leaves & set(partners))) / (len(leaves) + len(g_leaves))
+            if dice >= 0.5:
+                key = (dice, _name_affinity(_module_path(t.prefix), _module_path(golden.calls[g].prefix)),
+                       -abs(rank_t - _wrapper_rank(golden, g)))
+                edges.append((key, t.index, g, dice))
+        if not any(e[1] == t.index for e in edges):
             result.unpaired[t.index] = "no golden module around its partners has its input/output shapes"
+    edges.sort(key=lambda e: (e[0], -e[1]), reverse=True)
+    for _key, t, g, dice in edges:
+        if t in result.pairs or g in taken:
             continue
-        dice, _affinity, _depth, g = max(candidates)
-        result.pairs[t.index] = (g, round(dice, 2), "module: the calls inside it pair")
+        result.pairs[t] = (g, round(dice, 2), "module: the calls inside it pair")
         taken.add(g)
+    for _key, t, g, _dice in edges:
+        if t not in result.pairs:
+            result.unpaired[t] = (f"a wrapper: its golden counterpart {golden.calls[g].key} is paired with another "
+                                  "target module holding the same calls")
+
+
+def _module_path(prefix: str) -> str:
+    """A module's path without its class (``Module.a.b.Cls`` → ``a.b``); an API's name as it is."""
+    parts = prefix.split(".")
+    return ".".join(parts[1:-1]) if len(parts) > 2 else prefix
 
 
 def _covering_modules(tree: CallTree, leaves: set[int]) -> list[int]:

@@ -2,7 +2,8 @@
 
 ``python gen_pt.py VARIANT LEVEL OUT``: VARIANT is ``golden``, ``renamed``, ``wrong`` (renamed, one converted
 weight scaled: ``transformer.layers.1.mlp.dense_4h_to_h.weight``), ``fused`` (q/k/v in one Linear) or
-``extra`` (one extra nn.Identity); LEVEL is ``L0``, ``mix`` or ``L1``. Statistics task; the dump lands in
+``extra`` (one extra nn.Identity) or
+``wrapped`` (the MLP's three modules inside one more ``nn.Sequential``); LEVEL is ``L0``, ``mix`` or ``L1``. Statistics task; the dump lands in
 ``OUT/step0/proc<PID>/`` (or ``rank``). Needs torch and mindstudio-probe, which this project does not depend on.
 """
 
@@ -23,9 +24,9 @@ def build(variant: str) -> torch.nn.Module:
     if variant == "golden":
         net, state = GoldenNet(), golden
     else:
-        fused, extra = variant == "fused", variant == "extra"
-        net = TargetNet(fused=fused, extra=extra)
-        state = convert(golden, fused, WRONG_WEIGHT if variant == "wrong" else None)
+        fused, extra, wrapped = variant == "fused", variant == "extra", variant == "wrapped"
+        net = TargetNet(fused=fused, extra=extra, wrapped=wrapped)
+        state = convert(golden, fused, WRONG_WEIGHT if variant == "wrong" else None, wrapped)
     net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=True)
     return net
 

@@ -3,11 +3,14 @@
 ``GoldenNet`` names its modules the Hugging Face way (``layers.N.attn.q_proj``); ``TargetNet`` names
 the same computation the Megatron way (``transformer.layers.N.self_attention.query``) with other class
 names, and optionally fuses q/k/v into one Linear (``fused=True``) or puts one extra ``nn.Identity``
-after the embedding (``extra=True``). :func:`convert` turns golden weights into target weights;
+after the embedding (``extra=True``), or wraps the MLP's three modules in one more container
+(``wrapped=True``). :func:`convert` turns golden weights into target weights;
 ``wrong`` names one target parameter whose converted value is deliberately off.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -96,23 +99,30 @@ class SelfAttention(nn.Module):
 
 
 class ParallelMlp(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, wrapped: bool = False) -> None:
         super().__init__()
-        self.dense_h_to_4h = nn.Linear(DIM, HIDDEN)
-        self.activation = nn.GELU()
-        self.dense_4h_to_h = nn.Linear(HIDDEN, DIM)
+        layers = OrderedDict(dense_h_to_4h=nn.Linear(DIM, HIDDEN), activation=nn.GELU(),
+                             dense_4h_to_h=nn.Linear(HIDDEN, DIM))
+        if wrapped:  # one more container around the three: ``mlp.block.dense_h_to_4h``
+            self.block = nn.Sequential(layers)
+        else:
+            self.block = None
+            for name, module in layers.items():
+                setattr(self, name, module)
 
     def forward(self, h):
+        if self.block is not None:
+            return self.block(h)
         return self.dense_4h_to_h(self.activation(self.dense_h_to_4h(h)))
 
 
 class TransformerLayer(nn.Module):
-    def __init__(self, fused: bool) -> None:
+    def __init__(self, fused: bool, wrapped: bool = False) -> None:
         super().__init__()
         self.input_layernorm = nn.LayerNorm(DIM)
         self.self_attention = SelfAttention(fused)
         self.post_attention_layernorm = nn.LayerNorm(DIM)
-        self.mlp = ParallelMlp()
+        self.mlp = ParallelMlp(wrapped)
 
     def forward(self, h):
         h = h + self.self_attention(self.input_layernorm(h))
@@ -120,9 +130,9 @@ class TransformerLayer(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self, fused: bool) -> None:
+    def __init__(self, fused: bool, wrapped: bool = False) -> None:
         super().__init__()
-        self.layers = nn.ModuleList([TransformerLayer(fused) for _ in range(LAYERS)])
+        self.layers = nn.ModuleList([TransformerLayer(fused, wrapped) for _ in range(LAYERS)])
         self.final_layernorm = nn.LayerNorm(DIM)
 
     def forward(self, h):
@@ -132,11 +142,11 @@ class Transformer(nn.Module):
 
 
 class TargetNet(nn.Module):
-    def __init__(self, fused: bool = False, extra: bool = False) -> None:
+    def __init__(self, fused: bool = False, extra: bool = False, wrapped: bool = False) -> None:
         super().__init__()
         self.word_embeddings = nn.Embedding(VOCAB, DIM)
         self.embedding_dropout = nn.Identity() if extra else None
-        self.transformer = Transformer(fused)
+        self.transformer = Transformer(fused, wrapped)
         self.output_layer = nn.Linear(DIM, CLASSES)
 
     def forward(self, ids):
@@ -156,7 +166,8 @@ def golden_weights() -> dict[str, np.ndarray]:
     return {k: v.detach().numpy().copy() for k, v in GoldenNet().state_dict().items()}
 
 
-def convert(golden: dict[str, np.ndarray], fused: bool, wrong: str | None) -> dict[str, np.ndarray]:
+def convert(golden: dict[str, np.ndarray], fused: bool, wrong: str | None, wrapped: bool = False
+            ) -> dict[str, np.ndarray]:
     """The target's state dict from golden weights (q/k/v concatenated when ``fused``)."""
     out = {"word_embeddings.weight": golden["embed.weight"], "transformer.final_layernorm.weight": golden["norm.weight"],
            "transformer.final_layernorm.bias": golden["norm.bias"], "output_layer.weight": golden["head.weight"],
@@ -171,6 +182,8 @@ def convert(golden: dict[str, np.ndarray], fused: bool, wrong: str | None) -> di
             for p in ("weight", "bias"):
                 out[f"transformer.layers.{n}.self_attention.query_key_value.{p}"] = np.concatenate(
                     [golden[f"layers.{n}.attn.{x}_proj.{p}"] for x in "qkv"], axis=0)
+    if wrapped:
+        out = {k.replace(".mlp.", ".mlp.block."): v for k, v in out.items()}
     if wrong is not None:
         out[wrong] = out[wrong] * np.float32(1.5)  # a conversion slip: one weight scaled
     return out

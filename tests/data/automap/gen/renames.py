@@ -37,4 +37,7 @@ def target_path(variant: str, golden_path: str) -> str | None:
         return f"{layers}.{parts[1]}"
     if variant == "fused" and parts[2] in FUSED_AWAY:
         return None
-    return f"{layers}.{parts[1]}.{layer[parts[2]]}"
+    path = layer[parts[2]]
+    if variant == "wrapped" and parts[2].startswith("mlp."):  # the wrapped MLP's modules sit in mlp.block
+        path = path.replace("mlp.", "mlp.block.", 1)
+    return f"{layers}.{parts[1]}.{path}"
