@@ -133,11 +133,15 @@ def test_dumps_too_different_stop_with_one_line_naming_where_they_part(tmp_path)
     assert not list(tmp_path.glob("compare_result_*"))  # no silent fallback to another pairing
 
 
-def test_auto_map_with_a_data_mapping_is_refused(tmp_path):
+@pytest.mark.parametrize("other", ["-dm", "-fm"])
+def test_auto_map_with_a_data_mapping_or_fuzzy_match_is_refused(other, tmp_path):
     dm = tmp_path / "m.yaml"
     dm.write_text("a: b\n")
-    run = _cli("-tp", _dump("renamed_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map", "-dm", dm)
-    assert run.returncode != 0 and "--auto-map" in run.stderr and "Traceback" not in run.stderr
+    extra = [other, dm] if other == "-dm" else [other]
+    run = _cli("-tp", _dump("renamed_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path / "out", "--auto-map", *extra)
+    assert run.returncode == 2 and "--auto-map" in run.stderr and other in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not list((tmp_path / "out").glob("compare_result_*"))
 
 
 def test_cross_framework_with_am_runs_the_auto_map(tmp_path):

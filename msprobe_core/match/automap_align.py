@@ -22,6 +22,7 @@ No statistic takes part: values cannot move a pair, so a wrong weight stays on t
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
@@ -336,17 +337,17 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
     """
     related_t = {t for rel in result.relations for t in rel.target}
     related_g = {g for rel in result.relations for g in rel.golden}
-    queue: list[tuple[int | None, int | None]] = [(None, None)]
+    taken = {g for g, _, _ in result.pairs.values()} | related_g
+    queue: deque[tuple[int | None, int | None]] = deque([(None, None)])
     queue.extend((t, g) for t, (g, _, _) in sorted(result.pairs.items()) if target.calls[t].children)
     seen: set[tuple[int | None, int | None]] = set()
     while queue:
-        tp, gp = queue.pop(0)
+        tp, gp = queue.popleft()
         if (tp, gp) in seen:
             continue
         seen.add((tp, gp))
         t_kids, g_kids = _children(target, tp), _children(golden, gp)
         g_pos = {g: k for k, g in enumerate(g_kids)}
-        taken = {g for g, _, _ in result.pairs.values()} | related_g
         anchors = [(i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_kids)
                    if t in result.pairs and result.pairs[t][0] in g_pos]
         anchors = _longest_increasing(sorted(anchors))
@@ -356,6 +357,7 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
             b = [g for g in g_kids[pb:j] if g not in taken]
             for t, g, level in _align_gap(target, golden, a, b):
                 result.pairs[t] = (g, CONF_CHILD[level], "aligned inside its matched parent")
+                taken.add(g)
                 result.unpaired.pop(t, None)
                 if target.calls[t].children and golden.calls[g].children:
                     queue.append((t, g))

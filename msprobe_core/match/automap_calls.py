@@ -169,7 +169,7 @@ def call_tree(table: DumpTable) -> CallTree:
         by_key[api.key] = len(calls)
         calls.append(Call(len(calls), api.key, prefix, number, is_module, "" if is_module else op_name(prefix),
                           tuple(ins), tuple(outs), tuple(params), rows))
-    construct = read_construct(table.source) if table.source else None
+    construct = read_construct(Path(table.source)) if table.source else None
     if construct:
         for call in calls:
             parent = construct.get(call.key)

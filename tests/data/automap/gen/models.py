@@ -10,6 +10,7 @@ after the embedding (``extra=True``), or wraps the MLP's three modules in one mo
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -18,7 +19,9 @@ import torch.nn.functional as F
 from renames import PT_LAYER
 from torch import nn
 
-VOCAB, DIM, HIDDEN, CLASSES, BATCH, SEQ, LAYERS = 40, 16, 32, 5, 2, 4, 2
+VOCAB, DIM, HIDDEN, CLASSES, BATCH, SEQ = 40, 16, 32, 5, 2, 4
+#: decoder layers (2 in the corpus; more for a timing run, ``AUTOMAP_LAYERS=60``)
+LAYERS = int(os.environ.get("AUTOMAP_LAYERS", "2"))
 
 
 class Attention(nn.Module):
