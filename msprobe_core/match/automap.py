@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..errors import MappingError, UsageError
 from ..host.specs import MapperSpec, MatchContext
-from ..model import CompareOptions, MatchResult
+from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
 from .automap_calls import CallTree, call_tree
 from .matching import join_on_keys, mapped_golden_keys
@@ -48,20 +48,6 @@ class Proposal:
     summary: str = ""
 
 
-def _row_suffixes(tree: CallTree, key: str) -> dict[str, str]:
-    api = tree.table.apis[_api_index(tree)[key]]
-    names = tree.table.name
-    return {names[r][len(key):]: names[r] for r in range(api.first_row, api.first_row + api.n_rows)}
-
-
-def _api_index(tree: CallTree) -> dict[str, int]:
-    cache = tree.__dict__.setdefault("_api_index", None)
-    if cache is None:
-        cache = {a.key: k for k, a in enumerate(tree.table.apis)}
-        tree.__dict__["_api_index"] = cache
-    return cache
-
-
 def _derived_key(key: str) -> tuple[str, str, str] | None:
     """(kind, prefix, number) of a backward or ``parameters_grad`` key: what ties it to its forward call."""
     parts = key.split(".")
@@ -81,21 +67,14 @@ def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, ou
     The shape condition only bites on pairs found on loosened signatures (the same op called with its
     arguments in another order): a row is never paired with a row of another shape.
     """
-    g_rows = _row_suffixes(golden, g_key)
+    g_rows = golden.rows_by_suffix(g_key)
     first = None
-    for suffix, name in _row_suffixes(target, t_key).items():
+    for suffix, name in target.rows_by_suffix(t_key).items():
         partner = g_rows.get(suffix)
-        if partner is not None and _shape_of(target, name) == _shape_of(golden, partner):
+        if partner is not None and target.shape_of(name) == golden.shape_of(partner):
             out[name] = partner
             first = first or name
     return first
-
-
-def _shape_of(tree: CallTree, name: str) -> str | None:
-    rows = tree.__dict__.get("_row_of")
-    if rows is None:
-        rows = tree.__dict__["_row_of"] = {n: r for r, n in enumerate(tree.table.name)}
-    return tree.table.shape[rows[name]]
 
 
 def _stat_equal(a: object, b: object) -> bool:
@@ -147,6 +126,7 @@ def _parting_point(target: CallTree, golden: CallTree, pairing: Pairing) -> str:
 
 
 def _check_pairable(target: CallTree, golden: CallTree, pairing: Pairing) -> None:
+    """Refuse a proposal where under half of either side's leaf calls pair (or stand in a 1→N relation)."""
     related_t = {t for rel in pairing.relations for t in rel.target}
     related_g = {g for rel in pairing.relations for g in rel.golden}
     paired_g = {g for g, _, _ in pairing.pairs.values()}
@@ -156,11 +136,12 @@ def _check_pairable(target: CallTree, golden: CallTree, pairing: Pairing) -> Non
     if not nt or not ng or pt < MIN_PAIRABLE * nt or pg < MIN_PAIRABLE * ng:
         raise MappingError(
             f"--auto-map: the dumps are too different to pair: {pt} of {nt} target calls and {pg} of {ng} golden "
-            f"calls have a structural counterpart (under half); {_parting_point(target, golden, pairing)}",
+            f"calls ({golden.table.source}) have a structural counterpart (under half); "
+            f"{_parting_point(target, golden, pairing)}",
             path=target.table.source)
 
 
-def propose(target_table, golden_table) -> Proposal:  # type: ignore[no-untyped-def]
+def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     """The proposal for two tables: forward pairs, derived backward/``parameters_grad`` pairs, file comments."""
     target, golden = call_tree(target_table), call_tree(golden_table)
     pairing = pair_forward(target, golden)
@@ -210,7 +191,8 @@ def _derive(target: CallTree, golden: CallTree, forward_pairs: dict[tuple[str, s
     return n
 
 
-def _guard_unpaired_names(target_table, golden_table, mapping: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+def _guard_unpaired_names(target_table: DumpTable, golden_table: DumpTable, mapping: dict[str, str]) -> None:
+    """Map target rows left out whose own names the golden has to :data:`UNPAIRED` (not to their namesakes)."""
     golden_names = set(golden_table.name)
     for name in target_table.name:
         if name not in mapping and name in golden_names:

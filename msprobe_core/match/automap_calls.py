@@ -72,6 +72,22 @@ class CallTree:
     leaves: list[int]
     has_construct: bool
     _leaves_under: dict[int, list[int]] = field(default_factory=dict)
+    _api_of: dict[str, int] = field(default_factory=dict)
+    _row_of: dict[str, int] = field(default_factory=dict)
+
+    def rows_by_suffix(self, key: str) -> dict[str, str]:
+        """The rows of data key ``key`` (any direction) by their suffix after the key: ``{".input.0": name}``."""
+        if not self._api_of:
+            self._api_of.update((a.key, k) for k, a in enumerate(self.table.apis))
+        api = self.table.apis[self._api_of[key]]
+        names = self.table.name
+        return {names[r][len(key):]: names[r] for r in range(api.first_row, api.first_row + api.n_rows)}
+
+    def shape_of(self, name: str) -> str | None:
+        """The shape of the row called ``name``."""
+        if not self._row_of:
+            self._row_of.update((n, r) for r, n in enumerate(self.table.name))
+        return self.table.shape[self._row_of[name]]
 
     def descendants_leaves(self, index: int) -> list[int]:
         """The leaves under call ``index`` (itself when it is a leaf), in forward order (computed once per call)."""
