@@ -156,3 +156,20 @@ def test_with_diff_analyze_the_mapping_is_written_too_and_the_weight_is_found(tm
     assert len(list(tmp_path.glob("auto_mapping_*.yaml"))) == 1
     (analysis,) = tmp_path.glob("diff_analyze_*.json")
     assert "dense_4h_to_h" in analysis.read_text()
+
+
+@pytest.mark.parametrize("construct", ["not json {", '{"Module.word_embeddings.Embedding.forward.0": '
+                                       '"Module.output_layer.Linear.forward.0", "Module.output_layer.Linear.forward.0": '
+                                       '"Module.word_embeddings.Embedding.forward.0"}'])
+def test_a_broken_or_cyclic_construct_json_does_not_stop_the_proposal(construct, tmp_path):
+    for side, name in (("t", "renamed_L0"), ("g", "golden_L0")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "dump.json").write_bytes(_dump(name).read_bytes())
+    (tmp_path / "t" / "construct.json").write_text(construct)
+    result = msprobe_core.compare(tmp_path / "t" / "dump.json", tmp_path / "g" / "dump.json", output_dir=tmp_path / "o",
+                                  auto_map=True, quiet=True)
+    (path,) = (tmp_path / "o").glob("auto_mapping_*.yaml")
+    proposed = {t: g for t, g in load_data_mapping(path).items() if g != UNPAIRED}
+    precision, recall = score(proposed, truth("renamed", "L0"))
+    assert precision >= 0.98 and recall >= 0.9, (precision, recall)
+    assert result.summary["matched"] > 0

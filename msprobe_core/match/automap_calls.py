@@ -14,11 +14,14 @@ Nothing here knows a framework: module and API calls are told apart by the shape
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import DumpTable
+
+log = logging.getLogger("msprobe")
 
 #: row kinds by the first part of a row's suffix after its call key
 INPUT, OUTPUT, PARAM = "input", "output", "parameters"
@@ -142,11 +145,16 @@ def split_forward(key: str) -> tuple[str, str, bool] | None:
 def read_construct(dump: Path) -> dict[str, str | None] | None:
     """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable."""
     path = dump.parent / "construct.json"
+    if not path.is_file():
+        return None
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        log.warning("%s: not read (%s); --auto-map pairs these calls without their module tree.", path,
+                    type(exc).__name__)
         return None
     if not isinstance(doc, dict):
+        log.warning("%s: not a JSON object; --auto-map pairs these calls without their module tree.", path)
         return None
     return {str(k): (v if isinstance(v, str) else None) for k, v in doc.items()}
 
