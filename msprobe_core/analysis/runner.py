@@ -142,7 +142,7 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
 
 def _write_auto_mapping(table: Any, directory: Path, timestamp: str) -> None:
     """The mapping ``--auto-map`` proposed, beside the ``-da`` result as beside a compare's (only that
-    attachment: with ``-da`` msprobe writes no other file, e.g. not the data mapping ``-lm`` generates)."""
+    attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach)."""
     from ..match.automap import AUTO_MAPPING_NAME
     from ..write.stage import write_attachments
 

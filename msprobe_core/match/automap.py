@@ -22,7 +22,7 @@ from ..errors import MappingError, UsageError
 from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
-from .automap_calls import CallTree, call_tree
+from .automap_calls import CallTree, call_tree, split_forward
 from .matching import join_on_keys, mapped_golden_keys
 
 log = logging.getLogger("msprobe")
@@ -192,11 +192,17 @@ def _derive(target: CallTree, golden: CallTree, forward_pairs: dict[tuple[str, s
 
 
 def _guard_unpaired_names(target_table: DumpTable, golden_table: DumpTable, mapping: dict[str, str]) -> None:
-    """Map target rows left out whose own names the golden has to :data:`UNPAIRED` (not to their namesakes)."""
+    """Map target rows of calls the proposal judged but left out, whose own names the golden has, to
+    :data:`UNPAIRED` (not to their namesakes). Rows of other keys (neither a forward call nor one that
+    follows a forward call) keep the join on their own names: the structure says nothing about them."""
     golden_names = set(golden_table.name)
-    for name in target_table.name:
-        if name not in mapping and name in golden_names:
-            mapping[name] = UNPAIRED
+    for api in target_table.apis:
+        if split_forward(api.key) is None and _derived_key(api.key) is None:
+            continue
+        for row in range(api.first_row, api.first_row + api.n_rows):
+            name = target_table.name[row]
+            if name not in mapping and name in golden_names:
+                mapping[name] = UNPAIRED
 
 
 def _count(reasons: Iterable[str]) -> str:
@@ -232,7 +238,7 @@ def _header(target: CallTree, golden: CallTree, pairing: Pairing, summary: str) 
 
 
 def _class_rules(target: CallTree, golden: CallTree, pairing: Pairing) -> list[str]:
-    """Module class renames every module pair agrees on, as ``-cm`` would state them (comments only)."""
+    """Module class renames every module pair agrees on: the same pairs in one rule per class (comments only)."""
     seen: dict[str, set[str]] = {}
     for ti, (gi, _, _) in pairing.pairs.items():
         t, g = target.calls[ti], golden.calls[gi]
@@ -241,7 +247,7 @@ def _class_rules(target: CallTree, golden: CallTree, pairing: Pairing) -> list[s
     rules = [f"  {a}: {next(iter(b))}" for a, b in sorted(seen.items()) if len(b) == 1 and a != next(iter(b))]
     if not rules:
         return []
-    return ["class renames these pairs agree on (a -cm statement of the module classes):", *rules]
+    return ["class renames every module pair agrees on (target class: golden class):", *rules]
 
 
 def yaml_text(proposal: Proposal) -> str:

@@ -81,32 +81,31 @@ def _concat_shape(shapes: Sequence[str | None], dim: int) -> str | None:
     return "[" + ", ".join(map(str, joined)) + "]"
 
 
-def fused_token(calls: Sequence[Call]) -> Hashable | None:
-    """The level-1 token one call would have that did the work of ``calls`` side by side, or ``None``."""
+def fused_tokens(calls: Sequence[Call]) -> list[Hashable]:
+    """The level-1 tokens one call doing the work of ``calls`` side by side may have (weights stored
+    ``[out, in]`` join on their first dimension, ``[in, out]`` ones, as a GPT-2 ``Conv1D``'s, on their last)."""
     first = calls[0]
     if any(c.is_module != first.is_module or c.op != first.op or c.inputs[:1] != first.inputs[:1]
            or len(c.inputs) != len(first.inputs) or len(c.outputs) != len(first.outputs)
            or len(c.params) != len(first.params) for c in calls):
-        return None
-    ins = list(first.inputs[:1])
-    for k in range(1, len(first.inputs)):  # weights passed as inputs (an API linear): joined on their first dim
-        shape = _concat_shape([c.inputs[k][0] for c in calls], 0)
-        if shape is None:
-            return None
-        ins.append((shape, first.inputs[k][1]))
+        return []
     outs = []
     for k in range(len(first.outputs)):
         shape = _concat_shape([c.outputs[k][0] for c in calls], -1)
         if shape is None:
-            return None
+            return []
         outs.append((shape, first.outputs[k][1]))
-    params = []
-    for k in range(len(first.params)):
-        shape = _concat_shape([c.params[k] for c in calls], 0)
-        if shape is None:
-            return None
-        params.append(shape)
-    return (first.is_module, first.op, tuple(ins), tuple(outs), tuple(params))
+    out: list[Hashable] = []
+    for dim in (0, -1):
+        ins = list(first.inputs[:1])
+        for k in range(1, len(first.inputs)):  # weights passed as inputs (an API linear)
+            shape = _concat_shape([c.inputs[k][0] for c in calls], dim if "," in (first.inputs[k][0] or "") else 0)
+            ins.append((shape, first.inputs[k][1]))
+        params = [_concat_shape([c.params[k] for c in calls], dim if "," in (first.params[k] or "") else 0)
+                  for k in range(len(first.params))]
+        if all(s is not None for s, _ in ins) and all(p is not None for p in params):
+            out.append((first.is_module, first.op, tuple(ins), tuple(outs), tuple(params)))
+    return out
 
 
 def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
@@ -119,8 +118,8 @@ def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
         taken = 0
         for n in range(min(MAX_FUSED, len(leaves) - i), 1, -1):
             run = [calls[j] for j in leaves[i:i + n]]
-            token = fused_token(run)
-            if token is not None and token in other_only:
+            token = next((t for t in fused_tokens(run) if t in other_only), None)
+            if token is not None:
                 units.append(_Unit(tuple(leaves[i:i + n]), (token, _loosen(token, 2), _loosen(token, 3))))
                 taken = n
                 break
@@ -198,7 +197,7 @@ def pair_leaves(target: CallTree, golden: CallTree, result: Pairing) -> None:
 
 
 def _name_affinity(a: str, b: str) -> int:
-    """How many trailing path parts two module paths share (``….mlp.Mlp`` vs ``….mlp.ParallelMlp``: 0)."""
+    """How many trailing parts two module paths share (``layers.0.mlp`` vs ``transformer.layers.0.mlp``: 3)."""
     pa, pb = a.split(".")[::-1], b.split(".")[::-1]
     n = 0
     for x, y in zip(pa, pb):
