@@ -63,6 +63,20 @@ def test_the_wrong_weight_is_the_first_divergence(level, tmp_path):
         assert node.startswith("Functional.linear.") and f'"{node}": "{WRONG_MODULE}"' in construct
 
 
+def test_at_l1_the_wrong_weight_is_the_linear_call_it_feeds(tmp_path):
+    # six linear calls a layer (q, k, v, o, up, down): the twelfth is layer 1's dense_4h_to_h
+    result, _ = _auto_map("wrong", "L1", tmp_path)
+    assert result.first_divergence["node"] == "Functional.linear.11.forward"
+
+
+def test_fused_qkv_at_l1_no_longer_shifts_the_linear_calls(tmp_path):
+    # by name, every linear call after the fused one meets the wrong partner (the issue's spurious errors)
+    plain = msprobe_core.compare(_dump("fused_L1"), _dump("golden_L1"), quiet=True)
+    assert plain.summary["verdicts"]["error"] > 10
+    result, _ = _auto_map("fused", "L1", tmp_path)
+    assert result.summary["verdicts"]["error"] == 0 and result.first_divergence is None
+
+
 def test_the_clean_twin_has_no_divergence(tmp_path):
     result, _ = _auto_map("renamed", "L0", tmp_path)
     assert result.first_divergence is None
