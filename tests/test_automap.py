@@ -187,3 +187,16 @@ def test_a_broken_or_cyclic_construct_json_does_not_stop_the_proposal(construct,
     precision, recall = score(proposed, truth("renamed", "L0"))
     assert precision >= 0.98 and recall >= 0.9, (precision, recall)
     assert result.summary["matched"] > 0
+
+
+def test_each_rank_of_a_step_directory_gets_its_own_mapping_file(tmp_path):
+    for side, name in (("t", "renamed_L0"), ("g", "golden_L0")):
+        for rank in (0, 1):
+            where = tmp_path / side / "step0" / f"rank{rank}"
+            where.mkdir(parents=True)
+            for part in ("dump.json", "construct.json", "stack.json"):
+                (where / part).write_bytes((DUMPS / name / part).read_bytes())
+    run = _cli("-tp", tmp_path / "t" / "step0", "-gp", tmp_path / "g" / "step0", "-o", tmp_path / "o", "--auto-map", "-q")
+    assert run.returncode == 0, run.stderr
+    names = sorted(p.name.rsplit("_", 1)[0] for p in (tmp_path / "o").glob("auto_mapping*.yaml"))
+    assert names == ["auto_mapping_rank0", "auto_mapping_rank1"]

@@ -28,8 +28,8 @@ from .matching import join_on_keys, mapped_golden_keys
 log = logging.getLogger("msprobe")
 
 AUTO_MAPPER = "auto-map"
-#: the attachment's name (``{timestamp}``: the result's timestamp)
-AUTO_MAPPING_NAME = "auto_mapping_{timestamp}.yaml"
+#: the attachment's name (``{timestamp}``: the result's timestamp; ``{job}``: ``_rank0`` … when a run has ranks)
+AUTO_MAPPING_NAME = "auto_mapping{job}_{timestamp}.yaml"
 #: the golden name given to a target row the proposal leaves unpaired (no dump has a row of that name)
 UNPAIRED = "(unpaired by auto-map)"
 #: the least share of each side's leaf calls that must pair (or be named 1→N) for a proposal
