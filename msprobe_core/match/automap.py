@@ -254,11 +254,14 @@ def yaml_text(proposal: Proposal) -> str:
     """The proposal as a ``-dm`` YAML file: comments first, then one ``target: golden`` line per row."""
     import json
 
-    lines = [f"# {line}" for line in proposal.header]
+    def comment(text: str) -> str:  # a name with a line break in it must not end the comment
+        return "# " + " ".join(text.splitlines())
+
+    lines = [comment(line) for line in proposal.header]
     for name, partner in proposal.mapping.items():
-        comment = proposal.comments.get(name)
-        if comment:
-            lines.append(f"# {comment}")
+        note = proposal.comments.get(name)
+        if note:
+            lines.append(comment(note))
         lines.append(f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(partner, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"
 
