@@ -200,3 +200,36 @@ def test_each_rank_of_a_step_directory_gets_its_own_mapping_file(tmp_path):
     assert run.returncode == 0, run.stderr
     names = sorted(p.name.rsplit("_", 1)[0] for p in (tmp_path / "o").glob("auto_mapping*.yaml"))
     assert names == ["auto_mapping_rank0", "auto_mapping_rank1"]
+
+
+def _corpus_pair(case: str) -> tuple[Path, Path]:
+    from .conftest import corpora_dir
+
+    root = corpora_dir() / "mindspore" / case
+    (target,) = (root / "target").glob("step0/*/dump.json")
+    (golden,) = (root / "golden").glob("step0/*/dump.json")
+    return target, golden
+
+
+def test_on_the_megatron_named_corpus_case_it_agrees_with_msprobes_own_layer_mapping(tmp_path):
+    # x_l0_tensor_lm: msprobe's -lm generated this data mapping from its layer_mapping.yaml; it spells the
+    # parameters_grad rows N/A (it cannot name them), every other row must be ours too
+    from .conftest import corpora_dir
+
+    target, golden = _corpus_pair("x_l0_tensor_lm")
+    msprobe_core.compare(target, golden, output_dir=tmp_path, auto_map=True, quiet=True)
+    (path,) = tmp_path.glob("auto_mapping_*.yaml")
+    ours = load_data_mapping(path)
+    reference = load_data_mapping(corpora_dir() / "mindspore" / "x_l0_tensor_lm" / "oracle" / "lm_yaml" /
+                                  "data_mapping.yaml")
+    named = {t: g for t, g in reference.items() if g != "N/A"}
+    assert len(named) > 100 and all(ours.get(t) == g for t, g in named.items())
+
+
+@pytest.mark.parametrize("case, node", [("x_l0_stat_cm_bug", "Cell.blocks.1.attn.Attention.forward.0"),
+                                        ("x_mix_stat_dm_bug", "Mint.div.1.forward")])
+def test_on_the_corpus_faults_it_finds_the_documented_first_diff_node(case, node, tmp_path):
+    target, golden = _corpus_pair(case)
+    run = _cli("-tp", target, "-gp", golden, "-o", tmp_path, "--auto-map", "-da")
+    assert run.returncode == 0, run.stderr
+    assert f"first diff node: {node} " in run.stdout + run.stderr
