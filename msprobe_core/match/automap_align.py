@@ -271,6 +271,7 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
                 break
             chain.append(anc)
         rank_t = _wrapper_rank(target, t.index)
+        proposed = len(edges)
         for g in chain:
             if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io:
                 continue
@@ -281,7 +282,7 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
                 key = (dice, _name_affinity(_module_path(t.prefix), _module_path(golden.calls[g].prefix)),
                        -abs(rank_t - _wrapper_rank(golden, g)))
                 edges.append((key, t.index, g, dice))
-        if not any(e[1] == t.index for e in edges):
+        if len(edges) == proposed:
             result.unpaired[t.index] = "no golden module around its partners has its input/output shapes"
     edges.sort(key=lambda e: (e[0], -e[1]), reverse=True)
     for _key, t, g, dice in edges:
