@@ -101,13 +101,15 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
 
 @hookimpl
 def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
-    """The end of the chain: ``-dm`` (the explicit per-row data mapping), then ``-fm`` (call-sequence
-    alignment), then exact names, which always apply."""
+    """The end of the chain: ``--auto-map`` (a data mapping proposed from the dumps' structure), ``-dm`` (the
+    explicit per-row data mapping), then ``-fm`` (call-sequence alignment), then exact names, which always apply."""
+    from .match.automap import auto_map_mapper
     from .match.fuzzy import fuzzy_mapper
 
     register(MapperSpec(EXACT_MAPPER, _exact))
     register(fuzzy_mapper())
     register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), before=("fuzzy",)))
+    register(auto_map_mapper())  # --auto-map: a proposed data mapping, ahead of -dm
 
 
 def _stats_columns(ctx: Any) -> dict[str, list[Any]]:

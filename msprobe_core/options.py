@@ -448,6 +448,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("fuzzy_match", ("-fm", "--fuzzy_match"), "Match APIs whose call numbers differ.", kind=FLAG,
                default=False, kinds=DUMP_KINDS),
     OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml.", kinds=DUMP_KINDS),
+    OptionSpec("auto_map", ("--auto-map", "--auto_map"), "Propose the pairing of differently named modules from "
+               "the two dumps' structure, write it as auto_mapping_<timestamp>.yaml (a -dm file) and compare with it.",
+               kind=FLAG, default=False, kinds=DUMP_KINDS),
     OptionSpec("diff_analyze", ("-da", "--diff_analyze"), "Find the first divergent node.", kind=FLAG, default=False,
                aliases=("first_diff_analyze",), kinds=DUMP_KINDS),
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,

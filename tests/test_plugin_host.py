@@ -49,9 +49,10 @@ def test_third_party_mapper_takes_its_declared_place_in_the_chain_and_writer_is_
     host = PluginHost(autoload=False, extra_plugins=[Plugin()])
     from msprobe_core.model import CompareOptions
 
-    assert [m.name for m in host.mappers] == ["reverse", "data-mapping", "fuzzy", "exact"]
+    assert [m.name for m in host.mappers] == ["reverse", "auto-map", "data-mapping", "fuzzy", "exact"]
     assert host.mapper_for(CompareOptions(extra={"reverse": True}, data_mapping="x.yaml")).name == "reverse"
     assert host.mapper_for(CompareOptions(data_mapping="x.yaml")).name == "data-mapping"
+    assert host.mapper_for(CompareOptions(auto_map=True)).name == "auto-map"
     assert host.mapper_for(CompareOptions()).name == "exact"
     assert host.mapper_for(CompareOptions(fuzzy_match=True), after="data-mapping").name == "fuzzy"
     assert host.writer("tsv").suffix == ".tsv"
@@ -75,7 +76,7 @@ def test_a_plugin_whose_registration_raises_is_skipped_with_a_warning(caplog):
             register(MapperSpec("old", lambda ctx: None, priority=5))  # the 0.1 spelling
 
     host = PluginHost(autoload=False, extra_plugins=[Old()])
-    assert [m.name for m in host.mappers] == ["data-mapping", "fuzzy", "exact"]
+    assert [m.name for m in host.mappers] == ["auto-map", "data-mapping", "fuzzy", "exact"]
     (entry,) = [d for d in host.describe() if "error" in d]
     assert "msprobe_register_mappers failed" in entry["error"] and "priority" in entry["error"]
     assert "what it registers there is skipped" in caplog.text

@@ -140,6 +140,17 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     return []
 
 
+def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) -> None:
+    """The mapping ``--auto-map`` proposed, beside the ``-da`` result as beside a compare's (only that
+    attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach)."""
+    from ..match.automap import AUTO_MAPPING_NAME
+    from ..write.stage import write_attachments
+
+    mine = [a for a in table.meta.get("attachments", ()) if a[0] == AUTO_MAPPING_NAME]
+    if mine:
+        write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)
+
+
 def run_diff_analyze(
     jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None
 ) -> list[Any] | None:
@@ -180,6 +191,7 @@ def run_diff_analyze(
             path = Path(job.output_dir) / f"{job.stem}_{timestamp}.json"
             log.info("%sSaving json file to disk: %s", prefix, path.resolve())
             outcome.files = [write_json(path, doc, indent=4)]
+            _write_auto_mapping(view.table, Path(job.output_dir), timestamp, job.stem)
             views.append(view)
         except OutputError:
             raise

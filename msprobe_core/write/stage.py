@@ -24,14 +24,15 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
 
     A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
     ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
-    timestamp, e.g. the data mapping ``-lm`` generates); they are written first,
+    timestamp, ``{job}`` for the job's part of the result name, ``_rank0`` or nothing,
+    e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
     ``tail``: a :class:`msprobe_core.write.tailbuild.Tail` already writing the last rows (for a writer
     declared ``accepts_csv_tail``).
     """
     # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
     with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
-        write_attachments(table, Path(job.output_dir), timestamp)
+        write_attachments(table, Path(job.output_dir), timestamp, job.stem)
         writer = host.writer(options.output_format)
         path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
         if options.force and path.exists():
@@ -42,14 +43,20 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
         return writer.write(table, path, **kwargs)
 
 
-def write_attachments(table: ResultTable, directory: Path, timestamp: str) -> list[Path]:
-    """Write the files attached to a result (see :func:`write_result`); returns their paths."""
+def write_attachments(table: ResultTable, directory: Path, timestamp: str, stem: str = "") -> list[Path]:
+    """Write the files attached to a result (see :func:`write_result`); returns their paths.
+
+    ``stem``: the job's result name (``compare_result_rank0``), whose part after ``compare_result``
+    stands for ``{job}`` in an attachment's name, so that the ranks of one run do not share a file.
+    """
     from .writers import atomic_path
 
+    job = stem.rsplit("compare_result", 1)[-1] if "compare_result" in stem else (f"_{stem}" if stem else "")
     written: list[Path] = []
     for name, text in table.meta.get("attachments", ()):
-        path = directory / name.replace("{timestamp}", timestamp)
-        if Path(path.name) != Path(name.replace("{timestamp}", timestamp)):
+        spelled = name.replace("{timestamp}", timestamp).replace("{job}", job)
+        path = directory / spelled
+        if Path(path.name) != Path(spelled):
             raise OutputError(f"attachment name '{name}' must be a plain file name", path=directory)
         try:
             with atomic_path(path) as tmp:

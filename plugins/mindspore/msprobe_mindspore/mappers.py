@@ -246,7 +246,8 @@ def mapper_specs() -> list[MapperSpec]:
         return _given(options.layer_mapping)
 
     return [
-        MapperSpec(API_MAPPER, run_api_mapping, applies=am, before=(CELL_MAPPER,)),
+        # behind the core's --auto-map, which pairs by structure and needs no API renames
+        MapperSpec(API_MAPPER, run_api_mapping, applies=am, before=(CELL_MAPPER,), after=("auto-map",)),
         MapperSpec(CELL_MAPPER, run_cell_mapping, applies=cm, before=(LAYER_MAPPER,)),
         MapperSpec(LAYER_MAPPER, run_layer_mapping, applies=lm, before=(DATA_MAPPER,)),
     ]

@@ -1,0 +1,411 @@
+"""Pairing the forward calls of two dumps by structure (``--auto-map``), from their signatures alone.
+
+1. **Leaves** (calls with no call inside: leaf modules at L0, API calls at mix and L1) are aligned in forward
+   order. *Anchors* are the full signatures that occur exactly once on each side, kept where their positions
+   increase together; between two anchors an order-preserving alignment with insertions and deletions
+   (:func:`msprobe_core.match.seqalign.align`) runs on the full signature, then in what is left on shapes
+   without dtypes, then on shapes without the op name.
+2. **1→N**: before aligning, a run of 2–8 consecutive leaves on one side whose signatures, put side by side
+   (same first input, outputs and parameters concatenated on their split dimension), are the signature of one
+   leaf the other side has and this side has not (a fused ``query_key_value`` against ``q``, ``k``, ``v``) is
+   collapsed into one unit. Aligned with that leaf it becomes a *relation*, reported, never a pair.
+3. **Modules** (calls with calls inside) are paired from their leaves (:func:`pair_modules`): the lowest
+   golden module holding the partners of a target module's leaves, or a wrapper around it holding the same
+   calls, when the input/output shapes agree and half of both sides' calls pair. A module whose leaves spread
+   over several golden modules (an extra container) stays unpaired. Equal candidates break their tie on the
+   name (the longest common tail of the module paths), never otherwise.
+4. **Inside every matched parent** the children left between paired siblings are aligned on their own
+   signatures (:func:`pair_within_parents`).
+
+No statistic takes part: values cannot move a pair, so a wrong weight stays on the row where it is.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from .automap_calls import Call, CallTree
+from .seqalign import _longest_increasing, align
+
+#: the longest run of split leaves one fused leaf may stand for
+MAX_FUSED = 8
+#: confidence of a leaf pair by how it was found
+CONF_ANCHOR, CONF_LEVEL = 1.0, {1: 0.95, 2: 0.8, 3: 0.6}
+
+
+@dataclass
+class Relation:
+    """A 1→N structural relation: one call of one side stands for several of the other."""
+
+    target: list[int]
+    golden: list[int]
+
+
+@dataclass
+class Pairing:
+    """What the forward pass pairs: target call → (golden call, confidence, how), relations, unpaired reasons."""
+
+    pairs: dict[int, tuple[int, float, str]] = field(default_factory=dict)
+    relations: list[Relation] = field(default_factory=list)
+    unpaired: dict[int, str] = field(default_factory=dict)
+    golden_unpaired: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Unit:
+    """One element of an aligned leaf sequence: a leaf, or a run of leaves collapsed as a fused candidate."""
+
+    leaves: tuple[int, ...]
+    tokens: tuple[Hashable, Hashable, Hashable]
+
+
+def _concat_shape(shapes: Sequence[str | None], dim: int) -> str | None:
+    """Shapes ``[a, b]`` joined on ``dim`` (sizes added there, equal elsewhere), ``None`` when they do not join."""
+    parsed = []
+    for s in shapes:
+        if not s or not s.startswith("["):
+            return None
+        try:
+            parsed.append([int(x) for x in s.strip("[]").split(",") if x.strip()])
+        except ValueError:
+            return None
+    if not parsed or not parsed[0] or any(len(p) != len(parsed[0]) for p in parsed):
+        return None
+    d = dim % len(parsed[0])
+    if any(p[:d] + p[d + 1:] != parsed[0][:d] + parsed[0][d + 1:] for p in parsed):
+        return None
+    joined = list(parsed[0])
+    joined[d] = sum(p[d] for p in parsed)
+    return "[" + ", ".join(map(str, joined)) + "]"
+
+
+def fused_tokens(calls: Sequence[Call]) -> list[Hashable]:
+    """The level-1 tokens one call doing the work of ``calls`` side by side may have (weights stored
+    ``[out, in]`` join on their first dimension, ``[in, out]`` ones, as a GPT-2 ``Conv1D``'s, on their last)."""
+    first = calls[0]
+    if any(c.is_module != first.is_module or c.op != first.op or c.inputs[:1] != first.inputs[:1]
+           or len(c.inputs) != len(first.inputs) or len(c.outputs) != len(first.outputs)
+           or len(c.params) != len(first.params) for c in calls):
+        return []
+    outs = []
+    for k in range(len(first.outputs)):
+        shape = _concat_shape([c.outputs[k][0] for c in calls], -1)
+        if shape is None:
+            return []
+        outs.append((shape, first.outputs[k][1]))
+    out: list[Hashable] = []
+    for dim in (0, -1):
+        ins = list(first.inputs[:1])
+        for k in range(1, len(first.inputs)):  # weights passed as inputs (an API linear)
+            shape = _concat_shape([c.inputs[k][0] for c in calls], dim if "," in (first.inputs[k][0] or "") else 0)
+            ins.append((shape, first.inputs[k][1]))
+        params = [_concat_shape([c.params[k] for c in calls], dim if "," in (first.params[k] or "") else 0)
+                  for k in range(len(first.params))]
+        if all(s is not None for s, _ in ins) and all(p is not None for p in params):
+            out.append((first.is_module, first.op, tuple(ins), tuple(outs), tuple(params)))
+    return out
+
+
+def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
+    """The leaves of ``tree`` as units, runs that fuse into a token only the other side has collapsed."""
+    leaves = tree.leaves
+    calls = tree.calls
+    units: list[_Unit] = []
+    i = 0
+    while i < len(leaves):
+        taken = 0
+        for n in range(min(MAX_FUSED, len(leaves) - i), 1, -1):
+            run = [calls[j] for j in leaves[i:i + n]]
+            token = next((t for t in fused_tokens(run) if t in other_only), None)
+            if token is not None:
+                units.append(_Unit(tuple(leaves[i:i + n]), (token, _loosen(token, 2), _loosen(token, 3))))
+                taken = n
+                break
+        if not taken:
+            c = calls[leaves[i]]
+            units.append(_Unit((c.index,), (c.token(1), c.token(2), c.token(3))))
+            taken = 1
+        i += taken
+    return units
+
+
+def _loosen(token: Hashable, level: int) -> Hashable:
+    is_module, op, ins, outs, params = token  # type: ignore[misc]
+    shapes_in, shapes_out = tuple(s for s, _ in ins), tuple(s for s, _ in outs)
+    if level == 2:
+        return (is_module, op, shapes_in, shapes_out, params)
+    return (is_module, shapes_in, shapes_out, params)
+
+
+def _anchors(a: list[Hashable], b: list[Hashable]) -> list[tuple[int, int]]:
+    """Positions of the tokens seen once on each side, where they increase together (forward order)."""
+    count: dict[Hashable, list[int]] = {}
+    for i, t in enumerate(a):
+        count.setdefault(t, [0, 0, i, -1])[0] += 1
+    for j, t in enumerate(b):
+        entry = count.get(t)
+        if entry is not None:
+            entry[1] += 1
+            entry[3] = j
+    cands = sorted((e[2], e[3]) for e in count.values() if e[0] == 1 and e[1] == 1)
+    return _longest_increasing(cands)
+
+
+def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[int, float, str]]:
+    """Target unit → (golden unit, confidence, how): anchors first, then three passes inside the gaps."""
+    out: dict[int, tuple[int, float, str]] = {}
+    anchors = _anchors([u.tokens[0] for u in t_units], [u.tokens[0] for u in g_units])
+    for i, j in anchors:
+        out[i] = (j, CONF_ANCHOR, "anchor: signature unique on both sides")
+    gaps: list[tuple[int, int, int, int]] = []
+    pa = pb = 0
+    for i, j in anchors + [(len(t_units), len(g_units))]:
+        if i > pa and j > pb:
+            gaps.append((pa, i, pb, j))
+        pa, pb = i + 1, j + 1
+    how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)"}
+    for level in (1, 2, 3):
+        next_gaps: list[tuple[int, int, int, int]] = []
+        for a0, a1, b0, b1 in gaps:
+            matched = align([u.tokens[level - 1] for u in t_units[a0:a1]], [u.tokens[level - 1] for u in g_units[b0:b1]])
+            pa, pb = a0, b0
+            for i, j in matched:
+                out[a0 + i] = (b0 + j, CONF_LEVEL[level], how[level])
+                if a0 + i > pa and b0 + j > pb:
+                    next_gaps.append((pa, a0 + i, pb, b0 + j))
+                pa, pb = a0 + i + 1, b0 + j + 1
+            if a1 > pa and b1 > pb:
+                next_gaps.append((pa, a1, pb, b1))
+        gaps = next_gaps
+    return out
+
+
+def pair_leaves(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Leaf pairs and 1→N relations into ``result``."""
+    t_tokens = {target.calls[i].token(1) for i in target.leaves}
+    g_tokens = {golden.calls[j].token(1) for j in golden.leaves}
+    t_units = _units(target, g_tokens - t_tokens)
+    g_units = _units(golden, t_tokens - g_tokens)
+    for ui, (uj, conf, how) in align_units(t_units, g_units).items():
+        tu, gu = t_units[ui], g_units[uj]
+        if len(tu.leaves) == 1 and len(gu.leaves) == 1:
+            result.pairs[tu.leaves[0]] = (gu.leaves[0], conf, how)
+        else:
+            result.relations.append(Relation(list(tu.leaves), list(gu.leaves)))
+
+
+def _name_affinity(a: str, b: str) -> int:
+    """How many trailing parts two module paths share (``layers.0.mlp`` vs ``transformer.layers.0.mlp``: 3)."""
+    pa, pb = a.split(".")[::-1], b.split(".")[::-1]
+    n = 0
+    for x, y in zip(pa, pb):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _lowest_common(tree: CallTree, calls: Sequence[int]) -> int | None:
+    """The lowest call holding every call of ``calls`` (one of them, or an ancestor), ``None`` at the top."""
+    chains = [[c, *tree.ancestors(c)] for c in calls]
+    common = set(chains[0])
+    for chain in chains[1:]:
+        common &= set(chain)
+    for c in chains[0]:
+        if c in common:
+            return c
+    return None
+
+
+def _wrapper_rank(tree: CallTree, index: int) -> int:
+    """How many modules below ``index`` hold exactly its calls (0: none; 2: it wraps a wrapper of that module)."""
+    rank = 0
+    call = tree.calls[index]
+    while len(call.children) == 1 and tree.calls[call.children[0]].children:
+        call = tree.calls[call.children[0]]
+        rank += 1
+    return rank
+
+
+def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Module pairs from the leaf pairs and relations already in ``result``.
+
+    Every target module proposes the golden modules holding the partners of its leaves: the lowest one and
+    the wrappers around it that hold exactly the same calls, with its input/output shapes. The proposals are
+    granted best first (the share of both sides' calls that pair, then the name, then the same place in a
+    chain of wrappers), each golden module once; a module that loses keeps the reason.
+    """
+    related_t: dict[int, list[int]] = {}
+    for rel in result.relations:
+        for t in rel.target:
+            related_t[t] = rel.golden
+    taken = {g for g, _, _ in result.pairs.values()}
+    edges: list[tuple[tuple[float, int, int], int, int, float]] = []
+    for t in (c for c in target.calls if c.children):
+        leaves = target.descendants_leaves(t.index)
+        partner_of: dict[int, list[int]] = {}
+        true_pairs = 0
+        for leaf in leaves:
+            if leaf in result.pairs:
+                partner_of[leaf] = [result.pairs[leaf][0]]
+                true_pairs += 1
+            elif leaf in related_t:
+                partner_of[leaf] = related_t[leaf]
+        partners = sorted({g for gs in partner_of.values() for g in gs})
+        if not partners:
+            result.unpaired[t.index] = "no call inside it pairs with a golden call"
+            continue
+        if not true_pairs:
+            result.relations.append(Relation([t.index], _covering_modules(golden, set(partners))))
+            continue
+        lowest = _lowest_common(golden, partners)
+        if lowest is None:
+            result.unpaired[t.index] = "container with no counterpart: the calls inside it pair across golden modules"
+            continue
+        chain = [lowest]
+        base = set(golden.descendants_leaves(lowest))
+        for anc in golden.ancestors(lowest):
+            if set(golden.descendants_leaves(anc)) != base:
+                break
+            chain.append(anc)
+        rank_t = _wrapper_rank(target, t.index)
+        proposed = len(edges)
+        for g in chain:
+            if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io:
+                continue
+            g_leaves = set(golden.descendants_leaves(g))
+            covered_t = sum(1 for gs in partner_of.values() if set(gs) <= g_leaves)
+            dice = (covered_t + len(g_leaves & set(partners))) / (len(leaves) + len(g_leaves))
+            if dice >= 0.5:
+                key = (dice, _name_affinity(_module_path(t.prefix), _module_path(golden.calls[g].prefix)),
+                       -abs(rank_t - _wrapper_rank(golden, g)))
+                edges.append((key, t.index, g, dice))
+        if len(edges) == proposed:
+            result.unpaired[t.index] = "no golden module around its partners has its input/output shapes"
+    edges.sort(key=lambda e: (e[0], -e[1]), reverse=True)
+    for _key, t, g, dice in edges:
+        if t in result.pairs or g in taken:
+            continue
+        result.pairs[t] = (g, round(dice, 2), "module: the calls inside it pair")
+        taken.add(g)
+    for _key, t, g, _dice in edges:
+        if t not in result.pairs:
+            result.unpaired[t] = (f"a wrapper: its golden counterpart {golden.calls[g].key} is paired with another "
+                                  "target module holding the same calls")
+
+
+def _module_path(prefix: str) -> str:
+    """A module's path without its class (``Module.a.b.Cls`` → ``a.b``); an API's name as it is."""
+    parts = prefix.split(".")
+    return ".".join(parts[1:-1]) if len(parts) > 2 else prefix
+
+
+def _covering_modules(tree: CallTree, leaves: set[int]) -> list[int]:
+    """The highest calls whose leaves all lie in ``leaves`` (the modules a relation stands for)."""
+    out: list[int] = []
+    for leaf in sorted(leaves):
+        top = leaf
+        for anc in tree.ancestors(leaf):
+            if set(tree.descendants_leaves(anc)) <= leaves:
+                top = anc
+            else:
+                break
+        if top not in out:
+            out.append(top)
+    return out
+
+
+#: confidence of a pair found inside its matched parent, by token level (4: the op name alone, 5: the output
+#: shapes alone, for one call against one in a gap between two pairs: an op the other framework spells otherwise)
+CONF_CHILD = {1: 0.9, 2: 0.75, 3: 0.55, 4: 0.5, 5: 0.4}
+
+
+def _children(tree: CallTree, parent: int | None) -> list[int]:
+    if parent is None:
+        return [c.index for c in tree.calls if c.parent is None]
+    return tree.calls[parent].children
+
+
+def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Top-down: inside every matched parent (and at the top), align the children left unpaired between
+    their paired siblings, on their own signatures; what pairs there opens its own children in turn.
+
+    This pairs a module whose inside differs (a hand-written norm against a fused kernel, an embedding
+    by gather against one by lookup) when it sits where its counterpart sits, and never crosses a pair.
+    """
+    related_t = {t for rel in result.relations for t in rel.target}
+    related_g = {g for rel in result.relations for g in rel.golden}
+    taken = {g for g, _, _ in result.pairs.values()} | related_g
+    queue: deque[tuple[int | None, int | None]] = deque([(None, None)])
+    queue.extend((t, g) for t, (g, _, _) in sorted(result.pairs.items()) if target.calls[t].children)
+    seen: set[tuple[int | None, int | None]] = set()
+    while queue:
+        tp, gp = queue.popleft()
+        if (tp, gp) in seen:
+            continue
+        seen.add((tp, gp))
+        t_kids, g_kids = _children(target, tp), _children(golden, gp)
+        g_pos = {g: k for k, g in enumerate(g_kids)}
+        anchors = [(i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_kids)
+                   if t in result.pairs and result.pairs[t][0] in g_pos]
+        anchors = _longest_increasing(sorted(anchors))
+        pa = pb = 0
+        for i, j in anchors + [(len(t_kids), len(g_kids))]:
+            a = [t for t in t_kids[pa:i] if t not in result.pairs and t not in related_t]
+            b = [g for g in g_kids[pb:j] if g not in taken]
+            for t, g, level in _align_gap(target, golden, a, b):
+                result.pairs[t] = (g, CONF_CHILD[level], "aligned inside its matched parent")
+                taken.add(g)
+                result.unpaired.pop(t, None)
+                if target.calls[t].children and golden.calls[g].children:
+                    queue.append((t, g))
+            pa, pb = i + 1, j + 1
+
+
+def _align_gap(target: CallTree, golden: CallTree, a: list[int], b: list[int]) -> list[tuple[int, int, int]]:
+    """(target, golden, level) pairs of two unpaired runs of siblings: signatures, then loosened, then the op."""
+    out: list[tuple[int, int, int]] = []
+    gaps = [(a, b)]
+    for level in (1, 2, 3, 4, 5):
+        next_gaps: list[tuple[list[int], list[int]]] = []
+        for xa, xb in gaps:
+            if not xa or not xb or (level == 5 and (len(xa), len(xb)) != (1, 1)):
+                continue
+            ta = [_child_token(target.calls[t], level) for t in xa]
+            tb = [_child_token(golden.calls[g], level) for g in xb]
+            pa = pb = 0
+            for i, j in align(ta, tb):
+                out.append((xa[i], xb[j], level))
+                next_gaps.append((xa[pa:i], xb[pb:j]))
+                pa, pb = i + 1, j + 1
+            next_gaps.append((xa[pa:], xb[pb:]))
+        gaps = next_gaps
+    return out
+
+
+def _child_token(call: Call, level: int) -> Hashable:
+    if level < 4:
+        return call.token(level)
+    if level == 4:
+        return (call.is_module, call.op) if not call.is_module else (True, call.io)
+    return (call.is_module, tuple(s for s, _ in call.outputs))
+
+
+def pair_forward(target: CallTree, golden: CallTree) -> Pairing:
+    """The forward pairing of two call trees (leaves, 1→N relations, modules) with the reasons of what is left."""
+    result = Pairing()
+    pair_leaves(target, golden, result)
+    pair_modules(target, golden, result)
+    pair_within_parents(target, golden, result)
+    related_t = {t for rel in result.relations for t in rel.target}
+    related_g = {g for rel in result.relations for g in rel.golden}
+    for i in target.leaves:
+        if i not in result.pairs and i not in related_t:
+            result.unpaired[i] = "no golden call with its signature at its place (an extra call)"
+    paired_g = {g for g, _, _ in result.pairs.values()}
+    for g in range(len(golden.calls)):
+        if g not in paired_g and g not in related_g:
+            result.golden_unpaired[g] = "no target counterpart"
+    return result

@@ -1,0 +1,210 @@
+"""The forward calls of a dump as ``--auto-map`` sees them: a tree of modules and API calls with signatures.
+
+A *call* is one forward ``data`` key of ``dump.json`` (a module's ``….forward.N`` or an API's ``….N.forward``);
+its parent comes from ``construct.json`` beside the dump (none at L1, or when the file is missing). What a call
+is made of, for pairing, is its *signature*: the shapes and dtype families of its inputs and outputs, the
+shapes of its parameters and, for API calls, the op name without its framework prefix (``Functional.linear``
+and ``Mint.nn.functional.linear`` are both ``linear``). Module class names and paths are *not* part of it: they
+are what differs between two spellings of one model, so they only break ties.
+
+Nothing here knows a framework: module and API calls are told apart by the shape of the key
+(``forward.N`` last for a module, ``N.forward`` for an API), as msprobe writes both frameworks' dumps.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import DumpTable
+
+log = logging.getLogger("msprobe")
+
+#: row kinds by the first part of a row's suffix after its call key
+INPUT, OUTPUT, PARAM = "input", "output", "parameters"
+
+
+@dataclass
+class Call:
+    """One forward call: its key, where it sits in the tree, and its signature parts."""
+
+    index: int
+    key: str
+    prefix: str
+    number: str
+    is_module: bool
+    op: str
+    inputs: tuple[tuple[str | None, str], ...]
+    outputs: tuple[tuple[str | None, str], ...]
+    params: tuple[str | None, ...]
+    rows: tuple[int, ...]
+    parent: int | None = None
+    children: list[int] = field(default_factory=list)
+
+    def token(self, level: int) -> Hashable:
+        """The alignment token at ``level``: 1 full signature, 2 shapes (no dtypes), 3 shapes without the op."""
+        if level == 1:
+            return (self.is_module, self.op, self.inputs, self.outputs, self.params)
+        shapes_in = tuple(s for s, _ in self.inputs)
+        shapes_out = tuple(s for s, _ in self.outputs)
+        if level == 2:
+            return (self.is_module, self.op, shapes_in, shapes_out, self.params)
+        return (self.is_module, shapes_in, shapes_out, self.params)
+
+    @property
+    def io(self) -> Hashable:
+        """Input and output shapes only: what a module pair must agree on."""
+        return (tuple(s for s, _ in self.inputs), tuple(s for s, _ in self.outputs))
+
+    @property
+    def path(self) -> str:
+        """The module path or API name (the key without the call number and direction)."""
+        return self.prefix
+
+
+@dataclass
+class CallTree:
+    """Every forward call of one dump, in dump order, with parent/child links and the leaves in forward order."""
+
+    table: DumpTable
+    calls: list[Call]
+    by_key: dict[str, int]
+    leaves: list[int]
+    has_construct: bool
+    _leaves_under: dict[int, list[int]] = field(default_factory=dict)
+    _api_of: dict[str, int] = field(default_factory=dict)
+    _row_of: dict[str, int] = field(default_factory=dict)
+
+    def rows_by_suffix(self, key: str) -> dict[str, str]:
+        """The rows of data key ``key`` (any direction) by their suffix after the key: ``{".input.0": name}``."""
+        if not self._api_of:
+            self._api_of.update((a.key, k) for k, a in enumerate(self.table.apis))
+        api = self.table.apis[self._api_of[key]]
+        names = self.table.name
+        return {names[r][len(key):]: names[r] for r in range(api.first_row, api.first_row + api.n_rows)}
+
+    def shape_of(self, name: str) -> str | None:
+        """The shape of the row called ``name``."""
+        if not self._row_of:
+            self._row_of.update((n, r) for r, n in enumerate(self.table.name))
+        return self.table.shape[self._row_of[name]]
+
+    def descendants_leaves(self, index: int) -> list[int]:
+        """The leaves under call ``index`` (itself when it is a leaf), in forward order (computed once per call)."""
+        cached = self._leaves_under.get(index)
+        if cached is not None:
+            return cached
+        out: list[int] = []
+        stack = [index]
+        while stack:
+            i = stack.pop()
+            kids = self.calls[i].children
+            if not kids:
+                out.append(i)
+            else:
+                stack.extend(reversed(kids))
+        self._leaves_under[index] = out
+        return out
+
+    def ancestors(self, index: int) -> list[int]:
+        """The parents of call ``index``, nearest first."""
+        out = []
+        p = self.calls[index].parent
+        while p is not None:
+            out.append(p)
+            p = self.calls[p].parent
+        return out
+
+
+def dtype_family(dtype: str | None) -> str:
+    """``torch.float32``, ``Float32``, ``mindspore.float32`` → ``float32``: the dtype as both frameworks mean it."""
+    if not dtype:
+        return ""
+    return dtype.rsplit(".", 1)[-1].lower()
+
+
+def op_name(prefix: str) -> str:
+    """An API call's op without its framework's namespace or underscores: ``Tensor.__add__`` → ``add``,
+    ``Functional.layer_norm`` and MindSpore's ``Primitive.layer_norm.LayerNorm`` → ``layernorm``."""
+    return prefix.rsplit(".", 1)[-1].replace("_", "").lower()
+
+
+def split_forward(key: str) -> tuple[str, str, bool] | None:
+    """(prefix, call number, is_module) of a forward key, ``None`` for any other key."""
+    parts = key.split(".")
+    if len(parts) >= 3 and parts[-2] == "forward" and parts[-1].isdigit():
+        return ".".join(parts[:-2]), parts[-1], True
+    if len(parts) >= 3 and parts[-1] == "forward" and parts[-2].isdigit():
+        return ".".join(parts[:-2]), parts[-2], False
+    return None
+
+
+def read_construct(dump: Path) -> dict[str, str | None] | None:
+    """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable."""
+    path = dump.parent / "construct.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: not read (%s); --auto-map pairs these calls without their module tree.", path,
+                    type(exc).__name__)
+        return None
+    if not isinstance(doc, dict):
+        log.warning("%s: not a JSON object; --auto-map pairs these calls without their module tree.", path)
+        return None
+    return {str(k): (v if isinstance(v, str) else None) for k, v in doc.items()}
+
+
+def _chain(calls: list[Call], index: int) -> set[int]:
+    """``index`` and its parents so far (to keep a malformed construct.json from making a cycle)."""
+    out = set()
+    i: int | None = index
+    while i is not None and i not in out:
+        out.add(i)
+        i = calls[i].parent
+    return out
+
+
+def call_tree(table: DumpTable) -> CallTree:
+    """The forward calls of ``table`` with their signatures and the tree ``construct.json`` describes."""
+    calls: list[Call] = []
+    by_key: dict[str, int] = {}
+    for api in table.apis:
+        split = split_forward(api.key)
+        if split is None or api.n_rows == 0:
+            continue
+        prefix, number, is_module = split
+        ins: list[tuple[str | None, str]] = []
+        outs: list[tuple[str | None, str]] = []
+        params: list[str | None] = []
+        rows = tuple(range(api.first_row, api.first_row + api.n_rows))
+        for r in rows:
+            kind = table.name[r][len(api.key) + 1:].split(".", 1)[0]
+            if kind == PARAM:
+                params.append(table.shape[r])
+            elif kind == OUTPUT:
+                outs.append((table.shape[r], dtype_family(table.dtype[r])))
+            else:
+                ins.append((table.shape[r], dtype_family(table.dtype[r])))
+        by_key[api.key] = len(calls)
+        calls.append(Call(len(calls), api.key, prefix, number, is_module, "" if is_module else op_name(prefix),
+                          tuple(ins), tuple(outs), tuple(params), rows))
+    construct = read_construct(Path(table.source)) if table.source else None
+    if construct:
+        for call in calls:
+            parent = construct.get(call.key)
+            hops = 0
+            while parent is not None and parent not in by_key and hops < len(construct):
+                parent = construct.get(parent)  # a parent that was not dumped: its own parent
+                hops += 1
+            if parent is not None and parent in by_key and call.index in _chain(calls, by_key[parent]):
+                parent = None  # a cycle in construct.json: the call stays at the top
+            if parent is not None and parent in by_key and by_key[parent] != call.index:
+                call.parent = by_key[parent]
+                calls[call.parent].children.append(call.index)
+    leaves = [c.index for c in calls if not c.children]
+    return CallTree(table, calls, by_key, leaves, bool(construct))
