@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -433,6 +434,31 @@ def _byte_size(value: str) -> str:
     return value
 
 
+_ID_ITEM = re.compile(r"^[0-9]+$")
+
+
+def parse_ids(value: str | None, flag: str = "--step") -> list[int]:
+    """A ``1,2,3`` option value as sorted distinct ids; ``None`` or blank means every id (an empty list).
+
+    Items are comma separated, whitespace stripped, empty items ignored; anything but a non-negative
+    integer is a :class:`ValueError` saying so.
+    """
+    ids: set[int] = set()
+    for item in (value or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if not _ID_ITEM.match(item):
+            raise ValueError(f"expects comma-separated non-negative integers, got {item!r} in {value!r}")
+        ids.add(int(item))
+    return sorted(ids)
+
+
+def _id_list(value: str) -> str:
+    parse_ids(value)
+    return value
+
+
 #: the executors the known plugins add, for --executor's help (each with its distribution)
 _EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS for name in p.executors)
 
@@ -452,6 +478,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                aliases=("first_diff_analyze",), kinds=DUMP_KINDS),
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
                default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
+    OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the steps "
+               "of kernel dumps (default: all).", metavar="IDS", validate=_id_list),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),
