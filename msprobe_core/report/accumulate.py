@@ -213,6 +213,8 @@ class SummaryAccumulator:
         #: the analysis' nodes whose rows the summary names (empty without ``-da``)
         self.queries = tuple(analysis_queries(analysis))
         self.partials: list[ViewPartial] = []
+        #: the steps only one run has, when the run compared dump roots step by step (``summary()["steps"]``)
+        self.steps_absent: Sequence[Mapping[str, str]] = ()
 
     def view_accumulator(self) -> ViewAccumulator:
         """A :class:`ViewAccumulator` for the next result."""
@@ -278,7 +280,7 @@ class SummaryAccumulator:
                 all_files.append(s)
         worst_level = max((VERDICT_LEVEL[k] for k in VERDICTS if counts[k]), default=0)
         worst = merge_worst([(p.label, p.worst) for p in partials], self.limit)
-        return {
+        summary = {
             "schema": "msprobe-core/summary/2",
             "modes": modes,
             "compared_as": compared_as,
@@ -298,6 +300,10 @@ class SummaryAccumulator:
             "errors": list(errors),
             "unrecognised": [dict(r) for r in unrecognised],
         }
+        from .steps_view import add_steps
+
+        add_steps(summary, partials, self.steps_absent)
+        return summary
 
     def _first_divergence(self) -> tuple[Divergence | None, list[Divergence]]:
         """The rule of :func:`~msprobe_core.report.divergence.first_divergence` over the partials."""

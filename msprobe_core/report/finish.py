@@ -224,6 +224,7 @@ def finish_run(
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
     acc = SummaryAccumulator(analysis)
+    acc.steps_absent = steps_absent(outcomes)
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
     with gc_paused():
@@ -246,6 +247,17 @@ def finish_run(
         announce=announce,
         unrecognised=unrecognised,
     )
+
+
+def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
+    """The steps only one run has, as step discovery noted them on the jobs (:mod:`msprobe_core.load.steps`)."""
+    from ..load.steps import STEPS_ABSENT
+
+    for outcome in outcomes:
+        absent = (getattr(outcome.job, "extra", None) or {}).get(STEPS_ABSENT)
+        if absent is not None:
+            return list(absent)
+    return []
 
 
 def _analysis_answer(outcomes: Sequence[Any], output_dir: Path, started: float) -> Any:
