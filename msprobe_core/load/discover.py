@@ -96,8 +96,7 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
             return _mixed_jobs(target, golden, options, mixed)
         from .steps import is_step_root, step_jobs
 
-        if (is_step_root(target) or is_step_root(golden)) and not any(_rank_dirs(p) or _procs(p)
-                                                                       for p in (target, golden)):
+        if any(is_step_root(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden)):
             return step_jobs(target, golden, options, discover_jobs)
         _refuse_step_option(options, target)
     return _rank_jobs(target, golden, out)
