@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
+from .files.validation import check_ids
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -434,39 +434,14 @@ def _byte_size(value: str) -> str:
     return value
 
 
-_ID_ITEM = re.compile(r"^[0-9]+$")
-
-
-def parse_ids(value: str | None, flag: str = "--step") -> list[int]:
-    """A ``1,2,3`` option value as sorted distinct ids; ``None`` or blank means every id (an empty list).
-
-    Items are comma separated, whitespace stripped, empty items ignored; anything but a non-negative
-    integer is a :class:`ValueError` saying so.
-    """
-    ids: set[int] = set()
-    for item in (value or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        if not _ID_ITEM.match(item):
-            raise ValueError(f"expects comma-separated non-negative integers, got {item!r} in {value!r}")
-        ids.add(int(item))
-    return sorted(ids)
-
-
-def _id_list(value: str) -> str:
-    parse_ids(value)
-    return value
-
-
 #: the executors the known plugins add, for --executor's help (each with its distribution)
 _EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS for name in p.executors)
 
 #: The framework-neutral options of the core (registered by ``msprobe_core.builtin``), in ``--help`` order.
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json or step dir.", kind=PATH, required=True,
+    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json, step dir or dump root.", kind=PATH, required=True,
                api=False, attribute=False),
-    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json or step dir.", kind=PATH, required=True,
+    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json, step dir or dump root.", kind=PATH, required=True,
                api=False, attribute=False),
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
@@ -479,7 +454,7 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
                default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
     OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the steps "
-               "of kernel dumps (default: all).", metavar="IDS", validate=_id_list),
+               "of kernel dumps (default: all).", metavar="IDS", validate=check_ids),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

@@ -17,9 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import InputError, UsageError
+from ..files.validation import parse_ids
 from ..host.specs import CompareJob
 from ..model import CompareOptions
-from ..options import option_label, parse_ids
+from ..options import option_label
 
 log = logging.getLogger("msprobe")
 
