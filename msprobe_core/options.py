@@ -439,10 +439,10 @@ _EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS fo
 
 #: The framework-neutral options of the core (registered by ``msprobe_core.builtin``), in ``--help`` order.
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json, step dir or dump root.", kind=PATH, required=True,
-               api=False, attribute=False),
-    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json, step dir or dump root.", kind=PATH, required=True,
-               api=False, attribute=False),
+    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json, step dir or dump root.", kind=PATH,
+               required=True, api=False, attribute=False),
+    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json, step dir or dump root.", kind=PATH,
+               required=True, api=False, attribute=False),
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
     OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
