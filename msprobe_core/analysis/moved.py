@@ -26,16 +26,16 @@ def moved_inputs(node: Node) -> list[RowCheck]:
 
 def inputs_phrase(node: Node, plural: str = "inputs") -> str:
     """``its inputs match`` when every tensor input is identical as dumped, else how far they moved:
-    ``its inputs moved below the threshold (X.input.0 0.0025%, X.input.1 0.0096% of the range max|x|;
-    threshold 0.01%)``."""
+    ``its inputs moved, each below the threshold (X.input.0 mean 0.0025% of the range max|x|, X.input.1 l2norm
+    0.0096% of the norm; threshold 0.01%)``."""
     moved = moved_inputs(node)
     if not moved:
         return f"its {plural} match (identical as dumped)"
     parts = []
     for c in moved[:NAMED]:
         err, stat, _x, _y, _rel, _tol = c.worst  # type: ignore[misc]
-        parts.append(f"{c.name} {stat} {_pct(err)}")
+        parts.append(f"{c.name} {stat} {_pct(err)} of {'the norm' if stat == 'l2norm' else 'the range max|x|'}")
     more = len(moved) - NAMED
     tol = max(c.worst[5] for c in moved)  # type: ignore[index]
     return (f"its {plural} moved, each below the threshold ({', '.join(parts)}"
-            + (f", +{more} more" if more > 0 else "") + f" of the range or norm; threshold {_pct(tol)})")
+            + (f", +{more} more" if more > 0 else "") + f"; threshold {_pct(tol)})")
