@@ -169,3 +169,17 @@ def test_a_reason_says_how_far_inputs_moved_below_the_threshold(run_cli, tmp_pat
     assert "match" not in reason.split("but its output differs")[0]
     assert f"its inputs moved, each below the threshold ({node}.input.0 mean 0.0025% of the range max|x|; " \
            "threshold 0.01%)" in reason
+
+
+def test_msprobe_report_on_the_output_folder_shows_the_same_steps(run_cli, tmp_path):
+    target, golden = _roots(tmp_path)
+    out = tmp_path / "out"
+    summary, _, _ = _summary(run_cli, target, golden, out)
+    again = tmp_path / "again.json"
+    proc = run_cli("report", out, "-o", tmp_path / "report.html", "--json-summary", again, "-q")
+    assert proc.returncode == 0, proc.stderr
+    read_back = json.loads(again.read_text())
+    keys = ("step", "rows", "verdicts", "worst_verdict")
+    assert [{k: s[k] for k in keys} for s in read_back["steps"]] == [{k: s[k] for k in keys} for s in summary["steps"]]
+    assert [s["first_divergence"]["row"] for s in read_back["steps"]] == [
+        s["first_divergence"]["row"] for s in summary["steps"]]
