@@ -142,6 +142,12 @@ def test_diff_analyze_runs_per_step(run_cli, tmp_path):
     assert summary["first_divergence"]["source"] == "diff_analyze"
     assert summary["first_divergence"]["node"] == answers["step0"]
     assert summary["first_divergence"]["rank"].startswith("step0/")
+    # each step's own first divergence is its analysis' answer
+    for entry in summary["steps"]:
+        assert entry["first_divergence"]["source"] == "diff_analyze"
+        assert entry["first_divergence"]["node"] == answers[entry["step"]]
+        line = next(x for x in stdout.splitlines() if x.strip().startswith(entry["step"] + " "))
+        assert f"first divergence {answers[entry['step']]}" in line
 
 
 def test_a_reason_says_how_far_inputs_moved_below_the_threshold(run_cli, tmp_path):

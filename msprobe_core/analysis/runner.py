@@ -229,6 +229,8 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
     """``-da`` over each step on its own: the ranks of one step exchange data, two steps do not. Each step's
     analysis is written into its output folder; the run's answer is the earliest step's that found a divergence
     (noted on that step's jobs as ``extra["diff_analyze"]``, which the summary reads)."""
+    from ..load.steps import STEP_ANALYSIS
+
     outcomes: list[Any] = []
     answered = False
     for step, group in by_step.items():
@@ -237,6 +239,8 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
         if found is None:
             return None
         written = [f for o in found for f in o.files if Path(f).name.startswith("diff_analyze_")]
+        for job in group if written else ():
+            job.extra[STEP_ANALYSIS] = written[0]  # the step's own answer, for the summary's steps list
         if written and not answered:
             answered = True
             for job in group:

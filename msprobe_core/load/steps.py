@@ -27,6 +27,8 @@ log = logging.getLogger("msprobe")
 STEP_DIR = re.compile(r"^step(0|[1-9][0-9]*)$")
 #: ``CompareJob.extra`` key: the job's step directory name (``step1``)
 STEP = "step"
+#: ``CompareJob.extra`` key: the ``diff_analyze_*.json`` that ``-da`` wrote for the job's step
+STEP_ANALYSIS = "step_analysis"
 #: ``CompareJob.extra`` key: ``[{"step": "step2", "side": "target", "path": …}]``, the steps only one run has
 #: (or ``--step`` named and neither has); on every job of the run
 STEPS_ABSENT = "steps_absent"

@@ -215,6 +215,8 @@ class SummaryAccumulator:
         self.partials: list[ViewPartial] = []
         #: the steps only one run has, when the run compared dump roots step by step (``summary()["steps"]``)
         self.steps_absent: Sequence[Mapping[str, str]] = ()
+        #: per step, the ``-da`` analysis of that step (its first divergence in ``summary()["steps"]``)
+        self.step_analyses: Mapping[str, Any] = {}
 
     def view_accumulator(self) -> ViewAccumulator:
         """A :class:`ViewAccumulator` for the next result."""
@@ -302,7 +304,7 @@ class SummaryAccumulator:
         }
         from .steps_view import add_steps
 
-        add_steps(summary, partials, self.steps_absent)
+        add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary
 
     def _first_divergence(self) -> tuple[Divergence | None, list[Divergence]]:

@@ -233,6 +233,7 @@ def finish_run(
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
     acc = SummaryAccumulator(analysis)
     acc.steps_absent = steps_absent(outcomes)
+    acc.step_analyses = step_analyses(outcomes)
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
     with gc_paused():
@@ -266,6 +267,18 @@ def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
         if absent is not None:
             return list(absent)
     return []
+
+
+def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
+    """Per step, the ``diff_analyze_*.json`` that ``-da`` wrote for it (a step-by-step run with ``-da``)."""
+    from ..load.steps import STEP, STEP_ANALYSIS
+
+    found: dict[str, Any] = {}
+    for outcome in outcomes:
+        extra = getattr(outcome.job, "extra", None) or {}
+        if extra.get(STEP_ANALYSIS) and extra.get(STEP):
+            found.setdefault(str(extra[STEP]), extra[STEP_ANALYSIS])
+    return found
 
 
 def _analysis_answer(outcomes: Sequence[Any], output_dir: Path, started: float) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..load.steps import step_label
-from .divergence import Divergence, carried_into, choose_divergence
+from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
 from .views import VERDICT_LEVEL, VERDICTS
 
 
@@ -40,12 +40,30 @@ def _worst(verdicts: Mapping[str, int]) -> str | None:
     return max(present, key=VERDICT_LEVEL.__getitem__) if present else None
 
 
-def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()) -> list[dict[str, Any]]:
+def step_answer(analysis: Any, step: str, labels: Sequence[str]) -> Divergence | None:
+    """The first divergence ``-da`` found in ``step`` (its ``diff_analyze_*.json``): a cause before a propagated
+    divergence, then the lowest rank; ``labels``: the step's result labels in rank order, to name the result.
+    Its ``index`` is ``-1``: the position is known only where the run's summary searched for the row."""
+    from ..analysis.nodes import rank_number
+
+    queries = sorted(analysis_queries(analysis), key=lambda q: (not q.cause, q.rank_key))
+    if not queries:
+        return None
+    q = queries[0]
+    number = rank_number(q.rank_key.replace("_", ""), 0)
+    label = next((lab for k, lab in enumerate(labels) if rank_number(lab.split("/", 1)[-1], k) == number),
+                 labels[0] if labels else step)
+    return Divergence(q.op, q.wanted[0] if q.wanted else q.op, label, -1, q.why, source="diff_analyze")
+
+
+def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = (),
+               analyses: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The ``steps`` entries of a run whose results are labelled by step (empty when none is).
 
     ``partials``: the run's :class:`~msprobe_core.report.accumulate.ViewPartial`\\ s in result order;
     ``absent``: ``{"step", "side", "path"}`` of each step only one run has (``side``: the run that has it,
-    empty when neither has it).
+    empty when neither has it); ``analyses``: per step its ``-da`` analysis, whose answer is then the step's first
+    divergence (else the rule of results without ``-da``).
     """
     by_step: dict[str, list[Any]] = {}
     for p in partials:
@@ -63,6 +81,8 @@ def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()
                 counts[k] += p.verdicts.get(k, 0)
         own = [d for d in (p.first_divergence() for p in parts) if d is not None]
         chosen = choose_divergence(own, {p.label: p.first_row for p in parts}, False)
+        if analyses and analyses.get(step):
+            chosen = step_answer(analyses[step], step, [p.label for p in parts]) or chosen
         fd = chosen.as_dict() if chosen is not None else None
         later = _number(step) > first_step
         if fd is not None:
@@ -119,10 +139,11 @@ def steps_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def add_steps(summary: dict[str, Any], partials: Sequence[Any], absent: Sequence[Mapping[str, str]]) -> None:
+def add_steps(summary: dict[str, Any], partials: Sequence[Any], absent: Sequence[Mapping[str, str]],
+              analyses: Mapping[str, Any] | None = None) -> None:
     """Add ``steps`` to a run's summary when its results are labelled by step, and the note of a run's first
     divergence carried into its step by the step before."""
-    steps = steps_view(partials, absent)
+    steps = steps_view(partials, absent, analyses)
     if not steps:
         return
     summary["steps"] = steps
@@ -134,3 +155,5 @@ def add_steps(summary: dict[str, Any], partials: Sequence[Any], absent: Sequence
         same = entry is not None and (entry["first_divergence"] or {}).get("row") == fd["row"]
         if carried and same:
             fd["carried"] = carried
+        if same and entry["first_divergence"]["index"] < 0:  # the run's summary found where the row is
+            entry["first_divergence"]["index"] = fd["index"]
