@@ -101,7 +101,7 @@ KNOWN_PLUGINS: tuple[KnownPlugin, ...] = (
                 options=("-am", "--api_mapping", "-cm", "--cell_mapping", "-lm", "--layer_mapping")),
     KnownPlugin("msprobe-kernel", "plugins/kernel", "kernel", "msprobe_kernel",
                 "MindSpore static-graph kernel dumps (rank_<r> directories), --rank/--step",
-                options=("--rank", "--step"),
+                options=("--rank",),
                 layouts=(DumpLayout("kernel", "a MindSpore kernel dump (rank_<r> directories)",
                                     re.compile(r"^rank_[0-9]+$"), marker="kernel_kbyk_dump.json"),),
                 needs=("msprobe-mindspore",)),

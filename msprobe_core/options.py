@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
+from .files.validation import check_ids
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -438,10 +439,10 @@ _EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS fo
 
 #: The framework-neutral options of the core (registered by ``msprobe_core.builtin``), in ``--help`` order.
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json or step dir.", kind=PATH, required=True,
-               api=False, attribute=False),
-    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json or step dir.", kind=PATH, required=True,
-               api=False, attribute=False),
+    OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json, step dir or dump root.", kind=PATH,
+               required=True, api=False, attribute=False),
+    OptionSpec("golden", ("-gp", "--golden_path"), "Golden (bench) dump.json, step dir or dump root.", kind=PATH,
+               required=True, api=False, attribute=False),
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
     OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
@@ -455,6 +456,8 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                aliases=("first_diff_analyze",), kinds=DUMP_KINDS),
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
                default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
+    OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the steps "
+               "of kernel dumps (default: all).", metavar="IDS", validate=check_ids),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

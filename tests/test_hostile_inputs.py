@@ -736,7 +736,9 @@ def _rank_missing_file(d: Path) -> list[str]:
 
 
 def _no_ranks(d: Path) -> list[str]:
-    step_dirs(d, ["rank0"], ["rank0"])
+    # directories holding neither rank/proc directories nor step<N> ones (dump roots are compared step by step)
+    for side in ("t", "g"):
+        (d / side / "logs").mkdir(parents=True)
     return ["-tp", str(d / "t"), "-gp", str(d / "g")]
 
 

@@ -46,12 +46,14 @@ def test_the_command_line_keeps_every_flag():
 def test_framework_options_come_from_their_plugins():
     host = get_host()
     owners = {s.name: host.distribution_of(s.plugin) for s in host.options.specs}
-    assert {n: owners[n] for n in ("api_mapping", "cell_mapping", "layer_mapping", "rank", "step", "scheduler")} == {
+    assert {n: owners[n] for n in ("api_mapping", "cell_mapping", "layer_mapping", "rank", "scheduler")} == {
         "api_mapping": "msprobe-mindspore", "cell_mapping": "msprobe-mindspore", "layer_mapping": "msprobe-mindspore",
-        "rank": "msprobe-kernel", "step": "msprobe-kernel", "scheduler": "msprobe-dask",
+        "rank": "msprobe-kernel", "scheduler": "msprobe-dask",
     }  # fmt: skip
     core = {s.name for s in CORE_OPTIONS}
-    assert not core & {"api_mapping", "cell_mapping", "layer_mapping", "rank", "step", "scheduler"}
+    assert not core & {"api_mapping", "cell_mapping", "layer_mapping", "rank", "scheduler"}
+    # --step selects the step<N> dirs of msprobe's own dump roots as well as kernel dump steps: the core's
+    assert "step" in core and owners["step"] == "msprobe_core.builtin"
     assert all(s.plugin == BUILTIN_PLUGIN for s in host.options.specs if s.name in core)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..model import STATE_PARAMETERS
 from .evidence import Evidence
+from .moved import inputs_phrase
 from .nodes import Node, RankView
 
 INF = math.inf
@@ -175,7 +176,7 @@ def _cause(view: RankView, f: Node) -> Finding:
         seen.add(parent.key)
         if parent.evidence and not parent.tensor_input_evidence and parent.output_evidence:
             reason = (
-                f"{parent.key} gets matching inputs but its output differs; inside it the first value to differ "
+                f"{parent.key}: {inputs_phrase(parent)} but its output differs; inside it the first value to differ "
                 f"is {tensor_inputs[0].row} (an input of {f.key}), so the divergence arises in code of "
                 f"{parent.key} that the dump does not record. {_top(parent.output_evidence)}"
             )
@@ -204,13 +205,13 @@ def _introduced_reason(f: Node) -> tuple[str, str]:
     outs = f.output_evidence
     if f.comm is not None and outs and not args:
         return (
-            f"{f.key}: its output differs while its inputs match on this rank and on every rank it "
-            f"communicates with before this point. {_top(outs)}"
+            f"{f.key}: its output differs; on this rank {inputs_phrase(f)}, and no rank it communicates with "
+            f"diverged before this point. {_top(outs)}"
         ), _row(outs)
     if args:
         text = f"{f.key} is called with a different argument: {args[0].summary()}"
         return text + (f"; its output differs: {_top(outs)}" if outs else ""), args[0].row
-    return f"{f.key}: every input matches but the output differs. {_top(outs)}", _row(outs or f.evidence)
+    return f"{f.key}: {inputs_phrase(f)} but the output differs. {_top(outs)}", _row(outs or f.evidence)
 
 
 #: Evidence kinds, most telling first (for equal kinds the one furthest past its threshold).

@@ -164,6 +164,9 @@ def run_diff_analyze(
     from ..pipeline.job import JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
+    by_step = _step_groups(jobs)
+    if len(by_step) > 1:
+        return _per_step(by_step, options, host)
     if any(Path(job.target).is_dir() for job in jobs):
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
@@ -221,4 +224,38 @@ def run_diff_analyze(
         if outcomes:
             outcomes[0].files.append(path)
     raise_if_partly_failed(outcomes, len(jobs))
+    return outcomes
+
+
+def _step_groups(jobs: list[CompareJob]) -> dict[str, list[CompareJob]]:
+    """The jobs of each step of two dump roots compared step by step (:mod:`msprobe_core.load.steps`)."""
+    from ..load.steps import STEP
+
+    groups: dict[str, list[CompareJob]] = {}
+    for job in jobs:
+        groups.setdefault(str(job.extra.get(STEP, "")), []).append(job)
+    return groups
+
+
+def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, host: PluginHost) -> list[Any] | None:
+    """``-da`` over each step on its own: the ranks of one step exchange data, two steps do not. Each step's
+    analysis is written into its output folder; the run's answer is the earliest step's that found a divergence
+    (noted on that step's jobs as ``extra["diff_analyze"]``, which the summary reads)."""
+    from ..load.steps import STEP_ANALYSIS
+
+    outcomes: list[Any] = []
+    answered = False
+    for step, group in by_step.items():
+        log.info("-da of %s (%d pair%s).", step, len(group), "s" if len(group) > 1 else "")
+        found = run_diff_analyze(group, replace(options, output_dir=Path(group[0].output_dir)), host)
+        if found is None:
+            return None
+        written = [f for o in found for f in o.files if Path(f).name.startswith("diff_analyze_")]
+        for job in group if written else ():
+            job.extra[STEP_ANALYSIS] = written[0]  # the step's own answer, for the summary's steps list
+        if written and not answered:
+            answered = True
+            for job in group:
+                job.extra["diff_analyze"] = written[0]
+        outcomes.extend(found)
     return outcomes

@@ -122,7 +122,7 @@ def _given_options(ctx: click.Context, values: dict[str, object]) -> set[str]:
 
 
 def compare_cmd(**kw: object) -> None:
-    """Compare two dumps: -tp TARGET -gp GOLDEN (files or step directories)."""
+    """Compare two dumps: -tp TARGET -gp GOLDEN (files, step directories or dump roots holding step<N>)."""
     from ..console.logs import banner_end, setup_logging
     from ..console.progress import run_status, stage
     from ..host.registry import get_host

@@ -1,8 +1,9 @@
 """Which dump files to compare, given the two paths the user named.
 
 Handles a pair of files, a pair of step directories (``rank*`` children
-paired by sorted position, or a single ``proc<PID>`` child on each side) and
-graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir).
+paired by sorted position, or a single ``proc<PID>`` child on each side),
+graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir) and
+dump roots holding ``step<N>`` dirs (one compare per step, :mod:`.steps`).
 """
 
 from __future__ import annotations
@@ -87,12 +88,30 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
             raise InputError(
                 f"both files must end with dump.json or both with debug.json: {target.name} vs {golden.name}"
             )
+        _refuse_step_option(options, target)
         return [CompareJob(target, golden, out, file_stem(kinds.pop()), label=target.name)]
     if depth == 0:
         mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
         if mixed:
             return _mixed_jobs(target, golden, options, mixed)
+        from .steps import is_step_root, step_jobs
+
+        if any(is_step_root(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden)):
+            return step_jobs(target, golden, options, discover_jobs)
+        _refuse_step_option(options, target)
     return _rank_jobs(target, golden, out)
+
+
+def _refuse_step_option(options: CompareOptions, target: Path) -> None:
+    """``--step`` given for a step directory or a pair of files: there is one step, say so."""
+    if options.step is None:
+        return
+    raise UsageError(
+        f"--step selects the step<N> directories of two dump roots (or the steps of kernel dumps) and "
+        f"{option_label('target', short=True)} holds no step<N> directory; leave it out "
+        + ("(a pair of files is one compare)" if target.is_file() else "(this is one step directory)"),
+        path=target,
+    )
 
 
 def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:

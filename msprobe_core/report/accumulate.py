@@ -218,6 +218,10 @@ class SummaryAccumulator:
         #: the analysis' nodes whose rows the summary names (empty without ``-da``)
         self.queries = tuple(analysis_queries(analysis))
         self.partials: list[ViewPartial] = []
+        #: the steps only one run has, when the run compared dump roots step by step (``summary()["steps"]``)
+        self.steps_absent: Sequence[Mapping[str, str]] = ()
+        #: per step, the ``-da`` analysis of that step (its first divergence in ``summary()["steps"]``)
+        self.step_analyses: Mapping[str, Any] = {}
 
     def view_accumulator(self) -> ViewAccumulator:
         """A :class:`ViewAccumulator` for the next result."""
@@ -283,7 +287,7 @@ class SummaryAccumulator:
                 all_files.append(s)
         worst_level = max((VERDICT_LEVEL[k] for k in VERDICTS if counts[k]), default=0)
         worst = merge_worst([(p.label, p.worst) for p in partials], self.limit)
-        return {
+        summary = {
             "schema": "msprobe-core/summary/2",
             "modes": modes,
             "compared_as": compared_as,
@@ -303,6 +307,10 @@ class SummaryAccumulator:
             "errors": list(errors),
             "unrecognised": [dict(r) for r in unrecognised],
         }
+        from .steps_view import add_steps
+
+        add_steps(summary, partials, self.steps_absent, self.step_analyses)
+        return summary
 
     def _first_divergence(self) -> tuple[Divergence | None, list[Divergence]]:
         """The rule of :func:`~msprobe_core.report.divergence.first_divergence` over the partials."""

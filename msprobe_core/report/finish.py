@@ -33,10 +33,18 @@ log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
 
 
+def labelled(outcomes: Sequence[Any]) -> bool:
+    """Whether the results carry their job's label: when there are several, and always for the steps of dump
+    roots compared step by step (the label names the step)."""
+    from ..load.steps import STEP
+
+    return len(outcomes) > 1 or any(STEP in (getattr(o.job, "extra", None) or {}) for o in outcomes)
+
+
 def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
     """One view per job that produced a result (from the table in memory, else from its files)."""
     views: list[ResultView] = []
-    many = len(outcomes) > 1
+    many = labelled(outcomes)
     for outcome in outcomes:
         label = outcome.job.label if many else ""
         files = [Path(f) for f in outcome.files]
@@ -56,7 +64,7 @@ def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> Repo
     from .chunks import table_chunks
     from .sample_sink import ReportSamples, chunks_sample, partial_sample
 
-    many = len(outcomes) > 1
+    many = labelled(outcomes)
     found: list[tuple[Any, str, list[Path]]] = []
     for outcome in outcomes:
         files = [Path(f) for f in outcome.files]
@@ -79,7 +87,7 @@ def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> Repo
 def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
     """Add each job that produced a result to the summary: its summary partial (made where the job ran,
     see :mod:`msprobe_core.pipeline.sink`), else its table in memory, else its files read back in chunks."""
-    many = len(outcomes) > 1
+    many = labelled(outcomes)
     for outcome in outcomes:
         label = outcome.job.label if many else ""
         files = [Path(f) for f in outcome.files]
@@ -224,6 +232,8 @@ def finish_run(
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
     acc = SummaryAccumulator(analysis)
+    acc.steps_absent = steps_absent(outcomes)
+    acc.step_analyses = step_analyses(outcomes)
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
     with gc_paused():
@@ -246,6 +256,29 @@ def finish_run(
         announce=announce,
         unrecognised=unrecognised,
     )
+
+
+def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
+    """The steps only one run has, as step discovery noted them on the jobs (:mod:`msprobe_core.load.steps`)."""
+    from ..load.steps import STEPS_ABSENT
+
+    for outcome in outcomes:
+        absent = (getattr(outcome.job, "extra", None) or {}).get(STEPS_ABSENT)
+        if absent is not None:
+            return list(absent)
+    return []
+
+
+def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
+    """Per step, the ``diff_analyze_*.json`` that ``-da`` wrote for it (a step-by-step run with ``-da``)."""
+    from ..load.steps import STEP, STEP_ANALYSIS
+
+    found: dict[str, Any] = {}
+    for outcome in outcomes:
+        extra = getattr(outcome.job, "extra", None) or {}
+        if extra.get(STEP_ANALYSIS) and extra.get(STEP):
+            found.setdefault(str(extra[STEP]), extra[STEP_ANALYSIS])
+    return found
 
 
 def _analysis_answer(outcomes: Sequence[Any], output_dir: Path, started: float) -> Any:

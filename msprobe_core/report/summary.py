@@ -81,8 +81,14 @@ def format_summary(summary: dict[str, Any]) -> str:
         where = f" [{fd['rank']}]" if fd["rank"] else ""
         lines.append(f"  first divergence{where}: {fd['node']}")
         lines.append(f"    row {short_name(fd['row'])}: {fd['reason']}")
+        if fd.get("carried"):
+            lines.append(f"    {fd['carried']}")
     else:
         lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
+    if summary.get("steps"):
+        from .steps_view import steps_lines
+
+        lines.extend(steps_lines(summary["steps"]))
     worst = summary["worst_rows"]
     if worst:
         metric = summary.get("worst_rows_metric") or worst_rows_metric(worst)

@@ -423,6 +423,66 @@
     }
     var files = $("files");
     (S.files || []).forEach(function (f) { files.appendChild(pathItem(f)); });
+    renderSteps();
+  }
+
+  /* ---- steps x ranks: when the divergence first appears (dump roots compared step by step) ---- */
+  function renderSteps() {
+    var steps = S.steps || [];
+    if (!steps.length) return;
+    $("steps").hidden = false;
+    var ranks = [], firstStep = null;
+    steps.forEach(function (s) {
+      (s.ranks || []).forEach(function (r) { if (ranks.indexOf(r.rank) < 0) ranks.push(r.rank); });
+      if (firstStep === null && s.first_divergence) firstStep = s.step;
+    });
+    $("steps-note").textContent = firstStep === null ? "No step diverges." :
+      "The divergence first appears in " + firstStep + ". Each cell: the worst verdict of that step's rank and its " +
+      "first divergent call; click a cell to show that step's rows in the table, its first divergent call marked.";
+    var partOf = {};
+    P.forEach(function (p, i) { partOf[p.label] = i; });
+    var h = "<table class=\"small steps-grid\" id=\"steps-grid\"><thead><tr><th scope=\"col\">step</th>";
+    ranks.forEach(function (r) { h += "<th scope=\"col\">" + esc(r) + "</th>"; });
+    h += "<th scope=\"col\">pass / warning / error</th></tr></thead><tbody>";
+    steps.forEach(function (s) {
+      var first = s.step === firstStep;
+      h += "<tr data-step=\"" + esc(s.step) + "\"" + (first ? " class=\"first-appears\"" : "") + "><th scope=\"row\">" +
+        esc(s.step) + (first ? " <span class=\"first-mark\" title=\"the divergence first appears here\">first</span>" : "") + "</th>";
+      if (s.absent) {
+        h += "<td class=\"step-absent\" colspan=\"" + (ranks.length + 1) + "\">" +
+          esc(s.only_in ? "only in the " + s.only_in + " dump, not compared" : "in neither dump, not compared") + "</td></tr>";
+        return;
+      }
+      var byRank = {};
+      (s.ranks || []).forEach(function (r) { byRank[r.rank] = r; });
+      ranks.forEach(function (name) {
+        var r = byRank[name];
+        if (!r) { h += "<td class=\"step-cell none\">-</td>"; return; }
+        var fd = r.first_divergence, part = partOf[s.step + "/" + name];
+        var title = fd ? fd.node + ": " + fd.reason + (fd.carried ? " (" + fd.carried + ")" : "") : "no divergence";
+        h += "<td class=\"step-cell v-" + esc((r.worst_verdict || "pass").charAt(0)) + "\" title=\"" + esc(title) + "\"" +
+          (part !== undefined ? " data-part=\"" + part + "\" tabindex=\"0\" role=\"button\"" : "") + ">" +
+          (fd ? "<code>" + esc(midElide(readableName(fd.node), 48)) + "</code>" + (fd.carried ? " <span class=\"carried\">parameters carried in</span>" : "")
+            : "<span class=\"muted\">no divergence</span>") + "</td>";
+      });
+      var v = s.verdicts;
+      h += "<td class=\"value\">" + v.pass + " / " + v.warning + " / " + v.error + "</td></tr>";
+    });
+    $("steps-map").innerHTML = h + "</tbody></table>";
+    function open(ev) {
+      var td = ev.target.closest ? ev.target.closest("td[data-part]") : null;
+      if (!td || (ev.type === "keydown" && ev.key !== "Enter" && ev.key !== " ")) return;
+      if (ev.type === "keydown") ev.preventDefault();
+      var p = parseInt(td.getAttribute("data-part"), 10);
+      if (!P[p]) return;
+      resetFilters();  // the table shows that step's rank only, its first divergent row marked
+      if (P.length > 1) $("f-rank").value = String(p);
+      refilter();
+      if (P[p].first) showRow(p, P[p].first.row);
+      else $("table-sec").scrollIntoView({ block: "start" });
+    }
+    $("steps-map").addEventListener("click", open);
+    $("steps-map").addEventListener("keydown", open);
   }
 
   /* ---- tooltip ------------------------------------------------------------------------ */

@@ -65,14 +65,15 @@ def _id_list(what: str) -> Any:
 
 
 RANK = OptionSpec("rank", ("--rank",), "Kernel dump ranks (1,2,3); alone: all.", bare="", validate=_id_list("rank"))
-STEP = OptionSpec("step", ("--step",), "Kernel dump steps (1,2,3).", validate=_id_list("step"))
+#: ``--step`` is the core's (it also selects the ``step<N>`` directories of msprobe's own dumps); here it picks
+#: kernel dump steps, read as ``options.step``
+STEP_FLAG = "--step"
 
 
 @hookimpl
 def msprobe_register_options(register: Register[OptionSpec]) -> None:
-    """``--rank [IDS]`` (a kernel compare; alone: every rank) and ``--step IDS``."""
+    """``--rank [IDS]`` (a kernel compare; alone: every rank); ``--step IDS`` is the core's."""
     register(RANK)
-    register(STEP)
 
 
 def _keys_text(groups: dict[tuple[int, int], list[DumpDir]]) -> str:
@@ -219,10 +220,10 @@ def _name_absent(ranks: list[int], steps: list[int], npu: dict[tuple[int, int], 
     have_ranks = {r for r, _ in present}
     have_steps = {s for r, s in present if not ranks or r in ranks}
     named = []
-    for spec, ids, have in ((RANK, ranks, have_ranks), (STEP, steps, have_steps)):
+    for label, ids, have in ((RANK.label(), ranks, have_ranks), (STEP_FLAG, steps, have_steps)):
         absent = [i for i in dict.fromkeys(ids) if i not in have]
         if absent:
-            named.append(f"{spec.label()} {','.join(map(str, absent))}")
+            named.append(f"{label} {','.join(map(str, absent))}")
     if named:
         log.warning("%s: in neither dump, not compared (target: %s; golden: %s).",
                     " and ".join(named), _keys_text(npu), _keys_text(bench))
@@ -233,8 +234,9 @@ def _selected(key: tuple[int, int], ranks: list[int], steps: list[int]) -> bool:
 
 
 def _refuse_kernel_options(options: CompareOptions, target: Path) -> None:
-    """``--rank``/``--step`` given for dumps that are not kernel dumps: say what they are for."""
-    given = [spec.label() for spec in (RANK, STEP) if getattr(options, spec.name) is not None]
+    """``--rank`` given for dumps that are not kernel dumps: say what it is for (``--step`` is the core's, which
+    refuses it where the dumps hold no steps)."""
+    given = [spec.label() for spec in (RANK,) if getattr(options, spec.name) is not None]
     if not given:
         return
     one = len(given) == 1

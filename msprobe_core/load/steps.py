@@ -1,0 +1,106 @@
+"""Dump roots holding ``step<N>`` directories: one compare per step both runs have.
+
+msprobe's dumper writes ``dump/step0/rank0/…``, ``dump/step1/rank0/…``; msprobe's own compare wants one step
+directory per run. Given the two roots, every step both have is compared as its step directory would be
+(``rank*``/``proc*`` inside it as usual), into ``<output>/step<N>/`` so that the steps' result files never
+collide (the layout of the graph/pynative mixed dumps' per-step outputs). ``--step`` keeps only the steps it
+names. A step only one run has is named in a warning and in the summary (``CompareJob.extra[STEPS_ABSENT]``),
+never skipped silently.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import InputError, UsageError
+from ..files.validation import parse_ids
+from ..host.specs import CompareJob
+from ..model import CompareOptions
+from ..options import option_label
+
+log = logging.getLogger("msprobe")
+
+STEP_DIR = re.compile(r"^step(0|[1-9][0-9]*)$")
+#: ``CompareJob.extra`` key: the job's step directory name (``step1``)
+STEP = "step"
+#: ``CompareJob.extra`` key: the ``diff_analyze_*.json`` that ``-da`` wrote for the job's step
+STEP_ANALYSIS = "step_analysis"
+#: ``CompareJob.extra`` key: ``[{"step": "step2", "side": "target", "path": …}]``, the steps only one run has
+#: (or ``--step`` named and neither has); on every job of the run
+STEPS_ABSENT = "steps_absent"
+
+
+def step_dirs(path: Path) -> dict[int, str]:
+    """The ``step<N>`` directories directly below ``path``, by step number."""
+    try:
+        names = [n.name for n in path.iterdir() if n.is_dir() and STEP_DIR.match(n.name)]
+    except OSError:
+        return {}
+    return {int(n[4:]): n for n in names}
+
+
+def is_step_root(path: Path) -> bool:
+    """Whether ``path`` is a directory holding ``step<N>`` directories (and so is no step directory itself)."""
+    return path.is_dir() and bool(step_dirs(path))
+
+
+def step_label(label: str) -> str | None:
+    """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
+    head = label.split("/", 1)[0]
+    return head if STEP_DIR.match(head) else None
+
+
+def step_jobs(target: Path, golden: Path, options: CompareOptions,
+              discover: Callable[..., list[CompareJob]]) -> list[CompareJob]:
+    """One compare per step present in both roots (``discover``: the step directory's own discovery)."""
+    t_steps, g_steps = step_dirs(target), step_dirs(golden)
+    if not t_steps or not g_steps:
+        empty, side = (target, "target") if not t_steps else (golden, "golden")
+        other = golden if empty is target else target
+        raise InputError(
+            f"{other} holds step directories ({', '.join(sorted((t_steps or g_steps).values()))}) but "
+            f"{option_label(side, short=True)} {empty} holds none; point both at dump roots or both at step "
+            "directories",
+            path=empty,
+        )
+    try:
+        wanted = parse_ids(options.step)
+    except ValueError as exc:  # the Python API's value is checked by the option's own check already
+        raise UsageError(f"--step {exc}") from None
+    absent: list[dict[str, str]] = []
+    for number in sorted(set(t_steps) ^ set(g_steps)):
+        if wanted and number not in wanted:
+            continue
+        has, root = ("target", target) if number in t_steps else ("golden", golden)
+        name = t_steps.get(number) or g_steps[number]
+        lacks = "golden" if has == "target" else "target"
+        log.warning("%s exists only in the %s dump (%s), not compared: the %s dump has no %s.",
+                    name, has, root / name, lacks, name)
+        absent.append({"step": name, "side": has, "path": str(root / name)})
+    for number in wanted:
+        if number not in t_steps and number not in g_steps:
+            log.warning("--step %d: neither dump has step%d, not compared (target: %s; golden: %s).", number, number,
+                        ", ".join(t_steps[k] for k in sorted(t_steps)), ", ".join(g_steps[k] for k in sorted(g_steps)))
+            absent.append({"step": f"step{number}", "side": "", "path": ""})
+    common = [n for n in sorted(set(t_steps) & set(g_steps)) if not wanted or n in wanted]
+    if not common:
+        raise InputError(
+            "no step is present in both dumps" + (f" for --step {options.step}" if wanted else "")
+            + f" (target: {', '.join(t_steps[k] for k in sorted(t_steps))}; "
+            f"golden: {', '.join(g_steps[k] for k in sorted(g_steps))})",
+            path=target,
+        )
+    jobs: list[CompareJob] = []
+    for number in common:
+        name = t_steps[number]
+        sub = replace(options, output_dir=Path(options.output_dir) / name)
+        for job in discover(target / name, golden / g_steps[number], sub, depth=1):
+            job.label = f"{name}/{job.label}"
+            job.extra[STEP] = name
+            job.extra[STEPS_ABSENT] = absent
+            jobs.append(job)
+    return jobs
