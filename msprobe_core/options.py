@@ -457,7 +457,7 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
                default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
     OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the steps "
-               "of kernel dumps (default: all).", metavar="IDS", validate=check_ids),
+               "a dump format's plugin reads (default: all).", metavar="IDS", validate=check_ids),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

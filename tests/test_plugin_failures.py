@@ -169,7 +169,7 @@ def test_a_spec_that_cannot_work_is_refused_at_registration(caplog, spec, said):
             register(spec)
 
     host = PluginHost(autoload=False, extra_plugins=[Plugin()])
-    assert [m.name for m in host.mappers] == ["data-mapping", "fuzzy", "exact"]
+    assert [m.name for m in host.mappers] == ["auto-map", "data-mapping", "fuzzy", "exact"]
     assert said in caplog.text
 
 

@@ -107,7 +107,7 @@ def _refuse_step_option(options: CompareOptions, target: Path) -> None:
     if options.step is None:
         return
     raise UsageError(
-        f"--step selects the step<N> directories of two dump roots (or the steps of kernel dumps) and "
+        f"--step selects the step<N> directories of two dump roots (or the steps a dump format's plugin reads) and "
         f"{option_label('target', short=True)} holds no step<N> directory; leave it out "
         + ("(a pair of files is one compare)" if target.is_file() else "(this is one step directory)"),
         path=target,
