@@ -389,8 +389,8 @@ PT_STEP = str(REPO / "examples" / "pytorch_stats" / "{side}" / "step0")
     [
         (["--rank", "1"], "dirs", "--rank is an option of MindSpore kernel dump compares"),
         (["--rank"], "dirs", "--rank is an option of MindSpore kernel dump compares"),
-        (["--step", "1"], "dirs", "--step selects the step<N> directories of two dump roots (or the steps of "
-                                  "kernel dumps) and -tp holds no step<N> directory; leave it out (this is one step "
+        (["--step", "1"], "dirs", "--step selects the step<N> directories of two dump roots (or the steps a "
+                                  "dump format's plugin reads) and -tp holds no step<N> directory; leave it out (this is one step "
                                   "directory)"),
         (["--rank", "0", "--step", "1"], "dirs", "--rank is an option of MindSpore kernel dump compares"),
         (["--rank", "1"], "files", "(a pair of files is one compare)"),
