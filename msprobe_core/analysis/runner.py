@@ -141,15 +141,16 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
 
 
 def run_diff_analyze(
-    jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None, stamp: str | None = None
 ) -> list[Any] | None:
     """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
+
+    ``stamp``: the run's timestamp, for the files' names (default: now).
 
     ``None`` when the jobs are not pairs of dump files, which the analysis reads (a plugin's
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..model import RUN_STAMP
     from ..pipeline.job import JobOutcome, raise_if_partly_failed
 
     host = host or get_host()
@@ -157,7 +158,7 @@ def run_diff_analyze(
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
     config = options.extra.get(CONFIG_KEY) or DiffAnalyzeConfig()
-    timestamp = options.extra.get(RUN_STAMP) or time.strftime("%Y%m%d%H%M%S")
+    timestamp = stamp or time.strftime("%Y%m%d%H%M%S")
     log.info("Start finding first diff node......")
     log.info("Start comparing data ......")
     outcomes: list[JobOutcome] = []
