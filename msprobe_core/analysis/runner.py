@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MsprobeError, OutputError
-from ..host.registry import BUILTIN_PLUGIN, PluginHost, get_host
+from ..host.registry import BUILTIN_PLUGIN, PluginHost
 from ..host.specs import EXACT_MAPPER, CompareJob
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
 from .comm import DEFAULT_SPEC, CommOpSpec
@@ -141,7 +141,7 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
 
 
 def run_diff_analyze(
-    jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None, stamp: str | None = None
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, stamp: str | None = None
 ) -> list[Any] | None:
     """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
 
@@ -153,7 +153,6 @@ def run_diff_analyze(
     """
     from ..pipeline.job import JobOutcome, raise_if_partly_failed
 
-    host = host or get_host()
     if any(Path(job.target).is_dir() for job in jobs):
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
@@ -167,8 +166,8 @@ def run_diff_analyze(
         outcome = JobOutcome(job)
         outcomes.append(outcome)
         prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-        if job.extra.get("missing"):
-            outcome.error = job.extra["missing"]
+        if job.missing:
+            outcome.error = job.missing
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:

@@ -132,4 +132,4 @@ def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) 
     records = merge_records([records_of(target), records_of(golden)])
     if records:
         warn_unrecognised(records)
-        job.extra["unrecognised"] = merge_records([job.extra.get("unrecognised", ()), records])
+        job.unrecognised = merge_records([job.unrecognised, records])

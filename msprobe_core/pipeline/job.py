@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..console.progress import file_sizes, stage
 from ..errors import CompareFailed
-from ..host.registry import PluginHost, get_host
+from ..host.registry import PluginHost
 from ..host.specs import CompareJob
 from ..load.stage import account_unrecognised, load_pair
 from ..match.stage import match_tables
@@ -42,9 +42,8 @@ class JobOutcome:
     partial: Any = None
 
 
-def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
+def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> ResultTable | None:
     """Run one job up to a result table (``None`` when there is nothing to compare)."""
-    host = host or get_host()
     options = _job_options(job, options)
     matched = match_job(job, options, host)
     return None if matched is None else build_result(*matched, options, host)
@@ -63,7 +62,7 @@ def match_job(
     """Load and match one job's tables (``None``, with a warning, when there is nothing to compare).
 
     What either file held that the loader did not understand is named on the console and kept
-    in ``job.extra["unrecognised"]`` for the run's summary (:mod:`msprobe_core.load.dialects`).
+    in ``job.unrecognised`` for the run's summary (:mod:`msprobe_core.load.dialects`).
     """
     loaded = load_job(job, options, host)
     return None if loaded is None else match_loaded(*loaded, options, host)

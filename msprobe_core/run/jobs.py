@@ -76,8 +76,8 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -
         outcomes.append(outcome)
         set_job(job.label, n, len(jobs))
         prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-        if job.extra.get("missing"):
-            outcome.error = job.extra["missing"]
+        if job.missing:
+            outcome.error = job.missing
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:

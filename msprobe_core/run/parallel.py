@@ -116,7 +116,7 @@ def run_job_task(task: JobTask) -> JobReport:
         logger.handlers, lvl, logger.propagate, logger.filters = saved[0], saved[1], saved[2], saved[3]
         logger.setLevel(lvl)
     report.records = collect.records
-    report.unrecognised = list(task.job.extra.get("unrecognised", ()))
+    report.unrecognised = list(task.job.unrecognised)
     return report
 
 
@@ -132,7 +132,7 @@ def job_partial(run: RunContext, table: Any, files: list[Path], left: Any = None
 
 def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
     """Whether the jobs should run as executor tasks (several runnable jobs, more than one worker)."""
-    runnable = [j for j in jobs if not j.extra.get("missing")]
+    runnable = [j for j in jobs if not j.missing]
     return len(runnable) > 1 and executor.parallelism() > 1
 
 
@@ -167,7 +167,7 @@ def run_parallel(
     from ..pipeline.job import JobOutcome
 
     outcomes = [JobOutcome(job) for job in jobs]
-    runnable = [k for k, job in enumerate(jobs) if not job.extra.get("missing")]
+    runnable = [k for k, job in enumerate(jobs) if not job.missing]
     ref = executor.for_task(len(runnable))
     shipped = run.without_host()  # a worker loads its own plugins
     tasks = [JobTask(jobs[k], options, shipped, ref) for k in runnable]
@@ -187,8 +187,8 @@ def run_parallel(
             k = next_out
             job, outcome = jobs[k], outcomes[k]
             prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-            if job.extra.get("missing"):
-                outcome.error = job.extra["missing"]
+            if job.missing:
+                outcome.error = job.missing
                 log.error("%s%s; skipping this pair.", prefix, outcome.error)
             elif k in reports:
                 report = reports.pop(k)
@@ -199,7 +199,7 @@ def run_parallel(
                 outcome.files, outcome.table, outcome.error = report.files, report.table, report.error
                 outcome.partial = report.partial
                 if report.unrecognised:
-                    job.extra["unrecognised"] = report.unrecognised
+                    job.unrecognised = report.unrecognised
                 if report.error:
                     log.error("%s%s", prefix, report.error)
                 for f in outcome.files:
