@@ -41,13 +41,25 @@ def build_options(output_dir: str | Path | None, options: dict[str, Any]) -> Com
 
 
 def _with_extra(options: CompareOptions, extra: Any) -> CompareOptions:
-    """``extra=``: values for stages that have no option of their own (e.g. ``diff_analyze_config``)."""
+    """``extra=``: values for stages that have no option of their own (e.g. ``diff_analyze_config``); the
+    names of :class:`~msprobe_core.run.context.RunContext` fields go to the run's context (:func:`_run_context`)."""
+    from .run.context import split_caller_fields
+
     if extra is None:
         return options
     if not isinstance(extra, dict):
         raise OptionError(f"extra must be a dict, not {extra!r}", option="extra")
-    options.extra = dict(extra)
+    options.extra = split_caller_fields(extra)[1]
     return options
+
+
+def _run_context(host: Any, extra: Any) -> Any:
+    """The run's :class:`~msprobe_core.run.context.RunContext`: ``extra=`` may set its caller fields
+    (``summary_sink``, ``keep_tables``)."""
+    from .run.context import RunContext, split_caller_fields
+
+    fields = split_caller_fields(extra)[0] if isinstance(extra, dict) else {}
+    return RunContext(host, **fields)
 
 
 def _path(name: str, value: Any, optional: bool = False) -> Path | None:
@@ -67,6 +79,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
 
     host = get_host()
     extra = options.pop("extra", None)
+    run = _run_context(host, extra)
     with api_naming():
         target_path, golden_path = _path("target", target), _path("golden", golden)
         out = _path("output_dir", output_dir, optional=True)
@@ -83,7 +96,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
 
             started = _now()
             try:
-                outcomes = run_jobs(jobs, opts, host)
+                outcomes = run_jobs(jobs, opts, host, run)
             finally:
                 finish_removals()  # the output directory holds only the results when this returns
         else:

@@ -15,7 +15,6 @@ from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, Norm
 from .load import discover
 from .load.document import detect_kind
 from .load.dumpjson import load_dump_file
-from .load.stage import INDEX_REQUEST
 from .match.matching import join_on_keys, mapped_golden_keys
 from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
@@ -44,24 +43,23 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
 
 
 @hookimpl(trylast=True)
-def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+def msprobe_load_dump(path: Path, options: CompareOptions, index: bool | None) -> DumpTable | None:
     """Any msprobe ``dump.json`` / ``debug.json``.
 
-    A streamed compare asks for the file's index instead (``options.extra[INDEX_REQUEST]``: whether its
+    A streamed compare asks for the file's index instead (``index``: whether its
     compare keys are backward-renumbered): a :class:`~msprobe_core.load.dumpindex.DumpIndex` when the C
     scanner indexes the file, else the table as always.
     """
     if path.is_dir():
         return None
     kind = detect_kind(path)
-    request = options.extra.get(INDEX_REQUEST)
-    if request is not None:
+    if index is not None:
         from .load.dumpindex import index_dump_file
 
-        index = index_dump_file(path, kind, renumber=bool(request))
-        if index is not None:
-            index.tensor_dir = path.parent / "dump_tensor_data"
-            return index
+        indexed = index_dump_file(path, kind, renumber=bool(index))
+        if indexed is not None:
+            indexed.tensor_dir = path.parent / "dump_tensor_data"
+            return indexed
     table = load_dump_file(path, kind)
     table.tensor_dir = path.parent / "dump_tensor_data"
     return table

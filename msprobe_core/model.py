@@ -32,11 +32,6 @@ ROW_COLUMNS = (
 #: the statistics columns among them (lists, or :class:`msprobe_core.text.statcells.StatCells`)
 STAT_COLUMNS = ("max", "min", "mean", "norm")
 
-#: ``CompareOptions.extra`` key: ``time.time()`` when the run began (files newer than that are this run's)
-RUN_STARTED = "run_started"
-#: ``CompareOptions.extra`` key: the timestamp in the run's file names (:func:`msprobe_core.files.outputs.run_stamp`)
-RUN_STAMP = "run_stamp"
-
 #: The states of a row (``ApiEntry`` members): what part of an API call it holds.
 STATE_INPUT = "input"
 STATE_OUTPUT = "output"

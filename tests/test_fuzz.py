@@ -51,7 +51,7 @@ from msprobe_core.model import CompareOptions
 
 def load_file(path: Path):
     """The built-in dump.json loader as the engine calls it (whatever its implementation: streaming or not)."""
-    return msprobe_load_dump(path, CompareOptions())
+    return msprobe_load_dump(path, CompareOptions(), None)
 
 
 EXAMPLES = int(os.environ.get("MSPROBE_FUZZ_EXAMPLES", "10000"))

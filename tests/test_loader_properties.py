@@ -37,7 +37,7 @@ from msprobe_core.model import CompareOptions
 
 def load_file(path: Path):
     """The built-in dump.json loader as the engine calls it (whatever its implementation: streaming or not)."""
-    return msprobe_load_dump(path, CompareOptions())
+    return msprobe_load_dump(path, CompareOptions(), None)
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -252,7 +252,7 @@ def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
     options = CompareOptions(output_format="lines", output_dir=job.output_dir,
                              extra={"names_only": True, "title": "my run"})
     job.output_dir.mkdir()
-    table, files = compare_and_write(job, options, "20260101000000", host)
+    table, files, _ = compare_and_write(job, options, "20260101000000", host)
     # the whole-table set gives its columns; the verdict rules of the mode add theirs after Requires_grad Consistent
     assert table.columns == ["NPU Name", "Requires_grad Consistent", "Result"]
     lines = files[0].read_text().splitlines()

@@ -93,27 +93,17 @@ def test_ranks_hand_back_partials_and_the_summary_is_the_tables_one(ranks, from_
 
 
 def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
-    """A job whose result was never a whole table (a streamed compare fed the sink chunk by chunk) leaves its
-    partial in ``job.extra``; the run takes that one, once, and makes none from a table it does not have."""
-    from msprobe_core.host.registry import get_host
-    from msprobe_core.host.specs import CompareJob
-    from msprobe_core.pipeline.sink import SUMMARY_PARTIAL as JOB_PARTIAL
-    from msprobe_core.pipeline.sink import SUMMARY_SINK
+    """A job whose result was never a whole table (a streamed compare fed the sink chunk by chunk) hands back
+    its partial with its files; the run takes that one and makes none from a table it does not have."""
     from msprobe_core.report.accumulate import ViewAccumulator
+    from msprobe_core.run.context import RunContext
     from msprobe_core.run.parallel import job_partial
 
-    host = get_host()
-    target, golden = ranks
-    options = host.build_options(host.options.from_cli({"target": str(target), "golden": str(golden),
-                                                        "output_path": str(tmp_path)}), given=set())
-    job = CompareJob(target / "rank0" / "dump.json", golden / "rank0" / "dump.json", tmp_path, "compare_result")
-    assert job_partial(options, job, None, []) is None  # no sink asked for, nothing left
-    options.extra = {**options.extra, SUMMARY_SINK: ViewAccumulator}
+    assert job_partial(RunContext(), None, []) is None  # no sink asked for, nothing left
+    run = RunContext(summary_sink=ViewAccumulator)
     left = ViewPartial("", "statistics", ["NPU Name"], rows=7)
-    job.extra[JOB_PARTIAL] = left
-    assert job_partial(options, job, None, []) is left
-    assert JOB_PARTIAL not in job.extra
-    assert job_partial(options, job, None, []) is None
+    assert job_partial(run, None, [], left) is left
+    assert job_partial(run, None, []) is None
 
 
 def _page_data(path: Path) -> dict[str, Any]:

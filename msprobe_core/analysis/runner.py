@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MsprobeError, OutputError
-from ..host.registry import BUILTIN_PLUGIN, PluginHost, get_host
+from ..host.registry import BUILTIN_PLUGIN, PluginHost
 from ..host.specs import EXACT_MAPPER, CompareJob
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
 from .comm import DEFAULT_SPEC, CommOpSpec
@@ -152,26 +152,26 @@ def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) 
 
 
 def run_diff_analyze(
-    jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, stamp: str | None = None
 ) -> list[Any] | None:
     """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
+
+    ``stamp``: the run's timestamp, for the files' names (default: now).
 
     ``None`` when the jobs are not pairs of dump files, which the analysis reads (a plugin's
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..model import RUN_STAMP
     from ..pipeline.job import JobOutcome, raise_if_partly_failed
 
-    host = host or get_host()
     by_step = _step_groups(jobs)
     if len(by_step) > 1:
-        return _per_step(by_step, options, host)
+        return _per_step(by_step, options, host, stamp)
     if any(Path(job.target).is_dir() for job in jobs):
         log.warning("-da does not apply to this dump layout (its compare is done by a plugin); running the compare.")
         return None
     config = options.extra.get(CONFIG_KEY) or DiffAnalyzeConfig()
-    timestamp = options.extra.get(RUN_STAMP) or time.strftime("%Y%m%d%H%M%S")
+    timestamp = stamp or time.strftime("%Y%m%d%H%M%S")
     log.info("Start finding first diff node......")
     log.info("Start comparing data ......")
     outcomes: list[JobOutcome] = []
@@ -180,8 +180,8 @@ def run_diff_analyze(
         outcome = JobOutcome(job)
         outcomes.append(outcome)
         prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-        if job.extra.get("missing"):
-            outcome.error = job.extra["missing"]
+        if job.missing:
+            outcome.error = job.missing
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:
@@ -237,7 +237,8 @@ def _step_groups(jobs: list[CompareJob]) -> dict[str, list[CompareJob]]:
     return groups
 
 
-def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, host: PluginHost) -> list[Any] | None:
+def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, host: PluginHost,
+              stamp: str | None = None) -> list[Any] | None:
     """``-da`` over each step on its own: the ranks of one step exchange data, two steps do not. Each step's
     analysis is written into its output folder; the run's answer is the earliest step's that found a divergence
     (noted on that step's jobs as ``extra["diff_analyze"]``, which the summary reads)."""
@@ -247,7 +248,7 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
     answered = False
     for step, group in by_step.items():
         log.info("-da of %s (%d pair%s).", step, len(group), "s" if len(group) > 1 else "")
-        found = run_diff_analyze(group, replace(options, output_dir=Path(group[0].output_dir)), host)
+        found = run_diff_analyze(group, replace(options, output_dir=Path(group[0].output_dir)), host, stamp)
         if found is None:
             return None
         written = [f for o in found for f in o.files if Path(f).name.startswith("diff_analyze_")]

@@ -127,6 +127,7 @@ def compare_cmd(**kw: object) -> None:
     from ..console.progress import run_status, stage
     from ..host.registry import get_host
     from ..options import refuse_inapplicable
+    from ..run.context import RunContext
     from ..run.jobs import run_jobs
 
     setup_logging(bool(kw["quiet"]))
@@ -139,10 +140,10 @@ def compare_cmd(**kw: object) -> None:
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
-    options.extra = {**options.extra, **_summary_extra(values["report"], len(jobs))}
+    run = RunContext(host, **_summary_extra(values["report"], len(jobs)))
     started = time.time()
     try:
-        outcomes = run_jobs(jobs, options, host)
+        outcomes = run_jobs(jobs, options, host, run)
     except CompareFailed as exc:  # some ranks failed: still summarise (and report) what was written
         if exc.outcomes is None:
             raise
@@ -166,9 +167,10 @@ def compare_cmd(**kw: object) -> None:
 
 
 def _summary_extra(report: object, results: int) -> dict[str, object]:
-    """Each job hands back its result's summary partial and keeps no table (the run's memory does not grow
-    with the ranks); for the HTML report, the partial carries the result's sample for the page
-    (:mod:`msprobe_core.report.sample_sink`; ``results``: the jobs, which share the sample's budget)."""
+    """The run's :class:`~msprobe_core.run.context.RunContext` fields for its summary: each job hands back its
+    result's summary partial and keeps no table (the run's memory does not grow with the ranks); for the HTML
+    report, the partial carries the result's sample for the page (:mod:`msprobe_core.report.sample_sink`;
+    ``results``: the jobs, which share the sample's budget)."""
     from ..pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 
     if report == "html":

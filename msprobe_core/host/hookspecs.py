@@ -76,7 +76,8 @@ def msprobe_discover_jobs(
 
 
 @hookspec(firstresult=True)
-def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
+def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None,
+                      index: bool | None) -> DumpTable | None:
     """Load one side of a compare into a :class:`~msprobe_core.plugin.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
@@ -88,6 +89,11 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     mappers that apply (see :class:`~msprobe_core.plugin.MapperSpec`) and its
     ``mode`` the metric set. Raise :class:`msprobe_core.plugin.InputError` for a file
     you claim but cannot read.
+
+    ``index`` is not ``None`` when a streamed compare asks for the file's index instead of a table
+    (the built-in loader's :class:`~msprobe_core.load.dumpindex.DumpIndex`; the value: whether backward calls
+    are renumbered); a loader that gives tables only leaves the argument out (declared, it must have no
+    default value: pluggy passes no argument that has one).
 
     .. versionadded:: 0.1
     """

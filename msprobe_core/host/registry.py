@@ -274,14 +274,17 @@ class PluginHost:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
         return jobs
 
-    def load_dump(self, path: Path, options: CompareOptions, job: CompareJob | None = None) -> DumpTable:
+    def load_dump(self, path: Path, options: CompareOptions, job: CompareJob | None = None,
+                  index: bool | None = None) -> DumpTable:
         """Load one side of a job (``path`` is ``job.target`` or ``job.golden``) through the first loader that claims it.
+
+        ``index``: a streamed compare's request for the file's index (see ``msprobe_load_dump``).
 
         An ``OSError`` escaping a loader (a plugin that opens an unreadable file
         to sniff it) is an input error naming the file, not a crash.
         """
         try:
-            table = self._first_result("msprobe_load_dump", path=path, options=options, job=job)
+            table = self._first_result("msprobe_load_dump", path=path, options=options, job=job, index=index)
         except OSError as exc:
             from ..errors import InputError, os_reason
 

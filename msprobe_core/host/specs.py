@@ -188,6 +188,11 @@ class CompareJob:
     #: the ``DumpTable.kind`` its tables will have, when its discovery knows it ("": known once loaded);
     #: options declared for other kinds (``OptionSpec.kinds``) are refused for the run
     kind: str = ""
+    #: why the job cannot run, when its discovery found a side's file absent ("": it can); the run skips it
+    missing: str = ""
+    #: what the job's files held that the loader did not understand (records of
+    #: :mod:`msprobe_core.load.dialects`, set by the load stage), for the run's summary
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: the built-in mapper at the end of the chain: rows paired by their names, call numbers included

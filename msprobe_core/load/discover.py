@@ -233,6 +233,6 @@ def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
         )
         missing = [str(p) for p in (job.target, job.golden) if not p.is_file()]
         if missing:
-            job.extra["missing"] = f"{file_name} not found in {', '.join(str(Path(m).parent) for m in missing)}"
+            job.missing = f"{file_name} not found in {', '.join(str(Path(m).parent) for m in missing)}"
         jobs.append(job)
     return jobs

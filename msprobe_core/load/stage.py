@@ -21,11 +21,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("msprobe")
 
-#: ``CompareOptions.extra`` key of a streamed compare's load: the built-in loader returns each dump's
-#: :class:`~msprobe_core.load.dumpindex.DumpIndex` (the value: whether backward calls are renumbered)
-INDEX_REQUEST = "index_dumps"
-
-
 def check_pair(target: DumpTable, golden: DumpTable) -> None:
     """Refuse pairs that cannot be compared (different file kinds, tasks or dump modes)."""
     if target.kind != golden.kind:
@@ -41,13 +36,18 @@ def check_pair(target: DumpTable, golden: DumpTable) -> None:
         )
 
 
-def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[DumpTable, DumpTable]:
-    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs)."""
+def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
+              index: bool | None = None) -> tuple[DumpTable, DumpTable]:
+    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs).
+
+    ``index``: not ``None`` for a streamed compare's load, which asks the loader for each dump's
+    :class:`~msprobe_core.load.dumpindex.DumpIndex` (the value: whether backward calls are renumbered).
+    """
     from .pairload import load_two
 
     guess = job.target.parent / "stack.json"
     early: dict[str, Any] = {}
-    indexing = INDEX_REQUEST in options.extra  # the target is indexed: its stack is kept as records, not a dict
+    indexing = index is not None  # the target is indexed: its stack is kept as records, not a dict
 
     def preload_stack(golden: DumpTable) -> None:
         # while the target loads in a child: read stack.json now; an error is not reported
@@ -71,7 +71,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost) -> tup
 
     from ..files.validation import dump_file_beside
 
-    target, golden = load_two(lambda path: host.load_dump(path, options, job), job.target, job.golden, preload_stack)
+    target, golden = load_two(lambda path: host.load_dump(path, options, job, index), job.target, job.golden, preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
         for table in (target, golden):
@@ -132,4 +132,4 @@ def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) 
     records = merge_records([records_of(target), records_of(golden)])
     if records:
         warn_unrecognised(records)
-        job.extra["unrecognised"] = merge_records([job.extra.get("unrecognised", ()), records])
+        job.unrecognised = merge_records([job.unrecognised, records])

@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..console.progress import file_sizes, stage
 from ..errors import CompareFailed
-from ..host.registry import PluginHost, get_host
+from ..host.registry import PluginHost
 from ..host.specs import CompareJob
 from ..load.stage import account_unrecognised, load_pair
 from ..match.stage import match_tables
@@ -23,6 +23,10 @@ from ..model import CompareOptions, DumpTable, MatchResult
 from ..result import ResultTable
 from ..write.stage import write_result
 from .build import NO_MATCH, build_result
+from .sink import Written
+
+if TYPE_CHECKING:
+    from ..run.context import RunContext
 
 log = logging.getLogger("msprobe")
 
@@ -38,9 +42,8 @@ class JobOutcome:
     partial: Any = None
 
 
-def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost | None = None) -> ResultTable | None:
+def compare_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> ResultTable | None:
     """Run one job up to a result table (``None`` when there is nothing to compare)."""
-    host = host or get_host()
     options = _job_options(job, options)
     matched = match_job(job, options, host)
     return None if matched is None else build_result(*matched, options, host)
@@ -59,17 +62,19 @@ def match_job(
     """Load and match one job's tables (``None``, with a warning, when there is nothing to compare).
 
     What either file held that the loader did not understand is named on the console and kept
-    in ``job.extra["unrecognised"]`` for the run's summary (:mod:`msprobe_core.load.dialects`).
+    in ``job.unrecognised`` for the run's summary (:mod:`msprobe_core.load.dialects`).
     """
     loaded = load_job(job, options, host)
     return None if loaded is None else match_loaded(*loaded, options, host)
 
 
-def load_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> tuple[Any, Any] | None:
-    """The load stage of :func:`match_job`: both sides (tables, or the indexes a streamed compare asked for)."""
+def load_job(job: CompareJob, options: CompareOptions, host: PluginHost,
+             index: bool | None = None) -> tuple[Any, Any] | None:
+    """The load stage of :func:`match_job`: both sides (tables, or the indexes a streamed compare asked for:
+    ``index``, see :func:`~msprobe_core.load.stage.load_pair`)."""
     names = f"both {job.target.name}" if job.target.name == job.golden.name else f"{job.target.name} + {job.golden.name}"
     stage("load", f"{names}, {file_sizes(job.target, job.golden)}", 1, 4)
-    target, golden = load_pair(job, options, host)
+    target, golden = load_pair(job, options, host, index)
     account_unrecognised(job, target, golden)
     if not len(target) or not len(golden):
         log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
@@ -89,15 +94,15 @@ def match_loaded(target: DumpTable, golden: DumpTable, options: CompareOptions,
 
 
 def compare_and_write(
-    job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost
-) -> tuple[ResultTable | None, list[Path]] | None:
+    job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost, run: RunContext | None = None
+) -> Written | None:
     """Compare one job and write its result; ``None`` when there is nothing to compare.
 
     A statistics or md5 compare the streamed path takes (:mod:`msprobe_core.pipeline.streamed`) is matched
-    on the dumps' indexes; when the run summarises from a sink and keeps no table, it is also read, built
-    and written chunk by chunk: no table is returned then, and the sink's partial is in
-    ``job.extra[sink.SUMMARY_PARTIAL]``. Otherwise the whole tables are loaded, and a big statistics
-    result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
+    on the dumps' indexes; when the run summarises from a sink and keeps no table (``run``, the run's
+    :class:`~msprobe_core.run.context.RunContext`), it is also read, built and written chunk by chunk: no
+    table is returned then, and the sink's partial is. Otherwise the whole tables are loaded, and a big
+    statistics result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
     """
     from ..write.tailbuild import finish_removals
     from .streamed import WholeTablesNeeded, compare_streamed, stream_plan, whole_tables
@@ -105,12 +110,12 @@ def compare_and_write(
     finish_removals()  # the side file of the job before: its thread must end before this job forks
     options = _job_options(job, options)
     plan = stream_plan(job, options, host)
-    loaded = load_job(job, options if plan is None else plan.options, host)
+    loaded = load_job(job, options, host, None if plan is None else plan.renumber)
     if loaded is None:
         return None
     if plan is not None:
         try:
-            return compare_streamed(job, *loaded, options, timestamp, host, plan, build_result)
+            return compare_streamed(job, *loaded, options, timestamp, host, plan, build_result, run)
         except WholeTablesNeeded as why:
             log.debug("%s: whole tables (%s)", job.label, why)
         loaded = whole_tables(*loaded)
@@ -123,7 +128,7 @@ def compare_and_write(
         stage("metrics and verdicts", f"{rows:,} rows", 3, 4)
         table = build_result(*matched, options, host)
         stage("write", f"{rows:,} rows", 4, 4)
-        files = write_result(table, job, options, timestamp, host, tail=tail)
+        files = write_result(table, job, options, timestamp, host, tail=tail, started=_started(run))
     except BaseException:
         if tail is not None:
             tail.close()
@@ -131,7 +136,12 @@ def compare_and_write(
         raise
     if tail is not None:
         tail.close()
-    return table, files
+    return Written(table, files)
+
+
+def _started(run: RunContext | None) -> float | None:
+    """When the run began (``None`` outside a run: the write stage's own now)."""
+    return None if run is None else run.started
 
 
 def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,

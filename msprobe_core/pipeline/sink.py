@@ -4,8 +4,9 @@
 run's executor) feeds its result to a *summary sink* and hands back what the sink makes of it, a
 small picklable partial (:class:`~msprobe_core.report.accumulate.ViewPartial`), which the run merges
 in job order. The layer that starts the run chooses the sink (the command line puts
-:class:`~msprobe_core.report.accumulate.ViewAccumulator` in ``options.extra[SUMMARY_SINK]``); the
-stages below never import the report package.
+:class:`~msprobe_core.report.accumulate.ViewAccumulator` in the run's
+:class:`~msprobe_core.run.context.RunContext`, ``summary_sink``); the stages below never import the
+report package.
 
 A sink is made by calling the factory with no argument and has two methods:
 
@@ -25,18 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..result import ResultTable
 
-#: ``options.extra`` key: a picklable factory ``() -> ResultSink`` (absent: the run keeps no partials).
+#: the :class:`~msprobe_core.run.context.RunContext` field (and ``extra=`` name of the Python API) of a picklable
+#: factory ``() -> ResultSink`` (``None``: the run keeps no partials)
 SUMMARY_SINK = "summary_sink"
-#: ``options.extra`` key: whether a job's result table is kept in memory for the caller (default ``True``:
-#: the Python API returns tables; ``msprobe compare`` keeps none when it has partials).
+#: the :class:`~msprobe_core.run.context.RunContext` field (and ``extra=`` name) saying whether a job's result
+#: table is kept in memory for the caller (default ``True``: the Python API returns tables; ``msprobe compare``
+#: keeps none when it has partials)
 KEEP_TABLES = "keep_tables"
-#: ``CompareJob.extra`` key: the summary partial a job left there when its result never was a whole table
-#: (a compare streamed chunk by chunk fed the sink as it went); the run takes it instead of making one.
-SUMMARY_PARTIAL = "summary_partial"
+
+
+class Written(NamedTuple):
+    """A job's result once written: its table (``None`` when it was built chunk by chunk), its files and the
+    summary partial its chunks fed as they were built (``None``: none, the run makes one from the table)."""
+
+    table: ResultTable | None
+    files: list[Path]
+    partial: Any = None
 
 
 class ResultSink(Protocol):
@@ -54,21 +63,21 @@ def continues(sink: Any) -> bool:
     return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
 
 
-def summary_sink(options: Any) -> ResultSink | None:
-    """A new sink for one job's result, when the run asks for partials (``options.extra[SUMMARY_SINK]``)."""
-    factory: Callable[[], ResultSink] | None = (getattr(options, "extra", None) or {}).get(SUMMARY_SINK)
+def summary_sink(run: Any) -> ResultSink | None:
+    """A new sink for one job's result, when the run (its ``RunContext``) asks for partials (``summary_sink``)."""
+    factory: Callable[[], ResultSink] | None = getattr(run, SUMMARY_SINK, None)
     return factory() if factory is not None else None
 
 
-def summarise_table(options: Any, table: ResultTable, files: Iterable[Path]) -> Any:
+def summarise_table(run: Any, table: ResultTable, files: Iterable[Path]) -> Any:
     """The summary partial of a whole result table (``None`` when the run asks for none)."""
-    sink = summary_sink(options)
+    sink = summary_sink(run)
     if sink is None:
         return None
     sink.feed_table(table, 0)
     return sink.finish(list(files))
 
 
-def keeps_tables(options: Any) -> bool:
-    """Whether the run keeps its jobs' result tables (``options.extra[KEEP_TABLES]``, default ``True``)."""
-    return bool((getattr(options, "extra", None) or {}).get(KEEP_TABLES, True))
+def keeps_tables(run: Any) -> bool:
+    """Whether the run (its ``RunContext``) keeps its jobs' result tables (``keep_tables``, default ``True``)."""
+    return bool(getattr(run, KEEP_TABLES, True))

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..host.specs import EXACT_MAPPER, CompareJob
-from ..load.stage import INDEX_REQUEST
 from ..model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
-from .sink import SUMMARY_PARTIAL
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
     from ..load.dumpindex import DumpIndex
     from ..match.index_match import IndexMatch
     from ..result import ResultTable
+    from ..run.context import RunContext
+    from .sink import Written
 
 #: how a result is built from matched rows (``pipeline.build.build_result``)
 Build = Callable[..., "ResultTable"]
@@ -45,9 +45,8 @@ class WholeTablesNeeded(Exception):
 
 @dataclass(frozen=True)
 class StreamPlan:
-    """What a streamed compare decided before loading: the options its load runs with."""
+    """What a streamed compare decided before loading: whether the indexes its load asks for renumber backward calls."""
 
-    options: CompareOptions
     renumber: bool
 
 
@@ -66,7 +65,7 @@ def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> S
     renumber = exact_keys(options, host, kind)
     if renumber is None:
         return None
-    return StreamPlan(replace(options, extra={**options.extra, INDEX_REQUEST: renumber}), renumber)
+    return StreamPlan(renumber)
 
 
 def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | None:
@@ -149,12 +148,12 @@ def _is_stack_index(stack: Any) -> bool:
 
 
 def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
-                     host: PluginHost, plan: StreamPlan, build: Build) -> tuple[ResultTable | None, list[Path]] | None:
+                     host: PluginHost, plan: StreamPlan, build: Build, run: RunContext | None = None) -> Written | None:
     """Compare a job from its two indexes and write the result (``None``: nothing matched).
 
-    When the run summarises from a sink and keeps no tables (:mod:`msprobe_core.pipeline.sink`), the result
-    is read, built and written chunk by chunk, each chunk fed to the sink: no table is returned and the
-    sink's partial is left in ``job.extra[SUMMARY_PARTIAL]``. Otherwise it is built from whole tables.
+    When the run (``run``) summarises from a sink and keeps no tables (:mod:`msprobe_core.pipeline.sink`), the
+    result is read, built and written chunk by chunk, each chunk fed to the sink: no table is returned, the
+    sink's partial is. Otherwise it is built from whole tables.
 
     ``build(target, golden, match, options, host)``: the result of matched rows (``pipeline.build.build_result``).
 
@@ -170,15 +169,17 @@ def compare_streamed(job: CompareJob, target: Any, golden: Any, options: Compare
     match = match_indexes(target, golden, options, host)
     if match is None:
         return None
-    sink = _chunk_sink(options, host)
+    from .sink import Written
+
+    started = None if run is None else run.started
+    sink = _chunk_sink(options, host, run)
     if sink is None:
-        return _build_whole(job, target, golden, match, options, timestamp, host, build)
-    files = _build_chunked(job, target, golden, match, options, timestamp, host, build, sink)
-    job.extra[SUMMARY_PARTIAL] = sink.finish(files)
-    return None, files
+        return Written(*_build_whole(job, target, golden, match, options, timestamp, host, build, started))
+    files = _build_chunked(job, target, golden, match, options, timestamp, host, build, sink, started)
+    return Written(None, files, sink.finish(files))
 
 
-def _chunk_sink(options: CompareOptions, host: PluginHost) -> Any:
+def _chunk_sink(options: CompareOptions, host: PluginHost, run: RunContext | None) -> Any:
     """The summary sink the chunks feed, when the result is built chunk by chunk (``None``: from whole tables).
 
     Chunk by chunk when the run takes its summary from a sink and keeps no table
@@ -186,13 +187,13 @@ def _chunk_sink(options: CompareOptions, host: PluginHost) -> Any:
     """
     from .sink import keeps_tables, summary_sink
 
-    if keeps_tables(options) or host.writer(options.output_format).open_chunked is None:
+    if run is None or keeps_tables(run) or host.writer(options.output_format).open_chunked is None:
         return None
-    return summary_sink(options)
+    return summary_sink(run)
 
 
 def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
-                   timestamp: str, host: PluginHost, build: Build, sink: Any) -> list[Path]:
+                   timestamp: str, host: PluginHost, build: Build, sink: Any, started: float | None) -> list[Path]:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
@@ -200,7 +201,6 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     from ..files.outputs import output_policy
     from ..load.chunks import ChunkDeclined
     from ..load.stackindex import StackIndex, StackRecords
-    from ..model import RUN_STARTED
     from ..result import WHOLE_NUMBERS
     from ..write.chunked import ColumnsDiffer
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
@@ -227,7 +227,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     def build_part(t: DumpTable, g: DumpTable, pairs: MatchResult) -> ResultTable:
         return build(t, g, pairs, options, host)
 
-    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+    with output_policy(force=options.force, started=started):
         if options.force and path.exists():
             logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
         try:
@@ -276,7 +276,8 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
 
 
 def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
-                 timestamp: str, host: PluginHost, build: Build) -> tuple[ResultTable, list[Path]]:
+                 timestamp: str, host: PluginHost, build: Build,
+                 started: float | None) -> tuple[ResultTable, list[Path]]:
     """The result of an index match built from whole tables, as the whole-table path builds it."""
     from ..console.progress import stage
     from ..match.index_match import compare_keys
@@ -294,4 +295,4 @@ def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: I
     stage("metrics and verdicts", f"{match.rows:,} rows", 3, 4)
     table = build(t, g, result, options, host)
     stage("write", f"{match.rows:,} rows", 4, 4)
-    return table, write_result(table, job, options, timestamp, host)
+    return table, write_result(table, job, options, timestamp, host, started=started)

@@ -244,7 +244,7 @@ def finish_run(
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
     from ..load.dialects import merge_records
 
-    unrecognised = merge_records((getattr(o.job, "extra", None) or {}).get("unrecognised", ()) for o in outcomes)
+    unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
     return finish_summary(
         acc,
         report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish(),

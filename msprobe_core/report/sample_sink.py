@@ -2,7 +2,7 @@
 
 ``msprobe report`` feeds each chunk of a result file to the summary and to a :class:`ReportSamples`'
 sampler (:class:`~msprobe_core.report.sampling.ViewSampler`); ``msprobe compare --report html`` puts a
-:class:`SampledSinkFactory` in ``options.extra`` (:mod:`msprobe_core.pipeline.sink`), so each job,
+:class:`SampledSinkFactory` in the run's context (:mod:`msprobe_core.pipeline.sink`), so each job,
 wherever it ran, hands back its :class:`~msprobe_core.report.sampling.ViewSample` in its summary
 partial's ``extra`` (:data:`SAMPLE_KEY`) instead of its table.
 
@@ -118,7 +118,7 @@ class SampledSink:
 
 @dataclass(frozen=True)
 class SampledSinkFactory:
-    """What ``options.extra[SUMMARY_SINK]`` holds for ``msprobe compare --report html``: picklable (it travels to
+    """The ``RunContext.summary_sink`` of ``msprobe compare --report html``: picklable (it travels to
     pool and Dask workers), the budget and threshold decided once by the run (workers may not share its environment).
 
     Each job keeps every row of its result only up to its share of the threshold (``limit / results``), so

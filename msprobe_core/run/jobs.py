@@ -18,71 +18,73 @@ from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
 from ..host.specs import CompareJob
-from ..model import RUN_STAMP, RUN_STARTED, CompareOptions
+from ..model import CompareOptions
 from ..pipeline.job import JobOutcome, compare_and_write, raise_if_partly_failed
-from ..pipeline.sink import keeps_tables
 from ..workers.gcpause import gc_paused
+from .context import RunContext
 from .parallel import job_partial
 
 log = logging.getLogger("msprobe")
 
 
-def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None) -> list[JobOutcome]:
-    """Run every job; a failing job does not stop the others but makes the run fail at the end."""
-    host = host or get_host()
+def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost | None = None,
+             run: RunContext | None = None) -> list[JobOutcome]:
+    """Run every job; a failing job does not stop the others but makes the run fail at the end.
+
+    ``run``: the caller's :class:`~msprobe_core.run.context.RunContext` (its summary sink, whether tables are
+    kept; default: none, kept); the run sets its host, start time and timestamp and hands it to every stage.
+    """
+    host = host or (run.host if run is not None and run.host is not None else get_host())
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
     # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
     # without --force, not a name a file from an earlier run has either
     with run_stamp(Path(options.output_dir), also=sorted({Path(job.output_dir) for job in jobs}),
                    keep_earlier=not options.force) as timestamp:
         # both travel to worker processes
-        options = replace(options, extra={**options.extra, RUN_STARTED: time.time(), RUN_STAMP: timestamp})
-        with gc_paused(freeze=True), output_policy(force=options.force, started=options.extra[RUN_STARTED]):
+        run = replace(run or RunContext(), host=host, started=time.time(), stamp=timestamp)
+        with gc_paused(freeze=True), output_policy(force=options.force, started=run.started):
             if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
                 from ..analysis.runner import run_diff_analyze
 
                 stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
-                analysed = run_diff_analyze(jobs, options, host)
+                analysed = run_diff_analyze(jobs, options, host, stamp=timestamp)
                 if analysed is not None:
                     return analysed
-            outcomes = _run_on_executor(jobs, options, host, timestamp)
+            outcomes = _run_on_executor(jobs, options, run)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
 
 
-def _run_on_executor(
-    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, timestamp: str
-) -> list[JobOutcome]:
+def _run_on_executor(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -> list[JobOutcome]:
     """Open the run's executor (``--executor``): several rank pairs run as its tasks, else here."""
     from ..workers.executors import executor_for
     from .parallel import run_parallel, wants_parallel
 
-    with executor_for(options, host) as executor:
+    with executor_for(options, run.host) as executor:
         if wants_parallel(jobs, executor):
-            keep = keeps_tables(options)
             stage("compare", f"{len(jobs)} pairs side by side")
-            outcomes = run_parallel(jobs, options, host, timestamp, executor, keep)
+            outcomes = run_parallel(jobs, options, run, executor)
             if outcomes is not None:
                 return outcomes
-        return _run_all(jobs, options, host, timestamp)
+        return _run_all(jobs, options, run)
 
 
-def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, timestamp: str) -> list[JobOutcome]:
+def _run_all(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -> list[JobOutcome]:
     outcomes: list[JobOutcome] = []
     for n, job in enumerate(jobs, start=1):
         outcome = JobOutcome(job)
         outcomes.append(outcome)
         set_job(job.label, n, len(jobs))
         prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-        if job.extra.get("missing"):
-            outcome.error = job.extra["missing"]
+        if job.missing:
+            outcome.error = job.missing
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:
-            done = compare_and_write(job, options, timestamp, host)
+            done = compare_and_write(job, options, run.stamp, run.host, run)
             if done is None:
                 continue
-            outcome.table, outcome.files = done
+            outcome.table, outcome.files, left = done
         except OutputError:
             raise  # disk full, read-only, existing file: the other jobs would fail the same way
         except MsprobeError as exc:
@@ -93,6 +95,6 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, host: PluginHost, 
             continue
         for f in outcome.files:
             log.info("%sThe result file path is: %s.", prefix, f.resolve())
-        outcome.partial = job_partial(options, job, outcome.table, outcome.files)
-        outcome.table = outcome.table if keeps_tables(options) else None
+        outcome.partial = job_partial(run, outcome.table, outcome.files, left)
+        outcome.table = outcome.table if run.keep_tables else None
     return outcomes

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MsprobeError
 
 if TYPE_CHECKING:
-    from ..host.registry import PluginHost
     from ..host.specs import CompareJob
     from ..model import CompareOptions
     from ..pipeline.job import JobOutcome
     from ..workers.executors import Executor, ExecutorRef
+    from .context import RunContext
 
 log = logging.getLogger("msprobe")
 
@@ -39,13 +39,12 @@ ENV_STREAM_MIN_BYTES = "MSPROBE_RANK_STREAM_MIN_BYTES"
 
 @dataclass
 class JobTask:
-    """Everything a worker needs to run one job."""
+    """Everything a worker needs to run one job (``run``: the run's context without its host)."""
 
     job: CompareJob
     options: CompareOptions
-    timestamp: str
+    run: RunContext
     executor: ExecutorRef
-    keep_table: bool = False
 
 
 @dataclass
@@ -78,6 +77,8 @@ class _Collect(logging.Handler):
 
 def run_job_task(task: JobTask) -> JobReport:
     """Run one job where the executor put it; module-level so that it pickles by reference."""
+    from dataclasses import replace
+
     from ..host.registry import get_host
     from ..pipeline.job import compare_and_write, compare_job
     from ..workers.executors import using
@@ -93,44 +94,45 @@ def run_job_task(task: JobTask) -> JobReport:
     report = JobReport()
     try:
         host = get_host()
+        run = replace(task.run, host=host)
         with task.executor.open() as executor, using(executor):
             try:
                 # a big statistics or md5 pair the run keeps no table of is read, built and written chunk by
                 # chunk here too, as in a serial run (pipeline.streamed); a small one on whole tables
                 if _job_bytes(task.job, largest=True) >= stream_min_bytes():
-                    done = compare_and_write(task.job, task.options, task.timestamp, host)
+                    done = compare_and_write(task.job, task.options, run.stamp, host, run)
                 else:
                     table = compare_job(task.job, task.options, host)
                     done = None if table is None else (
-                        table, write_result(table, task.job, task.options, task.timestamp, host))
+                        table, write_result(table, task.job, task.options, run.stamp, host, started=run.started),
+                        None)
                 if done is not None:
-                    table, report.files = done
-                    report.partial = job_partial(task.options, task.job, table, report.files)
-                    report.table = table if task.keep_table else None
+                    table, report.files, left = done
+                    report.partial = job_partial(run, table, report.files, left)
+                    report.table = table if run.keep_tables else None
             except MsprobeError as exc:
                 report.error = str(exc)
     finally:
         logger.handlers, lvl, logger.propagate, logger.filters = saved[0], saved[1], saved[2], saved[3]
         logger.setLevel(lvl)
     report.records = collect.records
-    report.unrecognised = list(task.job.extra.get("unrecognised", ()))
+    report.unrecognised = list(task.job.unrecognised)
     return report
 
 
-def job_partial(options: CompareOptions, job: CompareJob, table: Any, files: list[Path]) -> Any:
-    """The summary partial of one job's result (``None`` when the run asks for none): the partial the job left in
-    ``job.extra[SUMMARY_PARTIAL]``, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
-    from ..pipeline.sink import SUMMARY_PARTIAL, summarise_table
+def job_partial(run: RunContext, table: Any, files: list[Path], left: Any = None) -> Any:
+    """The summary partial of one job's result (``None`` when the run asks for none): ``left``, the partial a job
+    streamed chunk by chunk made as it went, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
+    from ..pipeline.sink import summarise_table
 
-    left = job.extra.pop(SUMMARY_PARTIAL, None)
     if left is not None or table is None:
         return left
-    return summarise_table(options, table, files)
+    return summarise_table(run, table, files)
 
 
 def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
     """Whether the jobs should run as executor tasks (several runnable jobs, more than one worker)."""
-    runnable = [j for j in jobs if not j.extra.get("missing")]
+    runnable = [j for j in jobs if not j.missing]
     return len(runnable) > 1 and executor.parallelism() > 1
 
 
@@ -157,19 +159,18 @@ def _job_bytes(job: CompareJob, largest: bool = False) -> int:
 def run_parallel(
     jobs: list[CompareJob],
     options: CompareOptions,
-    host: PluginHost,
-    timestamp: str,
+    run: RunContext,
     executor: Executor,
-    keep_tables: bool = True,
 ) -> list[JobOutcome] | None:
     """Run the jobs as executor tasks; ``None`` when they cannot be shipped (unpicklable job)."""
     from ..console.progress import Progress
     from ..pipeline.job import JobOutcome
 
     outcomes = [JobOutcome(job) for job in jobs]
-    runnable = [k for k, job in enumerate(jobs) if not job.extra.get("missing")]
+    runnable = [k for k, job in enumerate(jobs) if not job.missing]
     ref = executor.for_task(len(runnable))
-    tasks = [JobTask(jobs[k], options, timestamp, ref, keep_tables) for k in runnable]
+    shipped = run.without_host()  # a worker loads its own plugins
+    tasks = [JobTask(jobs[k], options, shipped, ref) for k in runnable]
     try:
         for t in tasks:
             pickle.dumps(t)
@@ -186,8 +187,8 @@ def run_parallel(
             k = next_out
             job, outcome = jobs[k], outcomes[k]
             prefix = f"[{job.label}] " if len(jobs) > 1 else ""
-            if job.extra.get("missing"):
-                outcome.error = job.extra["missing"]
+            if job.missing:
+                outcome.error = job.missing
                 log.error("%s%s; skipping this pair.", prefix, outcome.error)
             elif k in reports:
                 report = reports.pop(k)
@@ -198,7 +199,7 @@ def run_parallel(
                 outcome.files, outcome.table, outcome.error = report.files, report.table, report.error
                 outcome.partial = report.partial
                 if report.unrecognised:
-                    job.extra["unrecognised"] = report.unrecognised
+                    job.unrecognised = report.unrecognised
                 if report.error:
                     log.error("%s%s", prefix, report.error)
                 for f in outcome.files:

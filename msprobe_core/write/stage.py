@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import OutputError
 from ..files.outputs import TEXT_ERRORS, output_policy
 from ..host.specs import CompareJob
-from ..model import RUN_STARTED, CompareOptions
+from ..model import CompareOptions
 from ..result import ResultTable
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ log = logging.getLogger("msprobe")
 
 
 def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, timestamp: str, host: PluginHost,
-                 tail: Any = None) -> list[Path]:
+                 tail: Any = None, started: float | None = None) -> list[Path]:
     """Write a result table under the job's output dir with msprobe's file name.
 
     A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
@@ -28,10 +28,11 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
     e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
     ``tail``: a :class:`msprobe_core.write.tailbuild.Tail` already writing the last rows (for a writer
-    declared ``accepts_csv_tail``).
+    declared ``accepts_csv_tail``); ``started``: when the run began (a ``time.time()``, default now), so that a
+    worker process recognises the files of its own run.
     """
     # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
-    with output_policy(force=options.force, started=options.extra.get(RUN_STARTED)):
+    with output_policy(force=options.force, started=started):
         write_attachments(table, Path(job.output_dir), timestamp, job.stem)
         writer = host.writer(options.output_format)
         path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"

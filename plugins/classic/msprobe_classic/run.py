@@ -200,8 +200,8 @@ def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[O
     jobs = discover_jobs(Path(npu_dir), Path(bench_dir), opts.core_options())
     outcomes = []
     for job in jobs:
-        if job.extra.get("missing"):
-            log.error("%s; skipping %s comparison.", job.extra["missing"], job.label)
+        if job.missing:
+            log.error("%s; skipping %s comparison.", job.missing, job.label)
             continue
         suffix = job.stem.split("compare_result", 1)[1]
         sub = replace(opts, output_dir=Path(job.output_dir), stack_mode=False)
