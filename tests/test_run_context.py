@@ -83,13 +83,16 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
     assert CompareJob(Path("a"), Path("b"), tmp_path, "s").unrecognised == []
 
 
-#: where the process-wide plugin host may be looked up: the layers that start a run
-HOST_READERS = ("cli/", "api.py", "run/")
+#: where the process-wide plugin host may be looked up: the layers that start a run (``testing/``: the plugin
+#: authors' fixtures, which set the host a test's run uses)
+HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage's readers are built in
 #: chunk workers (other processes, which load their own host), the executors' defaults serve that stage, the report
-#: views serve ``msprobe report`` (a result file, no run), the column registry is asked by writers that get no host,
+#: views and the plugin modes' declarations they ask (``report/modes.py``) serve ``msprobe report`` (a result file,
+#: no run), the column registry is asked by writers that get no host,
 #: the built-in discovery (a hook, which gets no host) asks which plugins are loaded for its install hint
-STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "result_columns.py",
+STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "report/modes.py",
+                   "result_columns.py",
                    "load/discover.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 

@@ -229,11 +229,9 @@ def run_diff_analyze(
 
 def _step_groups(jobs: list[CompareJob]) -> dict[str, list[CompareJob]]:
     """The jobs of each step of two dump roots compared step by step (:mod:`msprobe_core.load.steps`)."""
-    from ..load.steps import STEP
-
     groups: dict[str, list[CompareJob]] = {}
     for job in jobs:
-        groups.setdefault(str(job.extra.get(STEP, "")), []).append(job)
+        groups.setdefault(job.step, []).append(job)
     return groups
 
 
@@ -241,9 +239,7 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
               stamp: str | None = None) -> list[Any] | None:
     """``-da`` over each step on its own: the ranks of one step exchange data, two steps do not. Each step's
     analysis is written into its output folder; the run's answer is the earliest step's that found a divergence
-    (noted on that step's jobs as ``extra["diff_analyze"]``, which the summary reads)."""
-    from ..load.steps import STEP_ANALYSIS
-
+    (noted on that step's jobs as ``CompareJob.analysis_file``, which the summary reads)."""
     outcomes: list[Any] = []
     answered = False
     for step, group in by_step.items():
@@ -253,10 +249,10 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
             return None
         written = [f for o in found for f in o.files if Path(f).name.startswith("diff_analyze_")]
         for job in group if written else ():
-            job.extra[STEP_ANALYSIS] = written[0]  # the step's own answer, for the summary's steps list
+            job.step_analysis = written[0]  # the step's own answer, for the summary's steps list
         if written and not answered:
             answered = True
             for job in group:
-                job.extra["diff_analyze"] = written[0]
+                job.analysis_file = written[0]
         outcomes.extend(found)
     return outcomes

@@ -193,6 +193,14 @@ class CompareJob:
     #: what the job's files held that the loader did not understand (records of
     #: :mod:`msprobe_core.load.dialects`, set by the load stage), for the run's summary
     unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    #: the ``step<N>`` directory of a step-by-step run the job belongs to ("": not such a run)
+    step: str = ""
+    #: the steps only one run of a step-by-step run has (``[{"step", "side", "path"}]``; on every job of that run)
+    steps_absent: list[dict[str, Any]] | None = None
+    #: the ``diff_analyze_*.json`` that ``-da`` wrote for the job's step ("": none)
+    step_analysis: str = ""
+    #: the ``diff_analyze_*.json`` whose answer is the run's (-da of a step-by-step run: the earliest step's)
+    analysis_file: str = ""
 
 
 #: the built-in mapper at the end of the chain: rows paired by their names, call numbers included

@@ -4,7 +4,7 @@ msprobe's dumper writes ``dump/step0/rank0/…``, ``dump/step1/rank0/…``; mspr
 directory per run. Given the two roots, every step both have is compared as its step directory would be
 (``rank*``/``proc*`` inside it as usual), into ``<output>/step<N>/`` so that the steps' result files never
 collide (the layout of the graph/pynative mixed dumps' per-step outputs). ``--step`` keeps only the steps it
-names. A step only one run has is named in a warning and in the summary (``CompareJob.extra[STEPS_ABSENT]``),
+names. A step only one run has is named in a warning and in the summary (``CompareJob.steps_absent``),
 never skipped silently.
 """
 
@@ -25,13 +25,6 @@ from ..options import option_label
 log = logging.getLogger("msprobe")
 
 STEP_DIR = re.compile(r"^step(0|[1-9][0-9]*)$")
-#: ``CompareJob.extra`` key: the job's step directory name (``step1``)
-STEP = "step"
-#: ``CompareJob.extra`` key: the ``diff_analyze_*.json`` that ``-da`` wrote for the job's step
-STEP_ANALYSIS = "step_analysis"
-#: ``CompareJob.extra`` key: ``[{"step": "step2", "side": "target", "path": …}]``, the steps only one run has
-#: (or ``--step`` named and neither has); on every job of the run
-STEPS_ABSENT = "steps_absent"
 
 
 def step_dirs(path: Path) -> dict[int, str]:
@@ -100,7 +93,7 @@ def step_jobs(target: Path, golden: Path, options: CompareOptions,
         sub = replace(options, output_dir=Path(options.output_dir) / name)
         for job in discover(target / name, golden / g_steps[number], sub, depth=1):
             job.label = f"{name}/{job.label}"
-            job.extra[STEP] = name
-            job.extra[STEPS_ABSENT] = absent
+            job.step = name
+            job.steps_absent = absent
             jobs.append(job)
     return jobs

@@ -36,9 +36,7 @@ _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
 def labelled(outcomes: Sequence[Any]) -> bool:
     """Whether the results carry their job's label: when there are several, and always for the steps of dump
     roots compared step by step (the label names the step)."""
-    from ..load.steps import STEP
-
-    return len(outcomes) > 1 or any(STEP in (getattr(o.job, "extra", None) or {}) for o in outcomes)
+    return len(outcomes) > 1 or any(getattr(o.job, "step", "") for o in outcomes)
 
 
 def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
@@ -260,10 +258,8 @@ def finish_run(
 
 def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
     """The steps only one run has, as step discovery noted them on the jobs (:mod:`msprobe_core.load.steps`)."""
-    from ..load.steps import STEPS_ABSENT
-
     for outcome in outcomes:
-        absent = (getattr(outcome.job, "extra", None) or {}).get(STEPS_ABSENT)
+        absent = getattr(outcome.job, "steps_absent", None)
         if absent is not None:
             return list(absent)
     return []
@@ -271,21 +267,17 @@ def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
 
 def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
     """Per step, the ``diff_analyze_*.json`` that ``-da`` wrote for it (a step-by-step run with ``-da``)."""
-    from ..load.steps import STEP, STEP_ANALYSIS
-
     found: dict[str, Any] = {}
     for outcome in outcomes:
-        extra = getattr(outcome.job, "extra", None) or {}
-        if extra.get(STEP_ANALYSIS) and extra.get(STEP):
-            found.setdefault(str(extra[STEP]), extra[STEP_ANALYSIS])
+        job = outcome.job
+        if getattr(job, "step_analysis", "") and getattr(job, "step", ""):
+            found.setdefault(job.step, job.step_analysis)
     return found
 
 
 def _analysis_answer(outcomes: Sequence[Any], output_dir: Path, started: float) -> Any:
     """The ``-da`` answer: from the analysis package when it exposes one, else its JSON file."""
     for outcome in outcomes:
-        extra = getattr(outcome.job, "extra", {}) or {}
-        for key in ("first_divergence", "diff_analyze"):
-            if extra.get(key):
-                return extra[key]
+        if getattr(outcome.job, "analysis_file", ""):
+            return outcome.job.analysis_file
     return find_analysis(output_dir, started)
