@@ -169,6 +169,15 @@ def msprobe_register_comm_ops(register: Any) -> None:
 
 
 @hookimpl
+def msprobe_register_hierarchies(register: Any) -> None:
+    """``construct.json`` (the enclosing module/cell of each call) and ``stack.json`` (the calling code)."""
+    from .load.hierarchy import BUILTIN_HIERARCHIES
+
+    for spec in BUILTIN_HIERARCHIES:
+        register(spec)
+
+
+@hookimpl
 def msprobe_register_writers(register: Any) -> None:
     """CSV (default; takes rows a forked child already spelled, see ``tailbuild``) and xlsx."""
     register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))

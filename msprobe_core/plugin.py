@@ -21,7 +21,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # hooks and what plugins register
     ".host.hookspecs": ("hookimpl",),
     ".host.specs": (
-        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "MapperSpec", "MatchContext", "MetricContext",
+        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperSpec", "MatchContext", "MetricContext",
         "MetricSpec", "NormalizerSpec", "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterSpec",
         "default_canonical",
     ),
@@ -127,6 +127,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         CompareJob,
         DtypeInfo,
         FrameworkSpec,
+        HierarchySpec,
         MapperSpec,
         MatchContext,
         MetricContext,

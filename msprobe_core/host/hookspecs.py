@@ -192,6 +192,22 @@ def msprobe_register_comm_ops(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def msprobe_register_hierarchies(register: Callable[..., None]) -> None:
+    """Say how a dump nests its calls in modules/cells/scopes: ``register(HierarchySpec(...))``.
+
+    :class:`~msprobe_core.host.specs.HierarchySpec` ``(name, load, source=..., modules=...)``:
+    ``load(dump, mode, framework)`` reads what the dump keeps of its hierarchy once and returns a
+    lookup ``node -> ancestors`` (outermost first), or ``None`` when the dump is not its kind. The
+    summary's first divergence gets its ``path`` from the first lookup that knows the node, and the
+    HTML report's model tree is built from the same lookups. The core registers ``construct.json``
+    (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers the scope
+    in kernel names.
+
+    .. versionadded:: 0.3
+    """
+
+
+@hookspec
 def msprobe_register_options(register: Callable[..., None]) -> None:
     """Declare options of ``msprobe compare`` and :func:`msprobe_core.compare`: ``register(OptionSpec(...))``.
 

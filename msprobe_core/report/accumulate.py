@@ -38,6 +38,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
+from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -137,6 +138,10 @@ class ViewAccumulator:
         p.divergence.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
+        stats = p.extra.get(STATS_KEY)
+        if stats is None:
+            stats = p.extra[STATS_KEY] = NodeStats()
+        stats.feed(chunk, start)
 
     def continued(self, start: int) -> ViewAccumulator:
         """A new accumulator for the rows of this result from row ``start`` on, made by another process
@@ -160,6 +165,8 @@ class ViewAccumulator:
         p.divergence.absorb(later.divergence)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
+        if STATS_KEY in later.extra:
+            p.extra.setdefault(STATS_KEY, NodeStats()).absorb(later.extra[STATS_KEY])
 
     def finish(self, files: Iterable[Path | str] | None = None) -> ViewPartial:
         """The partial of everything fed (``files``: the result's files, when known only now)."""

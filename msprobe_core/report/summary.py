@@ -16,6 +16,7 @@ from typing import Any
 from ..workers.gcpause import gc_paused
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
+from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -81,6 +82,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         where = f" [{fd['rank']}]" if fd["rank"] else ""
         lines.append(f"  first divergence{where}: {fd['node']}")
         lines.append(f"    row {short_name(fd['row'])}: {fd['reason']}")
+        lines.extend(format_path(fd))
     else:
         lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
     worst = summary["worst_rows"]

@@ -60,6 +60,14 @@ STEP = OptionSpec("step", ("--step",), "Kernel dump steps (1,2,3).", validate=_i
 
 
 @hookimpl
+def msprobe_register_hierarchies(register: Any) -> None:
+    """The scope in every kernel's name (``Default/network-WithLoss/…/0-Block/…``): the model tree of a kernel dump."""
+    from .scopes import SCOPES
+
+    register(SCOPES)
+
+
+@hookimpl
 def msprobe_register_options(register: Any) -> None:
     """``--rank [IDS]`` (a kernel compare; alone: every rank) and ``--step IDS``."""
     register(RANK)
