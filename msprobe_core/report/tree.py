@@ -64,10 +64,17 @@ class NodeStats:
         sign = 1.0 if metric is None or metric[1] else -1.0
         text = chunk.column(metric[0]) if values is not None and metric else None
         names, verdicts, nodes, overflow = chunk.names, chunk.verdicts(), self.nodes, self.overflow
+        last, last_dot, entry = "", "\0", None
         for pos, i in enumerate(chunk.order(), start=start):
             name = names[i]
-            node = node_of(name)[0]
-            entry = nodes.get(node)
+            if name.startswith(last_dot) or name == last:  # the rows of one call come together: no parsing
+                node = last
+            else:
+                node = node_of(name)[0]
+                last, last_dot = node, node + "."
+                entry = None
+            if entry is None:
+                entry = nodes.get(node)
             if entry is None:
                 if len(nodes) < MAX_NODES:
                     entry = nodes[node] = [pos, 0, 0, 0, -math.inf, "", ""]
@@ -198,7 +205,8 @@ def _count(root: _TreeNode) -> int:
 
 
 def _fold(root: _TreeNode, budget: int) -> str:
-    """Fold the deepest level of calls into their modules until the tree has at most ``budget`` nodes."""
+    """Fold the innermost level (nodes whose children are all leaves) into their parents, level after level,
+    until the tree has at most ``budget`` nodes; a flat rest is grouped by op."""
     total = _count(root)
     if total <= budget:
         return ""
@@ -228,9 +236,7 @@ def _fold(root: _TreeNode, budget: int) -> str:
             folded_calls += n
             modules += 1
             x.children = {}
-            total -= n
-            if total <= budget:
-                break
+            total -= n  # a whole level at once: every module of that depth is shown the same way
     return (f"{folded_calls:,} nodes are folded into {modules:,} modules (each shows its subtree's counts and "
             f"worst row) to keep the page under {budget:,} tree nodes")
 
