@@ -6,7 +6,6 @@ import json
 import pickle
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
