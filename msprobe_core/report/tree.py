@@ -19,7 +19,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .views import ResultView, main_metric, node_of
+import numpy as np
+
+from .calls import CallNumbers
+from .views import ResultView, main_metric
 
 #: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
 STATS_KEY = "node_stats"
@@ -30,7 +33,7 @@ TREE_NODES = 3_000
 #: the key of :func:`build_tree`'s answer that maps folded nodes to where they are shown (dropped from the page)
 ALIAS_KEY = "_alias"
 _CALL_NUMBER = re.compile(r"\.\d+(?=\.|$)")
-_LEVEL = {"p": 0, "w": 1, "e": 2}
+_VERDICT_CODE = {"pass": 0, "warning": 1, "error": 2}
 
 
 class NodeStats:
@@ -40,56 +43,79 @@ class NodeStats:
     Picklable; :meth:`absorb` takes the stats of the rows right after those fed here.
     """
 
-    __slots__ = ("nodes", "overflow", "metric")
+    __slots__ = ("nodes", "overflow", "metric", "_calls")
 
     def __init__(self) -> None:
         self.nodes: dict[str, list[Any]] = {}
         self.overflow: dict[str, list[Any]] = {}
         self.metric = ""
+        self._calls = CallNumbers()
 
     def __getstate__(self) -> tuple[Any, ...]:
         return self.nodes, self.overflow, self.metric
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self.nodes, self.overflow, self.metric = state
+        self._calls = CallNumbers()
 
     def feed(self, chunk: ResultView, start: int = 0) -> None:
-        """Count the rows of ``chunk`` (positions ``start`` onwards in execution order)."""
-        if not len(chunk):
+        """Count the rows of ``chunk`` (positions ``start`` onwards in execution order).
+
+        The rows are cut into calls (runs of one node, :class:`~msprobe_core.report.calls.CallNumbers`,
+        which parses a name only where a call may start) and each call's counts and worst row are found
+        with numpy; only the calls, not the rows, pass through Python."""
+        n = len(chunk)
+        if not n:
             return
+        order = np.asarray(chunk.order(), dtype=np.int64)
+        names = chunk.names
+        identity = bool(n and order[0] == 0 and order[-1] == n - 1 and np.all(np.diff(order) == 1))
+        ordered = names if identity else [names[i] for i in order]
+        before = self._calls.node
+        calls, starts = self._calls.feed(ordered)
+        bounds = np.flatnonzero(np.diff(calls)) + 1
+        bounds = np.r_[0, bounds].astype(np.int64)
+        run_nodes = [s[2] for s in starts]
+        if not starts or starts[0][0] != 0:
+            run_nodes.insert(0, before if before is not None else starts[0][2])
+        level = _VERDICT_CODE
+        codes = np.fromiter((level.get(v, 0) for v in chunk.verdicts()), dtype=np.int8, count=n)[order]
+        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds) for k in range(3)]
         metric = main_metric(chunk.mode)
         values = chunk.numbers(metric[0]) if metric and metric[0] in chunk.cells else None
-        if metric and values is not None:
+        worst_at = None
+        if values is not None and metric is not None:
             self.metric = metric[0]
-        sign = 1.0 if metric is None or metric[1] else -1.0
-        text = chunk.column(metric[0]) if values is not None and metric else None
-        names, verdicts, nodes, overflow = chunk.names, chunk.verdicts(), self.nodes, self.overflow
-        last, last_dot, entry = "", "\0", None
-        for pos, i in enumerate(chunk.order(), start=start):
-            name = names[i]
-            if name.startswith(last_dot) or name == last:  # the rows of one call come together: no parsing
-                node = last
-            else:
-                node = node_of(name)[0]
-                last, last_dot = node, node + "."
-                entry = None
-            if entry is None:
-                entry = nodes.get(node)
+            sign = 1.0 if metric[1] else -1.0
+            raw = np.array([math.nan if v is None else v for v in values], dtype=np.float64)[order]
+            known = np.array([v is not None for v in values], dtype=bool)[order]
+            bad = np.where(np.isnan(raw), math.inf, sign * raw)
+            bad[~known] = -math.inf
+            run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
+            key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
+            firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
+            worst_at = firsts
+            text = chunk.column(metric[0])
+        nodes, overflow = self.nodes, self.overflow
+        for r, node in enumerate(run_nodes):
+            entry = nodes.get(node)
             if entry is None:
                 if len(nodes) < MAX_NODES:
-                    entry = nodes[node] = [pos, 0, 0, 0, -math.inf, "", ""]
+                    entry = nodes[node] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
                 else:
                     op = _CALL_NUMBER.sub("", node)
                     entry = overflow.get(op)
                     if entry is None:
-                        entry = overflow[op] = [pos, 0, 0, 0, -math.inf, "", ""]
-            entry[1 + _LEVEL.get(verdicts[i][:1], 0)] += 1
-            if values is not None:
-                v = values[i]
-                if v is not None:
-                    bad = math.inf if v != v else sign * v
-                    if bad > entry[4]:
-                        entry[4], entry[5], entry[6] = bad, name, text[i] if text is not None else repr(v)
+                        entry = overflow[op] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
+            entry[1] += int(counts[0][r])
+            entry[2] += int(counts[1][r])
+            entry[3] += int(counts[2][r])
+            if worst_at is not None:
+                k = int(worst_at[r])
+                b = float(bad[k])
+                if b > entry[4]:
+                    i = int(order[k])
+                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[k])
 
     def absorb(self, later: NodeStats) -> None:
         """Take the stats of the rows right after those fed here."""
