@@ -146,3 +146,14 @@ def test_a_flat_dump_is_grouped_by_op():
     assert sorted(tree["n"]) == sorted(f"{api}.forward (calls)" for api in
                                        ("Functional.linear", "Torch.matmul", "Tensor.__add__"))
     assert sum(c[0] for c in tree["c"]) == 20_000
+
+
+def test_calls_are_counted_only_for_a_report(mix_run):
+    """Without --report html nothing is counted (the summary partial stays a few KB); with it, every call."""
+    from msprobe_core.report.accumulate import view_partial
+    from msprobe_core.report.tree import STATS_KEY
+
+    view = mix_run[0]
+    assert STATS_KEY not in view_partial(view).extra
+    counted = view_partial(view, tree=True, rows=7).extra[STATS_KEY]
+    assert counted.nodes == _fed(view).nodes

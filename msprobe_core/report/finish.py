@@ -133,7 +133,7 @@ def finish_views(
 
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
-    acc = SummaryAccumulator(analysis)
+    acc = SummaryAccumulator(analysis, tree=report is not None)
     with gc_paused():
         for view in views:
             acc.add_view(view)
@@ -234,7 +234,7 @@ def finish_run(
     analysis = None
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
-    acc = SummaryAccumulator(analysis)
+    acc = SummaryAccumulator(analysis, tree=report == "html")
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
     with gc_paused():

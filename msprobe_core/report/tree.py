@@ -26,8 +26,9 @@ from .views import ResultView, main_metric
 
 #: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
 STATS_KEY = "node_stats"
-#: calls kept one by one per result (the rest are counted per op)
-MAX_NODES = 50_000
+#: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
+#: an HTML report is made
+MAX_NODES = 20_000
 #: most nodes the page's tree holds (the rest folded into their modules)
 TREE_NODES = 3_000
 #: the key of :func:`build_tree`'s answer that maps folded nodes to where they are shown (dropped from the page)
