@@ -84,7 +84,7 @@ class SideHierarchy:
     def describe(self, node: str) -> dict[str, Any]:
         """``{"path", "path_source", "path_note"}`` of ``node``."""
         chain, spec = self.ancestors(node)
-        out: dict[str, Any] = {"path": [*chain, node], "path_source": spec.source or spec.name if spec else None}
+        out: dict[str, Any] = {"path": [*chain, node], "path_source": (spec.source or spec.name) if spec else None}
         if spec is None:
             out["path_note"] = NO_HIERARCHY
         elif not spec.modules:
