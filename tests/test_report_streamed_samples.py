@@ -66,11 +66,14 @@ def test_msprobe_report_page_is_the_whole_view_one(two_ranks, tmp_path, monkeypa
     assert main(["report", str(root), "-o", str(out), "-q"]) == 0
     page = _payload_of(out.read_text(encoding="utf-8"))
     summary = page["summary"]  # the command's summary also names the page and the run shown
-    assert {k: v for k, v in summary.items() if k not in ("files", "run")} == json.loads(json.dumps(
-        {k: v for k, v in summarize(views).items() if k != "files"}))
-    # the model tree counts every row of the whole views (no dumps at hand: no hierarchy beyond the names)
-    stats = [(v.label, view_partial(v, tree=True).extra[STATS_KEY]) for v in views]
+    # msprobe report has no dumps at hand: the paths are what the names say (here: the node alone)
     hierarchy = run_hierarchy((v.label, None, None, v.mode, v.frameworks) for v in views)
+    whole = summarize(views)
+    hierarchy.add_paths(whole)
+    assert {k: v for k, v in summary.items() if k not in ("files", "run")} == json.loads(json.dumps(
+        {k: v for k, v in whole.items() if k != "files"}))
+    # the model tree counts every row of the whole views
+    stats = [(v.label, view_partial(v, tree=True).extra[STATS_KEY]) for v in views]
     expected = build_payload(views, summary, sample_above=threshold, tree=(stats, hierarchy))
     assert page["tree"] is not None
     assert ("sample" in page) == (threshold < 2 * ROWS)

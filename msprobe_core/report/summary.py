@@ -16,7 +16,7 @@ from typing import Any
 from ..workers.gcpause import gc_paused
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
-from .hierarchy import format_path, run_hierarchy
+from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -36,17 +36,14 @@ def summarize(
     (:mod:`msprobe_core.report.accumulate`), which gives the same answers whatever the chunks.
     ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
     that the loader did not understand (see :mod:`msprobe_core.load.dialects`); listed under that key.
-    Each first divergence has its ``path`` as far as the names tell it (the dumps are not read here; see
-    :mod:`msprobe_core.report.hierarchy`).
+    The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.report.finish`
+    adds it (:meth:`~msprobe_core.report.hierarchy.RunHierarchy.add_paths`).
     """
     acc = SummaryAccumulator(analysis)
     with gc_paused():
         for view in views:
             acc.add_view(view, rows)
-        summary = acc.summary(files=files, errors=errors, unrecognised=unrecognised)
-    # no dumps at hand: each first divergence's path is what its name says (a kernel's scope), as in ``msprobe report``
-    run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials).add_paths(summary)
-    return summary
+        return acc.summary(files=files, errors=errors, unrecognised=unrecognised)
 
 
 def short_name(name: str, limit: int = 96) -> str:
