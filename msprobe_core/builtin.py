@@ -22,7 +22,7 @@ from .write.writers import write_csv, write_xlsx
 
 if TYPE_CHECKING:
     from .analysis.comm import CommOpSpec
-    from .host.specs import Register, TensorMetricSpec
+    from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
     from .workers.executors import ExecutorSpec
 
@@ -172,6 +172,15 @@ def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
     from .analysis.comm import DEFAULT_SPEC
 
     register(DEFAULT_SPEC)
+
+
+@hookimpl
+def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
+    """``construct.json`` (the enclosing module/cell of each call) and ``stack.json`` (the calling code)."""
+    from .load.hierarchy import BUILTIN_HIERARCHIES
+
+    for spec in BUILTIN_HIERARCHIES:
+        register(spec)
 
 
 @hookimpl

@@ -24,7 +24,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # hooks, what plugins register, and the typed callables in it
     ".host.hookspecs": ("hookimpl",),
     ".host.specs": (
-        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "MapperFunction", "MapperSpec",
+        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
     ),
@@ -100,6 +100,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         CompareJob,
         DtypeInfo,
         FrameworkSpec,
+        HierarchySpec,
         MapperFunction,
         MapperSpec,
         MatchContext,

@@ -619,8 +619,8 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
 
     host = get_host()
     kernel = next(d for d in host.describe() if d["name"] == "kernel")
-    assert kernel["hooks"] == ["msprobe_discover_jobs", "msprobe_load_dump", "msprobe_register_mappers",
-                               "msprobe_register_metrics", "msprobe_register_options"]
+    assert kernel["hooks"] == ["msprobe_discover_jobs", "msprobe_load_dump", "msprobe_register_hierarchies",
+                               "msprobe_register_mappers", "msprobe_register_metrics", "msprobe_register_options"]
     assert "runner" not in CompareJob.__dataclass_fields__
     assert host.metrics["kernel"].whole_table and [m.name for m in host.mappers if "kernel" in m.kinds] == [
         "kernel-records"]

@@ -106,6 +106,19 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     assert job_partial(run, None, []) is None
 
 
+def _whole_tree(views: list, outcomes: list) -> tuple:
+    """The model tree's input as the whole results give it: each view's calls counted in this process (the
+    ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
+    from msprobe_core.report.accumulate import SummaryAccumulator
+    from msprobe_core.report.finish import outcomes_hierarchy
+    from msprobe_core.report.tree import STATS_KEY
+
+    acc = SummaryAccumulator(tree=True)
+    for view in views:
+        acc.add_view(view)
+    return [(p.label, p.extra[STATS_KEY]) for p in acc.partials], outcomes_hierarchy(outcomes, acc)
+
+
 def _page_data(path: Path) -> dict[str, Any]:
     import base64
     import gzip
@@ -144,7 +157,8 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
     (page,) = (tmp_path / "o").glob("compare_report_*.html")
     data = _page_data(page)
     views = [read_files_as_view([Path(f) for f in o.files], o.job.label) for o in outcomes]
-    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=int(threshold or 200_000))))
+    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=int(threshold or 200_000),
+                                               tree=_whole_tree(views, outcomes))))
     assert ("sample" in data) == (threshold is not None)
     assert dict(data, generated=expected["generated"]) == expected
 
@@ -225,7 +239,8 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     (page,) = (tmp_path / "o").glob("compare_report_*.html")
     data = _page_data(page)
     views = [read_files_as_view([Path(f) for f in o.files], o.job.label) for o in outcomes]
-    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=threshold)))
+    expected = json.loads(_dumps(build_payload(views, data["summary"], sample_above=threshold,
+                                               tree=_whole_tree(views, outcomes))))
     assert "sample" not in data
     assert dict(data, generated=expected["generated"]) == expected
 

@@ -14,11 +14,14 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.report.accumulate import view_partial
+from msprobe_core.report.hierarchy import run_hierarchy
 from msprobe_core.report.html import _dumps, build_payload
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.sample_sink import ReportSamples
 from msprobe_core.report.sampling import THRESHOLD_ENV, Budget, sample_views
 from msprobe_core.report.summary import summarize
+from msprobe_core.report.tree import STATS_KEY
 
 from .report_synth import write_synthetic_result
 
@@ -63,9 +66,16 @@ def test_msprobe_report_page_is_the_whole_view_one(two_ranks, tmp_path, monkeypa
     assert main(["report", str(root), "-o", str(out), "-q"]) == 0
     page = _payload_of(out.read_text(encoding="utf-8"))
     summary = page["summary"]  # the command's summary also names the page and the run shown
+    # msprobe report has no dumps at hand: the paths are what the names say (here: the node alone)
+    hierarchy = run_hierarchy((v.label, None, None, v.mode, v.frameworks) for v in views)
+    whole = summarize(views)
+    hierarchy.add_paths(whole)
     assert {k: v for k, v in summary.items() if k not in ("files", "run")} == json.loads(json.dumps(
-        {k: v for k, v in summarize(views).items() if k != "files"}))
-    expected = build_payload(views, summary, sample_above=threshold)
+        {k: v for k, v in whole.items() if k != "files"}))
+    # the model tree counts every row of the whole views
+    stats = [(v.label, view_partial(v, tree=True).extra[STATS_KEY]) for v in views]
+    expected = build_payload(views, summary, sample_above=threshold, tree=(stats, hierarchy))
+    assert page["tree"] is not None
     assert ("sample" in page) == (threshold < 2 * ROWS)
     _same(page, expected)
 

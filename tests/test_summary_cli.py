@@ -76,6 +76,10 @@ def test_json_summary(tmp_path, run_cli):
     fd = summary["first_divergence"]
     assert fd["node"] == "Functional.linear.0.forward"
     assert fd["row"].startswith("Functional.linear.0.forward.") and "bfloat16" in fd["reason"]
+    # the fields schema 2 gained (additive: older readers are unaffected): the row's golden counterpart and the path
+    assert fd["golden_row"] == fd["row"]  # same framework, same names
+    assert fd["path"][-1] == fd["node"] and fd["path_source"] == "stack.json"  # an L1 dump: its calling code
+    assert all(d["path"][-1] == d["node"] for d in summary["first_divergence_by_rank"])
     assert len(summary["worst_rows"]) == 10
     rels = [abs(w["value"]) for w in summary["worst_rows"]]  # JSON numbers, in the table's unit (%)
     assert rels == sorted(rels, reverse=True)

@@ -223,7 +223,7 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     """Differential: every corpus compare's summary (made by its jobs' partials, a pool's workers for several
     ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
     sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
-    from msprobe_core.report.finish import views_from_outcomes
+    from msprobe_core.report.finish import outcomes_hierarchy, views_from_outcomes
     from msprobe_core.report.result_files import read_result_chunks
 
     run = compare(case, args)
@@ -236,11 +236,19 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     whole = SummaryAccumulator(run.analysis)
     for view in views:
         whole.add(view_partial(view, whole.queries, rows=max(1, len(view))))
-    expected = _answers(whole.summary())
+    # the run's summary also gives each first divergence its path, from the jobs' dumps (read once, not chunked)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(case)  # the jobs' dump paths are the command line's, relative to the case
+        hierarchy = outcomes_hierarchy(run.outcomes, whole)
+    expected_summary = whole.summary()
+    hierarchy.add_paths(expected_summary)
+    expected = _answers(expected_summary)
     assert _answers(run.summary) == expected
     cuts = [data.draw(_sizes(len(v)), label=f"sizes of {v.label or 'the result'}") for v in views]
     # each view's partial pickled and unpickled on the way, as a rank's partial comes back from a worker
-    assert _answers(chunked_summary(views, cuts, run.analysis)) == expected
+    chunked = chunked_summary(views, cuts, run.analysis)
+    hierarchy.add_paths(chunked)
+    assert _answers(chunked) == expected
     # the result files as msprobe report reads them: chunked reading changes nothing either
     groups = [[Path(f) for f in o.files if Path(f).suffix in (".csv", ".xlsx")] for o in run.outcomes]
     if all(groups) and len(groups) == len(views):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         CommandLineClaim,
         CompareJob,
         FrameworkSpec,
+        HierarchySpec,
         MapperSpec,
         MetricSpec,
         NormalizerSpec,
@@ -206,6 +207,22 @@ def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
     ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
     reaches the others through them. Registered specs are asked first; the built-in rule knows the
     usual op names under any API family whose name mentions ``distributed`` or ``comm``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
+    """Say how a dump nests its calls in modules/cells/scopes: ``register(HierarchySpec(...))``.
+
+    :class:`~msprobe_core.plugin.HierarchySpec` ``(name, load, source=..., modules=...)``:
+    ``load(dump, mode, framework)`` reads what the dump keeps of its hierarchy once and returns a
+    lookup ``node -> ancestors`` (outermost first), or ``None`` when the dump is not its kind. The
+    summary's first divergence gets its ``path`` from the first lookup that knows the node, and the
+    HTML report's model tree is built from the same lookups. The core registers ``construct.json``
+    (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers the scope
+    in kernel names.
 
     .. versionadded:: 0.1
     """

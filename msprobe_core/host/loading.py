@@ -22,7 +22,16 @@ import pluggy
 from ..errors import UsageError
 from ..known_plugins import KNOWN_PLUGINS, normalized_name
 from ..options import OptionSpec
-from .specs import FrameworkSpec, MapperSpec, MetricSpec, NormalizerSpec, TensorMetricSpec, VerdictSpec, WriterSpec
+from .specs import (
+    FrameworkSpec,
+    HierarchySpec,
+    MapperSpec,
+    MetricSpec,
+    NormalizerSpec,
+    TensorMetricSpec,
+    VerdictSpec,
+    WriterSpec,
+)
 
 #: the plugin distributions of msprobe-core's own repository (the known plugins' table): their options are settled
 #: before any other plugin's (a third-party plugin cannot take ``--rank`` from them)
@@ -74,6 +83,8 @@ _EXPECTED: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "msprobe_register_executors": ("an ExecutorSpec",
                                    lambda s: _has_name(s) and callable(getattr(s, "create", None))),
     "msprobe_register_comm_ops": ("a CommOpSpec", lambda s: _has_name(s) and callable(getattr(s, "kind", None))),
+    "msprobe_register_hierarchies": ("a HierarchySpec",
+                                     lambda s: isinstance(s, HierarchySpec) and _has_name(s)),
     "msprobe_register_commands": ("a click.Command", _is_command),
 }
 #: the functions a spec's code is called through: (field, may it be None)
@@ -85,6 +96,7 @@ _CALLABLES = {
     TensorMetricSpec: (("fn", False), ("applies", False)),
     VerdictSpec: (("judge", False), ("applies", False)),
     WriterSpec: (("write", False), ("open_chunked", True)),
+    HierarchySpec: (("load", False),),
 }
 #: the name lists of a spec (a bare string would be read letter by letter)
 _NAME_TUPLES = {

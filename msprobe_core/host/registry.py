@@ -100,6 +100,8 @@ class PluginHost:
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
         self.comm_ops: list[Any] = []
+        #: where dumps say which module encloses a call (``msprobe_register_hierarchies``), plugins first
+        self.hierarchies: list[Any] = []
         self.options = OptionSet()
         self.commands: dict[str, Any] = {}
         self._commands_collected = False
@@ -117,6 +119,7 @@ class PluginHost:
             ("msprobe_register_writers", self._add_writer),
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
+            ("msprobe_register_hierarchies", self._add_hierarchy),
             # an option is always its registering plugin's (which decides who keeps a clashing flag)
             ("msprobe_register_options", lambda spec, plugin: declared.append(replace(spec, plugin=plugin))),
         ]
@@ -267,6 +270,11 @@ class PluginHost:
             self.comm_ops.append(_with_plugin(spec, plugin))
 
     # -- typed façade --------------------------------------------------------
+    def _add_hierarchy(self, spec: Any, plugin: str) -> None:
+        """A :class:`~msprobe_core.host.specs.HierarchySpec` (first one registered under a name wins)."""
+        if all(s.name != spec.name for s in self.hierarchies):
+            self.hierarchies.append(_with_plugin(spec, plugin))
+
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
         """Jobs for the two user paths (first plugin that claims the layout)."""
         jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)

@@ -425,6 +425,32 @@ class VerdictSpec:
     plugin: str = ""
 
 
+#: what a hierarchy source gives for one node: its enclosing modules/cells/scopes, outermost first
+#: (the node itself not included; ``None``: the source does not know the node)
+AncestorLookup = Callable[[str], "Sequence[str] | None"]
+
+
+@dataclass(frozen=True)
+class HierarchySpec:
+    """Where a dump says which module/cell/scope encloses a call (see ``msprobe_register_hierarchies``).
+
+    ``load(dump, mode, framework) -> AncestorLookup | None`` is called once per side of a result:
+    ``dump`` is that side's dump file or directory (``None`` when only result files are at hand),
+    ``mode`` the result's dump mode, ``framework`` the side's framework name (``""``: unknown). It
+    reads what it needs once (a ``construct.json``, nothing when the scope is in the names) and
+    returns a lookup, or ``None`` when the dump is not its kind. ``source`` names it in the summary
+    (``path_source``); ``modules``: whether the names it gives are modules of the model (``False`` for
+    calling code, shown as such). Specs are asked in registration order (plugins first); the first
+    lookup that knows a node gives its path.
+    """
+
+    name: str
+    load: Callable[[Path | None, str, str], AncestorLookup | None]
+    source: str = ""
+    modules: bool = True
+    plugin: str = ""
+
+
 @dataclass(frozen=True)
 class CommandLineClaim:
     """A command line a plugin takes over (``msprobe_claim_command_line``).

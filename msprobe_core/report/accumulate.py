@@ -39,6 +39,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
+from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -82,12 +83,14 @@ class ViewAccumulator:
     Feed the chunks in row order (:meth:`feed`; each chunk's ``start`` must be the number of rows fed
     before it), or whole tables and parts of tables (:meth:`feed_table`), then call :meth:`finish` once.
     ``queries``: the nodes of a ``-da`` analysis whose rows the summary names
-    (:attr:`SummaryAccumulator.queries`); ``limit``: how many worst rows are kept.
+    (:attr:`SummaryAccumulator.queries`); ``limit``: how many worst rows are kept; ``tree``: also count
+    each call for the HTML report's model tree (:class:`~msprobe_core.report.tree.NodeStats` in ``extra``).
     """
 
-    def __init__(self, queries: Sequence[AnalysisQuery] = (), limit: int = WORST_ROWS) -> None:
+    def __init__(self, queries: Sequence[AnalysisQuery] = (), limit: int = WORST_ROWS, tree: bool = False) -> None:
         self._queries = tuple(queries)
         self._limit = limit
+        self._tree = tree
         self._partial: ViewPartial | None = None
         #: the chunks of a result put in execution order only over every row (see the module's doc)
         self._gathered: list[ResultChunk] = []
@@ -141,12 +144,17 @@ class ViewAccumulator:
         p.divergence.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
+        if self._tree:
+            stats = p.extra.get(STATS_KEY)
+            if stats is None:
+                stats = p.extra[STATS_KEY] = NodeStats()
+            stats.feed(chunk, start)
 
     def continued(self, start: int) -> ViewAccumulator:
         """A new accumulator for the rows of this result from row ``start`` on, made by another process
         while this one takes the rows before; :meth:`absorb` takes its partial back (see
         :mod:`msprobe_core.pipeline.sink`: a summary sink's optional pair of methods)."""
-        later = ViewAccumulator(self._queries, self._limit)
+        later = ViewAccumulator(self._queries, self._limit, self._tree)
         later._origin = start
         return later
 
@@ -165,6 +173,8 @@ class ViewAccumulator:
         p.divergence.absorb(later.divergence)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
+        if STATS_KEY in later.extra:
+            p.extra.setdefault(STATS_KEY, NodeStats()).absorb(later.extra[STATS_KEY])
 
     def finish(self, files: Iterable[Path | str] | None = None) -> ViewPartial:
         """The partial of everything fed (``files``: the result's files, when known only now)."""
@@ -189,9 +199,9 @@ def not_compared_rows(chunk: ResultView) -> int:
 
 
 def view_partial(view: ResultView, queries: Sequence[AnalysisQuery] = (), *, rows: int = CHUNK_ROWS,
-                 limit: int = WORST_ROWS) -> ViewPartial:
-    """The partial of a whole view, fed in chunks of ``rows`` rows."""
-    acc = ViewAccumulator(queries, limit)
+                 limit: int = WORST_ROWS, tree: bool = False) -> ViewPartial:
+    """The partial of a whole view, fed in chunks of ``rows`` rows (``tree``: see :class:`ViewAccumulator`)."""
+    acc = ViewAccumulator(queries, limit, tree)
     for chunk in view_chunks(view, rows):
         acc.feed(chunk)
     return acc.finish()
@@ -212,9 +222,11 @@ class SummaryAccumulator:
     :class:`ViewAccumulator` with :meth:`view_accumulator` so that it looks for the analysis' rows.
     """
 
-    def __init__(self, analysis: Any = None, limit: int = WORST_ROWS) -> None:
+    def __init__(self, analysis: Any = None, limit: int = WORST_ROWS, tree: bool = False) -> None:
         self.analysis = analysis
         self.limit = limit
+        #: whether the results' calls are counted for the HTML report's model tree
+        self.tree = tree
         #: the analysis' nodes whose rows the summary names (empty without ``-da``)
         self.queries = tuple(analysis_queries(analysis))
         self.partials: list[ViewPartial] = []
@@ -225,7 +237,7 @@ class SummaryAccumulator:
 
     def view_accumulator(self) -> ViewAccumulator:
         """A :class:`ViewAccumulator` for the next result."""
-        return ViewAccumulator(self.queries, self.limit)
+        return ViewAccumulator(self.queries, self.limit, self.tree)
 
     def searched(self, partial: ViewPartial) -> bool:
         """Whether ``partial`` was made looking for this run's analysis rows (a rank's worker does not know them)."""
@@ -237,7 +249,7 @@ class SummaryAccumulator:
 
     def add_view(self, view: ResultView, rows: int = CHUNK_ROWS) -> None:
         """A whole view, fed in chunks of ``rows`` rows."""
-        self.add(view_partial(view, self.queries, rows=rows, limit=self.limit))
+        self.add(view_partial(view, self.queries, rows=rows, limit=self.limit, tree=self.tree))
 
     def summary(
         self,

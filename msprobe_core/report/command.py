@@ -210,7 +210,7 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
         log.info("%s", line)
     labels = result_labels(groups)
     analysis = find_analysis_file(sorted({g[0].parent for g in groups}), choice)
-    acc = SummaryAccumulator(analysis)
+    acc = SummaryAccumulator(analysis, tree=True)
     # each chunk feeds the summary and the HTML report's sample: no result is held whole (a report whose
     # results together fit the sampling threshold keeps every row, up to that many)
     samples = ReportSamples(len(groups), analysis)

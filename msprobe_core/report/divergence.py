@@ -31,11 +31,13 @@ class Divergence:
     index: int
     reason: str
     source: str = "threshold"
+    #: the row's golden counterpart (its ``Bench Name``; ``""`` when not known, e.g. from ``-da``)
+    golden: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"node": self.node, "row": self.row, "rank": self.label, "index": self.index,
-                "reason": self.reason, "source": self.source}
+                "reason": self.reason, "source": self.source, "golden_row": self.golden}
 
 
 def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]:
@@ -201,7 +203,9 @@ class DivergenceScan:
                 elif first_error is None:
                     first_error = (pos, i)
             if reason:
-                self.found = Divergence(node_of(names[i], grammar)[0], names[i], view.label, pos, reason)
+                bench = view.column(C.BENCH_NAME)
+                self.found = Divergence(node_of(names[i], grammar)[0], names[i], view.label, pos, reason,
+                                        golden=bench[i] if bench is not None else "")
                 break
         # a fallback is spelled while its chunk is at hand; only the first of the whole result is kept
         if self.first_error is None and first_error is not None:

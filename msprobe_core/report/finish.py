@@ -139,7 +139,7 @@ def finish_views(
 
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
-    acc = SummaryAccumulator(analysis)
+    acc = SummaryAccumulator(analysis, tree=report is not None)
     with gc_paused():
         for view in views:
             acc.add_view(view)
@@ -163,6 +163,7 @@ def finish_summary(
     run: dict[str, Any] | None = None,
     announce: Callable[[], None] | None = None,
     unrecognised: Sequence[dict[str, Any]] = (),
+    hierarchy: Any = None,
 ) -> dict[str, Any]:
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
@@ -174,13 +175,22 @@ def finish_summary(
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
     ``unrecognised``: what the dumps held that the loader did not understand (:mod:`msprobe_core.load.dialects`).
+    ``hierarchy``: the run's :class:`~msprobe_core.report.hierarchy.RunHierarchy` (from the dumps; without it
+    only what the names say, e.g. a kernel's scope), which gives each first divergence its ``path`` and the
+    report its model tree.
     """
     from ..console.progress import clear_status, set_job, stage
+    from .hierarchy import run_hierarchy
+    from .tree import STATS_KEY
 
     extra_files = [p for p in (report, json_summary) if p is not None]
     set_job("")
     with gc_paused():
         summary = acc.summary(files=extra_files, errors=errors, unrecognised=unrecognised)
+    if hierarchy is None:
+        hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
+    hierarchy.add_paths(summary)
+    tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
     if run is not None:
         summary["run"] = run
     if report is not None:
@@ -189,10 +199,11 @@ def finish_summary(
         stage("HTML report", Path(report).name)
         if report_samples is not None:
             write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
-                         samples=report_samples())
+                         samples=report_samples(), tree=tree_input)
         else:
             views = report_views() if report_views is not None else []
-            write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above)
+            write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
+                         tree=tree_input)
         log.info("The report file path is: %s.", Path(report).resolve())
     if json_summary is not None:
         write_json_summary(summary, json_summary)
@@ -229,7 +240,7 @@ def finish_run(
     analysis = None
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
-    acc = SummaryAccumulator(analysis)
+    acc = SummaryAccumulator(analysis, tree=report == "html")
     acc.steps_absent = steps_absent(outcomes)
     acc.step_analyses = step_analyses(outcomes)
     set_job("")
@@ -253,6 +264,7 @@ def finish_run(
         errors=errors,
         announce=announce,
         unrecognised=unrecognised,
+        hierarchy=outcomes_hierarchy(outcomes, acc),
     )
 
 
@@ -273,6 +285,23 @@ def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
         if getattr(job, "step_analysis", "") and getattr(job, "step", ""):
             found.setdefault(job.step, job.step_analysis)
     return found
+
+
+def outcomes_hierarchy(outcomes: Sequence[Any], acc: SummaryAccumulator) -> Any:
+    """The hierarchies of the jobs' dumps (their ``construct.json``/``stack.json``, a plugin's source), by the
+    labels their results have in the summary; read once per dump, after the compare."""
+    from .hierarchy import run_hierarchy
+
+    many = labelled(outcomes)
+    heads = {p.label: p for p in acc.partials}
+    results = []
+    for outcome in outcomes:
+        label = outcome.job.label if many else ""
+        head = heads.get(label)
+        if head is None:
+            continue
+        results.append((label, Path(outcome.job.target), Path(outcome.job.golden), head.mode, head.frameworks))
+    return run_hierarchy(results)
 
 
 def _analysis_answer(outcomes: Sequence[Any], output_dir: Path, started: float) -> Any:

@@ -176,6 +176,7 @@ def _encode_names(names: list[str], row_nodes: list[int], node_names: list[str])
 def build_payload(
     views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
     analysis: Any = None, sample_above: int | None = None, samples: Sequence[ViewSample] | None = None,
+    tree: Any = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as one JSON-ready dict.
 
@@ -191,6 +192,10 @@ def build_payload(
     (complete samples of at most that many rows in all are every row: the page is the whole-table one).
     Each sampled part has ``pos`` (each row's position in its result) and ``total``; ``sample``
     says how many rows are shown of how many, and which files hold them all.
+
+    ``tree``: ``(stats, hierarchy)``, each result's :class:`~msprobe_core.report.tree.NodeStats` by label and the
+    run's :class:`~msprobe_core.report.hierarchy.RunHierarchy`; the page's ``tree`` is the model tree
+    (:func:`~msprobe_core.report.tree.build_tree`) with ``of``, each call node's tree node.
     """
     from .explain import divergence_detail, divergence_spread
 
@@ -268,6 +273,7 @@ def build_payload(
         })
         if samples is not None:
             parts[-1].update(pos=positions, total=samples[k_view].total)
+    spread = divergence_spread(views, analysis, orders)
     payload = {
         "title": title,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -276,13 +282,30 @@ def build_payload(
         "nodeDir": "".join(node_dirs),
         "parts": parts,
         "detail": detail,
-        "spread": divergence_spread(views, analysis, orders),
+        "spread": spread,
         "mixed": mixed,
         **page_declarations(views),
+        "tree": _model_tree(tree, summary, spread, list(nodes)),
     }
     if samples is not None:
         payload["sample"] = sample_note(samples)
     return payload
+
+
+def _model_tree(tree: Any, summary: dict[str, Any], spread: list[dict[str, Any]], nodes: list[str]
+                ) -> dict[str, Any] | None:
+    """The page's model tree (see :func:`build_payload`), ``None`` without stats."""
+    if tree is None:
+        return None
+    from .tree import ALIAS_KEY, build_tree, row_tree_index
+
+    stats, hierarchy = tree
+    built = build_tree(stats, hierarchy, summary, spread)
+    if built is None:
+        return None
+    built["of"] = row_tree_index(built, nodes)
+    built.pop(ALIAS_KEY, None)
+    return built
 
 
 def _shown_at(positions: Sequence[int] | None, index: int, n: int) -> int:
@@ -339,15 +362,18 @@ def _html_text(text: str) -> str:
 
 def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: str = "msprobe compare report",
                 analysis: Any = None, sample_above: int | None = None,
-                samples: Sequence[ViewSample] | None = None) -> str:
-    """The whole report page as a string (``analysis``, ``sample_above``, ``samples``: as for :func:`build_payload`)."""
-    payload = build_payload(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples)
+                samples: Sequence[ViewSample] | None = None, tree: Any = None) -> str:
+    """The whole report page as a string (``analysis``, ``sample_above``, ``samples``, ``tree``: as for
+    :func:`build_payload`)."""
+    payload = build_payload(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples,
+                            tree=tree)
     data, encoding = _json_for_script(payload)
     values = {
         "__TITLE__": _html_text(title),
         "/*__CSS__*/": _asset("report.css"),
         "__ENCODING__": encoding,
         "__DATA__": data,
+        "/*__TREE_JS__*/": _asset("tree.js"),
         "/*__JS__*/": _asset("report.js"),
     }
     # split the template once, so inserted text is never searched for the next marker
@@ -358,11 +384,13 @@ def render_html(views: Sequence[ResultView], summary: dict[str, Any], *, title: 
 def write_report(
     views: Sequence[ResultView], summary: dict[str, Any], path: Path, *, title: str = "msprobe compare report",
     analysis: Any = None, sample_above: int | None = None, samples: Sequence[ViewSample] | None = None,
+    tree: Any = None,
 ) -> Path:
     """Write the report atomically to ``path`` and return it (``analysis``: the ``-da`` answer, if any; a large
     result is shown as a sample, see :func:`build_payload`)."""
     path = Path(path)
-    html = render_html(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples)
+    html = render_html(views, summary, title=title, analysis=analysis, sample_above=sample_above, samples=samples,
+                       tree=tree)
     try:
         with atomic_path(path) as tmp:
             tmp.write_text(html, encoding="utf-8", errors=TEXT_ERRORS)

@@ -95,7 +95,7 @@ class SampledSink:
     :class:`~msprobe_core.report.sampling.ViewSample` in ``extra[SAMPLE_KEY]``."""
 
     def __init__(self, budget: Budget, limit: int) -> None:
-        self._summary = ViewAccumulator()
+        self._summary = ViewAccumulator(tree=True)  # the report's model tree counts every call
         self._sampler = ViewSampler(budget, (), RowAllowance(limit))
         self._frameworks: tuple[str, str] | None = None
 

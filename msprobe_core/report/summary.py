@@ -16,6 +16,7 @@ from typing import Any
 from ..workers.gcpause import gc_paused
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
+from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -35,6 +36,8 @@ def summarize(
     (:mod:`msprobe_core.report.accumulate`), which gives the same answers whatever the chunks.
     ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
     that the loader did not understand (see :mod:`msprobe_core.load.dialects`); listed under that key.
+    The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.report.finish`
+    adds it (:meth:`~msprobe_core.report.hierarchy.RunHierarchy.add_paths`).
     """
     acc = SummaryAccumulator(analysis)
     with gc_paused():
@@ -83,6 +86,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"    row {short_name(fd['row'])}: {fd['reason']}")
         if fd.get("carried"):
             lines.append(f"    {fd['carried']}")
+        lines.extend(format_path(fd))
     else:
         lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
     if summary.get("steps"):

@@ -603,6 +603,7 @@
         if (isNaN(v)) continue;
         if (Math.abs(v) === Infinity) v = Math.pow(10, sc.hi);
         row = part.order[i];
+        if (nodeFilter && !nodeFilter(part.node[row])) continue;  // the model tree's selection
         var d = NODE_DIR.charAt(part.node[row]);
         if (!groups[d]) d = "-";
         var px = Math.round(X(i)), py = Math.round(Y(v));
@@ -1066,6 +1067,7 @@
   }
 
   function resetFilters() {
+    setNodeFilter(null);
     $("f-name").value = ""; $("f-verdict").value = "all"; $("f-metric").value = "";
     $("f-min").value = ""; $("f-max").value = "";
     if (P.length > 1) $("f-rank").value = "";
@@ -1077,6 +1079,15 @@
     for (var g = 0; g < G.n; g++) { a[g] = cell(g, "NPU Name").toLowerCase(); b[g] = cell(g, "Bench Name").toLowerCase(); }
     G.lower = [a, b];
     return G.lower;
+  }
+
+  var nodeFilter = null, treeView = null;  // the model tree's selection (tree.js): rows of one subtree
+  function setNodeFilter(test, what) {
+    nodeFilter = test;
+    var note = $("tree-filter");
+    if (note) { note.hidden = !test; note.textContent = test ? "rows of " + what + " (model tree)" : ""; }
+    if (!test && treeView) treeView.clear();
+    if (typeof panels !== "undefined" && panels) panels.forEach(drawPanel);  // the plots show the same rows
   }
 
   function refilter() {
@@ -1092,6 +1103,7 @@
     var out = new Int32Array(G.n), k = 0, rp = rank === "" ? -1 : parseInt(rank, 10);
     for (var g = 0; g < G.n; g++) {
       if (rp >= 0 && G.part[g] !== rp) continue;
+      if (nodeFilter && !nodeFilter(P[G.part[g]].node[G.row[g]])) continue;
       if (verdict !== "all") {
         var vd = verdictOf(g);
         if (verdict === "error" && vd !== "e") continue;
@@ -1236,6 +1248,11 @@
     buildHeat();
     performance.mark("report:plotted");
     buildTable();
+    if (D.tree && window.msprobeTree) {
+      treeView = window.msprobeTree.build(D.tree, {
+        filter: function (test, what) { setNodeFilter(test, what); refilter(); }
+      });
+    }
     performance.mark("report:table");
     var rt = null;
     window.addEventListener("resize", function () {

@@ -35,7 +35,7 @@ from .columns import KIND
 from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
 
 if TYPE_CHECKING:
-    from msprobe_core.plugin import Register, TensorMetricSpec
+    from msprobe_core.plugin import HierarchySpec, Register, TensorMetricSpec
 
 log = logging.getLogger("msprobe")
 #: ``CompareJob.extra`` key: the data directories of the job's (rank, step), ``{"target": [...], "golden": [...]}``
@@ -68,6 +68,14 @@ RANK = OptionSpec("rank", ("--rank",), "Kernel dump ranks (1,2,3); alone: all.",
 #: ``--step`` is the core's (it also selects the ``step<N>`` directories of msprobe's own dumps); here it picks
 #: kernel dump steps, read as ``options.step``
 STEP_FLAG = "--step"
+
+
+@hookimpl
+def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
+    """The scope in every kernel's name (``Default/network-WithLoss/…/0-Block/…``): the model tree of a kernel dump."""
+    from .scopes import SCOPES
+
+    register(SCOPES)
 
 
 @hookimpl

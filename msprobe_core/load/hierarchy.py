@@ -1,0 +1,138 @@
+"""What a ``dump.json`` dump keeps of the model's hierarchy: ``construct.json`` and ``stack.json``.
+
+Both are registered by the core's built-in plugin as :class:`~msprobe_core.host.specs.HierarchySpec`\\ s
+(``msprobe_register_hierarchies``), the same way a plugin registers its own:
+
+* ``construct.json`` (L0 and mix dumps) maps each call to the module/cell call enclosing it; the
+  ancestors of a node are its chain of parents, outermost first;
+* ``stack.json`` (every L1 dump) holds the Python frames of each call. A dump without a module
+  hierarchy still says which code called each API: the frames of the user's code (not of installed
+  libraries), outermost first, each spelled ``function (file:line)``.
+
+Each file is read once per dump (the lookups are made once per side of a result) and only the
+``node -> parent`` map or the frames of each call are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import MsprobeError
+from ..files.validation import dump_file_beside
+from ..host.specs import AncestorLookup, HierarchySpec
+
+log = logging.getLogger("msprobe")
+
+#: ``HierarchySpec.source`` of the two built-in sources
+CONSTRUCT_SOURCE = "construct.json"
+STACK_SOURCE = "stack.json"
+#: a frame of ``stack.json``: ``File /path/x.py, line 12, in forward, \n code``
+_FRAME = re.compile(r"^File (?P<file>.+?), line (?P<line>\d+), in (?P<func>[^,]+)")
+#: frames of installed libraries (the framework, its wrappers): not the user's model code
+_LIBRARY = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[^/\\]*[/\\](?!site-packages)")
+
+
+def _read_json(dump: Path | None, name: str) -> object:
+    """The parsed file ``name`` next to ``dump`` (``None`` when absent or unreadable: a path is a help, never
+    a reason to stop a compare that already ran)."""
+    if dump is None:
+        return None
+    try:
+        path = dump_file_beside(dump if dump.is_file() else dump / "dump.json", name)
+    except MsprobeError as exc:  # a link out of the dump: no hierarchy, said once
+        log.warning("%s next to %s is not read (%s); the first divergence's path is the node alone.", name, dump, exc)
+        return None
+    if path is None:
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        log.warning("%s cannot be read; the first divergence's path is the node alone.", path)
+        return None
+
+
+def construct_lookup(dump: Path | None, mode: str = "", framework: str = "") -> AncestorLookup | None:
+    """Ancestors from ``construct.json`` next to ``dump`` (``None``: no such file, or it says nothing)."""
+    doc = _read_json(dump, "construct.json")
+    if not isinstance(doc, dict) or not doc:
+        return None
+    parents = {str(k): (str(v) if isinstance(v, str) and v else None) for k, v in doc.items()}
+
+    def ancestors(node: str) -> list[str] | None:
+        key = node if node in parents else _forward_twin(node)
+        if key not in parents:
+            return None
+        chain: list[str] = []
+        seen = {key}
+        parent = parents[key]
+        while parent is not None and parent not in seen:  # a cycle ends the chain (the file is damaged)
+            seen.add(parent)
+            chain.append(parent)
+            parent = parents.get(parent)
+        chain.reverse()
+        return chain
+
+    return ancestors
+
+
+def _forward_twin(node: str) -> str:
+    """The forward call a backward node belongs to (``construct.json`` may list only forward calls)."""
+    return node.replace(".backward", ".forward") if ".backward" in node else node
+
+
+def frame_text(frame: str) -> str | None:
+    """``forward (model.py:42)`` for a ``stack.json`` frame of the user's code, ``None`` for a library's."""
+    m = _FRAME.match(frame.strip())
+    if m is None or _LIBRARY.search(m.group("file")):
+        return None
+    return f"{m.group('func').strip()} ({Path(m.group('file')).name}:{m.group('line')})"
+
+
+def _frames_of(entry: object) -> tuple[list[str], list[str]] | None:
+    """(calls, frames) of one ``stack.json`` entry: ``[[calls…], [frames…]]`` or ``{call: [frames…]}``."""
+    if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list) and isinstance(entry[1], list):
+        return [str(c) for c in entry[0]], [str(f) for f in entry[1]]
+    return None
+
+
+def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> AncestorLookup | None:
+    """Calling code from ``stack.json`` next to ``dump``: the user's frames, outermost first."""
+    doc = _read_json(dump, "stack.json")
+    if not isinstance(doc, dict) or not doc:
+        return None
+    by_call: dict[str, tuple[str, ...]] = {}
+    texts: dict[str, str | None] = {}  # frames repeat across calls: each is parsed once
+    for key, entry in doc.items():
+        parsed = _frames_of(entry)
+        if parsed is None:
+            if isinstance(entry, list) and all(isinstance(f, str) for f in entry):
+                parsed = [str(key)], [str(f) for f in entry]  # the older {call: [frames]} form
+            else:
+                continue
+        calls, frames = parsed
+        chain = []
+        for frame in reversed(frames):  # stack.json lists the innermost frame first
+            if frame not in texts:
+                texts[frame] = frame_text(frame)
+            if texts[frame] is not None:
+                chain.append(texts[frame])
+        for call in calls:
+            by_call[call] = tuple(chain)
+    if not by_call:
+        return None
+
+    def ancestors(node: str) -> Sequence[str] | None:
+        return by_call.get(node) or by_call.get(_forward_twin(node))
+
+    return ancestors
+
+
+#: the core's own hierarchy sources, asked after every plugin's
+BUILTIN_HIERARCHIES = (
+    HierarchySpec("construct.json", construct_lookup, source=CONSTRUCT_SOURCE, modules=True),
+    HierarchySpec("stack.json", stack_lookup, source=STACK_SOURCE, modules=False),
+)

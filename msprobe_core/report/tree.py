@@ -1,0 +1,370 @@
+"""The model tree of the HTML report: each call's verdict counts and worst row, placed in its modules.
+
+While a result streams by, :class:`NodeStats` keeps per call node (``Functional.linear.0.forward``, a
+module call, a kernel) its first position, its rows' verdict counts and its worst row by the mode's
+main metric (:func:`~msprobe_core.report.views.main_metric`); it rides in the summary partial's
+``extra`` (:data:`STATS_KEY`), so a rank's worker sends it back with its partial. At most
+:data:`MAX_NODES` calls are kept one by one; the calls beyond are counted per op (``Functional.linear``)
+and the tree says so. :func:`build_tree` then places every call under its ancestors (the run's
+:class:`~msprobe_core.report.hierarchy.RunHierarchy`), sums each module's subtree (worst verdict, counts,
+worst row), marks the first divergence's path and every rank's first divergence, and, when the tree
+would pass :data:`TREE_NODES` nodes, folds calls into their modules (then modules into theirs) so that
+the page stays small whatever the row count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .calls import CallNumbers
+from .views import ResultView, main_metric
+
+#: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
+STATS_KEY = "node_stats"
+#: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
+#: an HTML report is made
+MAX_NODES = 20_000
+#: most nodes the page's tree holds (the rest folded into their modules)
+TREE_NODES = 3_000
+#: the key of :func:`build_tree`'s answer that maps folded nodes to where they are shown (dropped from the page)
+ALIAS_KEY = "_alias"
+_CALL_NUMBER = re.compile(r"\.\d+(?=\.|$)")
+_VERDICT_CODE = {"pass": 0, "warning": 1, "error": 2}
+
+
+class NodeStats:
+    """Per call node of one result: ``[first position, pass, warning, error, badness, worst row, worst text]``.
+
+    ``badness`` orders rows by the main metric (larger is worse; ``-inf`` when the row has no number).
+    Picklable; :meth:`absorb` takes the stats of the rows right after those fed here.
+    """
+
+    __slots__ = ("nodes", "overflow", "metric", "_calls")
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, list[Any]] = {}
+        self.overflow: dict[str, list[Any]] = {}
+        self.metric = ""
+        self._calls = CallNumbers()
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.nodes, self.overflow, self.metric
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.nodes, self.overflow, self.metric = state
+        self._calls = CallNumbers()
+
+    def feed(self, chunk: ResultView, start: int = 0) -> None:
+        """Count the rows of ``chunk`` (positions ``start`` onwards in execution order).
+
+        The rows are cut into calls (runs of one node, :class:`~msprobe_core.report.calls.CallNumbers`,
+        which parses a name only where a call may start) and each call's counts and worst row are found
+        with numpy; only the calls, not the rows, pass through Python."""
+        n = len(chunk)
+        if not n:
+            return
+        order = np.asarray(chunk.order(), dtype=np.int64)
+        names = chunk.names
+        identity = bool(n and order[0] == 0 and order[-1] == n - 1 and np.all(np.diff(order) == 1))
+        ordered = names if identity else [names[i] for i in order]
+        before = self._calls.node
+        calls, starts = self._calls.feed(ordered)
+        bounds = np.flatnonzero(np.diff(calls)) + 1
+        bounds = np.r_[0, bounds].astype(np.int64)
+        run_nodes = [s[2] for s in starts]
+        if not starts or starts[0][0] != 0:
+            run_nodes.insert(0, before if before is not None else starts[0][2])
+        level = _VERDICT_CODE
+        codes = np.fromiter((level.get(v, 0) for v in chunk.verdicts()), dtype=np.int8, count=n)[order]
+        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds) for k in range(3)]
+        metric = main_metric(chunk.mode)
+        values = chunk.numbers(metric[0]) if metric and metric[0] in chunk.cells else None
+        worst_at = None
+        if values is not None and metric is not None:
+            self.metric = metric[0]
+            sign = 1.0 if metric[1] else -1.0
+            raw = np.array([math.nan if v is None else v for v in values], dtype=np.float64)[order]
+            known = np.array([v is not None for v in values], dtype=bool)[order]
+            bad = np.where(np.isnan(raw), math.inf, sign * raw)
+            bad[~known] = -math.inf
+            run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
+            key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
+            firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
+            worst_at = firsts
+            text = chunk.column(metric[0])
+        nodes, overflow = self.nodes, self.overflow
+        for r, node in enumerate(run_nodes):
+            entry = nodes.get(node)
+            if entry is None:
+                if len(nodes) < MAX_NODES:
+                    entry = nodes[node] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
+                else:
+                    op = _CALL_NUMBER.sub("", node)
+                    entry = overflow.get(op)
+                    if entry is None:
+                        entry = overflow[op] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
+            entry[1] += int(counts[0][r])
+            entry[2] += int(counts[1][r])
+            entry[3] += int(counts[2][r])
+            if worst_at is not None:
+                k = int(worst_at[r])
+                b = float(bad[k])
+                if b > entry[4]:
+                    i = int(order[k])
+                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[k])
+
+    def absorb(self, later: NodeStats) -> None:
+        """Take the stats of the rows right after those fed here."""
+        self.metric = self.metric or later.metric
+        for mine, theirs in ((self.nodes, later.nodes), (self.overflow, later.overflow)):
+            for node, entry in theirs.items():
+                own = mine.get(node)
+                if own is None:
+                    if mine is self.nodes and len(mine) >= MAX_NODES:
+                        op = _CALL_NUMBER.sub("", node)
+                        self.overflow.setdefault(op, [entry[0], 0, 0, 0, -math.inf, "", ""])
+                        own = self.overflow[op]
+                    else:
+                        mine[node] = list(entry)
+                        continue
+                _merge(own, entry)
+
+
+def _merge(into: list[Any], entry: Sequence[Any]) -> None:
+    into[0] = min(into[0], entry[0])
+    for k in (1, 2, 3):
+        into[k] += entry[k]
+    if entry[4] > into[4]:
+        into[4], into[5], into[6] = entry[4], entry[5], entry[6]
+
+
+class _TreeNode:
+    __slots__ = ("name", "kind", "children", "stats", "parent", "marks", "folded", "absorbed")
+
+    def __init__(self, name: str, kind: str, parent: _TreeNode | None) -> None:
+        self.name, self.kind, self.parent = name, kind, parent
+        self.children: dict[str, _TreeNode] = {}
+        self.stats: list[Any] = [math.inf, 0, 0, 0, -math.inf, "", ""]
+        self.marks: list[dict[str, str]] = []
+        self.folded = 0  # calls folded into this node
+        self.absorbed: list[str] = []  # the names of the nodes folded into this one
+
+
+def _child(parent: _TreeNode, name: str, kind: str) -> _TreeNode:
+    node = parent.children.get(name)
+    if node is None:
+        node = parent.children[name] = _TreeNode(name, kind, parent)
+    elif kind == "m":
+        node.kind = "m"  # a call that encloses others is a module call
+    return node
+
+
+def _sum(node: _TreeNode) -> list[Any]:
+    """Fill every module's stats with its own rows' and its subtree's (iterative: deep models)."""
+    order: list[_TreeNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(n.children.values())
+    for n in reversed(order):
+        for c in n.children.values():
+            _merge(n.stats, c.stats)
+    return node.stats
+
+
+def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, summary: Mapping[str, Any],
+               spread: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """The page's ``tree``: every result's calls under their modules (results of one model merged).
+
+    ``parts``: (label, stats) per result; ``hierarchy``: the run's
+    :class:`~msprobe_core.report.hierarchy.RunHierarchy`; ``summary``: its first divergences (with their
+    ``path``); ``spread``: the ``-da`` entries (:func:`~msprobe_core.report.explain.divergence_spread`).
+    ``None`` when no result has stats.
+    """
+    root = _TreeNode("", "r", None)
+    metric = ""
+    sources: list[str] = []
+    overflow_calls = 0
+    for label, stats in parts:
+        if stats is None:
+            continue
+        metric = metric or stats.metric
+        side = hierarchy.target(label)
+        for node, entry in stats.nodes.items():
+            chain, spec = side.ancestors(node)
+            if spec is not None and (spec.source or spec.name) not in sources:
+                sources.append(spec.source or spec.name)
+            parent = root
+            for ancestor in chain:
+                parent = _child(parent, ancestor, "m")
+            _merge(_child(parent, node, "c").stats, entry)
+        for op, entry in stats.overflow.items():
+            agg = _child(root, f"{op} (further calls)", "a")
+            _merge(agg.stats, entry)
+            agg.folded += entry[1] + entry[2] + entry[3]
+            overflow_calls += 1
+    if not root.children:
+        return None
+    _sum(root)
+    notes = []
+    if overflow_calls:
+        notes.append(f"calls past the first {MAX_NODES:,} of a result are counted per op ({overflow_calls} ops)")
+    folded = _fold(root, TREE_NODES)
+    if folded:
+        notes.append(folded)
+    path_nodes = _mark(root, summary, spread)
+    return _flatten(root, metric, sources, notes, path_nodes)
+
+
+def _count(root: _TreeNode) -> int:
+    n, stack = 0, [root]
+    while stack:
+        x = stack.pop()
+        n += 1
+        stack.extend(x.children.values())
+    return n
+
+
+def _fold(root: _TreeNode, budget: int) -> str:
+    """Fold the innermost level (nodes whose children are all leaves) into their parents, level after level,
+    until the tree has at most ``budget`` nodes; a flat rest is grouped by op."""
+    total = _count(root)
+    if total <= budget:
+        return ""
+    folded_calls = modules = 0
+    while total > budget:
+        # the nodes whose children are all leaves: fold the leaves into them, deepest first
+        leaves_parents = []
+        stack = [(root, 0)]
+        while stack:
+            x, depth = stack.pop()
+            if x.children and all(not c.children for c in x.children.values()) and x is not root:
+                leaves_parents.append((depth, x))
+            stack.extend((c, depth + 1) for c in x.children.values())
+        if not leaves_parents:  # a flat dump: group the top-level calls by op
+            _group_by_op(root)
+            total = _count(root)
+            if total <= budget:
+                break
+            return f"{folded_calls:,} calls are shown as their modules' totals; top-level calls grouped by op"
+        leaves_parents.sort(key=lambda t: -t[0])
+        for _, x in leaves_parents:
+            n = len(x.children)
+            for c in x.children.values():
+                x.folded += 1 + c.folded
+                x.absorbed.append(c.name)
+                x.absorbed.extend(c.absorbed)
+            folded_calls += n
+            modules += 1
+            x.children = {}
+            total -= n  # a whole level at once: every module of that depth is shown the same way
+    return (f"{folded_calls:,} nodes are folded into {modules:,} modules (each shows its subtree's counts and "
+            f"worst row) to keep the page under {budget:,} tree nodes")
+
+
+def _group_by_op(root: _TreeNode) -> None:
+    groups: dict[str, _TreeNode] = {}
+    for name, child in list(root.children.items()):
+        if child.children:
+            continue
+        op = _CALL_NUMBER.sub("", name)
+        g = groups.get(op)
+        if g is None:
+            g = groups[op] = _TreeNode(f"{op} (calls)", "a", root)
+        _merge(g.stats, child.stats)
+        g.folded += 1
+        g.absorbed.append(name)
+        del root.children[name]
+    for g in groups.values():
+        root.children[g.name] = g
+
+
+def _find(root: _TreeNode, path: Sequence[str]) -> list[_TreeNode]:
+    """The tree nodes along ``path`` (as deep as the tree goes: a folded call ends at its module)."""
+    out, x = [], root
+    for name in path:
+        nxt = x.children.get(name)
+        if nxt is None:
+            break
+        out.append(nxt)
+        x = nxt
+    return out
+
+
+def _mark(root: _TreeNode, summary: Mapping[str, Any], spread: Sequence[Mapping[str, Any]]) -> list[_TreeNode]:
+    fd = summary.get("first_divergence") or {}
+    path_nodes = _find(root, fd.get("path") or [fd.get("node", "")]) if fd else []
+    if path_nodes:
+        path_nodes[-1].marks.append({"kind": "first", "rank": str(fd.get("rank") or "")})
+    for d in summary.get("first_divergence_by_rank") or ():
+        hit = _find(root, d.get("path") or [d.get("node", "")])
+        if hit and not (d is fd or (d.get("rank") == fd.get("rank") and d.get("node") == fd.get("node"))):
+            hit[-1].marks.append({"kind": "rank", "rank": str(d.get("rank") or "")})
+    by_name: dict[str, list[_TreeNode]] = {}
+    for sp in spread:
+        via = sp.get("via")
+        if sp.get("role") == "propagated" and via:
+            if not by_name:
+                stack = [root]
+                while stack:
+                    x = stack.pop()
+                    by_name.setdefault(x.name, []).append(x)
+                    stack.extend(x.children.values())
+            for x in by_name.get(str(via), [])[:1]:
+                x.marks.append({"kind": "via", "rank": str(sp.get("rank") or "")})
+    return path_nodes
+
+
+def _flatten(root: _TreeNode, metric: str, sources: list[str], notes: list[str],
+             path_nodes: list[_TreeNode]) -> dict[str, Any]:
+    """Preorder arrays: ``n`` names, ``k`` kinds (``m`` module, ``c`` call, ``a`` aggregate), ``d`` depths,
+    ``e`` the index after each subtree, ``c`` counts ``[pass, warning, error]``, ``w``/``wr`` worst value
+    and row, ``f`` folded calls; ``path`` the first divergence's path, ``marks`` the marked nodes."""
+    out: dict[str, list[Any]] = {"n": [], "k": [], "d": [], "e": [], "c": [], "w": [], "wr": [], "f": []}
+    index: dict[int, int] = {}
+    marks: list[dict[str, Any]] = []
+    alias: dict[str, int] = {}  # folded node -> the tree node it is shown in (not on the page)
+    stack: list[tuple[_TreeNode, int, bool]] = [
+        (c, 1, False) for c in reversed(_ordered(root))
+    ]
+    while stack:
+        x, depth, done = stack.pop()
+        if done:
+            out["e"][index[id(x)]] = len(out["n"])
+            continue
+        k = index[id(x)] = len(out["n"])
+        s = x.stats
+        out["n"].append(x.name)
+        out["k"].append(x.kind)
+        out["d"].append(depth)
+        out["e"].append(0)
+        out["c"].append([s[1], s[2], s[3]])
+        out["w"].append(s[6])
+        out["wr"].append(s[5])
+        out["f"].append(x.folded)
+        marks.extend({"t": k, **m} for m in x.marks)
+        for name in x.absorbed:
+            alias.setdefault(name, k)
+        stack.append((x, depth, True))
+        stack.extend((c, depth + 1, False) for c in reversed(_ordered(x)))
+    return {**out, "metric": metric, "sources": sources, "notes": notes,
+            "path": [index[id(x)] for x in path_nodes], "marks": marks, ALIAS_KEY: alias}
+
+
+def _ordered(x: _TreeNode) -> list[_TreeNode]:
+    """Children in execution order (their first row)."""
+    return sorted(x.children.values(), key=lambda c: c.stats[0])
+
+
+def row_tree_index(tree: Mapping[str, Any], nodes: Sequence[str]) -> list[int]:
+    """For each of the page's call nodes, the tree node its rows belong to (its call, else the module it is
+    folded into, else -1), so that a click on a tree node filters the table to that node's subtree."""
+    index = {name: k for k, name in enumerate(tree["n"]) if tree["k"][k] != "a"}
+    alias = tree.get(ALIAS_KEY) or {}
+    return [index[n] if n in index else alias.get(n, -1) for n in nodes]
