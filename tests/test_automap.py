@@ -131,10 +131,31 @@ def test_a_wrapper_is_left_unpaired_and_the_module_it_wraps_meets_its_counterpar
 
 
 def test_the_summary_line_counts_paired_and_unpaired_calls(tmp_path):
-    run = _cli("-tp", _dump("extra_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map")
+    """The count is logged when the mapping is proposed, and is one line of the compare's summary (console and
+    ``--json-summary``'s ``notes``), so that a reader of the summary alone knows how the rows were paired."""
+    import json
+
+    summary_file = tmp_path / "summary.json"
+    run = _cli("-tp", _dump("extra_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--auto-map",
+               "--json-summary", summary_file)
     assert run.returncode == 0, run.stderr
-    (line,) = [x for x in (run.stdout + run.stderr).splitlines() if "auto-map:" in x]
-    assert "27 of 29 target forward calls paired automatically" in line and "2 left unpaired" in line
+    logged, in_summary = [x for x in (run.stdout + run.stderr).splitlines() if "auto-map:" in x]
+    assert "[INFO]" in logged and in_summary.startswith("  auto-map: ")
+    for line in (logged, in_summary):
+        assert "27 of 29 target forward calls paired automatically" in line and "2 left unpaired" in line
+    block = run.stdout[run.stdout.index("Compare summary"):]
+    assert in_summary in block.splitlines()
+    (note,) = json.loads(summary_file.read_text())["notes"]
+    assert note["rank"] == "" and note["text"] == in_summary.strip()
+
+
+def test_a_run_without_auto_map_has_no_notes_in_its_summary(tmp_path):
+    import json
+
+    summary_file = tmp_path / "summary.json"
+    run = _cli("-tp", _dump("golden_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path, "--json-summary", summary_file)
+    assert run.returncode == 0, run.stderr
+    assert "notes" not in json.loads(summary_file.read_text())
 
 
 def test_dumps_too_different_stop_with_one_line_naming_where_they_part(tmp_path):

@@ -279,6 +279,7 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     match.dtype_gate = False
     match.notes.setdefault("attachments", []).append((AUTO_MAPPING_NAME, yaml_text(proposal)))
     match.notes["auto_map_summary"] = proposal.summary
+    match.notes.setdefault("summary_notes", []).append(proposal.summary)
     return match
 
 

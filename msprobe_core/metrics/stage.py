@@ -33,6 +33,8 @@ def metric_columns(
     if spec is None:
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
     meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
+    if match.notes.get("summary_notes"):  # a mapper's account of its pairing, for the run's summary
+        meta["notes"] = list(match.notes["summary_notes"])
     if spec.whole_table:
         columns = spec.compute(MetricContext(target, golden, match, {}, options, meta))
         n = len(next(iter(columns.values()), ()))

@@ -47,6 +47,10 @@ from .worst import WorstRows, merge_worst, worst_rows_metric
 WORST_ROWS = 10
 
 
+#: ``ResultTable.meta`` / ``ViewPartial.extra`` key: lines a stage wrote for the run's summary (a mapper's account)
+NOTES_KEY = "notes"
+
+
 @dataclass
 class ViewPartial(ResultHead):
     """What the summary keeps of one result (one rank pair, one part of a mixed dump…).
@@ -127,6 +131,14 @@ class ViewAccumulator:
         with gc_paused():
             for chunk in table_chunks(table, start=start, frameworks=frameworks):
                 self.feed(chunk)
+        self.note_table(table)
+
+    def note_table(self, table: Any) -> None:
+        """Carry what the stages said about ``table`` for the summary (``meta["notes"]``: a mapper's account of
+        how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
+        notes = (getattr(table, "meta", None) or {}).get(NOTES_KEY)
+        if notes and self._partial is not None and NOTES_KEY not in self._partial.extra:
+            self._partial.extra[NOTES_KEY] = [str(n) for n in notes]
 
     def _take(self, chunk: ResultView, start: int) -> None:
         p = self._partial
@@ -319,6 +331,9 @@ class SummaryAccumulator:
             "errors": list(errors),
             "unrecognised": [dict(r) for r in unrecognised],
         }
+        notes = [{"rank": p.label, "text": n} for p in partials for n in p.extra.get(NOTES_KEY, ())]
+        if notes:  # only when a stage said something: the summary of every other run keeps its keys
+            summary["notes"] = notes
         from .steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)

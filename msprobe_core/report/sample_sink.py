@@ -106,6 +106,7 @@ class SampledSink:
                 self._frameworks = chunk.frameworks
                 self._summary.feed(chunk)
                 self._sampler.feed(chunk)
+        self._summary.note_table(table)
 
     def finish(self, files: Iterable[Path | str]) -> ViewPartial:
         """The summary partial, with the sample."""

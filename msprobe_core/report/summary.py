@@ -106,6 +106,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         for k, (w, name, value) in enumerate(zip(worst, names, values), 1):
             rank = f"{w['rank']:<{rwidth}}  " if rwidth else ""
             lines.append(f"    {k:>2}. {rank}{name:<{width}}  {value:<{vwidth}}  {w['result']:<7}  {w['reason']}")
+    for note in summary.get("notes") or ():
+        lines.append(f"  {note['rank'] + ': ' if note['rank'] else ''}{note['text']}")
     unknown = summary.get("unrecognised") or []
     if unknown:
         kinds: dict[str, int] = {}

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msprobe_core.plugin import MODE_KERNEL, HierarchySpec
+from msprobe_core.plugin import HierarchySpec
+
+from .columns import KIND
 
 
 def scope_segments(node: str) -> list[str] | None:
@@ -47,7 +49,7 @@ def kernel_ancestors(node: str) -> list[str] | None:
 
 def load_scopes(dump: Path | None, mode: str, framework: str) -> object:
     """The lookup for kernel results (every other result is not this source's)."""
-    return kernel_ancestors if mode == MODE_KERNEL else None
+    return kernel_ancestors if mode == KIND else None
 
 
 SCOPES = HierarchySpec("kernel-scope", load_scopes, source="kernel scope", modules=True)
