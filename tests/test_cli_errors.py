@@ -93,12 +93,14 @@ def test_rank_counts_differ(tmp_path, run_cli):
     _assert_clean_failure(proc, out, "different numbers of ranks")
 
 
-def test_dump_root_instead_of_step_dir(tmp_path, run_cli):
+def test_dump_root_against_a_step_dir(tmp_path, run_cli):
+    """Two dump roots compare step by step (tests/test_step_roots.py); a root against one step directory is a
+    mistake, refused in one line."""
     write_dump(tmp_path / "t" / "step0" / "rank0", GOOD)
     write_dump(tmp_path / "g" / "step0" / "rank0", GOOD)
     out = tmp_path / "out"
-    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", out)
-    _assert_clean_failure(proc, out, "point -tp/-gp at a step directory")
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g" / "step0", "-o", out)
+    _assert_clean_failure(proc, out, "holds step directories (step0) but -gp")
 
 
 def test_unknown_framework(tmp_path, run_cli):

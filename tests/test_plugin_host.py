@@ -7,7 +7,8 @@ import json
 import pytest
 
 from msprobe_core import hookimpl
-from msprobe_core.host.registry import PluginHost, chain_mappers
+from msprobe_core.host.chain import chain_mappers
+from msprobe_core.host.registry import PluginHost
 from msprobe_core.host.specs import MapperSpec, WriterSpec
 
 from .dumps import api, tensor, write_dump

@@ -88,10 +88,11 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
 HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage's readers are built in
 #: chunk workers (other processes, which load their own host), the executors' defaults serve that stage, the report
-#: views and the plugin modes' declarations they ask (``report/modes.py``) serve ``msprobe report`` (a result file,
+#: views, the plugin modes' declarations and the hierarchy sources they ask (``report/modes.py``,
+#: ``report/hierarchy.py``) serve ``msprobe report`` (a result file,
 #: no run), the column registry is asked by writers that get no host,
 #: the built-in discovery (a hook, which gets no host) asks which plugins are loaded for its install hint
-STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "report/modes.py",
+STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "report/modes.py", "report/hierarchy.py",
                    "result_columns.py",
                    "load/discover.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")

@@ -92,8 +92,8 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     you claim but cannot read.
 
     ``index`` is not ``None`` when a streamed compare asks for the file's index instead of a table
-    (the built-in loader's :class:`~msprobe_core.load.dumpindex.DumpIndex`; the value: whether backward calls
-    are renumbered); a loader that gives tables only leaves the argument out (declared, it must have no
+    (an index of the dump's calls and rows that only the built-in loader builds; the value: whether backward
+    calls are renumbered); a loader that gives tables only leaves the argument out (declared, it must have no
     default value: pluggy passes no argument that has one).
 
     .. versionadded:: 0.1

@@ -25,6 +25,7 @@ from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
+from .chain import chain_mappers
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -440,37 +441,6 @@ class PluginHost:
         for name, error in sorted(self.broken.items()):
             out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
         return out
-
-
-def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
-    """The mappers (or verdict rules) in chain order: every ``before``/``after`` they declare holds; otherwise
-    registration order.
-
-    Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
-    """
-    names = {m.name for m in mappers}
-    ahead: dict[str, set[str]] = {m.name: set() for m in mappers}  # mapper -> the mappers that must come first
-    for m in mappers:
-        for other in m.before:
-            if other in names:
-                ahead[other].add(m.name)
-        for other in m.after:
-            if other in names:
-                ahead[m.name].add(other)
-    ordered: list[MapperSpec] = []
-    left = list(mappers)
-    while left:
-        placed = {m.name for m in ordered}
-        ready = next((m for m in left if ahead[m.name] <= placed), None)
-        if ready is None:
-            import logging
-
-            ready = left[0]
-            logging.getLogger("msprobe").warning("mapper order: a cycle among %s; '%s' goes first",
-                                                 ", ".join(m.name for m in left), ready.name)
-        ordered.append(ready)
-        left.remove(ready)
-    return ordered
 
 
 def _core_version() -> str:

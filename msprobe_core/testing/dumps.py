@@ -134,7 +134,9 @@ def _leaf(value: Any, name: str, mode: str, spec: FrameworkSpec, tensor_dir: Pat
         kind, plain = value
         return {"type": kind, "value": float(plain) if kind == "float" else plain}
     array = np.asarray(value)
-    dtype = _spelling(spec, "bool" if array.dtype == np.bool_ else "float32")
+    if array.dtype != np.bool_:  # the pair's tensors are float32; numpy's name for a dtype is its canonical name
+        array = array.astype(np.float32)
+    dtype = _spelling(spec, array.dtype.name)
     numeric = array.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):  # -inf in a masked tensor: its mean is -inf, as dumped
         stats = {"Max": float(numeric.max()), "Min": float(numeric.min()), "Mean": float(numeric.mean()),
