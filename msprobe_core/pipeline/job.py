@@ -105,11 +105,13 @@ def compare_and_write(
     statistics result is built and written by two processes (:mod:`msprobe_core.write.tailbuild`).
     """
     from ..write.tailbuild import finish_removals
+    from .strategy import worth_streaming
     from .streamed import WholeTablesNeeded, compare_streamed, stream_plan, whole_tables
 
     finish_removals()  # the side file of the job before: its thread must end before this job forks
     options = _job_options(job, options)
-    plan = stream_plan(job, options, host)
+    plan = stream_plan(job, options, host) if worth_streaming(job) else None
+    log.debug("%s: %s", job.label, "chunk by chunk" if plan is not None else "whole tables")
     loaded = load_job(job, options, host, None if plan is None else plan.renumber)
     if loaded is None:
         return None

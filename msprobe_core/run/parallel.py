@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MsprobeError
+from ..pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES, job_bytes, worth_streaming
 
 if TYPE_CHECKING:
     from ..host.specs import CompareJob
@@ -29,12 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("msprobe")
 
-#: a rank pair on a worker is streamed (:mod:`msprobe_core.pipeline.streamed`) when a side's dump file has at
-#: least this many bytes; smaller pairs are compared on whole tables, which is faster for them (one parse, no
-#: index) and holds little memory (a worker may not fork, so a streamed pair would run on one core anyway)
-STREAM_MIN_BYTES = 64 << 20
-#: set to a number of bytes to change :data:`STREAM_MIN_BYTES` (``0``: stream every pair)
-ENV_STREAM_MIN_BYTES = "MSPROBE_RANK_STREAM_MIN_BYTES"
+#: the variable that sets the size from which a rank pair on a worker is streamed (see pipeline.strategy)
+ENV_STREAM_MIN_BYTES = ENV_WORKER_STREAM_MIN_BYTES
 
 
 @dataclass
@@ -99,7 +96,7 @@ def run_job_task(task: JobTask) -> JobReport:
             try:
                 # a big statistics or md5 pair the run keeps no table of is read, built and written chunk by
                 # chunk here too, as in a serial run (pipeline.streamed); a small one on whole tables
-                if _job_bytes(task.job, largest=True) >= stream_min_bytes():
+                if worth_streaming(task.job, on_worker=True):
                     done = compare_and_write(task.job, task.options, run.stamp, host, run)
                 else:
                     table = compare_job(task.job, task.options, host)
@@ -136,26 +133,6 @@ def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
     return len(runnable) > 1 and executor.parallelism() > 1
 
 
-def stream_min_bytes() -> int:
-    """:data:`STREAM_MIN_BYTES`, or ``MSPROBE_RANK_STREAM_MIN_BYTES``."""
-    try:
-        return max(0, int(os.environ.get(ENV_STREAM_MIN_BYTES) or STREAM_MIN_BYTES))
-    except ValueError:
-        return STREAM_MIN_BYTES
-
-
-def _job_bytes(job: CompareJob, largest: bool = False) -> int:
-    """The bytes of the job's two dump files (``largest``: of the larger one)."""
-    sizes = []
-    for p in (job.target, job.golden):
-        try:
-            path = Path(p)
-            sizes.append(path.stat().st_size if path.is_file() else 0)
-        except OSError:
-            sizes.append(0)
-    return max(sizes) if largest else sum(sizes)
-
-
 def run_parallel(
     jobs: list[CompareJob],
     options: CompareOptions,
@@ -179,7 +156,7 @@ def run_parallel(
         return None
     reports: dict[int, JobReport] = {}
     next_out = 0
-    sizes = [_job_bytes(j) for j in jobs]
+    sizes = [job_bytes(j) for j in jobs]
 
     def emit_ready() -> None:
         nonlocal next_out

@@ -1,0 +1,96 @@
+"""Whole tables or chunk by chunk: the one choice (``pipeline/strategy.py``), by the size of a side's dump file.
+
+The session runs the corpora chunk by chunk (``tests/conftest.py`` sets ``MSPROBE_STREAM_MIN_BYTES=0``); these tests
+unset it to see the default, on real dump files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.host.specs import CompareJob
+from msprobe_core.pipeline.strategy import (
+    ENV_SERIAL_STREAM_MIN_BYTES,
+    ENV_WORKER_STREAM_MIN_BYTES,
+    SERIAL_STREAM_MIN_BYTES,
+    WORKER_STREAM_MIN_BYTES,
+    job_bytes,
+    stream_min_bytes,
+    worth_streaming,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+PAIR = REPO / "examples" / "pytorch_stats"
+
+
+def _job(tmp_path: Path) -> CompareJob:
+    target = PAIR / "target" / "step0" / "rank0" / "dump.json"
+    golden = PAIR / "golden" / "step0" / "rank0" / "dump.json"
+    return CompareJob(target, golden, tmp_path, "compare_result")
+
+
+def test_the_defaults_and_the_variables(monkeypatch):
+    monkeypatch.delenv(ENV_SERIAL_STREAM_MIN_BYTES, raising=False)
+    monkeypatch.delenv(ENV_WORKER_STREAM_MIN_BYTES, raising=False)
+    assert stream_min_bytes() == SERIAL_STREAM_MIN_BYTES and stream_min_bytes(on_worker=True) == WORKER_STREAM_MIN_BYTES
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "123")
+    monkeypatch.setenv(ENV_WORKER_STREAM_MIN_BYTES, "not a number")
+    assert stream_min_bytes() == 123 and stream_min_bytes(on_worker=True) == WORKER_STREAM_MIN_BYTES
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "-5")
+    assert stream_min_bytes() == 0
+
+
+def test_a_small_pair_takes_whole_tables_a_big_one_chunks(tmp_path, monkeypatch):
+    job = _job(tmp_path)
+    largest = max(os.path.getsize(job.target), os.path.getsize(job.golden))
+    assert job_bytes(job, largest=True) == largest
+    assert job_bytes(job) == os.path.getsize(job.target) + os.path.getsize(job.golden)
+    monkeypatch.delenv(ENV_SERIAL_STREAM_MIN_BYTES, raising=False)
+    assert largest < SERIAL_STREAM_MIN_BYTES and not worth_streaming(job)
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, str(largest))
+    assert worth_streaming(job)  # at the threshold: streamed
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, str(largest + 1))
+    assert not worth_streaming(job)
+    assert not worth_streaming(CompareJob(tmp_path / "absent.json", tmp_path / "absent.json", tmp_path, "x"))
+
+
+@pytest.mark.parametrize("threshold", ["", "0"])
+def test_the_compare_runs_the_strategy_chosen_and_both_give_the_same_files(tmp_path, monkeypatch, caplog, threshold):
+    """The serial compare asks the choice: by default this small pair is on whole tables, with the threshold at 0
+    chunk by chunk; the result file is the same byte for byte."""
+    import msprobe_core
+    from msprobe_core.pipeline.job import log as job_log
+
+    if threshold:
+        monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, threshold)
+    else:
+        monkeypatch.delenv(ENV_SERIAL_STREAM_MIN_BYTES, raising=False)
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    keep = Keep(logging.DEBUG)
+    job = _job(tmp_path)
+    out = tmp_path / f"out{threshold or 'default'}"
+    level = job_log.level
+    job_log.addHandler(keep)
+    try:
+        job_log.setLevel(logging.DEBUG)
+        msprobe_core.compare(job.target, job.golden, output_dir=out, quiet=True)
+    finally:
+        job_log.removeHandler(keep)
+        job_log.setLevel(level)
+    said = [r for r in records if r.endswith(("whole tables", "chunk by chunk"))]
+    assert said and said[0].endswith("chunk by chunk" if threshold == "0" else "whole tables"), records
+    (result,) = out.glob("compare_result_*.csv")
+    other = tmp_path / "other"
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "0" if threshold != "0" else str(1 << 40))
+    msprobe_core.compare(job.target, job.golden, output_dir=other, quiet=True)
+    (again,) = other.glob("compare_result_*.csv")
+    assert result.read_bytes() == again.read_bytes()
