@@ -10,7 +10,8 @@ Both are registered by the core's built-in plugin as :class:`~msprobe_core.host.
   libraries), outermost first, each spelled ``function (file:line)``.
 
 Each file is read once per dump (the lookups are made once per side of a result) and only the
-``node -> parent`` map or the frames of each call are kept.
+``node -> parent`` map or the frames of each call are kept; ``stack.json`` is read only when a node is first
+asked for, member by member, its call names kept as hashes (a run with no divergence and no report reads none).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import MsprobeError
 from ..files.validation import dump_file_beside
@@ -99,13 +101,97 @@ def _frames_of(entry: object) -> tuple[list[str], list[str]] | None:
     return None
 
 
-def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> AncestorLookup | None:
-    """Calling code from ``stack.json`` next to ``dump``: the user's frames, outermost first."""
-    doc = _read_json(dump, "stack.json")
-    if not isinstance(doc, dict) or not doc:
+#: a ``stack.json`` the member-by-member reader declines is parsed whole only up to this size (larger: no path)
+WHOLE_STACK_BYTES = 64 << 20
+
+
+class _StackFrames:
+    """The calling code of each call in ``stack.json``, read when first asked (a run with no divergence and
+    no report reads nothing) and held without its call names: per name a 64-bit hash and a record, each
+    distinct frame once (:func:`~msprobe_core.load.stackindex.read_stack_records`), so that a 10-million-entry
+    dump's stacks cost a few bytes per call, not its parsed dict."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._read = False
+        self._order: Any = None  # positions of the name hashes, sorted
+        self._records: Any = None
+        self._whole: dict[str, tuple[str, ...]] | None = None
+        self._chains: dict[int, tuple[str, ...]] = {}
+        self._texts: dict[str, str | None] = {}
+
+    def _load(self) -> None:
+        self._read = True
+        from .dumpindex import hash_texts
+
+        try:
+            if hash_texts is not None:
+                from .stackindex import read_stack_records
+
+                records = read_stack_records(self.path)
+                if records is not None:
+                    import numpy as np
+
+                    self._records = records
+                    self._order = np.argsort(records.name_hash, kind="stable")
+                    return
+            if self.path.stat().st_size > WHOLE_STACK_BYTES:
+                log.warning("%s is too large to read whole (%d bytes); the first divergence's path is the node "
+                            "alone.", self.path, self.path.stat().st_size)
+                return
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (MsprobeError, OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+            log.warning("%s cannot be read (%s); the first divergence's path is the node alone.", self.path, exc)
+            return
+        self._whole = _whole_stack(doc, self._chain_of)
+
+    def _chain_of(self, frames: Sequence[str]) -> tuple[str, ...]:
+        chain = []
+        for frame in reversed(frames):  # stack.json lists the innermost frame first
+            if frame not in self._texts:
+                self._texts[frame] = frame_text(frame) if isinstance(frame, str) else None
+            text = self._texts[frame]
+            if text is not None:
+                chain.append(text)
+        return tuple(chain)
+
+    def _record_chain(self, node: str) -> tuple[str, ...] | None:
+        import numpy as np
+
+        from .dumpindex import key_hashes
+
+        rec = self._records
+        wanted = key_hashes([node])[0]
+        at = int(np.searchsorted(rec.name_hash, wanted, sorter=self._order, side="right")) - 1
+        if at < 0 or rec.name_hash[self._order[at]] != wanted:
+            return None
+        record = int(rec.name_record[self._order[at]])  # the last of a repeated name, as a dict keeps it
+        if record not in self._chains:
+            if record in rec.objects:
+                self._chains[record] = ()
+            else:
+                ids = rec.ids[rec.starts[record]:rec.starts[record + 1]]
+                self._chains[record] = self._chain_of([rec.lines[i] for i in ids])
+        return self._chains[record]
+
+    def __call__(self, node: str) -> Sequence[str] | None:
+        if not self._read:
+            self._load()
+        for name in (node, _forward_twin(node)):
+            if self._records is not None:
+                found = self._record_chain(name)
+            else:
+                found = self._whole.get(name) if self._whole is not None else None
+            if found:
+                return found
+        return None
+
+
+def _whole_stack(doc: object, chain_of: Any) -> dict[str, tuple[str, ...]] | None:
+    """``call -> calling code`` of a parsed ``stack.json`` (either layout), for files the streamed reader declines."""
+    if not isinstance(doc, dict):
         return None
     by_call: dict[str, tuple[str, ...]] = {}
-    texts: dict[str, str | None] = {}  # frames repeat across calls: each is parsed once
     for key, entry in doc.items():
         parsed = _frames_of(entry)
         if parsed is None:
@@ -114,21 +200,25 @@ def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> Ance
             else:
                 continue
         calls, frames = parsed
-        chain = []
-        for frame in reversed(frames):  # stack.json lists the innermost frame first
-            if frame not in texts:
-                texts[frame] = frame_text(frame)
-            if texts[frame] is not None:
-                chain.append(texts[frame])
+        chain = chain_of(frames)
         for call in calls:
-            by_call[call] = tuple(chain)
-    if not by_call:
+            by_call[call] = chain
+    return by_call
+
+
+def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> AncestorLookup | None:
+    """Calling code from ``stack.json`` next to ``dump``: the user's frames, outermost first (read when asked)."""
+    if dump is None:
         return None
-
-    def ancestors(node: str) -> Sequence[str] | None:
-        return by_call.get(node) or by_call.get(_forward_twin(node))
-
-    return ancestors
+    try:
+        path = dump_file_beside(dump if dump.is_file() else dump / "dump.json", "stack.json")
+    except MsprobeError as exc:  # a link out of the dump: no hierarchy, said once
+        log.warning("stack.json next to %s is not read (%s); the first divergence's path is the node alone.",
+                    dump, exc)
+        return None
+    if path is None:
+        return None
+    return _StackFrames(path)
 
 
 #: the core's own hierarchy sources, asked after every plugin's
