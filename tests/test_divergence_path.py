@@ -123,6 +123,34 @@ def test_an_api_dump_gives_the_calling_code(tmp_path):
     assert fd["path"][-2].startswith("forward (common.py:")  # the innermost user frame: the model's forward
 
 
+@pytest.mark.parametrize("threshold", ["0", str(1 << 40)])  # chunk by chunk, and on whole tables
+def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch, threshold):
+    """stack.json is read once, by the load stage: the path is found in what it kept (a streamed compare's stack
+    index, a whole table's dict), not in a second read of the file, and is the same either way."""
+    import msprobe_core.load.hierarchy as hierarchy
+    import msprobe_core.load.stackindex as stackindex
+
+    reads = {"records": 0, "whole": 0}
+    read_records, whole_stack = stackindex.read_stack_records, hierarchy._whole_stack
+
+    def counted_records(path):
+        reads["records"] += 1
+        return read_records(path)
+
+    def counted_whole(*args):
+        reads["whole"] += 1
+        return whole_stack(*args)
+
+    monkeypatch.setattr(stackindex, "read_stack_records", counted_records)
+    monkeypatch.setattr(hierarchy, "_whole_stack", counted_whole)
+    monkeypatch.setenv("MSPROBE_STREAM_MIN_BYTES", threshold)
+    case = _case("pytorch/c01")
+    fd = _summary(case / "target/step0", case / "golden/step0", tmp_path)["first_divergence"]
+    assert fd["path_source"] == "stack.json" and fd["path"][-2].startswith("forward (common.py:")
+    assert reads == {"records": 1 if threshold == "0" else 0, "whole": 0}
+    assert not hierarchy._READ_STACKS  # let go once the run's paths are made
+
+
 def test_without_any_hierarchy_the_path_is_the_node(tmp_path):
     case = _case("pytorch/c01")
     for side in ("target", "golden"):

@@ -105,6 +105,25 @@ def _frames_of(entry: object) -> tuple[list[str], list[str]] | None:
 WHOLE_STACK_BYTES = 64 << 20
 
 
+#: what the compare already read of each target's ``stack.json`` (by its resolved path): the load stage leaves it
+#: here so that the first divergence's path reads no file twice (:func:`remember_stack`, :func:`forget_stacks`)
+_READ_STACKS: dict[str, Any] = {}
+
+
+def remember_stack(path: Path, stack: Any, key_hash: Any = None) -> None:
+    """Keep what the compare read of ``path``: a ``{call: frames}`` dict, or a streamed compare's
+    :class:`~msprobe_core.load.stackindex.StackIndex` with its index's key hashes (one per call)."""
+    from .stackindex import StackIndex
+
+    if isinstance(stack, dict) or (isinstance(stack, StackIndex) and key_hash is not None):
+        _READ_STACKS[str(Path(path).resolve())] = stack if isinstance(stack, dict) else (key_hash, stack)
+
+
+def forget_stacks() -> None:
+    """Drop what :func:`remember_stack` kept (the run's paths are made)."""
+    _READ_STACKS.clear()
+
+
 class _StackFrames:
     """The calling code of each call in ``stack.json``, read when first asked (a run with no divergence and
     no report reads nothing) and held without its call names: per name a 64-bit hash and a record, each
@@ -117,12 +136,23 @@ class _StackFrames:
         self._order: Any = None  # positions of the name hashes, sorted
         self._records: Any = None
         self._whole: dict[str, tuple[str, ...]] | None = None
+        self._indexed: tuple[Any, Any] | None = None  # (key hashes, StackIndex) of the compare's own read
+        self._sorted: Any = None
         self._chains: dict[int, tuple[str, ...]] = {}
         self._texts: dict[str, str | None] = {}
 
     def _load(self) -> None:
         self._read = True
         from .dumpindex import hash_texts
+
+        known = _READ_STACKS.get(str(self.path.resolve()))
+        if isinstance(known, dict):  # the whole table's {call: frames}, as the compare read it
+            self._whole = {str(call): self._chain_of(frames) for call, frames in known.items()
+                           if isinstance(frames, list)}
+            return
+        if known is not None:
+            self._indexed = known
+            return
 
         try:
             if hash_texts is not None:
@@ -174,11 +204,31 @@ class _StackFrames:
                 self._chains[record] = self._chain_of([rec.lines[i] for i in ids])
         return self._chains[record]
 
+    def _indexed_chain(self, node: str) -> tuple[str, ...] | None:
+        import numpy as np
+
+        from .dumpindex import key_hashes
+
+        key_hash, stack = self._indexed  # type: ignore[misc]
+        if self._sorted is None:
+            self._sorted = np.argsort(key_hash, kind="stable")
+        wanted = key_hashes([node])[0]
+        at = int(np.searchsorted(key_hash, wanted, sorter=self._sorted))
+        if at >= len(key_hash) or key_hash[self._sorted[at]] != wanted:
+            return None
+        api = int(self._sorted[at])
+        lines = stack.stacks([api], [node]).get(node)
+        if not isinstance(lines, list):
+            return None
+        return self._chain_of(lines)
+
     def __call__(self, node: str) -> Sequence[str] | None:
         if not self._read:
             self._load()
         for name in (node, _forward_twin(node)):
-            if self._records is not None:
+            if self._indexed is not None:
+                found = self._indexed_chain(name)
+            elif self._records is not None:
                 found = self._record_chain(name)
             else:
                 found = self._whole.get(name) if self._whole is not None else None
@@ -218,7 +268,7 @@ def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> Ance
         return None
     if path is None:
         return None
-    return _StackFrames(path)
+    return _StackFrames(path.absolute())  # read later, maybe from another working directory
 
 
 #: the core's own hierarchy sources, asked after every plugin's

@@ -81,6 +81,9 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
     stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
     if stack_file is not None:
         target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None)
+        from .hierarchy import remember_stack
+
+        remember_stack(stack_file, target.stack)  # a whole table's: the first divergence's path reads it from here
     return target, golden
 
 

@@ -218,6 +218,10 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         elif not isinstance(stack, StackIndex):
             stack = StackIndex(stack, target)
         target.stack = STACK_DROPPED
+        from ..load.hierarchy import remember_stack
+
+        # the first divergence's path finds its calling code here, not in a second read of stack.json
+        remember_stack(Path(target.source).parent / "stack.json", stack, target.key_hash)
     source = ChunkSource(target, golden, match, notes, stack)
     # metrics and verdicts are computed chunk by chunk, each chunk written as soon as it is built; the write
     # stage is what is left once the last chunk is in: closing the files and putting them in place

@@ -254,6 +254,17 @@ def finish_run(
     from ..load.dialects import merge_records
 
     unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
+    from ..load.hierarchy import forget_stacks
+
+    try:
+        return _finish(acc, outcomes, report_path, json_summary, fail_on, options, errors, announce, unrecognised)
+    finally:
+        forget_stacks()  # what the load stage kept of the targets' stack.json for the paths
+
+
+def _finish(acc: SummaryAccumulator, outcomes: Sequence[Any], report_path: Path | None, json_summary: Path | None,
+            fail_on: str | None, options: Any, errors: list[str], announce: Callable[[], None] | None,
+            unrecognised: Any) -> dict[str, Any]:
     return finish_summary(
         acc,
         report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish(),
