@@ -27,7 +27,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from .automap_calls import Call, CallTree
-from .seqalign import _longest_increasing, align
+from .seqalign import _longest_increasing, align, align_in_gaps
 
 #: the longest run of split leaves one fused leaf may stand for
 MAX_FUSED = 8
@@ -166,19 +166,10 @@ def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[i
             gaps.append((pa, i, pb, j))
         pa, pb = i + 1, j + 1
     how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)"}
-    for level in (1, 2, 3):
-        next_gaps: list[tuple[int, int, int, int]] = []
-        for a0, a1, b0, b1 in gaps:
-            matched = align([u.tokens[level - 1] for u in t_units[a0:a1]], [u.tokens[level - 1] for u in g_units[b0:b1]])
-            pa, pb = a0, b0
-            for i, j in matched:
-                out[a0 + i] = (b0 + j, CONF_LEVEL[level], how[level])
-                if a0 + i > pa and b0 + j > pb:
-                    next_gaps.append((pa, a0 + i, pb, b0 + j))
-                pa, pb = a0 + i + 1, b0 + j + 1
-            if a1 > pa and b1 > pb:
-                next_gaps.append((pa, a1, pb, b1))
-        gaps = next_gaps
+    found = align_in_gaps(gaps, (1, 2, 3), lambda k, level: t_units[k].tokens[level - 1],
+                          lambda k, level: g_units[k].tokens[level - 1])
+    for i, (j, level) in found.items():
+        out[i] = (j, CONF_LEVEL[level], how[level])
     return out
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..host.specs import MapperSpec, MatchContext
 from ..load.document import split_api_key
 from ..model import DumpTable, MatchResult
-from .seqalign import align
+from .seqalign import align_in_gaps
 
 
 @dataclass(frozen=True)
@@ -104,26 +104,9 @@ def calls_of(table: DumpTable, keys: Sequence[str]) -> list[Call]:
 
 def align_calls(target: list[Call], golden: list[Call]) -> dict[int, int]:
     """Target call index → golden call index, by the three-pass alignment described above."""
-    pairs: dict[int, int] = {}
-    gaps = [(0, len(target), 0, len(golden))]
-    for level in (1, 2, 3):
-        next_gaps: list[tuple[int, int, int, int]] = []
-        for a0, a1, b0, b1 in gaps:
-            if a0 == a1 or b0 == b1:
-                continue
-            a = [c.token(level) for c in target[a0:a1]]
-            b = [c.token(level) for c in golden[b0:b1]]
-            matched = align(a, b)
-            pa, pb = a0, b0
-            for i, j in matched:
-                pairs[a0 + i] = b0 + j
-                if a0 + i > pa and b0 + j > pb:
-                    next_gaps.append((pa, a0 + i, pb, b0 + j))
-                pa, pb = a0 + i + 1, b0 + j + 1
-            if a1 > pa and b1 > pb:
-                next_gaps.append((pa, a1, pb, b1))
-        gaps = next_gaps
-    return pairs
+    found = align_in_gaps([(0, len(target), 0, len(golden))], (1, 2, 3),
+                          lambda k, level: target[k].token(level), lambda k, level: golden[k].token(level))
+    return {i: j for i, (j, _level) in found.items()}
 
 
 def fuzzy_match(ctx: MatchContext) -> MatchResult:

@@ -21,7 +21,7 @@ Everything is plain Python on hashable tokens; nothing here knows what a token i
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 #: Largest edit distance handed to Myers' algorithm (its trace costs O(D²) memory).
 MAX_MYERS_D = 1000
@@ -32,6 +32,35 @@ def align(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[int, int]]
     out: list[tuple[int, int]] = []
     _align(a, b, 0, len(a), 0, len(b), out)
     out.sort()
+    return out
+
+
+def align_in_gaps(
+    gaps: list[tuple[int, int, int, int]],
+    levels: Sequence[int],
+    token_a: Callable[[int, int], Hashable],
+    token_b: Callable[[int, int], Hashable],
+) -> dict[int, tuple[int, int]]:
+    """Pairs found level by level inside ``gaps`` (``(a0, a1, b0, b1)`` ranges of both sequences): at each level
+    the tokens ``token_a(k, level)`` / ``token_b(k, level)`` of every gap are aligned (:func:`align`), and the
+    stretches between the pairs found are the next level's gaps, so that a coarser token only pairs what a finer
+    one left. Returns ``a index -> (b index, level)``."""
+    out: dict[int, tuple[int, int]] = {}
+    for level in levels:
+        next_gaps: list[tuple[int, int, int, int]] = []
+        for a0, a1, b0, b1 in gaps:
+            if a0 == a1 or b0 == b1:
+                continue
+            matched = align([token_a(k, level) for k in range(a0, a1)], [token_b(k, level) for k in range(b0, b1)])
+            pa, pb = a0, b0
+            for i, j in matched:
+                out[a0 + i] = (b0 + j, level)
+                if a0 + i > pa and b0 + j > pb:
+                    next_gaps.append((pa, a0 + i, pb, b0 + j))
+                pa, pb = a0 + i + 1, b0 + j + 1
+            if a1 > pa and b1 > pb:
+                next_gaps.append((pa, a1, pb, b1))
+        gaps = next_gaps
     return out
 
 
