@@ -7,7 +7,7 @@ import json
 import pytest
 
 from msprobe_core import hookimpl
-from msprobe_core.host.chain import chain_mappers
+from msprobe_core.host.decisions import chain_mappers
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.host.specs import MapperSpec, WriterSpec
 

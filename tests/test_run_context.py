@@ -90,11 +90,10 @@ HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: chunk workers (other processes, which load their own host), the executors' defaults serve that stage, the report
 #: views, the plugin modes' declarations and the hierarchy sources they ask (``report/modes.py``,
 #: ``report/hierarchy.py``) serve ``msprobe report`` (a result file,
-#: no run), the column registry is asked by writers that get no host,
-#: the built-in discovery (a hook, which gets no host) asks which plugins are loaded for its install hint
+#: no run), the column registry is asked by writers that get no host
 STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "report/modes.py", "report/hierarchy.py",
                    "result_columns.py",
-                   "load/discover.py"}
+}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 
 

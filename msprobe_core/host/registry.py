@@ -19,13 +19,13 @@ from typing import Any
 
 import pluggy
 
-from ..errors import PluginFailed, UsageError
+from ..errors import InputError, PluginFailed, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
-from .chain import chain_mappers
+from .decisions import chain_mappers, unloaded_layout
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -277,8 +277,18 @@ class PluginHost:
             self.hierarchies.append(_with_plugin(spec, plugin))
 
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
-        """Jobs for the two user paths (first plugin that claims the layout)."""
-        jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)
+        """Jobs for the two user paths (first plugin that claims the layout).
+
+        A directory no loaded plugin understood, of a layout a known plugin that is not loaded claims, is refused
+        naming that plugin and how to install it.
+        """
+        try:
+            jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)
+        except InputError as exc:
+            refused = unloaded_layout(exc.path, self.loaded_distributions())
+            if refused is not None:
+                raise refused from None
+            raise
         if jobs is None:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
         return jobs

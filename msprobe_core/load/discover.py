@@ -149,9 +149,7 @@ def _rank_dirs(path: Path) -> list[str]:
 
 def _proc_dir(path: Path) -> str:
     procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
-    if not procs:
-        _refuse_plugin_layout(path)
-    if len(procs) != 1:
+    if len(procs) != 1:  # a layout a plugin that is not loaded claims: the host names that plugin instead
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(
             f"found {found} rank* dirs and {found} proc<PID> dirs; expected rank dirs or exactly one proc dir "
@@ -181,24 +179,6 @@ def _check_same_layout(target: Path, t_ranks: list[str], golden: Path, g_ranks: 
         f"but {option_label(other_side, short=True)} {other} holds proc<PID> directories ({', '.join(procs)}: one per "
         "process); the two dumps are laid out differently, point both at step directories of the same kind"
     )
-
-
-def _refuse_plugin_layout(path: Path) -> None:
-    """A directory of a layout a known plugin's discovery claims (a kernel dump) names that plugin: it is not loaded,
-    or its discovery would have claimed the directory before the core's."""
-    from ..host.registry import current_host
-    from ..known_plugins import layout_of, missing_hint
-
-    found = layout_of(path)
-    if found is None:
-        return
-    plugin, layout = found
-    host = current_host()
-    loaded = host.loaded_distributions() if host is not None else set()
-    if plugin.distribution in loaded:  # loaded, yet it left the directory: not the layout after all
-        return
-    raise InputError(f"this is {layout.what}, which no loaded plugin compares ({missing_hint(plugin, loaded)})",
-                     path=path)
 
 
 def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
