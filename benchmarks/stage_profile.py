@@ -9,10 +9,10 @@ through ``/proc/self/clear_refs`` at the stage's start) and its RSS at the end (
 stage left behind). The stages:
 
 * ``load``: both ``dump.json`` and ``stack.json`` (``pipeline.job.load_pair``);
-* ``match``: name normalisation, the mapper, the dtype gate (``pipeline.job.match_tables``);
-* ``tail``: forking the child that builds and writes the last rows (``pipeline.job._start_tail``);
-* ``build``: metrics and verdicts of the whole result (``pipeline.job.build_result``);
-* ``write``: the result file(s) (``engine.write_result``, waiting for the tail child);
+* ``match``: name normalisation, the mapper, the dtype gate (``pipeline.whole.match_tables``);
+* ``tail``: forking the child that builds and writes the last rows (``pipeline.whole._start_tail``);
+* ``build``: metrics and verdicts of the whole result (``pipeline.build.build_result``);
+* ``write``: the result file(s) (``pipeline.whole.write_result``, waiting for the tail child);
 * ``summary``: the job's summary partial made from its result (``run.jobs.job_partial``); ``merge``: the
   partials (or, without them, the tables' views) added to the run's summary (``finish.add_outcomes``);
   ``view``: a table's view for the HTML report; ``format``: the console summary;
@@ -188,13 +188,15 @@ def install(clock: StageClock) -> Callable[[], None]:
     """Wrap the engine's and the summary's stage functions (module attributes, as they are looked up);
     returns the function that puts the originals back."""
     from msprobe_core import report
+    from msprobe_core.pipeline import build, whole
     from msprobe_core.pipeline import job as engine
     from msprobe_core.report import finish
     from msprobe_core.run import jobs
 
     saved: list[tuple[Any, str, Any]] = []
-    for module, stages in ((engine, (("load", "load_pair"), ("match", "match_tables"), ("tail", "_start_tail"),
-                                     ("build", "build_result"), ("write", "write_result"))),
+    for module, stages in ((engine, (("load", "load_pair"),)),
+                           (whole, (("match", "match_tables"), ("tail", "_start_tail"), ("write", "write_result"))),
+                           (build, (("build", "build_result"),)),
                            (jobs, (("summary", "job_partial"),)),
                            (finish, (("merge", "add_outcomes"), ("view", "view_from_table"),
                                      ("format", "format_summary"))),

@@ -193,14 +193,15 @@ def test_stage_profile_times_every_stage(tmp_path, capsys):
     import stage_profile
 
     from msprobe_core.pipeline import job as engine
+    from msprobe_core.pipeline import whole
     from msprobe_core.report import finish
     from msprobe_core.run import jobs
 
     root = tmp_path / "stats"
     dumpgen.generate("statistics", root, entries=200)
-    originals = (engine.load_pair, engine.write_result, jobs.job_partial, finish.add_outcomes)
+    originals = (engine.load_pair, whole.write_result, jobs.job_partial, finish.add_outcomes)
     result = stage_profile.profile(root, tmp_path / "out", [], sizes=True)
-    assert (engine.load_pair, engine.write_result, jobs.job_partial, finish.add_outcomes) == originals  # unwrapped
+    assert (engine.load_pair, whole.write_result, jobs.job_partial, finish.add_outcomes) == originals  # unwrapped
     assert result["rc"] == 0 and result["rows"] > 200
     for stage in ("load", "match", "build", "write", "summary", "merge"):
         rec = result["stages"][stage]

@@ -117,15 +117,15 @@ def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, round_ro
 def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
         tmp_path: Path, workers_started: list[bool], capsys: pytest.CaptureFixture,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.pipeline import job
+    from msprobe_core.pipeline import build
 
-    real = job.build_result
+    real = build.build_result
 
     def telling(target: Any, golden: Any, match: Any, *args: Any, **kwargs: Any) -> Any:
         logging.getLogger("msprobe").error("built rows from %s", target.name[match.target[0]])
         return real(target, golden, match, *args, **kwargs)
 
-    monkeypatch.setattr(job, "build_result", telling)
+    monkeypatch.setattr(build, "build_result", telling)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
     target, golden = _pair("pytorch/c05")
     alone = _run_alone(target, golden, tmp_path / "alone", capsys, monkeypatch)

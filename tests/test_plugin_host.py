@@ -221,7 +221,7 @@ def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
     """``MetricSpec.applies`` picks a mode's metric set per run; ``WriterSpec.accepts_options`` hands the writer the options."""
     from msprobe_core.host.specs import MetricSpec, VerdictSpec
     from msprobe_core.model import CompareOptions
-    from msprobe_core.pipeline.job import compare_and_write
+    from msprobe_core.pipeline.job import run_job
 
     class Plugin:
         @hookimpl
@@ -253,13 +253,13 @@ def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
     options = CompareOptions(output_format="lines", output_dir=job.output_dir,
                              extra={"names_only": True, "title": "my run"})
     job.output_dir.mkdir()
-    table, files, _ = compare_and_write(job, options, "20260101000000", host)
+    table, files, _ = run_job(job, options, host, timestamp="20260101000000")
     # the whole-table set gives its columns; the verdict rules of the mode add theirs after Requires_grad Consistent
     assert table.columns == ["NPU Name", "Requires_grad Consistent", "Result"]
     lines = files[0].read_text().splitlines()
     assert files[0].name == "compare_result_20260101000000.txt" and lines[0] == "my run"
     assert lines[1:] == ["Torch.add.0.forward.input.0|True|seen", "Torch.add.0.forward.output.0|True|seen"]
-    plain = compare_and_write(job, CompareOptions(output_dir=job.output_dir), "20260101000001", host)[0]
+    plain = run_job(job, CompareOptions(output_dir=job.output_dir), host, timestamp="20260101000001")[0]
     assert "Max diff" in plain.columns  # the other runs: the core's set
 
 

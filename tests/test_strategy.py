@@ -94,3 +94,70 @@ def test_the_compare_runs_the_strategy_chosen_and_both_give_the_same_files(tmp_p
     msprobe_core.compare(job.target, job.golden, output_dir=other, quiet=True)
     (again,) = other.glob("compare_result_*.csv")
     assert result.read_bytes() == again.read_bytes()
+
+
+def _strategies_run(monkeypatch) -> list[str]:
+    """The name of every strategy a job is run with: chosen by :func:`run_job`, or named to it by a front end."""
+    from msprobe_core.pipeline import strategy
+    from msprobe_core.run import frontend
+
+    seen: list[str] = []
+    real_choice, real_run = strategy.choose_strategy, frontend.run_job
+
+    def choosing(*args, **kwargs):
+        chosen = real_choice(*args, **kwargs)
+        seen.append(chosen.name)
+        return chosen
+
+    def run_job(*args, **kwargs):
+        seen.append(f"named: {kwargs['strategy'].name}")
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(strategy, "choose_strategy", choosing)
+    monkeypatch.setattr(frontend, "run_job", run_job)
+    return seen
+
+
+def test_every_entry_runs_the_one_orchestration(tmp_path, monkeypatch):
+    """The command's run, the Python API without an output directory and a front end's stages-only job all go
+    through ``run_job``: the strategy is chosen there (or named by the front end), never by a second driver."""
+    import msprobe_core
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.model import CompareOptions
+    from msprobe_core.run.frontend import run_compare
+
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "0")
+    seen = _strategies_run(monkeypatch)
+    job = _job(tmp_path)
+    msprobe_core.compare(job.target, job.golden, output_dir=tmp_path / "written", quiet=True)
+    assert seen == ["chunk by chunk"]
+    msprobe_core.compare(job.target, job.golden, quiet=True)  # a table, no file: never streamed
+    assert seen == ["chunk by chunk", "whole tables"]
+    out = tmp_path / "front"
+    (done,) = run_compare([CompareJob(job.target, job.golden, out, "compare_result")],
+                          CompareOptions(output_dir=out, output_format="csv"), get_host(), stages_only=True)
+    assert done.files and seen[2:] == ["named: whole tables"]
+
+
+def test_a_job_the_chunks_cannot_take_goes_on_on_whole_tables(tmp_path, monkeypatch, caplog):
+    """The chunked strategy hands a job it cannot take to whole tables after its load; the result is the one
+    whole tables give from the start."""
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.model import CompareOptions
+    from msprobe_core.pipeline import job as engine
+    from msprobe_core.pipeline.streamed import Chunked, StreamPlan, WholeTablesNeeded
+
+    monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "0")
+    host, job = get_host(), _job(tmp_path)
+    options = CompareOptions(output_dir=tmp_path)
+
+    class Refusing(Chunked):
+        def match(self, *args, **kwargs):
+            raise WholeTablesNeeded("refused for the test")
+
+    with caplog.at_level(logging.DEBUG, logger="msprobe"):
+        handed = engine.run_job(job, options, host, strategy=Refusing(StreamPlan(False)))
+    whole = engine.run_job(job, options, host)
+    assert "whole tables (refused for the test)" in caplog.text
+    assert handed is not None and whole is not None and handed.table is not None
+    assert list(handed.table.rows()) == list(whole.table.rows())

@@ -15,7 +15,7 @@ import pytest
 
 from msprobe_core import api
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
-from msprobe_core.pipeline import job as engine
+from msprobe_core.pipeline import build as engine
 from msprobe_core.result import _pick
 from msprobe_core.workers import forking
 from msprobe_core.write import tailbuild, writers

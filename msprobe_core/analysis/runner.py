@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import MsprobeError, OutputError
 from ..host.registry import BUILTIN_PLUGIN, PluginHost
 from ..host.specs import EXACT_MAPPER, CompareJob
-from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions
+from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
 from .comm import DEFAULT_SPEC, CommOpSpec
 from .config import DiffAnalyzeConfig
 from .locate import Finding, locate
@@ -79,24 +79,25 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
 def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
                 index: int) -> RankView | None:
     """Stage 1 for one rank pair: the result table and the calls with their evidence."""
-    from ..load.stage import account_unrecognised, load_pair
-    from ..match.stage import match_tables
-    from ..pipeline.job import build_result
+    from ..pipeline.job import run_job
+    from ..pipeline.whole import WholeTables
 
-    target, golden = load_pair(job, options, host)
-    account_unrecognised(job, target, golden)
-    if not len(target) or not len(golden):
-        log.warning("No valid data found in %s or %s. No compare result file generated.", job.target, job.golden)
+    read: dict[str, Any] = {}
+
+    def for_analysis(target: DumpTable, golden: DumpTable) -> tuple[DumpTable, DumpTable]:
+        read["dump_mode"] = target.mode
+        if target.mode == MODE_TENSOR:
+            # msprobe's -da judges real-data dumps on their dump.json statistics (summary mode)
+            target, golden = replace(target, mode=MODE_STATISTICS), replace(golden, mode=MODE_STATISTICS)
+        read["target"], read["golden"] = target, golden
+        return target, golden
+
+    # the compare's own stages, on whole tables in this process; the analysis writes its own files
+    done = run_job(job, options, host, strategy=WholeTables(tail=False), on_loaded=for_analysis)
+    if done is None or done.table is None:
         return None
-    dump_mode = target.mode
-    if target.mode == MODE_TENSOR:
-        # msprobe's -da judges real-data dumps on their dump.json statistics (summary mode)
-        target, golden = replace(target, mode=MODE_STATISTICS), replace(golden, mode=MODE_STATISTICS)
-    match = match_tables(target, golden, options, host)
-    if not match.target:
-        log.warning("Can`t match any op. No compare result file generated.")
-        return None
-    table = build_result(target, golden, match, options, host)
+    table, target, golden, dump_mode = done.table, read["target"], read["golden"], read["dump_mode"]
+    match = table.pairs
     table.meta["dump_mode"] = dump_mode  # the summary reports the dump as it is, not as -da compared it
     tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
     cross = tf is not None and gf is not None and tf.name != gf.name

@@ -147,36 +147,51 @@ def _is_stack_index(stack: Any) -> bool:
     return isinstance(stack, (StackIndex, StackRecords))
 
 
-def compare_streamed(job: CompareJob, target: Any, golden: Any, options: CompareOptions, timestamp: str,
-                     host: PluginHost, plan: StreamPlan, build: Build, run: RunContext | None = None) -> Written | None:
-    """Compare a job from its two indexes and write the result (``None``: nothing matched).
+@dataclass(frozen=True)
+class Chunked:
+    """The chunked strategy of a job's stages: matched on the dumps' indexes, then read, built and written a chunk
+    at a time when the run keeps no table (from whole tables otherwise).
 
-    When the run (``run``) summarises from a sink and keeps no tables (:mod:`msprobe_core.pipeline.sink`), the
-    result is read, built and written chunk by chunk, each chunk fed to the sink: no table is returned, the
-    sink's partial is. Otherwise it is built from whole tables.
-
-    ``build(target, golden, match, options, host)``: the result of matched rows (``pipeline.build.build_result``).
-
-    Raises :class:`WholeTablesNeeded` (before writing anything) for what the streamed path does not take.
+    Its :meth:`match` and :meth:`finish` raise :class:`WholeTablesNeeded` (before any result file exists) for
+    whatever it does not take; the run then goes on with the whole-table strategy from the match stage.
     """
-    if not (is_index(target) and is_index(golden)):
-        raise WholeTablesNeeded("a side is not indexed")
-    if target.mode not in STREAMED_MODES:
-        raise WholeTablesNeeded(f"{target.mode} mode")
-    metrics = host.metric_set(target.mode, options)
-    if metrics is None or not metrics.splittable or metrics.whole_table:
-        raise WholeTablesNeeded("the metric set wants the whole table")
-    match = match_indexes(target, golden, options, host)
-    if match is None:
-        return None
-    from .sink import Written
 
-    started = None if run is None else run.started
-    sink = _chunk_sink(options, host, run)
-    if sink is None:
-        return Written(*_build_whole(job, target, golden, match, options, timestamp, host, build, started))
-    files = _build_chunked(job, target, golden, match, options, timestamp, host, build, sink, started)
-    return Written(None, files, sink.finish(files))
+    plan: StreamPlan
+    name: str = "chunk by chunk"
+
+    @property
+    def index(self) -> bool:
+        """What the load asks for: the dumps' indexes, backward calls renumbered or not."""
+        return self.plan.renumber
+
+    def match(self, target: Any, golden: Any, options: CompareOptions, host: PluginHost) -> tuple[Any, Any, Any] | None:
+        """Pair the rows on the two indexes (``None``: nothing matched)."""
+        if not (is_index(target) and is_index(golden)):
+            raise WholeTablesNeeded("a side is not indexed")
+        if target.mode not in STREAMED_MODES:
+            raise WholeTablesNeeded(f"{target.mode} mode")
+        metrics = host.metric_set(target.mode, options)
+        if metrics is None or not metrics.splittable or metrics.whole_table:
+            raise WholeTablesNeeded("the metric set wants the whole table")
+        match = match_indexes(target, golden, options, host)
+        return None if match is None else (target, golden, match)
+
+    def finish(self, matched: tuple[Any, Any, Any], job: CompareJob, options: CompareOptions, timestamp: str | None,
+               host: PluginHost, run: RunContext | None) -> Written:
+        """Metrics, verdicts and the write: chunk by chunk when the run summarises from a sink and keeps no table
+        (no table is returned then, the sink's partial is), else from whole tables."""
+        from . import build
+        from .sink import Written
+
+        if timestamp is None:
+            raise WholeTablesNeeded("the result is not written")
+        target, golden, match = matched
+        started = None if run is None else run.started
+        sink = _chunk_sink(options, host, run)
+        if sink is None:
+            return Written(*_build_whole(job, target, golden, match, options, timestamp, host, build.build_result, started))
+        files = _build_chunked(job, target, golden, match, options, timestamp, host, build.build_result, sink, started)
+        return Written(None, files, sink.finish(files))
 
 
 def _chunk_sink(options: CompareOptions, host: PluginHost, run: RunContext | None) -> Any:

@@ -19,12 +19,10 @@ from pathlib import Path
 from ..files.outputs import run_stamp
 from ..host.registry import PluginHost
 from ..host.specs import CompareJob
-from ..load.stage import account_unrecognised, load_pair
-from ..match.stage import match_tables
 from ..model import CompareOptions, DumpTable
-from ..pipeline.build import NO_MATCH, build_result
+from ..pipeline.job import run_job
+from ..pipeline.whole import WholeTables
 from ..result import ResultTable
-from ..write.stage import write_result
 
 log = logging.getLogger("msprobe")
 
@@ -76,17 +74,9 @@ def run_compare(
 
 def _stages(job: CompareJob, options: CompareOptions, host: PluginHost,
             on_loaded: Callable[[DumpTable, DumpTable], None] | None) -> CompareRun:
-    """One job's stages, nothing around them (``run_compare(stages_only=True)``)."""
-    target, golden = load_pair(job, options, host)
-    account_unrecognised(job, target, golden)
-    if on_loaded is not None:
-        on_loaded(target, golden)
-    match = match_tables(target, golden, options, host)
-    if not match.target:
-        log.warning(NO_MATCH)
-        return CompareRun(job)
-    table = build_result(target, golden, match, options, host)
-    # not the name another run writes into this directory in this very second (files.outputs.run_stamp)
+    """One job's stages, nothing around them (``run_compare(stages_only=True)``): the one orchestration on whole
+    tables in this process, the result named by a second no other run holds in its directory."""
     with run_stamp(Path(job.output_dir), keep_earlier=False) as stamp:
-        files = write_result(table, job, options, stamp, host)
-    return CompareRun(job, files, table)
+        done = run_job(job, options, host, timestamp=stamp, strategy=WholeTables(tail=False), on_loaded=on_loaded,
+                       check_empty=False)
+    return CompareRun(job) if done is None else CompareRun(job, done.files, done.table)

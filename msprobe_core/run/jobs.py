@@ -19,7 +19,7 @@ from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
 from ..host.specs import CompareJob
 from ..model import CompareOptions
-from ..pipeline.job import JobOutcome, compare_and_write, raise_if_partly_failed
+from ..pipeline.job import JobOutcome, raise_if_partly_failed, run_job
 from ..workers.gcpause import gc_paused
 from .context import RunContext
 from .parallel import job_partial
@@ -84,7 +84,7 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -
             log.error("%s%s; skipping this pair.", prefix, outcome.error)
             continue
         try:
-            done = compare_and_write(job, options, run.stamp, run.host, run)
+            done = run_job(job, options, run.host, run, timestamp=run.stamp)
             if done is None:
                 continue
             outcome.table, outcome.files, left = done

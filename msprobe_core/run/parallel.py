@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MsprobeError
-from ..pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES, job_bytes, worth_streaming
+from ..pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES, job_bytes
 
 if TYPE_CHECKING:
     from ..host.specs import CompareJob
@@ -77,9 +77,8 @@ def run_job_task(task: JobTask) -> JobReport:
     from dataclasses import replace
 
     from ..host.registry import get_host
-    from ..pipeline.job import compare_and_write, compare_job
+    from ..pipeline.job import run_job
     from ..workers.executors import using
-    from ..write.stage import write_result
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
@@ -94,15 +93,9 @@ def run_job_task(task: JobTask) -> JobReport:
         run = replace(task.run, host=host)
         with task.executor.open() as executor, using(executor):
             try:
-                # a big statistics or md5 pair the run keeps no table of is read, built and written chunk by
-                # chunk here too, as in a serial run (pipeline.streamed); a small one on whole tables
-                if worth_streaming(task.job, on_worker=True):
-                    done = compare_and_write(task.job, task.options, run.stamp, host, run)
-                else:
-                    table = compare_job(task.job, task.options, host)
-                    done = None if table is None else (
-                        table, write_result(table, task.job, task.options, run.stamp, host, started=run.started),
-                        None)
+                # the one orchestration, as in a serial run: a big statistics or md5 pair the run keeps no
+                # table of is read, built and written chunk by chunk here too, a small one on whole tables
+                done = run_job(task.job, task.options, host, run, timestamp=run.stamp, on_worker=True)
                 if done is not None:
                     table, report.files, left = done
                     report.partial = job_partial(run, table, report.files, left)
