@@ -29,7 +29,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.schemas": ("validate",),
     ".files.npy_reader": ("NUMERIC_KINDS",),
     ".match.data_mapping": ("load_data_mapping",),
-    ".metrics.tensor_stage": ("safe_tensor_path",),
+    ".metrics.tensor_paths": ("safe_tensor_path",),
     # matching and metrics helpers
     ".match.matching": ("apply_dtype_gate", "mapped_golden_keys"),
     ".metrics.tensor_metrics": ("compare_tensors",),
@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.data_mapping import load_data_mapping
     from .match.matching import apply_dtype_gate, mapped_golden_keys
     from .metrics.tensor_metrics import compare_tensors
-    from .metrics.tensor_stage import safe_tensor_path
+    from .metrics.tensor_paths import safe_tensor_path
     from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
     from .result import data_name_column, stack_column
     from .text.cells import neutralise, numpy_float_text

@@ -127,9 +127,9 @@ def test_unknown_executor_is_a_usage_error(corpora, tmp_path, capsys):
 
 def test_scheduler_implies_dask():
     host = get_host()
-    assert executor_name(host.compare_options()) == "local"
-    assert executor_name(host.compare_options(scheduler="tcp://127.0.0.1:8786")) == "dask"
-    assert executor_name(host.compare_options(executor="local", scheduler="x")) == "local"
+    assert executor_name(host.compare_options(), host) == "local"
+    assert executor_name(host.compare_options(scheduler="tcp://127.0.0.1:8786"), host) == "dask"
+    assert executor_name(host.compare_options(executor="local", scheduler="x"), host) == "local"
 
 
 # --------------------------------------------------------------------------- executor contract

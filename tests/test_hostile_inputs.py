@@ -1164,7 +1164,7 @@ def test_file_size_limit_reached(tmp_path: Path) -> None:
 
 def test_internal_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
     """A bug (any unexpected exception) is still one stderr line and exit 1; --debug shows the traceback."""
-    import msprobe_core.pipeline.job as engine
+    import msprobe_core.pipeline.build as engine
 
     def boom(*a, **k):
         raise ZeroDivisionError("simulated bug")

@@ -86,14 +86,13 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
 #: where the process-wide plugin host may be looked up: the layers that start a run (``testing/``: the plugin
 #: authors' fixtures, which set the host a test's run uses)
 HOST_READERS = ("cli/", "api.py", "run/", "testing/")
-#: lower modules that still look it up, each for a reason not yet removed: the tensor stage's readers are built in
-#: chunk workers (other processes, which load their own host), the executors' defaults serve that stage, the report
-#: views, the plugin modes' declarations and the hierarchy sources they ask (``report/modes.py``,
-#: ``report/hierarchy.py``) serve ``msprobe report`` (a result file,
-#: no run), the column registry is asked by writers that get no host
-STILL_LOOKED_UP = {"metrics/tensor_stage.py", "workers/executors.py", "report/views.py", "report/modes.py", "report/hierarchy.py",
-                   "result_columns.py",
-}
+#: lower modules that still look it up, each for a reason not yet removed: the tensor stage where its pairs run as
+#: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
+#: stage hands the run's host down), the report views, the plugin modes' declarations and the hierarchy sources
+#: they ask (``report/modes.py``, ``report/hierarchy.py``: they also serve ``msprobe report``, a result file and no
+#: run), the column registry asked by writers that get no host
+STILL_LOOKED_UP = {"metrics/tensor_stage.py", "report/views.py", "report/modes.py", "report/hierarchy.py",
+                   "result_columns.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 
 

@@ -468,7 +468,8 @@ class MetricContext:
     """What a metric set sees: both tables, the pairs, the cells so far and the options.
 
     ``meta`` is the result's ``meta``: what a metric set notes there (per-row findings the
-    verdict rules or the writer of the same plugin read) goes with the table.
+    verdict rules or the writer of the same plugin read) goes with the table. ``host``: the run's
+    plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
     """
 
     target: DumpTable
@@ -477,6 +478,7 @@ class MetricContext:
     columns: dict[str, list[Any]]
     options: CompareOptions
     meta: dict[str, Any] = field(default_factory=dict)
+    host: PluginHost | None = None
 
 
 @dataclass

@@ -36,11 +36,11 @@ def metric_columns(
     if match.notes.get("summary_notes"):  # a mapper's account of its pairing, for the run's summary
         meta["notes"] = list(match.notes["summary_notes"])
     if spec.whole_table:
-        columns = spec.compute(MetricContext(target, golden, match, {}, options, meta))
+        columns = spec.compute(MetricContext(target, golden, match, {}, options, meta, host))
         n = len(next(iter(columns.values()), ()))
         return list(columns), columns, [0] * n, meta
     columns = base_columns(target, golden, match)
-    columns.update(spec.compute(MetricContext(target, golden, match, columns, options, meta)))
+    columns.update(spec.compute(MetricContext(target, golden, match, columns, options, meta, host)))
     group_of_row = [target.row_api[i] for i in match.target]
     with_stack = target.stack is not None
     if with_stack:

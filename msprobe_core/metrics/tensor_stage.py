@@ -19,12 +19,16 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TensorReadError
 from ..files.arena import Arena, use_arena
 from ..files.validation import check_tensor_file, max_tensor_bytes
 from .metric_failures import failure_of, settle_failures
+from .tensor_paths import TensorPaths as _TensorPaths
+
+if TYPE_CHECKING:
+    from ..host.registry import PluginHost
 
 log = logging.getLogger("msprobe")
 
@@ -85,54 +89,6 @@ def squeezed_shape(text: object, memo: dict[object, tuple[int, ...] | None] | No
     return shape
 
 
-def safe_tensor_path(base: Path | None, data_name: str) -> Path:
-    """``base/data_name``, refusing names that leave ``base`` (``..``, absolute paths, symlinks out).
-
-    Delegates to :func:`msprobe_core.files.validation.resolve_within`, the one helper every loader uses.
-    """
-    from ..files.validation import resolve_within
-
-    return resolve_within(base, data_name, what="data_name")
-
-
-class _TensorPaths:
-    """:func:`safe_tensor_path` for the thousands of names of one dump, at one ``lstat`` a name.
-
-    ``resolve_within`` resolves the root and every component of every name (a dozen
-    ``lstat`` calls each). A plain file name (no separator, not ``.``/``..``, no NUL)
-    that is not a symlink cannot leave the root, so it is joined to the root's real
-    path (resolved once) after one ``lstat``; anything else, including a name that does
-    not exist yet, takes the full check, which gives the same path or the same error.
-    """
-
-    def __init__(self) -> None:
-        self._real_roots: dict[Path, str] = {}
-        #: sizes seen by the ``lstat`` of the fast path, for the chunk plan
-        self.sizes: dict[str, int] = {}
-
-    def __call__(self, base: Path | None, name: str) -> str:
-        """The real path of ``base/name`` as a string (what a :class:`TensorTask` holds)."""
-        if base is None or not _plain_name(name):
-            return str(safe_tensor_path(base, name))
-        real = self._real_roots.get(base)
-        if real is None:
-            real = self._real_roots[base] = os.path.realpath(base)
-        full = os.path.join(real, name)
-        try:
-            st = os.lstat(full)
-        except (OSError, ValueError):
-            return str(safe_tensor_path(base, name))
-        if stat.S_ISLNK(st.st_mode):
-            return str(safe_tensor_path(base, name))
-        self.sizes[full] = st.st_size
-        return full
-
-
-def _plain_name(name: object) -> bool:
-    return (isinstance(name, str) and name not in ("", ".", "..")
-            and "/" not in name and "\\" not in name and "\x00" not in name)
-
-
 class _Readers:
     """What reading and finishing pairs needs from the current plugin host, looked up once.
 
@@ -141,11 +97,10 @@ class _Readers:
     columns of the plugin metrics the run's options turned on (``None``: all registered).
     """
 
-    def __init__(self, metrics: tuple[str, ...] | None = None) -> None:
-        from ..host.registry import get_host
+    def __init__(self, metrics: tuple[str, ...] | None = None, host: PluginHost | None = None) -> None:
         from .tensor_metrics import compare_tensors, squeeze_loaded
 
-        self.host = get_host()
+        self.host = host if host is not None else _task_host()
         self.cap = max_tensor_bytes()
         self.squeeze = squeeze_loaded
         self.compare = compare_tensors
@@ -210,6 +165,14 @@ def _prefault(array: Any) -> Any:
     return array
 
 
+def _task_host() -> PluginHost:
+    """The plugin host of a process that runs tensor pairs as an executor's task (a pool or Dask worker): that
+    process's own, loaded there with the same plugins; the process that runs the stage passes its run's host."""
+    from ..host.registry import get_host
+
+    return get_host()
+
+
 def _load_pair(task: TensorTask, arenas: Sequence[Arena | None] = (None, None),
                readers: _Readers | None = None) -> tuple[Any, Any] | str:
     """Both arrays of a pair (file-mapped pages already read), or the warning text of a read failure.
@@ -260,9 +223,10 @@ def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str,
     return task.row, cells + tuple(extra), None
 
 
-def compute_pair(task: TensorTask) -> tuple[int, tuple[Any, ...], str | None]:
+def compute_pair(task: TensorTask, host: PluginHost | None = None) -> tuple[int, tuple[Any, ...], str | None]:
     """Metrics of one pair; a read failure gives ``unsupported`` cells and a warning text."""
-    return _finish_pair(task, _load_pair(task))
+    readers = _Readers(host=host)
+    return _finish_pair(task, _load_pair(task, readers=readers), readers)
 
 
 #: sets of four arenas (two pairs × two sides) kept for the next chunk this process runs
@@ -276,8 +240,8 @@ def _take_arenas() -> list[Arena]:
         return [Arena() for _ in range(4)]
 
 
-def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True, metrics: tuple[str, ...] | None = None
-                ) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
+def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True, metrics: tuple[str, ...] | None = None,
+                host: PluginHost | None = None) -> Iterator[tuple[int, tuple[Any, ...], str | None]]:
     """Results of ``tasks`` in order.
 
     ``read_ahead``: read pair k+1 in a thread while pair k is computed, for a process
@@ -290,7 +254,7 @@ def _iter_pairs(tasks: Sequence[TensorTask], read_ahead: bool = True, metrics: t
     """
     if not tasks:
         return
-    rd = _Readers(metrics)
+    rd = _Readers(metrics, host)
     arenas = _take_arenas()
     slots = (arenas[0:2], arenas[2:4])
     try:
@@ -395,10 +359,13 @@ def run_tasks(
     executor: Any = None,
     quiet: bool = True,
     metrics: tuple[str, ...] | None = None,
+    host: PluginHost | None = None,
 ) -> dict[int, tuple[tuple[Any, ...], str | None]]:
     """Compute every task; returns row → (cells, warning).
 
-    ``metrics``: the columns of the plugin tensor metrics to add (``None``: every registered one).
+    ``metrics``: the columns of the plugin tensor metrics to add (``None``: every registered one); ``host``: the
+    run's plugin host, whose readers and metrics the pairs computed in this process use (tasks on other processes
+    use theirs).
 
     ``executor`` (default: a local pool of ``workers`` processes) runs chunks of
     pairs (:func:`plan_chunks`) with at most ``2 × parallelism`` chunks in flight;
@@ -422,7 +389,7 @@ def run_tasks(
         parallelism = executor.parallelism()
         cpus = usable_cpus()
         if parallelism <= 1 or len(tasks) < 2 or total < executor.inline_bytes:
-            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks, cpus > 1, metrics), sizes):
+            for (row, cells, warn), nbytes in zip(_iter_pairs(tasks, cpus > 1, metrics, host), sizes):
                 results[row] = (cells, warn)
                 bar.advance(1, nbytes)
             return results
@@ -438,12 +405,12 @@ def run_tasks(
 
 def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     """The metric columns of tensor mode for a matched table (the built-in tensor metric set)."""
-    from ..host.registry import get_host
     from ..result import TENSOR_METRIC_COLUMNS
     from ..workers.executors import executor_for
 
-    target, golden, match = ctx.target, ctx.golden, ctx.match
-    host = get_host()
+    target, golden, match, host = ctx.target, ctx.golden, ctx.match, ctx.host
+    if host is None:
+        raise TypeError("the tensor metric set needs the run's host (MetricContext.host)")
     extra = tuple(m.column for m in host.tensor_metrics_for(ctx.options))
     names = TENSOR_METRIC_COLUMNS + list(extra)
     width = len(names)
@@ -476,8 +443,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes,
                                 squeezed_shape(target.shape[i], shapes), squeezed_shape(golden.shape[j], shapes),
                                 is_complex_dtype(t_spec, target.dtype[i]), is_complex_dtype(g_spec, golden.dtype[j])))
-    with executor_for(ctx.options) as executor:
-        done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra)
+    with executor_for(ctx.options, host) as executor:
+        done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra, host=host)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
         cells[row] = row_cells
         if warn:

@@ -223,29 +223,24 @@ def using(executor: Executor) -> Iterator[Executor]:
         _CURRENT.reset(token)
 
 
-def open_executor(options: CompareOptions, host: PluginHost | None = None) -> Executor:
+def open_executor(options: CompareOptions, host: PluginHost) -> Executor:
     """A new executor as the options ask for it (``--executor``, ``--workers``, the executor's own options)."""
-    from ..host.registry import get_host
-
-    host = host or get_host()
     return host.executor(executor_name(options, host)).create(options)
 
 
-def executor_name(options: CompareOptions, host: PluginHost | None = None) -> str:
+def executor_name(options: CompareOptions, host: PluginHost) -> str:
     """The executor the options select: ``--executor``, else one whose ``selected_by`` says so, else ``local``."""
     name = getattr(options, "executor", None)
     if name:
         return name
-    from ..host.registry import get_host
-
-    for spec in (host or get_host()).executors.values():
+    for spec in host.executors.values():
         if spec.selected_by is not None and spec.selected_by(options):
             return spec.name
     return DEFAULT_EXECUTOR
 
 
 @contextmanager
-def executor_for(options: CompareOptions, host: PluginHost | None = None) -> Iterator[Executor]:
+def executor_for(options: CompareOptions, host: PluginHost) -> Iterator[Executor]:
     """The current executor, or a new one for ``options`` that is closed when the block ends."""
     current = _CURRENT.get()
     if current is not None:
