@@ -452,3 +452,20 @@ def test_a_pair_changed_by_hand_is_not_measured_as_generated(tmp_path):
     assert bench_compare.main([*argv, "--json", str(out_json)]) == 0
     status = json.loads(out_json.read_text())["growth"][0]["status"]
     assert status.startswith("skipped: ") and "hard links" in status and "--regen" in status
+
+
+def test_same_outputs_sees_what_differs_and_nothing_else(tmp_path):
+    """The refactor check (benchmarks/same_outputs.py) takes two runs' files as the same when only their names'
+    timestamps, the output paths and the generation time they name differ, and names a file whose cells differ."""
+    import same_outputs
+
+    a, b = tmp_path / "ours", tmp_path / "base"
+    for side, stamp, when in ((a, "20260101000000", "2026-01-01 00:00:00"), (b, "20260101000001", "2026-01-01 00:00:01")):
+        side.mkdir()
+        (side / f"compare_result_{stamp}.csv").write_text("Result\npass\n")
+        (side / f"compare_report_{stamp}.html").write_text(f'{{"generated":"{when}","files":["{side}/x_{stamp}.csv"]}}')
+    assert same_outputs.differences(a, b, tmp_path / "no_oracle_diff.py") == []
+    (b / "compare_result_20260101000001.csv").write_text("Result\nerror\n")
+    (b / "advisor.txt").write_text("")
+    assert same_outputs.differences(a, b, tmp_path / "no_oracle_diff.py") == [
+        "only in one: advisor.txt", "differs: compare_result.csv"]
