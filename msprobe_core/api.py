@@ -103,9 +103,11 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
             from .workers.executors import executor_for
 
             started = _now()
-            with executor_for(opts, host):  # one executor (pool, cluster client) for every job
+            from .host.running import running_with
+
+            with executor_for(opts, host), running_with(host):  # one executor (pool, cluster client) for every job
                 outcomes = [JobOutcome(job, table=compare_job(job, opts, host)) for job in jobs]
-    return CompareResult(outcomes, opts, started)
+    return CompareResult(outcomes, opts, started, host)
 
 
 def _now() -> float:
@@ -132,8 +134,10 @@ class CompareResult:
     ``DeprecationWarning``); ``len(result)`` is the number of rows.
     """
 
-    def __init__(self, outcomes: Sequence[Any], options: CompareOptions, started: float = 0.0) -> None:
+    def __init__(self, outcomes: Sequence[Any], options: CompareOptions, started: float = 0.0,
+                 host: Any = None) -> None:
         self._outcomes = list(outcomes)
+        self._host = host  # the run's: what its summary and report know of the plugins
         self._options = options
         self._started = started
         self._summary: dict[str, Any] | None = None
@@ -146,7 +150,8 @@ class CompareResult:
         if self._views is None:
             from .report.finish import views_from_outcomes
 
-            self._views = views_from_outcomes(self._outcomes)
+            with self._running():
+                self._views = views_from_outcomes(self._outcomes)
         return self._views
 
     @property
@@ -161,7 +166,9 @@ class CompareResult:
 
                 analysis = find_analysis(Path(self._options.output_dir), self._started)
             errors = [f"{o.job.label}: {o.error}" for o in self._outcomes if o.error]
-            self._summary = summarize(self._result_views(), analysis=analysis, errors=errors)
+            views = self._result_views()
+            with self._running():
+                self._summary = summarize(views, analysis=analysis, errors=errors)
         return self._summary
 
     @property
@@ -174,7 +181,17 @@ class CompareResult:
         200,000 rows, see docs/report.md) to ``path``; returns it."""
         from .report import write_report
 
-        return write_report(self._result_views(), self.summary, Path(path))
+        views, summary = self._result_views(), self.summary
+        with self._running():
+            return write_report(views, summary, Path(path))
+
+    def _running(self) -> Any:
+        """The block in which the summary and the report know the run's plugins (:mod:`msprobe_core.host.running`)."""
+        from contextlib import nullcontext
+
+        from .host.running import running_with
+
+        return nullcontext() if self._host is None else running_with(self._host)
 
     # -- 0.1 compatibility: the DataFrame itself -----------------------------------
     def __len__(self) -> int:

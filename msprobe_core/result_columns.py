@@ -23,7 +23,6 @@ which the summary and the report read through :func:`known_columns`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -304,7 +303,8 @@ def stat_column(side: str, stat: str) -> str:
 
 
 def known_columns() -> ColumnRegistry:
-    """The columns this process knows: the plugin host's (core and plugins) once a host exists, else the core's."""
-    registry = sys.modules.get(f"{__package__}.host.registry")  # not imported: no host exists (and none is made here)
-    host = registry.current_host() if registry is not None else None
+    """The columns the run knows: its plugin host's (core and plugins), else (outside a run) the core's."""
+    from .host.running import run_host
+
+    host = run_host()
     return host.columns if host is not None else CORE_COLUMNS

@@ -642,15 +642,17 @@ def test_a_kernel_result_read_back_names_the_frameworks_the_plugin_declares(monk
     from dataclasses import replace
 
     from msprobe_core.host.registry import get_host
+    from msprobe_core.host.running import running_with
     from msprobe_core.report.result_files import read_files_as_view
 
     result = min(KERNEL_CASES[0].glob("oracle/*/compare_result_*.csv"))
-    assert read_files_as_view([result], "").frameworks == ("mindspore", "mindspore")
     host = get_host()
-    monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=("a", "b")))
-    assert read_files_as_view([result], "").frameworks == ("a", "b")
-    monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=None))
-    assert read_files_as_view([result], "").frameworks != ("mindspore", "mindspore")
+    with running_with(host):  # as msprobe report runs
+        assert read_files_as_view([result], "").frameworks == ("mindspore", "mindspore")
+        monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=("a", "b")))
+        assert read_files_as_view([result], "").frameworks == ("a", "b")
+        monkeypatch.setitem(host.metrics, "kernel", replace(host.metrics["kernel"], frameworks=None))
+        assert read_files_as_view([result], "").frameworks != ("mindspore", "mindspore")
 
 
 # --------------------------------------------------------------------------------------------------

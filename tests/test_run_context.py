@@ -88,11 +88,9 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
 HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage where its pairs run as
 #: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
-#: stage hands the run's host down), the report views, the plugin modes' declarations and the hierarchy sources
-#: they ask (``report/modes.py``, ``report/hierarchy.py``: they also serve ``msprobe report``, a result file and no
-#: run), the column registry asked by writers that get no host
-STILL_LOOKED_UP = {"metrics/tensor_stage.py", "report/views.py", "report/modes.py", "report/hierarchy.py",
-                   "result_columns.py"}
+#: stage hands the run's host down). The summary, the report and the column registry ask the run's host
+#: (``host/running.py``, set by the layer that starts the run), never the process's.
+STILL_LOOKED_UP = {"metrics/tensor_stage.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 
 
@@ -121,3 +119,26 @@ def test_the_host_grep_finds_a_lookup(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "y.py").write_text("def f():\n    return get_host()\n")
     assert _ambient_host_readers(tmp_path) == {"pipeline/x.py"}
+
+
+def test_outside_a_run_the_report_knows_the_core_alone_inside_it_the_runs_plugins():
+    """What the summary and the report know of plugins is the run's host, for the run only: before it (and
+    after it) the core's columns, modes and hierarchy sources, whatever host the process made earlier."""
+    from msprobe_core.host.registry import get_host
+    from msprobe_core.host.running import run_host, running_with
+    from msprobe_core.load.hierarchy import BUILTIN_HIERARCHIES
+    from msprobe_core.report.hierarchy import hierarchy_specs
+    from msprobe_core.report.modes import CORE_MODES, result_modes
+    from msprobe_core.report.views import framework_specs
+    from msprobe_core.result_columns import CORE_COLUMNS, known_columns
+
+    host = get_host()
+    assert run_host() is None
+    assert known_columns() is CORE_COLUMNS and result_modes() == CORE_MODES and framework_specs() == []
+    assert hierarchy_specs() == list(BUILTIN_HIERARCHIES)
+    with running_with(host):
+        assert run_host() is host and known_columns() is host.columns
+        assert set(result_modes()) > set(CORE_MODES)  # the kernel plugin's mode, in this session
+        assert framework_specs() and framework_specs()[0].is_default
+        assert len(hierarchy_specs()) > len(BUILTIN_HIERARCHIES)  # the kernel plugin's scopes
+    assert run_host() is None

@@ -39,6 +39,8 @@ from .conftest import corpora_dir
 from .dumps import api, only_result, tensor, write_dump
 from .test_summary_chunks import chunked_summary
 
+pytestmark = pytest.mark.usefixtures("as_in_a_run")  # the summaries made here from a run's tables, as its jobs do
+
 #: an alphabetic word said twice in a row ("error: error", "error  error", "the the")
 STUTTER = re.compile(r"\b([A-Za-z]{2,})\b[\s:]+\1\b", re.IGNORECASE)
 

@@ -13,6 +13,8 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -337,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
 
         claim = get_host().claim_command_line(args)
         if claim is not None:
-            return guarded(claim.run, debug=debug, command_path=claim.command_path)
+            return guarded(_with_run_host(claim.run), debug=debug, command_path=claim.command_path)
         missing = _missing_plugin(args)
         if missing:
             click.echo(missing, err=True)
@@ -347,5 +349,18 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(_no_such_option(bad, args), err=True)
         return 2
     path = f"msprobe {args[0]}" if args and args[0] in cli.commands else "msprobe"
-    return guarded(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False), debug=debug,
-                   command_path=path)
+    return guarded(_with_run_host(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False)),
+                   debug=debug, command_path=path)
+
+
+def _with_run_host(command: Callable[[], Any]) -> Callable[[], Any]:
+    """``command`` run with the process's plugin host as the run's (:mod:`msprobe_core.host.running`), loaded
+    inside the guard: what the summary, the report and ``msprobe report`` know of the plugins comes from it."""
+    def run() -> Any:
+        from ..host.registry import get_host
+        from ..host.running import running_with
+
+        with running_with(get_host()):
+            return command()
+
+    return run

@@ -32,13 +32,11 @@ CALLING_CODE = "stack.json frames of the calling code (the dump records no modul
 
 
 def hierarchy_specs() -> list[HierarchySpec]:
-    """The registered hierarchy sources, plugins' first (the core's built-ins when no host is at hand)."""
-    from ..host.registry import get_host
+    """The run's hierarchy sources, plugins' first (the core's built-ins outside a run)."""
+    from ..host.running import run_host
 
-    try:
-        specs = list(get_host().hierarchies)
-    except MsprobeError:
-        specs = []
+    host = run_host()
+    specs = [] if host is None else list(host.hierarchies)
     if not specs:
         from ..load.hierarchy import BUILTIN_HIERARCHIES
 

@@ -6,7 +6,7 @@ mode is recognised when read back (``recognizes``), and whether its rows are jud
 (``relative_errors``); its verdict column says which cells are warnings and errors
 (:attr:`~msprobe_core.result_columns.ColumnSpec.levels`). This module is where the report asks for
 them, so no report module names a plugin's mode or columns. ``host``: the plugin host to ask (default:
-the process's, made when none exists yet, as for ``msprobe report``).
+the run's, :func:`msprobe_core.host.running.run_host`; outside a run the core's modes alone).
 """
 
 from __future__ import annotations
@@ -25,18 +25,23 @@ if TYPE_CHECKING:
 CORE_MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
 
 
-def _host(host: PluginHost | None) -> PluginHost:
+def _host(host: PluginHost | None) -> PluginHost | None:
     if host is not None:
         return host
-    from ..host.registry import get_host
+    from ..host.running import run_host
 
-    return get_host()
+    return run_host()
+
+
+def _metric_sets(host: PluginHost | None) -> list[MetricSpec]:
+    """Every metric set of the host, conditional ones first (none outside a run)."""
+    h = _host(host)
+    return [] if h is None else [*h.conditional_metrics, *h.metrics.values()]
 
 
 def _plugin_specs(host: PluginHost | None) -> list[MetricSpec]:
     """The metric sets of the modes plugins add (not those of the core's modes), conditional ones first."""
-    h = _host(host)
-    return [s for s in (*h.conditional_metrics, *h.metrics.values()) if s.mode not in CORE_MODES]
+    return [s for s in _metric_sets(host) if s.mode not in CORE_MODES]
 
 
 def mode_spec(mode: str, host: PluginHost | None = None) -> MetricSpec | None:
@@ -67,8 +72,7 @@ def row_names(mode: str, host: PluginHost | None = None) -> RowNames | None:
 
 def mode_frameworks(mode: str, host: PluginHost | None = None) -> tuple[str, str] | None:
     """The frameworks a metric set of ``mode`` declares for all its results (``MetricSpec.frameworks``)."""
-    h = _host(host)
-    for spec in [*h.conditional_metrics, *h.metrics.values()]:
+    for spec in _metric_sets(host):
         if spec.mode == mode and spec.frameworks:
             return tuple(spec.frameworks)  # type: ignore[return-value]
     return None
@@ -82,7 +86,12 @@ def relative_errors(mode: str, host: PluginHost | None = None) -> bool:
 
 def verdict_columns(host: PluginHost | None = None) -> list[ColumnSpec]:
     """The verdict columns plugins declare with their warning and error cells (``ColumnSpec.levels``)."""
-    return _host(host).columns.verdict_levels()
+    h = _host(host)
+    if h is None:
+        from ..result_columns import CORE_COLUMNS
+
+        return CORE_COLUMNS.verdict_levels()
+    return h.columns.verdict_levels()
 
 
 def page_declarations(views: Sequence[Any], host: PluginHost | None = None) -> dict[str, Any]:

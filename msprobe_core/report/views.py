@@ -308,11 +308,11 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
 
 
 def framework_specs() -> list[Any]:
-    """The registered framework specs, the default one first (they know every dtype; the plugin host is made
-    here when none exists yet, as for ``msprobe report``)."""
-    from ..host.registry import get_host
+    """The run's framework specs, the default one first (they know every dtype; none outside a run)."""
+    from ..host.running import run_host
 
-    return sorted(get_host().frameworks, key=lambda f: not f.is_default)
+    host = run_host()
+    return [] if host is None else sorted(host.frameworks, key=lambda f: not f.is_default)
 
 
 def to_number(text: str) -> float | None:

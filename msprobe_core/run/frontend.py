@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..files.outputs import run_stamp
 from ..host.registry import PluginHost
+from ..host.running import running_with
 from ..host.specs import CompareJob
 from ..model import CompareOptions, DumpTable
 from ..pipeline.job import run_job
@@ -69,7 +70,8 @@ def run_compare(
         from .jobs import run_jobs
 
         return [CompareRun(o.job, list(o.files), o.table, o.error) for o in run_jobs(list(jobs), options, host)]
-    return [_stages(job, options, host, on_loaded) for job in jobs]
+    with running_with(host):
+        return [_stages(job, options, host, on_loaded) for job in jobs]
 
 
 def _stages(job: CompareJob, options: CompareOptions, host: PluginHost,

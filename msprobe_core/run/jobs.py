@@ -17,6 +17,7 @@ from ..console.progress import set_job, stage
 from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
+from ..host.running import running_with
 from ..host.specs import CompareJob
 from ..model import CompareOptions
 from ..pipeline.job import JobOutcome, raise_if_partly_failed, run_job
@@ -45,7 +46,7 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
                    keep_earlier=not options.force) as timestamp:
         # both travel to worker processes
         run = replace(run or RunContext(), host=host, started=time.time(), stamp=timestamp)
-        with gc_paused(freeze=True), output_policy(force=options.force, started=run.started):
+        with gc_paused(freeze=True), output_policy(force=options.force, started=run.started), running_with(host):
             if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
                 from ..analysis.runner import run_diff_analyze
 

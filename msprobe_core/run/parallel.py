@@ -77,6 +77,7 @@ def run_job_task(task: JobTask) -> JobReport:
     from dataclasses import replace
 
     from ..host.registry import get_host
+    from ..host.running import running_with
     from ..pipeline.job import run_job
     from ..workers.executors import using
 
@@ -91,7 +92,7 @@ def run_job_task(task: JobTask) -> JobReport:
     try:
         host = get_host()
         run = replace(task.run, host=host)
-        with task.executor.open() as executor, using(executor):
+        with task.executor.open() as executor, using(executor), running_with(host):
             try:
                 # the one orchestration, as in a serial run: a big statistics or md5 pair the run keeps no
                 # table of is read, built and written chunk by chunk here too, a small one on whole tables
