@@ -103,7 +103,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
             from .workers.executors import executor_for
 
             started = _now()
-            from .host.running import running_with
+            from .running import running_with
 
             with executor_for(opts, host), running_with(host):  # one executor (pool, cluster client) for every job
                 outcomes = [JobOutcome(job, table=compare_job(job, opts, host)) for job in jobs]
@@ -186,10 +186,10 @@ class CompareResult:
             return write_report(views, summary, Path(path))
 
     def _running(self) -> Any:
-        """The block in which the summary and the report know the run's plugins (:mod:`msprobe_core.host.running`)."""
+        """The block in which the summary and the report know the run's plugins (:mod:`msprobe_core.running`)."""
         from contextlib import nullcontext
 
-        from .host.running import running_with
+        from .running import running_with
 
         return nullcontext() if self._host is None else running_with(self._host)
 

@@ -304,7 +304,7 @@ def stat_column(side: str, stat: str) -> str:
 
 def known_columns() -> ColumnRegistry:
     """The columns the run knows: its plugin host's (core and plugins), else (outside a run) the core's."""
-    from .host.running import run_host
+    from .running import run_host
 
     host = run_host()
     return host.columns if host is not None else CORE_COLUMNS

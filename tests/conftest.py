@@ -331,9 +331,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def as_in_a_run():
     """The process's plugin host as the run's for a whole module whose tests call the summary's and the report's
     functions directly, as a run's jobs and its summary do (outside a run they know the core alone:
-    :mod:`msprobe_core.host.running`)."""
+    :mod:`msprobe_core.running`)."""
     from msprobe_core.host.registry import get_host
-    from msprobe_core.host.running import running_with
+    from msprobe_core.running import running_with
 
     with running_with(get_host()) as host:
         yield host

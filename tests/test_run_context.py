@@ -89,7 +89,7 @@ HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage where its pairs run as
 #: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
 #: stage hands the run's host down). The summary, the report and the column registry ask the run's host
-#: (``host/running.py``, set by the layer that starts the run), never the process's.
+#: (``running.py``, set by the layer that starts the run), never the process's.
 STILL_LOOKED_UP = {"metrics/tensor_stage.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 
@@ -125,12 +125,12 @@ def test_outside_a_run_the_report_knows_the_core_alone_inside_it_the_runs_plugin
     """What the summary and the report know of plugins is the run's host, for the run only: before it (and
     after it) the core's columns, modes and hierarchy sources, whatever host the process made earlier."""
     from msprobe_core.host.registry import get_host
-    from msprobe_core.host.running import run_host, running_with
     from msprobe_core.load.hierarchy import BUILTIN_HIERARCHIES
     from msprobe_core.report.hierarchy import hierarchy_specs
     from msprobe_core.report.modes import CORE_MODES, result_modes
     from msprobe_core.report.views import framework_specs
     from msprobe_core.result_columns import CORE_COLUMNS, known_columns
+    from msprobe_core.running import run_host, running_with
 
     host = get_host()
     assert run_host() is None

@@ -354,11 +354,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _with_run_host(command: Callable[[], Any]) -> Callable[[], Any]:
-    """``command`` run with the process's plugin host as the run's (:mod:`msprobe_core.host.running`), loaded
+    """``command`` run with the process's plugin host as the run's (:mod:`msprobe_core.running`), loaded
     inside the guard: what the summary, the report and ``msprobe report`` know of the plugins comes from it."""
     def run() -> Any:
         from ..host.registry import get_host
-        from ..host.running import running_with
+        from ..running import running_with
 
         with running_with(get_host()):
             return command()

@@ -33,7 +33,7 @@ CALLING_CODE = "stack.json frames of the calling code (the dump records no modul
 
 def hierarchy_specs() -> list[HierarchySpec]:
     """The run's hierarchy sources, plugins' first (the core's built-ins outside a run)."""
-    from ..host.running import run_host
+    from ..running import run_host
 
     host = run_host()
     specs = [] if host is None else list(host.hierarchies)

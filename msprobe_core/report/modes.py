@@ -6,7 +6,7 @@ mode is recognised when read back (``recognizes``), and whether its rows are jud
 (``relative_errors``); its verdict column says which cells are warnings and errors
 (:attr:`~msprobe_core.result_columns.ColumnSpec.levels`). This module is where the report asks for
 them, so no report module names a plugin's mode or columns. ``host``: the plugin host to ask (default:
-the run's, :func:`msprobe_core.host.running.run_host`; outside a run the core's modes alone).
+the run's, :func:`msprobe_core.running.run_host`; outside a run the core's modes alone).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ CORE_MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
 def _host(host: PluginHost | None) -> PluginHost | None:
     if host is not None:
         return host
-    from ..host.running import run_host
+    from ..running import run_host
 
     return run_host()
 

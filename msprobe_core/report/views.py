@@ -309,7 +309,7 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
 
 def framework_specs() -> list[Any]:
     """The run's framework specs, the default one first (they know every dtype; none outside a run)."""
-    from ..host.running import run_host
+    from ..running import run_host
 
     host = run_host()
     return [] if host is None else sorted(host.frameworks, key=lambda f: not f.is_default)

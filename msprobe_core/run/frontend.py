@@ -18,12 +18,12 @@ from pathlib import Path
 
 from ..files.outputs import run_stamp
 from ..host.registry import PluginHost
-from ..host.running import running_with
 from ..host.specs import CompareJob
 from ..model import CompareOptions, DumpTable
 from ..pipeline.job import run_job
 from ..pipeline.whole import WholeTables
 from ..result import ResultTable
+from ..running import running_with
 
 log = logging.getLogger("msprobe")
 

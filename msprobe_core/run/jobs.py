@@ -17,10 +17,10 @@ from ..console.progress import set_job, stage
 from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
-from ..host.running import running_with
 from ..host.specs import CompareJob
 from ..model import CompareOptions
 from ..pipeline.job import JobOutcome, raise_if_partly_failed, run_job
+from ..running import running_with
 from ..workers.gcpause import gc_paused
 from .context import RunContext
 from .parallel import job_partial

@@ -77,8 +77,8 @@ def run_job_task(task: JobTask) -> JobReport:
     from dataclasses import replace
 
     from ..host.registry import get_host
-    from ..host.running import running_with
     from ..pipeline.job import run_job
+    from ..running import running_with
     from ..workers.executors import using
 
     logger = logging.getLogger("msprobe")

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .registry import PluginHost
+    from .host.registry import PluginHost
 
 _RUN_HOST: ContextVar[PluginHost | None] = ContextVar("msprobe_run_host", default=None)
 
