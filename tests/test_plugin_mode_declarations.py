@@ -18,6 +18,9 @@ from msprobe_core.report.summary import summarize
 from msprobe_core.report.views import detect_mode, node_of, view_from_table, view_grammar
 from msprobe_core.result import ResultTable
 
+# what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("as_in_a_run")
+
 MODE = "probe"
 VERDICT = C.ColumnSpec("Probe Verdict", C.VERDICT, (MODE,), levels=(("bad", "error"), ("odd", "warning")))
 GRAMMAR = RowNames(r"^(?P<node>[A-Za-z]+)\.(?P<order>\d+)\.bin$", readable="{node} #{order}", backward=("grad",),

@@ -21,6 +21,9 @@ from msprobe_core.cli.main import main
 from msprobe_core.report import finish
 from msprobe_core.report.accumulate import ViewAccumulator, ViewPartial
 
+# what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("as_in_a_run")
+
 #: rank k of the dumps is a copy of rank0 of CASES[k] (statistics dumps; ranks that differ, and equal ranks
 #: whose worst rows tie across ranks)
 CASES = ["c01", "c05", "c01", "c08"]

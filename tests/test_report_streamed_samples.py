@@ -25,6 +25,9 @@ from msprobe_core.report.tree import STATS_KEY
 
 from .report_synth import write_synthetic_result
 
+# what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("as_in_a_run")
+
 REPO = Path(__file__).resolve().parents[1]
 STATS = REPO / "examples" / "pytorch_stats"
 ROWS = 6_000

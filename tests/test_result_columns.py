@@ -20,6 +20,9 @@ from msprobe_core.result import ResultTable, result_columns
 
 from .conftest import corpora_dir, no_corpora_reason
 
+# what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("as_in_a_run")
+
 REPO = Path(__file__).resolve().parents[1]
 #: the kernel plugin's mode (the core does not name it)
 MODE_KERNEL = "kernel"

@@ -15,6 +15,9 @@ from msprobe_core.report.views import ResultView, node_of, row_verdicts
 
 from .dumps import api, only_result, tensor, write_dump
 
+# what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("as_in_a_run")
+
 REPO = Path(__file__).resolve().parents[1]
 STATS = REPO / "examples" / "pytorch_stats"
 

@@ -360,7 +360,7 @@ def _with_run_host(command: Callable[[], Any]) -> Callable[[], Any]:
         from ..host.registry import get_host
         from ..running import running_with
 
-        with running_with(get_host()):
+        with running_with(loaded_by=get_host):  # `msprobe --help` loads no plugin for it
             return command()
 
     return run
