@@ -11,7 +11,6 @@ themselves are no part of the plugin API (``msprobe_core.plugin``) and may chang
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,6 @@ from ..pipeline.job import run_job
 from ..pipeline.whole import WholeTables
 from ..result import ResultTable
 from ..running import running_with
-
-log = logging.getLogger("msprobe")
 
 
 @dataclass
