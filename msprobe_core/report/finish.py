@@ -103,12 +103,17 @@ def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
                 acc.add(view.finish())
 
 
-def _report_path(output_dir: Path, files: Sequence[Path]) -> Path:
+def run_stamp(files: Sequence[Path]) -> str:
+    """The run's stamp, as its result files spell it (now, where none does)."""
     for f in files:
         m = _STAMP.search(Path(f).name)
         if m:
-            return output_dir / f"compare_report_{m.group(1)}.html"
-    return output_dir / f"compare_report_{time.strftime('%Y%m%d%H%M%S')}.html"
+            return m.group(1)
+    return time.strftime("%Y%m%d%H%M%S")
+
+
+def _report_path(output_dir: Path, files: Sequence[Path]) -> Path:
+    return output_dir / f"compare_report_{run_stamp(files)}.html"
 
 
 def find_analysis(output_dir: Path, since: float) -> Path | None:
@@ -164,6 +169,7 @@ def finish_summary(
     announce: Callable[[], None] | None = None,
     unrecognised: Sequence[dict[str, Any]] = (),
     hierarchy: Any = None,
+    after_summary: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
 
@@ -178,6 +184,8 @@ def finish_summary(
     ``hierarchy``: the run's :class:`~msprobe_core.report.hierarchy.RunHierarchy` (from the dumps; without it
     only what the names say, e.g. a kernel's scope), which gives each first divergence its ``path`` and the
     report its model tree.
+    ``after_summary``: called with the summary once its paths are known, before anything is written or printed
+    (it may write a file of its own and note it in the summary: the next dump's config).
     """
     from ..console.progress import clear_status, set_job, stage
     from .hierarchy import run_hierarchy
@@ -190,6 +198,8 @@ def finish_summary(
     if hierarchy is None:
         hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
     hierarchy.add_paths(summary)
+    if after_summary is not None:
+        after_summary(summary)
     tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
     if run is not None:
         summary["run"] = run
@@ -276,7 +286,20 @@ def _finish(acc: SummaryAccumulator, outcomes: Sequence[Any], report_path: Path 
         announce=announce,
         unrecognised=unrecognised,
         hierarchy=outcomes_hierarchy(outcomes, acc),
+        after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options),
     )
+
+
+def _write_next_dump(summary: dict[str, Any], outcomes: Sequence[Any], acc: SummaryAccumulator,
+                     options: Any) -> None:
+    """The next, narrower dump's config for the first divergence, beside the results
+    (:mod:`msprobe_core.report.next_dump`)."""
+    from .next_dump import write_next_dump_config
+
+    many = labelled(outcomes)
+    dumps = {(o.job.label if many else ""): Path(o.job.target) for o in outcomes}
+    stamp = run_stamp([f for p in acc.partials for f in p.files])
+    write_next_dump_config(summary, dumps, Path(options.output_dir), stamp)
 
 
 def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:

@@ -87,6 +87,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         if fd.get("carried"):
             lines.append(f"    {fd['carried']}")
         lines.extend(format_path(fd))
+        from .next_dump import console_lines
+
+        lines.extend(console_lines(summary))
     else:
         lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
     if summary.get("steps"):

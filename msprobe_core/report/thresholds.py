@@ -1,6 +1,8 @@
 """The metric thresholds of the built-in first-divergence rule (:mod:`msprobe_core.report.divergence`).
 
-Tensor rows: Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001, or MaxAbsErr > 1. Rows of a mode
+Tensor rows: Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001, or MaxAbsErr > 1, or a relative L2-norm
+error (EucDist over the golden tensor's L2 norm) over 1 %, the statistics rows' rule on the tensors themselves: a
+weight scaled by 1.5 keeps its Cosine at 1 and, small, its MaxAbsErr under 1, yet moved by half. Rows of a mode
 judged on relative error (``MetricSpec.relative_errors``): the same Cosine rules, then an error of more
 than 1 % of the golden tensor (not an absolute floor: the outputs of one graph may range from variances
 near 0.3 to logits near 1e4). Statistics rows: a relative L2-norm error over 1 %. A plugin's mode is
@@ -68,11 +70,23 @@ def _relative_reason(nums: dict[str, list[float | None]], i: int) -> str | None:
     return None
 
 
+def _l2_share_reason(nums: dict[str, list[float | None]], i: int) -> str | None:
+    """A tensor row whose L2 error is more than :data:`NORM_REL_ERR_MAX` of the golden tensor's L2 norm."""
+    euc, norm = _cell(nums, C.EUC_DIST, i), _cell(nums, C.BENCH_L2NORM, i)
+    if euc is None or norm is None or math.isnan(euc) or math.isnan(norm) or norm == 0:
+        return None
+    share = euc / abs(norm)
+    if share > NORM_REL_ERR_MAX:
+        return (f"{C.EUC_DIST} {_fmt(euc)} is {share * 100:.4g}% of {C.BENCH_L2NORM} {_fmt(abs(norm))} "
+                f"(> {NORM_REL_ERR_MAX * 100:g}%)")
+    return None
+
+
 def threshold_columns(relative: bool = False) -> tuple[str, ...]:
     """The numeric columns :func:`threshold_reason` reads (``relative``: on rows judged on relative error)."""
-    columns = (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR)
-    if relative:  # what the relative-error rule reads
-        columns += (C.EUC_DIST, C.BENCH_L2NORM, C.BENCH_MAX, C.BENCH_MIN)
+    columns = (C.COSINE, C.MAX_ABS_ERR, C.NORM_RELATIVE_ERR, C.EUC_DIST, C.BENCH_L2NORM)
+    if relative:  # what the relative-error rule reads besides
+        columns += (C.BENCH_MAX, C.BENCH_MIN)
     return columns
 
 
@@ -97,6 +111,7 @@ def threshold_reason(view: ResultView, i: int, nums: dict[str, list[float | None
             return _relative_reason(nums, i)
         if mae is not None and mae > MAX_ABS_ERR_HARD:
             return f"{C.MAX_ABS_ERR} {_fmt(mae)} > {MAX_ABS_ERR_HARD:g}"
+        return _l2_share_reason(nums, i)
     elif mode == MODE_STATISTICS and C.NORM_RELATIVE_ERR in nums:
         rel = nums[C.NORM_RELATIVE_ERR][i]
         if rel is not None and abs(rel) > NORM_REL_ERR_MAX:
