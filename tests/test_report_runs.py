@@ -100,7 +100,8 @@ def test_files_named_from_two_runs_are_all_taken_and_labelled_by_run(tmp_path, m
     root = _two_runs(tmp_path / "out", multirank_results)
     files = [str(root / f"compare_result_rank0_{OLD}.csv"), str(root / f"compare_result_rank0_{NEW}.csv")]
     summary_file = tmp_path / "s.json"
-    assert main(["report", *files, "-o", str(tmp_path / "r.html"), "--json-summary", str(summary_file)]) == 0
+    assert main(["report", *files, "--together", "-o", str(tmp_path / "r.html"), "--json-summary",
+                 str(summary_file)]) == 0
     out = capsys.readouterr().out
     summary = json.loads(summary_file.read_text())
     assert [r["rank"] for r in summary["ranks"]] == [f"{OLD}/rank0", f"{NEW}/rank0"]

@@ -173,10 +173,41 @@ def find_analysis_file(dirs: list[Path], choice: RunChoice) -> Path | None:
     return max(found, key=written) if found else None
 
 
+def beside(result: Path, name: str) -> Path:
+    """The default page of ``msprobe report``: ``name`` in the result folder (a result file's folder)."""
+    return (result if result.is_dir() else result.parent) / name
+
+
+def versus_sides(results: tuple[Path, ...], run: str, *, forced: bool
+                 ) -> tuple[list[list[Path]], list[list[Path]]] | None:
+    """The two sides of a before-and-after report, or ``None`` when ``results`` are reported together.
+
+    Two arguments are compared before and after when they hold the same results (the same rank and step labels:
+    two folders of one model's compares, or two result files of the same rank); ``forced`` (``--versus``) takes any
+    two, and refuses anything but two.
+    """
+    from .result_files import label_from_path
+
+    if len(results) != 2 or (results[0].exists() and results[1].exists() and results[0].samefile(results[1])):
+        if forced:
+            raise UsageError(f"--versus compares two results, OLD NEW; {len(results)} given")
+        return None
+    old, _ = collect_result_files(results[:1], run)
+    new, _ = collect_result_files(results[1:], run)
+
+    def labels(groups: list[list[Path]]) -> list[str]:
+        return sorted(label_from_path(g[0]) for g in groups)
+
+    if forced or labels(old) == labels(new):
+        return old, new
+    return None
+
+
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=Path("compare_report.html"),
-              show_default=True, help="HTML file to write.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
+              help="HTML file to write  [default: compare_report.html beside the results (the first result's "
+                   "folder); before and after: compare_versus.html beside NEW].")
 @click.option("--run", "run", default="latest", show_default=True, metavar="latest|all|TIMESTAMP",
               help="Which compare run of a directory holding several to report: the latest, all of them, or the "
                    "one with this timestamp (or its first digits).")
@@ -184,15 +215,23 @@ def find_analysis_file(dirs: list[Path], choice: RunChoice) -> Path | None:
               help="Also write the summary as JSON to this file.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning"]), default=None,
               help="Exit with status 1 when any row has this verdict or a worse one.")
-@click.option("--title", default="msprobe compare report", show_default=True, help="Title of the page.")
+@click.option("--title", default=None, help="Title of the page  [default: msprobe compare report; "
+              "before and after: msprobe compare, before and after]")
+@click.option("--versus/--together", "versus", default=None,
+              help="With two results OLD NEW: compare them before and after (the default when both hold the same "
+                   "results: the same ranks and steps), or report them together as one run.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: Path | None, fail_on: str | None,
-               title: str, quiet: bool) -> None:
+def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_summary: Path | None, fail_on: str | None,
+               title: str | None, versus: bool | None, quiet: bool) -> None:
     """Write one self-contained HTML report for compare results (CSV or xlsx files, or directories of them).
 
     Several results (one per rank) make one report with a rank x op heat map.
     A directory holding several compare runs is reported for its latest run (see --run).
     A diff_analyze_*.json next to the results (from -da) names the first divergence.
+
+    Two results of the same model, OLD NEW (two result folders, or two result files of the same rank), are
+    compared before and after: which rows got better or worse, which appeared or disappeared, and where the
+    first divergence was and is (see --versus).
     """
     from ..console.logs import setup_logging
     from ..console.progress import file_sizes, run_status, stage
@@ -205,7 +244,17 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     setup_logging(quiet)
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
     run = run.strip() or "latest"
+    if versus is not False:
+        sides = versus_sides(results, run, forced=bool(versus))
+        if sides is not None:
+            from .versus_command import report_versus
+
+            output = output or beside(results[1], "compare_versus.html")
+            report_versus(results, sides, output, json_summary, title or "msprobe compare, before and after", quiet)
+            return
+    title = title or "msprobe compare report"
     groups, choice = collect_result_files(results, run)
+    output = output or beside(results[0], "compare_report.html")
     for line in describe_runs(choice):
         log.info("%s", line)
     labels = result_labels(groups)
