@@ -76,16 +76,32 @@ def _cycled(sizes: list[int], n: int) -> list[int]:
     return out
 
 
-def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: object = None) -> dict:
+def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: object = None,
+                    hierarchy: object = None) -> dict:
     """The summary of ``views`` fed in chunks of the sizes in ``cuts`` (cycled), each view's partial pickled and
-    unpickled on the way (as a rank's partial comes back from a worker)."""
-    acc = SummaryAccumulator(analysis)
+    unpickled on the way (as a rank's partial comes back from a worker); with ``hierarchy``, finished as a run
+    finishes it (paths, and the per-module answers from the calls each partial counted)."""
+    acc = SummaryAccumulator(analysis, tree=hierarchy is not None)
     for view, sizes in zip(views, cuts):
         part = acc.view_accumulator()
         for chunk in view_cut(view, _cycled(sizes, len(view))):
             part.feed(chunk)
         acc.add(pickle.loads(pickle.dumps(part.finish())))
-    return acc.summary()
+    summary = acc.summary()
+    if hierarchy is not None:
+        finished(summary, acc, hierarchy)
+    return summary
+
+
+def finished(summary: dict, acc: SummaryAccumulator, hierarchy: object) -> dict:
+    """What a run adds to its accumulator's summary from the dumps: each first divergence's path, and the
+    per-module answers (whose frames, on calling-code paths, number the path's visits)."""
+    from msprobe_core.report.finish import _add_modules
+    from msprobe_core.report.tree import STATS_KEY
+
+    hierarchy.add_paths(summary)
+    _add_modules(summary, [(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
+    return summary
 
 
 @pytest.mark.parametrize("mode", [MODE_TENSOR, MODE_STATISTICS, MODE_MD5])

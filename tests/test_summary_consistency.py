@@ -37,7 +37,7 @@ from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_num
 
 from .conftest import corpora_dir
 from .dumps import api, only_result, tensor, write_dump
-from .test_summary_chunks import chunked_summary
+from .test_summary_chunks import chunked_summary, finished
 
 pytestmark = pytest.mark.usefixtures("as_in_a_run")  # the summaries made here from a run's tables, as its jobs do
 
@@ -235,21 +235,18 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     assert views
     if "-da" not in args:  # each job made its partial (-da runs its own stage 1 and keeps its tables)
         assert all(o.partial is not None for o in run.outcomes if o.table is not None)
-    whole = SummaryAccumulator(run.analysis)
+    whole = SummaryAccumulator(run.analysis, tree=True)
     for view in views:
-        whole.add(view_partial(view, whole.queries, rows=max(1, len(view))))
+        whole.add(view_partial(view, whole.queries, rows=max(1, len(view)), tree=True))
     # the run's summary also gives each first divergence its path, from the jobs' dumps (read once, not chunked)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(case)  # the jobs' dump paths are the command line's, relative to the case
         hierarchy = outcomes_hierarchy(run.outcomes, whole)
-    expected_summary = whole.summary()
-    hierarchy.add_paths(expected_summary)
-    expected = _answers(expected_summary)
+    expected = _answers(finished(whole.summary(), whole, hierarchy))
     assert _answers(run.summary) == expected
     cuts = [data.draw(_sizes(len(v)), label=f"sizes of {v.label or 'the result'}") for v in views]
     # each view's partial pickled and unpickled on the way, as a rank's partial comes back from a worker
-    chunked = chunked_summary(views, cuts, run.analysis)
-    hierarchy.add_paths(chunked)
+    chunked = chunked_summary(views, cuts, run.analysis, hierarchy)
     assert _answers(chunked) == expected
     # the result files as msprobe report reads them: chunked reading changes nothing either
     groups = [[Path(f) for f in o.files if Path(f).suffix in (".csv", ".xlsx")] for o in run.outcomes]

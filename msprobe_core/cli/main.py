@@ -179,9 +179,12 @@ def _summary_extra(report: object, results: int) -> dict[str, object]:
         from ..report.sample_sink import sink_factory
 
         return {SUMMARY_SINK: sink_factory(results), KEEP_TABLES: False}
+    from functools import partial
+
     from ..report.accumulate import ViewAccumulator
 
-    return {SUMMARY_SINK: ViewAccumulator, KEEP_TABLES: False}
+    # every call counted (the summary's per-module answers); a partial of the class travels to workers
+    return {SUMMARY_SINK: partial(ViewAccumulator, tree=True), KEEP_TABLES: False}
 
 
 cli.add_command(_CompareCommand())

@@ -103,6 +103,24 @@ def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
                 acc.add(view.finish())
 
 
+def _module_answers(parts: Any, hierarchy: Any) -> dict[str, Any] | None:
+    """The summary's ``modules`` (:mod:`msprobe_core.report.modules`), where the results counted their calls."""
+    from .modules import module_answers
+
+    return module_answers(parts, hierarchy)
+
+
+def _add_modules(summary: dict[str, Any], parts: Any, hierarchy: Any) -> None:
+    """The summary's ``modules``, and its calling-code paths numbered by visit (:mod:`msprobe_core.report.modules`)."""
+    from .modules import number_paths
+
+    answers = _module_answers(parts, hierarchy)
+    if answers is None:
+        return
+    number_paths(summary, answers)
+    summary["modules"] = {k: v for k, v in answers.items() if not k.startswith("_")}
+
+
 def run_stamp(files: Sequence[Path]) -> str:
     """The run's stamp, as its result files spell it (now, where none does)."""
     for f in files:
@@ -144,7 +162,7 @@ def finish_views(
 
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
-    acc = SummaryAccumulator(analysis, tree=report is not None)
+    acc = SummaryAccumulator(analysis, tree=True)  # the per-module answers count every call
     with gc_paused():
         for view in views:
             acc.add_view(view)
@@ -198,9 +216,10 @@ def finish_summary(
     if hierarchy is None:
         hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
     hierarchy.add_paths(summary)
+    tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
+    _add_modules(summary, *tree_input)
     if after_summary is not None:
         after_summary(summary)
-    tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
     if run is not None:
         summary["run"] = run
     if report is not None:
@@ -250,7 +269,7 @@ def finish_run(
     analysis = None
     if getattr(options, "diff_analyze", False):
         analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
-    acc = SummaryAccumulator(analysis, tree=report == "html")
+    acc = SummaryAccumulator(analysis, tree=True)  # the per-module answers count every call
     acc.steps_absent = steps_absent(outcomes)
     acc.step_analyses = step_analyses(outcomes)
     set_job("")

@@ -92,6 +92,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.extend(console_lines(summary))
     else:
         lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
+    if summary.get("modules"):
+        from .modules import console_lines as module_lines
+        from .modules import rank_modules
+
+        lines.extend(module_lines(rank_modules(summary["modules"])))
     if summary.get("steps"):
         from .steps_view import steps_lines
 

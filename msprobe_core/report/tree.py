@@ -35,6 +35,10 @@ TREE_NODES = 3_000
 ALIAS_KEY = "_alias"
 _CALL_NUMBER = re.compile(r"\.\d+(?=\.|$)")
 _VERDICT_CODE = {"pass": 0, "warning": 1, "error": 2}
+_FORWARD, _BACKWARD = ".forward", ".backward"
+#: Said where the hierarchy is calling code (an API-level dump's stack.json), on the page and the console.
+FRAMES_NOTE = ("the dump records API calls only: the tree's nodes are its calling code's frames (a frame entered "
+               "again is numbered, #2); a mix-level dump (config.json \"level\": \"mix\") gives module names")
 
 
 class NodeStats:
@@ -178,28 +182,67 @@ def _sum(node: _TreeNode) -> list[Any]:
     return node.stats
 
 
-def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, summary: Mapping[str, Any],
-               spread: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
-    """The page's ``tree``: every result's calls under their modules (results of one model merged).
+class _Visits:
+    """Each visit of a code frame, told apart: where a hierarchy is calling code (an API-level dump's stack.json),
+    block 0's and block 1's calls have the same frames, so a frame entered again after the calls left it is
+    another call of that code (``forward (common.py:94) #2``); the first visit keeps the frame's own name."""
 
-    ``parts``: (label, stats) per result; ``hierarchy``: the run's
-    :class:`~msprobe_core.report.hierarchy.RunHierarchy`; ``summary``: its first divergences (with their
-    ``path``); ``spread``: the ``-da`` entries (:func:`~msprobe_core.report.explain.divergence_spread`).
-    ``None`` when no result has stats.
-    """
+    def __init__(self) -> None:
+        self._prev: list[str] = []
+        self._ids: list[str] = []
+        self._count: dict[tuple[str, str], int] = {}
+        self._forward: dict[str, list[str]] = {}  # a forward call (name without its direction) -> its frames
+
+    def number(self, chain: Sequence[str], node: str) -> list[str]:
+        """``chain`` (outermost first; calls fed in execution order, forward before backward) with each frame
+        named by its visit; a backward call takes its forward call's frames (it runs in reverse order, and the
+        dumper gives it the forward call's stack)."""
+        if node.endswith(_BACKWARD):
+            forward = self._forward.get(node[: -len(_BACKWARD)])
+            if forward is not None:
+                return forward
+        ids: list[str] = []
+        for d, frame in enumerate(chain):
+            parent = ids[d - 1] if d else ""
+            if d < len(self._prev) and self._prev[d] == frame and (d == 0 or self._ids[d - 1] == parent):
+                ids.append(self._ids[d])  # still in the same visit
+                continue
+            n = self._count[(parent, frame)] = self._count.get((parent, frame), 0) + 1
+            ids.append(frame if n == 1 else f"{frame} #{n}")
+        self._prev, self._ids = list(chain), ids
+        if node.endswith(_FORWARD):
+            self._forward[node[: -len(_FORWARD)]] = ids
+        return ids
+
+
+def _forward_first(nodes: Mapping[str, list[Any]]) -> list[tuple[str, list[Any]]]:
+    """The calls in execution order, every backward call after the forward ones (see :class:`_Visits`)."""
+    return sorted(nodes.items(), key=lambda item: (item[0].endswith(_BACKWARD), item[1][0]))
+
+
+def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
+             ) -> tuple[_TreeNode, str, list[str], int, bool] | None:
+    """Every result's calls placed under their ancestors, each module's stats summed over its subtree:
+    ``(root, metric, hierarchy sources, calls counted per op, whether a source named modules rather than code
+    frames)``; ``None`` when no result has stats."""
     root = _TreeNode("", "r", None)
     metric = ""
     sources: list[str] = []
     overflow_calls = 0
+    named_modules = False
     for label, stats in parts:
         if stats is None:
             continue
         metric = metric or stats.metric
         side = hierarchy.target(label)
-        for node, entry in stats.nodes.items():
+        visits = _Visits()
+        for node, entry in _forward_first(stats.nodes):
             chain, spec = side.ancestors(node)
             if spec is not None and (spec.source or spec.name) not in sources:
                 sources.append(spec.source or spec.name)
+            if spec is not None and not spec.modules:
+                chain = visits.number(chain, node)
+            named_modules = named_modules or bool(spec is not None and spec.modules)
             parent = root
             for ancestor in chain:
                 parent = _child(parent, ancestor, "m")
@@ -212,7 +255,25 @@ def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, su
     if not root.children:
         return None
     _sum(root)
+    return root, metric, sources, overflow_calls, named_modules
+
+
+def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, summary: Mapping[str, Any],
+               spread: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """The page's ``tree``: every result's calls under their modules (results of one model merged).
+
+    ``parts``: (label, stats) per result; ``hierarchy``: the run's
+    :class:`~msprobe_core.report.hierarchy.RunHierarchy`; ``summary``: its first divergences (with their
+    ``path``); ``spread``: the ``-da`` entries (:func:`~msprobe_core.report.explain.divergence_spread`).
+    ``None`` when no result has stats.
+    """
+    assembled = assemble(parts, hierarchy)
+    if assembled is None:
+        return None
+    root, metric, sources, overflow_calls, named_modules = assembled
     notes = []
+    if sources and not named_modules:
+        notes.append(FRAMES_NOTE)
     if overflow_calls:
         notes.append(f"calls past the first {MAX_NODES:,} of a result are counted per op ({overflow_calls} ops)")
     folded = _fold(root, TREE_NODES)
@@ -285,8 +346,28 @@ def _group_by_op(root: _TreeNode) -> None:
         root.children[g.name] = g
 
 
+def find_call(root: _TreeNode, node: str) -> list[_TreeNode]:
+    """The tree nodes from the outermost down to the call ``node`` (empty when the tree has no such call)."""
+    stack = [root]
+    while stack:
+        x = stack.pop()
+        if x.name == node and x.kind == "c":
+            out = []
+            while x is not None and x is not root:
+                out.append(x)
+                x = x.parent
+            return out[::-1]
+        stack.extend(x.children.values())
+    return []
+
+
 def _find(root: _TreeNode, path: Sequence[str]) -> list[_TreeNode]:
-    """The tree nodes along ``path`` (as deep as the tree goes: a folded call ends at its module)."""
+    """The tree nodes along ``path`` (as deep as the tree goes: a folded call ends at its module); a call the tree
+    holds is found wherever it is (its frames may carry a visit number the path has not: :class:`_Visits`)."""
+    if path:
+        found = find_call(root, path[-1])
+        if found:
+            return found
     out, x = [], root
     for name in path:
         nxt = x.children.get(name)
