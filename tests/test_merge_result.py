@@ -125,6 +125,16 @@ def test_wrong_file_name_aborts(results, tmp_path, capsys):
     assert "Wrong compare result name: debug_compare_result_rank0_20260101000000.xlsx" in capsys.readouterr().err
 
 
+def test_a_result_file_given_for_the_folder_names_the_folder_to_give(results, tmp_path, capsys):
+    one = next(results.glob("*.xlsx"))
+    rc = main(["merge_result", "-i", str(one), "-o", str(tmp_path / "o"),
+               "-config", str(_config(tmp_path, "api: [Distributed]\n"))])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"{one}: is a file; -i takes the folder that holds the compare results (here: {results})" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_single_result_is_not_merged(results, tmp_path, capsys):
     for p in sorted(results.glob("*rank1_*.xlsx")):
         p.unlink()

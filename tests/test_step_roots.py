@@ -104,6 +104,7 @@ def test_step_selects_steps_of_step_roots(run_cli, tmp_path):
     proc = run_cli("compare", "-tp", target, "-gp", golden, "-o", tmp_path / "o3", "--step", "7")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "no step is present in both dumps for --step 7 (target: step0, step1; golden: step0, step1)" in proc.stderr
+    assert "neither dump has step7" not in proc.stdout + proc.stderr  # the fact once: as the error, no warning first
     proc = run_cli("compare", "-tp", target, "-gp", golden, "-o", tmp_path / "o4", "--step", "x")
     assert proc.returncode == 2 and "--step" in proc.stderr and "non-negative integers" in proc.stderr
 

@@ -74,12 +74,14 @@ def step_jobs(target: Path, golden: Path, options: CompareOptions,
         log.warning("%s exists only in the %s dump (%s), not compared: the %s dump has no %s.",
                     name, has, root / name, lacks, name)
         absent.append({"step": name, "side": has, "path": str(root / name)})
+    common = [n for n in sorted(set(t_steps) & set(g_steps)) if not wanted or n in wanted]
     for number in wanted:
         if number not in t_steps and number not in g_steps:
-            log.warning("--step %d: neither dump has step%d, not compared (target: %s; golden: %s).", number, number,
-                        ", ".join(t_steps[k] for k in sorted(t_steps)), ", ".join(g_steps[k] for k in sorted(g_steps)))
+            if common:  # else the error below says it, once
+                log.warning("--step %d: neither dump has step%d, not compared (target: %s; golden: %s).", number,
+                            number, ", ".join(t_steps[k] for k in sorted(t_steps)),
+                            ", ".join(g_steps[k] for k in sorted(g_steps)))
             absent.append({"step": f"step{number}", "side": "", "path": ""})
-    common = [n for n in sorted(set(t_steps) & set(g_steps)) if not wanted or n in wanted]
     if not common:
         raise InputError(
             "no step is present in both dumps" + (f" for --step {options.step}" if wanted else "")

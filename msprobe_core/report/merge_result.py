@@ -56,6 +56,9 @@ def result_files(input_dir: Path) -> list[tuple[int, list[Path]]]:
     """The per-rank results of ``input_dir``, sorted by rank (§9 step 1), each as its files: its xlsx results
     when it holds two or more (msprobe's route), else its CSV results (a result past a million rows is
     ``_part_N`` files, in part order); the error when neither says what the folder holds."""
+    if input_dir.is_file():
+        raise InputError(f"is a file; -i takes the folder that holds the compare results (here: {input_dir.parent})",
+                         path=input_dir)
     if not input_dir.is_dir():
         raise InputError("input directory does not exist or is not a directory", path=input_dir)
     found: list[tuple[int, list[Path]]] = []
