@@ -264,8 +264,8 @@ def _candidates(chain: list[int], golden: CallTree, rank_t: int) -> list[int]:
     width = 2 * MAX_WRAPPER_REACH + 1
     if len(chain) <= width:
         return chain
-    ranks = [golden.wrapper_rank(g) for g in chain[:2]]  # the ranks rise by one a step from the second on
-    at = rank_t - ranks[1] + 1 if rank_t >= ranks[1] else 0
+    second = golden.wrapper_rank(chain[1])  # from the second call of a chain on, the ranks rise by one a step
+    at = rank_t - second + 1 if rank_t >= second else 0
     start = min(max(at - MAX_WRAPPER_REACH, 0), len(chain) - width)
     return chain[start:start + width]
 
