@@ -13,12 +13,12 @@ Nothing here knows a framework: module and API calls are told apart by the shape
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..load.construct import load_construct
 from ..model import DumpTable
 
 log = logging.getLogger("msprobe")
@@ -77,6 +77,9 @@ class CallTree:
     _leaves_under: dict[int, list[int]] = field(default_factory=dict)
     _api_of: dict[str, int] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict)
+    _shape: tuple[list[int], list[int], list[int]] | None = None
+    _bottom_up: list[int] = field(default_factory=list)
+    _chains: dict[int, list[int]] = field(default_factory=dict)
 
     def rows_by_suffix(self, key: str) -> dict[str, str]:
         """The rows of data key ``key`` (any direction) by their suffix after the key: ``{".input.0": name}``."""
@@ -108,6 +111,75 @@ class CallTree:
                 stack.extend(reversed(kids))
         self._leaves_under[index] = out
         return out
+
+    def _tree_shape(self) -> tuple[list[int], list[int], list[int]]:
+        """(depth, leaf count, wrapper rank) of every call, in one walk of the tree (computed once)."""
+        if self._shape is not None:
+            return self._shape
+        n = len(self.calls)
+        depth, leaf_count, rank = [0] * n, [0] * n, [0] * n
+        order: list[int] = []
+        stack = [c.index for c in self.calls if c.parent is None]
+        while stack:
+            i = stack.pop()
+            order.append(i)
+            for k in self.calls[i].children:
+                depth[k] = depth[i] + 1
+                stack.append(k)
+        for i in reversed(order):  # children before their parent
+            kids = self.calls[i].children
+            if not kids:
+                leaf_count[i] = 1
+                continue
+            leaf_count[i] = sum(leaf_count[k] for k in kids)
+            if len(kids) == 1 and self.calls[kids[0]].children:
+                rank[i] = rank[kids[0]] + 1
+        self._shape = (depth, leaf_count, rank)
+        self._bottom_up = order[::-1]
+        return self._shape
+
+    def bottom_up(self) -> list[int]:
+        """Every call, each after the calls inside it."""
+        self._tree_shape()
+        return self._bottom_up
+
+    def leaf_count(self, index: int) -> int:
+        """How many leaves call ``index`` holds (1 for a leaf)."""
+        return self._tree_shape()[1][index]
+
+    def wrapper_rank(self, index: int) -> int:
+        """How many modules below ``index`` hold exactly its calls (0: none; 2: it wraps a wrapper of a module)."""
+        return self._tree_shape()[2][index]
+
+    def wrapper_chain(self, lowest: int) -> list[int]:
+        """``lowest`` and the calls around it holding exactly its leaves, nearest first (computed once a chain)."""
+        chain = self._chains.get(lowest)
+        if chain is None:
+            leaf_count = self._tree_shape()[1]
+            chain = [lowest]
+            parent = self.calls[lowest].parent
+            while parent is not None and leaf_count[parent] == leaf_count[lowest]:
+                chain.append(parent)
+                parent = self.calls[parent].parent
+            self._chains[lowest] = chain
+        return chain
+
+    def lowest_common(self, a: int | None, b: int) -> int | None:
+        """The lowest call holding both ``a`` and ``b`` (one of them, or an ancestor); ``None`` when they share
+        no call, or when ``a`` is ``None``. Climbs only from the deeper call to where the two paths meet."""
+        if a is None:
+            return None
+        depth = self._tree_shape()[0]
+        calls = self.calls
+        x: int | None = a
+        y: int | None = b
+        while x is not None and y is not None and depth[x] > depth[y]:
+            x = calls[x].parent
+        while x is not None and y is not None and depth[y] > depth[x]:
+            y = calls[y].parent
+        while x is not None and y is not None and x != y:
+            x, y = calls[x].parent, calls[y].parent
+        return x if x == y else None
 
     def ancestors(self, index: int) -> list[int]:
         """The parents of call ``index``, nearest first."""
@@ -143,30 +215,36 @@ def split_forward(key: str) -> tuple[str, str, bool] | None:
 
 
 def read_construct(dump: Path) -> dict[str, str | None] | None:
-    """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable."""
-    path = dump.parent / "construct.json"
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("%s: not read (%s); --auto-map pairs these calls without their module tree.", path,
-                    type(exc).__name__)
-        return None
-    if not isinstance(doc, dict):
-        log.warning("%s: not a JSON object; --auto-map pairs these calls without their module tree.", path)
-        return None
-    return {str(k): (v if isinstance(v, str) else None) for k, v in doc.items()}
+    """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable.
+
+    Read as ``-da`` reads it (:func:`msprobe_core.load.construct.load_construct`): a cycle of enclosing calls,
+    or a link out of the dump directory, is an input error naming the file.
+    """
+    return load_construct(dump, "--auto-map pairs these calls without their module tree") or None
 
 
-def _chain(calls: list[Call], index: int) -> set[int]:
-    """``index`` and its parents so far (to keep a malformed construct.json from making a cycle)."""
-    out = set()
-    i: int | None = index
-    while i is not None and i not in out:
-        out.add(i)
-        i = calls[i].parent
-    return out
+def _dumped_parent(construct: dict[str, str | None], by_key: dict[str, int], key: str,
+                   memo: dict[str, int | None]) -> int | None:
+    """The nearest enclosing call of ``key`` that was dumped (a parent that was not: its own parent, and so on).
+
+    ``construct`` has no cycle (:func:`read_construct`); ``memo`` keeps each undumped call's answer, so that a
+    deep chain of calls that were not dumped is walked once, not once per call under it.
+    """
+    walked: list[str] = []
+    parent = construct.get(key)
+    found: int | None = None
+    while parent is not None:
+        if parent in by_key:
+            found = by_key[parent]
+            break
+        if parent in memo:
+            found = memo[parent]
+            break
+        walked.append(parent)
+        parent = construct.get(parent)
+    for undumped in walked:
+        memo[undumped] = found
+    return found
 
 
 def call_tree(table: DumpTable) -> CallTree:
@@ -195,16 +273,11 @@ def call_tree(table: DumpTable) -> CallTree:
                           tuple(ins), tuple(outs), tuple(params), rows))
     construct = read_construct(Path(table.source)) if table.source else None
     if construct:
+        memo: dict[str, int | None] = {}
         for call in calls:
-            parent = construct.get(call.key)
-            hops = 0
-            while parent is not None and parent not in by_key and hops < len(construct):
-                parent = construct.get(parent)  # a parent that was not dumped: its own parent
-                hops += 1
-            if parent is not None and parent in by_key and call.index in _chain(calls, by_key[parent]):
-                parent = None  # a cycle in construct.json: the call stays at the top
-            if parent is not None and parent in by_key and by_key[parent] != call.index:
-                call.parent = by_key[parent]
-                calls[call.parent].children.append(call.index)
+            parent = _dumped_parent(construct, by_key, call.key, memo)
+            if parent is not None and parent != call.index:
+                call.parent = parent
+                calls[parent].children.append(call.index)
     leaves = [c.index for c in calls if not c.children]
     return CallTree(table, calls, by_key, leaves, bool(construct))
