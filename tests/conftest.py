@@ -291,6 +291,8 @@ def _skip_reason(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
     reason = _SKIP_PREFIX.sub("", reason.strip())
+    # one sentence a group: a reason's first line, never ending on the colon that introduced what followed it
+    reason = (reason.splitlines() or [""])[0].rstrip(" :")
     if reason.startswith(_EMPTY_PARAMETER_SET):
         # a test parametrized over files found at collection time: its folder was missing or empty
         return no_corpora_reason() if not corpora_dir().is_dir() else "no cases to run (empty parameter set)"

@@ -33,11 +33,17 @@ class Divergence:
     source: str = "threshold"
     #: the row's golden counterpart (its ``Bench Name``; ``""`` when not known, e.g. from ``-da``)
     golden: str = ""
+    #: the row's own verdict in the result table (``""``: not known); ``pass`` says the rules of the table did
+    #: not flag what the first-divergence thresholds did
+    verdict: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"node": self.node, "row": self.row, "rank": self.label, "index": self.index,
-                "reason": self.reason, "source": self.source, "golden_row": self.golden}
+        out = {"node": self.node, "row": self.row, "rank": self.label, "index": self.index,
+               "reason": self.reason, "source": self.source, "golden_row": self.golden}
+        if self.verdict:
+            out["verdict"] = self.verdict
+        return out
 
 
 def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]:
@@ -205,7 +211,7 @@ class DivergenceScan:
             if reason:
                 bench = view.column(C.BENCH_NAME)
                 self.found = Divergence(node_of(names[i], grammar)[0], names[i], view.label, pos, reason,
-                                        golden=bench[i] if bench is not None else "")
+                                        golden=bench[i] if bench is not None else "", verdict=verdicts[i])
                 break
         # a fallback is spelled while its chunk is at hand; only the first of the whole result is kept
         if self.first_error is None and first_error is not None:

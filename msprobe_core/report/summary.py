@@ -84,6 +84,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         where = f" [{fd['rank']}]" if fd["rank"] else ""
         lines.append(f"  first divergence{where}: {fd['node']}")
         lines.append(f"    row {short_name(fd['row'])}: {fd['reason']}")
+        if fd.get("verdict") == "pass":
+            lines.append("    (its verdict is pass: past the first-divergence thresholds, below every rule of the result "
+                         "table; docs/results.md#first-divergence)")
         if fd.get("carried"):
             lines.append(f"    {fd['carried']}")
         lines.extend(format_path(fd))
