@@ -134,3 +134,25 @@ def test_paths_break_between_folders_and_reasons_between_words(browser, reports,
                 return el.scrollWidth > el.clientWidth + 1 || words.some(w => w.length > 200);
             }})""")
             assert not split, sel
+
+
+@pytest.mark.parametrize("which", ["statistics", "multirank-da"])
+def test_the_summary_cards_stand_in_one_row_at_1100_px(browser, reports, which):
+    with browser.open(reports[which], width=1100, height=900) as loaded:
+        tops = loaded.page.evaluate("Array.from(document.querySelectorAll('.cards .card')).map(c => c.offsetTop)")
+        assert len(tops) >= 8 and len(set(tops)) == 1, tops
+
+
+def test_the_first_divergence_box_says_where_and_a_cut_reason_ends_at_a_word(browser, reports):
+    with browser.open(reports["multirank-da"], width=1100, height=900) as loaded:
+        page = loaded.page
+        where = page.locator("#fd-path").inner_text()
+        assert where.endswith("Functional.linear.0.forward") and "→" in where
+        assert "stack.json" in page.locator("#fd-path-source").inner_text()
+        cells = page.evaluate("Array.from(document.querySelectorAll('#fd-parts td.why'))"
+                              ".map(td => [td.textContent, td.title])")
+        assert any(text.endswith("…") for text, _ in cells), cells  # the long -da reason is cut
+        for text, whole in cells:
+            if text.endswith("…"):
+                shown = text[:-1].split()
+                assert whole.split()[:len(shown)] == shown, (text, whole)  # cut after a whole word

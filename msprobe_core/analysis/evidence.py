@@ -60,15 +60,18 @@ class Evidence:
             return f"{where}: shape {d['npu']} in the target, {d['bench']} in the golden run"
         if self.kind == "nan_inf":
             side = "target" if d["side"] == "target" else "golden run"
-            return f"{where}: NaN/Inf in the {side} only ({d['stat']} {d['npu']} vs {d['bench']})"
+            npu, bench = short_pair(d["npu"], d["bench"])
+            return f"{where}: NaN/Inf in the {side} only ({d['stat']} {npu} vs {bench})"
         if self.kind == "md5":
             return f"{where}: md5 {d['npu']} vs {d['bench']}"
         if self.kind == "argument":
-            return f"{where}: argument is {d['npu']!r} in the target, {d['bench']!r} in the golden run"
+            npu, bench = short_pair(d["npu"], d["bench"], text=repr)
+            return f"{where}: argument is {npu} in the target, {bench} in the golden run"
+        npu, bench = short_pair(d["npu"], d["bench"])
         return (
-            f"{where}: {d['stat']} {d['npu']} vs {d['bench']} moved {_pct(d['value'])} of "
+            f"{where}: {d['stat']} {npu} vs {bench} moved {_pct(d['value'])} of "
             f"{'the norm' if d['stat'] == 'l2norm' else 'the range max|x|'} "
-            f"(threshold {_pct(d['threshold'])}; msprobe {d['msprobe_metric']} {d['msprobe_value']})"
+            f"(threshold {_pct(d['threshold'])}; msprobe {d['msprobe_metric']} {_short_cell(d['msprobe_value'])})"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -81,6 +84,29 @@ class Evidence:
 
 def _pct(x: float) -> str:
     return f"{x * 100:.3g}%"
+
+
+def short_pair(a: Any, b: Any, text: Any = str) -> tuple[str, str]:
+    """Two numbers in 4 significant digits, more where 4 would spell them alike (the sentence is about their
+    difference); anything but two finite floats as ``text`` spells it. The JSON keeps the exact values."""
+    if not (isinstance(a, float) and isinstance(b, float) and math.isfinite(a) and math.isfinite(b)):
+        return text(a), text(b)
+    for digits in range(4, 18):
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if sa != sb or a == b:
+            return sa, sb
+    return repr(a), repr(b)
+
+
+def _short_cell(cell: Any) -> str:
+    """A metric cell (``16.136327302151024%``) in 4 significant digits."""
+    body = str(cell)
+    pct = body.endswith("%")
+    try:
+        value = float(body[:-1] if pct else body)
+    except ValueError:
+        return body
+    return f"{value:.4g}{'%' if pct else ''}"
 
 
 def number(value: Any) -> float | None:

@@ -204,6 +204,12 @@
     }
     return base;
   }
+  function cutAtWords(s, max) {  // a sentence cut at a word's end, never inside a word or a number
+    if (s.length <= max) return s;
+    var cut = s.lastIndexOf(" ", max - 2);
+    if (cut < max / 2) cut = max - 2;
+    return s.slice(0, cut).replace(/[\s,;:(]+$/, "") + " \u2026";
+  }
   function midElide(s, max) {  // keep both ends: op type in front, the distinctive tail behind
     if (s.length <= max) return s;
     var keep = Math.floor((max - 1) / 2);
@@ -355,7 +361,7 @@
       else if (D.mixed) note = f.carried ? "carried in: " + f.carried : "arises in this part";
       h += "<tr" + (p.chosen ? " class=\"fd-row\"" : "") + "><td>" + esc(p.label) + (p.chosen ? " ◀" : "") + "</td><td class=\"name\" title=\"" +
         esc(f.node) + "\">" + esc(midElide(readableName(f.node), 56)) + "</td><td>" + (f.at != null ? f.at : f.pos) + "</td><td class=\"why\" title=\"" + esc(note || f.reason) + "\">" +
-        esc(midElide(note || f.reason, 200)) + "</td><td><button type=\"button\" class=\"show-part\" data-p=\"" + i + "\">show</button></td></tr>";
+        esc(cutAtWords(note || f.reason, 200)) + "</td><td><button type=\"button\" class=\"show-part\" data-p=\"" + i + "\">show</button></td></tr>";
     });
     el.innerHTML = h + "</table>";
     el.querySelectorAll("button.show-part").forEach(function (b) {
@@ -393,6 +399,9 @@
         "<span class=\"muted\">row</span> <code id=\"fd-row\" title=\"" + esc(fd.row) + "\">" + esc(readableName(fd.row)) + "</code><br>" +
         "<span class=\"muted\">why</span> <span id=\"fd-reason\">" + esc(fd.reason) + "</span>" +
         " <span class=\"muted\">(" + ({diff_analyze: "from -da", verdict: "first error row"}[fd.source] || "first row past a threshold") + ")</span>" +
+        (fd.verdict === "pass" ? "<br><span class=\"muted\" id=\"fd-verdict\">its verdict is pass: past the first-divergence thresholds, below every rule of the result table</span>" : "") +
+        (fd.path && fd.path.length ? "<br><span class=\"muted\">where</span> <span id=\"fd-path\">" + esc(fd.path.join(" \u2192 ")) + "</span>" +
+          (fd.path_source ? " <span class=\"muted\" id=\"fd-path-source\">(" + esc(fd.path_note || fd.path_source) + ")</span>" : "") : "") +
         "<div id=\"fd-values\"></div><div id=\"fd-spread\"></div><div id=\"fd-parts\"></div>";
       $("fd-show").addEventListener("click", function () {
         for (var p = 0; p < P.length; p++) if (P[p].chosen && P[p].first) { showRow(p, P[p].first.row); return; }
