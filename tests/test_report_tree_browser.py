@@ -190,3 +190,20 @@ def test_every_ranks_first_divergence_is_marked(browser, tmp_path):
         assert via.count() >= 1 and "through this" in via.first.inner_text()
         assert via.first.locator("xpath=ancestor::li[1]").get_attribute("data-name").startswith("Distributed.")
         _shot(page, "tree_multirank_da.png")
+
+
+def test_a_kernel_dumps_leaves_show_their_files_name_not_its_path(browser, tmp_path):
+    ex = Path(__file__).resolve().parents[1] / "examples" / "mindspore_kernel"
+    out = tmp_path / "k"
+    assert main(["compare", "-tp", str(ex / "target"), "-gp", str(ex / "golden"), "-o", str(out), "--report", "html",
+                 "-q"]) == 0
+    (report,) = out.glob("compare_report_*.html")
+    with browser.open(report, width=1200) as loaded:
+        page = loaded.page
+        assert loaded.problems() == []
+        leaves = page.evaluate("Array.from(document.querySelectorAll('#tree [role=treeitem]'))"
+                               ".filter(li => (li.getAttribute('data-name') || '').includes('/'))"
+                               ".map(li => li.querySelector(':scope > .tn-row').innerText)")
+        assert leaves, "the kernel tree has file rows"
+        assert not any("/" in text for text in leaves), leaves[:3]
+        assert all(".npy" in text for text in leaves), leaves[:3]

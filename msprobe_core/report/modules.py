@@ -101,11 +101,14 @@ def console_lines(answers: Mapping[str, Any] | None) -> list[str]:
     if not worst:
         return []
     lines = [f"  worst modules{' (code frames)' if answers.get('note') else ''}:"]
+    from .summary import short_name
+
     for m in worst:
         v = m["verdicts"]
         w = m["worst"]
-        metric = f", worst {w['metric']} {_short(w['value'])} at {w['row']}" if w and w.get("metric") else ""
-        where = " → ".join(m["path"][-2:]) if answers.get("note") else m["path"][-1]
+        metric = (f", worst {w['metric']} {_short(w['value'])} at {short_name(w['row'])}"
+                  if w and w.get("metric") else "")
+        where = " → ".join(m["path"][-2:]) if answers.get("note") else (m["path"][-1] or "(top level)")
         lines.append(f"    - {where}: {m['rows']} rows, error {v['error']}, warning {v['warning']}{metric}")
     if answers.get("note"):
         lines.append(f"    ({answers['note']})")

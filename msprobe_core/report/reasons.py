@@ -35,6 +35,11 @@ _PASS_RULES = {
 }
 
 
+#: the metric cells said beside a plugin's verdict column that failed a row (what such rules read: the kernel
+#: plugin's ``Accuracy Reached or Not`` is Cosine and MaxAbsErr)
+_PLUGIN_VERDICT_METRICS = (C.COSINE, C.MAX_ABS_ERR)
+
+
 def row_reason(view: ResultView, i: int) -> str:
     """Why row ``i`` has its verdict: its messages, else the rule that let it pass or the cell that failed it.
 
@@ -50,7 +55,13 @@ def row_reason(view: ResultView, i: int) -> str:
         return "; ".join(said) + (f" ({'; '.join(notes)})" if notes else "")
     own = levelled_verdict(view)  # a plugin's verdict column, where the table has no Result
     if own is not None and view.column(C.RESULT) is None:
-        return f"{own} is {view.cells[own][i].strip() or 'empty'}"
+        said = f"{own} is {view.cells[own][i].strip() or 'empty'}"
+        if verdict == "pass":
+            return said
+        # the plugin's rule is its own; the metrics it reads are the table's: name their cells
+        metrics = [f"{col} {people_text(view.cells[col][i])}" for col in _PLUGIN_VERDICT_METRICS
+                   if col in view.cells and view.cells[col][i].strip()]
+        return f"{said} ({', '.join(metrics)})" if metrics else said
     res = view.column(C.RESULT)
     if verdict != "pass":
         return f"its Result cell reads {res[i].strip()!r}, with no message" if res is not None else "no message"

@@ -17,7 +17,8 @@
   function label(k) {  // Module.blocks.0.attn.Attention.forward.0 -> blocks.0.attn · Attention
     var n = T.n[k], m = /^(Module|Cell)\.(.+)\.([^.]+)\.(forward|backward)\.(\d+)$/.exec(n);
     if (m) return { main: m[2], sub: m[3] + (m[4] === "backward" ? " backward" : "") + (m[5] !== "0" ? " #" + m[5] : "") };
-    return { main: n, sub: "" };
+    var slash = Math.max(n.lastIndexOf("/"), n.lastIndexOf("\\"));  // a row that is a dumped file: its file's name
+    return { main: slash >= 0 ? n.slice(slash + 1) : n, sub: "" };
   }
   function shortValue(t) {  // 0.25585620040156803% -> 0.2559%; the exact text is in the title
     var m = /^(-?\d*\.?\d+(?:e[+-]?\d+)?)(%?)$/i.exec(t);
