@@ -196,7 +196,8 @@ def versus_sides(results: tuple[Path, ...], run: str, *, forced: bool
     new, _ = collect_result_files(results[1:], run)
 
     def labels(groups: list[list[Path]]) -> list[str]:
-        return sorted(label_from_path(g[0]) for g in groups)
+        # a process directory's number is the run's PID: two runs of one model have other PIDs
+        return sorted(re.sub(r"^proc\d+$", "proc", label_from_path(g[0])) for g in groups)
 
     if forced or labels(old) == labels(new):
         return old, new
