@@ -189,3 +189,21 @@ def test_msprobe_report_on_the_output_folder_shows_the_same_steps(run_cli, tmp_p
     assert [{k: s[k] for k in keys} for s in read_back["steps"]] == [{k: s[k] for k in keys} for s in summary["steps"]]
     assert [s["first_divergence"]["row"] for s in read_back["steps"]] == [
         s["first_divergence"]["row"] for s in summary["steps"]]
+
+
+@pytest.mark.parametrize("odd", ["step1\n", "step01", "step1 "])
+def test_a_directory_named_almost_like_a_step_is_named_escaped_and_hides_no_step(run_cli, tmp_path, odd):
+    # ``step1\n`` (a regex ``$`` matches before a final newline) or ``step01`` would be step 1 too and replace the
+    # real step1 without a word; it holds step0's dump here, so a compare of it would show other verdicts
+    target, golden = _roots(tmp_path)
+    shutil.copytree(target / "step0", target / odd)
+    summary, stdout, stderr = _summary(run_cli, target, golden, tmp_path / "out")
+    assert [s["step"] for s in summary["steps"]] == ["step0", "step1"]
+    alone = _one_step(run_cli, target / "step1", golden / "step1", tmp_path / "alone")
+    step1 = summary["steps"][1]
+    assert step1["verdicts"] == alone["verdicts"] and step1["rows"] == alone["rows"]
+    warning = next(x for x in stdout.splitlines() if "[WARNING]" in x and "not a step directory" in x)
+    assert ascii(odd) in warning and str(target) in warning  # named, escaped: the line stays one line
+    if "\n" in odd:
+        assert "step1\n" not in stdout + stderr  # the raw newline never reaches the console
+    assert not (tmp_path / "out" / odd).exists()

@@ -21,8 +21,8 @@ from .document import detect_kind
 
 log = logging.getLogger("msprobe")
 
-RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
-PROC_DIR = re.compile(r"^proc[0-9]+$")
+RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?\Z")  # \Z: "$" also matches before a final newline
+PROC_DIR = re.compile(r"^proc[0-9]+\Z")
 MIX_DIRS = ("graph", "pynative")
 
 
