@@ -173,6 +173,27 @@ def find_analysis_file(dirs: list[Path], choice: RunChoice) -> Path | None:
     return max(found, key=written) if found else None
 
 
+def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked: list[Path],
+                                 named: tuple[Path, ...]) -> None:
+    """Before any work: neither output is a result file read (or found in a directory named), nor a
+    ``diff_analyze_*.json``; an existing output holds what it writes (an HTML page, a JSON summary)."""
+    from ..files.overlap import (
+        looks_like_html,
+        looks_like_json_object,
+        refuse_other_kind,
+        refuse_outputs_over_inputs,
+    )
+
+    inputs = list(picked)
+    for path in named:
+        if path.is_dir():  # every run's results there, and the analyses: none is this run's output
+            inputs.extend(path.rglob("*compare_result*"))
+            inputs.extend(path.glob("diff_analyze_*.json"))
+    refuse_outputs_over_inputs({"-o": output, "--json-summary": json_summary}, inputs)
+    refuse_other_kind("-o", output, looks_like_html, "an HTML report")
+    refuse_other_kind("--json-summary", json_summary, looks_like_json_object, "a JSON summary")
+
+
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=Path("compare_report.html"),
@@ -206,6 +227,7 @@ def report_cmd(results: tuple[Path, ...], output: Path, run: str, json_summary: 
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
     run = run.strip() or "latest"
     groups, choice = collect_result_files(results, run)
+    _refuse_outputs_over_results(output, json_summary, [f for g in groups for f in g], results)
     for line in describe_runs(choice):
         log.info("%s", line)
     labels = result_labels(groups)
