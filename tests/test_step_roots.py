@@ -207,3 +207,17 @@ def test_a_directory_named_almost_like_a_step_is_named_escaped_and_hides_no_step
     if "\n" in odd:
         assert "step1\n" not in stdout + stderr  # the raw newline never reaches the console
     assert not (tmp_path / "out" / odd).exists()
+
+
+def test_a_directory_named_almost_like_a_rank_is_named_escaped_and_hides_no_rank(run_cli, tmp_path):
+    # ``rank0\n`` matched the rank pattern's ``$`` too: a third "rank" beside rank0 and rank1 of the same number
+    multirank = REPO / "examples" / "pytorch_multirank"
+    target, golden = tmp_path / "target", tmp_path / "golden"
+    shutil.copytree(multirank / "target" / "step0", target)
+    shutil.copytree(multirank / "golden" / "step0", golden)
+    shutil.copytree(target / "rank1", target / "rank0\n")
+    summary, stdout, stderr = _summary(run_cli, target, golden, tmp_path / "out")
+    assert [r["rank"] for r in summary["ranks"]] == ["rank0", "rank1"]
+    warning = next(x for x in stdout.splitlines() if "[WARNING]" in x and "not a rank directory" in x)
+    assert ascii("rank0\n") in warning and str(target) in warning
+    assert "rank0\n" not in stdout + stderr
