@@ -1202,8 +1202,11 @@ def test_interrupt_keeps_finaliser_noise_off_stderr(capsys, monkeypatch) -> None
 
 
 # =========================================================================== outputs that are not regular files
-def _special_output(kind: str, where: Path) -> Path:
-    """An existing output path that is not a regular file: a FIFO, a device node, links to them, a directory."""
+def _special_output(kind: str, where: Path, earlier: str = "old") -> Path:
+    """An existing output path that is not a regular file: a FIFO, a device node, links to them, a directory.
+
+    ``earlier``: what the file a link points to holds (an earlier output of the command: another file is
+    not replaced, see tests/test_outputs_over_inputs.py)."""
     if kind in ("device", "link-to-device"):
         if os.geteuid() != 0:
             pytest.skip("making a device node needs root")
@@ -1217,7 +1220,7 @@ def _special_output(kind: str, where: Path) -> Path:
         (where / "link").symlink_to(where / "null")
         return where / "link"
     if kind == "link-to-file":
-        (where / "real.txt").write_text("old")
+        (where / "real.txt").write_text(earlier)
         (where / "link").symlink_to(where / "real.txt")
         return where / "link"
     if kind == "directory":
@@ -1239,7 +1242,7 @@ def test_output_path_that_is_not_a_regular_file(tmp_path: Path, capsys, kind: st
     args = stats_pair(tmp_path)
     where = tmp_path / "special"
     where.mkdir()
-    target = _special_output(kind, where)
+    target = _special_output(kind, where, '{"rows": 0}' if command == "json-summary" else "<!DOCTYPE html>old")
     before = _kinds(where)
     received: list[bytes] = []
     reader = None

@@ -190,3 +190,35 @@ def test_msprobe_report_on_the_output_folder_shows_the_same_steps(run_cli, tmp_p
     assert [{k: s[k] for k in keys} for s in read_back["steps"]] == [{k: s[k] for k in keys} for s in summary["steps"]]
     assert [s["first_divergence"]["row"] for s in read_back["steps"]] == [
         s["first_divergence"]["row"] for s in summary["steps"]]
+
+
+@pytest.mark.parametrize("odd", ["step1\n", "step01", "step1 "])
+def test_a_directory_named_almost_like_a_step_is_named_escaped_and_hides_no_step(run_cli, tmp_path, odd):
+    # ``step1\n`` (a regex ``$`` matches before a final newline) or ``step01`` would be step 1 too and replace the
+    # real step1 without a word; it holds step0's dump here, so a compare of it would show other verdicts
+    target, golden = _roots(tmp_path)
+    shutil.copytree(target / "step0", target / odd)
+    summary, stdout, stderr = _summary(run_cli, target, golden, tmp_path / "out")
+    assert [s["step"] for s in summary["steps"]] == ["step0", "step1"]
+    alone = _one_step(run_cli, target / "step1", golden / "step1", tmp_path / "alone")
+    step1 = summary["steps"][1]
+    assert step1["verdicts"] == alone["verdicts"] and step1["rows"] == alone["rows"]
+    warning = next(x for x in stdout.splitlines() if "[WARNING]" in x and "not a step directory" in x)
+    assert ascii(odd) in warning and str(target) in warning  # named, escaped: the line stays one line
+    if "\n" in odd:
+        assert "step1\n" not in stdout + stderr  # the raw newline never reaches the console
+    assert not (tmp_path / "out" / odd).exists()
+
+
+def test_a_directory_named_almost_like_a_rank_is_named_escaped_and_hides_no_rank(run_cli, tmp_path):
+    # ``rank0\n`` matched the rank pattern's ``$`` too: a third "rank" beside rank0 and rank1 of the same number
+    multirank = REPO / "examples" / "pytorch_multirank"
+    target, golden = tmp_path / "target", tmp_path / "golden"
+    shutil.copytree(multirank / "target" / "step0", target)
+    shutil.copytree(multirank / "golden" / "step0", golden)
+    shutil.copytree(target / "rank1", target / "rank0\n")
+    summary, stdout, stderr = _summary(run_cli, target, golden, tmp_path / "out")
+    assert [r["rank"] for r in summary["ranks"]] == ["rank0", "rank1"]
+    warning = next(x for x in stdout.splitlines() if "[WARNING]" in x and "not a rank directory" in x)
+    assert ascii("rank0\n") in warning and str(target) in warning
+    assert "rank0\n" not in stdout + stderr

@@ -142,6 +142,7 @@ def compare_cmd(**kw: object) -> None:
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
+    _refuse_summary_over_a_file(values, jobs, options)
     run = RunContext(host, **_summary_extra(values["report"], len(jobs)))
     started = time.time()
     try:
@@ -166,6 +167,28 @@ def compare_cmd(**kw: object) -> None:
                    fail_on=values["fail_on"], started=started, announce=announce)
     finally:
         finish_removals()
+
+
+def _refuse_summary_over_a_file(values: dict[str, object], jobs: list, options: object) -> None:
+    """Before any work: the ``--json-summary`` file is none of the run's inputs (the dumps, the files beside
+    them, a file an option names) and, when it exists, an earlier JSON summary (not a result; --force: anything)."""
+    from pathlib import Path
+
+    from ..files.overlap import looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
+
+    summary = values.get("json_summary")
+    if summary is None:
+        return
+    inputs: list = []
+    for job in jobs:
+        for side in (Path(job.target), Path(job.golden)):
+            inputs.append(side)
+            inputs.extend(side.parent / name for name in ("stack.json", "construct.json"))
+    inputs.extend(Path(v) for k, v in values.items()
+                  if k not in ("json_summary", "output_dir") and isinstance(v, (str, Path)) and v)
+    refuse_outputs_over_inputs({"--json-summary": Path(summary)}, inputs)  # type: ignore[arg-type]
+    refuse_other_kind("--json-summary", Path(summary), looks_like_json_object,  # type: ignore[arg-type]
+                      "a JSON summary", force=bool(getattr(options, "force", False)))
 
 
 def _summary_extra(report: object, results: int) -> dict[str, object]:

@@ -9,6 +9,7 @@ JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,16 +71,47 @@ def read_json_file(path: Path, what: str = "json") -> Any:
         raise InputError("JSON nesting is too deep", path=path) from None
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is still the one being read: size, modification time, inode, device."""
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+
+def changed_while_read(path: Path) -> InputError:
+    """The error of a file rewritten or replaced while it was read (its parsed members mix two versions)."""
+    return InputError("the file changed while it was being read (written or replaced meanwhile); "
+                      "compare it once it is complete", path=path)
+
+
+def _check_unchanged(path: Path, before: tuple[int, int, int, int], handle: Any = None) -> None:
+    """Raise :func:`changed_while_read` when ``path`` (or the open ``handle`` on it) is no longer ``before``."""
+    try:
+        now = [_identity(os.stat(path))]
+        if handle is not None:
+            now.append(_identity(os.fstat(handle.fileno())))
+    except OSError:
+        raise changed_while_read(path) from None
+    if any(n != before for n in now):
+        raise changed_while_read(path)
+
+
 @contextmanager
 def json_window(path: Path, what: str) -> Iterator[TextWindow]:
     """A :class:`TextWindow` on a JSON file: the whole text for a small file, blocks for a large one.
 
     Errors while parsing a large file are reported as reading the whole file first
-    would: an empty or non-UTF-8 file is named as such before any parse error.
+    would: an empty or non-UTF-8 file is named as such before any parse error. A file
+    that is rewritten in place or replaced before the block ends is refused
+    (:func:`changed_while_read`): what was parsed of it may mix its two versions.
     """
     size = check_json_file(path, what)
+    try:
+        before = _identity(os.stat(path))
+    except OSError:
+        before = None
     if size <= BLOCK_BYTES:
         yield TextWindow(read_json_text(path, what))
+        if before is not None:
+            _check_unchanged(path, before)
         return
     try:
         handle = path.open("rb")
@@ -90,8 +122,12 @@ def json_window(path: Path, what: str) -> Iterator[TextWindow]:
         try:
             yield TextWindow(source=handle, block=BLOCK_BYTES)
         except Exception:
+            if before is not None:  # a text cut or spliced by a writer: that is the error, not its syntax
+                _check_unchanged(path, before, handle)
             read_json_text(path, what)  # empty, unreadable or not UTF-8: that error comes first
             raise
+        if before is not None:
+            _check_unchanged(path, before, handle)
 
 
 def parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],

@@ -131,12 +131,19 @@ class ObjectStream:
             return result
 
     def _peek(self, idx: int) -> tuple[str, int]:
-        """The next non-blank character at or after ``idx`` ('' at the end) and its index."""
+        """The next non-blank character at or after ``idx`` ('' at the end) and its index.
+
+        ``idx`` is just after parsed text. Blanks that run to the window's end are dropped before more is
+        read, so a file padded with a gigabyte of blanks is read in a window of a few blocks: an index
+        taken before this call may be stale after it; the one returned is not.
+        """
         w = self.w
         while True:
             pos = _WS.match(w.text, idx).end()
-            if pos < len(w.text) or not w.more():
+            if pos < len(w.text) or w.eof:
                 return w.text[pos : pos + 1], pos
+            idx = w.drop(pos)
+            w.more()
 
     def _key_step(self, idx: int) -> tuple[str, int]:
         text = self.w.text
@@ -183,11 +190,11 @@ class ObjectStream:
             raise self.not_object(value)
         char, pos = self._peek(first + 1)
         if self.stream_key is None:  # every member is an entry
-            idx = self._members(first + 1, on_entry)
+            idx = self._members(pos, on_entry)
         elif char == "}":
             idx = pos + 1
         else:
-            idx = first + 1
+            idx = pos
             more = True
             while more:
                 key, idx = self._attempt(self._key_step, idx)
@@ -196,12 +203,13 @@ class ObjectStream:
                     self.header[key] = True
                     idx = self._members(start + 1, on_entry)
                 else:
-                    value, idx = self._attempt(self._value_step, idx)
+                    value, idx = self._attempt(self._value_step, start)
                     self.header[key] = value
-                more, idx = self._attempt(self._after_step, idx)
-        w.read_all()
-        end = _WS.match(w.text, idx).end()
-        if end != len(w.text):
+                more, idx = self._attempt(self._after_step, self._peek(idx)[1])
+                if more:
+                    idx = self._peek(idx)[1]
+        char, end = self._peek(idx)  # blanks to the end of the file, dropped as they are read
+        if char:
             raise json.JSONDecodeError("Extra data", w.text, end)
 
     def _maybe_drop(self, idx: int) -> int:
@@ -211,9 +219,9 @@ class ObjectStream:
         return idx
 
     def _members(self, idx: int, on_entry: Callable[[str, Any], None]) -> int:
-        char, pos = self._peek(idx)
+        char, idx = self._peek(idx)
         if char == "}":
-            return pos + 1
+            return idx + 1
         w = self.w
         ws, scan, decode = _WS.match, _scanstring, _DECODER.raw_decode
         while True:
@@ -231,9 +239,9 @@ class ObjectStream:
                 inline = i + _MARGIN < len(text)
             except (ValueError, IndexError):  # the retrying steps report it, or read more first
                 inline = False
-            if not inline:
-                key, i = self._attempt(self._key_step, idx)
-                value, i = self._attempt(self._value_step, i)
+            if not inline:  # the blanks around the key: dropped as they are read (see _peek)
+                key, i = self._attempt(self._key_step, self._peek(idx)[1])
+                value, i = self._attempt(self._value_step, self._peek(i)[1])
             on_entry(key, value)
             text = w.text
             j = ws(text, i).end()
@@ -243,7 +251,7 @@ class ObjectStream:
             elif char == "}":
                 return j + 1
             else:
-                more, idx = self._attempt(self._after_step, i)
+                more, idx = self._attempt(self._after_step, self._peek(i)[1])
                 if not more:
                     return idx
                 idx = self._maybe_drop(idx)

@@ -21,8 +21,8 @@ from .document import detect_kind
 
 log = logging.getLogger("msprobe")
 
-RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?$")
-PROC_DIR = re.compile(r"^proc[0-9]+$")
+RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?\Z")  # \Z: "$" also matches before a final newline
+PROC_DIR = re.compile(r"^proc[0-9]+\Z")
 MIX_DIRS = ("graph", "pynative")
 
 
@@ -181,8 +181,23 @@ def _check_same_layout(target: Path, t_ranks: list[str], golden: Path, g_ranks: 
     )
 
 
+#: a name that starts like a rank or process directory's: one that is not exactly that is warned about
+_RANK_LIKE = re.compile(r"(?:rank|proc)[0-9]")
+
+
+def _warn_odd_rank_names(path: Path) -> None:
+    """Name, escaped, each directory in ``path`` that starts like ``rank<N>``/``proc<PID>`` but is not exactly that
+    (``rank0\n``, ``rank01``): it is no rank, and is not compared."""
+    for name in sorted(_listdir(path)):
+        if _RANK_LIKE.match(name) and not (RANK_DIR.match(name) or PROC_DIR.match(name)) and (path / name).is_dir():
+            log.warning("%s: the directory %s is not a rank directory (its name is not exactly rank<N> or "
+                        "proc<PID>); not compared.", path, ascii(name))
+
+
 def _rank_jobs(target: Path, golden: Path, out: Path) -> list[CompareJob]:
     t_ranks, g_ranks = _rank_dirs(target), _rank_dirs(golden)
+    for side in (target, golden):
+        _warn_odd_rank_names(side)
     _check_same_layout(target, t_ranks, golden, g_ranks)
     if not t_ranks:
         t_ranks, g_ranks = [_proc_dir(target)], [_proc_dir(golden)]

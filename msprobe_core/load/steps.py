@@ -6,6 +6,10 @@ directory per run. Given the two roots, every step both have is compared as its 
 collide (the layout of the graph/pynative mixed dumps' per-step outputs). ``--step`` keeps only the steps it
 names. A step only one run has is named in a warning and in the summary (``CompareJob.steps_absent``),
 never skipped silently.
+
+A step directory's name is exactly ``step<N>`` (no leading zero, nothing after the number): ``step1\n`` or
+``step01`` would otherwise stand for step 1 beside ``step1`` and hide it. Such a directory is named, escaped,
+in a warning and not compared.
 """
 
 from __future__ import annotations
@@ -24,16 +28,30 @@ from ..options import option_label
 
 log = logging.getLogger("msprobe")
 
-STEP_DIR = re.compile(r"^step(0|[1-9][0-9]*)$")
+#: a step directory's whole name (used with ``fullmatch``: ``$`` would also match before a trailing newline)
+STEP_DIR = re.compile(r"step(0|[1-9][0-9]*)")
+#: a name that starts like a step directory's: one that is not exactly ``step<N>`` is warned about
+_STEP_LIKE = re.compile(r"step[0-9]")
 
 
-def step_dirs(path: Path) -> dict[int, str]:
-    """The ``step<N>`` directories directly below ``path``, by step number."""
+def step_dirs(path: Path, *, warn: bool = False) -> dict[int, str]:
+    """The ``step<N>`` directories directly below ``path``, by step number.
+
+    ``warn``: name in a warning each directory that starts like one but is not exactly ``step<N>``
+    (``step1\n``, ``step01``, ``step1 ``): it is not a step and is not compared.
+    """
     try:
-        names = [n.name for n in path.iterdir() if n.is_dir() and STEP_DIR.match(n.name)]
+        dirs = [n.name for n in path.iterdir() if n.is_dir()]
     except OSError:
         return {}
-    return {int(n[4:]): n for n in names}
+    steps: dict[int, str] = {}
+    for name in sorted(dirs):
+        if STEP_DIR.fullmatch(name):
+            steps[int(name[4:])] = name
+        elif warn and _STEP_LIKE.match(name):
+            log.warning("%s: the directory %s is not a step directory (its name is not exactly step<N>); "
+                        "not compared.", path, ascii(name))
+    return steps
 
 
 def is_step_root(path: Path) -> bool:
@@ -44,13 +62,13 @@ def is_step_root(path: Path) -> bool:
 def step_label(label: str) -> str | None:
     """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
     head = label.split("/", 1)[0]
-    return head if STEP_DIR.match(head) else None
+    return head if STEP_DIR.fullmatch(head) else None
 
 
 def step_jobs(target: Path, golden: Path, options: CompareOptions,
               discover: Callable[..., list[CompareJob]]) -> list[CompareJob]:
     """One compare per step present in both roots (``discover``: the step directory's own discovery)."""
-    t_steps, g_steps = step_dirs(target), step_dirs(golden)
+    t_steps, g_steps = step_dirs(target, warn=True), step_dirs(golden, warn=True)
     if not t_steps or not g_steps:
         empty, side = (target, "target") if not t_steps else (golden, "golden")
         other = golden if empty is target else target

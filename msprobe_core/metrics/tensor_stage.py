@@ -89,6 +89,19 @@ def squeezed_shape(text: object, memo: dict[object, tuple[int, ...] | None] | No
     return shape
 
 
+def no_reader(framework: str) -> str:
+    """Why a tensor file of ``framework`` cannot be read: no installed plugin reads it, or no framework is known."""
+    if not framework:
+        return "the dump's framework is unknown (no 'framework' field, and no installed plugin is the default)"
+    return f"no installed plugin reads {framework} tensors"
+
+
+def resolved_specs(host: Any, target: Any, golden: Any) -> tuple[Any, Any]:
+    """The framework spec of each side for a match that did not record the match stage's: its field, else the
+    default framework (``None`` where no plugin has it)."""
+    return host.framework(target.framework or None), host.framework(golden.framework or None)
+
+
 class _Readers:
     """What reading and finishing pairs needs from the current plugin host, looked up once.
 
@@ -119,7 +132,7 @@ class _Readers:
         if found is None:
             spec = self.host.framework(framework)
             if spec is None or spec.read_tensor is None:
-                raise TensorReadError(f"no reader for {framework} tensors")
+                raise TensorReadError(no_reader(framework))
             # a reader marked ``accepts_str`` gets the path as is; the others get a Path, as documented
             found = self._specs[framework] = (spec.read_tensor, spec.tensor_suffix,
                                               bool(getattr(spec.read_tensor, "accepts_str", False)))
@@ -421,7 +434,11 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     unread: dict[int, str] = ctx.meta.setdefault(UNREAD_META, {})
     tensor_path = _TensorPaths()
     shapes: dict[object, tuple[int, ...] | None] = {}
-    t_spec, g_spec = host.framework(target.framework), host.framework(golden.framework)
+    # the frameworks the match stage resolved (a dump.json without a ``framework`` field: from its dtypes, else
+    # the default framework), not the tables' own fields, which are empty then
+    t_spec, g_spec = match.notes.get("frameworks") or resolved_specs(host, target, golden)
+    t_name, g_name = (spec.name if spec is not None else table.framework
+                      for spec, table in ((t_spec, target), (g_spec, golden)))
     for k, (i, j) in enumerate(zip(match.target, match.golden)):
         nd = target.data_name[i]
         if nd == "-1" or j < 0 or golden.data_name[j] == "-1":
@@ -440,7 +457,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         cells.append(())
         known = tensor_path.sizes
         nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
-        tasks.append(TensorTask(k, npu_path, bench_path, target.framework, golden.framework, nbytes,
+        tasks.append(TensorTask(k, npu_path, bench_path, t_name, g_name, nbytes,
                                 squeezed_shape(target.shape[i], shapes), squeezed_shape(golden.shape[j], shapes),
                                 is_complex_dtype(t_spec, target.dtype[i]), is_complex_dtype(g_spec, golden.dtype[j])))
     with executor_for(ctx.options, host) as executor:

@@ -204,6 +204,27 @@ def versus_sides(results: tuple[Path, ...], run: str, *, forced: bool
     return None
 
 
+def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked: list[Path],
+                                 named: tuple[Path, ...]) -> None:
+    """Before any work: neither output is a result file read (or found in a directory named), nor a
+    ``diff_analyze_*.json``; an existing output holds what it writes (an HTML page, a JSON summary)."""
+    from ..files.overlap import (
+        looks_like_html,
+        looks_like_json_object,
+        refuse_other_kind,
+        refuse_outputs_over_inputs,
+    )
+
+    inputs = list(picked)
+    for path in named:
+        if path.is_dir():  # every run's results there, and the analyses: none is this run's output
+            inputs.extend(path.rglob("*compare_result*"))
+            inputs.extend(path.glob("diff_analyze_*.json"))
+    refuse_outputs_over_inputs({"-o": output, "--json-summary": json_summary}, inputs)
+    refuse_other_kind("-o", output, looks_like_html, "an HTML report")
+    refuse_other_kind("--json-summary", json_summary, looks_like_json_object, "a JSON summary")
+
+
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
@@ -251,11 +272,14 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
             from .versus_command import report_versus
 
             output = output or beside(results[1], "compare_versus.html")
+            _refuse_outputs_over_results(output, json_summary, [f for g in (*sides[0], *sides[1]) for f in g],
+                                         results)
             report_versus(results, sides, output, json_summary, title or "msprobe compare, before and after", quiet)
             return
     title = title or "msprobe compare report"
     groups, choice = collect_result_files(results, run)
     output = output or beside(results[0], "compare_report.html")
+    _refuse_outputs_over_results(output, json_summary, [f for g in groups for f in g], results)
     for line in describe_runs(choice):
         log.info("%s", line)
     labels = result_labels(groups)

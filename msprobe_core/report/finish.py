@@ -9,6 +9,7 @@ the same summary (:mod:`msprobe_core.report.accumulate`) and apply the same ``--
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -130,8 +131,22 @@ def run_stamp(files: Sequence[Path]) -> str:
     return time.strftime("%Y%m%d%H%M%S")
 
 
-def _report_path(output_dir: Path, files: Sequence[Path]) -> Path:
-    return output_dir / f"compare_report_{run_stamp(files)}.html"
+def _report_path(output_dir: Path, files: Sequence[Path], force: bool = False) -> Path:
+    """``compare_report_<stamp>.html`` with the results' stamp; a report already there is never replaced
+    (without ``--force``): the next second whose name is free is taken, and the log says so."""
+    stamp = next((m.group(1) for m in (_STAMP.search(Path(f).name) for f in files) if m), None)
+    first = output_dir / f"compare_report_{stamp}.html" if stamp else None
+    if first is not None and (force or not os.path.lexists(first)):
+        return first
+    start = time.time()
+    for k in range(3600):
+        path = output_dir / f"compare_report_{time.strftime('%Y%m%d%H%M%S', time.localtime(start + k))}.html"
+        if not os.path.lexists(path):
+            break
+    if first is not None:
+        log.warning("%s already exists (not written by this run) and is kept; this run's report is %s.", first,
+                    path.name)
+    return path
 
 
 def find_analysis(output_dir: Path, since: float) -> Path | None:
@@ -278,7 +293,8 @@ def finish_run(
         add_outcomes(acc, outcomes)
     report_path = None
     if report == "html":
-        report_path = _report_path(output_dir, [f for p in acc.partials for f in p.files])
+        report_path = _report_path(output_dir, [f for p in acc.partials for f in p.files],
+                                   force=bool(getattr(options, "force", False)))
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
     from ..load.dialects import merge_records
 

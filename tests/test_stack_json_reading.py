@@ -1,0 +1,132 @@
+"""``stack.json`` read by either strategy (``load_stack``: whole tables; ``read_stack_records``: streamed) in
+bounded memory and from one version of the file.
+
+* A file padded with blanks (between its members, around them, at its ends) is read in a window of a few
+  blocks: the blanks are dropped as they are read, never gathered into one text (a gigabyte of them cost
+  2.4 GB in both strategies). Measured as the peak memory of a child process, against padding many times
+  the bound.
+* A file rewritten in place or replaced while it is read is refused with one line naming it, as a ``dump.json``
+  that changes between the passes of a streamed compare is (``load.chunks.changed``): what was parsed mixes two
+  versions. The change is made from the reader's own callback, at a known point of the read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.errors import InputError
+from msprobe_core.files import jsonfile
+from msprobe_core.files.jsonfile import parse_streamed
+from msprobe_core.load.dumpjson import load_stack
+
+MIB = 1 << 20
+#: blanks in the padded file, many times the bound below
+PADDING = 192 * MIB
+#: the most a read of the padded file may add to the reader's peak memory (the window is a few 8 MiB blocks)
+BOUND = 64 * MIB
+
+STACK = {
+    "0": [["Mint.add.0.forward", "Mint.add.0.backward"], ["File a.py, line 1, in f, \n x = y + z"]],
+    "1": [["Mint.mul.0.forward"], ["File b.py, line 2, in g, \n w = x * 2", "File a.py, line 1, in f, \n g()"]],
+}
+
+
+def _padded(path: Path, blank: bytes = b" \n\t\r") -> None:
+    """``STACK`` with ``PADDING`` bytes of blanks spread over every place a blank may stand between tokens of the
+    top level: before the document, after ``{``, after a colon, around a comma, before ``}``, after the document."""
+    places = 6
+    each = PADDING // places
+    pad = (blank * (each // len(blank) + 1))[:each]
+    with open(path, "wb") as fh:
+        fh.write(pad + b"{" + pad)
+        fh.write(b'"0":' + pad + json.dumps(STACK["0"]).encode() + pad + b"," + pad)
+        fh.write(b'"1": ' + json.dumps(STACK["1"]).encode() + b"}" + pad)
+
+
+_MEASURE = """
+import json, resource, sys
+from pathlib import Path
+from msprobe_core.load.dumpjson import load_stack
+from msprobe_core.load.stackindex import read_stack_records
+path = Path(sys.argv[2])
+read = load_stack if sys.argv[1] == "whole" else read_stack_records
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+got = read(path)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if sys.argv[1] == "whole":
+    shape = sorted(got.items())
+else:
+    shape = [got.lines, got.starts.tolist(), got.ids.tolist(), got.name_hash.tolist(), got.name_record.tolist()]
+print(json.dumps({"grew": (after - before) * 1024, "shape": shape}))
+"""
+
+
+def _measure(strategy: str, path: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, strategy, str(path)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("strategy", ["whole", "streamed"])
+def test_a_stack_json_padded_with_blanks_is_read_in_bounded_memory(tmp_path, strategy):
+    if strategy == "streamed":
+        pytest.importorskip("msprobe_core._dumpscan", reason="the streamed reader hashes names with the C scanner")
+    padded, plain = tmp_path / "padded" / "stack.json", tmp_path / "plain" / "stack.json"
+    padded.parent.mkdir()
+    plain.parent.mkdir()
+    _padded(padded)
+    plain.write_text(json.dumps(STACK))
+    assert padded.stat().st_size >= PADDING >= 3 * BOUND
+    got = _measure(strategy, padded)
+    assert got["grew"] < BOUND, f"reading {padded.stat().st_size:,} bytes raised the peak by {got['grew']:,} bytes"
+    assert got["shape"] == _measure(strategy, plain)["shape"]  # the blanks change nothing read
+
+
+def _big_stack(path: Path, members: int, tag: str) -> bytes:
+    doc = {str(k): [[f"Mint.op{k}.0.forward"], [f"File {tag}.py, line {k}, in f, \n x = {tag}({k})"]]
+           for k in range(members)}
+    data = json.dumps(doc, indent=1).encode()
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize("how", ["in place", "replaced"])
+@pytest.mark.parametrize("size", ["blocks", "whole"])
+def test_a_stack_json_that_changes_while_it_is_read_is_refused(tmp_path, monkeypatch, how, size):
+    path = tmp_path / "stack.json"
+    _big_stack(path, 400, "old")
+    if size == "blocks":  # read block by block, as a file over BLOCK_BYTES is
+        monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 4096)
+    seen: list[str] = []
+
+    def rewrite_after_the_first(key, value) -> None:  # a dumper rewriting the file while the compare reads it
+        seen.append(value[1][0])
+        if len(seen) == 1:
+            if how == "in place":
+                with open(path, "r+b") as fh:
+                    fh.write(json.dumps({str(k): [[f"Mint.op{k}.0.forward"], [f"File new.py, line {k}"]]
+                                         for k in range(400)}, indent=1).encode())
+                    fh.truncate()
+            else:
+                new = tmp_path / "stack.json.new"
+                _big_stack(new, 400, "new")
+                os.replace(new, path)
+
+    with pytest.raises(InputError) as err:
+        parse_streamed(path, "stack", None, lambda v: InputError("not an object", path=path),
+                       rewrite_after_the_first, scanner_messages=True)
+    assert "changed while it was being read" in str(err.value) and str(path) in str(err.value)
+
+
+def test_load_stack_of_an_unchanged_file_is_not_refused(tmp_path, monkeypatch):
+    path = tmp_path / "stack.json"
+    _big_stack(path, 400, "old")
+    monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 4096)
+    assert len(load_stack(path)) == 400
