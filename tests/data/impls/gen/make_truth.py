@@ -4,7 +4,8 @@ Runs with msprobe-core installed (the project's ``.venv``), after the pair scrip
 their ``../<pair>.modules.json`` (``python <pair>.py modules``). For each pair and level:
 
 * calls: a target module call pairs with the golden call of the module its converted weights came from
-  (``pairing.py``), the n-th call with the n-th; a target API call pairs with the golden call of the same
+  (``pairing.py``), the n-th call with the n-th (a module shared by several layers: the call of the paired
+  module's class holding the same values); a target API call pairs with the golden call of the same
   op whose tensors hold the same values (every output row and, as a multiset, every input row, shape and
   statistics alike) when exactly one such call exists; other calls have no judged partner;
 * rows: within a call pair (its forward, backward and ``parameters_grad`` entries), a target tensor row
@@ -30,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent
 DUMPS = DATA / "dumps"
 #: pair -> (golden side, target side, fault side), levels dumped
-PAIRS = {"neox": ("neox_hf", "neox_litgpt", "neox_litgpt_fault")}
+PAIRS = {"neox": ("neox_hf", "neox_litgpt", "neox_litgpt_fault"), "qwen2": ("qwen2_hf", "qwen2_tt", "qwen2_tt_fault")}
 LEVELS = ("mix", "L1")
 STATS = ("max", "min", "mean", "norm")
 _MODULE = re.compile(r"^(Module|Cell)\.(.+)\.([^.]+)\.forward\.(\d+)$")
@@ -103,6 +104,14 @@ def call_pairs(t: DumpTable, g: DumpTable, modules: dict[str, str]) -> dict[str,
         m = _MODULE.match(key)
         if m:
             partner = golden_modules.get((modules.get(m.group(2), "\0"), m.group(4)))
+            if partner is None and m.group(2) in modules:
+                # a module instance shared by several layers (torchtune's one SiLU) is named after the first
+                # layer, its n-th call being layer n's: the golden call of that class holding the same values
+                g_class = next((k for (p, _), k in golden_modules.items() if p == modules[m.group(2)]), "")
+                g_class = _MODULE.match(g_class).group(3) if g_class else "\0"
+                hits = [k for k in golden_modules.values() if _MODULE.match(k).group(3) == g_class
+                        and _values_match(t, t_rows[key], g, g_rows[k])]
+                partner = hits[0] if len(hits) == 1 else None
             if partner:
                 out[key] = partner
         elif key.endswith(".forward"):
