@@ -1,7 +1,8 @@
 """Which target module is which golden module, read off the converted weights themselves.
 
 A target parameter is the golden parameter whose values it holds (compared as sorted values, so that the
-converters' transposes and q/k/v reorderings do not hide it). Two modules pair when the golden parameters
+converters' transposes and q/k/v reorderings do not hide it), or the golden parameters it is stacked from
+(a fused ``qkv`` made of ``q_proj``, ``k_proj``, ``v_proj``: that target module then has no single partner). Two modules pair when the golden parameters
 behind all the target module's parameters (its own and its children's) are exactly the golden module's;
 modules without parameters (activations, dropouts, rotary tables) are paired by hand in each pair's script.
 """
@@ -18,27 +19,45 @@ def _fingerprint(t: torch.Tensor) -> tuple:
     return tuple(t.detach().flatten().sort().values.tolist())
 
 
-def param_pairs(target: torch.nn.Module, golden: torch.nn.Module) -> dict[str, str]:
-    """``{target parameter: golden parameter}`` by value."""
+def _pieces(t: torch.Tensor, golden: dict[str, torch.Tensor]) -> list[str]:
+    """The golden parameters a fused target parameter is made of (stacked along its first dimension)."""
+    hits, rows = [], 0
+    for name, g in golden.items():
+        if g.dim() != t.dim() or g.shape[1:] != t.shape[1:] or g.shape[0] >= t.shape[0]:
+            continue
+        n = g.shape[0]
+        if any(torch.equal(t[k:k + n], g) for k in range(0, t.shape[0] - n + 1)):
+            hits.append(name)
+            rows += n
+    return hits if rows == t.shape[0] else []
+
+
+def param_pairs(target: torch.nn.Module, golden: torch.nn.Module) -> dict[str, tuple[str, ...]]:
+    """``{target parameter: golden parameters}`` by value: the one holding the same values (up to order), or
+    the several a fused target parameter (a converter's q/k/v concatenation) is stacked from."""
     by_value: dict[tuple, list[str]] = {}
-    for name, p in golden.named_parameters(remove_duplicate=False):
+    g_params = dict(golden.named_parameters(remove_duplicate=False))
+    for name, p in g_params.items():
         by_value.setdefault(_fingerprint(p), []).append(name)
-    out = {}
-    for name, p in target.named_parameters(remove_duplicate=False):
-        hits = by_value.get(_fingerprint(p), [])
-        if len(hits) == 1:
-            out[name] = hits[0]
+    out: dict[str, tuple[str, ...]] = {}
+    with torch.no_grad():
+        for name, p in target.named_parameters(remove_duplicate=False):
+            hits = by_value.get(_fingerprint(p), [])
+            if len(hits) == 1:
+                out[name] = (hits[0],)
+            elif not hits and (pieces := _pieces(p, g_params)):
+                out[name] = tuple(pieces)
     return out
 
 
-def _owned(model: torch.nn.Module, mapping: dict[str, str] | None) -> dict[str, frozenset[str]]:
+def _owned(model: torch.nn.Module, mapping: dict[str, tuple[str, ...]] | None) -> dict[str, frozenset[str]]:
     out = {}
     for path, module in model.named_modules():
         if not path:
             continue
         names = [f"{path}.{n}" for n, _ in module.named_parameters(remove_duplicate=False)]
         if mapping is not None:
-            names = [mapping.get(n, "?" + n) for n in names]
+            names = [g for n in names for g in mapping.get(n, ("?" + n,))]
         if names:
             out[path] = frozenset(names)
     return out
