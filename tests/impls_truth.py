@@ -53,7 +53,7 @@ def names_the_fault(pair: str, level: str, node: str | None) -> bool:
         return True
     construct = json.loads((DUMPS / f"{TRUTH[pair]['fault']}_{level}" / "construct.json").read_text() or "{}")
     module = construct.get(want) or ""
-    return node == module and f".{TRUTH[pair]['fault_module']}." in module
+    return node == module and module.startswith(f"Module.{TRUTH[pair]['fault_module']}.")
 
 
 def measure(pair: str, level: str, side: str, diff_analyze: bool) -> dict[str, Any]:

@@ -32,7 +32,8 @@ DATA = HERE.parent
 DUMPS = DATA / "dumps"
 #: pair -> (golden side, target side, fault side), levels dumped
 PAIRS = {"neox": ("neox_hf", "neox_litgpt", "neox_litgpt_fault"), "qwen2": ("qwen2_hf", "qwen2_tt", "qwen2_tt_fault"),
-         "phi": ("phi_hf", "phi_litgpt", "phi_litgpt_fault")}
+         "phi": ("phi_hf", "phi_litgpt", "phi_litgpt_fault"),
+         "mistral": ("mistral_hf", "mistral_tt", "mistral_tt_fault")}
 LEVELS = ("mix", "L1")
 STATS = ("max", "min", "mean", "norm")
 _MODULE = re.compile(r"^(Module|Cell)\.(.+)\.([^.]+)\.forward\.(\d+)$")
