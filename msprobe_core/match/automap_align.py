@@ -116,12 +116,19 @@ def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
     i = 0
     while i < len(leaves):
         taken = 0
-        for n in range(min(MAX_FUSED, len(leaves) - i), 1, -1):
-            run = [calls[j] for j in leaves[i:i + n]]
+        # the parts of a fused call may have calls with no numeric effect between them (``q_proj(x).view(…)
+        # .transpose(…)``, then ``k_proj``…): the run skips them, and they follow it as units of their own
+        span = [] if calls[leaves[i]].inert else _span_skipping_inert(calls, leaves, i)
+        for n in range(min(MAX_FUSED, len(span)), 1, -1):
+            run = [calls[leaves[k]] for k in span[:n]]
             token = next((t for t in fused_tokens(run) if t in other_only), None)
             if token is not None:
-                units.append(_Unit(tuple(leaves[i:i + n]), (token, _loosen(token, 2), _loosen(token, 3))))
-                taken = n
+                units.append(_Unit(tuple(leaves[k] for k in span[:n]), (token, _loosen(token, 2), _loosen(token, 3))))
+                skipped = [leaves[k] for k in range(i, span[n - 1]) if k not in span[:n]]
+                for j in skipped:
+                    c = calls[j]
+                    units.append(_Unit((j,), (c.token(1), c.token(2), c.token(3))))
+                taken = span[n - 1] + 1 - i
                 break
         if not taken:
             c = calls[leaves[i]]
@@ -129,6 +136,18 @@ def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
             taken = 1
         i += taken
     return units
+
+
+def _span_skipping_inert(calls: list[Call], leaves: list[int], start: int) -> list[int]:
+    """Positions in ``leaves`` from ``start`` of up to :data:`MAX_FUSED` calls with a numeric effect, the calls
+    without one between them skipped (they are not part of a fused run)."""
+    out: list[int] = []
+    k = start
+    while k < len(leaves) and len(out) < MAX_FUSED:
+        if not calls[leaves[k]].inert:
+            out.append(k)
+        k += 1
+    return out
 
 
 def _loosen(token: Hashable, level: int) -> Hashable:
@@ -264,7 +283,8 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
         rank_t = _wrapper_rank(target, t.index)
         proposed = len(edges)
         for g in chain:
-            if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io:
+            if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io \
+                    or not _root_compatible(target, golden, t.index, g):
                 continue
             g_leaves = set(golden.descendants_leaves(g))
             covered_t = sum(1 for gs in partner_of.values() if set(gs) <= g_leaves)
@@ -347,6 +367,8 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
             a = [t for t in t_kids[pa:i] if t not in result.pairs and t not in related_t]
             b = [g for g in g_kids[pb:j] if g not in taken]
             for t, g, level in _align_gap(target, golden, a, b):
+                if not _root_compatible(target, golden, t, g) or not _inside_agrees(target, golden, t, g, result):
+                    continue
                 result.pairs[t] = (g, CONF_CHILD[level], "aligned inside its matched parent")
                 taken.add(g)
                 result.unpaired.pop(t, None)
@@ -384,19 +406,182 @@ def _child_token(call: Call, level: int) -> Hashable:
     return (call.is_module, tuple(s for s, _ in call.outputs))
 
 
+#: why a call with no numeric effect is left unpaired
+INERT_REASON = "no numeric effect (a cast to its own dtype, a reshape, a shape query): not counted"
+#: confidence of a module pair found by the parameters it owns, and of a container by the owners inside it
+CONF_PARAMS, CONF_OWNED = 0.85, 0.8
+
+
+def _owners(tree: CallTree) -> list[int]:
+    """The module calls that own parameters (``parameters`` rows), in dump order."""
+    return [c.index for c in tree.calls if c.is_module and c.params]
+
+
+def _param_token(call: Call, level: int) -> Hashable:
+    if level == 1:
+        return (call.params, tuple(s for s, _ in call.outputs))
+    if level == 2:
+        return call.params
+    return tuple(sorted(p or "" for p in call.params))
+
+
+def pair_by_parameters(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Modules that own parameters, left unpaired by their calls, paired by what they own: the modules owning
+    parameters of each side in forward order, aligned between the pairs already made on their parameter
+    shapes (with their output shapes, then without, then in any order).
+
+    This pairs a module whose inside one side does not record (a fused norm against six API calls) and a
+    module whose inputs come by keyword on one side and positionally on the other. Values take no part: a
+    wrong weight has the shape of the right one, and stays on the pair where it belongs.
+    """
+    related_t = {t for rel in result.relations for t in rel.target}
+    taken = {g for g, _, _ in result.pairs.values()} | {g for rel in result.relations for g in rel.golden}
+    t_own, g_own = _owners(target), _owners(golden)
+    g_pos = {g: k for k, g in enumerate(g_own)}
+    anchors = _longest_increasing(sorted((i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_own)
+                                         if t in result.pairs and result.pairs[t][0] in g_pos))
+    gaps: list[tuple[int, int, int, int]] = []
+    pa = pb = 0
+    for i, j in anchors + [(len(t_own), len(g_own))]:
+        if i > pa and j > pb:
+            gaps.append((pa, i, pb, j))
+        pa, pb = i + 1, j + 1
+
+    def token_t(k: int, level: int) -> Hashable:
+        t = t_own[k]
+        return ("taken", "t", k) if t in result.pairs or t in related_t else _param_token(target.calls[t], level)
+
+    def token_g(k: int, level: int) -> Hashable:
+        g = g_own[k]
+        return ("taken", "g", k) if g in taken else _param_token(golden.calls[g], level)
+
+    for i, (j, _level) in align_in_gaps(gaps, (1, 2, 3), token_t, token_g).items():
+        t, g = t_own[i], g_own[j]
+        if not _root_compatible(target, golden, t, g):
+            continue
+        result.pairs[t] = (g, CONF_PARAMS, "module: owns parameters of the same shapes")
+        result.unpaired.pop(t, None)
+        taken.add(g)
+
+
+def _subtree(tree: CallTree, index: int) -> list[int]:
+    """``index`` and every call under it."""
+    out, stack = [], [index]
+    while stack:
+        i = stack.pop()
+        out.append(i)
+        stack.extend(tree.calls[i].children)
+    return out
+
+
+def is_root(tree: CallTree, index: int) -> bool:
+    """Whether call ``index`` is the model's root: a top-level module holding every other module call."""
+    call = tree.calls[index]
+    if not call.is_module or call.parent is not None or not call.children:
+        return False
+    n_modules = sum(1 for c in tree.calls if c.is_module)
+    return sum(1 for i in _subtree(tree, index) if tree.calls[i].is_module) == n_modules
+
+
+def _root_compatible(target: CallTree, golden: CallTree, t: int, g: int) -> bool:
+    """A root pairs only with a root: an extra container of one side is never the other side's whole model."""
+    return is_root(target, t) == is_root(golden, g)
+
+
+def _inside_agrees(target: CallTree, golden: CallTree, t: int, g: int, result: Pairing) -> bool:
+    """Whether the pairs already made inside two modules stay inside them: a call under ``t`` paired with one
+    outside ``g`` (or the other way) means the two are not counterparts, whatever their shapes (an extra
+    ``embedding`` container holding the token embedding against the golden model holding the embedding and
+    every layer)."""
+    if not target.calls[t].children or not golden.calls[g].children:
+        return True
+    under_t, under_g = set(_subtree(target, t)), set(_subtree(golden, g))
+    for i, (j, _, _) in result.pairs.items():
+        if (i in under_t) != (j in under_g):
+            return False
+    return True
+
+
+def _paired_ancestor(tree: CallTree, index: int, pairs: dict[int, tuple[int, float, str]]) -> int | None:
+    return next((a for a in tree.ancestors(index) if a in pairs), None)
+
+
+def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing) -> None:
+    """Containers left unpaired, paired by the parameter owners inside them: a target container whose owners
+    all pair, with the golden module (or a wrapper of it) whose owners are exactly their partners.
+
+    The golden module must sit under the partner of the container's nearest paired parent (an extra container
+    never climbs to another depth), may be the golden root only when the container is the target root, and
+    must put out a tensor of a shape the container puts out. Its inputs may differ (keyword against positional
+    arguments, cos/sin as one tuple or two tensors): its boundary rows pair by correspondence."""
+    taken = {g for g, _, _ in result.pairs.values()} | {g for rel in result.relations for g in rel.golden}
+    related_t = {t for rel in result.relations for t in rel.target}
+    owned_g_cache: dict[int, frozenset[int]] = {}
+
+    def owned(tree: CallTree, index: int) -> frozenset[int]:
+        return frozenset(i for i in _subtree(tree, index) if tree.calls[i].is_module and tree.calls[i].params)
+
+    for t_call in target.calls:
+        t = t_call.index
+        if not t_call.children or t in result.pairs or t in related_t:
+            continue
+        inside = owned(target, t)
+        if not inside or any(o not in result.pairs for o in inside):
+            continue
+        partners = frozenset(result.pairs[o][0] for o in inside)
+        lowest = _lowest_common(golden, sorted(partners))
+        if lowest is None:
+            continue
+        above = _paired_ancestor(target, t, result.pairs)
+        fence = result.pairs[above][0] if above is not None else None
+        outs_t = {s for s, _ in t_call.outputs}
+        for g in [lowest, *golden.ancestors(lowest)]:
+            if g not in owned_g_cache:
+                owned_g_cache[g] = owned(golden, g)
+            if owned_g_cache[g] != partners:
+                break
+            if g in taken or not golden.calls[g].children or not _root_compatible(target, golden, t, g):
+                continue
+            if fence is not None and fence not in golden.ancestors(g):
+                continue
+            if not outs_t & {s for s, _ in golden.calls[g].outputs}:
+                continue
+            result.pairs[t] = (g, CONF_OWNED, "module: the parameter owners inside it pair")
+            result.unpaired.pop(t, None)
+            taken.add(g)
+            break
+
+
+def _unrecorded_reason(tree: CallTree, other: CallTree, index: int, pairs: dict[int, int]) -> str | None:
+    """Why a leaf inside a paired module has no partner when that module's partner records no call inside."""
+    for a in tree.ancestors(index):
+        partner = pairs.get(a)
+        if partner is not None:
+            if other.calls[partner].children:
+                return None
+            return ("inside a module paired with one that records no call inside it (one side does not record "
+                    "this op): the module boundaries are compared")
+    return None
+
+
 def pair_forward(target: CallTree, golden: CallTree) -> Pairing:
     """The forward pairing of two call trees (leaves, 1→N relations, modules) with the reasons of what is left."""
     result = Pairing()
     pair_leaves(target, golden, result)
     pair_modules(target, golden, result)
+    pair_by_parameters(target, golden, result)
+    pair_containers_by_owned(target, golden, result)
     pair_within_parents(target, golden, result)
     related_t = {t for rel in result.relations for t in rel.target}
     related_g = {g for rel in result.relations for g in rel.golden}
+    t_to_g = {t: g for t, (g, _, _) in result.pairs.items()}
+    g_to_t = {g: t for t, g in t_to_g.items()}
     for i in target.leaves:
         if i not in result.pairs and i not in related_t:
-            result.unpaired[i] = "no golden call with its signature at its place (an extra call)"
-    paired_g = {g for g, _, _ in result.pairs.values()}
+            result.unpaired[i] = (_unrecorded_reason(target, golden, i, t_to_g)
+                                  or (INERT_REASON if target.calls[i].inert else
+                                      "no golden call with its signature at its place (an extra call)"))
     for g in range(len(golden.calls)):
-        if g not in paired_g and g not in related_g:
-            result.golden_unpaired[g] = "no target counterpart"
+        if g not in g_to_t and g not in related_g:
+            result.golden_unpaired[g] = _unrecorded_reason(golden, target, g, g_to_t) or "no target counterpart"
     return result

@@ -26,6 +26,29 @@ log = logging.getLogger("msprobe")
 #: row kinds by the first part of a row's suffix after its call key
 INPUT, OUTPUT, PARAM = "input", "output", "parameters"
 
+#: ops (as :func:`op_name` spells them) that only convert a tensor's dtype: no numeric effect when the dtype stays
+CAST_OPS = frozenset({"cast", "to", "type", "typeas", "float", "half", "double", "bfloat16", "contiguous", "clone"})
+#: ops that only lay the same elements out anew: no numeric effect when the element count stays
+LAYOUT_OPS = frozenset({"reshape", "view", "viewas", "flatten", "unflatten", "squeeze", "unsqueeze", "expanddims",
+                        "transpose", "permute", "swapaxes", "t", "contiguous"})
+#: ops that read a tensor's shape or size and compute nothing
+SHAPE_OPS = frozenset({"shape", "size", "dim", "numel", "rank", "tensorshape", "dynamicshape"})
+
+
+def _numel(shape: str | None) -> int | None:
+    """The element count of a shape written ``[2, 4, 16]`` (``None`` when it is not a shape)."""
+    if not shape or not shape.startswith("["):
+        return None
+    n = 1
+    for part in shape.strip("[]").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.lstrip("-").isdigit():
+            return None
+        n *= int(part)
+    return n
+
 
 @dataclass
 class Call:
@@ -43,6 +66,8 @@ class Call:
     rows: tuple[int, ...]
     parent: int | None = None
     children: list[int] = field(default_factory=list)
+    #: the top of its chain of parents in ``construct.json`` when that is no dumped call (``optimizer``)
+    outer: str | None = None
 
     def token(self, level: int) -> Hashable:
         """The alignment token at ``level``: 1 full signature, 2 shapes (no dtypes), 3 shapes without the op."""
@@ -58,6 +83,24 @@ class Call:
     def io(self) -> Hashable:
         """Input and output shapes only: what a module pair must agree on."""
         return (tuple(s for s, _ in self.inputs), tuple(s for s, _ in self.outputs))
+
+    @property
+    def inert(self) -> bool:
+        """An API call with no numeric effect: a cast to the dtype it had, a reshape of the same elements, a
+        shape query. Such calls are what two implementations of the same math differ by most (one framework
+        casts and reshapes where the other does not), so they never count against a pairing."""
+        if self.is_module:
+            return False
+        if self.op in SHAPE_OPS:
+            return True
+        if self.op not in CAST_OPS and self.op not in LAYOUT_OPS:
+            return False
+        ins = [(s, d) for s, d in self.inputs if s is not None and s.startswith("[")]
+        outs = [(s, d) for s, d in self.outputs if s is not None and s.startswith("[")]
+        if not ins or len(outs) != 1:
+            return False
+        (shape_in, dtype_in), (shape_out, dtype_out) = ins[0], outs[0]
+        return dtype_in == dtype_out and _numel(shape_in) is not None and _numel(shape_in) == _numel(shape_out)
 
     @property
     def path(self) -> str:
@@ -199,6 +242,7 @@ def call_tree(table: DumpTable) -> CallTree:
             parent = construct.get(call.key)
             hops = 0
             while parent is not None and parent not in by_key and hops < len(construct):
+                call.outer = parent
                 parent = construct.get(parent)  # a parent that was not dumped: its own parent
                 hops += 1
             if parent is not None and parent in by_key and call.index in _chain(calls, by_key[parent]):
