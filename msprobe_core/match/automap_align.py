@@ -98,12 +98,18 @@ def fused_tokens(calls: Sequence[Call]) -> list[Hashable]:
     out: list[Hashable] = []
     for dim in (0, -1):
         ins = list(first.inputs[:1])
+        joined = True
         for k in range(1, len(first.inputs)):  # weights passed as inputs (an API linear)
-            shape = _concat_shape([c.inputs[k][0] for c in calls], dim if "," in (first.inputs[k][0] or "") else 0)
+            parts = [c.inputs[k][0] for c in calls]
+            if all(not (s or "").startswith("[") and s == parts[0] for s in parts):
+                ins.append(first.inputs[k])  # the same non-tensor argument on every part (``bias=None``)
+                continue
+            shape = _concat_shape(parts, dim if "," in (first.inputs[k][0] or "") else 0)
+            joined = joined and shape is not None
             ins.append((shape, first.inputs[k][1]))
         params = [_concat_shape([c.params[k] for c in calls], dim if "," in (first.params[k] or "") else 0)
                   for k in range(len(first.params))]
-        if all(s is not None for s, _ in ins) and all(p is not None for p in params):
+        if joined and all(p is not None for p in params):
             out.append((first.is_module, first.op, tuple(ins), tuple(outs), tuple(params)))
     return out
 

@@ -77,7 +77,10 @@ class Call:
         shapes_out = tuple(s for s, _ in self.outputs)
         if level == 2:
             return (self.is_module, self.op, shapes_in, shapes_out, self.params)
-        return (self.is_module, shapes_in, shapes_out, self.params)
+        # the loosest level leaves out arguments that are no tensor: one library gives a default explicitly
+        # (``nn.SiLU`` calls ``silu(x, False)``), the other leaves it out (``F.silu(x)``)
+        tensors_in = tuple(s for s, d in self.inputs if d and not d.startswith("<"))
+        return (self.is_module, tensors_in, shapes_out, self.params)
 
     @property
     def io(self) -> Hashable:

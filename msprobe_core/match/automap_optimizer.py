@@ -24,7 +24,8 @@ from .seqalign import align
 OPTIMIZER = "optimizer"
 #: confidence of an update paired by its parameter
 CONF_UPDATE = 0.9
-UNPAIRED_UPDATE = "an optimizer update of a parameter whose partner has no update at its place"
+UNPAIRED_UPDATE = ("an optimizer update of a parameter with no counterpart (its module is unpaired or one of a 1→N "
+                   "relation), or with no update of the same op at its place")
 
 Param = tuple[str, str]  # (module prefix, parameter name)
 
@@ -51,9 +52,10 @@ def _parameter_index(tree: CallTree) -> tuple[dict[Hashable, set[Param]], dict[s
                 if name not in names.setdefault(call.prefix, []):
                     names[call.prefix].append(name)
     for api in table.apis:
-        if not api.key.endswith(".parameters_grad"):
+        parts = api.key.split(".")  # ``Module.a.Linear.parameters_grad`` (older dumpers) or ``….parameters_grad.0``
+        if "parameters_grad" not in parts[-2:]:
             continue
-        prefix = api.key[: -len(".parameters_grad")]
+        prefix = ".".join(parts[: parts.index("parameters_grad", len(parts) - 2)])
         for r in range(api.first_row, api.first_row + api.n_rows):
             name = table.name[r][len(api.key) + 1:]
             index.setdefault(_stat_key(tree, r), set()).add((prefix, name))
@@ -67,6 +69,8 @@ def updates_by_parameter(tree: CallTree) -> dict[Param, list[int]]:
     table = tree.table
     out: dict[Param, list[int]] = {}
     current: Param | None = None
+    shape: str | None = None
+    pending: list[int] = []
     for call in tree.calls:
         if call.is_module or call.outer != OPTIMIZER or call.parent is not None:
             continue
@@ -78,9 +82,17 @@ def updates_by_parameter(tree: CallTree) -> dict[Param, list[int]]:
             if hit:
                 candidates = set(hit) if candidates is None else (candidates & hit or candidates)
         if candidates is not None and len(candidates) == 1:
-            current = next(iter(candidates))
-        if current is not None:
-            out.setdefault(current, []).append(call.index)
+            found = next(iter(candidates))
+            if found != current:
+                current, shape = found, next((table.shape[r] for r in call.rows
+                                              if index.get(_stat_key(tree, r)) == {found}), None)
+                out.setdefault(current, []).extend(pending)  # the calls before it that read no parameter's shape
+                pending = []
+            out[current].append(call.index)
+        elif current is not None and shape in {s for s, _ in call.inputs}:
+            out[current].append(call.index)  # ``exp_avg_sq.sqrt()``: of the parameter's shape, the same run
+        else:
+            pending.append(call.index)  # ``step += 1``: belongs to the next parameter's run
     return out
 
 

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-VOCAB, DIM, HEADS, HIDDEN, LAYERS, BATCH, SEQ, EPS = 48, 16, 2, 16, 2, 2, 5, 1e-6
+VOCAB, DIM, HEADS, HIDDEN, LAYERS, BATCH, SEQ, EPS = 40, 16, 2, 16, 2, 2, 5, 1e-6
 HEAD_DIM = DIM // HEADS
 #: the parameter ``litwrong`` converts transposed (square: DIM x HIDDEN with HIDDEN == DIM)
 WRONG_WEIGHT = "h.1.mlp.proj.weight"
