@@ -193,21 +193,40 @@ def test_with_diff_analyze_the_mapping_is_written_too_and_the_weight_is_found(tm
     assert "dense_4h_to_h" in analysis.read_text()
 
 
-@pytest.mark.parametrize("construct", ["not json {", '{"Module.word_embeddings.Embedding.forward.0": '
-                                       '"Module.output_layer.Linear.forward.0", "Module.output_layer.Linear.forward.0": '
-                                       '"Module.word_embeddings.Embedding.forward.0"}'])
-def test_a_broken_or_cyclic_construct_json_does_not_stop_the_proposal(construct, tmp_path):
+CYCLE = ('{"Module.word_embeddings.Embedding.forward.0": "Module.output_layer.Linear.forward.0", '
+         '"Module.output_layer.Linear.forward.0": "Module.word_embeddings.Embedding.forward.0"}')
+
+
+def _copied_pair(tmp_path: Path) -> tuple[Path, Path]:
     for side, name in (("t", "renamed_L0"), ("g", "golden_L0")):
         (tmp_path / side).mkdir()
         (tmp_path / side / "dump.json").write_bytes(_dump(name).read_bytes())
-    (tmp_path / "t" / "construct.json").write_text(construct)
-    result = msprobe_core.compare(tmp_path / "t" / "dump.json", tmp_path / "g" / "dump.json", output_dir=tmp_path / "o",
-                                  auto_map=True, quiet=True)
+    return tmp_path / "t" / "dump.json", tmp_path / "g" / "dump.json"
+
+
+def test_a_broken_construct_json_does_not_stop_the_proposal(tmp_path):
+    target, golden = _copied_pair(tmp_path)
+    (tmp_path / "t" / "construct.json").write_text("not json {")
+    result = msprobe_core.compare(target, golden, output_dir=tmp_path / "o", auto_map=True, quiet=True)
     (path,) = (tmp_path / "o").glob("auto_mapping_*.yaml")
     proposed = {t: g for t, g in load_data_mapping(path).items() if g != UNPAIRED}
     precision, recall = score(proposed, truth("renamed", "L0"))
     assert precision >= 0.98 and recall >= 0.9, (precision, recall)
     assert result.summary["matched"] > 0
+
+
+@pytest.mark.parametrize("side", ["t", "g"])
+def test_a_cyclic_construct_json_is_refused_as_diff_analyze_refuses_it(side, tmp_path):
+    """A call inside itself is a damaged dump: exit 2, one line naming the file, nothing written (as with -da)."""
+    target, golden = _copied_pair(tmp_path)
+    (tmp_path / side / "construct.json").write_text(CYCLE)
+    for extra in ([], ["-da"]):
+        out = tmp_path / ("o" + "".join(extra))
+        run = _cli("-tp", target, "-gp", golden, "-o", out, "--auto-map", *extra)
+        lines = [x for x in run.stderr.splitlines() if x.strip()]
+        assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+        assert str(tmp_path / side / "construct.json") in lines[0] and "cycle" in lines[0]
+        assert not out.exists() or not list(out.iterdir())
 
 
 def test_each_rank_of_a_step_directory_gets_its_own_mapping_file(tmp_path):
@@ -254,3 +273,29 @@ def test_on_the_corpus_faults_it_finds_the_documented_first_diff_node(case, node
     run = _cli("-tp", target, "-gp", golden, "-o", tmp_path, "--auto-map", "-da")
     assert run.returncode == 0, run.stderr
     assert f"first diff node: {node} " in run.stdout + run.stderr
+
+
+#: the command line with a file size limit (``ulimit -f``): a write past it fails with EFBIG as on a full disk
+_LIMITED = ("import resource, runpy, signal, sys\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv.pop(1)),) * 2)\n"
+            "sys.argv[0] = 'msprobe'\n"
+            "runpy.run_module('msprobe_core', run_name='__main__')\n")
+
+
+def test_a_run_whose_result_cannot_be_written_leaves_no_mapping_behind(tmp_path):
+    """The mapping is written first; when the result then fails (here a file size limit between the two
+    files' sizes, as a disk that fills), the run exits 2 and takes its mapping back with it."""
+    ok = _cli("-tp", _dump("renamed_L0"), "-gp", _dump("golden_L0"), "-o", tmp_path / "ok", "--auto-map", "-q")
+    assert ok.returncode == 0, ok.stderr
+    (mapping,) = (tmp_path / "ok").glob("auto_mapping_*.yaml")
+    (result,) = (tmp_path / "ok").glob("compare_result_*.csv")
+    limit = (mapping.stat().st_size + result.stat().st_size) // 2
+    assert mapping.stat().st_size < limit < result.stat().st_size
+    out = tmp_path / "full"
+    run = subprocess.run([sys.executable, "-c", _LIMITED, str(limit), "compare", "-tp", _dump("renamed_L0"),
+                          "-gp", _dump("golden_L0"), "-o", out, "--auto-map", "-q"],
+                         capture_output=True, text=True, timeout=600)
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    assert run.returncode == 2 and len(lines) == 1 and "compare_result_" in lines[0], run.stderr
+    assert not out.exists() or not list(out.iterdir())

@@ -10,16 +10,14 @@ when present, says which module/cell call encloses which call.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
-from ..errors import InputError
 from ..host.specs import FrameworkSpec
+from ..load.construct import find_cycle, load_construct  # noqa: F401 - -da's reader, here since -da came first
 from ..load.document import split_api_key
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
@@ -124,51 +122,6 @@ def rank_number(label: str, default: int) -> int:
     """The rank a job label names (``rank3`` → 3), else ``default``."""
     m = _RANK_IN_LABEL.search(label)
     return int(m.group(1)) if m else default
-
-
-def load_construct(dump_path: Path) -> dict[str, str | None]:
-    """``construct.json`` next to a dump (call → enclosing call); empty when absent or unreadable.
-
-    Input errors (exit 2): a symlink out of the dump directory (the rule for every file of a dump),
-    nesting too deep to parse, and enclosing calls that form a cycle (a call inside itself).
-    """
-    from ..files.validation import dump_file_beside
-
-    path = dump_file_beside(dump_path, "construct.json")
-    if path is None:
-        return {}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise InputError("JSON nesting is too deep", path=path) from None
-    except (OSError, ValueError, UnicodeDecodeError):
-        log.warning("construct.json in %s cannot be read; module nesting is taken from the names.", path.parent)
-        return {}
-    if not isinstance(doc, dict):
-        return {}
-    parents = {str(k): (str(v) if isinstance(v, str) else None) for k, v in doc.items()}
-    cycle = find_cycle(parents)
-    if cycle is not None:
-        raise InputError(f"the enclosing calls form a cycle: {' -> '.join(cycle[:6])}"
-                         + (" -> …" if len(cycle) > 6 else ""), path=path)
-    return parents
-
-
-def find_cycle(parents: dict[str, str | None]) -> list[str] | None:
-    """A cycle of ``child -> parent`` links (its calls, first one repeated at the end), or None; linear time."""
-    state: dict[str, int] = {}  # 1 on the current chain, 2 known to end without a cycle
-    for start in parents:
-        chain: list[str] = []
-        node: str | None = start
-        while node is not None and node in parents and node not in state:
-            state[node] = 1
-            chain.append(node)
-            node = parents[node]
-        if node is not None and state.get(node) == 1:
-            return chain[chain.index(node):] + [node]
-        for seen in chain:
-            state[seen] = 2
-    return None
 
 
 def build_nodes(

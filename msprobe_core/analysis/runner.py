@@ -17,11 +17,12 @@ from typing import Any
 from ..errors import MsprobeError, OutputError
 from ..host.registry import BUILTIN_PLUGIN, PluginHost
 from ..host.specs import EXACT_MAPPER, CompareJob
+from ..load.construct import load_construct
 from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
 from .comm import DEFAULT_SPEC, CommOpSpec
 from .config import DiffAnalyzeConfig
 from .locate import Finding, locate
-from .nodes import RankView, build_nodes, load_construct, rank_number
+from .nodes import RankView, build_nodes, rank_number
 from .report import compare_result_doc, finding_doc, write_json
 
 log = logging.getLogger("msprobe")
@@ -141,15 +142,16 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     return []
 
 
-def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) -> None:
+def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) -> list[Path]:
     """The mapping ``--auto-map`` proposed, beside the ``-da`` result as beside a compare's (only that
-    attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach)."""
+    attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach); its path."""
     from ..match.automap import AUTO_MAPPING_NAME
     from ..write.stage import write_attachments
 
     mine = [a for a in table.meta.get("attachments", ()) if a[0] == AUTO_MAPPING_NAME]
-    if mine:
-        write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)
+    if not mine:
+        return []
+    return write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)
 
 
 def run_diff_analyze(
@@ -194,8 +196,14 @@ def run_diff_analyze(
             doc = compare_result_doc(view, view.p2p, p2p_ops(Path(job.golden)))
             path = Path(job.output_dir) / f"{job.stem}_{timestamp}.json"
             log.info("%sSaving json file to disk: %s", prefix, path.resolve())
-            outcome.files = [write_json(path, doc, indent=4)]
-            _write_auto_mapping(view.table, Path(job.output_dir), timestamp, job.stem)
+            mapping = _write_auto_mapping(view.table, Path(job.output_dir), timestamp, job.stem)
+            try:
+                outcome.files = [write_json(path, doc, indent=4)]
+            except BaseException:
+                from ..write.stage import remove_files
+
+                remove_files(mapping)  # a failed run leaves none of its files
+                raise
             views.append(view)
         except OutputError:
             raise

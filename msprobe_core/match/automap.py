@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import MappingError, UsageError
+from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
@@ -306,18 +307,17 @@ def _class_rules(target: CallTree, golden: CallTree, pairing: Pairing) -> list[s
 
 
 def yaml_text(proposal: Proposal) -> str:
-    """The proposal as a ``-dm`` YAML file: comments first, then one ``target: golden`` line per row."""
-    import json
+    """The proposal as a ``-dm`` YAML file: comments first, then one ``target: golden`` entry per row.
 
-    def comment(text: str) -> str:  # a name with a line break in it must not end the comment
-        return "# " + " ".join(text.splitlines())
-
+    Every name reads back exactly as the dumps spell it, whatever it holds (:mod:`msprobe_core.files.yaml_names`):
+    the file given back with ``-dm`` pairs the rows as this run did.
+    """
     lines = [comment(line) for line in proposal.header]
     for name, partner in proposal.mapping.items():
         note = proposal.comments.get(name)
         if note:
             lines.append(comment(note))
-        lines.append(f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(partner, ensure_ascii=False)}")
+        lines.append(mapping_entry(name, partner))
     return "\n".join(lines) + "\n"
 
 

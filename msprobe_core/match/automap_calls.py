@@ -13,12 +13,12 @@ Nothing here knows a framework: module and API calls are told apart by the shape
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..load.construct import load_construct
 from ..model import DumpTable
 
 log = logging.getLogger("msprobe")
@@ -66,7 +66,7 @@ class Call:
     rows: tuple[int, ...]
     parent: int | None = None
     children: list[int] = field(default_factory=list)
-    #: the top of its chain of parents in ``construct.json`` when that is no dumped call (``optimizer``)
+    #: its parent in ``construct.json`` when that is no dumped call (``optimizer``)
     outer: str | None = None
 
     def token(self, level: int) -> Hashable:
@@ -189,30 +189,36 @@ def split_forward(key: str) -> tuple[str, str, bool] | None:
 
 
 def read_construct(dump: Path) -> dict[str, str | None] | None:
-    """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable."""
-    path = dump.parent / "construct.json"
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("%s: not read (%s); --auto-map pairs these calls without their module tree.", path,
-                    type(exc).__name__)
-        return None
-    if not isinstance(doc, dict):
-        log.warning("%s: not a JSON object; --auto-map pairs these calls without their module tree.", path)
-        return None
-    return {str(k): (v if isinstance(v, str) else None) for k, v in doc.items()}
+    """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable.
+
+    Read as ``-da`` reads it (:func:`msprobe_core.load.construct.load_construct`): a cycle of enclosing calls,
+    or a link out of the dump directory, is an input error naming the file.
+    """
+    return load_construct(dump, "--auto-map pairs these calls without their module tree") or None
 
 
-def _chain(calls: list[Call], index: int) -> set[int]:
-    """``index`` and its parents so far (to keep a malformed construct.json from making a cycle)."""
-    out = set()
-    i: int | None = index
-    while i is not None and i not in out:
-        out.add(i)
-        i = calls[i].parent
-    return out
+def _dumped_parent(construct: dict[str, str | None], by_key: dict[str, int], key: str,
+                   memo: dict[str, int | None]) -> int | None:
+    """The nearest enclosing call of ``key`` that was dumped (a parent that was not: its own parent, and so on).
+
+    ``construct`` has no cycle (:func:`read_construct`); ``memo`` keeps each undumped call's answer, so that a
+    deep chain of calls that were not dumped is walked once, not once per call under it.
+    """
+    walked: list[str] = []
+    parent = construct.get(key)
+    found: int | None = None
+    while parent is not None:
+        if parent in by_key:
+            found = by_key[parent]
+            break
+        if parent in memo:
+            found = memo[parent]
+            break
+        walked.append(parent)
+        parent = construct.get(parent)
+    for undumped in walked:
+        memo[undumped] = found
+    return found
 
 
 def call_tree(table: DumpTable) -> CallTree:
@@ -241,17 +247,14 @@ def call_tree(table: DumpTable) -> CallTree:
                           tuple(ins), tuple(outs), tuple(params), rows))
     construct = read_construct(Path(table.source)) if table.source else None
     if construct:
+        memo: dict[str, int | None] = {}
         for call in calls:
-            parent = construct.get(call.key)
-            hops = 0
-            while parent is not None and parent not in by_key and hops < len(construct):
-                call.outer = parent
-                parent = construct.get(parent)  # a parent that was not dumped: its own parent
-                hops += 1
-            if parent is not None and parent in by_key and call.index in _chain(calls, by_key[parent]):
-                parent = None  # a cycle in construct.json: the call stays at the top
-            if parent is not None and parent in by_key and by_key[parent] != call.index:
-                call.parent = by_key[parent]
-                calls[call.parent].children.append(call.index)
+            raw = construct.get(call.key)
+            if raw is not None and raw not in by_key:
+                call.outer = raw  # ``optimizer``: a parent the dumper names but does not dump
+            parent = _dumped_parent(construct, by_key, call.key, memo)
+            if parent is not None and parent != call.index:
+                call.parent = parent
+                calls[parent].children.append(call.index)
     leaves = [c.index for c in calls if not c.children]
     return CallTree(table, calls, by_key, leaves, bool(construct))

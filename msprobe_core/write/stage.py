@@ -33,15 +33,28 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
     """
     # without --force, atomic_path refuses to replace a file from an earlier run (outputs.output_policy)
     with output_policy(force=options.force, started=started):
-        write_attachments(table, Path(job.output_dir), timestamp, job.stem)
-        writer = host.writer(options.output_format)
-        path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
-        if options.force and path.exists():
-            log.warning("%s will be replaced (--force).", path)
-        kwargs: dict[str, Any] = {"options": options} if writer.accepts_options else {}
-        if tail is not None and writer.accepts_csv_tail:
-            return writer.write(table, path, tail=tail, **kwargs)
-        return writer.write(table, path, **kwargs)
+        attached = write_attachments(table, Path(job.output_dir), timestamp, job.stem)
+        try:
+            writer = host.writer(options.output_format)
+            path = Path(job.output_dir) / f"{job.stem}_{timestamp}{writer.suffix}"
+            if options.force and path.exists():
+                log.warning("%s will be replaced (--force).", path)
+            kwargs: dict[str, Any] = {"options": options} if writer.accepts_options else {}
+            if tail is not None and writer.accepts_csv_tail:
+                return writer.write(table, path, tail=tail, **kwargs)
+            return writer.write(table, path, **kwargs)
+        except BaseException:
+            remove_files(attached)  # a failed write leaves none of its files (a mapping without its result)
+            raise
+
+
+def remove_files(paths: list[Path]) -> None:
+    """Remove files this run wrote, when the run fails after writing them (one that is gone already is fine)."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("%s could not be removed (%s).", path, exc.strerror or exc)
 
 
 def write_attachments(table: ResultTable, directory: Path, timestamp: str, stem: str = "") -> list[Path]:
