@@ -14,10 +14,16 @@
    calls, when the input/output shapes agree and half of both sides' calls pair. A module whose leaves spread
    over several golden modules (an extra container) stays unpaired. Equal candidates break their tie on the
    name (the longest common tail of the module paths), never otherwise.
-4. **Inside every matched parent** the children left between paired siblings are aligned on their own
-   signatures (:func:`pair_within_parents`).
+4. **What modules own** (independent implementations call other ops inside the same modules and pass inputs
+   by keyword or positionally): modules owning parameters still unpaired are aligned on their parameter shapes
+   (:func:`pair_by_parameters`), then containers still unpaired pair with the golden module whose parameter
+   owners are exactly their owners' partners (:func:`pair_containers_by_owned`).
+5. **Inside every matched parent** the children left between paired siblings are aligned on their own
+   signatures (:func:`pair_within_parents`), where the pairs already made inside the two stay inside them.
 
-No statistic takes part: values cannot move a pair, so a wrong weight stays on the row where it is.
+A root module pairs only with a root, so an extra container is never the other side's whole model.
+
+No statistic takes part in the forward pairing: values cannot move a pair, so a wrong weight stays on the row where it is.
 """
 
 from __future__ import annotations
