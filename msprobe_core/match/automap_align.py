@@ -361,6 +361,7 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
     related_t = {t for rel in result.relations for t in rel.target}
     related_g = {g for rel in result.relations for g in rel.golden}
     taken = {g for g, _, _ in result.pairs.values()} | related_g
+    reverse = {g: t for t, (g, _, _) in result.pairs.items()}
     queue: deque[tuple[int | None, int | None]] = deque([(None, None)])
     queue.extend((t, g) for t, (g, _, _) in sorted(result.pairs.items()) if target.calls[t].children)
     seen: set[tuple[int | None, int | None]] = set()
@@ -379,9 +380,11 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
             a = [t for t in t_kids[pa:i] if t not in result.pairs and t not in related_t]
             b = [g for g in g_kids[pb:j] if g not in taken]
             for t, g, level in _align_gap(target, golden, a, b):
-                if not _root_compatible(target, golden, t, g) or not _inside_agrees(target, golden, t, g, result):
+                if not _root_compatible(target, golden, t, g) or \
+                        not _inside_agrees(target, golden, t, g, result, reverse):
                     continue
                 result.pairs[t] = (g, CONF_CHILD[level], "aligned inside its matched parent")
+                reverse[g] = t
                 taken.add(g)
                 result.unpaired.pop(t, None)
                 if target.calls[t].children and golden.calls[g].children:
@@ -488,11 +491,7 @@ def _subtree(tree: CallTree, index: int) -> list[int]:
 
 def is_root(tree: CallTree, index: int) -> bool:
     """Whether call ``index`` is the model's root: a top-level module holding every other module call."""
-    call = tree.calls[index]
-    if not call.is_module or call.parent is not None or not call.children:
-        return False
-    n_modules = sum(1 for c in tree.calls if c.is_module)
-    return sum(1 for i in _subtree(tree, index) if tree.calls[i].is_module) == n_modules
+    return index in tree.roots()
 
 
 def _root_compatible(target: CallTree, golden: CallTree, t: int, g: int) -> bool:
@@ -500,18 +499,18 @@ def _root_compatible(target: CallTree, golden: CallTree, t: int, g: int) -> bool
     return is_root(target, t) == is_root(golden, g)
 
 
-def _inside_agrees(target: CallTree, golden: CallTree, t: int, g: int, result: Pairing) -> bool:
+def _inside_agrees(target: CallTree, golden: CallTree, t: int, g: int, result: Pairing,
+                   reverse: dict[int, int]) -> bool:
     """Whether the pairs already made inside two modules stay inside them: a call under ``t`` paired with one
     outside ``g`` (or the other way) means the two are not counterparts, whatever their shapes (an extra
     ``embedding`` container holding the token embedding against the golden model holding the embedding and
-    every layer)."""
+    every layer). ``reverse``: golden call → its target partner."""
     if not target.calls[t].children or not golden.calls[g].children:
         return True
     under_t, under_g = set(_subtree(target, t)), set(_subtree(golden, g))
-    for i, (j, _, _) in result.pairs.items():
-        if (i in under_t) != (j in under_g):
-            return False
-    return True
+    if any(i in result.pairs and result.pairs[i][0] not in under_g for i in under_t):
+        return False
+    return all(reverse[j] in under_t for j in under_g if j in reverse)
 
 
 def _paired_ancestor(tree: CallTree, index: int, pairs: dict[int, tuple[int, float, str]]) -> int | None:

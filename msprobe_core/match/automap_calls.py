@@ -123,6 +123,23 @@ class CallTree:
     _leaves_under: dict[int, list[int]] = field(default_factory=dict)
     _api_of: dict[str, int] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict)
+    _roots: set[int] | None = None
+
+    def roots(self) -> set[int]:
+        """The root modules: top-level modules holding every other module call (computed once)."""
+        if self._roots is None:
+            n_modules = sum(1 for c in self.calls if c.is_module)
+            self._roots = set()
+            for c in self.calls:
+                if c.is_module and c.parent is None and c.children:
+                    count, stack = 0, [c.index]
+                    while stack:
+                        i = stack.pop()
+                        count += self.calls[i].is_module
+                        stack.extend(self.calls[i].children)
+                    if count == n_modules:
+                        self._roots.add(c.index)
+        return self._roots
 
     def rows_by_suffix(self, key: str) -> dict[str, str]:
         """The rows of data key ``key`` (any direction) by their suffix after the key: ``{".input.0": name}``."""

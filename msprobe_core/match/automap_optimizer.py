@@ -62,10 +62,15 @@ def _parameter_index(tree: CallTree) -> tuple[dict[Hashable, set[Param]], dict[s
     return index, names
 
 
-def updates_by_parameter(tree: CallTree) -> dict[Param, list[int]]:
+def updates_by_parameter(tree: CallTree, index: dict[Hashable, set[Param]] | None = None) -> dict[Param, list[int]]:
     """The optimizer's calls grouped by the parameter they update, in order. A call that reads neither the
-    parameter nor its gradient (``exp_avg_sq.sqrt()``) belongs to the run of the last one identified."""
-    index, _ = _parameter_index(tree)
+    parameter nor its gradient reads the parameter's shape (``exp_avg_sq.sqrt()``: the run of the last one
+    identified) or not (``step += 1``: the run of the next one). ``index``: :func:`_parameter_index`'s first
+    part, when the caller has it."""
+    if not any(c.outer == OPTIMIZER and c.parent is None and not c.is_module for c in tree.calls):
+        return {}
+    if index is None:
+        index, _ = _parameter_index(tree)
     table = tree.table
     out: dict[Param, list[int]] = {}
     current: Param | None = None
@@ -113,13 +118,15 @@ def _partner_param(param: Param, module_pairs: dict[str, str], t_names: dict[str
 
 def pair_optimizer_updates(target: CallTree, golden: CallTree, pairing: Pairing) -> None:
     """Re-pair the optimizer's calls by the parameter they update (they were aligned by order with the rest)."""
-    t_updates, g_updates = updates_by_parameter(target), updates_by_parameter(golden)
+    if not any(c.outer == OPTIMIZER for c in target.calls) or not any(c.outer == OPTIMIZER for c in golden.calls):
+        return
+    t_index, t_names = _parameter_index(target)
+    g_index, g_names = _parameter_index(golden)
+    t_updates, g_updates = updates_by_parameter(target, t_index), updates_by_parameter(golden, g_index)
     if not t_updates or not g_updates:
         return
     module_pairs = {target.calls[t].prefix: golden.calls[g].prefix for t, (g, _, _) in pairing.pairs.items()
                     if target.calls[t].is_module and golden.calls[g].is_module}
-    _, t_names = _parameter_index(target)
-    _, g_names = _parameter_index(golden)
     t_calls = {i for calls in t_updates.values() for i in calls}
     g_calls = {j for calls in g_updates.values() for j in calls}
     for t in list(pairing.pairs):

@@ -16,13 +16,16 @@ another order). Weights are converted from ``hf``'s (q/k/v concatenated); ``litw
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-VOCAB, DIM, HEADS, HIDDEN, LAYERS, BATCH, SEQ, EPS = 40, 16, 2, 16, 2, 2, 5, 1e-6
+VOCAB, DIM, HEADS, HIDDEN, BATCH, SEQ, EPS = 40, 16, 2, 16, 2, 5, 1e-6
+#: decoder layers (2 in the corpus; more for a timing run, ``IMPL_LAYERS=48``)
+LAYERS = int(os.environ.get("IMPL_LAYERS", "2"))
 HEAD_DIM = DIM // HEADS
 #: the parameter ``litwrong`` converts transposed (square: DIM x HIDDEN with HIDDEN == DIM)
 WRONG_WEIGHT = "h.1.mlp.proj.weight"
