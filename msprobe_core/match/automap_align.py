@@ -219,36 +219,86 @@ def pair_leaves(target: CallTree, golden: CallTree, result: Pairing) -> None:
 
 
 def _name_affinity(a: str, b: str) -> int:
-    """How many trailing parts two module paths share (``layers.0.mlp`` vs ``transformer.layers.0.mlp``: 3)."""
-    pa, pb = a.split(".")[::-1], b.split(".")[::-1]
-    n = 0
-    for x, y in zip(pa, pb):
-        if x != y:
-            break
-        n += 1
-    return n
+    """How many trailing parts two module paths share (``layers.0.mlp`` vs ``transformer.layers.0.mlp``: 3).
+
+    Found on the common tail of the two strings (a binary search of slices), not by splitting whole paths: a
+    path is as long as the module is deep.
+    """
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    tail = a[len(a) - lo:]
+    whole_a = lo == len(a) or a[len(a) - lo - 1] == "."
+    whole_b = lo == len(b) or b[len(b) - lo - 1] == "."
+    return tail.count(".") + (1 if whole_a and whole_b else 0)
 
 
-def _lowest_common(tree: CallTree, calls: Sequence[int]) -> int | None:
-    """The lowest call holding every call of ``calls`` (one of them, or an ancestor), ``None`` at the top."""
-    chains = [[c, *tree.ancestors(c)] for c in calls]
-    common = set(chains[0])
-    for chain in chains[1:]:
-        common &= set(chain)
-    for c in chains[0]:
-        if c in common:
-            return c
-    return None
+#: in a chain of more wrappers than this on either side of a module's place, a target module is proposed only
+#: the golden wrappers this near its own place in its chain (keeps a deep chain of wrappers linear)
+MAX_WRAPPER_REACH = 8
 
 
-def _wrapper_rank(tree: CallTree, index: int) -> int:
-    """How many modules below ``index`` hold exactly its calls (0: none; 2: it wraps a wrapper of that module)."""
-    rank = 0
-    call = tree.calls[index]
-    while len(call.children) == 1 and tree.calls[call.children[0]].children:
-        call = tree.calls[call.children[0]]
-        rank += 1
-    return rank
+@dataclass
+class _Held:
+    """What the leaves under one target call pair with (summed up the tree, children before parents)."""
+
+    paired: int = 0  # leaves paired one to one
+    related: int = 0  # leaves in a 1→N relation
+    relations: frozenset[int] = frozenset()  # those relations (indices into Pairing.relations)
+    lowest: int | None = -1  # the lowest golden call holding every partner; -1: no partner yet; None: none holds them
+
+
+def _held_by_target_calls(target: CallTree, golden: CallTree, result: Pairing) -> list[_Held]:
+    """For every target call, what its leaves pair with, in one pass up the tree (each call from its children)."""
+    relation_of: dict[int, int] = {}
+    for r, rel in enumerate(result.relations):
+        for t in rel.target:
+            relation_of[t] = r
+    relation_lowest: dict[int, int | None] = {}
+    held = [_Held() for _ in target.calls]
+    for i in target.bottom_up():
+        kids = target.calls[i].children
+        here = held[i]
+        if not kids:
+            if i in result.pairs:
+                here.paired, here.lowest = 1, result.pairs[i][0]
+            elif i in relation_of:
+                r = relation_of[i]
+                if r not in relation_lowest:
+                    gs = result.relations[r].golden
+                    low: int | None = gs[0]
+                    for g in gs[1:]:
+                        low = golden.lowest_common(low, g)
+                    relation_lowest[r] = low
+                here.related, here.relations, here.lowest = 1, frozenset((r,)), relation_lowest[r]
+            continue
+        relations: frozenset[int] = frozenset()
+        for k in kids:
+            child = held[k]
+            if child.lowest == -1:
+                continue
+            here.paired += child.paired
+            here.related += child.related
+            relations = relations | child.relations if relations else child.relations
+            here.lowest = child.lowest if here.lowest == -1 else golden.lowest_common(here.lowest, child.lowest)
+        here.relations = relations
+    return held
+
+
+def _candidates(chain: list[int], golden: CallTree, rank_t: int) -> list[int]:
+    """The golden calls of ``chain`` (nearest first) a target module of wrapper rank ``rank_t`` is proposed:
+    all of them, or in a long chain the ``2 * MAX_WRAPPER_REACH + 1`` nearest its own place."""
+    width = 2 * MAX_WRAPPER_REACH + 1
+    if len(chain) <= width:
+        return chain
+    ranks = [golden.wrapper_rank(g) for g in chain[:2]]  # the ranks rise by one a step from the second on
+    at = rank_t - ranks[1] + 1 if rank_t >= ranks[1] else 0
+    start = min(max(at - MAX_WRAPPER_REACH, 0), len(chain) - width)
+    return chain[start:start + width]
 
 
 def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
@@ -258,52 +308,47 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
     the wrappers around it that hold exactly the same calls, with its input/output shapes. The proposals are
     granted best first (the share of both sides' calls that pair, then the name, then the same place in a
     chain of wrappers), each golden module once; a module that loses keeps the reason.
+
+    What a module's leaves pair with is summed up the tree once (:func:`_held_by_target_calls`), and every
+    golden module of a chain holds all the partners, so that a proposal costs the same at any depth.
     """
-    related_t: dict[int, list[int]] = {}
-    for rel in result.relations:
-        for t in rel.target:
-            related_t[t] = rel.golden
     taken = {g for g, _, _ in result.pairs.values()}
+    held = _held_by_target_calls(target, golden, result)
+    relation_sizes = [len(set(rel.golden)) for rel in result.relations]
+    paths: dict[tuple[int, int], str] = {}
+
+    def path(side: int, tree: CallTree, index: int) -> str:
+        key = (side, index)
+        if key not in paths:
+            paths[key] = _module_path(tree.calls[index].prefix)
+        return paths[key]
+
     edges: list[tuple[tuple[float, int, int], int, int, float]] = []
     for t in (c for c in target.calls if c.children):
-        leaves = target.descendants_leaves(t.index)
-        partner_of: dict[int, list[int]] = {}
-        true_pairs = 0
-        for leaf in leaves:
-            if leaf in result.pairs:
-                partner_of[leaf] = [result.pairs[leaf][0]]
-                true_pairs += 1
-            elif leaf in related_t:
-                partner_of[leaf] = related_t[leaf]
-        partners = sorted({g for gs in partner_of.values() for g in gs})
-        if not partners:
+        mine = held[t.index]
+        if mine.lowest == -1:
             result.unpaired[t.index] = "no call inside it pairs with a golden call"
             continue
-        if not true_pairs:
-            result.relations.append(Relation([t.index], _covering_modules(golden, set(partners))))
+        if not mine.paired:
+            partners = {g for r in sorted(mine.relations) for g in result.relations[r].golden}
+            result.relations.append(Relation([t.index], _covering_modules(golden, partners)))
             continue
-        lowest = _lowest_common(golden, partners)
+        lowest = mine.lowest
         if lowest is None:
             result.unpaired[t.index] = "container with no counterpart: the calls inside it pair across golden modules"
             continue
-        chain = [lowest]
-        base = set(golden.descendants_leaves(lowest))
-        for anc in golden.ancestors(lowest):
-            if set(golden.descendants_leaves(anc)) != base:
-                break
-            chain.append(anc)
-        rank_t = _wrapper_rank(target, t.index)
+        # every module of the chain holds all the partners: the share of paired calls is the same for each
+        n_partners = mine.paired + sum(relation_sizes[r] for r in mine.relations)
+        dice = (mine.paired + mine.related + n_partners) / (target.leaf_count(t.index) + golden.leaf_count(lowest))
+        rank_t = target.wrapper_rank(t.index)
         proposed = len(edges)
-        for g in chain:
-            if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io \
-                    or not _root_compatible(target, golden, t.index, g):
-                continue
-            g_leaves = set(golden.descendants_leaves(g))
-            covered_t = sum(1 for gs in partner_of.values() if set(gs) <= g_leaves)
-            dice = (covered_t + len(g_leaves & set(partners))) / (len(leaves) + len(g_leaves))
-            if dice >= 0.5:
-                key = (dice, _name_affinity(_module_path(t.prefix), _module_path(golden.calls[g].prefix)),
-                       -abs(rank_t - _wrapper_rank(golden, g)))
+        if dice >= 0.5:
+            for g in _candidates(golden.wrapper_chain(lowest), golden, rank_t):
+                if g in taken or not golden.calls[g].children or golden.calls[g].io != t.io \
+                        or not _root_compatible(target, golden, t.index, g):
+                    continue
+                key = (dice, _name_affinity(path(0, target, t.index), path(1, golden, g)),
+                       -abs(rank_t - golden.wrapper_rank(g)))
                 edges.append((key, t.index, g, dice))
         if len(edges) == proposed:
             result.unpaired[t.index] = "no golden module around its partners has its input/output shapes"
@@ -321,8 +366,9 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
 
 def _module_path(prefix: str) -> str:
     """A module's path without its class (``Module.a.b.Cls`` → ``a.b``); an API's name as it is."""
-    parts = prefix.split(".")
-    return ".".join(parts[1:-1]) if len(parts) > 2 else prefix
+    if prefix.count(".") < 2:
+        return prefix
+    return prefix[prefix.index(".") + 1:prefix.rindex(".")]
 
 
 def _covering_modules(tree: CallTree, leaves: set[int]) -> list[int]:
@@ -540,7 +586,10 @@ def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing
         if not inside or any(o not in result.pairs for o in inside):
             continue
         partners = frozenset(result.pairs[o][0] for o in inside)
-        lowest = _lowest_common(golden, sorted(partners))
+        ordered = sorted(partners)
+        lowest: int | None = ordered[0]
+        for g in ordered[1:]:
+            lowest = golden.lowest_common(lowest, g)
         if lowest is None:
             continue
         above = _paired_ancestor(target, t, result.pairs)

@@ -123,6 +123,9 @@ class CallTree:
     _leaves_under: dict[int, list[int]] = field(default_factory=dict)
     _api_of: dict[str, int] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict)
+    _shape: tuple[list[int], list[int], list[int]] | None = None
+    _bottom_up: list[int] = field(default_factory=list)
+    _chains: dict[int, list[int]] = field(default_factory=dict)
     _roots: set[int] | None = None
 
     def roots(self) -> set[int]:
@@ -171,6 +174,75 @@ class CallTree:
                 stack.extend(reversed(kids))
         self._leaves_under[index] = out
         return out
+
+    def _tree_shape(self) -> tuple[list[int], list[int], list[int]]:
+        """(depth, leaf count, wrapper rank) of every call, in one walk of the tree (computed once)."""
+        if self._shape is not None:
+            return self._shape
+        n = len(self.calls)
+        depth, leaf_count, rank = [0] * n, [0] * n, [0] * n
+        order: list[int] = []
+        stack = [c.index for c in self.calls if c.parent is None]
+        while stack:
+            i = stack.pop()
+            order.append(i)
+            for k in self.calls[i].children:
+                depth[k] = depth[i] + 1
+                stack.append(k)
+        for i in reversed(order):  # children before their parent
+            kids = self.calls[i].children
+            if not kids:
+                leaf_count[i] = 1
+                continue
+            leaf_count[i] = sum(leaf_count[k] for k in kids)
+            if len(kids) == 1 and self.calls[kids[0]].children:
+                rank[i] = rank[kids[0]] + 1
+        self._shape = (depth, leaf_count, rank)
+        self._bottom_up = order[::-1]
+        return self._shape
+
+    def bottom_up(self) -> list[int]:
+        """Every call, each after the calls inside it."""
+        self._tree_shape()
+        return self._bottom_up
+
+    def leaf_count(self, index: int) -> int:
+        """How many leaves call ``index`` holds (1 for a leaf)."""
+        return self._tree_shape()[1][index]
+
+    def wrapper_rank(self, index: int) -> int:
+        """How many modules below ``index`` hold exactly its calls (0: none; 2: it wraps a wrapper of a module)."""
+        return self._tree_shape()[2][index]
+
+    def wrapper_chain(self, lowest: int) -> list[int]:
+        """``lowest`` and the calls around it holding exactly its leaves, nearest first (computed once a chain)."""
+        chain = self._chains.get(lowest)
+        if chain is None:
+            leaf_count = self._tree_shape()[1]
+            chain = [lowest]
+            parent = self.calls[lowest].parent
+            while parent is not None and leaf_count[parent] == leaf_count[lowest]:
+                chain.append(parent)
+                parent = self.calls[parent].parent
+            self._chains[lowest] = chain
+        return chain
+
+    def lowest_common(self, a: int | None, b: int) -> int | None:
+        """The lowest call holding both ``a`` and ``b`` (one of them, or an ancestor); ``None`` when they share
+        no call, or when ``a`` is ``None``. Climbs only from the deeper call to where the two paths meet."""
+        if a is None:
+            return None
+        depth = self._tree_shape()[0]
+        calls = self.calls
+        x: int | None = a
+        y: int | None = b
+        while x is not None and y is not None and depth[x] > depth[y]:
+            x = calls[x].parent
+        while x is not None and y is not None and depth[y] > depth[x]:
+            y = calls[y].parent
+        while x is not None and y is not None and x != y:
+            x, y = calls[x].parent, calls[y].parent
+        return x if x == y else None
 
     def ancestors(self, index: int) -> list[int]:
         """The parents of call ``index``, nearest first."""
