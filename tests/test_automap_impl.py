@@ -137,3 +137,12 @@ def test_calls_with_no_numeric_effect_are_listed_as_such(tmp_path):
     unpaired = [line for line in _header(path) if line.startswith("# unpaired: target")]
     assert len(unpaired) == 3 and all("no numeric effect" in line for line in unpaired)
     assert any("Tensor.reshape.0" in line for line in unpaired)
+
+
+def test_parameters_named_otherwise_pair_by_their_place_and_shape(tmp_path):
+    # ``impl_tt``: torchtune's RMSNorm calls its parameter ``scale``, Hugging Face's ``weight``
+    _, path = _auto_map("impl_tt_L0", "impl_hf_L0", tmp_path)
+    mapping = load_data_mapping(path)
+    norm, hf_norm = "Module.ln_f.RMSNorm", "Module.model.norm.LlamaRMSNorm"
+    assert mapping[f"{norm}.forward.0.parameters.scale"] == f"{hf_norm}.forward.0.parameters.weight"
+    assert mapping[f"{norm}.parameters_grad.0.scale"] == f"{hf_norm}.parameters_grad.0.weight"

@@ -23,7 +23,7 @@ from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
-from .automap_calls import INPUT, CallTree, call_tree, split_forward
+from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_optimizer import pair_optimizer_updates
 from .matching import join_on_keys, mapped_golden_keys
 
@@ -71,27 +71,34 @@ def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, ou
     """
     g_rows = golden.rows_by_suffix(g_key)
     first = None
-    left: list[str] = []
+    left: dict[str, list[str]] = {}
     used: set[str] = set()
+    grads = _derived_key(t_key) is not None and _derived_key(t_key)[0] == "parameters_grad"  # type: ignore[index]
     for suffix, name in target.rows_by_suffix(t_key).items():
         partner = g_rows.get(suffix)
         if partner is not None and target.shape_of(name) == golden.shape_of(partner):
             out[name] = partner
             used.add(partner)
             first = first or name
-        elif suffix.startswith("." + INPUT + "."):
-            left.append(name)
-    if left and t_key in target.by_key and target.calls[target.by_key[t_key]].is_module:
-        first = _inputs_by_correspondence(target, golden, left, g_rows, used, out) or first
+        elif grads:
+            left.setdefault("", []).append(name)
+        elif suffix.startswith("." + PARAM + "."):
+            left.setdefault("." + PARAM + ".", []).append(name)
+        elif suffix.startswith("." + INPUT + ".") and t_key in target.by_key \
+                and target.calls[target.by_key[t_key]].is_module:
+            left.setdefault("." + INPUT + ".", []).append(name)
+    for kind, names in left.items():
+        first = _by_correspondence(target, golden, names, kind, g_rows, used, out) or first
     return first
 
 
-def _inputs_by_correspondence(target: CallTree, golden: CallTree, left: list[str], g_rows: dict[str, str],
-                              used: set[str], out: dict[str, str]) -> str | None:
-    """A module's input rows the suffixes did not pair (``input.0`` on one side, ``input.hidden_states`` on the
-    other: one library passes by keyword what the other passes positionally), paired in order with the other
-    side's unpaired inputs of the same shape, each once."""
-    free = [g for suffix, g in g_rows.items() if suffix.startswith("." + INPUT + ".") and g not in used]
+def _by_correspondence(target: CallTree, golden: CallTree, left: list[str], kind: str, g_rows: dict[str, str],
+                       used: set[str], out: dict[str, str]) -> str | None:
+    """Rows of a pair the suffixes did not pair, paired in order with the other side's unpaired rows of the same
+    kind (``kind``: the suffix they start with) and shape, each once: a module's inputs passed by keyword on one
+    side and positionally on the other (``input.0`` against ``input.hidden_states``), parameters and their
+    gradients named otherwise (torchtune's RMSNorm ``scale`` against Hugging Face's ``weight``)."""
+    free = [g for suffix, g in g_rows.items() if suffix.startswith(kind) and g not in used]
     first = None
     for name in left:
         shape = target.shape_of(name)

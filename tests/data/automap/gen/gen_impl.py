@@ -1,6 +1,6 @@
 """Two independent spellings of one tiny Llama, dumped by the real msprobe dumper (``impl_*`` dumps).
 
-``python gen_impl.py hf|lit|litwrong L0|mix OUT``. ``hf`` is written the way Hugging Face writes a Llama
+``python gen_impl.py hf|lit|litwrong|tt L0|mix OUT``. ``hf`` is written the way Hugging Face writes a Llama
 (``model.embed_tokens``, ``model.layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, post_attention_layernorm,
 mlp.{gate,up,down}_proj}``, ``model.norm``, ``lm_head``; a hand-written RMSNorm of six recorded calls; layers
 called with keyword arguments and ``position_embeddings=(cos, sin)``; ``q_proj(x).view(…).transpose(…)``).
@@ -9,7 +9,8 @@ not have, ``h.N.{norm_1, attn.{qkv, proj}, norm_2, mlp.{fc_1, fc_2, proj}}``, ``
 fused in one Linear; RMSNorm by ``F.rms_norm``, one call the dumper does not record; blocks called
 positionally with ``cos, sin``; the ``lm_head`` registered first, so the optimizer holds its parameters in
 another order). Weights are converted from ``hf``'s (q/k/v concatenated); ``litwrong`` converts
-``h.1.mlp.proj.weight`` transposed (square, so no shape tells it). One training step with ``torch.optim.Adam``
+``h.1.mlp.proj.weight`` transposed (square, so no shape tells it); ``tt`` is ``lit`` with torchtune's RMSNorm, whose parameter is ``scale``.
+One training step with ``torch.optim.Adam``
 (``foreach=False``), the optimizer's calls inside the dump.
 """
 
@@ -131,13 +132,17 @@ class LlamaForCausalLM(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------ the litgpt way
+#: ``tt``: the litgpt layout with torchtune's RMSNorm, whose parameter is called ``scale``
+NORM_PARAM = "weight"
+
+
 class RMSNorm(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.ones(DIM))
+        setattr(self, NORM_PARAM, nn.Parameter(torch.ones(DIM)))
 
     def forward(self, x):
-        return F.rms_norm(x, (DIM,), self.weight, EPS)
+        return F.rms_norm(x, (DIM,), getattr(self, NORM_PARAM), EPS)
 
 
 class CausalSelfAttention(nn.Module):
@@ -248,8 +253,14 @@ def main(variant: str, level: str, out: str) -> None:
         net: nn.Module = LlamaForCausalLM()
         net.load_state_dict(hf)
     else:
+        global NORM_PARAM
+        state = to_lit(hf, variant == "litwrong")
+        if variant == "tt":
+            NORM_PARAM = "scale"
+            state = {k[: -len("weight")] + "scale" if "norm" in k or k.startswith("ln_f") else k: v
+                     for k, v in state.items()}
         net = GPT()
-        net.load_state_dict(to_lit(hf, variant == "litwrong"))
+        net.load_state_dict(state)
     g = torch.Generator().manual_seed(7)
     ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
     labels = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
