@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 import msprobe_core
 from msprobe_core.load.dumpjson import load_dump_file
 from msprobe_core.match.automap_align import _name_affinity, pair_forward
@@ -32,14 +34,14 @@ def test_a_deep_chain_pairs_every_level_with_its_counterpart(tmp_path):
     for k in range(depth):
         for row in ("input.0", "output.0"):
             assert mapping[f"Module.layer{k}.Other.forward.0.{row}"] == f"Module.block{k}.Wrap.forward.0.{row}"
-    assert mapping["Module.layer_proj.Linear.forward.0.parameters.weight"] == \
-        "Module.block_proj.Linear.forward.0.parameters.weight"
+    assert mapping["Module.layer_proj0.Linear.forward.0.parameters.weight"] == \
+        "Module.block_proj0.Linear.forward.0.parameters.weight"
     assert result.summary["matched"] == 2 * depth + 3
 
 
-def _calls_made(root: Path, depth: int) -> int:
+def _calls_made(root: Path, depth: int, fused: bool) -> int:
     """Function calls (Python and built-in) the forward pairing of the chain pair at ``depth`` makes."""
-    target, golden = automap_deep.write_pair(root, depth)
+    target, golden = automap_deep.write_pair(root, depth, fused)
     t, g = call_tree(load_dump_file(target)), call_tree(load_dump_file(golden))
     count = 0
 
@@ -53,12 +55,16 @@ def _calls_made(root: Path, depth: int) -> int:
         pairing = pair_forward(t, g)
     finally:
         sys.setprofile(None)
-    assert len(pairing.pairs) == depth + 1
+    if fused:  # every module of the chain stands for the golden one around q, k and v
+        assert not pairing.pairs and len(pairing.relations) == depth + 1
+    else:
+        assert len(pairing.pairs) == depth + 1
     return count
 
 
-def test_the_pairing_work_grows_linearly_with_the_depth(tmp_path):
-    small, large = _calls_made(tmp_path / "small", 60), _calls_made(tmp_path / "large", 240)
+@pytest.mark.parametrize("fused", [False, True], ids=["chain", "fused-chain"])
+def test_the_pairing_work_grows_linearly_with_the_depth(fused, tmp_path):
+    small, large = _calls_made(tmp_path / "small", 60, fused), _calls_made(tmp_path / "large", 240, fused)
     assert large < 8 * small, (small, large)  # 4 times the modules: under 8 times the work (cubic: 64)
 
 

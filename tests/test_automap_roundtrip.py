@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ def _names(min_size: int = 1) -> st.SearchStrategy[str]:
     alphabet = st.sampled_from(HOSTILE + PLAIN)
     short = st.text(alphabet, min_size=min_size, max_size=40)
     long = st.text(alphabet, min_size=1000, max_size=1400)
-    return st.one_of(short, short, short, long)
+    return st.one_of(short, short, short, short, short, long)
 
 
 def _write(proposal: Proposal, path: Path) -> Path:
@@ -44,7 +45,7 @@ def _write(proposal: Proposal, path: Path) -> Path:
     return path
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pairs=st.dictionaries(_names(), _names(), min_size=1, max_size=6), other=_names())
 def test_every_name_reads_back_exactly_through_dm(pairs, other, tmp_path):
     first = next(iter(pairs))
@@ -55,12 +56,12 @@ def test_every_name_reads_back_exactly_through_dm(pairs, other, tmp_path):
     assert load_data_mapping(_write(proposal, tmp_path / "auto_mapping.yaml")) == pairs
 
 
-def test_ten_thousand_seeded_hostile_names_read_back(tmp_path):
+def test_three_thousand_seeded_hostile_names_read_back(tmp_path):
     rng = random.Random(20261206)
     alphabet = HOSTILE + PLAIN
     names = set()
-    while len(names) < 10_000:
-        size = rng.choice((1, 5, 30, 200, 1100))
+    while len(names) < 3_000:
+        size = 1100 if len(names) % 60 == 0 else rng.choice((1, 3, 8, 30, 120))
         names.add("".join(rng.choice(alphabet) for _ in range(size)))
     ordered = sorted(names)
     mapping = dict(zip(ordered, reversed(ordered)))
@@ -112,16 +113,23 @@ def _cli(*args: object) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)
 
 
-def test_a_dump_pair_with_hostile_module_names_gives_the_same_result_with_the_written_file(tmp_path):
-    target = _hostile_copy("renamed_L0", TARGET_RENAMES, tmp_path / "t")
-    golden = _hostile_copy("golden_L0", GOLDEN_RENAMES, tmp_path / "g")
+@pytest.mark.parametrize("golden_renames, target_renames", [
+    ({"attn": "at\x85tn"}, {}),  # the silent case: -dm read NEL back as a space, rc 0, rows left unmatched
+    (GOLDEN_RENAMES, TARGET_RENAMES),
+], ids=["nel-in-golden", "hostile-both"])
+def test_a_dump_pair_with_hostile_module_names_gives_the_same_result_with_the_written_file(
+        golden_renames, target_renames, tmp_path):
+    target = _hostile_copy("renamed_L0", target_renames, tmp_path / "t")
+    golden = _hostile_copy("golden_L0", golden_renames, tmp_path / "g")
     auto = _cli("-tp", target, "-gp", golden, "-o", tmp_path / "auto", "--auto-map", "-q")
     assert auto.returncode == 0, auto.stderr
     (written,) = (tmp_path / "auto").glob("auto_mapping_*.yaml")
     mapping = load_data_mapping(written)
     golden_names = {g for g in mapping.values() if g != UNPAIRED}
-    assert any("\x85" in g for g in golden_names) and any("\u2028" in g for g in golden_names)
-    assert any("\u2029" in t for t in mapping) and any(len(t) > 1100 for t in mapping)
+    assert any("\x85" in g for g in golden_names)
+    if target_renames:
+        assert any("\u2028" in g for g in golden_names)
+        assert any("\u2029" in t for t in mapping) and any(len(t) > 1100 for t in mapping)
     again = _cli("-tp", target, "-gp", golden, "-o", tmp_path / "dm", "-dm", written, "-q")
     assert again.returncode == 0, again.stderr
     (first,) = (tmp_path / "auto").glob("compare_result_*.csv")

@@ -295,8 +295,8 @@ def _candidates(chain: list[int], golden: CallTree, rank_t: int) -> list[int]:
     width = 2 * MAX_WRAPPER_REACH + 1
     if len(chain) <= width:
         return chain
-    ranks = [golden.wrapper_rank(g) for g in chain[:2]]  # the ranks rise by one a step from the second on
-    at = rank_t - ranks[1] + 1 if rank_t >= ranks[1] else 0
+    second = golden.wrapper_rank(chain[1])  # from the second call of a chain on, the ranks rise by one a step
+    at = rank_t - second + 1 if rank_t >= second else 0
     start = min(max(at - MAX_WRAPPER_REACH, 0), len(chain) - width)
     return chain[start:start + width]
 
@@ -316,6 +316,7 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
     held = _held_by_target_calls(target, golden, result)
     relation_sizes = [len(set(rel.golden)) for rel in result.relations]
     paths: dict[tuple[int, int], str] = {}
+    covering: dict[frozenset[int], list[int]] = {}
 
     def path(side: int, tree: CallTree, index: int) -> str:
         key = (side, index)
@@ -329,9 +330,11 @@ def pair_modules(target: CallTree, golden: CallTree, result: Pairing) -> None:
         if mine.lowest == -1:
             result.unpaired[t.index] = "no call inside it pairs with a golden call"
             continue
-        if not mine.paired:
-            partners = {g for r in sorted(mine.relations) for g in result.relations[r].golden}
-            result.relations.append(Relation([t.index], _covering_modules(golden, partners)))
+        if not mine.paired:  # a module of fused calls only: named 1→N with the golden modules they stand for
+            if mine.relations not in covering:  # the same for every module of a chain around them
+                partners = {g for r in mine.relations for g in result.relations[r].golden}
+                covering[mine.relations] = _covering_modules(golden, partners)
+            result.relations.append(Relation([t.index], list(covering[mine.relations])))
             continue
         lowest = mine.lowest
         if lowest is None:
@@ -376,9 +379,13 @@ def _covering_modules(tree: CallTree, leaves: set[int]) -> list[int]:
     out: list[int] = []
     for leaf in sorted(leaves):
         top = leaf
-        for anc in tree.ancestors(leaf):
-            if set(tree.descendants_leaves(anc)) <= leaves:
+        anc = tree.calls[leaf].parent
+        while anc is not None:
+            n = tree.leaf_count(anc)
+            # a wrapper holds the leaves of the call it wraps: no need to gather them again (deep chains)
+            if n == tree.leaf_count(top) or (n <= len(leaves) and set(tree.descendants_leaves(anc)) <= leaves):
                 top = anc
+                anc = tree.calls[anc].parent
             else:
                 break
         if top not in out:
