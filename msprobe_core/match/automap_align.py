@@ -567,7 +567,24 @@ def _inside_agrees(target: CallTree, golden: CallTree, t: int, g: int, result: P
 
 
 def _paired_ancestor(tree: CallTree, index: int, pairs: dict[int, tuple[int, float, str]]) -> int | None:
-    return next((a for a in tree.ancestors(index) if a in pairs), None)
+    """The nearest parent of ``index`` that is paired (walked up one call at a time, to stop early)."""
+    a = tree.calls[index].parent
+    while a is not None and a not in pairs:
+        a = tree.calls[a].parent
+    return a
+
+
+#: how many wrappers around the lowest candidate a container may climb to (bounds the work on deep chains)
+MAX_WRAPPERS = 8
+
+
+def _owners_below(tree: CallTree) -> list[int]:
+    """How many modules owning parameters each call holds (itself included), in one walk."""
+    count = [0] * len(tree.calls)
+    for i in tree.bottom_up():
+        call = tree.calls[i]
+        count[i] = int(call.is_module and bool(call.params)) + sum(count[k] for k in call.children)
+    return count
 
 
 def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing) -> None:
@@ -577,56 +594,60 @@ def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing
     The golden module must sit under the partner of the container's nearest paired parent (an extra container
     never climbs to another depth), may be the golden root only when the container is the target root, and
     must put out a tensor of a shape the container puts out. Its inputs may differ (keyword against positional
-    arguments, cos/sin as one tuple or two tensors): its boundary rows pair by correspondence."""
+    arguments, cos/sin as one tuple or two tensors): its boundary rows pair by correspondence.
+
+    One walk of each tree: the owners below every call are counted, and the lowest golden call holding the
+    partners of a target call's owners is built from its children's (partners are one to one, so a golden
+    module holds exactly those partners when it holds them all and as many owners)."""
     taken = {g for g, _, _ in result.pairs.values()} | {g for rel in result.relations for g in rel.golden}
     related_t = {t for rel in result.relations for t in rel.target}
-    owned_g_cache: dict[int, frozenset[int]] = {}
-
-    def owned(tree: CallTree, index: int) -> frozenset[int]:
-        return frozenset(i for i in _subtree(tree, index) if tree.calls[i].is_module and tree.calls[i].params)
-
-    for t_call in target.calls:
-        t = t_call.index
-        if not t_call.children or t in result.pairs or t in related_t:
+    n_t, n_g = _owners_below(target), _owners_below(golden)
+    unpaired_owner = [False] * len(target.calls)
+    lowest: list[int | None] = [-1] * len(target.calls)  # -1: no owner below yet; None: no call holds them all
+    for i in target.bottom_up():
+        call = target.calls[i]
+        owns = call.is_module and bool(call.params)
+        unpaired_owner[i] = (owns and i not in result.pairs) or any(unpaired_owner[k] for k in call.children)
+        low: int | None = result.pairs[i][0] if owns and i in result.pairs else -1
+        for k in call.children:
+            if lowest[k] == -1:
+                continue
+            low = lowest[k] if low == -1 else golden.lowest_common(low, lowest[k])  # type: ignore[arg-type]
+        lowest[i] = low
+    for i in target.bottom_up()[::-1]:  # parents first: a pair made here fences the containers inside
+        t_call = target.calls[i]
+        if not t_call.children or i in result.pairs or i in related_t or not n_t[i] or unpaired_owner[i]:
             continue
-        inside = owned(target, t)
-        if not inside or any(o not in result.pairs for o in inside):
+        g: int | None = lowest[i]
+        if g is None or g == -1:
             continue
-        partners = frozenset(result.pairs[o][0] for o in inside)
-        ordered = sorted(partners)
-        lowest: int | None = ordered[0]
-        for g in ordered[1:]:
-            lowest = golden.lowest_common(lowest, g)
-        if lowest is None:
-            continue
-        above = _paired_ancestor(target, t, result.pairs)
+        above = _paired_ancestor(target, i, result.pairs)
         fence = result.pairs[above][0] if above is not None else None
         outs_t = {s for s, _ in t_call.outputs}
-        for g in [lowest, *golden.ancestors(lowest)]:
-            if g not in owned_g_cache:
-                owned_g_cache[g] = owned(golden, g)
-            if owned_g_cache[g] != partners:
+        for _ in range(MAX_WRAPPERS + 1):
+            if g is None or n_g[g] != n_t[i]:
                 break
-            if g in taken or not golden.calls[g].children or not _root_compatible(target, golden, t, g):
-                continue
-            if fence is not None and fence not in golden.ancestors(g):
-                continue
-            if not outs_t & {s for s, _ in golden.calls[g].outputs}:
-                continue
-            result.pairs[t] = (g, CONF_OWNED, "module: the parameter owners inside it pair")
-            result.unpaired.pop(t, None)
-            taken.add(g)
-            break
+            if (g not in taken and golden.calls[g].children and _root_compatible(target, golden, i, g)
+                    and (fence is None or (fence != g and golden.holds(fence, g)))
+                    and outs_t & {s for s, _ in golden.calls[g].outputs}):
+                result.pairs[i] = (g, CONF_OWNED, "module: the parameter owners inside it pair")
+                result.unpaired.pop(i, None)
+                taken.add(g)
+                break
+            g = golden.calls[g].parent
 
 
 def _unrecorded_reason(tree: CallTree, other: CallTree, index: int, pairs: dict[int, int]) -> str | None:
     """Why a leaf inside a paired module has no partner when that module's partner records no call inside."""
-    for a in tree.ancestors(index):
+    a = tree.calls[index].parent
+    while a is not None:  # the nearest paired ancestor only (no list of every ancestor: chains run deep)
         partner = pairs.get(a)
-        if partner is not None:
-            if other.calls[partner].children:
-                return None
-            return ("inside a module paired with one that records no call inside it (one side does not record "
+        if partner is None:
+            a = tree.calls[a].parent
+            continue
+        if other.calls[partner].children:
+            return None
+        return ("inside a module paired with one that records no call inside it (one side does not record "
                     "this op): the module boundaries are compared")
     return None
 
@@ -650,5 +671,6 @@ def pair_forward(target: CallTree, golden: CallTree) -> Pairing:
                                       "no golden call with its signature at its place (an extra call)"))
     for g in range(len(golden.calls)):
         if g not in g_to_t and g not in related_g:
-            result.golden_unpaired[g] = _unrecorded_reason(golden, target, g, g_to_t) or "no target counterpart"
+            inside = None if golden.calls[g].children else _unrecorded_reason(golden, target, g, g_to_t)
+            result.golden_unpaired[g] = inside or "no target counterpart"
     return result

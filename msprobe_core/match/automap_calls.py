@@ -127,6 +127,27 @@ class CallTree:
     _bottom_up: list[int] = field(default_factory=list)
     _chains: dict[int, list[int]] = field(default_factory=dict)
     _roots: set[int] | None = None
+    _span: tuple[list[int], list[int]] | None = None
+
+    def holds(self, a: int, b: int) -> bool:
+        """Whether call ``a`` holds call ``b`` (``b`` is ``a`` or inside it), in constant time after one walk."""
+        if self._span is None:
+            n = len(self.calls)
+            first, last = [0] * n, [0] * n
+            clock = 0
+            stack: list[tuple[int, bool]] = [(c.index, False) for c in reversed(self.calls) if c.parent is None]
+            while stack:
+                i, done = stack.pop()
+                if done:
+                    last[i] = clock
+                    continue
+                first[i] = clock
+                clock += 1
+                stack.append((i, True))
+                stack.extend((k, False) for k in reversed(self.calls[i].children))
+            self._span = (first, last)
+        first, last = self._span
+        return first[a] <= first[b] < max(last[a], first[a] + 1)
 
     def roots(self) -> set[int]:
         """The root modules: top-level modules holding every other module call (computed once)."""
