@@ -601,18 +601,28 @@ def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing
     module holds exactly those partners when it holds them all and as many owners)."""
     taken = {g for g, _, _ in result.pairs.values()} | {g for rel in result.relations for g in rel.golden}
     related_t = {t for rel in result.relations for t in rel.target}
+    # a fused owner (1→N) stands for the golden owners of its relation: q, k and v for one qkv
+    fused_partners: dict[int, list[int]] = {}
+    for rel in result.relations:
+        owners = [g for g in rel.golden if golden.calls[g].is_module and golden.calls[g].params]
+        for t in rel.target:
+            if target.calls[t].is_module and target.calls[t].params and owners:
+                fused_partners[t] = owners
     n_t, n_g = _owners_below(target), _owners_below(golden)
+    n_partners = [0] * len(target.calls)
     unpaired_owner = [False] * len(target.calls)
     lowest: list[int | None] = [-1] * len(target.calls)  # -1: no owner below yet; None: no call holds them all
     for i in target.bottom_up():
         call = target.calls[i]
         owns = call.is_module and bool(call.params)
-        unpaired_owner[i] = (owns and i not in result.pairs) or any(unpaired_owner[k] for k in call.children)
-        low: int | None = result.pairs[i][0] if owns and i in result.pairs else -1
-        for k in call.children:
-            if lowest[k] == -1:
+        mine = [result.pairs[i][0]] if owns and i in result.pairs else fused_partners.get(i, []) if owns else []
+        unpaired_owner[i] = (owns and not mine) or any(unpaired_owner[k] for k in call.children)
+        n_partners[i] = len(mine) + sum(n_partners[k] for k in call.children)
+        low: int | None = -1
+        for x in [*mine, *(lowest[k] for k in call.children)]:
+            if x == -1:
                 continue
-            low = lowest[k] if low == -1 else golden.lowest_common(low, lowest[k])  # type: ignore[arg-type]
+            low = x if low == -1 else golden.lowest_common(low, x)  # type: ignore[arg-type]
         lowest[i] = low
     for i in target.bottom_up()[::-1]:  # parents first: a pair made here fences the containers inside
         t_call = target.calls[i]
@@ -625,7 +635,7 @@ def pair_containers_by_owned(target: CallTree, golden: CallTree, result: Pairing
         fence = result.pairs[above][0] if above is not None else None
         outs_t = {s for s, _ in t_call.outputs}
         for _ in range(MAX_WRAPPERS + 1):
-            if g is None or n_g[g] != n_t[i]:
+            if g is None or n_g[g] != n_partners[i]:
                 break
             if (g not in taken and golden.calls[g].children and _root_compatible(target, golden, i, g)
                     and (fence is None or (fence != g and golden.holds(fence, g)))
