@@ -76,6 +76,8 @@ def test_the_extra_container_pairs_with_nothing(level, tmp_path):
 
 @pytest.mark.parametrize("level", ["L0", "mix"])
 def test_blocks_called_positionally_pair_with_layers_called_by_keyword(level, tmp_path):
+    # HF's layers and attentions also take ``attention_mask=None``: their inputs differ from litgpt's in number,
+    # and the attention holds the fused qkv, whose partners are q, k and v (a 1→N relation, no pair)
     _, path = _auto_map(f"impl_lit_{level}", f"impl_hf_{level}", tmp_path)
     mapping = load_data_mapping(path)
     for n in (0, 1):

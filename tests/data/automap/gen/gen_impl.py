@@ -3,7 +3,7 @@
 ``python gen_impl.py hf|lit|litwrong|tt L0|mix OUT``. ``hf`` is written the way Hugging Face writes a Llama
 (``model.embed_tokens``, ``model.layers.N.{input_layernorm, self_attn.{q,k,v,o}_proj, post_attention_layernorm,
 mlp.{gate,up,down}_proj}``, ``model.norm``, ``lm_head``; a hand-written RMSNorm of six recorded calls; layers
-called with keyword arguments and ``position_embeddings=(cos, sin)``; ``q_proj(x).view(…).transpose(…)``).
+called with keyword arguments, ``position_embeddings=(cos, sin)`` and ``attention_mask=None``; ``q_proj(x).view(…).transpose(…)``).
 ``lit`` the way litgpt writes one (``embedding.wte`` inside an extra ``embedding`` container that ``hf`` does
 not have, ``h.N.{norm_1, attn.{qkv, proj}, norm_2, mlp.{fc_1, fc_2, proj}}``, ``ln_f``, ``lm_head``; q/k/v
 fused in one Linear; RMSNorm by ``F.rms_norm``, one call the dumper does not record; blocks called
@@ -65,7 +65,7 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(DIM, DIM, bias=False)
         self.o_proj = nn.Linear(DIM, DIM, bias=False)
 
-    def forward(self, hidden_states, position_embeddings=None):
+    def forward(self, hidden_states, position_embeddings=None, attention_mask=None):
         b, t, _ = hidden_states.shape
         shape = (b, t, HEADS, HEAD_DIM)
         q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
@@ -97,10 +97,10 @@ class LlamaDecoderLayer(nn.Module):
         self.post_attention_layernorm = LlamaRMSNorm()
         self.mlp = LlamaMLP()
 
-    def forward(self, hidden_states, position_embeddings=None):
+    def forward(self, hidden_states, position_embeddings=None, attention_mask=None):
         residual = hidden_states
         hidden_states = self.self_attn(hidden_states=self.input_layernorm(hidden_states),
-                                       position_embeddings=position_embeddings)
+                                       position_embeddings=position_embeddings, attention_mask=attention_mask)
         hidden_states = residual + hidden_states
         residual = hidden_states
         return residual + self.mlp(self.post_attention_layernorm(hidden_states))
@@ -117,7 +117,7 @@ class LlamaModel(nn.Module):
         h = self.embed_tokens(input_ids)
         pos = rope(input_ids.shape[1])
         for layer in self.layers:
-            h = layer(hidden_states=h, position_embeddings=pos)
+            h = layer(hidden_states=h, position_embeddings=pos, attention_mask=None)  # causal: no mask, as HF
         return self.norm(h)
 
 
