@@ -131,3 +131,68 @@ def score(proposed: dict[str, str], true: dict[str, str]) -> tuple[float, float]
     """(precision, recall) of proposed target→golden row pairs against the true ones."""
     hits = sum(1 for t, g in proposed.items() if true.get(t) == g)
     return (hits / len(proposed) if proposed else 0.0), (hits / len(true) if true else 0.0)
+
+
+# ------------------------------------------------------------------------- the independent implementations
+#: ``impl_lit_*`` module path → ``impl_hf_*`` module path (gen/gen_impl.py; ``embedding`` has none)
+IMPL_LAYERS = 2
+#: litgpt-style parameter owners in the order the optimizer holds them, with their HF-style partners (``None``:
+#: the fused ``qkv``, one of a 1→N relation)
+IMPL_LIT_PARAMS: list[tuple[str, str | None]] = [("lm_head", "lm_head"), ("embedding.wte", "model.embed_tokens")]
+for _n in range(IMPL_LAYERS):
+    IMPL_LIT_PARAMS += [(f"h.{_n}.norm_1", f"model.layers.{_n}.input_layernorm"), (f"h.{_n}.attn.qkv", None),
+                        (f"h.{_n}.attn.proj", f"model.layers.{_n}.self_attn.o_proj"),
+                        (f"h.{_n}.norm_2", f"model.layers.{_n}.post_attention_layernorm"),
+                        (f"h.{_n}.mlp.fc_1", f"model.layers.{_n}.mlp.gate_proj"),
+                        (f"h.{_n}.mlp.fc_2", f"model.layers.{_n}.mlp.up_proj"),
+                        (f"h.{_n}.mlp.proj", f"model.layers.{_n}.mlp.down_proj")]
+IMPL_LIT_PARAMS.append(("ln_f", "model.norm"))
+#: the HF-style parameter owners in the optimizer's order
+IMPL_HF_PARAMS = ["model.embed_tokens"] + [
+    f"model.layers.{n}.{m}" for n in range(IMPL_LAYERS) for m in (
+        "input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+        "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")] + ["model.norm", "lm_head"]
+IMPL_MODULES = dict(IMPL_LIT_PARAMS) | {"ln_f": "model.norm"} | {
+    f"h.{n}{a}": f"model.layers.{n}{b}" for n in range(IMPL_LAYERS)
+    for a, b in (("", ""), (".attn", ".self_attn"), (".mlp", ".mlp"))}
+#: a Block and its attention take by keyword on the HF side what litgpt passes positionally
+IMPL_INPUTS = {".input.0": ".input.hidden_states", ".input.1": ".input.position_embeddings.0",
+               ".input.2": ".input.position_embeddings.1"}
+#: one Adam step (``foreach=False``) per parameter: the ops and their call number's offset (one ``__truediv__``
+#: of the forward's rotary embedding comes first)
+ADAM_OPS = (("Tensor.__iadd__", 0), ("Tensor.lerp_", 0), ("Tensor.mul_", 0), ("Tensor.addcmul_", 0),
+            ("Tensor.sqrt", 0), ("Tensor.__truediv__", 1), ("Tensor.add_", 0), ("Tensor.addcdiv_", 0))
+
+
+def impl_truth(variant: str, level: str) -> dict[str, str]:
+    """``{target row: golden row}`` of ``impl_{variant}_{level}`` against ``impl_hf_{level}``: the module rows
+    (the blocks' and attentions' inputs by correspondence) and, at mix, the optimizer's calls by parameter.
+    API calls inside the modules are left out: this truth judges the module and optimizer pairing only."""
+    target, golden = _call_rows(_table(f"impl_{variant}_{level}")), _call_rows(_table(f"impl_hf_{level}"))
+    g_by_path = {split[0]: key for key in golden if (split := _module_path(key))}
+    call_pairs = {key: g_by_path[IMPL_MODULES[split[0]]] for key in target
+                  if (split := _module_path(key)) and IMPL_MODULES.get(split[0]) in g_by_path}
+    hf_order = {path: k for k, path in enumerate(IMPL_HF_PARAMS)}
+    for k, (_lit, hf) in enumerate(IMPL_LIT_PARAMS):
+        if hf is None:
+            continue
+        for op, offset in ADAM_OPS:
+            t_key, g_key = f"{op}.{k + offset}.forward", f"{op}.{hf_order[hf] + offset}.forward"
+            if t_key in target and g_key in golden:
+                call_pairs[t_key] = g_key
+    out = _rows_of(call_pairs, target, golden)
+    for t_key, g_key in call_pairs.items():
+        for t_suffix, g_suffix in IMPL_INPUTS.items():
+            if t_key + t_suffix in target.get(t_key, {}) and g_key + g_suffix in golden.get(g_key, {}):
+                out[t_key + t_suffix] = g_key + g_suffix
+    return out
+
+
+def impl_judged(proposed: dict[str, str], variant: str, level: str) -> dict[str, str]:
+    """The proposed rows :func:`impl_truth` judges: those of module calls and of the optimizer's calls (the
+    calls ``construct.json`` gives the parent ``optimizer``)."""
+    import json
+
+    construct = json.loads((DUMPS / f"impl_{variant}_{level}" / "construct.json").read_text(encoding="utf-8"))
+    updates = tuple(k[: -len("forward")] for k, parent in construct.items() if parent == "optimizer")
+    return {t: g for t, g in proposed.items() if t.startswith("Module.") or t.startswith(updates)}

@@ -23,7 +23,8 @@ from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
-from .automap_calls import CallTree, call_tree, split_forward
+from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
+from .automap_optimizer import pair_optimizer_updates
 from .matching import join_on_keys, mapped_golden_keys
 
 log = logging.getLogger("msprobe")
@@ -70,11 +71,43 @@ def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, ou
     """
     g_rows = golden.rows_by_suffix(g_key)
     first = None
+    left: dict[str, list[str]] = {}
+    used: set[str] = set()
+    grads = _derived_key(t_key) is not None and _derived_key(t_key)[0] == "parameters_grad"  # type: ignore[index]
     for suffix, name in target.rows_by_suffix(t_key).items():
         partner = g_rows.get(suffix)
         if partner is not None and target.shape_of(name) == golden.shape_of(partner):
             out[name] = partner
+            used.add(partner)
             first = first or name
+        elif grads:
+            left.setdefault("", []).append(name)
+        elif suffix.startswith("." + PARAM + "."):
+            left.setdefault("." + PARAM + ".", []).append(name)
+        elif suffix.startswith("." + INPUT + ".") and t_key in target.by_key \
+                and target.calls[target.by_key[t_key]].is_module:
+            left.setdefault("." + INPUT + ".", []).append(name)
+    for kind, names in left.items():
+        first = _by_correspondence(target, golden, names, kind, g_rows, used, out) or first
+    return first
+
+
+def _by_correspondence(target: CallTree, golden: CallTree, left: list[str], kind: str, g_rows: dict[str, str],
+                       used: set[str], out: dict[str, str]) -> str | None:
+    """Rows of a pair the suffixes did not pair, paired in order with the other side's unpaired rows of the same
+    kind (``kind``: the suffix they start with) and shape, each once: a module's inputs passed by keyword on one
+    side and positionally on the other (``input.0`` against ``input.hidden_states``), parameters and their
+    gradients named otherwise (torchtune's RMSNorm ``scale`` against Hugging Face's ``weight``)."""
+    free = [g for suffix, g in g_rows.items() if suffix.startswith(kind) and g not in used]
+    first = None
+    for name in left:
+        shape = target.shape_of(name)
+        partner = next((g for g in free if golden.shape_of(g) == shape), None)
+        if partner is None or shape is None:
+            continue
+        free.remove(partner)
+        out[name] = partner
+        first = first or name
     return first
 
 
@@ -126,27 +159,51 @@ def _parting_point(target: CallTree, golden: CallTree, pairing: Pairing) -> str:
     return "every target call pairs, but most golden calls do not"
 
 
-def _check_pairable(target: CallTree, golden: CallTree, pairing: Pairing) -> None:
-    """Refuse a proposal where under half of either side's leaf calls pair (or stand in a 1→N relation)."""
+def _counted(tree: CallTree) -> list[int]:
+    """The leaves a pairing is judged on: every leaf but the calls with no numeric effect."""
+    return [i for i in tree.leaves if not tree.calls[i].inert]
+
+
+def _modules_pair(target: CallTree, golden: CallTree, pairing: Pairing) -> tuple[int, int, int]:
+    """(paired, target owners, golden owners): how many modules owning parameters pair, of each side's."""
+    t_own = [c.index for c in target.calls if c.is_module and c.params]
+    g_own = {c.index for c in golden.calls if c.is_module and c.params}
+    paired = sum(1 for t in t_own if t in pairing.pairs and pairing.pairs[t][0] in g_own)
+    return paired, len(t_own), len(g_own)
+
+
+def _check_pairable(target: CallTree, golden: CallTree, pairing: Pairing) -> str:
+    """Refuse a proposal where under half of either side's leaf calls pair (or stand in a 1→N relation), calls
+    with no numeric effect not counted, unless the modules owning parameters pair (half of each side's):
+    then the proposal is partial, and the returned note says so."""
     related_t = {t for rel in pairing.relations for t in rel.target}
     related_g = {g for rel in pairing.relations for g in rel.golden}
     paired_g = {g for g, _, _ in pairing.pairs.values()}
-    nt, ng = len(target.leaves), len(golden.leaves)
-    pt = sum(1 for i in target.leaves if i in pairing.pairs or i in related_t)
-    pg = sum(1 for j in golden.leaves if j in paired_g or j in related_g)
-    if not nt or not ng or pt < MIN_PAIRABLE * nt or pg < MIN_PAIRABLE * ng:
-        raise MappingError(
-            f"--auto-map: the dumps are too different to pair: {pt} of {nt} target calls and {pg} of {ng} golden "
-            f"calls ({golden.table.source}) have a structural counterpart (under half); "
-            f"{_parting_point(target, golden, pairing)}",
-            path=target.table.source)
+    counted_t, counted_g = _counted(target), _counted(golden)
+    nt, ng = len(counted_t), len(counted_g)
+    pt = sum(1 for i in counted_t if i in pairing.pairs or i in related_t)
+    pg = sum(1 for j in counted_g if j in paired_g or j in related_g)
+    if nt and ng and pt >= MIN_PAIRABLE * nt and pg >= MIN_PAIRABLE * ng:
+        return ""
+    modules, t_own, g_own = _modules_pair(target, golden, pairing)
+    if modules and modules >= MIN_PAIRABLE * t_own and modules >= MIN_PAIRABLE * g_own:
+        return (f"a partial proposal: {pt} of {nt} target calls and {pg} of {ng} golden calls pair, but {modules} "
+                f"of {t_own} target and {g_own} golden modules owning parameters do; the calls inside modules "
+                "that differ stay unpaired with their reasons and the module boundaries are compared")
+    raise MappingError(
+        f"--auto-map: the dumps are too different to pair: {pt} of {nt} target calls and {pg} of {ng} golden "
+        f"calls ({golden.table.source}) have a structural counterpart (under half; calls with no numeric effect "
+        f"not counted), and {modules} of {t_own} target modules owning parameters pair; "
+        f"{_parting_point(target, golden, pairing)}",
+        path=target.table.source)
 
 
 def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     """The proposal for two tables: forward pairs, derived backward/``parameters_grad`` pairs, file comments."""
     target, golden = call_tree(target_table), call_tree(golden_table)
     pairing = pair_forward(target, golden)
-    _check_pairable(target, golden, pairing)
+    pair_optimizer_updates(target, golden, pairing)
+    partial = _check_pairable(target, golden, pairing)
     confirmed = _confirmed_by_statistics(target, golden, pairing)
     proposal = Proposal({})
     mapping = proposal.mapping
@@ -162,6 +219,8 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     derived = _derive(target, golden, forward_pairs, mapping, proposal)
     _guard_unpaired_names(target_table, golden_table, mapping)
     proposal.summary = _summary(target, golden, pairing, derived)
+    if partial:
+        proposal.summary += f"; {partial}"
     proposal.header = _header(target, golden, pairing, proposal.summary)
     return proposal
 
@@ -234,6 +293,9 @@ def _header(target: CallTree, golden: CallTree, pairing: Pairing, summary: str) 
                      + " ≙ golden " + " + ".join(golden.calls[g].key for g in rel.golden))
     for t, reason in pairing.unpaired.items():
         lines.append(f"unpaired: target {target.calls[t].key}: {reason}")
+    for g, reason in pairing.golden_unpaired.items():
+        if reason.startswith("inside "):  # a call only the golden records, inside a module pair
+            lines.append(f"unpaired: golden {golden.calls[g].key}: {reason}")
     lines.extend(_class_rules(target, golden, pairing))
     return lines
 

@@ -26,6 +26,29 @@ log = logging.getLogger("msprobe")
 #: row kinds by the first part of a row's suffix after its call key
 INPUT, OUTPUT, PARAM = "input", "output", "parameters"
 
+#: ops (as :func:`op_name` spells them) that only convert a tensor's dtype: no numeric effect when the dtype stays
+CAST_OPS = frozenset({"cast", "to", "type", "typeas", "float", "half", "double", "bfloat16", "contiguous", "clone"})
+#: ops that only lay the same elements out anew: no numeric effect when the element count stays
+LAYOUT_OPS = frozenset({"reshape", "view", "viewas", "flatten", "unflatten", "squeeze", "unsqueeze", "expanddims",
+                        "transpose", "permute", "swapaxes", "t", "contiguous"})
+#: ops that read a tensor's shape or size and compute nothing
+SHAPE_OPS = frozenset({"shape", "size", "dim", "numel", "rank", "tensorshape", "dynamicshape"})
+
+
+def _numel(shape: str | None) -> int | None:
+    """The element count of a shape written ``[2, 4, 16]`` (``None`` when it is not a shape)."""
+    if not shape or not shape.startswith("["):
+        return None
+    n = 1
+    for part in shape.strip("[]").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.lstrip("-").isdigit():
+            return None
+        n *= int(part)
+    return n
+
 
 @dataclass
 class Call:
@@ -43,6 +66,8 @@ class Call:
     rows: tuple[int, ...]
     parent: int | None = None
     children: list[int] = field(default_factory=list)
+    #: its parent in ``construct.json`` when that is no dumped call (``optimizer``)
+    outer: str | None = None
 
     def token(self, level: int) -> Hashable:
         """The alignment token at ``level``: 1 full signature, 2 shapes (no dtypes), 3 shapes without the op."""
@@ -52,12 +77,33 @@ class Call:
         shapes_out = tuple(s for s, _ in self.outputs)
         if level == 2:
             return (self.is_module, self.op, shapes_in, shapes_out, self.params)
-        return (self.is_module, shapes_in, shapes_out, self.params)
+        # the loosest level leaves out arguments that are no tensor: one library gives a default explicitly
+        # (``nn.SiLU`` calls ``silu(x, False)``), the other leaves it out (``F.silu(x)``)
+        tensors_in = tuple(s for s, d in self.inputs if d and not d.startswith("<"))
+        return (self.is_module, tensors_in, shapes_out, self.params)
 
     @property
     def io(self) -> Hashable:
         """Input and output shapes only: what a module pair must agree on."""
         return (tuple(s for s, _ in self.inputs), tuple(s for s, _ in self.outputs))
+
+    @property
+    def inert(self) -> bool:
+        """An API call with no numeric effect: a cast to the dtype it had, a reshape of the same elements, a
+        shape query. Such calls are what two implementations of the same math differ by most (one framework
+        casts and reshapes where the other does not), so they never count against a pairing."""
+        if self.is_module:
+            return False
+        if self.op in SHAPE_OPS:
+            return True
+        if self.op not in CAST_OPS and self.op not in LAYOUT_OPS:
+            return False
+        ins = [(s, d) for s, d in self.inputs if s is not None and s.startswith("[")]
+        outs = [(s, d) for s, d in self.outputs if s is not None and s.startswith("[")]
+        if not ins or len(outs) != 1:
+            return False
+        (shape_in, dtype_in), (shape_out, dtype_out) = ins[0], outs[0]
+        return dtype_in == dtype_out and _numel(shape_in) is not None and _numel(shape_in) == _numel(shape_out)
 
     @property
     def path(self) -> str:
@@ -80,6 +126,44 @@ class CallTree:
     _shape: tuple[list[int], list[int], list[int]] | None = None
     _bottom_up: list[int] = field(default_factory=list)
     _chains: dict[int, list[int]] = field(default_factory=dict)
+    _roots: set[int] | None = None
+    _span: tuple[list[int], list[int]] | None = None
+
+    def holds(self, a: int, b: int) -> bool:
+        """Whether call ``a`` holds call ``b`` (``b`` is ``a`` or inside it), in constant time after one walk."""
+        if self._span is None:
+            n = len(self.calls)
+            first, last = [0] * n, [0] * n
+            clock = 0
+            stack: list[tuple[int, bool]] = [(c.index, False) for c in reversed(self.calls) if c.parent is None]
+            while stack:
+                i, done = stack.pop()
+                if done:
+                    last[i] = clock
+                    continue
+                first[i] = clock
+                clock += 1
+                stack.append((i, True))
+                stack.extend((k, False) for k in reversed(self.calls[i].children))
+            self._span = (first, last)
+        first, last = self._span
+        return first[a] <= first[b] < max(last[a], first[a] + 1)
+
+    def roots(self) -> set[int]:
+        """The root modules: top-level modules holding every other module call (computed once)."""
+        if self._roots is None:
+            n_modules = sum(1 for c in self.calls if c.is_module)
+            self._roots = set()
+            for c in self.calls:
+                if c.is_module and c.parent is None and c.children:
+                    count, stack = 0, [c.index]
+                    while stack:
+                        i = stack.pop()
+                        count += self.calls[i].is_module
+                        stack.extend(self.calls[i].children)
+                    if count == n_modules:
+                        self._roots.add(c.index)
+        return self._roots
 
     def rows_by_suffix(self, key: str) -> dict[str, str]:
         """The rows of data key ``key`` (any direction) by their suffix after the key: ``{".input.0": name}``."""
@@ -275,6 +359,9 @@ def call_tree(table: DumpTable) -> CallTree:
     if construct:
         memo: dict[str, int | None] = {}
         for call in calls:
+            raw = construct.get(call.key)
+            if raw is not None and raw not in by_key:
+                call.outer = raw  # ``optimizer``: a parent the dumper names but does not dump
             parent = _dumped_parent(construct, by_key, call.key, memo)
             if parent is not None and parent != call.index:
                 call.parent = parent
