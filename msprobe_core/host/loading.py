@@ -55,9 +55,15 @@ def failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def is_users_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's Ctrl-C (or SIGTERM/SIGHUP): exactly ``KeyboardInterrupt``, the class signals
+    raise; a subclass of it, which no signal raises, is a plugin's own."""
+    return type(exc) is KeyboardInterrupt
+
+
 def is_plugin_failure(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a plugin's code, is that plugin's failure (anything but the user's Ctrl-C)."""
-    return not isinstance(exc, KeyboardInterrupt)
+    return not is_users_interrupt(exc)
 
 
 def _has_name(spec: Any, field: str = "name") -> bool:
