@@ -307,7 +307,7 @@ def api_host(tmp_path, monkeypatch):
     """A host loading a plugin module of the test's, made the process's host for ``compare()``."""
 
     def make(body: str) -> PluginHost:
-        env = _plugin(tmp_path, body)
+        _plugin(tmp_path, body)
         monkeypatch.syspath_prepend(str(tmp_path / "mods"))
         monkeypatch.setenv("MSPROBE_LOAD_PLUGINS", "guarded_plugin")
         sys.modules.pop("guarded_plugin", None)

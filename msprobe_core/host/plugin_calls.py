@@ -54,7 +54,7 @@ def _file_line(path: str, line: int) -> str:
 
 
 def _defined_at(fn: Any) -> str:
-    code = getattr(fn, "__code__", None) or getattr(getattr(type(fn), "__call__", None), "__code__", None)
+    code = getattr(fn, "__code__", None) or getattr(vars(type(fn)).get("__call__"), "__code__", None)
     return _file_line(code.co_filename, code.co_firstlineno) if code is not None else "?"
 
 
@@ -183,9 +183,10 @@ def _chunked(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str 
 
 
 def _executor(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    from ..workers.executors import Executor
-
-    return None if isinstance(result, Executor) else f"{_short(result)}, not an Executor"
+    # duck-typed: the executors' layer sits above the host
+    if callable(getattr(result, "map_unordered", None)) and callable(getattr(result, "for_task", None)):
+        return None
+    return f"{_short(result)}, not an Executor"
 
 
 def _comm_kind(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
