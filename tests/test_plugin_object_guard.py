@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core import hookimpl
 from msprobe_core.errors import PluginFailed
 from msprobe_core.host.registry import PluginHost, reset_host
 
@@ -111,6 +112,34 @@ ENDS_THE_RUN = {
 }
 
 
+#: registered objects of a tensor-mode run: the module's body and the run's extra arguments
+TENSOR_RUN = {
+    "reader": ("""
+        import dataclasses
+
+        def reader(path):
+            return misbehave("{how}", "not an array")
+
+        @hookimpl
+        def msprobe_register_frameworks(register):
+            from msprobe_pytorch import plugin
+            specs = []
+            plugin.msprobe_register_frameworks(specs.append)
+            register(dataclasses.replace(specs[0], read_tensor=reader, plugin=""))
+        """, ("--workers", "2")),
+    "executor": ("""
+        from msprobe_core.workers.executors import ExecutorSpec
+
+        def create(options):
+            return misbehave("{how}", None)
+
+        @hookimpl
+        def msprobe_register_executors(register):
+            register(ExecutorSpec("guarded", create))
+        """, ("--executor", "guarded", "--workers", "2")),
+}
+
+
 def _msprobe() -> list[str]:
     script = Path(sys.executable).with_name("msprobe")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "msprobe_core"]
@@ -164,6 +193,15 @@ def test_whole_tables_and_pool_workers_guard_them_too(tmp_path, kind, how):
     assert len(named) == 2 and all("plugin 'guarded_plugin': " in line and SAID[how] in line
                                    and "guarded_plugin.py:" in line for line in named), proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr and not list(out.glob("**/compare_result_*"))
+
+
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("kind", sorted(TENSOR_RUN))
+def test_a_tensor_runs_reader_or_executor_that_misbehaves_fails_the_run_naming_its_plugin(tmp_path, kind, how):
+    """A framework's tensor reader (run in the pool workers) and an executor's ``create``."""
+    body, args = TENSOR_RUN[kind]
+    proc, out = _compare(tmp_path, _plugin(tmp_path, body.format(how=how)), TENSOR, *args)
+    _assert_named_failure(proc, out, how)
 
 
 def test_a_junk_return_says_what_was_expected_and_where_the_function_is(tmp_path):
@@ -366,3 +404,43 @@ def test_guarded_specs_keep_their_attributes_and_compare_equal():
     import pickle
 
     assert pickle.loads(pickle.dumps(PluginCode(len, "plugin 'p'", "w")))([1]) == 1
+
+
+def _exits(prefix: str) -> str | None:
+    sys.exit(3)
+
+
+def _junk(prefix: str) -> str | None:
+    return "allreduce"
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    (_exits, "failed: it called sys.exit(3)"),
+    (_junk, "returned 'allreduce', not 'collective', 'send', 'recv' or None"),
+])
+def test_a_communication_rule_that_misbehaves_names_its_plugin(tmp_path, kind, said):
+    """``-da`` asks the plugins' ``CommOpSpec.kind`` of every op; one that exits or answers junk fails each rank
+    pair with a line naming it (the run fails, exit 1)."""
+    from msprobe_core.analysis.comm import CommOpSpec
+    from msprobe_core.errors import CompareFailed
+
+    from .test_diff_analyze import _analyse, _t, api
+
+    class Rules:
+        @hookimpl
+        def msprobe_register_comm_ops(self, register):
+            register(CommOpSpec("guarded-rule", kind))
+
+    def rank(r: int, bad: float) -> dict:
+        return {"Functional.relu.0.forward": api([_t(1.0)], [_t(bad if r == 0 else 1.0)]),
+                "Hccl.allreduce.0.forward": api([_t(bad if r == 0 else 1.0)], [_t(bad + 1)])}
+
+    reset_host(PluginHost(extra_plugins=[Rules()]))
+    try:
+        with pytest.raises(CompareFailed) as caught:
+            _analyse(tmp_path, [rank(0, 5.0), rank(1, 5.0)], [rank(0, 1.0), rank(1, 1.0)])
+    finally:
+        reset_host(None)
+    errors = [o.error for o in caught.value.outcomes if o.error]
+    assert errors and all(e.startswith("plugin 'Rules': communication rule 'guarded-rule' (CommOpSpec.kind) ")
+                          and said in e and "test_plugin_object_guard.py:" in e for e in errors), errors
