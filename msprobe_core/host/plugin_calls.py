@@ -243,7 +243,7 @@ def guard_spec(spec: Any, owner: str) -> Any:
     changes: dict[str, Any] = {}
     for field, check in fields:
         fn = getattr(spec, field, None)
-        if fn is None or isinstance(fn, PluginCode) or not callable(fn):
+        if fn is None or isinstance(fn, PluginCode) or not callable(fn) or _is_core_code(fn):
             continue
         what = f"{_NOUN[kind]} '{label}' ({kind}.{field})"
         adapt = None
@@ -254,6 +254,11 @@ def guard_spec(spec: Any, owner: str) -> Any:
                                       what=f"{_NOUN[kind]} '{label}' (its chunked writer)")
         changes[field] = PluginCode(fn, owner, what, check, adapt, passes=_PASSES.get(field))
     return replace(spec, **changes) if changes else spec
+
+
+def _is_core_code(fn: Any) -> bool:
+    """A function of the core's (a spec's default ``applies``): the core's own, and compared by identity."""
+    return str(getattr(fn, "__module__", None) or "").startswith("msprobe_core.")
 
 
 def _guarded_lookup(owner: str, what: str, lookup: Any) -> Any:
