@@ -159,7 +159,9 @@ def _files(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | 
 
 
 def _cell(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    return None if isinstance(result, (numbers.Number, str)) else f"{_short(result)}, not a number or a text"
+    if isinstance(result, (numbers.Number, str)) or getattr(result, "ndim", None) == 0:  # a 0-d array: a number
+        return None
+    return f"{_short(result)}, not a number or a text"
 
 
 def _array(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
