@@ -444,3 +444,21 @@ def test_a_communication_rule_that_misbehaves_names_its_plugin(tmp_path, kind, s
     errors = [o.error for o in caught.value.outcomes if o.error]
     assert errors and all(e.startswith("plugin 'Rules': communication rule 'guarded-rule' (CommOpSpec.kind) ")
                           and said in e and "test_plugin_object_guard.py:" in e for e in errors), errors
+
+
+def test_an_installed_plugins_distribution_is_named(tmp_path):
+    """An entry point of an installed distribution: the line names the plugin and the distribution it came from."""
+    from .plugin_session import allow_distribution
+
+    allow_distribution("guarded-dist")
+    env = _plugin(tmp_path, ENDS_THE_RUN["mapper"][0].format(how="exit"))
+    env["MSPROBE_LOAD_PLUGINS"] = ""
+    info = tmp_path / "mods" / "guarded_dist-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: guarded-dist\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[msprobe_core.plugins]\nguarded = guarded_plugin\n")
+    proc, out = _compare(tmp_path, env, STATS)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("msprobe: error: plugin 'guarded' (distribution guarded-dist): mapper "
+                                  "'guarded-mapper' (MapperSpec.run) failed: it called sys.exit(0) (at "
+                                  "guarded_plugin.py:"), proc.stderr
