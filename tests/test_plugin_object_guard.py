@@ -462,3 +462,54 @@ def test_an_installed_plugins_distribution_is_named(tmp_path):
     assert proc.stderr.startswith("msprobe: error: plugin 'guarded' (distribution guarded-dist): mapper "
                                   "'guarded-mapper' (MapperSpec.run) failed: it called sys.exit(0) (at "
                                   "guarded_plugin.py:"), proc.stderr
+
+
+@pytest.mark.parametrize(("returns", "said"), [
+    ("[]", "returned no file, not the files it wrote"),
+    ("[path]", "a file it did not write"),
+])
+def test_a_writer_that_claims_files_it_did_not_write_fails_the_run(tmp_path, returns, said):
+    """A writer whose ``write`` returns no file, or a file that is not there: not exit 0 without the result."""
+    env = _plugin(tmp_path, f"""
+        def write(table, path):
+            return {returns}
+
+        @hookimpl
+        def msprobe_register_writers(register):
+            register(WriterSpec("guarded", ".csv", write))
+        """)
+    proc, out = _compare(tmp_path, env, STATS, "--output_format", "guarded")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("msprobe: error: plugin 'guarded_plugin': writer 'guarded' (WriterSpec.write) returned ")
+    assert said in line and "guarded_plugin.py:" in line
+
+
+def test_an_exception_that_cannot_say_what_it_is_is_still_one_line(tmp_path):
+    """A plugin's own ``BaseException`` whose ``__str__`` raises, and a ``sys.exit()`` of a huge text."""
+    env = _plugin(tmp_path, """
+        class Mute(BaseException):
+            def __str__(self):
+                raise RuntimeError("no words")
+
+        def run(ctx):
+            raise Mute()
+
+        def judge(ctx):
+            sys.exit("x" * 100000)
+
+        @hookimpl
+        def msprobe_register_mappers(register):
+            register(MapperSpec("guarded-mapper", run, before=("exact",)))
+        """)
+    proc, _ = _compare(tmp_path, env, STATS)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "(MapperSpec.run) failed: Mute: <unprintable> (at guarded_plugin.py:" in line, line
+    body = (tmp_path / "mods" / "guarded_plugin.py").read_text().replace(
+        'MapperSpec("guarded-mapper", run, before=("exact",))', 'VerdictSpec("guarded-verdict", judge)')
+    body = body.replace("msprobe_register_mappers", "msprobe_register_verdicts")
+    (tmp_path / "mods" / "guarded_plugin.py").write_text(body)
+    proc, _ = _compare(tmp_path, env, STATS)
+    (line,) = proc.stderr.splitlines()
+    assert proc.returncode == 1 and "failed: it called sys.exit('xxxx" in line and len(line) < 500, line

@@ -45,7 +45,8 @@ ReturnCheck = Callable[[Any, tuple[Any, ...], dict[str, Any]], "str | None"]
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if value is None or isinstance(value, (str, bytes, int, float)) else f"a {type(value).__name__}"
+    plain = value is None or type(value) in (str, bytes, int, float, bool)  # exactly: a subclass's repr is its code
+    text = repr(value) if plain else f"a {type(value).__name__}"
     return text if len(text) <= 60 else text[:59] + "…"
 
 
@@ -155,7 +156,10 @@ def _keys(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | N
 def _files(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     if not isinstance(result, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in result):
         return f"{_short(result)}, not a list of the files it wrote"
-    return None
+    if not result:  # a run that says it succeeded must have its result
+        return "no file, not the files it wrote (the result first)"
+    missing = next((p for p in result if not os.path.isfile(p)), None)
+    return None if missing is None else f"{os.fspath(missing)!r}, a file it did not write"
 
 
 def _cell(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
