@@ -204,6 +204,26 @@ def test_a_tensor_runs_reader_or_executor_that_misbehaves_fails_the_run_naming_i
     _assert_named_failure(proc, out, how)
 
 
+@pytest.mark.parametrize(("body", "said"), [
+    ("""
+        @hookimpl
+        def msprobe_register_metrics(register):
+            register(MetricSpec("statistics", lambda ctx: {"Short": [1.0]}, applies=lambda options: True))
+        """, "metric set 'statistics' (MetricSpec.compute) returned 1 cells in column 'Short' for "),
+    ("""
+        @hookimpl
+        def msprobe_register_verdicts(register):
+            register(VerdictSpec("guarded-verdict", lambda ctx: {"Verdict": ["pass"] * 3}))
+        """, "verdict rule 'guarded-verdict' (VerdictSpec.judge) returned 3 cells in column 'Verdict' for "),
+])
+def test_columns_of_the_wrong_length_are_the_plugins_junk(tmp_path, body, said):
+    proc, out = _compare(tmp_path, _plugin(tmp_path, body), STATS)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("msprobe: error: plugin 'guarded_plugin': ") and said in line, line
+    assert "internal error" not in line and "guarded_plugin.py:" in line
+
+
 def test_a_junk_return_says_what_was_expected_and_where_the_function_is(tmp_path):
     body, _ = ENDS_THE_RUN["mapper"]
     proc, _ = _compare(tmp_path, _plugin(tmp_path, body.format(how="junk")), STATS)

@@ -132,12 +132,27 @@ def _match(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | 
     return None if isinstance(result, MatchResult) else f"{_short(result)}, not a MatchResult"
 
 
+def _rows_expected(ctx: Any) -> int | None:
+    """How many cells each column must have: a verdict rule's rows, a metric set's matched rows (``None``: a
+    ``whole_table`` set, handed no columns, whose columns need only agree with each other)."""
+    if isinstance(getattr(ctx, "group_of_row", None), list):
+        return len(ctx.group_of_row)
+    if getattr(ctx, "columns", None) and isinstance(getattr(getattr(ctx, "match", None), "target", None), list):
+        return len(ctx.match.target)
+    return None
+
+
 def _columns(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     if not isinstance(result, Mapping):
         return f"{_short(result)}, not a dict of columns"
+    expected = _rows_expected(args[0]) if args else None
     for name, cells in result.items():
         if not isinstance(name, str) or isinstance(cells, (str, bytes)) or not hasattr(cells, "__len__"):
             return f"column {name!r} as {_short(cells)}, not a list of cells"
+        if expected is None:
+            expected = len(cells)
+        elif len(cells) != expected:
+            return f"{len(cells)} cells in column {name!r} for {expected} rows"
     return None
 
 
