@@ -301,6 +301,25 @@ def test_a_hierarchy_source_that_misbehaves_costs_its_tree_not_the_report(tmp_pa
     assert SAID[how] in warning and "guarded_plugin.py:" in warning and "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_a_hierarchy_lookup_that_exits_is_said_once_and_the_report_is_written(tmp_path):
+    env = _plugin(tmp_path, """
+        def load(dump, mode, framework):
+            return lambda node: sys.exit(0)
+
+        @hookimpl
+        def msprobe_register_hierarchies(register):
+            register(HierarchySpec("guarded-tree", load))
+        """)
+    proc, out = _compare(tmp_path, env, STATS, "--report", "html")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(list(out.glob("compare_report_*.html"))) == 1 and "Traceback" not in proc.stdout + proc.stderr
+    warnings = {line.split("] ", 2)[-1] for line in proc.stdout.splitlines() if "guarded-tree" in line}
+    (warning,) = warnings  # once, though asked of every node
+    assert warning.startswith("plugin 'guarded_plugin': hierarchy source 'guarded-tree' (its lookup) failed: it "
+                              "called sys.exit(0) (at guarded_plugin.py:"), warning
+    assert warning.endswith("); the model tree does without it."), warning
+
+
 OPTION = """
     def validate(value):
         {raises}
