@@ -182,7 +182,9 @@ def _validated(spec: OptionSpec, value: Any) -> Any:
         return value
     try:
         return spec.validate(value)
-    except (ValueError, TypeError) as exc:
+    except OptionError:
+        raise
+    except ValueError as exc:  # the documented refusal; any other exception is the validator's bug
         raise OptionError(f"{spec.label()}: {exc}", option=spec.name) from None
 
 

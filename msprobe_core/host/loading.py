@@ -47,17 +47,33 @@ class RegistrationFailed(Exception):
     """A plugin's registry hook failed; the message says how (one line)."""
 
 
+def _said(spell: Callable[[], str], limit: int = 200) -> str:
+    """What ``spell()`` gives, on one line and at most ``limit`` characters; a plugin's object that cannot say
+    what it is (its ``__str__`` raises) is ``<unprintable>``."""
+    try:
+        text = " ".join(str(spell()).split())
+    except Exception:  # noqa: BLE001 - the plugin's object; its failure is already being reported
+        return "<unprintable>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def failure_text(exc: BaseException) -> str:
     """What a plugin's exception says, in one line (``SystemExit`` spelled as the call that raised it)."""
     if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r})"
-    text = " ".join(str(exc).split())
+        return f"it called sys.exit({_said(lambda: repr(exc.code))})"
+    text = _said(lambda: str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def is_users_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's Ctrl-C (or SIGTERM/SIGHUP): exactly ``KeyboardInterrupt``, the class signals
+    raise; a subclass of it, which no signal raises, is a plugin's own."""
+    return type(exc) is KeyboardInterrupt
 
 
 def is_plugin_failure(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a plugin's code, is that plugin's failure (anything but the user's Ctrl-C)."""
-    return not isinstance(exc, KeyboardInterrupt)
+    return not is_users_interrupt(exc)
 
 
 def _has_name(spec: Any, field: str = "name") -> bool:

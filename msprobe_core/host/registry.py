@@ -19,7 +19,7 @@ from typing import Any
 
 import pluggy
 
-from ..errors import InputError, PluginFailed, UsageError
+from ..errors import InputError, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
@@ -41,6 +41,8 @@ from .loading import (
     trace_hook_calls,
     unknown_hooks,
 )
+from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
+from .plugin_calls import PluginCode, guard_spec
 from .specs import (
     CommandLineClaim,
     CompareJob,
@@ -128,7 +130,7 @@ class PluginHost:
             # pluggy calls later-registered plugins first: plugins register before the built-ins
             for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
                 for spec in self._registered(impl, hook):
-                    add(spec, impl.plugin_name)
+                    add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
         self.mappers = chain_mappers(self.mappers)
@@ -191,6 +193,15 @@ class PluginHost:
         except RegistrationFailed as failed:
             self._skip(impl.plugin_name, f"{hook} failed: {failed}")
             return []
+
+    def _guarded(self, spec: Any, plugin: str) -> Any:
+        """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
+        return spec if plugin == BUILTIN_PLUGIN else guard_spec(spec, self.owner_label(plugin))
+
+    def owner_label(self, plugin: str) -> str:
+        """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
+        distribution = self.distribution_of(plugin)
+        return f"plugin '{plugin}'" + (f" (distribution {distribution})" if distribution != plugin else "")
 
     def _skip(self, plugin: str, why: str, then: str = "what it registers there is skipped") -> None:
         import logging
@@ -313,14 +324,13 @@ class PluginHost:
         return table
 
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
-        """pluggy's first-result call, made one implementation at a time so that one calling ``sys.exit()``
-        is named: its ``SystemExit`` would end the run with no result and no word (exit 0); it fails as
-        any exception of a plugin does."""
+        """pluggy's first-result call, made one implementation at a time through the guard of plugin code
+        (:mod:`~msprobe_core.host.plugin_calls`): one calling ``sys.exit()`` or returning junk is named."""
         for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):  # the order pluggy calls them in
-            try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
-            except SystemExit as exc:
-                raise PluginFailed(f"plugin '{impl.plugin_name}': {hook} failed: {failure_text(exc)}") from None
+            function = impl.function
+            if impl.plugin_name != BUILTIN_PLUGIN:
+                function = PluginCode(function, self.owner_label(impl.plugin_name), hook, _HOOK_RESULTS[hook])
+            result = function(*[kwargs[name] for name in impl.argnames])
             if result is not None:
                 return result
         return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MsprobeError
+from ..errors import MsprobeError, PluginFailed
 from ..host.specs import AncestorLookup, HierarchySpec
 from .views import node_of
 
@@ -70,9 +70,13 @@ class SideHierarchy:
 
     def ancestors(self, node: str) -> tuple[list[str], HierarchySpec | None]:
         """The enclosing modules of ``node``, outermost first, and the source that knew them."""
-        for spec, lookup in self.lookups:
+        for spec, lookup in list(self.lookups):
             try:
                 found = lookup(node)
+            except PluginFailed as exc:  # it exited or answered junk: said once, and not asked again
+                log.warning("%s; the model tree does without it.", exc)
+                self.lookups.remove((spec, lookup))
+                found = None
             except Exception:  # noqa: BLE001 - one odd node name must not cost the summary
                 found = None
             if found is not None:
