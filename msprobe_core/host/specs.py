@@ -129,6 +129,11 @@ class FrameworkSpec:
     #: as ``write_tensor(path, array)``; optional. Only test fixtures call it (:mod:`msprobe_core.testing`
     #: writes the tensor-mode dumps of a framework through it): the core never writes dumps.
     write_tensor: Callable[[Path, Any], None] | None = None
+    #: The framework's calls whose two tensor operands may come in either order for the same result
+    #: (``residual + h`` against ``h + residual``), as a dump names the call without its number and
+    #: direction (``Tensor.__add__``). The first divergence and ``-da`` compare such a call's operands
+    #: across slots when that is what makes them agree (:mod:`msprobe_core.verdicts.forms`).
+    commutative_calls: frozenset[str] = frozenset()
     plugin: str = ""
 
     def names(self) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import result_columns as C
+from ..verdicts import forms
 from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
 from .modes import relative_errors
 from .thresholds import threshold_columns, threshold_reason
@@ -199,6 +200,8 @@ class DivergenceScan:
             if msgs[i] and _NOT_JUDGED in msgs[i]:
                 continue  # no evidence either way
             reason = _drift_reason(view, i) or threshold_reason(view, i, nums, relative)
+            if (reason or verdicts[i] == "error") and row_form(view, i) is not None:
+                continue  # only the form differs (operands in the other order, a reshape): no divergence
             if verdicts[i] == "error":
                 messages = plain_messages(err_messages(msgs[i]), "error")
                 numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
@@ -230,6 +233,89 @@ class DivergenceScan:
     def result(self) -> Divergence | None:
         """The first divergence of everything fed (``None``: nothing diverges and no row is an ``error``)."""
         return self.found or self.first_error or self.first_unmatched_error
+
+
+#: How far from a row its call's other operand rows may be in the table (a call's rows are written together).
+_CALL_WINDOW = 8
+
+
+def _row_values(view: ResultView, i: int, side: str) -> forms.Stats | str | None:
+    """What the table records of one side of row ``i``: its statistics, or its md5 checksum (md5 tables)."""
+    md5 = view.column(C.NPU_MD5 if side == C.NPU else C.BENCH_MD5)
+    if md5 is not None:
+        return md5[i].strip()
+    columns = [view.numbers(C.stat_column(side, s)) for s in C.STAT_NAMES]
+    if any(c is None for c in columns):
+        return None
+    return [c[i] for c in columns]  # type: ignore[index]
+
+
+def _view_commutative(view: ResultView) -> frozenset[str]:
+    cached = view.__dict__.get("_commutative")
+    if cached is None:
+        cached = view.__dict__["_commutative"] = forms.commutative_calls(framework_specs())
+    return cached
+
+
+def row_form(view: ResultView, i: int) -> str | None:
+    """Why matched row ``i`` differs only in form (:mod:`msprobe_core.verdicts.forms`), or ``None``.
+
+    An operand of a call its framework declares commutative whose two operands agree with the golden
+    call's in the other order; or a tensor whose two shapes hold the same elements and whose values agree.
+    """
+    names = view.names
+    shapes = view.column(C.NPU_SHAPE), view.column(C.BENCH_SHAPE)
+    npu, bench = _row_values(view, i, C.NPU), _row_values(view, i, C.BENCH)
+    if npu is None or bench is None:
+        return None
+    if shapes[0] is not None and shapes[1] is not None and forms.reshaped(shapes[0][i], shapes[1][i], npu, bench):
+        return forms.FORM_RESHAPED
+    where = forms.call_and_slot(names[i])
+    if where is None or where[1] != "input" or where[2] > 1:
+        return _inside_form(view, i, npu, bench)
+    call = where[0]
+    if forms.call_prefix(call) not in _view_commutative(view):
+        return None
+    slots: dict[int, int] = {}
+    unmatched = view.unmatched()
+    for j in range(max(0, i - _CALL_WINDOW), min(len(view), i + _CALL_WINDOW + 1)):
+        other = forms.call_and_slot(names[j])
+        if other is not None and other[0] == call and other[1] == "input":
+            slots[other[2]] = j
+    if sorted(slots) != [0, 1] or any(unmatched[j] for j in slots.values()):
+        return None
+    target = [_row_values(view, slots[k], C.NPU) for k in (0, 1)]
+    golden = [_row_values(view, slots[k], C.BENCH) for k in (0, 1)]
+    if any(v is None for v in (*target, *golden)):
+        return None
+    return forms.FORM_SWAPPED if forms.operands_swapped(target, golden) else None  # type: ignore[arg-type]
+
+
+#: How far from a call's output row a call applied inside it (or right after it) may be in the table.
+_INSIDE_WINDOW = 48
+
+
+def _inside_form(view: ResultView, i: int, npu: forms.Stats | str, bench: forms.Stats | str) -> str | None:
+    """:data:`forms.FORM_INSIDE` when output row ``i`` differs only by a unary call that one side applies inside
+    the call and the other after it (found nearby in the table, on either side: ``forms.applied_inside``)."""
+    names = view.names
+    where = forms.any_call_and_slot(names[i])
+    if where is None or where[1] != "output" or isinstance(npu, str) or isinstance(bench, str):
+        return None
+    rows: dict[str, dict[str, int]] = {}
+    for j in range(max(0, i - _INSIDE_WINDOW), min(len(view), i + _INSIDE_WINDOW + 1)):
+        other = forms.any_call_and_slot(names[j])
+        if other is not None and other[2] == 0 and other[0] != where[0]:
+            rows.setdefault(other[0], {})[other[1]] = j
+    for call, slots in rows.items():
+        if "input" not in slots or "output" not in slots or f"{call}.input.1" in names[slots["input"]:slots["output"]]:
+            continue
+        for side, own, other in ((C.NPU, npu, bench), (C.BENCH, bench, npu)):
+            inner_in, inner_out = _row_values(view, slots["input"], side), _row_values(view, slots["output"], side)
+            if isinstance(inner_in, list) and isinstance(inner_out, list) and forms.applied_inside(
+                    own, other, inner_in, inner_out):
+                return forms.FORM_INSIDE.format(call=forms.call_prefix(call) if ".forward." not in call else call)
+    return None
 
 
 def _fallback(view: ResultView, pos: int, i: int, msgs: Sequence[str]) -> Divergence:

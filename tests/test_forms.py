@@ -1,0 +1,105 @@
+"""Differences of form are no divergence (issue 30 item 2).
+
+The pair in ``tests/data/forms`` was dumped by msprobe 26.2.0's own dumper (level mix, statistics) from two
+tiny implementations of one Llama-style block (``tests/dumper_corpus/forms_pair.py``): the golden one written as
+Hugging Face writes Llama, the target as litgpt does (residual-sum and RMSNorm operands in the other order,
+the block's input by keyword against positionally, the gate projection's SiLU inside the layer, the down
+projection on a ``[16, 64]`` view); ``fault`` is the target with RMSNorm's eps 0.1 instead of 1e-6.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.verdicts import forms
+
+from .conftest import IN_REPO_CORPUS
+
+FORMS = Path(__file__).parent / "data" / "forms"
+
+
+def test_operands_swapped_only_when_the_other_order_agrees() -> None:
+    a, b = [3.0, -1.0, 0.5, 10.0], [2.0, -2.0, 0.1, 7.0]
+    assert forms.operands_swapped([a, b], [b, a])
+    assert not forms.operands_swapped([a, b], [a, b])  # already agree: nothing to swap
+    moved = [3.0, -1.0, 0.6, 10.5]
+    assert not forms.operands_swapped([moved, b], [b, a])  # a real change stays a change
+    assert forms.operands_swapped(["aa", "bb"], ["bb", "aa"])  # md5 tables
+
+
+def test_reshape_same_elements_and_values() -> None:
+    v = [1.0, -1.0, 0.0, 8.0]
+    assert forms.reshaped("[16, 64]", "[2, 8, 64]", v, v)
+    assert not forms.reshaped("[16, 64]", "[2, 8, 32]", v, v)
+    assert not forms.reshaped("[16, 64]", "[2, 8, 64]", v, [1.0, -1.0, 0.0, 9.0])
+
+
+def test_applied_inside() -> None:
+    lin, act = [4.0, -3.0, 0.1, 20.0], [3.9, -0.27, 0.5, 15.0]
+    assert forms.applied_inside(act, lin, lin, act)
+    assert not forms.applied_inside([4.2, -3.1, 0.1, 21.0], lin, lin, act)
+
+
+def _run(run_cli, tmp_path: Path, target: str, *extra: str) -> tuple[dict, Path]:
+    out = tmp_path / f"{target}{'_'.join(extra)}"
+    summary = out / "summary.json"
+    proc = run_cli("compare", "-tp", FORMS / target / "dump.json", "-gp", FORMS / "golden" / "dump.json",
+                   "-o", out, "--json-summary", summary, *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(summary.read_text(encoding="utf-8")), out
+
+
+def _first(summary: dict) -> dict | None:
+    return summary.get("first_divergence")
+
+
+@pytest.mark.parametrize("extra", [(), ("-da",)])
+def test_clean_pair_of_other_forms_has_no_first_divergence(run_cli, tmp_path: Path, extra: tuple[str, ...]) -> None:
+    summary, _ = _run(run_cli, tmp_path, "target", *extra)
+    assert _first(summary) is None, summary
+
+
+@pytest.mark.parametrize("extra", [(), ("-da",)])
+def test_fault_is_the_first_divergence(run_cli, tmp_path: Path, extra: tuple[str, ...]) -> None:
+    summary, _ = _run(run_cli, tmp_path, "fault", *extra)
+    first = _first(summary)
+    assert first is not None and first["node"] == "Tensor.__add__.0.forward", first
+
+
+def test_the_table_keeps_msprobes_cells(run_cli, tmp_path: Path) -> None:
+    """The judgement changes no cell: the swapped operands' rows are still compared slot by slot."""
+    _, out = _run(run_cli, tmp_path, "target")
+    table = next(out.glob("compare_result*.csv"))
+    rows = {r["NPU Name"]: r for r in csv.DictReader(table.open(encoding="utf-8"))}
+    row = rows["Tensor.__add__.1.forward.input.0"]
+    assert row["NPU max"] != row["Bench max"]
+
+
+def test_lm_accepts_an_optimizer_parent(run_cli, tmp_path: Path) -> None:
+    """msprobe's dumper records the optimizer's calls under the parent ``optimizer`` (a real PyTorch dump's
+    construct.json: ``"optimizer": null``, ``"Tensor.add_.0.forward": "optimizer"``); ``-lm`` reads it as
+    msprobe 26.2.0 does (no scope) instead of refusing the dump, and the table stays msprobe's."""
+    case = IN_REPO_CORPUS / "mindspore" / "x_l0_tensor_lm"
+    work = tmp_path / "case"
+    shutil.copytree(case, work)
+    golden = next((work / "golden").rglob("dump.json"))
+    target = next((work / "target").rglob("dump.json"))
+    doc = json.loads(golden.read_text(encoding="utf-8"))
+    first = next(iter(doc["data"].values()))
+    doc["data"]["Tensor.add_.0.forward"] = {"input_args": first["input_args"], "input_kwargs": {},
+                                           "output": first["input_args"]}
+    golden.write_text(json.dumps(doc), encoding="utf-8")
+    construct_path = golden.parent / "construct.json"
+    construct = json.loads(construct_path.read_text(encoding="utf-8"))
+    construct.update({"optimizer": None, "Tensor.add_.0.forward": "optimizer"})
+    construct_path.write_text(json.dumps(construct), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = run_cli("compare", "-tp", target, "-gp", golden, "-o", out, "-lm", work / "layer_mapping.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ours = next(out.glob("compare_result*.csv")).read_text(encoding="utf-8")
+    assert ours == (case / "oracle" / "lm_yaml" / "compare_result.csv").read_text(encoding="utf-8")
