@@ -82,17 +82,27 @@ def test_the_table_keeps_msprobes_cells(run_cli, tmp_path: Path) -> None:
 
 def test_lm_accepts_an_optimizer_parent(run_cli, tmp_path: Path) -> None:
     """msprobe's dumper records the optimizer's calls under the parent ``optimizer`` (a real PyTorch dump's
-    construct.json: ``"optimizer": null``, ``"Tensor.add_.0.forward": "optimizer"``); ``-lm`` reads it as
-    msprobe 26.2.0 does (no scope) instead of refusing the dump, and the table stays msprobe's."""
+    construct.json, corpora ``pytorch/c05``: ``"optimizer": null``, ``"Tensor.add_.0.forward": "optimizer"``);
+    ``-lm`` reads it as msprobe 26.2.0 does (no scope) instead of refusing the dump: the data mapping is still
+    msprobe's own (the oracle's ``data_mapping.yaml``) and the table the one of the dump without the call."""
     case = IN_REPO_CORPUS / "mindspore" / "x_l0_tensor_lm"
     work = tmp_path / "case"
     shutil.copytree(case, work)
-    golden = next((work / "golden").rglob("dump.json"))
     target = next((work / "target").rglob("dump.json"))
+    golden = next((work / "golden").rglob("dump.json"))
+    plain = tmp_path / "plain"
+    proc = run_cli("compare", "-tp", target, "-gp", golden, "-o", plain, "-lm", work / "layer_mapping.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(golden.read_text(encoding="utf-8"))
     first = next(iter(doc["data"].values()))
-    doc["data"]["Tensor.add_.0.forward"] = {"input_args": first["input_args"], "input_kwargs": {},
-                                           "output": first["input_args"]}
+    tensors = golden.parent / "dump_tensor_data"
+    leaves = {}
+    for state in ("input", "output"):  # the optimizer's in-place add, its tensors files of their own
+        leaf = dict(first["output"][0], data_name=f"Tensor.add_.0.forward.{state}.0.pt")
+        shutil.copy(tensors / first["output"][0]["data_name"], tensors / leaf["data_name"])
+        leaves[state] = leaf
+    doc["data"]["Tensor.add_.0.forward"] = {"input_args": [leaves["input"]], "input_kwargs": {},
+                                           "output": [leaves["output"]]}
     golden.write_text(json.dumps(doc), encoding="utf-8")
     construct_path = golden.parent / "construct.json"
     construct = json.loads(construct_path.read_text(encoding="utf-8"))
@@ -101,5 +111,7 @@ def test_lm_accepts_an_optimizer_parent(run_cli, tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = run_cli("compare", "-tp", target, "-gp", golden, "-o", out, "-lm", work / "layer_mapping.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    ours = next(out.glob("compare_result*.csv")).read_text(encoding="utf-8")
-    assert ours == (case / "oracle" / "lm_yaml" / "compare_result.csv").read_text(encoding="utf-8")
+    mapping = next(out.glob("data_mapping_*.yaml")).read_text(encoding="utf-8")
+    assert mapping == (case / "oracle" / "lm_yaml" / "data_mapping.yaml").read_text(encoding="utf-8")
+    table = next(out.glob("compare_result*.csv")).read_bytes()
+    assert table == next(plain.glob("compare_result*.csv")).read_bytes()

@@ -116,8 +116,8 @@ def dump(style: str, out: str) -> None:
     path = os.path.join(work, "config.json")
     with open(path, "w") as fh:
         json.dump(config, fh)
-    debugger = PrecisionDebugger(config_path=path, model=model)
-    debugger.start()
+    debugger = PrecisionDebugger(config_path=path)
+    debugger.start(model=model)
     model(x).sum()
     debugger.stop()
     debugger.step()
