@@ -60,8 +60,24 @@ def _first(summary: dict) -> dict | None:
 
 @pytest.mark.parametrize("extra", [(), ("-da",)])
 def test_clean_pair_of_other_forms_has_no_first_divergence(run_cli, tmp_path: Path, extra: tuple[str, ...]) -> None:
-    summary, _ = _run(run_cli, tmp_path, "target", *extra)
+    summary, out = _run(run_cli, tmp_path, "target", *extra)
     assert _first(summary) is None, summary
+    assert summary["verdicts"]["error"] == 8  # msprobe's cells: shapes and requires_grad differ slot by slot
+    if extra:  # -da says per call which rows it set aside, and why
+        doc = json.loads(next(out.glob("compare_result*.json")).read_text(encoding="utf-8"))
+        set_aside = {call: entry["divergence"]["forms"] for call, entry in doc.items()
+                     if entry["divergence"].get("forms")}
+        assert set(set_aside) == {"Tensor.__mul__.1.forward", "Tensor.__add__.1.forward",
+                                  "Module.block.gate_proj.Linear.forward.0", "Functional.linear.2.forward",
+                                  "Module.block.down_proj.Linear.forward.0"}, set_aside
+        assert set_aside["Module.block.gate_proj.Linear.forward.0"] == [
+            f"Module.block.gate_proj.Linear.forward.0.output.0: {forms.FORM_INSIDE} (Functional.silu.0.forward)"]
+    else:  # the summary says what it set aside
+        notes = [n["text"] for n in summary.get("notes", ())]
+        assert notes == [
+            f"9 rows differ from the golden run only in form (4 {forms.FORM_SWAPPED}; 1 {forms.FORM_INSIDE}; "
+            f"4 {forms.FORM_RESHAPED}), 8 of them error rows: not taken as divergences "
+            "(docs/scenarios/first-divergence.md, differences of form)"], notes
 
 
 @pytest.mark.parametrize("extra", [(), ("-da",)])

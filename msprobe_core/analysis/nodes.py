@@ -212,7 +212,7 @@ def _inside_rule(node: Node, nodes: list[Node], cols: Columns) -> None:
                 node.evidence = [x for x in node.evidence if x is not e]
                 for _, _, check in node.checks:
                     check.evidence = [x for x in check.evidence if x is not e]
-                node.forms.append(f"{e.row}: {forms.FORM_INSIDE.format(call=inner.prefix)}")
+                node.forms.append(f"{e.row}: {forms.FORM_INSIDE} ({inner.key})")
                 break
 
 

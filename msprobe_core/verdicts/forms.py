@@ -32,7 +32,7 @@ FORM_RTOL = 1e-3
 #: What a row skipped for its form is called in a reason or a note.
 FORM_SWAPPED = "operands of a commutative call in the other order"
 FORM_RESHAPED = "the same elements in another shape"
-FORM_INSIDE = "one program applies {call} inside this call, the other after it"
+FORM_INSIDE = "a unary call (an activation) applied inside the call on one side, after it on the other"
 
 _CALL = re.compile(r"^(?P<call>.+\.\d+\.(?:forward|backward))\.(?P<state>input|output)\.(?P<slot>\d+)$")
 _ANY_CALL = re.compile(r"^(?P<call>.+\.(?:\d+\.(?:forward|backward)|(?:forward|backward)\.\d+))"
