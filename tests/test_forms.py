@@ -32,6 +32,14 @@ def test_operands_swapped_only_when_the_other_order_agrees() -> None:
     assert forms.operands_swapped(["aa", "bb"], ["bb", "aa"])  # md5 tables
 
 
+def test_tolerance_follows_the_dtype() -> None:
+    """Two bf16 runs agree only to about 1 %: swapped bf16 operands are still recognised."""
+    a, b = [3.0, -1.0, 0.5, 10.0], [2.0, -2.0, 0.1, 7.0]
+    a_bf16 = [3.02, -1.0, 0.5, 10.05]
+    assert not forms.operands_swapped([a_bf16, b], [b, a])  # fp32's 0.1 %
+    assert forms.operands_swapped([a_bf16, b], [b, a], forms.tolerance(2.0 ** -8))
+
+
 def test_reshape_same_elements_and_values() -> None:
     v = [1.0, -1.0, 0.0, 8.0]
     assert forms.reshaped("[16, 64]", "[2, 8, 64]", v, v)

@@ -190,6 +190,7 @@ def _inside_rule(node: Node, nodes: list[Node], cols: Columns) -> None:
     if not outputs or node.tensor_input_evidence:
         return
     near = nodes[max(0, node.index - _INSIDE_NODES): node.index + _INSIDE_NODES + 1]
+    rtol = forms.tolerance(*(check.eps for _, _, check in node.checks))
     for e in outputs:
         k = next((k for k in node.rows if cols.name[k] == e.row), None)
         where = forms.any_call_and_slot(e.row)
@@ -207,7 +208,8 @@ def _inside_rule(node: Node, nodes: list[Node], cols: Columns) -> None:
             if ("input", 1) in slots or ("input", 0) not in slots or ("output", 0) not in slots:
                 continue
             i_in, i_out = slots[("input", 0)], slots[("output", 0)]
-            if any(forms.applied_inside(a, b, _values(cols, i_in, npu, False), _values(cols, i_out, npu, False))
+            if any(forms.applied_inside(a, b, _values(cols, i_in, npu, False), _values(cols, i_out, npu, False),
+                                        rtol)
                    for npu, a, b in ((True, own, other), (False, other, own))):
                 node.evidence = [x for x in node.evidence if x is not e]
                 for _, _, check in node.checks:
@@ -234,6 +236,7 @@ def _form_rule(node: Node, cols: Columns, golden: Any, commutative: frozenset[st
     if not node.evidence:
         return
     dropped: set[int] = set()
+    rtol = forms.tolerance(*(check.eps for _, _, check in node.checks))
     for e in node.evidence:
         if e.kind == "shape" and forms.same_elements_other_shape(str(e.detail["npu"]), str(e.detail["bench"])):
             dropped.add(id(e))
@@ -247,7 +250,7 @@ def _form_rule(node: Node, cols: Columns, golden: Any, commutative: frozenset[st
         if sorted(slots)[:2] == [0, 1] and len(slots) == 2:
             target = [_values(cols, slots[s], True, md5_mode) for s in (0, 1)]
             bench = [_values(cols, slots[s], False, md5_mode) for s in (0, 1)]
-            if forms.operands_swapped(target, bench):
+            if forms.operands_swapped(target, bench, rtol):
                 rows = {cols.name[slots[0]], cols.name[slots[1]]}
                 for e in node.evidence:
                     if e.row in rows and e.side == "input":

@@ -290,11 +290,13 @@ def row_form(view: ResultView, i: int) -> str | None:
     npu, bench = _row_values(view, i, C.NPU), _row_values(view, i, C.BENCH)
     if npu is None or bench is None:
         return None
-    if shapes[0] is not None and shapes[1] is not None and forms.reshaped(shapes[0][i], shapes[1][i], npu, bench):
+    rtol = _row_tolerance(view, i)
+    if shapes[0] is not None and shapes[1] is not None and forms.reshaped(shapes[0][i], shapes[1][i], npu, bench,
+                                                                          rtol):
         return forms.FORM_RESHAPED
     where = forms.call_and_slot(names[i])
     if where is None or where[1] != "input" or where[2] > 1:
-        return _inside_form(view, i, npu, bench)
+        return _inside_form(view, i, npu, bench, rtol)
     call = where[0]
     if forms.call_prefix(call) not in _view_commutative(view):
         return None
@@ -310,14 +312,36 @@ def row_form(view: ResultView, i: int) -> str | None:
     golden = [_row_values(view, slots[k], C.BENCH) for k in (0, 1)]
     if any(v is None for v in (*target, *golden)):
         return None
-    return forms.FORM_SWAPPED if forms.operands_swapped(target, golden) else None  # type: ignore[arg-type]
+    rtol = max(rtol, *(_row_tolerance(view, j) for j in slots.values()))
+    return forms.FORM_SWAPPED if forms.operands_swapped(target, golden, rtol) else None  # type: ignore[arg-type]
 
 
 #: How far from a call's output row a call applied inside it (or right after it) may be in the table.
 _INSIDE_WINDOW = 48
 
 
-def _inside_form(view: ResultView, i: int, npu: forms.Stats | str, bench: forms.Stats | str) -> str | None:
+def _row_tolerance(view: ResultView, i: int) -> float:
+    """:func:`forms.tolerance` for row ``i``'s two dtypes (as each side's framework spec knows them)."""
+    eps = []
+    for side, col in ((0, C.NPU_DTYPE), (1, C.BENCH_DTYPE)):
+        cells = view.column(col)
+        if cells is None:
+            continue
+        for spec in _dtype_specs(view, side):
+            info = spec.dtype_info(cells[i].strip())
+            if info is not None:
+                eps.append(info.eps)
+                break
+    return forms.tolerance(*eps)
+
+
+def _dtype_specs(view: ResultView, side: int) -> list[Any]:
+    _dtype_of(view, side, "")  # fills the view's per-side spec order
+    return view.__dict__["_dtype_specs"][side]
+
+
+def _inside_form(view: ResultView, i: int, npu: forms.Stats | str, bench: forms.Stats | str,
+                 rtol: float = forms.FORM_RTOL) -> str | None:
     """:data:`forms.FORM_INSIDE` when output row ``i`` differs only by a unary call that one side applies inside
     the call and the other after it (found nearby in the table, on either side: ``forms.applied_inside``)."""
     names = view.names
@@ -335,7 +359,7 @@ def _inside_form(view: ResultView, i: int, npu: forms.Stats | str, bench: forms.
         for side, own, other in ((C.NPU, npu, bench), (C.BENCH, bench, npu)):
             inner_in, inner_out = _row_values(view, slots["input"], side), _row_values(view, slots["output"], side)
             if isinstance(inner_in, list) and isinstance(inner_out, list) and forms.applied_inside(
-                    own, other, inner_in, inner_out):
+                    own, other, inner_in, inner_out, rtol):
                 return forms.FORM_INSIDE
     return None
 

@@ -29,6 +29,16 @@ Stats = Sequence[float | None]
 #: is asked only where values must agree, so it is stricter.
 FORM_RTOL = 1e-3
 
+#: How many unit roundoffs of the coarser dtype a statistic may move and still agree (bf16 runs round at 2^-8).
+FORM_EPS_FACTOR = 4.0
+
+
+def tolerance(*eps: float) -> float:
+    """The agreement tolerance for tensors of dtypes with unit roundoff ``eps``: :data:`FORM_RTOL`, or a few
+    roundoffs of the coarser dtype when that is more (two runs in bf16 agree only to about 1 %)."""
+    return max(FORM_RTOL, FORM_EPS_FACTOR * max(eps, default=0.0))
+
+
 #: What a row skipped for its form is called in a reason or a note.
 FORM_SWAPPED = "operands of a commutative call in the other order"
 FORM_RESHAPED = "the same elements in another shape"
