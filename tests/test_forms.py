@@ -44,6 +44,8 @@ def test_reshape_same_elements_and_values() -> None:
     v = [1.0, -1.0, 0.0, 8.0]
     assert forms.reshaped("[16, 64]", "[2, 8, 64]", v, v)
     assert not forms.reshaped("[16, 64]", "[2, 8, 32]", v, v)
+    assert forms.reshaped("[1, 16, 64]", "[16, 64]", v, v)
+    assert not forms.reshaped("[8, 2, 64]", "[2, 8, 64]", v, v)  # maybe a transpose: statistics cannot tell
     assert not forms.reshaped("[16, 64]", "[2, 8, 64]", v, [1.0, -1.0, 0.0, 9.0])
 
 

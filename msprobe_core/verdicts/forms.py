@@ -134,23 +134,29 @@ def operands_swapped(target: Sequence[Stats | str], golden: Sequence[Stats | str
     return not straight and values_agree(target[0], golden[1], rtol) and values_agree(target[1], golden[0], rtol)
 
 
-def shape_size(shape: str) -> int | None:
-    """The number of elements of a shape as a table spells it (``[2, 8, 64]`` → 1024; ``None``: no shape)."""
+def shape_dims(shape: str) -> list[int] | None:
+    """The dimensions of a shape as a table spells it (``[2, 8, 64]`` → ``[2, 8, 64]``; ``None``: no shape)."""
     text = str(shape).strip()
     if not text.startswith(("[", "(")) or not text.endswith(("]", ")")):
         return None
-    size = 1
-    for n in _SHAPE_NUMBERS.findall(text):
-        size *= int(n)
-    return size
+    return [int(n) for n in _SHAPE_NUMBERS.findall(text)]
+
+
+def shape_size(shape: str) -> int | None:
+    """The number of elements of a shape as a table spells it (``[2, 8, 64]`` → 1024; ``None``: no shape)."""
+    dims = shape_dims(shape)
+    return None if dims is None else math.prod(dims)
 
 
 def same_elements_other_shape(shape_a: str, shape_b: str) -> bool:
-    """Whether two shapes differ but hold as many elements (``[16, 64]`` and ``[2, 8, 64]``)."""
-    if str(shape_a).replace(" ", "") == str(shape_b).replace(" ", ""):
+    """Whether two shapes differ but hold the same elements in the same order: as many elements, and not the
+    same dimensions in another order (``[16, 64]`` and ``[2, 8, 64]``, ``[1, 16, 64]`` and ``[16, 64]``; not
+    ``[8, 2, 64]`` and ``[2, 8, 64]``, which may be a transpose, whose statistics would not tell)."""
+    a, b = shape_dims(shape_a), shape_dims(shape_b)
+    if a is None or b is None or a == b or math.prod(a) != math.prod(b):
         return False
-    a, b = shape_size(shape_a), shape_size(shape_b)
-    return a is not None and a == b
+    a, b = [n for n in a if n != 1], [n for n in b if n != 1]
+    return a == b or sorted(a) != sorted(b)
 
 
 def reshaped(shape_a: str, shape_b: str, a: Stats | str, b: Stats | str, rtol: float = FORM_RTOL) -> bool:
