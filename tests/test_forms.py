@@ -4,7 +4,10 @@ The pair in ``tests/data/forms`` was dumped by msprobe 26.2.0's own dumper (leve
 tiny implementations of one Llama-style block (``tests/dumper_corpus/forms_pair.py``): the golden one written as
 Hugging Face writes Llama, the target as litgpt does (residual-sum and RMSNorm operands in the other order,
 the block's input by keyword against positionally, the gate projection's SiLU inside the layer, the down
-projection on a ``[16, 64]`` view); ``fault`` is the target with RMSNorm's eps 0.1 instead of 1e-6.
+projection on a ``[16, 48]`` view); ``fault`` is the target with RMSNorm's eps 0.1 instead of 1e-6.
+``golden_tensor``/``permuted_tensor``/``misordered_tensor`` (tensor mode): the golden block, the same with its MLP's
+hidden units reordered as a weight converter may (the same function), and with the gate rows alone reordered (a
+converter's fault).
 """
 
 from __future__ import annotations
@@ -55,10 +58,10 @@ def test_applied_inside() -> None:
     assert not forms.applied_inside([4.2, -3.1, 0.1, 21.0], lin, lin, act)
 
 
-def _run(run_cli, tmp_path: Path, target: str, *extra: str) -> tuple[dict, Path]:
+def _run(run_cli, tmp_path: Path, target: str, *extra: str, golden: str = "golden") -> tuple[dict, Path]:
     out = tmp_path / f"{target}{'_'.join(extra)}"
     summary = out / "summary.json"
-    proc = run_cli("compare", "-tp", FORMS / target / "dump.json", "-gp", FORMS / "golden" / "dump.json",
+    proc = run_cli("compare", "-tp", FORMS / target / "dump.json", "-gp", FORMS / golden / "dump.json",
                    "-o", out, "--json-summary", summary, *extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(summary.read_text(encoding="utf-8")), out
@@ -95,6 +98,29 @@ def test_fault_is_the_first_divergence(run_cli, tmp_path: Path, extra: tuple[str
     summary, _ = _run(run_cli, tmp_path, "fault", *extra)
     first = _first(summary)
     assert first is not None and first["node"] == "Tensor.__add__.0.forward", first
+
+
+@pytest.mark.parametrize("extra", [(), ("-da",)])
+def test_hidden_units_reordered_by_a_converter_are_no_divergence(run_cli, tmp_path: Path,
+                                                                 extra: tuple[str, ...]) -> None:
+    """Tensor mode: the golden block against itself with its MLP's hidden units reordered (gate and up rows,
+    down columns). 19 rows hold the same values in another order (Cosine about 0); the block's output agrees."""
+    summary, _ = _run(run_cli, tmp_path, "permuted_tensor", *extra, golden="golden_tensor")
+    assert _first(summary) is None, summary
+    if not extra:
+        assert [n["text"] for n in summary["notes"]] == [
+            f"19 rows differ from the golden run only in form (19 {forms.FORM_PERMUTED}): not taken as divergences "
+            "(docs/scenarios/first-divergence.md, differences of form)"]
+
+
+@pytest.mark.parametrize("extra", [(), ("-da",)])
+def test_a_reordering_that_changes_the_math_is_found_where_it_shows(run_cli, tmp_path: Path,
+                                                                     extra: tuple[str, ...]) -> None:
+    """Only the gate rows reordered (a converter's fault): gate and up no longer pair, and the product of
+    the two, whose inputs hold the same values each, is the first divergence."""
+    summary, _ = _run(run_cli, tmp_path, "misordered_tensor", *extra, golden="golden_tensor")
+    first = _first(summary)
+    assert first is not None and first["row"] == "Tensor.__mul__.2.forward.output.0", first
 
 
 def test_the_table_keeps_msprobes_cells(run_cli, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from .. import result_columns as C
 from ..verdicts import forms
 from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
 from .modes import relative_errors
-from .thresholds import threshold_columns, threshold_reason
+from .thresholds import COSINE_MIN, threshold_columns, threshold_reason
 from .views import ResultView, err_messages, framework_specs, levelled_verdict, node_of, verdict_of_result, view_grammar
 
 
@@ -283,7 +283,9 @@ def row_form(view: ResultView, i: int) -> str | None:
     """Why matched row ``i`` differs only in form (:mod:`msprobe_core.verdicts.forms`), or ``None``.
 
     An operand of a call its framework declares commutative whose two operands agree with the golden
-    call's in the other order; or a tensor whose two shapes hold the same elements and whose values agree.
+    call's in the other order; a tensor whose two shapes hold the same elements and whose values agree; a
+    tensor-mode row whose statistics agree while its element-wise metrics differ (a permutation); a call's
+    output that one side's nearby unary call explains (an activation inside the call on one side only).
     """
     names = view.names
     shapes = view.column(C.NPU_SHAPE), view.column(C.BENCH_SHAPE)
@@ -294,6 +296,10 @@ def row_form(view: ResultView, i: int) -> str | None:
     if shapes[0] is not None and shapes[1] is not None and forms.reshaped(shapes[0][i], shapes[1][i], npu, bench,
                                                                           rtol):
         return forms.FORM_RESHAPED
+    cosine = view.numbers(C.COSINE)
+    if cosine is not None and cosine[i] is not None and cosine[i] < COSINE_MIN and shapes[0] is not None and (
+            shapes[1] is not None and forms.permuted(shapes[0][i], shapes[1][i], npu, bench)):
+        return forms.FORM_PERMUTED  # element-wise metrics see a difference the statistics do not
     where = forms.call_and_slot(names[i])
     if where is None or where[1] != "input" or where[2] > 1:
         return _inside_form(view, i, npu, bench, rtol)

@@ -9,7 +9,11 @@ is only one of form, from what the result table records for it (statistics, or m
 * :func:`operands_swapped`: a call the framework declares commutative
   (``FrameworkSpec.commutative_calls``) whose two tensor operands agree once their slots are
   exchanged, and did not agree as they were;
-* :func:`reshaped`: a row whose two shapes hold the same number of elements and whose values agree.
+* :func:`reshaped`: a row whose two shapes hold the same number of elements and whose values agree;
+* :func:`permuted`: a tensor-mode row whose statistics agree (strictly) although its element-wise metrics
+  say the elements differ: the same values in another order, which the statistics that every later row is
+  judged on cannot see (a permutation that matters shows further on);
+* :func:`applied_inside`: a call's output that a unary call turns from one side's value into the other's.
 
 They never change a cell of the table (msprobe's cells stay msprobe's): the first divergence,
 ``-da`` and the summary use them to leave such rows out, and say so.
@@ -42,6 +46,7 @@ def tolerance(*eps: float) -> float:
 #: What a row skipped for its form is called in a reason or a note.
 FORM_SWAPPED = "operands of a commutative call in the other order"
 FORM_RESHAPED = "the same elements in another shape"
+FORM_PERMUTED = "the same values in another order (a permutation, such as a converter's q/k rows for another RoPE layout)"
 FORM_INSIDE = "a unary call (an activation) applied inside the call on one side, after it on the other"
 
 _CALL = re.compile(r"^(?P<call>.+\.\d+\.(?:forward|backward))\.(?P<state>input|output)\.(?P<slot>\d+)$")
@@ -162,3 +167,12 @@ def same_elements_other_shape(shape_a: str, shape_b: str) -> bool:
 def reshaped(shape_a: str, shape_b: str, a: Stats | str, b: Stats | str, rtol: float = FORM_RTOL) -> bool:
     """Whether a row is one tensor in another shape: the same number of elements, and values that agree."""
     return same_elements_other_shape(shape_a, shape_b) and values_agree(a, b, rtol)
+
+
+def permuted(shape_a: str, shape_b: str, a: Stats | str, b: Stats | str) -> bool:
+    """Whether a row holds the same values in another order: equal shapes and statistics that agree within
+    :data:`FORM_RTOL` whatever the dtype (asked only of rows whose element-wise metrics differ)."""
+    if isinstance(a, str) or isinstance(b, str):
+        return False
+    same_shape = str(shape_a).replace(" ", "") == str(shape_b).replace(" ", "")
+    return same_shape and shape_dims(shape_a) is not None and stats_agree(a, b, FORM_RTOL)

@@ -4,7 +4,7 @@ Usage (inside the throwaway venv of bash tests/dumper_corpus/make_venv.sh 26.2.0
 
     /work/venvs/msp-26.2.0/bin/python tests/dumper_corpus/forms_pair.py OUT_DIR
 
-writes OUT_DIR/{golden,target,fault}/ (each ``dump.json``, ``construct.json``, ``stack.json``; level mix,
+writes OUT_DIR/{golden,target,fault,golden_tensor,permuted_tensor,misordered_tensor}/ (each ``dump.json``, ``construct.json``, ``stack.json``; level mix,
 statistics). ``golden`` is written the way Hugging Face writes Llama, ``target`` the way litgpt does, with the
 same weights and input:
 
@@ -12,7 +12,11 @@ same weights and input:
   ``weight * x`` against ``x * weight``;
 * the block's input passed by keyword (``block(hidden_states=x)``) against positionally (``block(x)``);
 * the gate projection's SiLU inside the layer (the target's ``gate_proj`` applies it) against after it;
-* the down projection run on a ``[16, 64]`` view of the ``[2, 8, 64]`` activations.
+* the down projection run on a ``[16, 48]`` view of the ``[2, 8, 48]`` activations.
+
+``golden_tensor`` and ``permuted_tensor`` (tensor mode) are the golden block, the second with its MLP's hidden
+units reordered as a weight converter may reorder rows (gate and up rows, down columns: the same function);
+``misordered_tensor`` reorders the gate rows only (a converter's fault: gate and up no longer pair).
 
 ``fault`` is ``target`` with a real fault: RMSNorm's eps 0.1 instead of 1e-6 (its output about 5 % off,
 its input unchanged). The tests pin that ``golden`` vs ``target`` has no first divergence and ``golden`` vs
@@ -34,7 +38,7 @@ if not hasattr(torch, "Any"):
 import torch._dynamo  # noqa: E402,F401
 from torch import nn  # noqa: E402
 
-D, HIDDEN = 64, 96
+D, HIDDEN = 32, 48
 
 
 class RMSNormHF(nn.Module):
@@ -102,17 +106,36 @@ class Model(nn.Module):
 RMSNormHF.__name__ = RMSNormLit.__name__ = "RMSNorm"
 
 
+def permute_hidden_units(model: Model) -> None:
+    """What a weight converter may do: reorder the MLP's hidden units (rows of gate and up, columns of down).
+    The block computes the same function; each hidden tensor holds the same values in another order."""
+    perm = torch.randperm(HIDDEN, generator=torch.Generator().manual_seed(2))
+    block = model.block
+    with torch.no_grad():
+        block.gate_proj.weight.copy_(block.gate_proj.weight[perm])
+        block.up_proj.weight.copy_(block.up_proj.weight[perm])
+        block.down_proj.weight.copy_(block.down_proj.weight[:, perm])
+
+
 def dump(style: str, out: str) -> None:
     from msprobe.pytorch import PrecisionDebugger
 
-    model = Model(style)
+    tensor = style.endswith("_tensor")  # golden_tensor, permuted_tensor: tensor mode
+    model = Model("golden" if tensor else style)
     torch.manual_seed(0)
     golden = Model("golden")
     model.load_state_dict(golden.state_dict())  # the same weights on every side
+    if style == "permuted_tensor":
+        permute_hidden_units(model)
+    elif style == "misordered_tensor":  # a converter's fault: gate rows reordered, up and down left as they were
+        perm = torch.randperm(HIDDEN, generator=torch.Generator().manual_seed(2))
+        with torch.no_grad():
+            model.block.gate_proj.weight.copy_(model.block.gate_proj.weight[perm])
     x = torch.randn(2, 8, D, generator=torch.Generator().manual_seed(1))
     work = tempfile.mkdtemp()
-    config = {"task": "statistics", "dump_path": work, "rank": [], "step": [], "level": "mix",
-              "async_dump": False, "statistics": {"scope": [], "list": [], "data_mode": ["all"]}}
+    task = "tensor" if tensor else "statistics"
+    config = {"task": task, "dump_path": work, "rank": [], "step": [], "level": "mix",
+              "async_dump": False, task: {"scope": [], "list": [], "data_mode": ["all"]}}
     path = os.path.join(work, "config.json")
     with open(path, "w") as fh:
         json.dump(config, fh)
@@ -129,6 +152,8 @@ def dump(style: str, out: str) -> None:
         src = os.path.join(rank, name)
         if os.path.exists(src):
             shutil.copy(src, os.path.join(out, style, name))
+    if tensor:
+        shutil.copytree(os.path.join(rank, "dump_tensor_data"), os.path.join(out, style, "dump_tensor_data"))
     shutil.rmtree(work)
 
 
@@ -138,5 +163,5 @@ if __name__ == "__main__":
     else:
         import subprocess
 
-        for side in ("golden", "target", "fault"):  # one process per side: the dumper hooks a process once
+        for side in ("golden", "target", "fault", "golden_tensor", "permuted_tensor", "misordered_tensor"):  # one process per side: the dumper hooks a process once
             subprocess.run([sys.executable, __file__, sys.argv[1], side], check=True)
