@@ -21,9 +21,10 @@ from ..load.construct import find_cycle, load_construct  # noqa: F401 - -da's re
 from ..load.document import split_api_key
 from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
 from ..result import ResultTable
+from ..verdicts import forms
 from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
-from .evidence import Columns, Evidence, RowCheck, check_row
+from .evidence import Columns, Evidence, RowCheck, check_row, number
 
 log = logging.getLogger("msprobe")
 _RANK_IN_LABEL = re.compile(r"rank(\d+)")
@@ -45,6 +46,8 @@ class Node:
     peer: int | None = None
     skip: str | None = None  # why the search ignores this call's own data
     checks: list[tuple[str, str, RowCheck]] = field(default_factory=list)  # (side, state, check) per matched row
+    #: differences of form the search set aside, as "row: what" (operands in the other order, a reshape)
+    forms: list[str] = field(default_factory=list)
 
     @property
     def op(self) -> str:
@@ -167,15 +170,102 @@ def build_nodes(
             evidence.state = state
             current.evidence.append(evidence)
         current.checks.append((side, state, check))
+    commutative = forms.commutative_calls(frameworks)
     for node in nodes:
+        _form_rule(node, cols, pairs.golden, commutative, md5_mode)
+        if not md5_mode:
+            _inside_rule(node, nodes, cols)
         _exact_input_rule(node, config)
     return nodes
+
+
+#: How many calls before and after a call the search looks at for a call applied inside it on one side only.
+_INSIDE_NODES = 12
+
+
+def _inside_rule(node: Node, nodes: list[Node], cols: Columns) -> None:
+    """Set aside output evidence that only says one program applies a unary call (an activation) inside this
+    call and the other after it (:func:`msprobe_core.verdicts.forms.applied_inside`)."""
+    outputs = [e for e in node.evidence if e.side == "output" and e.kind == "statistics"]
+    if not outputs or node.tensor_input_evidence:
+        return
+    near = nodes[max(0, node.index - _INSIDE_NODES): node.index + _INSIDE_NODES + 1]
+    rtol = forms.tolerance(*(check.eps for _, _, check in node.checks))
+    for e in outputs:
+        k = next((k for k in node.rows if cols.name[k] == e.row), None)
+        where = forms.any_call_and_slot(e.row)
+        if k is None or where is None:
+            continue
+        own, other = _values(cols, k, True, False), _values(cols, k, False, False)
+        for inner in near:
+            if inner is node:
+                continue
+            slots = {}
+            for j in inner.rows:
+                w = forms.any_call_and_slot(cols.name[j])
+                if w is not None:
+                    slots.setdefault((w[1], w[2]), j)
+            if ("input", 1) in slots or ("input", 0) not in slots or ("output", 0) not in slots:
+                continue
+            i_in, i_out = slots[("input", 0)], slots[("output", 0)]
+            if any(forms.applied_inside(a, b, _values(cols, i_in, npu, False), _values(cols, i_out, npu, False),
+                                        rtol)
+                   for npu, a, b in ((True, own, other), (False, other, own))):
+                node.evidence = [x for x in node.evidence if x is not e]
+                for _, _, check in node.checks:
+                    check.evidence = [x for x in check.evidence if x is not e]
+                node.forms.append(f"{e.row}: {forms.FORM_INSIDE} ({inner.key})")
+                break
+
+
+def _values(cols: Columns, k: int, npu: bool, md5_mode: bool) -> forms.Stats | str:
+    if md5_mode:
+        md5 = cols.npu_md5 if npu else cols.bench_md5
+        return str(md5[k]) if md5 is not None else ""
+    stats = cols.npu_stats if npu else cols.bench_stats
+    return [number(c[k]) for c in stats]
+
+
+def _form_rule(node: Node, cols: Columns, golden: Any, commutative: frozenset[str], md5_mode: bool) -> None:
+    """Set aside the evidence that only says the two programs wrote the same math in another form.
+
+    A shape that holds as many elements as the golden one is a reshape (whether the values moved, the
+    row's statistics or md5 evidence says); the operands of a commutative call that agree once their
+    slots are exchanged were passed in the other order (:mod:`msprobe_core.verdicts.forms`).
+    """
+    if not node.evidence:
+        return
+    dropped: set[int] = set()
+    rtol = forms.tolerance(*(check.eps for _, _, check in node.checks))
+    for e in node.evidence:
+        if e.kind == "shape" and forms.same_elements_other_shape(str(e.detail["npu"]), str(e.detail["bench"])):
+            dropped.add(id(e))
+            node.forms.append(f"{e.row}: {forms.FORM_RESHAPED}")
+    if node.prefix in commutative and node.input_evidence:
+        slots = {}
+        for k in node.rows:
+            where = forms.call_and_slot(cols.name[k])
+            if where is not None and where[1] == "input" and golden[k] >= 0:
+                slots[where[2]] = k
+        if sorted(slots)[:2] == [0, 1] and len(slots) == 2:
+            target = [_values(cols, slots[s], True, md5_mode) for s in (0, 1)]
+            bench = [_values(cols, slots[s], False, md5_mode) for s in (0, 1)]
+            if forms.operands_swapped(target, bench, rtol):
+                rows = {cols.name[slots[0]], cols.name[slots[1]]}
+                for e in node.evidence:
+                    if e.row in rows and e.side == "input":
+                        dropped.add(id(e))
+                node.forms.extend(f"{row}: {forms.FORM_SWAPPED}" for row in sorted(rows))
+    if dropped:
+        node.evidence = [e for e in node.evidence if id(e) not in dropped]
+        for _, _, check in node.checks:
+            check.evidence = [e for e in check.evidence if id(e) not in dropped]
 
 
 def _exact_input_rule(node: Node, config: DiffAnalyzeConfig) -> None:
     """Outputs of a call whose tensor inputs are all bit-identical are held to the smaller tolerance."""
     inputs = [c for side, _, c in node.checks if side == "input" and c.tensor]
-    if not inputs or any(c.error != 0.0 or c.evidence for c in inputs) or node.output_evidence:
+    if not inputs or any(c.error != 0.0 or c.evidence for c in inputs) or node.output_evidence or node.forms:
         return
     for side, state, check in node.checks:
         if side != "output" or check.worst is None or check.evidence:

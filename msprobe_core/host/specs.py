@@ -1,9 +1,8 @@
 """The types plugins register and the contexts their code is handed: what a plugin declares to the host.
 
-Each ``msprobe_register_*`` hook receives a ``register`` callback (:class:`Register`) that takes one of
-these specs; the host collects them. Plugins import every name from ``msprobe_core.plugin``.
-A mapper gets a :class:`MatchContext`, a metric set a :class:`MetricContext`, a verdict rule a
-:class:`VerdictContext`.
+Each ``msprobe_register_*`` hook receives a ``register`` callback (:class:`Register`) that takes one of these specs;
+the host collects them. Plugins import every name from ``msprobe_core.plugin``. A mapper gets a :class:`MatchContext`,
+a metric set a :class:`MetricContext`, a verdict rule a :class:`VerdictContext`.
 """
 
 from __future__ import annotations
@@ -105,12 +104,13 @@ def default_canonical(dtype: str) -> str:
 class FrameworkSpec:
     """What the core needs to know about one framework's dumps; the only source of dtype knowledge.
 
-    ``float_dtypes``: the float dtypes msprobe's same-framework dtype gate lets pair with each
-    other. ``dtypes``: every tensor dtype of the framework, by the name its dumps give it
-    (``torch.float32``, ``Float32``), as a :class:`DtypeInfo`; a name not listed is no tensor
-    dtype (``<class 'int'>``, ``torch.Size``…). The core asks the spec through
-    :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`,
-    :meth:`read_dtype` and :meth:`same_dtype`.
+    ``float_dtypes``: the float dtypes msprobe's same-framework dtype gate lets pair with each other. ``dtypes``:
+    every tensor dtype of the framework, by the name its dumps give it (``torch.float32``, ``Float32``), as a
+    :class:`DtypeInfo`; a name not listed is no tensor dtype (``<class 'int'>``, ``torch.Size``…). The core asks the
+    spec through :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`, :meth:`read_dtype`
+    and :meth:`same_dtype`. ``commutative_calls``: the calls whose two tensor operands give the same result in either
+    order, as a dump names a call without number and direction (``Tensor.__add__``); the first divergence and ``-da``
+    compare their operands across slots when that makes them agree (:mod:`msprobe_core.verdicts.forms`).
     """
 
     name: str
@@ -120,15 +120,15 @@ class FrameworkSpec:
     tensor_suffix: str = ""
     read_tensor: Callable[[Path], Any] | None = None
     dtypes: Mapping[str, DtypeInfo] = field(default_factory=dict, hash=False)
-    #: How the reference msprobe run turned a statistic's text into a number when this framework
-    #: is the target (``None``: correctly rounded, ``float()``). Only the ``<S> diff`` and
-    #: ``<S>RelativeErr`` columns of statistics mode use it.
+    #: How the reference msprobe run turned a statistic's text into a number when this framework is the target
+    #: (``None``: correctly rounded, ``float()``). Only statistics mode's ``<S> diff``/``<S>RelativeErr`` use it.
     parse_statistic: Callable[[str], float | None] | None = None
     is_default: bool = False
     #: Writes a numpy array as one tensor file of this framework (a name ending with ``tensor_suffix``),
     #: as ``write_tensor(path, array)``; optional. Only test fixtures call it (:mod:`msprobe_core.testing`
     #: writes the tensor-mode dumps of a framework through it): the core never writes dumps.
     write_tensor: Callable[[Path, Any], None] | None = None
+    commutative_calls: frozenset[str] = frozenset()
     plugin: str = ""
 
     def names(self) -> tuple[str, ...]:

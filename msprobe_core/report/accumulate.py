@@ -332,6 +332,7 @@ class SummaryAccumulator:
             "unrecognised": [dict(r) for r in unrecognised],
         }
         notes = [{"rank": p.label, "text": n} for p in partials for n in p.extra.get(NOTES_KEY, ())]
+        notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
         from .steps_view import add_steps

@@ -17,6 +17,7 @@ from typing import Any
 from .. import result_columns as C
 from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
 from .modes import relative_errors
+from .row_forms import form_note, row_form
 from .thresholds import threshold_columns, threshold_reason
 from .views import ResultView, err_messages, framework_specs, levelled_verdict, node_of, verdict_of_result, view_grammar
 
@@ -159,18 +160,20 @@ class DivergenceScan:
     seen is kept as the fallback. Picklable (a rank's partial carries it).
     """
 
-    __slots__ = ("found", "first_error", "first_unmatched_error")
+    __slots__ = ("found", "first_error", "first_unmatched_error", "forms")
 
     def __init__(self) -> None:
         self.found: Divergence | None = None
         self.first_error: Divergence | None = None
         self.first_unmatched_error: Divergence | None = None
+        #: rows set aside before the first divergence because only their form differs: (form, verdict) → rows
+        self.forms: dict[tuple[str, str], int] = {}
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return self.found, self.first_error, self.first_unmatched_error
+        return self.found, self.first_error, self.first_unmatched_error, self.forms
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.found, self.first_error, self.first_unmatched_error = state
+        self.found, self.first_error, self.first_unmatched_error, self.forms = state
 
     def feed(self, view: ResultView, offset: int = 0) -> None:
         """Scan the rows of ``view`` (a chunk), position ``offset`` onwards."""
@@ -199,6 +202,11 @@ class DivergenceScan:
             if msgs[i] and _NOT_JUDGED in msgs[i]:
                 continue  # no evidence either way
             reason = _drift_reason(view, i) or threshold_reason(view, i, nums, relative)
+            if reason or verdicts[i] == "error":
+                form = row_form(view, i)
+                if form is not None:  # only the form differs (operands in the other order, a reshape…)
+                    self.forms[(form, verdicts[i])] = self.forms.get((form, verdicts[i]), 0) + 1
+                    continue
             if verdicts[i] == "error":
                 messages = plain_messages(err_messages(msgs[i]), "error")
                 numeric = [m for m in messages if not any(k in m for k in _NOT_NUMERIC)]
@@ -223,9 +231,15 @@ class DivergenceScan:
         """Take ``later``, the scan of the rows right after those fed here, as if they had been fed here."""
         if self.found is not None:
             return
+        for key, count in later.forms.items():
+            self.forms[key] = self.forms.get(key, 0) + count
         self.found = later.found
         self.first_error = self.first_error or later.first_error
         self.first_unmatched_error = self.first_unmatched_error or later.first_unmatched_error
+
+    def form_note(self) -> str | None:
+        """One sentence on the rows set aside for their form (``None``: none was)."""
+        return form_note(self.forms)
 
     def result(self) -> Divergence | None:
         """The first divergence of everything fed (``None``: nothing diverges and no row is an ``error``)."""

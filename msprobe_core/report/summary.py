@@ -94,7 +94,10 @@ def format_summary(summary: dict[str, Any]) -> str:
 
         lines.extend(console_lines(summary))
     else:
-        lines.append("  first divergence: none found (no error verdict, no dtype or shape drift, no metric past its threshold)")
+        why = "no error verdict, no dtype or shape drift, no metric past its threshold"
+        if any("only in form" in n.get("text", "") for n in summary.get("notes") or ()):
+            why = "no row past these rules but rows that differ only in form, below"
+        lines.append(f"  first divergence: none found ({why})")
     if summary.get("modules"):
         from .modules import console_lines as module_lines
         from .modules import rank_modules

@@ -215,10 +215,9 @@ def _new_layer_item(
     if api_type in _LAYER_PREFIXES:
         return LayerItem(data_name, type_name, parts[-4], parts[-2], ".".join(parts[:-4]))
     if parent:
-        cparts = parent.split(".")
-        if len(cparts) < 4:
-            raise DumpFormatError(f"construct.json parent {parent!r} of {data_name!r} has fewer than four parts")
-        layer_scope = ".".join(cparts[:-3])
+        # a parent that is no module call (the dumper's ``optimizer``, under which it records the
+        # optimizer's own calls) has no parts to cut: like msprobe, the scope is what is left, nothing
+        layer_scope = ".".join(parent.split(".")[:-3])
     else:
         layer_scope = TOP_LAYER
     frame = ""

@@ -106,6 +106,10 @@ def _builtin_table() -> dict[str, str]:
     return M.load_builtin_api_table()
 
 
+def _primitive_table() -> dict[str, str]:
+    return M.load_primitive_table()
+
+
 # --------------------------------------------------------------------------------------------
 # layer mapping (-lm) → a generated data mapping
 # --------------------------------------------------------------------------------------------
@@ -200,9 +204,37 @@ def run_api_mapping(ctx: MatchContext) -> MatchResult:
         from .positions import warn_absent_positions
 
         warn_absent_positions(path, entries, npu_rows, bench_rows)
-    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=bench_rows)
+    keys = M.api_mapping_keys(npu_rows, ctx.target_keys, _builtin_table(), entries, bench_rows=bench_rows,
+                              primitives=_primitive_table())
     active, generated = data_mapping_active(ctx)
-    return _join(keys, ctx, active, generated)
+    match = _join(keys, ctx, active, generated)
+    note = _few_paired_note(match, npu_rows)
+    if note:  # said in the run's summary, next to its counts
+        match.notes.setdefault("summary_notes", []).append(note)
+    return match
+
+
+def _few_paired_note(match: MatchResult, npu_rows: list[Any]) -> str | None:
+    """What to say when ``-am`` paired under half of the target's rows: how many, and the calls whose rows no
+    mapping carried, most rows first (``None`` when half or more were paired)."""
+    total = len(match.target)
+    paired = sum(1 for g in match.golden if g >= 0)
+    if not total or paired * 2 >= total:
+        return None
+    unpaired: dict[str, int] = {}
+    for t, g in zip(match.target, match.golden):
+        if g < 0 and t < len(npu_rows):
+            parts = npu_rows[t].api.split(".")
+            if parts[0] in ("Cell", "Module") and len(parts) >= 4:
+                api = f"{parts[0]} {parts[-3]}"  # a cell call: by its class
+            else:
+                api = ".".join(parts[:3] if parts[0] == "Primitive" else parts[:2])
+            unpaired[api] = unpaired.get(api, 0) + 1
+    top = sorted(unpaired.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    more = f", {len(unpaired) - len(top)} more" if len(unpaired) > len(top) else ""
+    calls = ", ".join(f"{api} ({n})" for api, n in top)
+    return (f"-am paired only {paired} of {total} target rows with a golden row; rows no mapping carried, by call: "
+            f"{calls}{more}. An api_mapping.yaml for these calls, -lm or --auto-map may pair them")
 
 
 def run_cell_mapping(ctx: MatchContext) -> MatchResult:

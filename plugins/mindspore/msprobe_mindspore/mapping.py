@@ -76,6 +76,8 @@ __all__ = [
     "RowLike",
     "api_mapping_keys",
     "builtin_api_key",
+    "load_primitive_table",
+    "primitive_api_key",
     "cell_mapping_keys",
     "data_mapping_keys",
     "data_mapping_yaml_text",
@@ -143,6 +145,49 @@ def load_builtin_api_table(path: str | Path | None = None) -> dict[str, str]:
     """
     p = Path(path) if path is not None else _BUILTIN_TABLE_PATH
     return _flat_str_mapping(_read_yaml(p, "built-in API mapping"), p, "built-in API mapping")
+
+
+_PRIMITIVE_TABLE_PATH = Path(__file__).resolve().parent / "data" / "ms_primitive_to_pt.yaml"
+
+
+def load_primitive_table(path: str | Path | None = None) -> dict[str, str]:
+    """MindSpore primitive classes and the PyTorch API each computes (``MatMul: Torch.matmul``).
+
+    ``path`` overrides the packaged ``data/ms_primitive_to_pt.yaml`` (for tests).
+    """
+    p = Path(path) if path is not None else _PRIMITIVE_TABLE_PATH
+    return _flat_str_mapping(_read_yaml(p, "built-in primitive mapping"), p, "built-in primitive mapping")
+
+
+def primitive_api_key(name: str, primitives: Mapping[str, str]) -> str | None:
+    """The PyTorch key of a primitive's row (``Primitive.matmul.MatMul.3.forward.input.0`` →
+    ``Torch.matmul.3.forward.input.0``), ``None`` for any other row or a class the table does not carry."""
+    parts = name.split(".")
+    if len(parts) < 5 or parts[0] != "Primitive":
+        return None
+    torch_api = primitives.get(parts[2])
+    return ".".join([torch_api, *parts[3:]]) if torch_api else None
+
+
+def _with_primitives(keys: list[str], bases: Sequence[str], primitives: Mapping[str, str],
+                     bench_rows: Iterable[RowLike] | None) -> list[str]:
+    """``keys`` with each primitive row keyed by its PyTorch API, where that pairs it and takes no one's key.
+
+    A primitive's row keeps its own name when the golden dump has rows of that very primitive (a MindSpore
+    golden run pairs it by name, as msprobe does), and when its PyTorch key is already another target row's
+    (``Functional.add`` and a ``Primitive.*.Add`` of one number): msprobe's own pairs never change.
+    """
+    bench_apis = None if bench_rows is None else {".".join(r.name.split(".")[:3]) for r in bench_rows}
+    taken = set(keys)
+    out = list(keys)
+    for i, base in enumerate(bases):
+        key = primitive_api_key(base, primitives)
+        if key is None or (bench_apis is not None and ".".join(base.split(".")[:3]) in bench_apis):
+            continue
+        if key in taken:
+            continue
+        out[i] = key
+    return out
 
 
 @dataclass(frozen=True)
@@ -362,8 +407,12 @@ def api_mapping_keys(
     *,
     bench_rows: Iterable[RowLike] | None = None,
     npu_base: NpuBase = "raw",
+    primitives: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Compare keys for ``-am`` (compare-modes §1): built-in rewrite, then the user entries.
+
+    ``primitives`` (:func:`load_primitive_table`): also key the rows of MindSpore primitives by the PyTorch
+    API they compute, which msprobe leaves unpaired (:func:`_with_primitives`; docs/differences.md).
 
     ``table`` is :func:`load_builtin_api_table`; ``entries`` come from
     :func:`load_api_mapping_yaml` (empty for bare ``-am``). A user entry is used only when its
@@ -374,6 +423,8 @@ def api_mapping_keys(
     """
     bases = _bases(npu_rows, npu_keys, npu_base)
     keys = [builtin_api_key(base, table) for base in bases]
+    if primitives:
+        keys = _with_primitives(keys, bases, primitives, bench_rows)
     usable = [e for e in entries if e.problem is None]
     if not usable:
         return keys

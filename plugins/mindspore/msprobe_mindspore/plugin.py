@@ -41,6 +41,24 @@ def write_tensor(path: Path, array: Any) -> None:
     np.save(path, np.asarray(array), allow_pickle=False)
 
 
+#: Calls whose two tensor operands give the same result in either order, as msprobe's MindSpore dumper
+#: names them: ``Tensor``/``Mint``/``Functional`` (mindspore.ops) APIs and the primitives model libraries call
+#: (``Primitive.<name>.<Class>``).
+COMMUTATIVE_CALLS = frozenset(
+    [f"{kind}.{op}" for kind, ops in (
+        ("Tensor", ("__add__", "__mul__", "__and__", "__or__", "__xor__", "__eq__", "__ne__", "add", "mul",
+                    "maximum", "minimum", "eq", "ne", "equal", "logical_and", "logical_or", "logical_xor")),
+        ("Mint", ("add", "mul", "maximum", "minimum", "eq", "ne", "logical_and", "logical_or", "logical_xor")),
+        ("Functional", ("add", "mul", "maximum", "minimum", "equal", "ne", "logical_and", "logical_or",
+                        "logical_xor")),
+    ) for op in ops]
+    + [f"Primitive.{name}.{cls}" for name, cls in (
+        ("add", "Add"), ("mul", "Mul"), ("maximum", "Maximum"), ("minimum", "Minimum"), ("equal", "Equal"),
+        ("not_equal", "NotEqual"), ("logical_and", "LogicalAnd"), ("logical_or", "LogicalOr"),
+    )]
+)
+
+
 @hookimpl
 def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """MindSpore (and MindTorch) dumps; the golden side may be MindSpore or PyTorch."""
@@ -54,6 +72,7 @@ def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
             read_tensor=read_tensor,
             write_tensor=write_tensor,
             dtypes=DTYPES,
+            commutative_calls=COMMUTATIVE_CALLS,
             parse_statistic=pandas_precise_xstrtod,
         )
     )

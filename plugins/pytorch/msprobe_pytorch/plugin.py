@@ -43,6 +43,19 @@ def write_tensor(path: Path, array: Any) -> None:
     write_pt(path, array)
 
 
+#: Calls whose two tensor operands give the same result in either order (``residual + h`` = ``h + residual``),
+#: as msprobe's PyTorch dumper names them.
+COMMUTATIVE_CALLS = frozenset(
+    f"{kind}.{op}"
+    for kind, ops in (
+        ("Tensor", ("__add__", "__mul__", "__and__", "__or__", "__xor__", "__eq__", "__ne__", "add", "mul",
+                    "maximum", "minimum", "eq", "ne", "logical_and", "logical_or", "logical_xor")),
+        ("Torch", ("add", "mul", "maximum", "minimum", "eq", "ne", "logical_and", "logical_or", "logical_xor")),
+    )
+    for op in ops
+)
+
+
 @hookimpl
 def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     """PyTorch: the default framework of dumps that do not name one."""
@@ -55,6 +68,7 @@ def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
             read_tensor=read_tensor,
             write_tensor=write_tensor,
             dtypes=TORCH_DTYPES,
+            commutative_calls=COMMUTATIVE_CALLS,
             is_default=True,
         )
     )
