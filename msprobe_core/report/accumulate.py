@@ -39,6 +39,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
+from .drift import DriftScan
 from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
@@ -79,6 +80,8 @@ class ViewPartial(ResultHead):
     divergence: DivergenceScan = field(default_factory=DivergenceScan)
     worst: WorstRows = field(default_factory=lambda: WorstRows(WORST_ROWS))
     search: RowSearch = field(default_factory=lambda: RowSearch(()))
+    #: the first matched row whose values differ at all (a later step's difference carried in: see report/drift.py)
+    drift: DriftScan = field(default_factory=DriftScan)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def first_divergence(self) -> Divergence | None:
@@ -165,6 +168,7 @@ class ViewAccumulator:
         count_kinds(p.unmatched_kinds, chunk.names, unmatched)
         p.not_compared += not_compared_rows(chunk)
         p.divergence.feed(chunk, start)
+        p.drift.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
         if self._tree:
@@ -198,6 +202,7 @@ class ViewAccumulator:
         for verdict, count in later.verdicts.items():
             p.verdicts[verdict] = p.verdicts.get(verdict, 0) + count
         p.divergence.absorb(later.divergence)
+        p.drift.absorb(later.drift)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
         if STATS_KEY in later.extra:
