@@ -71,3 +71,18 @@ def test_a_step_whose_first_difference_is_computed_is_not_carried():
     partial = view_partial(view)
     assert partial.drift.found.row == names[1]
     assert carried_drift(partial, "step1", "step0") == (None, {})
+
+
+def test_da_says_the_difference_was_carried_from_step0(tmp_path, run_cli):
+    _, summary = _run(run_cli, tmp_path, "-da")
+    step0, step1 = summary["steps"]
+    (answer,) = list((tmp_path / "out" / "step1").glob("diff_analyze_*.json"))
+    finding = json.loads(answer.read_text())["rank_0"][0]
+    assert finding["op_name"] == "Functional.embedding.0.forward" and finding["role"] == "cause"
+    assert finding["row"] == "Functional.embedding.0.forward.input.1"
+    assert "the difference was carried from step0" in finding["reason"]
+    assert step1["first_divergence"]["node"] == "Functional.embedding.0.forward"
+    assert "carried from step0" in step1["first_divergence"]["reason"]
+    # step 0's own analysis says nothing of the kind
+    (first,) = list((tmp_path / "out" / "step0").glob("diff_analyze_*.json"))
+    assert "carried from" not in first.read_text()
