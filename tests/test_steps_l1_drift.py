@@ -86,3 +86,17 @@ def test_da_says_the_difference_was_carried_from_step0(tmp_path, run_cli):
     # step 0's own analysis says nothing of the kind
     (first,) = list((tmp_path / "out" / "step0").glob("diff_analyze_*.json"))
     assert "carried from" not in first.read_text()
+
+
+def test_the_drift_scan_survives_pickling_empty_and_found():
+    """A partial crosses processes pickled (a rank's worker, a chunk worker): the scan comes back as it went."""
+    import pickle
+
+    from msprobe_core.report.divergence import Divergence
+    from msprobe_core.report.drift import DriftScan
+
+    empty = pickle.loads(pickle.dumps(DriftScan()))
+    assert empty.found is None
+    scan = DriftScan()
+    scan.found = Divergence("Functional.embedding.0.forward", "Functional.embedding.0.forward.input.1", "", 1, "x")
+    assert pickle.loads(pickle.dumps(scan)).found == scan.found

@@ -43,11 +43,11 @@ class DriftScan:
     def __init__(self) -> None:
         self.found: Divergence | None = None
 
-    def __getstate__(self) -> Any:
-        return self.found
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.found,)  # a tuple: a state of None would skip __setstate__ and leave the slot unset
 
-    def __setstate__(self, state: Any) -> None:
-        self.found = state
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.found,) = state
 
     def feed(self, view: ResultView, offset: int = 0) -> None:
         """Scan the rows of ``view`` (a chunk), position ``offset`` onwards."""
