@@ -200,6 +200,7 @@ def add_steps(summary: dict[str, Any], partials: Sequence[Any], absent: Sequence
             for key in ("node", "row", "index", "reason", "source", "carried", "carried_from", "past_threshold"):
                 fd[key] = efd[key]
             fd["golden_row"] = efd.get("golden_row", "")
+            fd.pop("verdict", None)  # the thresholds' row's verdict, not the drifted row's
             return
         carried = efd.get("carried")
         same = entry is not None and efd.get("row") == fd["row"]
