@@ -100,3 +100,34 @@ def test_the_drift_scan_survives_pickling_empty_and_found():
     scan = DriftScan()
     scan.found = Divergence("Functional.embedding.0.forward", "Functional.embedding.0.forward.input.1", "", 1, "x")
     assert pickle.loads(pickle.dumps(scan)).found == scan.found
+
+
+def _stats_view(label: str, rows: list[tuple[str, str]]):
+    """A statistics result of ``(name, NormRelativeErr)`` rows (the diff cells follow the error: 0 or not)."""
+    from msprobe_core.report.views import ResultView
+
+    names = [n for n, _ in rows]
+    diff = ["0" if e == "0" else "0.5" for _, e in rows]
+    cells = {"NPU Name": names, "Bench Name": names, "NormRelativeErr": [e for _, e in rows], "L2norm diff": diff,
+             "Max diff": diff, "Min diff": ["0"] * len(rows), "Mean diff": diff, "Result": ["pass"] * len(rows),
+             "Err_message": [""] * len(rows)}
+    return ResultView(label, "statistics", list(cells), cells, [], ("pytorch", "pytorch"), None, None)
+
+
+def test_the_runs_first_divergence_in_a_later_step_is_the_carried_one():
+    """Step 0 has no divergence: the run's first divergence is step 1's, named at the drifted weight's first use."""
+    from msprobe_core.report.summary import summarize
+
+    step0 = _stats_view("step0/rank0", [("Functional.linear.0.forward.input.0", "0"),
+                                        ("Functional.linear.0.forward.output.0", "0")])
+    step1 = _stats_view("step1/rank0", [("Functional.embedding.0.forward.input.0", "0"),
+                                        ("Functional.embedding.0.forward.input.1", "0.01%"),
+                                        ("Functional.embedding.0.forward.output.0", "0.01%"),
+                                        ("Functional.linear.0.forward.input.0", "0.01%"),
+                                        ("Functional.linear.0.forward.input.1", "5%"),
+                                        ("Functional.linear.0.forward.output.0", "5%")])
+    summary = summarize([step0, step1])
+    fd = summary["first_divergence"]
+    assert fd["node"] == "Functional.embedding.0.forward" and fd["carried_from"] == "step0"
+    assert fd["past_threshold"]["row"] == "Functional.linear.0.forward.input.1"
+    assert "verdict" not in fd
