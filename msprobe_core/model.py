@@ -108,6 +108,17 @@ class DumpTable:
         return self.apis[self.row_api[row]].key
 
 
+#: ``MatchResult.notes`` / ``ResultTable.meta`` key: the match stage's account of the golden side,
+#: ``{"golden_rows": N, "golden_unmatched": M}`` (a result table lists the target's rows only, so the golden rows
+#: no target row took are known only here; the run's summary says when many found no counterpart)
+PAIRING_NOTE = "pairing"
+
+
+def pairing_note(golden_rows: int, paired: int) -> dict[str, int]:
+    """The :data:`PAIRING_NOTE` of a match that paired ``paired`` distinct rows of a golden table of ``golden_rows``."""
+    return {"golden_rows": int(golden_rows), "golden_unmatched": max(0, int(golden_rows) - int(paired))}
+
+
 @dataclass
 class MatchResult:
     """Pairs of row indices, in output order.

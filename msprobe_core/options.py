@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
-from .files.validation import check_ids
+from .files.validation import check_ids, parse_share
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -477,6 +477,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "divergence, files) as JSON.", kind=PATH, metavar="FILE", api=False, attribute=False),
     OptionSpec("fail_on", ("--fail-on",), "Exit with status 3 when any row has this verdict or a worse one (for CI).",
                kind=CHOICE, choices=("error", "warning"), api=False, attribute=False),
+    OptionSpec("min_matched", ("--min-matched",), "Least share of the target's rows that must find a golden "
+               "counterpart (default 50%): below it the summary says so first and --fail-on exits with status 3.",
+               metavar="SHARE", validate=parse_share, api=False, attribute=False),
 )
 CORE_BY_NAME: dict[str, OptionSpec] = {s.name: s for s in CORE_OPTIONS}
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from msprobe_core import result_columns as C
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from msprobe_core.report.accumulate import SummaryAccumulator, ViewAccumulator, view_partial
+from msprobe_core.report.accumulate import SummaryAccumulator, ViewAccumulator, note_pairing, view_partial
 from msprobe_core.report.chunks import view_cut
 from msprobe_core.report.divergence import first_divergence_of
 from msprobe_core.report.summary import summarize
@@ -77,16 +77,22 @@ def _cycled(sizes: list[int], n: int) -> list[int]:
 
 
 def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: object = None,
-                    hierarchy: object = None) -> dict:
+                    hierarchy: object = None, metas: list[dict] | None = None,
+                    inputs: tuple[str, str] | None = None) -> dict:
     """The summary of ``views`` fed in chunks of the sizes in ``cuts`` (cycled), each view's partial pickled and
     unpickled on the way (as a rank's partial comes back from a worker); with ``hierarchy``, finished as a run
-    finishes it (paths, and the per-module answers from the calls each partial counted)."""
+    finishes it (paths, and the per-module answers from the calls each partial counted). ``metas``: each view's
+    table ``meta`` (the match stage's account of its golden side rides on it), ``inputs``: the run's two inputs."""
     acc = SummaryAccumulator(analysis, tree=hierarchy is not None)
-    for view, sizes in zip(views, cuts):
+    acc.inputs = inputs
+    for k, (view, sizes) in enumerate(zip(views, cuts)):
         part = acc.view_accumulator()
         for chunk in view_cut(view, _cycled(sizes, len(view))):
             part.feed(chunk)
-        acc.add(pickle.loads(pickle.dumps(part.finish())))
+        partial = part.finish()
+        if metas is not None:
+            note_pairing(partial, metas[k])
+        acc.add(pickle.loads(pickle.dumps(partial)))
     summary = acc.summary()
     if hierarchy is not None:
         finished(summary, acc, hierarchy)

@@ -28,7 +28,7 @@ from msprobe_core.cli import main as cli_main
 from msprobe_core.cli.main import main
 from msprobe_core.pipeline.sink import KEEP_TABLES
 from msprobe_core.report import finish
-from msprobe_core.report.accumulate import SummaryAccumulator, view_partial
+from msprobe_core.report.accumulate import SummaryAccumulator, note_pairing, view_partial
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
 from msprobe_core.report.modes import row_names
 from msprobe_core.report.result_files import read_files_as_view, read_result_file
@@ -199,6 +199,14 @@ def test_summary_is_consistent(compare, case, args):
     for line, w in zip(listed, worst):
         assert f"  {w['text']}" in line and f"  {w['result']}" in line and line.rstrip().endswith(w["reason"])
 
+    # a pair of one framework (one program) is never reported as compared too little; the console says what the
+    # JSON says, first
+    u = summary["unpaired"]
+    if all(f["target"] == f["golden"] for f in summary["frameworks"]):
+        assert u["below"] == [], (u["target"], u["golden"])
+    assert (block.splitlines()[1].startswith("  NOT COMPARED: ")) == bool(u["below"])
+    assert u["target"]["rows"] == summary["rows"] and u["target"]["unmatched"] == summary["unmatched"]
+
     # no message stutters
     texts = [block] + [d["reason"] for d in summary["first_divergence_by_rank"]]
     for text in texts:
@@ -236,8 +244,12 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     if "-da" not in args:  # each job made its partial (-da runs its own stage 1 and keeps its tables)
         assert all(o.partial is not None for o in run.outcomes if o.table is not None)
     whole = SummaryAccumulator(run.analysis, tree=True)
-    for view in views:
+    # the golden side's counts ride on each table's meta (the match stage's account), the inputs are the command's
+    metas = _metas(run.outcomes, views)
+    whole.inputs = _inputs(case, args)
+    for view, meta in zip(views, metas):
         whole.add(view_partial(view, whole.queries, rows=max(1, len(view)), tree=True))
+        note_pairing(whole.partials[-1], meta)
     # the run's summary also gives each first divergence its path, from the jobs' dumps (read once, not chunked)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(case)  # the jobs' dump paths are the command line's, relative to the case
@@ -246,13 +258,14 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     assert _answers(run.summary) == expected
     cuts = [data.draw(_sizes(len(v)), label=f"sizes of {v.label or 'the result'}") for v in views]
     # each view's partial pickled and unpickled on the way, as a rank's partial comes back from a worker
-    chunked = chunked_summary(views, cuts, run.analysis, hierarchy)
+    chunked = chunked_summary(views, cuts, run.analysis, hierarchy, metas, whole.inputs)
     assert _answers(chunked) == expected
     # the result files as msprobe report reads them: chunked reading changes nothing either
     groups = [[Path(f) for f in o.files if Path(f).suffix in (".csv", ".xlsx")] for o in run.outcomes]
     if all(groups) and len(groups) == len(views):
         rows = data.draw(st.integers(1, 64), label="rows per chunk read")
         back, chunked = SummaryAccumulator(run.analysis), SummaryAccumulator(run.analysis)
+        back.inputs = chunked.inputs = whole.inputs
         for group, view in zip(groups, views):
             back.add(view_partial(read_files_as_view(group, view.label), back.queries, rows=1 << 30))
             part = chunked.view_accumulator()
@@ -260,6 +273,20 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
                 part.feed(chunk)
             chunked.add(part.finish())
         assert _answers(chunked.summary()) == _answers(back.summary())
+
+
+def _metas(outcomes: list[Any], views: list[ResultView]) -> list[dict]:
+    """The ``meta`` of each view's table (views in outcome order, one per outcome with a result)."""
+    from msprobe_core.report.finish import labelled
+
+    many = labelled(outcomes)
+    tables = {(o.job.label if many else ""): o.table for o in outcomes if o.table is not None}
+    return [getattr(tables.get(v.label), "meta", None) or {} for v in views]
+
+
+def _inputs(case: Path, args: tuple[str, ...]) -> tuple[str, str]:
+    """The command's ``-tp``/``-gp``, as the summary names them (absolute)."""
+    return tuple(str((case / args[args.index(flag) + 1]).resolve()) for flag in ("-tp", "-gp"))  # type: ignore[return-value]
 
 
 DA_COMMANDS = [p for p in COMMANDS if "-da" in p.values[1]]

@@ -50,6 +50,9 @@ class Finding:
     hints: list[str] = field(default_factory=list)
     #: the row of ``node`` whose evidence the reason cites first (the row a summary names)
     row: str = ""
+    #: the cause's difference came from outside the dumped calls: its parameters, or an input no earlier dumped
+    #: call's output explains (in a later step: what the previous step's update left)
+    carried_in: bool = False
 
     def __post_init__(self) -> None:
         if not self.row:
@@ -196,7 +199,7 @@ def _cause(view: RankView, f: Node) -> Finding:
             f"dumped call's output does, so it comes from code outside the dump (a parameter, an op the dump "
             f"level does not record). {_top(tensor_inputs)}"
         )
-    return Finding(view.rank, f, "cause", reason, f.evidence, row=_row(tensor_inputs))
+    return Finding(view.rank, f, "cause", reason, f.evidence, row=_row(tensor_inputs), carried_in=f.comm is None)
 
 
 def _introduced_reason(f: Node) -> tuple[str, str]:

@@ -155,11 +155,14 @@ def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) 
 
 
 def run_diff_analyze(
-    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, stamp: str | None = None
+    jobs: list[CompareJob], options: CompareOptions, host: PluginHost, stamp: str | None = None,
+    previous_step: str = "",
 ) -> list[Any] | None:
     """Run ``-da`` over ``jobs``; returns the engine's :class:`JobOutcome` list (files: the JSON written).
 
-    ``stamp``: the run's timestamp, for the files' names (default: now).
+    ``stamp``: the run's timestamp, for the files' names (default: now). ``previous_step``: the step compared before
+    these jobs' step (two dump roots compared step by step), whose update left the weights a cause found at its
+    parameters or at an input no dumped call explains: its reason says the difference was carried from there.
 
     ``None`` when the jobs are not pairs of dump files, which the analysis reads (a plugin's
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
@@ -223,6 +226,9 @@ def run_diff_analyze(
         for f in findings:
             view = by_rank[f.rank]
             f.hints = _call_count_hints(view, f)
+            if previous_step and f.role == "cause" and f.carried_in:  # a later step: the weights came from there
+                f.reason += (f" In a step after {previous_step}, that is the state {previous_step}'s update left: "
+                             f"the difference was carried from {previous_step}.")
             what = "first diff node" if f.role == "cause" else "divergence propagated to"
             log.info("Rank %d %s: %s (%s)", f.rank, what, f.node.key, f.reason)
             doc.setdefault(f"rank_{f.rank}", []).append(finding_doc(view, f, view.p2p))
@@ -251,9 +257,12 @@ def _per_step(by_step: dict[str, list[CompareJob]], options: CompareOptions, hos
     (noted on that step's jobs as ``CompareJob.analysis_file``, which the summary reads)."""
     outcomes: list[Any] = []
     answered = False
+    previous = ""
     for step, group in by_step.items():
         log.info("-da of %s (%d pair%s).", step, len(group), "s" if len(group) > 1 else "")
-        found = run_diff_analyze(group, replace(options, output_dir=Path(group[0].output_dir)), host, stamp)
+        found = run_diff_analyze(group, replace(options, output_dir=Path(group[0].output_dir)), host, stamp,
+                                 previous_step=previous)
+        previous = step
         if found is None:
             return None
         written = [f for o in found for f in o.files if Path(f).name.startswith("diff_analyze_")]

@@ -153,7 +153,7 @@ def compare_cmd(**kw: object) -> None:
         from ..report.finish import finish_run
 
         finish_run(exc.outcomes, options, report=values["report"], json_summary=values["json_summary"],
-                   started=started)
+                   started=started, inputs=(values["target"], values["golden"]), min_matched=values["min_matched"])
         raise
     from ..report.finish import finish_run
     from ..write.tailbuild import finish_removals
@@ -164,7 +164,8 @@ def compare_cmd(**kw: object) -> None:
 
     try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
         finish_run(outcomes, options, report=values["report"], json_summary=values["json_summary"],
-                   fail_on=values["fail_on"], started=started, announce=announce)
+                   fail_on=values["fail_on"], started=started, announce=announce,
+                   inputs=(values["target"], values["golden"]), min_matched=values["min_matched"])
     finally:
         finish_removals()
 

@@ -48,6 +48,14 @@ class IndexMatch:
         return np.arange(start, stop, dtype=np.int64) if self.golden is None else self.golden[start:stop]
 
 
+def golden_paired(match: IndexMatch, golden_rows: int) -> int:
+    """How many distinct golden rows ``match`` pairs with a target row (of a golden side of ``golden_rows``)."""
+    if match.golden is None:
+        return min(match.rows, golden_rows)
+    taken = match.golden[match.golden >= 0]
+    return int(np.unique(taken).size) if taken.size else 0
+
+
 #: entries (target) or rows whose hashes or ids are compared at a time: the temporaries of a step stay small
 STEP = 1 << 18
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..host.specs import MatchContext
-from ..model import CompareOptions, DumpTable, MatchResult
+from ..model import PAIRING_NOTE, CompareOptions, DumpTable, MatchResult, pairing_note
 from .frameworks import dtype_compat, resolve_frameworks
 from .matching import apply_dtype_gate
 
@@ -29,4 +29,5 @@ def match_tables(
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, dtype_compat(tf, gf))
     match.notes["frameworks"] = (tf, gf)
+    match.notes[PAIRING_NOTE] = pairing_note(len(golden), len({j for j in match.golden if j >= 0}))
     return match

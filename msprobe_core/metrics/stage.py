@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import result_columns as C
 from ..errors import UsageError
 from ..host.specs import MetricContext
-from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from ..model import MODE_TENSOR, PAIRING_NOTE, CompareOptions, DumpTable, MatchResult
 from ..result import base_columns, data_name_column, result_columns, stack_column
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ def metric_columns(
     if spec is None:
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
     meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
+    if match.notes.get(PAIRING_NOTE):  # the golden rows no target row took, for the run's summary
+        meta[PAIRING_NOTE] = dict(match.notes[PAIRING_NOTE])
     if match.notes.get("summary_notes"):  # a mapper's account of its pairing, for the run's summary
         meta["notes"] = list(match.notes["summary_notes"])
     if spec.whole_table:

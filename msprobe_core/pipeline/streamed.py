@@ -280,7 +280,8 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     from ..console.progress import stage
     from ..load.stage import check_pair
     from ..match.frameworks import dtype_compat, resolve_frameworks
-    from ..match.index_match import framework_view, gate_dtypes, join_indexes
+    from ..match.index_match import framework_view, gate_dtypes, golden_paired, join_indexes
+    from ..model import PAIRING_NOTE, pairing_note
     from .build import NO_MATCH
 
     check_pair(target, golden)  # type: ignore[arg-type]
@@ -288,6 +289,7 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
     match.notes["frameworks"] = (tf, gf)
+    match.notes[PAIRING_NOTE] = pairing_note(len(golden), golden_paired(match, len(golden)))
     if not match.rows:
         logging.getLogger("msprobe").warning(NO_MATCH)
         return None

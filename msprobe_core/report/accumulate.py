@@ -39,6 +39,7 @@ from .divergence import (
     choose_divergence,
     mixed_labels,
 )
+from .drift import DriftScan
 from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
@@ -69,10 +70,18 @@ class ViewPartial(ResultHead):
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdicts.rules.MSG_UNREAD``)
     not_compared: int = 0
+    #: the unmatched rows by kind (:func:`~msprobe_core.report.unpaired.row_kind`: module, api, backward, other)
+    unmatched_kinds: dict[str, int] = field(default_factory=dict)
+    #: the golden dump's rows and how many of them no target row took (``None``: not known, e.g. from result
+    #: files: a table lists the target's rows only); set once per result by the match stage's account
+    golden_rows: int | None = None
+    golden_unmatched: int | None = None
     first_row: str | None = None
     divergence: DivergenceScan = field(default_factory=DivergenceScan)
     worst: WorstRows = field(default_factory=lambda: WorstRows(WORST_ROWS))
     search: RowSearch = field(default_factory=lambda: RowSearch(()))
+    #: the first matched row whose values differ at all (a later step's difference carried in: see report/drift.py)
+    drift: DriftScan = field(default_factory=DriftScan)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def first_divergence(self) -> Divergence | None:
@@ -136,9 +145,12 @@ class ViewAccumulator:
     def note_table(self, table: Any) -> None:
         """Carry what the stages said about ``table`` for the summary (``meta["notes"]``: a mapper's account of
         how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
-        notes = (getattr(table, "meta", None) or {}).get(NOTES_KEY)
+        meta = getattr(table, "meta", None) or {}
+        notes = meta.get(NOTES_KEY)
         if notes and self._partial is not None and NOTES_KEY not in self._partial.extra:
             self._partial.extra[NOTES_KEY] = [str(n) for n in notes]
+        if self._partial is not None:
+            note_pairing(self._partial, meta)
 
     def _take(self, chunk: ResultView, start: int) -> None:
         p = self._partial
@@ -151,9 +163,12 @@ class ViewAccumulator:
         p.rows += n
         for verdict, count in Counter(chunk.verdicts()).items():
             p.verdicts[verdict] += count
-        p.unmatched += sum(chunk.unmatched())
+        unmatched = chunk.unmatched()
+        p.unmatched += sum(unmatched)
+        count_kinds(p.unmatched_kinds, chunk.names, unmatched)
         p.not_compared += not_compared_rows(chunk)
         p.divergence.feed(chunk, start)
+        p.drift.feed(chunk, start)
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
         if self._tree:
@@ -180,9 +195,14 @@ class ViewAccumulator:
         p.rows += later.rows
         p.unmatched += later.unmatched
         p.not_compared += later.not_compared
+        for kind, count in later.unmatched_kinds.items():
+            p.unmatched_kinds[kind] = p.unmatched_kinds.get(kind, 0) + count
+        if p.golden_rows is None:  # the match stage's account, whichever chunk's table carried it
+            p.golden_rows, p.golden_unmatched = later.golden_rows, later.golden_unmatched
         for verdict, count in later.verdicts.items():
             p.verdicts[verdict] = p.verdicts.get(verdict, 0) + count
         p.divergence.absorb(later.divergence)
+        p.drift.absorb(later.drift)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
         if STATS_KEY in later.extra:
@@ -199,6 +219,27 @@ class ViewAccumulator:
         if files is not None:
             self._partial.files = [Path(f) for f in files]
         return self._partial
+
+
+def note_pairing(partial: ViewPartial, meta: Mapping[str, Any]) -> None:
+    """Take the match stage's account of the golden side (``meta["pairing"]``, see
+    :data:`~msprobe_core.report.unpaired.PAIRING_KEY`) into ``partial``, once per result."""
+    from .unpaired import PAIRING_KEY
+
+    pairing = meta.get(PAIRING_KEY)
+    if pairing and partial.golden_rows is None:
+        partial.golden_rows = int(pairing["golden_rows"])
+        partial.golden_unmatched = int(pairing["golden_unmatched"])
+
+
+def count_kinds(kinds: dict[str, int], names: Sequence[str], unmatched: Sequence[bool]) -> None:
+    """Add the kinds of the unmatched rows among ``names`` to ``kinds``."""
+    from .unpaired import row_kind
+
+    for name, alone in zip(names, unmatched):
+        if alone:
+            kind = row_kind(name)
+            kinds[kind] = kinds.get(kind, 0) + 1
 
 
 def not_compared_rows(chunk: ResultView) -> int:
@@ -246,6 +287,12 @@ class SummaryAccumulator:
         self.steps_absent: Sequence[Mapping[str, str]] = ()
         #: per step, the ``-da`` analysis of that step (its first divergence in ``summary()["steps"]``)
         self.step_analyses: Mapping[str, Any] = {}
+        #: the run's two inputs as given (target, golden): ``summary()["target"]``/``["golden"]`` (``None``: not
+        #: known, e.g. a report of result files)
+        self.inputs: tuple[str, str] | None = None
+        #: the least share of a side's rows that must have found a counterpart
+        #: (:data:`~msprobe_core.report.unpaired.MIN_MATCHED`; ``--min-matched``)
+        self.min_matched: float | None = None
 
     def view_accumulator(self) -> ViewAccumulator:
         """A :class:`ViewAccumulator` for the next result."""
@@ -301,6 +348,8 @@ class SummaryAccumulator:
                 "unmatched": p.unmatched,
                 "verdicts": dict(p.verdicts),
                 "not_compared": p.not_compared,
+                "golden_rows": p.golden_rows,
+                "golden_unmatched": p.golden_unmatched,
                 "files": [str(Path(f).resolve()) for f in p.files],
             })
         chosen, per_view = self._first_divergence()
@@ -313,6 +362,8 @@ class SummaryAccumulator:
         worst = merge_worst([(p.label, p.worst) for p in partials], self.limit)
         summary = {
             "schema": "msprobe-core/summary/2",
+            "target": self.inputs[0] if self.inputs else None,
+            "golden": self.inputs[1] if self.inputs else None,
             "modes": modes,
             "compared_as": compared_as,
             "frameworks": frameworks,
@@ -331,6 +382,9 @@ class SummaryAccumulator:
             "errors": list(errors),
             "unrecognised": [dict(r) for r in unrecognised],
         }
+        from .unpaired import unpaired_view
+
+        summary["unpaired"] = unpaired_view(partials, frameworks, self.inputs, self.min_matched)
         notes = [{"rank": p.label, "text": n} for p in partials for n in p.extra.get(NOTES_KEY, ())]
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys

@@ -225,6 +225,18 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
     refuse_other_kind("--json-summary", json_summary, looks_like_json_object, "a JSON summary")
 
 
+def _share_option(value: str | None) -> float | None:
+    """``--min-matched`` of ``msprobe report`` as a share (a bad value: a usage error naming the option)."""
+    from .unpaired import parse_share
+
+    if value is None:
+        return None
+    try:
+        return parse_share(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--min-matched") from None
+
+
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
@@ -237,6 +249,9 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
               help="Also write the summary as JSON to this file.")
 @click.option("--fail-on", "fail_on", type=click.Choice(["error", "warning"]), default=None,
               help="Exit with status 1 when any row has this verdict or a worse one.")
+@click.option("--min-matched", "min_matched", default=None, metavar="SHARE",
+              help="Least share of the target's rows that must have a golden counterpart (default 50%): below it "
+                   "the summary says so first and --fail-on fails.")
 @click.option("--title", default=None, help="Title of the page  [default: msprobe compare report; "
               "before and after: msprobe compare, before and after]")
 @click.option("--versus/--together", "versus", default=None,
@@ -244,7 +259,7 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
                    "results: the same ranks and steps), or report them together as one run.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_summary: Path | None, fail_on: str | None,
-               title: str | None, versus: bool | None, quiet: bool) -> None:
+               min_matched: str | None, title: str | None, versus: bool | None, quiet: bool) -> None:
     """Write one self-contained HTML report for compare results (CSV or xlsx files, or directories of them).
 
     Several results (one per rank) make one report with a rank x op heat map.
@@ -285,6 +300,7 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
     labels = result_labels(groups)
     analysis = find_analysis_file(sorted({g[0].parent for g in groups}), choice)
     acc = SummaryAccumulator(analysis, tree=True)
+    acc.min_matched = _share_option(min_matched)
     # each chunk feeds the summary and the HTML report's sample: no result is held whole (a report whose
     # results together fit the sampling threshold keeps every row, up to that many)
     samples = ReportSamples(len(groups), analysis)

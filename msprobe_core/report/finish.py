@@ -21,9 +21,10 @@ import click
 
 from ..errors import GateFailed
 from ..workers.gcpause import gc_paused
-from .accumulate import SummaryAccumulator
+from .accumulate import SummaryAccumulator, note_pairing
 from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
+from .unpaired import gate_shortfall
 from .views import ResultView, view_from_table
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
             acc.add(replace(partial, label=label, files=files))
         elif outcome.table is not None:
             acc.add_view(view_from_table(outcome.table, label, files))
+            note_pairing(acc.partials[-1], getattr(outcome.table, "meta", None) or {})
         else:
             readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
             if readable:
@@ -258,9 +260,15 @@ def finish_summary(
         click.echo(format_summary(summary))
     if fail_on:
         bad = gate_failures(summary, fail_on)
+        why = []
         if bad:
             what = "error" if fail_on == "error" else "warning or error"
-            raise GateFailed(f"--fail-on {fail_on}: {bad} of {summary['rows']} rows have the verdict {what}")
+            why.append(f"{bad} of {summary['rows']} rows have the verdict {what}")
+        short = gate_shortfall(summary)
+        if short:  # a run that compared almost nothing is no pass (see report/unpaired.py)
+            why.append(short)
+        if why:
+            raise GateFailed(f"--fail-on {fail_on}: " + "; ".join(why))
     return summary
 
 
@@ -273,9 +281,12 @@ def finish_run(
     fail_on: str | None = None,
     started: float | None = None,
     announce: Callable[[], None] | None = None,
+    inputs: tuple[Any, Any] | None = None,
+    min_matched: float | None = None,
 ) -> dict[str, Any]:
     """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
-    :func:`finish_summary`). The summary takes each job's summary partial where the run made one
+    :func:`finish_summary`; ``inputs``: the run's target and golden as given, else the one job's; ``min_matched``:
+    the least matched share, see :mod:`msprobe_core.report.unpaired`). The summary takes each job's summary partial where the run made one
     (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks; the HTML report
     the samples the jobs made with their partials (:func:`samples_from_outcomes`)."""
     from ..console.progress import set_job, stage
@@ -287,6 +298,8 @@ def finish_run(
     acc = SummaryAccumulator(analysis, tree=True)  # the per-module answers count every call
     acc.steps_absent = steps_absent(outcomes)
     acc.step_analyses = step_analyses(outcomes)
+    acc.inputs = run_inputs(outcomes, inputs)
+    acc.min_matched = min_matched
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
     with gc_paused():
@@ -335,6 +348,15 @@ def _write_next_dump(summary: dict[str, Any], outcomes: Sequence[Any], acc: Summ
     dumps = {(o.job.label if many else ""): Path(o.job.target) for o in outcomes}
     stamp = run_stamp([f for p in acc.partials for f in p.files])
     write_next_dump_config(summary, dumps, Path(options.output_dir), stamp)
+
+
+def run_inputs(outcomes: Sequence[Any], given: tuple[Any, Any] | None) -> tuple[str, str] | None:
+    """The run's two inputs for the summary, as absolute paths: as given, else those of its one job."""
+    if given is None and len(outcomes) == 1:
+        given = (outcomes[0].job.target, outcomes[0].job.golden)
+    if given is None or not all(given):
+        return None
+    return (str(Path(given[0]).resolve()), str(Path(given[1]).resolve()))
 
 
 def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:

@@ -7,7 +7,11 @@ partials alone (no row is read again): per step its verdict counts, its first di
 node, which the report draws as a steps × ranks map. A step only one run has is listed too, as ``absent``.
 
 In a step after the first, a first divergence at a call's parameters was set before the step ran: the previous
-step updated the weights differently. Its entry says so (``carried``), and so does the console.
+step updated the weights differently. Its entry says so (``carried``), and so does the console. An L1 dump has no
+``parameters`` rows: there, when the first row of a step's result whose values differ at all is an input of a
+forward call (:mod:`msprobe_core.report.drift`: nothing the step computed before it differs) and comes no later
+than the first row past a threshold, that call is the step's first divergence, carried from the previous step's
+update (``carried``, ``carried_from``, and ``past_threshold``: the row the thresholds alone would name).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from ..load.steps import step_label
 from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
+from .drift import carried_input
 from .views import VERDICT_LEVEL, VERDICTS
 
 
@@ -79,16 +84,22 @@ def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()
         for p in parts:
             for k in VERDICTS:
                 counts[k] += p.verdicts.get(k, 0)
-        own = [d for d in (p.first_divergence() for p in parts) if d is not None]
+        later = _number(step) > first_step
+        previous = _previous(step, [*by_step, *(a["step"] for a in absent)])
+        drifts = {p.label: carried_drift(p, step, previous) for p in parts} if later else {}
+        own = [d for d in (drifts.get(p.label, (None,))[0] or p.first_divergence() for p in parts) if d is not None]
         chosen = choose_divergence(own, {p.label: p.first_row for p in parts}, False)
         if analyses and analyses.get(step):
             chosen = step_answer(analyses[step], step, [p.label for p in parts]) or chosen
         fd = chosen.as_dict() if chosen is not None else None
-        later = _number(step) > first_step
         if fd is not None:
-            note = carried_note(chosen, step, later)
-            if note:
-                fd["carried"] = note
+            drifted = drifts.get(chosen.label)
+            if drifted and drifted[0] is not None and drifted[0].row == chosen.row:
+                fd.update(drifted[1])
+            else:
+                note = carried_note(chosen, step, later)
+                if note:
+                    fd["carried"] = note
         by_label = {d.label: d for d in own}
         entries.append({
             "step": step,
@@ -100,7 +111,7 @@ def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()
                 "rank": p.label.split("/", 1)[1] if "/" in p.label else p.label,
                 "verdicts": dict(p.verdicts),
                 "worst_verdict": _worst(p.verdicts),
-                "first_divergence": _rank_divergence(by_label.get(p.label), step, later),
+                "first_divergence": _rank_divergence(by_label.get(p.label), step, later, drifts.get(p.label)),
             } for p in parts],
         })
     for a in absent:
@@ -110,14 +121,47 @@ def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()
     return entries
 
 
-def _rank_divergence(d: Divergence | None, step: str, later: bool) -> dict[str, Any] | None:
+def _rank_divergence(d: Divergence | None, step: str, later: bool,
+                     drifted: tuple[Divergence | None, dict[str, Any]] | None = None) -> dict[str, Any] | None:
     if d is None:
         return None
     out = {"node": d.node, "row": d.row, "index": d.index, "reason": d.reason}
+    if drifted and drifted[0] is not None and drifted[0].row == d.row:
+        out.update(drifted[1])
+        return out
     note = carried_note(d, step, later)
     if note:
         out["carried"] = note
     return out
+
+
+def _previous(step: str, steps: Sequence[str]) -> str:
+    """The step before ``step`` among ``steps`` (``step<N-1>`` when none is listed)."""
+    earlier = [_number(s) for s in steps if _number(s) < _number(step)]
+    return f"step{max(earlier) if earlier else _number(step) - 1}"
+
+
+def carried_drift(partial: Any, step: str, previous: str) -> tuple[Divergence | None, dict[str, Any]]:
+    """``(first divergence, what its entry adds)`` of a later step's result whose first differing row is an input of
+    a forward call no later than its first row past a threshold (:mod:`msprobe_core.report.drift`); ``(None, {})``
+    otherwise, and where that row is a ``parameters`` row (whose own note, :func:`carried_note`, says it)."""
+    d = partial.first_divergence()
+    drift = partial.drift.found
+    if d is None or drift is None or not carried_input(drift) or drift.index > d.index:
+        return None, {}
+    if ".parameters." in drift.row or drift.row == d.row and carried_into(None, d) is not None:
+        return None, {}
+    first = Divergence(drift.node, drift.row, partial.label, drift.index,
+                       f"{drift.reason}: the first row of {step} that differs at all, an input no earlier call of "
+                       "the step computed", source="drift", golden=drift.golden)
+    note = (f"a weight or state already differs at its first use in {step}, before anything the step computed: "
+            f"carried from {previous}'s update")
+    extra: dict[str, Any] = {"carried": note, "carried_from": previous}
+    if d.row != drift.row:
+        note += f" (the first row past a threshold is {d.row}: {d.reason})"
+        extra["carried"] = note
+        extra["past_threshold"] = {"node": d.node, "row": d.row, "index": d.index, "reason": d.reason}
+    return first, extra
 
 
 def steps_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -151,8 +195,15 @@ def add_steps(summary: dict[str, Any], partials: Sequence[Any], absent: Sequence
     step = step_label(fd["rank"]) if fd else None
     if fd and step is not None:
         entry = next((s for s in steps if s["step"] == step), None)
-        carried = ((entry or {}).get("first_divergence") or {}).get("carried")
-        same = entry is not None and (entry["first_divergence"] or {}).get("row") == fd["row"]
+        efd = (entry or {}).get("first_divergence") or {}
+        if efd.get("carried_from") and (efd.get("past_threshold") or {}).get("row") == fd["row"]:
+            for key in ("node", "row", "index", "reason", "source", "carried", "carried_from", "past_threshold"):
+                fd[key] = efd[key]
+            fd["golden_row"] = efd.get("golden_row", "")
+            fd.pop("verdict", None)  # the thresholds' row's verdict, not the drifted row's
+            return
+        carried = efd.get("carried")
+        same = entry is not None and efd.get("row") == fd["row"]
         if carried and same:
             fd["carried"] = carried
         if same and entry["first_divergence"]["index"] < 0:  # the run's summary found where the row is

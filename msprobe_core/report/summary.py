@@ -65,7 +65,13 @@ def mode_text(summary: Mapping[str, Any]) -> str:
 
 def format_summary(summary: dict[str, Any]) -> str:
     """The console block printed after a compare."""
+    from .unpaired import unpaired_lines
+
     lines = ["", "Compare summary"]
+    lines.extend(unpaired_lines(summary))  # first: the verdicts below judge few rows
+    if summary.get("target") or summary.get("golden"):
+        lines.append(f"  target: {summary.get('target') or '?'}")
+        lines.append(f"  golden: {summary.get('golden') or '?'}")
     modes = mode_text(summary)
     fws = ", ".join(f"{f['target'] or '?'} vs {f['golden'] or '?'}" for f in summary["frameworks"]) or "-"
     lines.append(f"  dump mode: {modes}; frameworks (target vs golden): {fws}")
@@ -93,6 +99,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         from .next_dump import console_lines
 
         lines.extend(console_lines(summary))
+    elif (summary.get("unpaired") or {}).get("below"):
+        lines.append(f"  first divergence: none found among the {summary['matched']} matched rows (most rows had no "
+                     "counterpart: see above)")
     else:
         why = "no error verdict, no dtype or shape drift, no metric past its threshold"
         if any("only in form" in n.get("text", "") for n in summary.get("notes") or ()):
