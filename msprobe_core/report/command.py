@@ -289,7 +289,8 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
             output = output or beside(results[1], "compare_versus.html")
             _refuse_outputs_over_results(output, json_summary, [f for g in (*sides[0], *sides[1]) for f in g],
                                          results)
-            report_versus(results, sides, output, json_summary, title or "msprobe compare, before and after", quiet)
+            report_versus(results, sides, (result_labels(sides[0]), result_labels(sides[1])), output, json_summary,
+                          title or "msprobe compare, before and after", quiet)
             return
     title = title or "msprobe compare report"
     groups, choice = collect_result_files(results, run)

@@ -84,6 +84,11 @@ def rank_modules(answers: Mapping[str, Any], limit: int = CONSOLE_MODULES) -> di
     return {**answers, "worst": [m for m in ranked if m["worst_verdict"] != "pass" or m["worst"]][:limit]}
 
 
+def _file_name(name: str) -> str:
+    """A row named by a dumped file's path (a kernel dump's): the file's name identifies it."""
+    return name.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _short(text: str) -> str:
     """A metric's cell in 4 significant digits (``0.3247881895840407%`` → ``0.3248%``), else as it is."""
     body, pct = (text[:-1], "%") if text.endswith("%") else (text, "")
@@ -101,12 +106,10 @@ def console_lines(answers: Mapping[str, Any] | None) -> list[str]:
     if not worst:
         return []
     lines = [f"  worst modules{' (code frames)' if answers.get('note') else ''}:"]
-    from .summary import short_name
-
     for m in worst:
         v = m["verdicts"]
         w = m["worst"]
-        metric = (f", worst {w['metric']} {_short(w['value'])} at {short_name(w['row'])}"
+        metric = (f", worst {w['metric']} {_short(w['value'])} at {_file_name(w['row'])}"
                   if w and w.get("metric") else "")
         where = " → ".join(m["path"][-2:]) if answers.get("note") else (m["path"][-1] or "(top level)")
         lines.append(f"    - {where}: {m['rows']} rows, error {v['error']}, warning {v['warning']}{metric}")

@@ -11,17 +11,18 @@ import click
 log = logging.getLogger("msprobe")
 
 
-def read_side(groups: Sequence[Sequence[Path]]) -> list:
-    """One side's result views, labelled as ``msprobe report`` labels them."""
-    from .command import result_labels
+def read_side(groups: Sequence[Sequence[Path]], labels: Sequence[str]) -> list:
+    """One side's result views, each with its label (as ``msprobe report`` labels them)."""
     from .result_files import read_files_as_view
 
-    return [read_files_as_view(list(group), label) for group, label in zip(groups, result_labels(list(groups)))]
+    return [read_files_as_view(list(group), label) for group, label in zip(groups, labels)]
 
 
-def report_versus(results: Sequence[Path], sides: tuple[list[list[Path]], list[list[Path]]], output: Path,
-                  json_summary: Path | None, title: str, quiet: bool) -> dict:
-    """Compare the two sides before and after; writes ``output`` (HTML) and ``json_summary``; returns the summary."""
+def report_versus(results: Sequence[Path], sides: tuple[list[list[Path]], list[list[Path]]],
+                  labels: tuple[list[str], list[str]], output: Path, json_summary: Path | None, title: str,
+                  quiet: bool) -> dict:
+    """Compare the two sides before and after (``labels``: each side's result labels); writes ``output`` (HTML)
+    and ``json_summary``; returns the summary."""
     from ..console.progress import clear_status, stage
     from ..errors import OutputError
     from ..files.outputs import TEXT_ERRORS
@@ -32,7 +33,8 @@ def report_versus(results: Sequence[Path], sides: tuple[list[list[Path]], list[l
 
     old_groups, new_groups = sides
     stage("read", f"{len(old_groups) + len(new_groups)} result files")
-    summary = versus_summary(read_side(old_groups), read_side(new_groups), results[:1], results[1:])
+    summary = versus_summary(read_side(old_groups, labels[0]), read_side(new_groups, labels[1]), results[:1],
+                             results[1:])
     stage("HTML report", Path(output).name)
     try:
         with atomic_path(Path(output)) as tmp:

@@ -17,8 +17,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
-from torch.nn import functional as F  # noqa: E402
 from tiny_model import BATCH, D_OUT, build  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
 
 
 def main() -> None:
