@@ -12,11 +12,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .waiting import BOUND, wait_until
 
 pytest.importorskip("distributed")
 
@@ -42,26 +43,32 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                     "--port", "0", "--no-dashboard"),
                               cwd=elsewhere, stdout=logs[0], stderr=subprocess.STDOUT)]
     try:
-        deadline = time.monotonic() + 300  # only a bound: the wait is for the file
-        while not (info.is_file() and info.stat().st_size) and procs[0].poll() is None:
-            assert time.monotonic() < deadline, (elsewhere / "scheduler.log").read_text()
-            time.sleep(0.05)
-        address = json.loads(info.read_text())["address"]
+        found: list[str] = []
+
+        def address_written() -> bool:  # the scheduler writes its address once it listens
+            try:
+                found.append(json.loads(info.read_text())["address"])
+            except (OSError, ValueError, KeyError):
+                return procs[0].poll() is not None
+            return True
+
+        assert wait_until(address_written, poll=0.05) and found, (elsewhere / "scheduler.log").read_text()
+        address = found[0]
         procs.append(subprocess.Popen(_dask("worker", "--scheduler-file", str(info), "--nthreads", "2",
                                             "--nworkers", "1", "--host", "127.0.0.1", "--no-dashboard",
                                             "--local-directory", str(elsewhere / "space")),
                                       cwd=elsewhere, stdout=logs[1], stderr=subprocess.STDOUT))
         from distributed import Client
 
-        with Client(address, timeout="120s") as client:
-            client.wait_for_workers(1, timeout=300)
+        with Client(address, timeout=f"{BOUND:.0f}s") as client:
+            client.wait_for_workers(1, timeout=BOUND)
         yield address
     finally:
         for proc in reversed(procs):
             proc.terminate()
         for proc in reversed(procs):
             try:
-                proc.wait(timeout=120)
+                proc.wait(timeout=600)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -417,7 +417,7 @@ def test_a_stopped_pair_load_child_is_given_up_after_the_stall_limit(big_pair: l
     assert child and " " not in child, (child, proc.communicate())
     os.kill(int(child), signal.SIGSTOP)
     try:
-        stdout, stderr = proc.communicate(timeout=300)  # without the watch: forever
+        stdout, stderr = proc.communicate(timeout=600)  # without the watch: forever
     except subprocess.TimeoutExpired:
         proc.kill()
         os.kill(int(child), signal.SIGKILL)
