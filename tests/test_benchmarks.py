@@ -333,8 +333,8 @@ def test_growth_reports_a_size_over_budget_and_goes_on(tmp_path, capsys):
     assert rc == 0
     growth = json.loads(out_json.read_text())["growth"]
     assert [(g["entries"], g["status"]) for g in growth] == [
-        (150, "ok"), (300, "over time budget (2 s)"), (600, "ok")]
-    assert growth[1]["wall_s_at_stop"] >= 2 and "time_ratio" not in growth[1]
+        (150, "ok"), (300, "over time budget (20 s)"), (600, "ok")]
+    assert growth[1]["wall_s_at_stop"] >= 20 and "time_ratio" not in growth[1]
     assert growth[2]["entries_ratio"] == 4
     assert "over time budget" in capsys.readouterr().out
 
