@@ -110,3 +110,35 @@ def test_a_ctrl_c_inside_a_callback_is_not_swallowed(pair: list[str], tmp_path: 
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert len(err) == 1 and "interrupted (Ctrl-C)" in err[0], err
     assert not (list(out.rglob("*.csv")) if out.exists() else [])
+
+
+#: as above, but the ``KeyboardInterrupt`` is caught and dropped by code the run calls (a plugin's ``except
+#: BaseException: pass``): nothing can raise it again there
+_CTRL_C_CAUGHT_BY_A_PLUGIN = _CTRL_C_IN_A_CALLBACK.replace('''            def callback(ref):
+                signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the callback
+                return None
+
+            class Dropped:
+                pass
+
+            dropped = Dropped()
+            ref = weakref.ref(dropped, callback)
+            del dropped
+''', '''            try:
+                signal.raise_signal(signal.SIGINT)
+                print("never here")
+            except BaseException:
+                pass
+''')
+
+
+def test_a_ctrl_c_that_code_drops_still_ends_the_run_with_130(pair: list[str], tmp_path: Path) -> None:
+    """A Ctrl-C that code the run calls catches and drops: the run ends as it would have, but exits 130 and says
+    it was interrupted, never 0 as if the user had not asked it to stop."""
+    assert "except BaseException" in _CTRL_C_CAUGHT_BY_A_PLUGIN
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_CAUGHT_BY_A_PLUGIN, "compare", *pair, "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert err and "interrupted (Ctrl-C)" in err[-1] and "Traceback" not in proc.stderr, err
