@@ -6,6 +6,12 @@ nothing has been written yet, and a ``KeyboardInterrupt`` raised while modules l
 script's own lines around :func:`run`, would end in a traceback. :func:`run` puts Python's handler back
 once the CLI is loaded, where every interrupt unwinds (removing unfinished files) to exit 130. (Before this
 module runs, a Ctrl-C is Python's: killed by SIGINT, or a traceback from ``site``.)
+
+An interrupt is never swallowed: Python's handler raises ``KeyboardInterrupt`` wherever the main thread is,
+and where that is a weak reference's callback or a finaliser (importlib drops its module locks through one,
+so every import may run it) the exception is only reported and the code goes on. The run notes every SIGINT
+(:func:`_noted_interrupt`), raises such a lost one again at once (:func:`_lost_exception`), and a run that
+still ends as if none came exits 130 all the same.
 """
 
 from __future__ import annotations
@@ -31,6 +37,45 @@ if _PYTHONS_SIGINT is _signal.default_int_handler:
 
 #: the exit code of an interrupted run (Ctrl-C, SIGTERM, SIGHUP), once the CLI has reported it
 _INTERRUPTED_CODE: list[int] = []
+#: SIGINTs received once the CLI is loaded (:func:`_noted_interrupt`)
+_SIGINTS: list[int] = []
+
+
+def _noted_interrupt(signum: int, frame: object) -> None:
+    """SIGINT once the CLI is loaded: noted, then Python's own handling (``KeyboardInterrupt`` here)."""
+    _SIGINTS.append(signum)
+    _PYTHONS_SIGINT(signum, frame)  # type: ignore[operator]
+
+
+def _lost_exception(unraisable: object) -> None:
+    """``sys.unraisablehook`` of the run: a ``KeyboardInterrupt`` of the main thread that struck where exceptions
+    are only reported (a weak reference's callback, a finaliser) is raised again by the next call or return of
+    the code that goes on (:func:`_raise_lost`); anything else is reported as before.
+
+    Not from here: this hook's own exception would be reported and dropped in turn.
+    """
+    import sys
+    import threading
+
+    if (isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt)
+            and threading.current_thread() is threading.main_thread() and sys.getprofile() is None):
+        sys.setprofile(_raise_lost)
+        return
+    _lost_exception.previous(unraisable)  # type: ignore[attr-defined]
+
+
+def _raise_lost(frame: object, event: str, arg: object) -> None:
+    """A one-shot profile function (:func:`_lost_exception`): raise the lost ``KeyboardInterrupt`` at the first
+    event that is not the hook returning."""
+    import sys
+
+    if getattr(frame, "f_code", None) is _lost_exception.__code__:
+        return
+    sys.setprofile(None)
+    raise KeyboardInterrupt
+
+
+_lost_exception.previous = None  # type: ignore[attr-defined]
 
 
 def run() -> None:
@@ -49,12 +94,17 @@ def run() -> None:
         from .cli.main import main
 
         if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:  # from now on, Ctrl-C unwinds
-            signal.signal(signal.SIGINT, _PYTHONS_SIGINT)
+            _lost_exception.previous = sys.unraisablehook  # type: ignore[attr-defined]
+            sys.unraisablehook = _lost_exception
+            signal.signal(signal.SIGINT, _noted_interrupt)
     except KeyboardInterrupt:  # raised while still importing (not by SIGINT): the same clean exit as later on
         interrupted()
     try:
         code = main()
     except KeyboardInterrupt:  # Ctrl-C in the instant between the end of the run and the exit
+        sys.stderr.write(_INTERRUPTED)
+        code = 130
+    if _SIGINTS and code < 128:  # a Ctrl-C was lost on the way (see the module's docstring): still one
         sys.stderr.write(_INTERRUPTED)
         code = 130
     # the run is over and its outcome reported: a Ctrl-C from now on must not turn the exit into a

@@ -68,8 +68,9 @@ class Browser:
         self.browser = self._pw.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
 
     @contextmanager
-    def open(self, path: Path, width: int = 1400, height: int = 1000, timeout_ms: int = 60_000) -> Iterator[LoadedPage]:
+    def open(self, path: Path, width: int = 1400, height: int = 1000, timeout_ms: int = 600_000) -> Iterator[LoadedPage]:
         page = self.browser.new_page(viewport={"width": width, "height": height})
+        page.set_default_timeout(timeout_ms)  # every wait is for an event; the bound only stops a hung page
         loaded = LoadedPage(page)
         page.on("console", lambda m: loaded.console.append((m.type, m.text)))
         page.on("pageerror", lambda e: loaded.errors.append(str(e)))

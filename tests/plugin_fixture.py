@@ -30,7 +30,7 @@ def example_plugin() -> Iterator[None]:
     base = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check", str(PLUGIN)]
     try:
         # offline first (needs setuptools and wheel in the venv), then with pip's isolated build
-        proc = subprocess.run([*base, "--no-build-isolation", "--no-index"], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([*base, "--no-build-isolation", "--no-index"], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             proc = subprocess.run(base, capture_output=True, text=True, timeout=600)
     finally:
@@ -39,6 +39,6 @@ def example_plugin() -> Iterator[None]:
         pytest.skip(f"cannot pip-install the example plugin here: {proc.stderr.strip().splitlines()[-1:]}")
     yield
     subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "msprobe-example-plugin"],
-                   capture_output=True, text=True, timeout=300)
+                   capture_output=True, text=True, timeout=600)
 
 

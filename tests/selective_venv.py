@@ -47,10 +47,10 @@ def _top_level_entries(name: str) -> set[str]:
 def build(root: Path, installed: set[str]) -> Path:
     """A venv at ``root`` with msprobe-core, the third-party packages and, of this repository's plugin
     distributions, only those in ``installed``; returns its ``msprobe`` script."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=600)
     python = root / "bin" / "python"
     target = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True, timeout=300).stdout.strip())
+                                 capture_output=True, text=True, check=True, timeout=600).stdout.strip())
     left_out: set[str] = set()
     for name in project_distributions():
         if name not in installed:

@@ -28,6 +28,7 @@ from msprobe_core.write import writers
 from msprobe_core.write.tailbuild import finish_removals
 
 from .conftest import corpora_dir, no_corpora_reason
+from .waiting import BOUND, process_gone, wait_until
 
 pytestmark = [
     pytest.mark.skipif(dumpscan.Scanner is None, reason="the C scanner is not built here"),
@@ -252,16 +253,23 @@ def test_side_files_never_hold_more_than_two_rounds(tmp_path: Path, workers_star
 
 # --- the real command, signalled while its worker runs ---------------------------------------------------------
 
-def _worker_seen(proc: Any, out: Path, timeout: float = 120) -> bool:
+def _worker_seen(proc: Any, out: Path) -> bool:
     """Wait until the run's chunk worker has made its side directory (``False``: the run ended first)."""
-    import time
+    wait_until(lambda: proc.poll() is not None or list(out.glob(".msprobe-*.chunks")), poll=0.002)
+    return bool(list(out.glob(".msprobe-*.chunks")))
 
-    deadline = time.time() + timeout
-    while time.time() < deadline and proc.poll() is None:
-        if list(out.glob(".msprobe-*.chunks")):
-            return True
-        time.sleep(0.002)
-    return False
+
+def _only_child(proc: Any) -> str:
+    """The pid of the run's one child (its chunk worker) once it shows, "" if the run ended first."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    found: list[str] = []
+
+    def seen() -> bool:
+        found[:] = [children.read_text().strip() if children.exists() else ""]
+        return bool(found[0]) or proc.poll() is not None
+
+    wait_until(seen, poll=0)
+    return found[0]
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +291,7 @@ def test_a_signal_while_the_worker_runs_leaves_nothing(big_pair: list[str], tmp_
         proc.kill()
         pytest.fail(f"no chunk worker started: {proc.communicate()}")
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=600)
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert not (list(out.iterdir()) if out.is_dir() else []), "a result or side file was left"
@@ -294,14 +302,14 @@ def test_a_worker_killed_from_outside_changes_nothing_but_the_time(big_pair: lis
 
     env = {**os.environ, chunking.ENV_CHUNK_ROWS: "1000"}
     alone = _spawn([*big_pair, "-o", str(tmp_path / "alone")], env={**env, chunkworker.ENV_NO_CHUNK_WORKER: "1"})
-    assert alone.wait(timeout=300) == 0
+    assert alone.wait(timeout=600) == 0
     out = tmp_path / "killed"
     proc = _spawn([*big_pair, "-o", str(out)], env=env)
     assert _worker_seen(proc, out), proc.communicate()
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     for pid in children.read_text().split() if children.exists() else []:
         os.kill(int(pid), 9)  # the chunk worker (the target's indexing child has ended by now)
-    _, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
 
     def files(root: Path) -> dict[str, bytes]:
@@ -313,8 +321,6 @@ def test_a_worker_killed_from_outside_changes_nothing_but_the_time(big_pair: lis
 def test_a_run_killed_outright_leaves_its_side_files_to_a_later_runs_sweep(big_pair: list[str], tmp_path: Path) -> None:
     """SIGKILL cannot be handled: the side directory stays, locked while the run (or its worker) lives, and a
     later run's sweep removes it once nothing holds it."""
-    import time
-
     from msprobe_core.files.leftovers import sweep_stale
 
     from .test_hostile_inputs import _spawn
@@ -323,13 +329,14 @@ def test_a_run_killed_outright_leaves_its_side_files_to_a_later_runs_sweep(big_p
     proc = _spawn([*big_pair, "-o", str(out)], env={**os.environ, chunking.ENV_CHUNK_ROWS: "1000"})
     assert _worker_seen(proc, out), proc.communicate()
     (side,) = out.glob(".msprobe-*.chunks")
+    worker = _only_child(proc)
+    assert worker and " " not in worker, worker
     assert side not in sweep_stale(out, older_than=0) and side.is_dir()  # in use: left alone
     proc.kill()
-    proc.communicate(timeout=60)
-    deadline = time.time() + 60
-    while side.exists() and time.time() < deadline:  # the orphaned worker stops when it finds the run gone
-        sweep_stale(out, older_than=0)
-        time.sleep(0.05)
+    proc.communicate()
+    # the orphaned worker stops when it finds the run gone (however long its round takes on this machine)
+    assert wait_until(lambda: process_gone(int(worker)), poll=0.05), f"the orphaned worker {worker} never ended"
+    assert side in sweep_stale(out, older_than=0)  # nothing holds it now: the sweep removes it
     assert not side.exists()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
 
@@ -365,7 +372,7 @@ def test_a_worker_blocked_in_io_is_replaced_and_changes_nothing(tmp_path: Path, 
     monkeypatch.setattr(chunkworker, "_build_share", blocking)
     monkeypatch.setenv("MSPROBE_CHUNK_WORKER_STALL_S", "0.5")
     previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(90)  # without the stall limit the run would wait forever: fail instead
+    signal.alarm(int(BOUND))  # without the stall limit the run would wait forever: fail instead
     try:
         shared = _run(target, golden, tmp_path / "with_worker", capsys)
     finally:
@@ -380,25 +387,21 @@ def test_a_stopped_worker_is_replaced_after_the_stall_limit(big_pair: list[str],
     share itself and says so in one line; the files are those of a run without the worker."""
     import signal
     import subprocess
-    import time
 
     from .test_hostile_inputs import _spawn
 
     env = {**os.environ, chunking.ENV_CHUNK_ROWS: "1000"}
     alone = _spawn([*big_pair, "-o", str(tmp_path / "alone")], env={**env, chunkworker.ENV_NO_CHUNK_WORKER: "1"})
-    alone_out, _ = alone.communicate(timeout=300)
+    alone_out, _ = alone.communicate(timeout=600)
     assert alone.returncode == 0
     out = tmp_path / "stopped"
     proc = _spawn([*big_pair, "-o", str(out)], env={**env, "MSPROBE_CHUNK_WORKER_STALL_S": "1"})
     assert _worker_seen(proc, out), proc.communicate()
-    children, worker = Path(f"/proc/{proc.pid}/task/{proc.pid}/children"), ""
-    deadline = time.time() + 60
-    while not worker and proc.poll() is None and time.time() < deadline:  # the fork follows the side directory
-        worker = children.read_text().strip() if children.exists() else ""
+    worker = _only_child(proc)  # the fork follows the side directory
     assert worker and " " not in worker, worker
     os.kill(int(worker), signal.SIGSTOP)
     try:
-        stdout, stderr = proc.communicate(timeout=150)
+        stdout, stderr = proc.communicate(timeout=600)
     except subprocess.TimeoutExpired:
         proc.kill()
         os.kill(int(worker), signal.SIGKILL)

@@ -240,7 +240,7 @@ def _committed(pages: list[Path]) -> list[Path]:
     """The pages git tracks (a page another developer is still writing is left alone); all of them without git."""
     try:
         proc = subprocess.run(["git", "ls-files", "--", *map(str, pages)], cwd=REPO, capture_output=True, text=True,
-                              timeout=60)
+                              timeout=600)
     except OSError:
         return pages
     if proc.returncode != 0:

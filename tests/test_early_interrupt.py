@@ -58,7 +58,7 @@ def test_ctrl_c_in_the_first_150_ms(pair: list[str], tmp_path: Path, how: str) -
             said += chunk
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
-        _, rest = proc.communicate(timeout=120)
+        _, rest = proc.communicate(timeout=600)
         err = [line for line in (said + rest).decode(errors="replace").splitlines()
                if not line.startswith("import time:") and line.strip()]
         outcomes.append((round(delay * 1000), proc.returncode, err))
@@ -66,3 +66,79 @@ def test_ctrl_c_in_the_first_150_ms(pair: list[str], tmp_path: Path, how: str) -
     bad = [(ms, code, err) for ms, code, err in outcomes
            if code != 130 or len(err) != 1 or "Traceback" in "\n".join(err) or "interrupted (Ctrl-C)" not in err[0]]
     assert not bad, bad
+
+
+#: run in a child python: the real command line, with a Ctrl-C that lands inside a weak reference's callback
+#: (where Python only reports an exception: importlib drops its module locks through such callbacks) while the
+#: run imports its plugins
+_CTRL_C_IN_A_CALLBACK = """
+import signal, sys, weakref
+from msprobe_core import entry
+
+class Finder:  # asked first about every import; answers nothing
+    struck = False
+
+    def find_spec(self, name, path=None, target=None):
+        if not Finder.struck and signal.getsignal(signal.SIGINT) is not entry._interrupted_while_starting:
+            Finder.struck = True  # the CLI is loaded: the run's own imports now
+
+            def callback(ref):
+                signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the callback
+                return None
+
+            class Dropped:
+                pass
+
+            dropped = Dropped()
+            ref = weakref.ref(dropped, callback)
+            del dropped
+        return None
+
+sys.meta_path.insert(0, Finder())
+sys.argv = ["msprobe", *sys.argv[1:]]
+entry.run()
+"""
+
+
+def test_a_ctrl_c_inside_a_callback_is_not_swallowed(pair: list[str], tmp_path: Path) -> None:
+    """A Ctrl-C whose ``KeyboardInterrupt`` Python drops (raised inside a weak reference's callback while modules
+    load) still stops the run: exit 130, one line, no result written."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_IN_A_CALLBACK, "compare", *pair, "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert len(err) == 1 and "interrupted (Ctrl-C)" in err[0], err
+    assert not (list(out.rglob("*.csv")) if out.exists() else [])
+
+
+#: as above, but the ``KeyboardInterrupt`` is caught and dropped by code the run calls (a plugin's ``except
+#: BaseException: pass``): nothing can raise it again there
+_CTRL_C_CAUGHT_BY_A_PLUGIN = _CTRL_C_IN_A_CALLBACK.replace('''            def callback(ref):
+                signal.raise_signal(signal.SIGINT)  # its handler runs here, inside the callback
+                return None
+
+            class Dropped:
+                pass
+
+            dropped = Dropped()
+            ref = weakref.ref(dropped, callback)
+            del dropped
+''', '''            try:
+                signal.raise_signal(signal.SIGINT)
+                print("never here")
+            except BaseException:
+                pass
+''')
+
+
+def test_a_ctrl_c_that_code_drops_still_ends_the_run_with_130(pair: list[str], tmp_path: Path) -> None:
+    """A Ctrl-C that code the run calls catches and drops: the run ends as it would have, but exits 130 and says
+    it was interrupted, never 0 as if the user had not asked it to stop."""
+    assert "except BaseException" in _CTRL_C_CAUGHT_BY_A_PLUGIN
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_CAUGHT_BY_A_PLUGIN, "compare", *pair, "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert err and "interrupted (Ctrl-C)" in err[-1] and "Traceback" not in proc.stderr, err

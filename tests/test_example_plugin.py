@@ -46,7 +46,7 @@ def test_its_options_are_shown_by_compare_help_and_in_the_python_signature(run_c
               "sig = inspect.signature(msprobe_core.compare)\n"
               "print(sig.parameters['mean_abs_err'].default, sig.parameters['rename_target'].kind.name)\n"
               "print('Options from msprobe-example-plugin:' in msprobe_core.compare.__doc__)\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "KEYWORD_ONLY", "True"]
 
@@ -184,7 +184,7 @@ def test_regex_rename_mapper_from_python(tmp_path):
         "    error = str(exc)\n"
         "print(json.dumps([list(plain['Bench Name']), list(renamed['Bench Name']), list(listed['Bench Name']), error]))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script, str(t), str(g)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script, str(t), str(g)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     plain, renamed, listed, error = json.loads(proc.stdout.strip().splitlines()[-1])
     assert plain == ["N/A", "N/A"]

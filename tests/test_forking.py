@@ -63,11 +63,11 @@ def test_a_failing_child_leaves_the_work_to_the_parent(tmp_path: Path, split_alw
     expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
     real_run = forking.run_in_child
 
-    def run_blocked(work):  # the child fails (as on a full disk) before writing anything
+    def run_blocked(work, *args):  # the child fails (as on a full disk) before writing anything
         def failing() -> None:
             raise OSError("no room")
 
-        return real_run(failing)
+        return real_run(failing, *args)
 
     forking.run_in_child = run_blocked
     try:
@@ -166,3 +166,78 @@ def test_a_stop_signal_during_the_fork_is_raised_after_it_and_the_child_killed(t
     time.sleep(0.8)
     assert not marker.exists()
     assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # nothing is left held
+
+
+def _stop_myself() -> None:
+    """A child's work that stops its own process, as ``kill -STOP`` from outside would."""
+    import signal
+
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def test_a_stopped_child_is_given_up_after_the_stall_limit(monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """Waiting for a child's exit (the tail child, the CSV writer's child): a child stopped for good is killed
+    after the stall limit, counts as failed, and one warning line names it; the wait does not last forever."""
+    monkeypatch.setenv(forking.ENV_STALL_S, "0.5")
+    child = forking.spawn(_stop_myself, "child under test")
+    with caplog.at_level("WARNING", logger="msprobe"):
+        assert not child.wait()
+    assert child.reaped
+    with pytest.raises(ChildProcessError):  # reaped: nothing left behind
+        os.waitpid(child.pid, os.WNOHANG)
+    said = [r.getMessage() for r in caplog.records if "made no progress" in r.getMessage()]
+    assert said == [f"The child under test (pid {child.pid}) made no progress for 0.5 s; it was stopped and "
+                    "this process does its share itself."]
+
+
+def test_a_stalled_child_is_given_up_while_its_pipe_is_read(monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """Reading a child's answers (the pair-load child, the chunk worker): the same watch, through the pipe."""
+    monkeypatch.setenv(forking.ENV_STALL_S, "0.5")
+    read_fd, write_fd = os.pipe()
+
+    def work() -> None:
+        os.write(write_fd, b"first")
+        _stop_myself()
+        os.write(write_fd, b"never")
+
+    child = forking.spawn(work, "child under test")
+    os.close(write_fd)
+    with forking.pipe_reader(read_fd, child.watch()) as pipe, caplog.at_level("WARNING", logger="msprobe"):
+        assert pipe.read(5) == b"first"
+        with pytest.raises(forking.Stalled):
+            pipe.read(5)
+        child.give_up(0.5)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
+    assert len([r for r in caplog.records if "made no progress" in r.getMessage()]) == 1
+
+
+def test_a_working_child_is_waited_for_past_the_stall_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that works (spends CPU time) for longer than the stall limit is waited for, not given up."""
+    import time
+
+    monkeypatch.setenv(forking.ENV_STALL_S, "1")
+
+    def busy() -> None:  # three stall limits of CPU time: however long that takes on this machine
+        while time.process_time() < 3:
+            pass
+
+    assert forking.spawn(busy).wait()
+
+
+def test_the_stall_limit_setting() -> None:
+    """The setting (or its first name) where given, else a minute or twice this process's own share."""
+    env = dict(os.environ)
+    try:
+        for name in (forking.ENV_STALL_S, forking.ENV_STALL_S_FORMER):
+            os.environ.pop(name, None)
+        assert forking.stall_limit(1.0) == 60 and forking.stall_limit(100.0) == 200
+        os.environ[forking.ENV_STALL_S_FORMER] = "3"
+        assert forking.stall_limit(100.0) == 3
+        os.environ[forking.ENV_STALL_S] = "0.25"
+        assert forking.stall_limit(100.0) == 0.25
+    finally:
+        os.environ.clear()
+        os.environ.update(env)

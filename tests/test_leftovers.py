@@ -56,7 +56,7 @@ def _compare(out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "msprobe_core", "compare", "-tp", str(EXAMPLE / "target" / "step0"),
          "-gp", str(EXAMPLE / "golden" / "step0"), "-o", str(out)],
-        capture_output=True, text=True, timeout=300)
+        capture_output=True, text=True, timeout=600)
 
 
 def test_a_compare_leaves_the_users_look_alike_files_alone(tmp_path: Path) -> None:

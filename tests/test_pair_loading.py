@@ -384,3 +384,54 @@ def test_renumber_backward_returns_the_keys_when_nothing_changes() -> None:
     table.apis = table.apis[:1]
     same = keys[:1]
     assert renumber_backward(table, same) is same
+
+
+@pytest.fixture(scope="module")
+def big_pair(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A pair whose target (about 20 MB) is loaded by a forked child (above ``pairload.MIN_FORK_BYTES``)."""
+    from .test_hostile_inputs import _big_stats_pair
+
+    pair = _big_stats_pair(tmp_path_factory.mktemp("big"), 40_000)
+    assert Path(pair[1]).stat().st_size > pairload.MIN_FORK_BYTES
+    return pair
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or not hasattr(os, "fork"), reason="needs Linux /proc")
+def test_a_stopped_pair_load_child_is_given_up_after_the_stall_limit(big_pair: list[str], tmp_path: Path) -> None:
+    """The real command's child loading the target gets SIGSTOP: after the stall limit (1 s here) the run kills
+    it, loads the target itself and says so in one warning line; the files are those of a serial load."""
+    import re
+    import signal
+    import subprocess
+
+    from .test_hostile_inputs import _spawn
+
+    env = {**os.environ, "MSPROBE_NO_CHUNK_WORKER": "1", "MSPROBE_NO_FORK": ""}  # the first child: the load's
+    serial = _spawn([*big_pair, "-o", str(tmp_path / "serial")], env={**env, pairload.ENV_SERIAL: "1"})
+    assert serial.communicate(timeout=600)[0] is not None and serial.returncode == 0
+    out = tmp_path / "stopped"
+    proc = _spawn([*big_pair, "-o", str(out)], env={**env, "MSPROBE_CHILD_STALL_S": "1"})
+    children, child = Path(f"/proc/{proc.pid}/task/{proc.pid}/children"), ""
+    while not child and proc.poll() is None:  # the run forks its load's child while it is starting
+        child = children.read_text().strip() if children.exists() else ""
+    assert child and " " not in child, (child, proc.communicate())
+    os.kill(int(child), signal.SIGSTOP)
+    try:
+        stdout, stderr = proc.communicate(timeout=600)  # without the watch: forever
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        os.kill(int(child), signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the run waited for its stopped pair-load child")
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and not stderr.strip(), stderr
+    said = [line for line in stdout.splitlines() if "made no progress" in line]
+    assert len(said) == 1 and "[WARNING]" in said[0], said
+    assert f"child loading the target dump (pid {child}) made no progress for 1 s" in said[0], said
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(child), 0)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
+
+    assert files(out) == files(tmp_path / "serial")

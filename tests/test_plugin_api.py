@@ -149,7 +149,7 @@ def test_registering_a_plugin_loads_none_of_the_stages():
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('numpy', 'pandas', 'click', 'pydantic', 'yaml', 'openpyxl') or m.startswith('msprobe_core.'))))")
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                                       timeout=120).stdout)
+                                       timeout=600).stdout)
     heavy = [m for m in loaded if not m.startswith("msprobe_core.")]
     stages = [m for m in loaded if m.startswith("msprobe_core.") and m.split(".")[1] in ("load", "match", "metrics", "verdicts", "write", "pipeline",
                                                        "run", "report", "text")]

@@ -44,7 +44,7 @@ def test_msprobe_itself_imports_neither_pytest_nor_the_helper(tmp_path):
     script = ("import sys\nfrom msprobe_core.entry import run\nsys.argv = ['msprobe', 'plugins', '--json']\n"
               "try:\n    run()\nexcept SystemExit:\n    pass\n"
               "print('pytest' in sys.modules, 'msprobe_core.testing' in sys.modules, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.stderr.split()[-2:] == ["False", "False"], proc.stderr
 
 
@@ -73,7 +73,7 @@ def test_an_msprobe_process_the_test_starts_loads_the_same_plugins(msprobe_teste
     assert os.environ[DISTRIBUTIONS_ENV] == "msprobe-pytorch,msprobe-mindspore"
     assert os.environ[LOAD_ENV] == "msprobe_example.plugin"
     proc = subprocess.run([sys.executable, "-m", "msprobe_core", "plugins", "--json"], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=300)
+                          text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     loaded = sorted(p["name"] for p in json.loads(proc.stdout) if p["loaded"])
     assert loaded == sorted(["msprobe_core.builtin", *FRAMEWORK_PLUGINS, "msprobe_example.plugin"])

@@ -230,7 +230,10 @@ def test_100k_rows_load_and_scroll(browser, tmp_path):
     with browser.open(out) as loaded:
         page = loaded.page
         page.evaluate("document.getElementById('table-wrap').scrollTop = 1e9")
-        page.wait_for_timeout(200)
+        # the rows at the end are drawn once the scroll is handled: wait for them, not for a while
+        from playwright.sync_api import expect
+
+        expect(page.locator("#grid tbody tr.r").last).to_have_text(re.compile(r"^99999"), timeout=600_000)
         last = page.locator("#grid tbody tr.r").last.inner_text()
         assert last.startswith("99999")
         screenshot(page, "report_100k.png")

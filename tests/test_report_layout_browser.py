@@ -92,12 +92,12 @@ def test_show_in_table_brings_the_verdict_and_message_into_view(browser, reports
         # scrolled to the far left or right, the name and the verdict stay where they are
         name_x = _box(page, "#grid tr.hl td.pl >> nth=-1")["x"]
         page.evaluate("document.getElementById('table-wrap').scrollLeft = 1e9")
-        page.wait_for_timeout(100)
+        _scroll_handled(page)
         assert abs(_box(page, "#grid tr.hl td.pl >> nth=-1")["x"] - name_x) < 1
         verdict = _box(page, "#grid tr.hl td.pr")
         assert verdict["x"] + verdict["width"] <= right + 1
         page.evaluate("document.getElementById('table-wrap').scrollLeft = 0")
-        page.wait_for_timeout(100)
+        _scroll_handled(page)
         verdict = _box(page, "#grid tr.hl td.pr")
         assert verdict["x"] + verdict["width"] <= right + 1 and verdict["x"] >= wrap["x"]
         screenshot(page, f"layout_show_in_table_{width}.png")
@@ -156,3 +156,9 @@ def test_the_first_divergence_box_says_where_and_a_cut_reason_ends_at_a_word(bro
             if text.endswith("…"):
                 shown = text[:-1].split()
                 assert whole.split()[:len(shown)] == shown, (text, whole)  # cut after a whole word
+
+
+def _scroll_handled(page) -> None:
+    """Until the page has handled a scroll and drawn it: two animation frames (scroll events come before the
+    next frame), however long they take on this machine."""
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")

@@ -17,7 +17,7 @@ def _imported(*args: str) -> set[str]:
     """Top-level modules imported by ``python -m msprobe_core ARGS`` (from ``-X importtime``)."""
     env = dict(os.environ, MSPROBE_NO_PROGRESS="1")
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "msprobe_core", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = set()
     for line in proc.stderr.splitlines():

@@ -43,12 +43,12 @@ def _run(args: list[str], how: str) -> tuple[int, str]:
         proc = subprocess.run([*_msprobe(), *args], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL if 1 in fds else subprocess.PIPE,
                               stderr=subprocess.DEVNULL if 2 in fds else subprocess.PIPE,
-                              preexec_fn=_closer(*fds), timeout=300)
+                              preexec_fn=_closer(*fds), timeout=600)
     elif how == "head -c1":  # `msprobe ... | head -c1`: the reader takes one byte and exits
         reader = subprocess.Popen(["head", "-c1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
         try:
             proc = subprocess.run([*_msprobe(), *args], stdin=subprocess.DEVNULL, stdout=reader.stdin,
-                                  stderr=subprocess.PIPE, timeout=300)
+                                  stderr=subprocess.PIPE, timeout=600)
         finally:
             reader.stdin.close()
             reader.wait(60)
@@ -59,7 +59,7 @@ def _run(args: list[str], how: str) -> tuple[int, str]:
         try:
             proc = subprocess.run([*_msprobe(), *args], stdin=subprocess.DEVNULL,
                                   stdout=write if which in ("stdout", "both") else subprocess.PIPE,
-                                  stderr=write if which in ("stderr", "both") else subprocess.PIPE, timeout=300)
+                                  stderr=write if which in ("stderr", "both") else subprocess.PIPE, timeout=600)
         finally:
             os.close(write)
     left = (proc.stdout or b"") + (proc.stderr or b"")
@@ -74,7 +74,7 @@ def reference(tmp_path_factory) -> tuple[Path, bytes]:
     """The inputs, and the result file of a run with ordinary streams."""
     tmp = tmp_path_factory.mktemp("streams")
     proc = subprocess.run([*_msprobe(), "compare", *_pair(tmp), "-o", str(tmp / "ref")], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=600)
     assert proc.returncode == 0 and "Compare summary" in proc.stdout, proc.stderr
     (result,) = (tmp / "ref").glob("compare_result_*.csv")
     return tmp, result.read_bytes()

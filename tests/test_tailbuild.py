@@ -120,11 +120,11 @@ def test_a_failing_child_leaves_its_rows_to_this_process(tmp_path: Path, monkeyp
     assert not split_always
     real_spawn = forking.spawn
 
-    def failing_spawn(work):
+    def failing_spawn(work, *args):
         def fail() -> None:  # as a child killed or out of memory before it wrote anything useful
             raise MemoryError
 
-        return real_spawn(fail)
+        return real_spawn(fail, *args)
 
     monkeypatch.setattr(forking, "spawn", failing_spawn)
     assert _run(case, tmp_path / "split", {}) == alone
@@ -137,13 +137,13 @@ def test_a_failing_build_stops_the_child_and_leaves_no_side_file(tmp_path: Path,
     pids: list[int] = []
     real_spawn = forking.spawn
 
-    def slow_spawn(work):
+    def slow_spawn(work, *args):
         def slow() -> None:
             import time
 
             time.sleep(60)
 
-        child = real_spawn(slow)
+        child = real_spawn(slow, *args)
         pids.append(child.pid)
         return child
 

@@ -42,7 +42,7 @@ def _compare(tmp: Path, target: Path, golden: Path, *extra: str) -> tuple[subpro
     out = tmp / "out"
     proc = subprocess.run([sys.executable, "-m", "msprobe_core", "compare", "-tp", str(target), "-gp", str(golden),
                            "-o", str(out), "--json-summary", str(tmp / "s.json"), *extra],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=600)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     return proc, json.loads((tmp / "s.json").read_text())
 
@@ -97,7 +97,7 @@ def test_report_and_msprobe_report_count_unread_rows(tmp_path: Path) -> None:
     assert '"not_compared":2' in page.read_text(encoding="utf-8").replace(" ", "")
     again = subprocess.run([sys.executable, "-m", "msprobe_core", "report", str(tmp_path / "out"), "-o",
                             str(tmp_path / "again.html"), "--json-summary", str(tmp_path / "again.json")],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again.json").read_text())["not_compared"] == 2
 

@@ -477,6 +477,6 @@ def test_libreoffice_opens_it(tmp_path):
     rows = [["name", "x", "ok"], ["a&b", 0.1, True], ["日本", 2.5, False]]
     path = _write(tmp_path / "lo.xlsx", rows, styles=[3, 1, 2])
     subprocess.run(["soffice", "--headless", "--convert-to", "csv", "--outdir", str(tmp_path), str(path)],
-                   check=True, capture_output=True, timeout=180)
+                   check=True, capture_output=True, timeout=600)
     text = (tmp_path / "lo.csv").read_text(encoding="utf-8", errors="replace")
     assert "a&b" in text and "0.1" in text and "2.5" in text

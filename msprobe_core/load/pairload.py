@@ -6,7 +6,8 @@ this process loads the golden; the child sends the table back in the compact wir
 form of :mod:`msprobe_core.load.tablewire` through a pipe.
 
 The child is only an accelerator: whenever it fails, for whatever reason (an
-input error, no memory, a table the wire form cannot carry, a killed child), the
+input error, no memory, a table the wire form cannot carry, a killed child, a child
+that makes no progress for the stall limit of :mod:`msprobe_core.workers.forking`), the
 target is loaded here again, so every error reaches the user exactly as a
 serial load reports it, and the target's error still comes before the golden's.
 Small files, platforms without ``fork``, processes with other threads and
@@ -34,6 +35,8 @@ MIN_FORK_BYTES = 8 * 1024 * 1024
 ENV_SERIAL = "MSPROBE_SERIAL_LOAD"
 _END = "end"  # name of the last message of the child
 _WHOLE = "whole"  # name of the message carrying a whole loaded object (a table that pickles compactly)
+#: the child, as the warning of a stalled one names it
+ROLE = "child loading the target dump"
 
 
 def _file_size(path: Path) -> int:
@@ -110,7 +113,7 @@ class _Child:
             _send(work(), write_fd)
 
         try:
-            child = forking.spawn(in_child)  # a stop signal during the fork is raised here, the child killed
+            child = forking.spawn(in_child, ROLE)  # a stop signal during the fork is raised here, the child killed
         except BaseException:
             os.close(read_fd)
             raise
@@ -129,7 +132,7 @@ class _Child:
         builder = TableBuilder(like)
         whole = None
         complete = False
-        with os.fdopen(self.fd, "rb", closefd=True) as pipe:
+        with forking.pipe_reader(self.fd, self.child.watch()) as pipe:
             self.fd = -1
             try:
                 while True:
@@ -142,6 +145,9 @@ class _Child:
                     else:
                         builder.add(name, part)
                     del part
+            except forking.Stalled as stalled:  # stopped, or stuck in I/O: this process loads the target
+                self.child.give_up(stalled.limit)
+                return None
             except Exception:  # noqa: BLE001 - nothing, a damaged message or a part that does not rebuild
                 complete = False
         if not self.child.wait() or not complete:

@@ -14,8 +14,8 @@ one round ahead, so side files never hold more than about a round's rows, whatev
 The child is only an accelerator (:mod:`msprobe_core.workers.forking`): when it fails in any way (a hash
 collision, a changed dump, no memory, killed), this process builds the rest itself, so the files, the
 summary and the console are what one process gives, byte for byte. A child that makes no progress (stopped,
-or stuck in I/O) is killed after a while (:func:`stall_limit`) and its share built here too, with one line
-saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
+or stuck in I/O) is killed after a while (the stall limit every forked child is watched by:
+:func:`msprobe_core.workers.forking.stall_limit`) and its share built here too, with one line saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
 forking is not allowed.
 """
 
@@ -25,8 +25,6 @@ import contextlib
 import logging
 import os
 import pickle
-import select
-import signal
 import struct
 import time
 import warnings
@@ -44,30 +42,9 @@ MIN_ROWS = forking.MIN_SPLIT_ROWS
 ROUND_ROWS = 1 << 20
 #: set to any non-empty value to build every chunk in this process
 ENV_NO_CHUNK_WORKER = "MSPROBE_NO_CHUNK_WORKER"
-#: seconds without progress (no chunk built) after which the worker counts as wedged; see :func:`stall_limit`
-STALL_S = 60.0
-#: set to a number of seconds to use that stall limit instead (tests make it short)
-ENV_STALL_S = "MSPROBE_CHUNK_WORKER_STALL_S"
 _LENGTH = struct.Struct("<Q")
-#: the child's "one more chunk built" (a message of length 0): the parent's sign of progress
+#: the child's "one more chunk built" (a message of length 0): a sign of progress as its CPU time is
 _BEAT = _LENGTH.pack(0)
-
-
-def stall_limit(own_half_s: float) -> float:
-    """How long the worker may go without building a chunk: :data:`ENV_STALL_S` when set, else the larger of
-    :data:`STALL_S` and twice the time this process took for its own half of the round (a slow disk or huge
-    tensors make every chunk slow, here too)."""
-    try:
-        configured = float(os.environ.get(ENV_STALL_S) or "nan")
-    except ValueError:
-        configured = float("nan")
-    if configured > 0:
-        return configured
-    return max(STALL_S, 2 * own_half_s)
-
-
-class _Stalled(Exception):
-    """The worker made no progress within the stall limit."""
 
 
 class ShareDeclined(Exception):
@@ -148,21 +125,21 @@ class ChunkWorker:
         self.side, self._lock = make_side_dir(place)  # marked as ours: only then may a later sweep remove it
         self.child = forking.Child(None)
         self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
+        self._pipe: Any = None  # the watched reader of ``_answers`` once the child runs (forking.pipe_reader)
         self._since = time.monotonic()  # when this process began its half of the current round
 
     def next_result(self) -> WorkerResult | None:
         """The child's result of its next round (``None`` when it failed or stalled: build the rest here)."""
-        limit = stall_limit(time.monotonic() - self._since)
+        if self._pipe is None:
+            self._pipe = forking.pipe_reader(self._answers, self.child.watch())
+        self._pipe.raw.watch = self.child.watch(time.monotonic() - self._since)
         try:
-            head = self._read(_LENGTH.size, limit)
+            head = self._read(_LENGTH.size)
             while head == _BEAT:  # a chunk built: it is making progress
-                head = self._read(_LENGTH.size, limit)
-            data = self._read(_LENGTH.unpack(head)[0], limit) if head is not None else None
-        except _Stalled:
-            logging.getLogger("msprobe").warning(
-                "The chunk worker (pid %s) made no progress for %g s; it was stopped and this process builds "
-                "its share itself.", self.child.pid, limit)
-            self._abandon()
+                head = self._read(_LENGTH.size)
+            data = self._read(_LENGTH.unpack(head)[0]) if head is not None else None
+        except forking.Stalled as stalled:
+            self.child.give_up(stalled.limit)
             data = None
         result = None
         if data is not None:
@@ -191,6 +168,9 @@ class ChunkWorker:
         from ..write.tailbuild import remove_later
 
         self.child.kill()
+        if self._pipe is not None:
+            self._pipe.close()  # closes ``_answers``
+            self._answers = -1
         for fd in (self._answers, self._acks, self._lock):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -198,40 +178,13 @@ class ChunkWorker:
         self._answers = self._acks = self._lock = -1
         remove_later(self.side)
 
-    def _abandon(self) -> None:
-        """Kill a wedged child without waiting long for it: one stuck in uninterruptible I/O dies only when the
-        I/O ends, and the run must not wait for that (it is reaped at exit, or by init)."""
-        child = self.child
-        if child.pid is None or child.reaped:
-            return
-        with contextlib.suppress(OSError):
-            os.kill(child.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 2
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(child.pid, os.WNOHANG)[0]:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.01)
-        child.reaped, child.succeeded = True, False
-
-    def _read(self, n: int, limit: float) -> bytes | None:
-        """``n`` bytes of the child's answers; raises :class:`_Stalled` after ``limit`` seconds without a byte."""
-        data = bytearray()
-        poller = select.poll()
-        poller.register(self._answers, select.POLLIN)
+    def _read(self, n: int) -> bytes | None:
+        """``n`` bytes of the child's answers (``None``: it ended or failed); raises ``forking.Stalled``."""
         try:
-            while len(data) < n:
-                if not poller.poll(limit * 1000):
-                    raise _Stalled
-                chunk = os.read(self._answers, min(n - len(data), 1 << 20))
-                if not chunk:
-                    return None
-                data += chunk
+            data = self._pipe.read(n)
         except OSError:
             return None
-        return bytes(data)
+        return data if len(data) == n else None
 
 
 def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round], build: Callable[..., Any],
@@ -272,7 +225,7 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
                 answers.flush()
 
     try:
-        worker.child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
+        worker.child = forking.spawn(work, "chunk worker")  # a stop signal during the fork is raised here, the child killed
     finally:
         os.close(answers_w)
         os.close(acks_r)

@@ -65,6 +65,10 @@ def _run_on_executor(jobs: list[CompareJob], options: CompareOptions, run: RunCo
     from .parallel import run_parallel, wants_parallel
 
     with executor_for(options, run.host) as executor:
+        if not executor.shares_working_directory:  # its workers: another directory, maybe another machine
+            from .shipping import absolute_paths
+
+            jobs, options = absolute_paths(jobs), absolute_paths(options)
         if wants_parallel(jobs, executor):
             stage("compare", f"{len(jobs)} pairs side by side")
             outcomes = run_parallel(jobs, options, run, executor)

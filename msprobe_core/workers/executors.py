@@ -54,6 +54,10 @@ class Executor(ABC):
     name: str = ""
     #: Tensor stage: below this many bytes it computes in the calling process.
     inline_bytes: int = 0
+    #: Whether its tasks run where a relative path means what it means here (this process, or processes
+    #: started from it); when not, every path of the run is made absolute before work is shipped
+    #: (:mod:`msprobe_core.run.shipping`).
+    shares_working_directory: bool = True
 
     @abstractmethod
     def parallelism(self) -> int:

@@ -5,24 +5,39 @@ one core; on a machine with a second core a forked child can take half of such
 work. The child is only ever an accelerator: the caller checks whether it
 succeeded and otherwise does the work itself, so no error, memory shortage or
 killed child changes what the user gets.
+
+Every child is watched the same way while this process waits for it (:class:`Watch`: its exit with
+:meth:`Child.wait`, its answers through a pipe with :func:`pipe_reader`): a child that makes no progress (no
+CPU time spent, no byte sent) for :func:`stall_limit` seconds is stopped or stuck in I/O; it is killed, this
+process does its share itself and says so in one warning line (:meth:`Child.give_up`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
+import logging
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: set to any non-empty value to never fork (everything then runs in this process)
 ENV_NO_FORK = "MSPROBE_NO_FORK"
 #: below this many result rows, splitting the CSV spelling costs more than it saves
 MIN_SPLIT_ROWS = 100_000
+#: seconds a child may go without progress while this process waits for it; see :func:`stall_limit`
+STALL_S = 60.0
+#: set to a number of seconds to use that stall limit for every forked child instead (tests make it short)
+ENV_STALL_S = "MSPROBE_CHILD_STALL_S"
+#: the setting's first name, from when only the chunk worker was watched; still honoured
+ENV_STALL_S_FORMER = "MSPROBE_CHUNK_WORKER_STALL_S"
 
 
 def usable_cores() -> int:
@@ -54,18 +69,58 @@ def fork_worthwhile(rows: int) -> bool:
     return rows >= MIN_SPLIT_ROWS and fork_allowed()
 
 
+def stall_limit(own_s: float = 0.0) -> float:
+    """How long a child may go without progress while this process waits for it: :data:`ENV_STALL_S` (or
+    :data:`ENV_STALL_S_FORMER`) when set, else the larger of :data:`STALL_S` and twice the time this process
+    took for its own share of the work (``own_s``: a slow disk or huge tensors make everything slow, here too)."""
+    for name in (ENV_STALL_S, ENV_STALL_S_FORMER):
+        try:
+            configured = float(os.environ.get(name) or "nan")
+        except ValueError:
+            continue
+        if configured > 0:
+            return configured
+    return max(STALL_S, 2 * own_s)
+
+
+class Stalled(Exception):
+    """The child made no progress within the stall limit (``limit``: that limit, in seconds)."""
+
+    def __init__(self, limit: float) -> None:
+        super().__init__(f"no progress for {limit:g} s")
+        self.limit = limit
+
+
 @dataclass
 class Child:
-    """A forked child running one function (:func:`spawn`); ``succeeded`` is known once it was waited for."""
+    """A forked child running one function (:func:`spawn`); ``succeeded`` is known once it was waited for.
+
+    ``role`` names it in the warning a stalled child gives (:meth:`give_up`); ``started``: when it was forked.
+    """
 
     pid: int | None
     succeeded: bool = False
     reaped: bool = False
+    role: str = "forked child"
+    started: float = field(default_factory=time.monotonic)
 
-    def wait(self) -> bool:
-        """Wait for the child to end; True only when its work returned normally."""
+    def watch(self, own_s: float | None = None) -> Watch:
+        """A watch over this child from now on (``own_s``: this process's own share took that long; default:
+        the time since the fork)."""
+        return Watch(self, time.monotonic() - self.started if own_s is None else own_s)
+
+    def wait(self, own_s: float | None = None) -> bool:
+        """Wait for the child to end; True only when its work returned normally.
+
+        A child that makes no progress for the stall limit is given up (:meth:`give_up`: False).
+        """
         if self.pid is not None and not self.reaped:
-            _, status = os.waitpid(self.pid, 0)
+            watch = self.watch(own_s)
+            try:
+                status = watch.exit_status()
+            except Stalled as stalled:
+                self.give_up(stalled.limit)
+                return False
             self.reaped = True
             self.succeeded = os.waitstatus_to_exitcode(status) == 0
         return self.succeeded
@@ -80,6 +135,131 @@ class Child:
             os.waitpid(self.pid, 0)
         self.reaped = True
         self.succeeded = False
+
+    def give_up(self, limit: float) -> None:
+        """Say in one warning line that the child made no progress for ``limit`` seconds and that this process
+        does its share, and kill it without waiting long: one stuck in uninterruptible I/O dies only when the
+        I/O ends, and the run must not wait for that (it is reaped at exit, or by init)."""
+        if self.pid is None or self.reaped:
+            return
+        logging.getLogger("msprobe").warning(
+            "The %s (pid %s) made no progress for %g s; it was stopped and this process does its share itself.",
+            self.role, self.pid, limit)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.01)
+        self.reaped, self.succeeded = True, False
+
+
+class Watch:
+    """This process waiting for a child: progress is CPU time the child spends (where ``/proc`` tells it) or a
+    byte it sends; none for the stall limit (:attr:`limit`) raises :class:`Stalled`.
+
+    Where the child's CPU time cannot be read, a wait for its exit alone never stalls (nothing tells a stopped
+    child from a busy one), and a wait for its bytes counts only the bytes.
+    """
+
+    def __init__(self, child: Child, own_s: float = 0.0) -> None:
+        self.child = child
+        self.limit = stall_limit(own_s)
+        self.streamed = False  # bytes are a sign of progress: no CPU time read means no progress
+        self._mark = _cpu_time(child.pid)
+        self._last = time.monotonic()
+
+    def _tick(self) -> float:
+        """Seconds to wait for an event before looking at the child's CPU time again."""
+        return max(0.005, min(0.5, self.limit / 4, self.limit - (time.monotonic() - self._last)))
+
+    def check(self) -> None:
+        """Note the child's progress since the last look; raise :class:`Stalled` when there was none for the limit."""
+        mark = _cpu_time(self.child.pid)
+        now = time.monotonic()
+        if (mark is not None and mark != self._mark) or (mark is None and not self.streamed):
+            self._mark, self._last = mark, now
+        if now - self._last >= self.limit:
+            raise Stalled(self.limit)
+
+    def readable(self, fd: int) -> None:
+        """Wait until ``fd`` (the child's pipe) has bytes or is closed."""
+        self.streamed = True
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while not poller.poll(self._tick() * 1000):
+            self.check()
+        self._last = time.monotonic()
+
+    def exit_status(self) -> int:
+        """Wait until the child ends and reap it: its wait status."""
+        pid = self.child.pid
+        assert pid is not None
+        exited = _exit_fd(pid)
+        try:
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    return status
+                if exited is not None:
+                    select.select([exited], [], [], self._tick())
+                else:
+                    time.sleep(min(0.02, self._tick()))
+                self.check()
+        finally:
+            if exited is not None:
+                os.close(exited)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` ends (Linux's pidfd), else None (the wait polls)."""
+    try:
+        return os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return None
+
+
+def _cpu_time(pid: int | None) -> int | None:
+    """The CPU time ``pid`` has spent, in clock ticks (Linux ``/proc``); None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the line)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _ChildPipe(io.RawIOBase):
+    """The read end of a child's pipe, each read waiting under :attr:`watch` (raises :class:`Stalled`)."""
+
+    def __init__(self, fd: int, watch: Watch) -> None:
+        super().__init__()
+        self.fd = fd
+        self.watch = watch
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        self.watch.readable(self.fd)
+        return os.readv(self.fd, [buffer])
+
+    def close(self) -> None:
+        if not self.closed and self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        super().close()
+
+
+def pipe_reader(fd: int, watch: Watch) -> io.BufferedReader:
+    """A buffered reader of a child's pipe ``fd`` (it owns ``fd``): every wait for bytes is watched by ``watch``
+    (:class:`Stalled` out of a read; a new watch can be put in ``reader.raw.watch``)."""
+    return io.BufferedReader(_ChildPipe(fd, watch), 1 << 20)
 
 
 #: the signals the command line turns into an orderly stop (Ctrl-C, ``kill``, a closed terminal)
@@ -138,8 +318,10 @@ def release_signals(held: HeldSignals | None, deliver: bool = True) -> None:
             os.kill(os.getpid(), signum)
 
 
-def spawn(work: Callable[[], None]) -> Child:
+def spawn(work: Callable[[], None], role: str = "forked child") -> Child:
     """Run ``work()`` in a forked child and return at once; the caller must ``wait()`` or ``kill()`` it.
+
+    ``role`` names the child in the one line said when it stalls (:meth:`Child.give_up`).
 
     If the fork fails, nothing runs: the child's ``pid`` is None and ``wait()`` is False. A stopping signal
     that arrives during the fork is delivered once the child is known: the child is killed and reaped and
@@ -153,7 +335,7 @@ def spawn(work: Callable[[], None]) -> Child:
         pid = os.fork()
     except OSError:
         release_signals(held)
-        return Child(None)
+        return Child(None, role=role)
     if pid == 0:  # the child: run the work, never return into the caller's code
         code = 1
         try:
@@ -164,7 +346,7 @@ def spawn(work: Callable[[], None]) -> Child:
             pass
         finally:
             os._exit(code)
-    child = Child(pid)
+    child = Child(pid, role=role)
     try:
         release_signals(held)
     except BaseException:
@@ -174,14 +356,15 @@ def spawn(work: Callable[[], None]) -> Child:
 
 
 @contextlib.contextmanager
-def run_in_child(work: Callable[[], None]) -> Iterator[Child]:
+def run_in_child(work: Callable[[], None], role: str = "forked child") -> Iterator[Child]:
     """Run ``work()`` in a forked child while the ``with`` block runs here; wait for it on exit.
 
     ``child.succeeded`` is True only when ``work`` returned normally in the child. If
     the fork fails, nothing runs and ``succeeded`` stays False. If the block raises,
-    the child is killed (and reaped) before the exception goes on.
+    the child is killed (and reaped) before the exception goes on; one that stalls is given up
+    (:meth:`Child.wait`).
     """
-    child = spawn(work)
+    child = spawn(work, role)
     try:
         yield child
     except BaseException:

@@ -165,7 +165,7 @@ def start_tail(
                 lo = hi
 
     try:
-        child = forking.spawn(work)  # a stop signal during the fork is raised here, the child killed
+        child = forking.spawn(work, "child writing the result's last rows")  # a stop signal during the fork is raised here, the child killed
     except BaseException:
         side.unlink(missing_ok=True)
         raise

@@ -108,7 +108,7 @@ def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], 
             write_csv_rows(fh, None, columns, mid, stop)
 
     try:
-        with run_in_child(write_tail) as child:
+        with run_in_child(write_tail, "child writing the second half of a CSV file") as child:
             with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
                 write_csv_rows(fh, header, columns, start, mid)
         _append_rows(path, side if child.succeeded else None, columns, mid, stop)

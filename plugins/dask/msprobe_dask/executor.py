@@ -8,7 +8,8 @@ task through :func:`distributed.worker_client` (the task secedes from the worker
 thread pool while it waits), so the chunks of every rank spread over the whole
 cluster. Functions travel by reference: every worker needs msprobe-core and the
 same plugins installed, and sees the dumps (and the output directory) under the
-same paths as the client.
+same paths as the client; relative paths are made absolute on the client first
+(:mod:`msprobe_core.run.shipping`), as the worker's working directory is its own.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class DaskExecutor(Executor):
 
     name = "dask"
     inline_bytes = 0  # asked for a cluster: always distribute
+    shares_working_directory = False  # workers started elsewhere: every path goes out absolute
 
     def __init__(self, address: str | None = None, workers: int | None = None, client: Any = None) -> None:
         self.address = address
