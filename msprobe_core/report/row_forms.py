@@ -10,6 +10,8 @@ from ..verdicts import forms
 from .thresholds import COSINE_MIN
 from .views import ResultView, framework_specs
 
+#: How a dump spells a non-tensor argument's type (``<class 'float'>``): Python's own words, any framework
+_PYTHON_NUMBER = "<class '"
 #: How far from a row its call's other operand rows may be in the table (a call's rows are written together).
 _CALL_WINDOW = 8
 
@@ -45,6 +47,10 @@ def row_form(view: ResultView, i: int) -> str | None:
     npu, bench = _row_values(view, i, C.NPU), _row_values(view, i, C.BENCH)
     if npu is None or bench is None:
         return None
+    dtypes = view.column(C.NPU_DTYPE)
+    if (dtypes is not None and dtypes[i].startswith(_PYTHON_NUMBER) and isinstance(npu, list)
+            and isinstance(bench, list) and forms.stats_agree(npu, bench, forms.SCALAR_RTOL)):
+        return forms.FORM_SCALAR
     rtol = _row_tolerance(view, i)
     if shapes[0] is not None and shapes[1] is not None and forms.reshaped(shapes[0][i], shapes[1][i], npu, bench,
                                                                           rtol):

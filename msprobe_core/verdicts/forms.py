@@ -48,6 +48,10 @@ FORM_SWAPPED = "operands of a commutative call in the other order"
 FORM_RESHAPED = "the same elements in another shape"
 FORM_PERMUTED = "the same values in another order (a permutation, such as a converter's q/k rows for another RoPE layout)"
 FORM_INSIDE = "a unary call (an activation) applied inside the call on one side, after it on the other"
+FORM_SCALAR = "a number argument equal up to rounding (one library computes it, the other writes it out)"
+#: How close two number arguments must be to be the same number computed two ways: float64 rounding, a few ulps
+#: (a scalar that differs more, even by 0.1 %, is a different argument: an eps, a scale)
+SCALAR_RTOL = 1e-12
 
 _CALL = re.compile(r"^(?P<call>.+\.\d+\.(?:forward|backward))\.(?P<state>input|output)\.(?P<slot>\d+)$")
 _ANY_CALL = re.compile(r"^(?P<call>.+\.(?:\d+\.(?:forward|backward)|(?:forward|backward)\.\d+))"
