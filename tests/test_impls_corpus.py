@@ -15,6 +15,7 @@ import json
 
 import pytest
 
+import msprobe_core
 from msprobe_core.load.dumpjson import load_dump_file
 
 from .impls_truth import DATA, DUMPS, LEVELS, TRUTH, auto_map, dump, score
@@ -121,3 +122,17 @@ def test_phi_at_api_level_names_the_fused_qkv_and_its_updates_one_to_three(tmp_p
         target, golden = line.split("target ", 1)[1].split(" ≙ golden ")
         assert target not in truth and len(golden.split(" + ")) == 3
         assert not set(golden.split(" + ")) & set(truth.values())
+
+
+def test_phi_the_other_way_round_names_the_split_updates_three_to_one(tmp_path):
+    # Hugging Face's side as the target: its q, k and v weights' updates stand for litgpt's one qkv update
+    msprobe_core.compare(dump("phi", "golden", "L1"), dump("phi", "target", "L1"), output_dir=tmp_path,
+                         auto_map=True, quiet=True)
+    (path,) = tmp_path.glob("auto_mapping_*.yaml")
+    relations = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("# 1→N")]
+    updates = [line.split("target ", 1)[1].split(" ≙ golden ") for line in relations if "Tensor.add_." in line]
+    assert len(updates) == 4
+    golden_of = TRUTH["phi"]["levels"]["L1"]["calls"]  # litgpt call → HF call: here the other way round
+    for target, golden in updates:
+        assert len(target.split(" + ")) == 3 and " + " not in golden
+        assert golden not in golden_of and not set(target.split(" + ")) & set(golden_of.values())

@@ -120,10 +120,11 @@ def updates_by_use(tree: CallTree) -> tuple[dict[Hashable, list[int]], dict[Hash
     return out, uses
 
 
-def _golden_uses(uses: list[Use], pairing: Pairing, golden: CallTree) -> tuple[list[Use], bool]:
-    """The golden uses the target uses pair with through the forward pairs, and whether one use stands in a
-    1→N relation (its golden side is several calls)."""
-    fused = False
+def _golden_uses(uses: list[Use], pairing: Pairing) -> tuple[list[Use], int]:
+    """The golden uses the target uses pair with through the forward pairs, and how a use stands in a 1→N
+    relation: 0 in none, 1 its call is one target call against several golden ones (a fused ``qkv`` against
+    ``q``, ``k``, ``v``), -1 it is one of several target calls against golden ones (the other way round)."""
+    kind = 0
     out: list[Use] = []
     for call, suffix in uses:
         hit = pairing.pairs.get(call)
@@ -131,10 +132,18 @@ def _golden_uses(uses: list[Use], pairing: Pairing, golden: CallTree) -> tuple[l
             out.append((hit[0], suffix))
             continue
         for rel in pairing.relations:
-            if rel.target == [call]:
+            if call in rel.target:
                 out.extend((g, suffix) for g in rel.golden)
-                fused = fused or len(rel.golden) > 1
-    return out, fused
+                kind = -1 if len(rel.target) > 1 else (1 if len(rel.golden) > 1 else kind)
+    return out, kind
+
+
+def _relate(target_calls: list[int], golden_calls: list[int], pairing: Pairing) -> None:
+    pairing.relations.append(Relation(list(target_calls), list(golden_calls)))
+    for i in target_calls:
+        pairing.unpaired.pop(i, None)
+    for j in golden_calls:
+        pairing.golden_unpaired.pop(j, None)
 
 
 def _pair_runs(target: CallTree, golden: CallTree, calls: list[int], g_list: list[int], conf: float, how: str,
@@ -164,17 +173,16 @@ def pair_updates_by_use(target: CallTree, golden: CallTree, pairing: Pairing) ->
             del pairing.pairs[t]
     taken: set[Hashable] = set()
     leftover: list[int] = []
+    merged: dict[Hashable, list[int]] = {}  # golden parameter → the updates of the target parts fused there
     for key, calls in t_updates.items():
-        mapped, fused = _golden_uses(t_uses.get(key, []), pairing, golden)
+        mapped, kind = _golden_uses(t_uses.get(key, []), pairing)
         partners = list(dict.fromkeys(g_param_of_use[u] for u in mapped if u in g_param_of_use))
-        if fused and len(partners) > 1 and not taken & set(partners):
-            golden_calls = [j for p in partners for j in g_updates[p]]
-            pairing.relations.append(Relation(list(calls), golden_calls))
+        if kind == 1 and len(partners) > 1 and not taken & set(partners):
+            _relate(calls, [j for p in partners for j in g_updates[p]], pairing)
             taken.update(partners)
-            for i in calls:
-                pairing.unpaired.pop(i, None)
-            for j in golden_calls:
-                pairing.golden_unpaired.pop(j, None)
+            continue
+        if kind == -1 and len(partners) == 1:
+            merged.setdefault(partners[0], []).extend(calls)
             continue
         if not partners:
             leftover.extend(calls)  # no forward use pairs: left for the order among what is left
@@ -185,9 +193,16 @@ def pair_updates_by_use(target: CallTree, golden: CallTree, pairing: Pairing) ->
             continue
         taken.add(partners[0])
         use_t, use_g = t_uses[key][0], g_uses[partners[0]][0]
-        how = (f"optimizer update of the parameter {target.calls[use_t[0]].key}{use_t[1]} takes "
+        how = (f"optimizer update of the parameter {target.calls[use_t[0]].key}{use_t[1]} "
                f"(golden {golden.calls[use_g[0]].key}{use_g[1]})")
         _pair_runs(target, golden, calls, g_updates[partners[0]], CONF_UPDATE_USE, how, pairing)
+    for partner, calls in merged.items():
+        if partner in taken:
+            for i in calls:
+                pairing.unpaired[i] = UNPAIRED_USE
+            continue
+        taken.add(partner)
+        _relate(sorted(calls), g_updates[partner], pairing)
     g_left = [j for key, calls in g_updates.items() if key not in taken for j in calls]
     _pair_runs(target, golden, sorted(leftover), sorted(g_left), CONF_UPDATE_ORDER, ORDER_HOW, pairing)
     paired_g = {g for g, _, _ in pairing.pairs.values()} | {g for rel in pairing.relations for g in rel.golden}
