@@ -24,6 +24,7 @@ from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
+from .automap_decomposed import relate_decomposed
 from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
 from .automap_updates_api import pair_updates_by_use
 from .matching import join_on_keys, mapped_golden_keys
@@ -207,6 +208,7 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
         pair_optimizer_updates(target, golden, pairing)
     else:  # no module tree marks the optimizer's calls (L1): tie them to the forward uses of their parameters
         pair_updates_by_use(target, golden, pairing)
+    relate_decomposed(target, golden, pairing)
     partial = _check_pairable(target, golden, pairing)
     confirmed = _confirmed_by_statistics(target, golden, pairing)
     proposal = Proposal({})
