@@ -125,7 +125,7 @@ def test_phi_at_api_level_names_the_fused_qkv_and_its_updates_one_to_three(tmp_p
         assert not set(golden.split(" + ")) & set(truth.values())
 
 
-def test_phi_the_other_way_round_names_the_split_updates_three_to_one(tmp_path):
+def test_phi_the_other_way_round_names_the_split_updates_three_to_one_and_the_gelu_eight_to_one(tmp_path):
     # Hugging Face's side as the target: its q, k and v weights' updates stand for litgpt's one qkv update
     msprobe_core.compare(dump("phi", "golden", "L1"), dump("phi", "target", "L1"), output_dir=tmp_path,
                          auto_map=True, quiet=True)
@@ -133,6 +133,8 @@ def test_phi_the_other_way_round_names_the_split_updates_three_to_one(tmp_path):
     relations = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("# 1→N")]
     updates = [line.split("target ", 1)[1].split(" ≙ golden ") for line in relations if "Tensor.add_." in line]
     assert len(updates) == 4
+    gelus = [line.split(" ≙ golden ")[1] for line in relations if "Torch.tanh." in line]
+    assert gelus == ["Functional.gelu.0.forward", "Functional.gelu.1.forward"]  # eight calls ≙ one, here too
     golden_of = TRUTH["phi"]["levels"]["L1"]["calls"]  # litgpt call → HF call: here the other way round
     for target, golden in updates:
         assert len(target.split(" + ")) == 3 and " + " not in golden
