@@ -40,7 +40,12 @@ def _stat_key(tree: CallTree, row: int) -> Hashable | None:
     shape = t.shape[row]
     if not shape or not shape.startswith("[") or shape == "[]":
         return None  # a scalar argument or no tensor: nothing a parameter is
-    return (shape, repr(t.max[row]), repr(t.min[row]), repr(t.mean[row]), repr(t.norm[row]))
+    stats = (t.max[row], t.min[row], t.mean[row], t.norm[row])
+    if all(v is None or v == "" for v in stats):
+        md5 = t.md5[row] if row < len(t.md5) else None
+        # an md5 dump identifies a tensor by its checksum; a bare one not at all (every tensor of a shape alike)
+        return None if md5 in (None, "") else (shape, "md5", repr(md5))
+    return (shape, *map(repr, stats))
 
 
 def _suffix(tree: CallTree, call: int, row: int) -> str:
