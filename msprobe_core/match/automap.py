@@ -24,7 +24,9 @@ from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing, pair_forward
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
-from .automap_optimizer import pair_optimizer_updates
+from .automap_decomposed import relate_decomposed
+from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
+from .automap_updates_api import pair_updates_by_use
 from .matching import join_on_keys, mapped_golden_keys
 
 log = logging.getLogger("msprobe")
@@ -202,7 +204,11 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     """The proposal for two tables: forward pairs, derived backward/``parameters_grad`` pairs, file comments."""
     target, golden = call_tree(target_table), call_tree(golden_table)
     pairing = pair_forward(target, golden)
-    pair_optimizer_updates(target, golden, pairing)
+    if any(c.outer == OPTIMIZER for tree in (target, golden) for c in tree.calls):
+        pair_optimizer_updates(target, golden, pairing)
+    else:  # no module tree marks the optimizer's calls (L1): tie them to the forward uses of their parameters
+        pair_updates_by_use(target, golden, pairing)
+    relate_decomposed(target, golden, pairing)
     partial = _check_pairable(target, golden, pairing)
     confirmed = _confirmed_by_statistics(target, golden, pairing)
     proposal = Proposal({})

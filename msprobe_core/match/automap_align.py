@@ -471,7 +471,12 @@ def _child_token(call: Call, level: int) -> Hashable:
         return call.token(level)
     if level == 4:
         return (call.is_module, call.op) if not call.is_module else (True, call.io)
-    return (call.is_module, tuple(s for s, _ in call.outputs))
+    if call.is_module:
+        return (True, tuple(s for s, _ in call.outputs))
+    # an API call spelled otherwise still takes as many tensors: a residual ``add`` of two tensors is no
+    # ``dropout`` of one that happens to sit between the same two pairs
+    tensors_in = sum(1 for _, d in call.inputs if d and not d.startswith("<"))
+    return (False, tensors_in, tuple(s for s, _ in call.outputs))
 
 
 #: why a call with no numeric effect is left unpaired
