@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
-from .files.validation import check_ids, parse_share
+from .files.validation import check_byte_size, check_ids, parse_share
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -429,13 +429,6 @@ def api_doc(options: OptionSet, plugin_names: Mapping[str, str] | None = None) -
 
 
 # --------------------------------------------------------------------------- core declarations
-def _byte_size(value: str) -> str:
-    from .files.validation import parse_byte_size
-
-    parse_byte_size(value)
-    return value
-
-
 #: the executors the known plugins add, for --executor's help (each with its distribution)
 _EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS for name in p.executors)
 
@@ -467,7 +460,7 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("force", ("--force",), "Replace result files left in the output dir by an earlier run.", kind=FLAG,
                default=False),
     OptionSpec("max_tensor_bytes", ("--max_tensor_bytes",), "Refuse tensors larger than SIZE (e.g. 4G; 0 = no "
-               "limit; default 16G or $MSPROBE_MAX_TENSOR_BYTES).", metavar="SIZE", validate=_byte_size, api=False,
+               "limit; default 16G or $MSPROBE_MAX_TENSOR_BYTES).", metavar="SIZE", validate=check_byte_size, api=False,
                attribute=False),
     OptionSpec("output_format", ("--output_format",), "Result file format: csv (default), xlsx, or one a plugin "
                "adds (see 'msprobe plugins').", default="csv", metavar="NAME"),

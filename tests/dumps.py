@@ -43,7 +43,8 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def only_result(out_dir: Path, suffix: str = ".csv") -> Path:
-    files = [p for p in out_dir.rglob(f"*{suffix}")]
+    """The one result file of ``suffix`` in ``out_dir`` (the next dump's config beside it is not a result)."""
+    files = [p for p in out_dir.rglob(f"*{suffix}") if not p.name.startswith("next_dump_config_")]
     assert len(files) == 1, files
     return files[0]
 

@@ -201,6 +201,12 @@ def parse_ids(value: str | None) -> list[int]:
     return sorted({int(item) for item in items})
 
 
+def check_byte_size(value: str) -> str:
+    """An option's size (``16G``, ``512M``) as given, once :func:`parse_byte_size` takes it (else ``ValueError``)."""
+    parse_byte_size(value)
+    return value
+
+
 def check_ids(value: str) -> str:
     """``value`` when :func:`parse_ids` accepts it (an option's check)."""
     parse_ids(value)

@@ -22,10 +22,11 @@ from ..errors import MappingError, UsageError
 from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
 from ..model import CompareOptions, DumpTable, MatchResult
-from .automap_align import Pairing, pair_forward
+from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
 from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
+from .automap_owned import pair_forward
 from .automap_updates_api import pair_updates_by_use
 from .matching import join_on_keys, mapped_golden_keys
 

@@ -27,7 +27,8 @@ log = logging.getLogger("msprobe")
 INPUT, OUTPUT, PARAM = "input", "output", "parameters"
 
 #: ops (as :func:`op_name` spells them) that only convert a tensor's dtype: no numeric effect when the dtype stays
-CAST_OPS = frozenset({"cast", "to", "type", "typeas", "float", "half", "double", "bfloat16", "contiguous", "clone"})
+#: (dtype names themselves, such as a method named after one, are the framework specs' knowledge, not listed here)
+CAST_OPS = frozenset({"cast", "to", "type", "typeas", "float", "half", "double", "contiguous", "clone"})
 #: ops that only lay the same elements out anew: no numeric effect when the element count stays
 LAYOUT_OPS = frozenset({"reshape", "view", "viewas", "flatten", "unflatten", "squeeze", "unsqueeze", "expanddims",
                         "transpose", "permute", "swapaxes", "t", "contiguous"})
