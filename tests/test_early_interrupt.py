@@ -142,3 +142,42 @@ def test_a_ctrl_c_that_code_drops_still_ends_the_run_with_130(pair: list[str], t
     err = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert err and "interrupted (Ctrl-C)" in err[-1] and "Traceback" not in proc.stderr, err
+
+
+#: a SIGTERM that lands while a class is being made (numpy's ``finfo`` on import): Python wraps the interrupt in
+#: ``RuntimeError("Error calling __set_name__ …")``, which is the interrupt still, not an internal error
+_SIGTERM_IN_SET_NAME = """
+import signal, sys
+from msprobe_core import entry
+from msprobe_core.cli import guard
+
+class Finder:  # asked first about every import once the run's signal handling is in place
+    struck = False
+
+    def find_spec(self, name, path=None, target=None):
+        if not Finder.struck and signal.getsignal(signal.SIGTERM) == guard._Signals.on_term:
+            Finder.struck = True
+
+            class Descriptor:
+                def __set_name__(self, owner, name):
+                    signal.raise_signal(signal.SIGTERM)  # its handler raises KeyboardInterrupt here
+
+            class Made:  # noqa: F841
+                attribute = Descriptor()
+        return None
+
+sys.meta_path.insert(0, Finder())
+sys.argv = ["msprobe", *sys.argv[1:]]
+entry.run()
+"""
+
+
+def test_a_sigterm_inside_a_class_being_made_is_the_sigterm_not_an_internal_error(pair: list[str],
+                                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _SIGTERM_IN_SET_NAME, "compare", *pair, "-o", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 143, (proc.returncode, proc.stderr)
+    assert len(err) == 1 and "terminated (SIGTERM)" in err[0] and "internal error" not in err[0], err
+    assert not (list(out.rglob("*.csv")) if out.exists() else [])

@@ -115,20 +115,7 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
         click.echo(f"msprobe: error: {exc.format_message()}", err=True)
         return 2
     except (click.exceptions.Abort, KeyboardInterrupt):
-        if debug and _Signals.received is None:
-            traceback.print_exc()
-        # objects half-built when the signal struck (a zip being opened…) complain from their
-        # finalisers as the traceback is released; the run is over, keep stderr to one line
-        sys.unraisablehook = _quiet_unraisable
-        if _Signals.received is not None:
-            what = "hung up (SIGHUP)" if _Signals.received != signal.SIGTERM else "terminated (SIGTERM)"
-            try:
-                click.echo(f"msprobe: {what}; unfinished result files were removed", err=True)
-            except OSError:  # a hung-up terminal takes no more output
-                pass
-            return 128 + _Signals.received
-        click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
-        return Interrupted.exit_code
+        return _interrupted(debug)
     except MsprobeError as exc:
         if debug:
             traceback.print_exc()
@@ -142,6 +129,8 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing more to say
         return 1
     except Exception as exc:  # a bug: still one line, the traceback with --debug
+        if _caused_by_interrupt(exc):  # Python wrapped the interrupt (a class body's __set_name__: RuntimeError)
+            return _interrupted(debug)
         if debug:
             traceback.print_exc()
         click.echo(_bug_line(exc, debug), err=True)
@@ -158,6 +147,37 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
             gc.collect()
             sys.unraisablehook = unraisable
     return 0
+
+
+def _interrupted(debug: bool) -> int:
+    """The exit code and line of an interrupted run: Ctrl-C 130, SIGTERM 143, SIGHUP 129."""
+    if debug and _Signals.received is None:
+        traceback.print_exc()
+    # objects half-built when the signal struck (a zip being opened…) complain from their
+    # finalisers as the traceback is released; the run is over, keep stderr to one line
+    sys.unraisablehook = _quiet_unraisable
+    if _Signals.received is not None:
+        what = "hung up (SIGHUP)" if _Signals.received != signal.SIGTERM else "terminated (SIGTERM)"
+        try:
+            click.echo(f"msprobe: {what}; unfinished result files were removed", err=True)
+        except OSError:  # a hung-up terminal takes no more output
+            pass
+        return 128 + _Signals.received
+    click.echo("msprobe: interrupted (Ctrl-C); unfinished result files were removed", err=True)
+    return Interrupted.exit_code
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` wraps an interrupt: a ``KeyboardInterrupt`` (a signal's, see :class:`_Signals`) as its cause
+    or context, as Python does when one strikes inside ``__set_name__`` while a class is made (an import)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _bug_line(exc: Exception, debug: bool) -> str:
