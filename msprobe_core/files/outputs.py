@@ -139,32 +139,34 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
     while not os.path.lexists(missing) and missing != missing.parent:
         created.insert(0, missing)
         missing = missing.parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise OutputError("output path exists and is not a directory", path=directory) from None
-    except OSError as exc:
-        raise output_error(exc, directory, "output directory") from None
-    dirs = [directory, *(Path(d) for d in also if Path(d) != directory)]
-    for d in dirs:
-        sweep_stale(d)
-    taken = _stamps_in(dirs) if keep_earlier else set()
-    start = int(time.time() if now is None else now)
-    for k in range(3600):
-        stamp = time.strftime(STAMP_FORMAT, time.localtime(start + k))
-        if stamp in taken:
-            continue
-        lock = run_lock_name(directory, stamp)
+    fd: int | None = None
+    lock = ""
+    try:  # from the first directory made on: an interrupt at any instant leaves none of them empty
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+            directory.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
-            continue
+            raise OutputError("output path exists and is not a directory", path=directory) from None
         except OSError as exc:
-            raise output_error(exc, directory, "to output directory") from None
-        break
-    else:
-        raise OutputError("every timestamp of the next hour is taken by files or other runs", path=directory)
-    try:
+            raise output_error(exc, directory, "output directory") from None
+        dirs = [directory, *(Path(d) for d in also if Path(d) != directory)]
+        for d in dirs:
+            sweep_stale(d)
+        taken = _stamps_in(dirs) if keep_earlier else set()
+        start = int(time.time() if now is None else now)
+        for k in range(3600):
+            stamp = time.strftime(STAMP_FORMAT, time.localtime(start + k))
+            if stamp in taken:
+                continue
+            lock = run_lock_name(directory, stamp)
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise output_error(exc, directory, "to output directory") from None
+            break
+        else:
+            raise OutputError("every timestamp of the next hour is taken by files or other runs", path=directory)
         take_lock(fd)
         if k:
             import logging
@@ -175,11 +177,12 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
                 "In %s %s the timestamp %s; this run's files are named with %s.", directory, why, first, stamp)
         yield stamp
     finally:
-        os.close(fd)
-        try:
-            os.unlink(lock)
-        except OSError:
-            pass
+        if fd is not None:
+            os.close(fd)
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
         for made in reversed(created):  # a run that stopped before writing anything leaves nothing behind
             try:
                 os.rmdir(made)
