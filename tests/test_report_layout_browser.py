@@ -162,3 +162,26 @@ def _scroll_handled(page) -> None:
     """Until the page has handled a scroll and drawn it: two animation frames (scroll events come before the
     next frame), however long they take on this machine."""
     page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def test_a_run_that_paired_nothing_says_so_first_on_the_page(browser, tmp_path):
+    automap = Path(__file__).resolve().parent / "data" / "automap" / "dumps"
+    page_file = _report(tmp_path / "renamed", automap / "renamed_L0/dump.json", automap / "golden_L0/dump.json")
+    with browser.open(page_file, width=1100, height=900) as loaded:
+        page = loaded.page
+        assert loaded.problems() == []
+        banner = page.locator("#not-compared")
+        assert banner.count() == 1
+        text = banner.inner_text()
+        assert "185 of 185 target rows (100%)" in text and "--auto-map" in text
+        # said before the first-divergence box, which is not green
+        order = page.evaluate("document.getElementById('not-compared').compareDocumentPosition("
+                              "document.getElementById('first-div')) & Node.DOCUMENT_POSITION_FOLLOWING")
+        assert order
+        assert "few" in (page.locator("#first-div").get_attribute("class") or "")
+        assert "among the 0 matched rows" in page.locator("#first-div").inner_text()
+
+
+def test_a_run_that_paired_its_rows_has_no_banner(browser, reports):
+    with browser.open(reports["statistics"], width=1100, height=900) as loaded:
+        assert loaded.page.locator("#not-compared").count() == 0

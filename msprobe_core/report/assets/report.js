@@ -204,6 +204,25 @@
     }
     return base;
   }
+  function renderNotCompared(before) {  // most rows found no counterpart: said before anything else (S.unpaired)
+    var u = S.unpaired;
+    if (!u || !u.below || !u.below.length || document.getElementById("not-compared")) return;
+    var div = make("div", "not-compared", "");
+    div.id = "not-compared";
+    div.setAttribute("role", "alert");
+    var sides = ["target", "golden"].filter(function (k) { return u[k]; }).map(function (k) {
+      var s = u[k];
+      return s.unmatched + " of " + s.rows + " " + k + " rows (" + Math.round(100 * s.unmatched / Math.max(1, s.rows)) + "%)";
+    });
+    var kinds = Object.keys(u.kinds || {}).map(function (k) { return u.kinds[k] + " " + k + " rows"; });
+    var h = "<b>Not compared:</b> " + esc(sides.join(" and ")) + " found no counterpart; less than " +
+      Math.round(100 * u.min_matched) + "% of the " + esc(u.below.join(" and ")) + " rows were compared, so the verdicts below say little.";
+    if (kinds.length) h += "<br><span class=\"muted\">unpaired target rows</span> " + esc(kinds.join(", "));
+    if (u.cause) h += "<br><span class=\"muted\">likely cause</span> " + esc(u.cause);
+    (u["try"] || []).forEach(function (cmd) { h += "<br><span class=\"muted\">try</span> <code>" + esc(cmd) + "</code>"; });
+    div.innerHTML = h;
+    before.parentNode.insertBefore(div, before);
+  }
   function cutAtWords(s, max) {  // a sentence cut at a word's end, never inside a word or a number
     if (s.length <= max) return s;
     var cut = s.lastIndexOf(" ", max - 2);
@@ -393,6 +412,7 @@
       cards.appendChild(nc);
     }
     var fd = S.first_divergence, box = $("first-div");
+    renderNotCompared(box);
     if (fd) {
       box.innerHTML = "<b>First divergence" + (fd.rank ? " [" + esc(fd.rank) + "]" : "") + ":</b> <code id=\"fd-node\">" +
         esc(fd.node) + "</code><button id=\"fd-show\" type=\"button\">show in table</button><br>" +
@@ -410,9 +430,12 @@
       renderSpread();
       renderParts();
     } else {
-      box.className = "first-div none";
-      box.innerHTML = "<b>First divergence:</b> <span id=\"fd-node\">none found</span> " +
-        "<span class=\"muted\">(no error verdict, no dtype/shape drift, no metric past its threshold)</span>";
+      var few = S.unpaired && S.unpaired.below && S.unpaired.below.length;
+      box.className = few ? "first-div none few" : "first-div none";  // not green: too little was compared
+      box.innerHTML = "<b>First divergence:</b> <span id=\"fd-node\">none found" +
+        (few ? " among the " + S.matched + " matched rows" : "") + "</span> " +
+        "<span class=\"muted\">(" + (few ? "most rows had no counterpart: see above" :
+          "no error verdict, no dtype/shape drift, no metric past its threshold") + ")</span>";
     }
     var worst = S.worst_rows || [];
     if (worst.length) {
