@@ -66,7 +66,8 @@ def msprobe_load_dump(path: Path, options: CompareOptions, index: bool | None) -
 
 
 def _renumber(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
-    if options.fuzzy_match:
+    # -fm (the default plugin 'fuzzy') pairs calls as the dump numbers them: msprobe renumbers no backward call
+    if getattr(options, "fuzzy_match", False):
         return keys
     return renumber_backward(table, keys)
 
@@ -102,10 +103,8 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """The end of the chain: ``--auto-map`` (a data mapping proposed from the dumps' structure), ``-dm`` (the
     explicit per-row data mapping), then ``-fm`` (call-sequence alignment), then exact names, which always apply."""
     from .match.automap import auto_map_mapper
-    from .match.fuzzy import fuzzy_mapper
 
     register(MapperSpec(EXACT_MAPPER, _exact))
-    register(fuzzy_mapper())
     register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), before=("fuzzy",)))
     register(auto_map_mapper())  # --auto-map: a proposed data mapping, ahead of -dm
 

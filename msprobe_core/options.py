@@ -441,8 +441,6 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
     OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
-    OptionSpec("fuzzy_match", ("-fm", "--fuzzy_match"), "Match APIs whose call numbers differ.", kind=FLAG,
-               default=False, kinds=DUMP_KINDS),
     OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml.", kinds=DUMP_KINDS),
     OptionSpec("auto_map", ("--auto-map", "--auto_map"), "Propose the pairing of differently named modules from "
                "the two dumps' structure, write it as auto_mapping_<timestamp>.yaml (a -dm file) and compare with it.",

@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most 60 of them: the specs a plugin
+the names below are the core's stable public surface for plugins, at most 120 of them: the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -48,8 +48,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
-    ".load.document": ("detect_kind", "flatten_dump"),
+    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("join_on_keys",),
+    ".match.seqalign": ("align", "align_in_gaps"),
     ".files.outputs": ("atomic_path",),
 }
 #: modules given as they are
@@ -116,8 +117,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         WriterFunction,
         WriterSpec,
     )
-    from .load.document import detect_kind, flatten_dump
+    from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .match.matching import join_on_keys
+    from .match.seqalign import align, align_in_gaps
     from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable

@@ -22,7 +22,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".result": ("data_name_column", "stack_column"),
     ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
-    ".load.document": ("parse_header", "split_api_key", "walk_members"),
+    ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
     ".load.dumpjson": ("load_stack",),
     ".load.discover": ("discover_jobs",),
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.registry import get_host
     from .host.specs import default_canonical
     from .load.discover import discover_jobs
-    from .load.document import parse_header, split_api_key, walk_members
+    from .load.document import parse_header, walk_members
     from .load.dumpjson import load_stack
     from .load.flatten import FieldProblem, Flattener
     from .match.data_mapping import load_data_mapping

@@ -26,7 +26,7 @@ def test_help_shows_the_signature_and_every_option():
     text = pydoc.render_doc(msprobe_core.compare, renderer=pydoc.plaintext)
     head = text.split("\n\n", 1)[1].splitlines()[0]
     assert head.startswith("compare(target: 'str | os.PathLike', golden: 'str | os.PathLike', output_dir: ")
-    assert "*, xlsx: 'bool' = False, fuzzy_match: 'bool' = False," in head and "-> 'CompareResult'" in head
+    assert "*, xlsx: 'bool' = False," in head and "fuzzy_match: 'bool' = False," in head and "-> 'CompareResult'" in head
     for name, line in [("fuzzy_match", "Match APIs whose call numbers differ."),
                        ("api_mapping", "Cross-framework API mapping [yaml]."),
                        ("rank", "Kernel dump ranks (1,2,3); alone: all.")]:

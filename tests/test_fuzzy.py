@@ -20,8 +20,8 @@ import pytest
 from msprobe_core.cli.main import main
 from msprobe_core.host.registry import get_host
 from msprobe_core.host.specs import CompareJob
+from msprobe_core.load.document import strip_call_number
 from msprobe_core.load.stage import load_pair
-from msprobe_core.match.fuzzy import strip_call_number
 from msprobe_core.match.seqalign import align
 from msprobe_core.match.stage import match_tables
 from msprobe_core.model import CompareOptions
@@ -42,7 +42,7 @@ def _no_leaked_tensor_cap(monkeypatch):
 
 def _pairs(target: Path, golden: Path, **options) -> list[tuple[str, str]]:
     host = get_host()
-    opts = CompareOptions(**options)
+    opts = host.compare_options(**options)
     t, g = load_pair(CompareJob(target, golden, Path("."), "x"), opts, host)
     m = match_tables(t, g, opts, host)
     return [(t.name[i], g.name[j] if j >= 0 else "N/A") for i, j in zip(m.target, m.golden)]
@@ -224,9 +224,9 @@ def test_extra_leading_call_in_every_mode(tmp_path, md5):
 
 def test_fuzzy_mapper_sits_between_exact_and_data_mapping_in_the_chain():
     host = get_host()
-    assert host.mapper_for(CompareOptions(fuzzy_match=True)).name == "fuzzy"
+    assert host.mapper_for(host.compare_options(fuzzy_match=True)).name == "fuzzy"
     assert host.mapper_for(CompareOptions()).name == "exact"
-    assert host.mapper_for(CompareOptions(fuzzy_match=True, data_mapping="x.yaml")).name == "data-mapping"
+    assert host.mapper_for(host.compare_options(fuzzy_match=True, data_mapping="x.yaml")).name == "data-mapping"
     names = [m.name for m in host.mappers]
     assert names.index("data-mapping") < names.index("fuzzy") < names.index("exact") == len(names) - 1
 

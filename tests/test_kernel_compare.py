@@ -672,7 +672,7 @@ needs_kernel_corpus = pytest.mark.skipif(
         (["-cm", "{yaml}"], "-cm/--cell_mapping does nothing"),
         (["-dm", "{yaml}"], "-dm/--data_mapping does nothing"),
         (["-fm", "-tensor_log", "-da", "-lm"],
-         "-fm/--fuzzy_match, -da/--diff_analyze, -tensor_log/--is_print_compare_log and -lm/--layer_mapping do nothing"),
+         "-da/--diff_analyze, -tensor_log/--is_print_compare_log, -fm/--fuzzy_match and -lm/--layer_mapping do nothing"),
     ],
 )
 def test_cli_options_that_do_nothing_on_kernel_dumps_are_refused(tmp_path: Path, run_cli, flags, named) -> None:

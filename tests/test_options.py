@@ -135,9 +135,9 @@ class _Clash:
 def test_a_clashing_option_is_refused_and_the_others_kept(caplog):
     host = PluginHost(extra_plugins=[_Clash()])
     assert host.options.get("my_fuzzy") is None and host.options.get("tolerance").default == "0.1"
-    assert host.options.get("fuzzy_match").plugin == BUILTIN_PLUGIN
-    assert "flag -fm is already declared by msprobe_core.builtin" in caplog.text
-    assert "option name 'fuzzy_match' is already declared by msprobe_core.builtin" in caplog.text
+    assert host.options.get("fuzzy_match").plugin == "fuzzy"  # the default plugin's, settled before any other
+    assert "flag -fm is already declared by fuzzy" in caplog.text
+    assert "option name 'fuzzy_match' is already declared by fuzzy" in caplog.text
 
 
 def test_declarations_are_checked():

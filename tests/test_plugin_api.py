@@ -1,7 +1,7 @@
 """The public module for plugin authors, ``msprobe_core.plugin``: every name exists, is documented, and costs nothing
 until used.
 
-* at most 60 names, each documented where it is defined (a docstring; a ``#:`` comment for a constant);
+* at most 120 names, each documented where it is defined (a docstring; a ``#:`` comment for a constant);
 * each name of ``__all__`` resolves to the object of its home module (the module itself for ``result_columns``);
 * ``msprobe_core.unstable`` (what this repository's own plugins need beyond it) says it is unstable and shares no
   name with the public module;
@@ -46,8 +46,9 @@ def test_every_public_name_is_its_home_object():
         public.load_dump_file  # noqa: B018 - not public: the loader is the built-in plugin's
 
 
-#: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers)
-MAX_PUBLIC_NAMES = 60
+#: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers;
+#: issue 33: the default plugins use only this module, so what they share with the core is public too)
+MAX_PUBLIC_NAMES = 120
 
 
 def test_the_public_api_is_small():

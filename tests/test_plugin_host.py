@@ -55,7 +55,7 @@ def test_third_party_mapper_takes_its_declared_place_in_the_chain_and_writer_is_
     assert host.mapper_for(CompareOptions(data_mapping="x.yaml")).name == "data-mapping"
     assert host.mapper_for(CompareOptions(auto_map=True)).name == "auto-map"
     assert host.mapper_for(CompareOptions()).name == "exact"
-    assert host.mapper_for(CompareOptions(fuzzy_match=True), after="data-mapping").name == "fuzzy"
+    assert host.mapper_for(host.compare_options(fuzzy_match=True), after="data-mapping").name == "fuzzy"
     assert host.writer("tsv").suffix == ".tsv"
     assert host.writer("csv").accepts_csv_tail and not host.writer("tsv").accepts_csv_tail
 
@@ -115,7 +115,7 @@ def test_autoload_can_be_disabled(tmp_path, run_cli):
     _dist(tmp_path, "tsvwriter2", "raise SystemError('must not be imported')\n")
     proc = run_cli("plugins", "--json", env={"PYTHONPATH": str(tmp_path), "MSPROBE_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert proc.returncode == 0
-    assert [p["name"] for p in json.loads(proc.stdout) if p["loaded"]] == ["msprobe_core.builtin"]
+    assert [p["name"] for p in json.loads(proc.stdout) if p["loaded"] and not p.get("default")] == ["msprobe_core.builtin"]
 
 
 @pytest.mark.exercises_hooks("msprobe_register_commands")

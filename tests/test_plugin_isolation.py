@@ -121,7 +121,7 @@ def test_a_cli_run_of_the_session_does_not_load_it(tmp_path, run_cli):
 )
 def test_only_the_distributions_named_load(monkeypatch, value, loaded):
     monkeypatch.setenv(DISTRIBUTIONS_ENV, value)
-    names = {d["name"] for d in PluginHost().describe()} - {"msprobe_core.builtin"}
+    names = {d["name"] for d in PluginHost().describe() if not d.get("default")} - {"msprobe_core.builtin"}
     assert names == loaded
 
 

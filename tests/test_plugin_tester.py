@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.errors import UsageError
+from msprobe_core.host.defaults import default_plugin_names
 from msprobe_core.host.loading import DISTRIBUTIONS_ENV, LOAD_ENV
 from msprobe_core.host.registry import PluginHost, current_host, reset_host
 from msprobe_core.plugin import FrameworkSpec, hookimpl
@@ -25,6 +26,8 @@ from .dumps import read_csv
 from .plugin_fixture import PLUGIN, example_plugin  # noqa: F401  (the fixture)
 
 FRAMEWORK_PLUGINS = ["pytorch", "mindspore"]
+#: the core's default plugins, registered right after the built-in one
+DEFAULTS = default_plugin_names()
 
 
 def _pytest(*args: object, cwd: Path) -> subprocess.CompletedProcess:
@@ -56,13 +59,14 @@ def test_the_host_holds_exactly_the_plugins_named_even_when_the_plugin_is_instal
     assert {"kernel", "classic", "dask", "example"} <= set(everything)  # what the old recipe gave a test
     host = msprobe_tester.host(plugin)
     assert [name for name, _ in host.pm.list_name_plugin()] == [
-        "msprobe_core.builtin", *FRAMEWORK_PLUGINS, "msprobe_example.plugin"]
+        "msprobe_core.builtin", *DEFAULTS, *FRAMEWORK_PLUGINS, "msprobe_example.plugin"]
     assert current_host() is host
     # named as an installed distribution too: loaded once, through its entry point
     host = msprobe_tester.host(plugin, installed=["msprobe-example-plugin"])
-    assert [name for name, _ in host.pm.list_name_plugin()] == ["msprobe_core.builtin", "example"]
+    assert [name for name, _ in host.pm.list_name_plugin()] == ["msprobe_core.builtin", *DEFAULTS, "example"]
     assert host.pm.get_plugin("example") is plugin and host.distribution_of("example") == "msprobe-example-plugin"
-    assert [name for name, _ in msprobe_tester.host(installed=()).pm.list_name_plugin()] == ["msprobe_core.builtin"]
+    assert [name for name, _ in msprobe_tester.host(installed=()).pm.list_name_plugin()] == [
+        "msprobe_core.builtin", *DEFAULTS]
 
 
 @pytest.mark.usefixtures("example_plugin")
@@ -76,7 +80,7 @@ def test_an_msprobe_process_the_test_starts_loads_the_same_plugins(msprobe_teste
                           text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     loaded = sorted(p["name"] for p in json.loads(proc.stdout) if p["loaded"])
-    assert loaded == sorted(["msprobe_core.builtin", *FRAMEWORK_PLUGINS, "msprobe_example.plugin"])
+    assert loaded == sorted(["msprobe_core.builtin", *DEFAULTS, *FRAMEWORK_PLUGINS, "msprobe_example.plugin"])
 
 
 class _Misspelt:

@@ -129,7 +129,7 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     """
     if not view.by_call_number or view.cross_framework:
         return []
-    from ..match.fuzzy import strip_call_number
+    from ..load.document import strip_call_number
 
     op = strip_call_number(finding.node.key)
     n_target = sum(1 for a in view.target.apis if strip_call_number(a.key) == op)

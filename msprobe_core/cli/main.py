@@ -67,7 +67,10 @@ Run 'msprobe COMMAND --help' for the options of a command."""
 @click.group(cls=_MsprobeGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EPILOG)
 @click.version_option(package_name="msprobe-core", prog_name="msprobe")
 @click.option("--debug", is_flag=True, help="Show the Python traceback of an error (before or after the command).")
-def cli(debug: bool) -> None:
+@click.option("-p", "plugin_off", metavar="no:NAME", multiple=True,
+              help="Turn a plugin off by its name (a default plugin or an installed one; 'msprobe plugins' lists "
+                   "them), before the command; repeatable. MSPROBE_DISABLE_PLUGINS=NAME,NAME does the same.")
+def cli(debug: bool, plugin_off: tuple[str, ...]) -> None:
     """Compare msprobe dumps of two training runs and find where they diverge."""
 
 
@@ -97,7 +100,7 @@ class _CompareCommand(click.Command):
         self._declared = list(value) if value else None
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from ..host.registry import BUILTIN_PLUGIN, get_host
+        from ..host.registry import get_host, is_core_plugin
 
         host = get_host()
         groups: dict[str, list[tuple[str, str]]] = {}
@@ -106,7 +109,7 @@ class _CompareCommand(click.Command):
             if record is None:
                 continue
             spec = host.options.get(param.name or "")
-            owner = "" if spec is None or spec.plugin == BUILTIN_PLUGIN else host.distribution_of(spec.plugin)
+            owner = "" if spec is None or is_core_plugin(spec.plugin) else host.distribution_of(spec.plugin)
             groups.setdefault(owner, []).append(record)
         with formatter.section("Options"):
             formatter.write_dl(groups.pop("", []))
@@ -276,6 +279,37 @@ def _did_you_mean(args: list[str], bad: str) -> str:
     return f". Did you mean '{close[0]}'?" if close else ""
 
 
+def split_plugins_off(args: list[str]) -> list[str]:
+    """``args`` with the ``-p no:NAME`` options before the sub-command taken out (pytest's spelling; also
+    ``-pno:NAME`` and ``-p=no:NAME``); the names are turned off for this process's plugin host. A ``-p`` whose value
+    is not ``no:NAME`` is a usage error (a plugin is loaded by installing it or by ``MSPROBE_LOAD_PLUGINS``)."""
+    from ..host.defaults import disable_on_command_line
+
+    kept: list[str] = []
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token in cli.commands or not token.startswith("-"):
+            kept.extend(args[i:])
+            break
+        value = None
+        if token == "-p":
+            value = args[i + 1] if i + 1 < len(args) else ""
+            i += 1
+        elif token.startswith("-p") and not token.startswith("--"):
+            value = token[2:].lstrip("=")
+        if value is None:
+            kept.append(token)
+        elif value.startswith("no:") and value[3:].strip():
+            names.append(value[3:].strip())
+        else:
+            raise click.UsageError(f"-p takes no:NAME (a plugin to turn off), not {value!r}")
+        i += 1
+    disable_on_command_line(names)
+    return kept
+
+
 def split_debug(args: list[str]) -> tuple[list[str], bool]:
     """``args`` without ``--debug`` (accepted before or after the sub-command), and whether it was there."""
     end = args.index("--") if "--" in args else len(args)
@@ -334,14 +368,20 @@ def _missing_plugin(args: list[str]) -> str | None:
 def _no_such_option(bad: str, args: list[str]) -> str:
     """``no such option``, naming the known plugin that brings the option when it is not loaded, else the closest
     option the sub-command declares."""
+    from ..host.defaults import turned_off_owner
     from ..host.registry import get_host
     from ..known_plugins import hint_for
 
     command = args[0]
-    hint = hint_for("option", bad.split("=", 1)[0], get_host().loaded_distributions()) if command == "compare" \
-        else None
+    flag = bad.split("=", 1)[0]
+    host = get_host()
+    hint = hint_for("option", flag, host.loaded_distributions()) if command == "compare" else None
     if hint:  # the fix is the install, not compare's --help
         return f"msprobe: error: no such option '{bad}' ({hint})"
+    owner = turned_off_owner(flag, host.disabled) if command == "compare" else None
+    if owner:
+        return (f"msprobe: error: no such option '{bad}' (it is the default plugin '{owner}''s, which is turned off "
+                f"by -p no:{owner} or MSPROBE_DISABLE_PLUGINS)")
     return usage_error_line(f"no such option '{bad}'{_did_you_mean(args, bad)}", f"msprobe {command}")
 
 
@@ -349,6 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``msprobe`` console script; returns the exit code."""
     escape_unencodable_output()
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = split_plugins_off(args)
+    except click.UsageError as exc:
+        click.echo(usage_error_line(exc.message, "msprobe"), err=True)
+        return 2
     if args[:1] == ["compare"] or (args and args[0].startswith("-") and args[0] not in _GROUP_OPTIONS):
         # knowing compare's flags, or which plugin claims the command line, loads the plugins: say what
         # goes wrong there as compare would

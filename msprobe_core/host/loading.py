@@ -174,8 +174,10 @@ def call_registry_hook(impl: Any, hook: str) -> list[Any]:
     return staged
 
 
-def load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str]], broken: dict[str, str]) -> None:
-    """Register every plugin of the entry-point group (of the distributions ``MSPROBE_PLUGIN_DISTRIBUTIONS`` names).
+def load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str]],
+                      broken: dict[str, str]) -> set[str]:
+    """Register every plugin of the entry-point group (of the distributions ``MSPROBE_PLUGIN_DISTRIBUTIONS`` names);
+    the names of the entry points found (a blocked name, ``-p no:NAME``, is found but not loaded).
 
     ``dists`` gets each plugin's ``(distribution, version)`` by ``id``; a plugin that fails to import
     (``SystemExit`` included) is left out, with its error in ``broken`` and a warning.
@@ -189,9 +191,11 @@ def load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str]
         if wanted is not None and normalized_distribution(dist.metadata["Name"] or "") not in wanted:
             continue
         for ep in dist.entry_points:
-            if ep.group != ENTRY_POINT_GROUP or ep.name in seen or pm.get_plugin(ep.name) is not None:
+            if ep.group != ENTRY_POINT_GROUP or ep.name in seen:
                 continue
             seen.add(ep.name)
+            if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+                continue  # turned off (`-p no:NAME`): not even imported
             try:
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)
@@ -205,6 +209,7 @@ def load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str]
                 )
                 continue
             dists[id(plugin)] = (dist.metadata["Name"], dist.version)
+    return seen
 
 
 #: a distribution name as packaging compares them (the known plugins' table's definition)

@@ -26,6 +26,7 @@ from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
 from .decisions import chain_mappers, unloaded_layout
+from .defaults import DEFAULT_PLUGINS, default_plugin_names, disabled_names
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -62,6 +63,14 @@ TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
 BUILTIN_PLUGIN = "msprobe_core.builtin"
+#: the core's own plugins: the built-in one and the default plugins (``msprobe_core.default_plugins``); their
+#: registrations are the core's (a failure is a bug, raised), their options come first
+CORE_PLUGINS = frozenset({BUILTIN_PLUGIN, *default_plugin_names()})
+
+
+def is_core_plugin(name: str) -> bool:
+    """Whether the plugin registered as ``name`` is the core's own (built-in or default), not an installed one."""
+    return name in CORE_PLUGINS
 
 class PluginHost:
     """Owns the pluggy manager and the registries collected from it."""
@@ -72,21 +81,31 @@ class PluginHost:
         # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
         # stages ask this host for plugins (an import of it here would close that loop)
         self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
+        self.disabled = disabled_names()
+        for name in self.disabled:  # pytest's `-p no:NAME`: a blocked name is never registered, default or not
+            self.pm.set_blocked(name)
+        for name, module in DEFAULT_PLUGINS:  # the features the core ships, through the same hooks
+            if name not in self.disabled:
+                self.pm.register(importlib.import_module(module), name=name)
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
         self.broken: dict[str, str] = {}
         #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
-        if autoload:
-            load_entry_points(self.pm, self.dists, self.broken)
+        found = load_entry_points(self.pm, self.dists, self.broken) if autoload else set()
+        for name in sorted(self.disabled - found - set(default_plugin_names())):
+            import logging
+
+            logging.getLogger("msprobe").warning("no plugin is named '%s' (turned off by -p no:%s or %s); "
+                                                 "'msprobe plugins' lists the names", name, name, "MSPROBE_DISABLE_PLUGINS")
         for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
             self._register(module, name)
         for plugin in extra_plugins:  # an object is named by its class (pluggy would name it by its id)
             self._register(plugin, getattr(plugin, "__name__", None) or type(plugin).__name__)
         for name, why in unknown_hooks(self.pm).items():  # a misspelt hook is its plugin's failure
-            if name == BUILTIN_PLUGIN:
-                raise RuntimeError(f"{BUILTIN_PLUGIN}: {why}")
+            if is_core_plugin(name):
+                raise RuntimeError(f"{name}: {why}")
             self._drop(name, why)
         if os.environ.get(TRACE_ENV):
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
@@ -158,7 +177,7 @@ class PluginHost:
 
     def _tier(self, plugin: str) -> int:
         """0: the core; 1: a plugin of a first-party distribution (:data:`FIRST_PARTY_DISTRIBUTIONS`); 2: others."""
-        if plugin == BUILTIN_PLUGIN:
+        if is_core_plugin(plugin):
             return 0
         found = self.pm.get_plugin(plugin)
         dist = self.dists.get(id(found)) if found is not None else None
@@ -186,7 +205,7 @@ class PluginHost:
 
     def _registered(self, impl: Any, hook: str) -> list[Any]:
         """What one plugin's registry hook registers: all of it, or nothing when the hook fails."""
-        if impl.plugin_name == BUILTIN_PLUGIN:  # the core's own registrations: a failure is a bug, raised
+        if is_core_plugin(impl.plugin_name):  # the core's own registrations: a failure is a bug, raised
             return call_registry_hook(impl, hook)
         try:
             return call_registry_hook(impl, hook)
@@ -196,7 +215,7 @@ class PluginHost:
 
     def _guarded(self, spec: Any, plugin: str) -> Any:
         """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
-        return spec if plugin == BUILTIN_PLUGIN else guard_spec(spec, self.owner_label(plugin))
+        return spec if is_core_plugin(plugin) else guard_spec(spec, self.owner_label(plugin))
 
     def owner_label(self, plugin: str) -> str:
         """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
@@ -328,7 +347,7 @@ class PluginHost:
         (:mod:`~msprobe_core.host.plugin_calls`): one calling ``sys.exit()`` or returning junk is named."""
         for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):  # the order pluggy calls them in
             function = impl.function
-            if impl.plugin_name != BUILTIN_PLUGIN:
+            if not is_core_plugin(impl.plugin_name):
                 function = PluginCode(function, self.owner_label(impl.plugin_name), hook, _HOOK_RESULTS[hook])
             result = function(*[kwargs[name] for name in impl.argnames])
             if result is not None:
@@ -386,7 +405,7 @@ class PluginHost:
             try:
                 claim = impl.function(args=list(args))
             except BaseException as exc:  # one plugin's bug: the others may still claim the line
-                if impl.plugin_name == BUILTIN_PLUGIN or not is_plugin_failure(exc):
+                if is_core_plugin(impl.plugin_name) or not is_plugin_failure(exc):
                     raise
                 self._skip(impl.plugin_name, f"msprobe_claim_command_line failed: {failure_text(exc)}",
                            then="the other plugins are asked")
@@ -453,13 +472,18 @@ class PluginHost:
         for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
             hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
             dist_name, version = self.dists.get(id(plugin), (None, None))
-            if name.startswith("msprobe_core."):
+            if is_core_plugin(name) or name.startswith("msprobe_core."):
                 dist_name, version = "msprobe-core", _core_version()
-            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks})
+            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks,
+                        "default": name in CORE_PLUGINS and name != BUILTIN_PLUGIN})
             if name in self.failed_hooks:
                 out[-1]["error"] = self.failed_hooks[name]
         for name, error in sorted(self.broken.items()):
             out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
+        for name in default_plugin_names():  # a default plugin turned off is still listed, as off
+            if name in self.disabled:
+                out.append({"name": name, "version": _core_version(), "distribution": "msprobe-core", "hooks": [],
+                            "default": True, "disabled": True})
         return out
 
 

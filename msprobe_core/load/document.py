@@ -159,3 +159,18 @@ def flatten_dump(doc: dict, path: Path, kind: str, framework: str) -> DumpTable:
         add_entry(table, fl, key, entry, debug)
     fl.keep_account()
     return _finish(table, fl.has_md5, doc, path)
+
+
+def strip_call_number(head: str) -> str:
+    """The op name of a call key without its call number.
+
+    ``Functional.linear.3.forward`` → ``Functional.linear.forward``;
+    ``Module.a.B.forward.2`` → ``Module.a.B.forward``;
+    ``Module.a.B.parameters_grad`` stays as it is. Keys that do not look like
+    calls are returned unchanged.
+    """
+    split = split_api_key(head, debug=False)
+    if split is None:
+        return head
+    prefix, _call, direction = split
+    return f"{prefix}.{direction}" if prefix else direction

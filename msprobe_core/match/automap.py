@@ -339,7 +339,7 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     """The ``--auto-map`` mapper: propose, attach the file, join as ``-dm`` joins (left join, no dtype gate)."""
     if ctx.options.data_mapping:
         raise UsageError("--auto-map proposes a data mapping itself: give either --auto-map or -dm, not both")
-    if ctx.options.fuzzy_match:
+    if getattr(ctx.options, "fuzzy_match", False):
         raise UsageError("--auto-map aligns the calls itself: -fm would do nothing with it; leave -fm out")
     proposal = propose(ctx.target, ctx.golden)
     log.info("%s", proposal.summary)

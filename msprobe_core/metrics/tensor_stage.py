@@ -474,6 +474,6 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     if ctx.options.tensor_log:
         from .tensor_log import framework_specs, log_tensor_rows
 
-        log_tensor_rows(target, golden, match, columns, names, fuzzy=ctx.options.fuzzy_match,
+        log_tensor_rows(target, golden, match, columns, names, fuzzy=getattr(ctx.options, "fuzzy_match", False),
                         frameworks=match.notes.get("frameworks") or framework_specs(host, target, golden))
     return columns

@@ -85,7 +85,7 @@ def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | N
         if kind not in norm.kinds:
             continue
         if norm.name == "backward-renumbering" and norm.plugin == BUILTIN_PLUGIN:
-            renumber = not options.fuzzy_match  # the built-in normaliser's own rule (builtin._renumber)
+            renumber = not getattr(options, "fuzzy_match", False)  # the built-in normaliser's own rule (builtin._renumber)
             continue
         probe = _Unread()
         try:

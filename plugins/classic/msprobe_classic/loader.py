@@ -25,6 +25,7 @@ from msprobe_core.plugin import (
     DumpTable,
     detect_kind,
     read_json_file,
+    split_api_key,
 )
 from msprobe_core.unstable import (
     STATE_DEBUG,
@@ -32,7 +33,6 @@ from msprobe_core.unstable import (
     FieldProblem,
     Flattener,
     parse_header,
-    split_api_key,
     walk_members,
 )
 

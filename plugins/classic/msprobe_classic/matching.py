@@ -201,7 +201,7 @@ def classic_match(ctx: MatchContext) -> MatchResult:
     options = ctx.options
     if options.api_mapping or options.cell_mapping or options.layer_mapping:
         match = _mapped(ctx)
-    elif options.fuzzy_match and not options.data_mapping:
+    elif getattr(options, "fuzzy_match", False) and not options.data_mapping:
         match = _fuzzy(ctx)
     else:
         match = ctx.run_after(CLASSIC_MAPPER)

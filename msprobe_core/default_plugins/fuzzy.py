@@ -30,10 +30,18 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from ..host.specs import MapperSpec, MatchContext
-from ..load.document import split_api_key
-from ..model import DumpTable, MatchResult
-from .seqalign import align_in_gaps
+from msprobe_core.plugin import (
+    DUMP_KINDS,
+    DumpTable,
+    MapperSpec,
+    MatchContext,
+    MatchResult,
+    OptionSpec,
+    Register,
+    align_in_gaps,
+    hookimpl,
+    strip_call_number,
+)
 
 
 @dataclass(frozen=True)
@@ -53,21 +61,6 @@ class Call:
         if level == 2:
             return (self.op, self.suffixes, self.shapes)
         return self.op
-
-
-def strip_call_number(head: str) -> str:
-    """The op name of a call key without its call number.
-
-    ``Functional.linear.3.forward`` → ``Functional.linear.forward``;
-    ``Module.a.B.forward.2`` → ``Module.a.B.forward``;
-    ``Module.a.B.parameters_grad`` stays as it is. Keys that do not look like
-    calls are returned unchanged.
-    """
-    split = split_api_key(head, debug=False)
-    if split is None:
-        return head
-    prefix, _call, direction = split
-    return f"{prefix}.{direction}" if prefix else direction
 
 
 def calls_of(table: DumpTable, keys: Sequence[str]) -> list[Call]:
@@ -135,3 +128,16 @@ def fuzzy_match(ctx: MatchContext) -> MatchResult:
 def fuzzy_mapper() -> MapperSpec:
     """The mapper spec registered by the built-in plugin."""
     return MapperSpec("fuzzy", fuzzy_match, applies=lambda o: bool(o.fuzzy_match), before=("exact",))
+
+
+@hookimpl
+def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
+    """``-fm``: pair calls whose call numbers differ by aligning each op's call sequences."""
+    register(fuzzy_mapper())
+
+
+@hookimpl
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
+    """``-fm/--fuzzy_match`` (``CompareOptions.fuzzy_match``): gone with the plugin when it is turned off."""
+    register(OptionSpec("fuzzy_match", ("-fm", "--fuzzy_match"), "Match APIs whose call numbers differ.", kind="flag",
+                        default=False, kinds=DUMP_KINDS))

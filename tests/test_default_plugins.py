@@ -1,0 +1,119 @@
+"""The default plugins (``msprobe_core.default_plugins``): registered like a third party's, listed, and each one
+can be turned off by name while a compare still writes its result table.
+
+Each case runs the real console script in a fresh process on the bundled example pair, the way a user turns a
+plugin off (``MSPROBE_DISABLE_PLUGINS`` or ``msprobe -p no:NAME``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.host.defaults import DEFAULT_PLUGINS, DISABLE_ENV, default_plugin_names
+from msprobe_core.host.registry import PluginHost
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "pytorch_stats"
+
+
+def _msprobe(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k != DISABLE_ENV} | (env or {})
+    return subprocess.run([sys.executable, "-m", "msprobe_core", *map(str, args)], capture_output=True, text=True,
+                          env=full_env, timeout=600)
+
+
+def _compare(out: Path, *before: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return _msprobe(*before, "compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0",
+                    "-o", out, env=env)
+
+
+def _result_rows(out: Path) -> list[list[str]]:
+    [table] = out.glob("compare_result_*.csv")
+    with open(table, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def test_every_default_plugin_is_a_module_of_the_package_registered_under_its_name():
+    assert DEFAULT_PLUGINS, "the core ships its features as default plugins"
+    assert len(set(default_plugin_names())) == len(DEFAULT_PLUGINS)
+    host = PluginHost(autoload=False)
+    registered = dict(host.pm.list_name_plugin())
+    for name, module in DEFAULT_PLUGINS:
+        assert module.startswith("msprobe_core.default_plugins.")
+        assert registered[name].__name__ == module
+        assert host.pm.get_hookcallers(registered[name]), f"{name} implements no hook"
+
+
+def test_msprobe_plugins_lists_the_default_plugins_and_those_turned_off():
+    first = default_plugin_names()[0]
+    proc = _msprobe("plugins", "--json", env={DISABLE_ENV: first})
+    assert proc.returncode == 0, proc.stderr
+    entries = {e["name"]: e for e in json.loads(proc.stdout)}
+    for name in default_plugin_names():
+        assert entries[name]["default"] is True
+        assert entries[name]["distribution"] == "msprobe-core"
+    assert entries[first].get("disabled") is True and entries[first]["hooks"] == []
+    assert all(not entries[n].get("disabled") for n in default_plugin_names()[1:])
+
+
+@pytest.mark.parametrize("name", default_plugin_names())
+def test_a_compare_still_writes_its_table_with_each_default_plugin_turned_off(tmp_path, name):
+    reference = _compare(tmp_path / "all")
+    assert reference.returncode == 0, reference.stderr
+    off = _compare(tmp_path / "off", env={DISABLE_ENV: name})
+    assert off.returncode == 0, off.stderr
+    rows = _result_rows(tmp_path / "off")
+    assert rows[0] == _result_rows(tmp_path / "all")[0]  # msprobe's header, whatever is turned off
+    assert len(rows) == len(_result_rows(tmp_path / "all"))
+
+
+def test_p_no_name_turns_a_plugin_off_like_the_variable(tmp_path):
+    name = default_plugin_names()[0]
+    proc = _msprobe("-p", f"no:{name}", "plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert {e["name"]: e for e in json.loads(proc.stdout)}[name].get("disabled") is True
+    joined = _msprobe(f"-pno:{name}", "plugins", "--json")
+    assert {e["name"]: e for e in json.loads(joined.stdout)}[name].get("disabled") is True
+
+
+def test_fuzzy_turned_off_takes_its_option_with_it(tmp_path):
+    """``-fm`` is the fuzzy plugin's option: with the plugin off it is no option, and the error says whose it is."""
+    pair = REPO / "examples" / "pytorch_fuzzy"
+    sides = ("-tp", pair / "target" / "step0", "-gp", pair / "golden" / "step0")
+    on = _msprobe("compare", *sides, "-o", tmp_path / "fm", "-fm")
+    plain = _msprobe("compare", *sides, "-o", tmp_path / "plain")
+    assert on.returncode == 0 and plain.returncode == 0, on.stderr + plain.stderr
+    assert _result_rows(tmp_path / "fm") != _result_rows(tmp_path / "plain")  # -fm pairs other rows here
+    off = _msprobe("compare", *sides, "-o", tmp_path / "off", "-fm", env={DISABLE_ENV: "fuzzy"})
+    assert off.returncode == 2 and not (tmp_path / "off").exists()
+    assert off.stderr.strip().splitlines() == [
+        "msprobe: error: no such option '-fm' (it is the default plugin 'fuzzy''s, which is turned off by "
+        "-p no:fuzzy or MSPROBE_DISABLE_PLUGINS)"]
+    without = _msprobe("compare", *sides, "-o", tmp_path / "without", env={DISABLE_ENV: "fuzzy"})
+    assert without.returncode == 0 and _result_rows(tmp_path / "without") == _result_rows(tmp_path / "plain")
+
+
+def test_p_takes_only_no_name():
+    proc = _msprobe("-p", "fuzzy", "plugins")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "msprobe: error: -p takes no:NAME (a plugin to turn off), not 'fuzzy' (see 'msprobe --help')"]
+
+
+def test_a_name_no_plugin_has_is_warned_about_once():
+    proc = _msprobe("plugins", env={DISABLE_ENV: "no-such-plugin"})
+    assert proc.returncode == 0
+    assert proc.stderr.count("no plugin is named 'no-such-plugin'") == 1
+
+
+def test_the_group_help_documents_p():
+    proc = _msprobe("--help")
+    assert proc.returncode == 0
+    assert "-p no:NAME" in proc.stdout and "MSPROBE_DISABLE_PLUGINS" in proc.stdout
