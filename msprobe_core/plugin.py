@@ -27,7 +27,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
+        "DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded",
     ),
+    ".load.dumpindex": ("index_table",),
     ".options": ("DUMP_KINDS", "OptionSpec"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
     ".analysis.comm": ("CommOpSpec",),
@@ -100,6 +103,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
+        DumpIndex,
+        EntryReader,
+        FileIdentity,
         FrameworkSpec,
         HierarchySpec,
         MapperFunction,
@@ -111,13 +117,17 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         NormalizerSpec,
         Register,
         RowNames,
+        Strategy,
+        StrategySpec,
         TensorMetricSpec,
         VerdictContext,
         VerdictSpec,
+        WholeTablesNeeded,
         WriterFunction,
         WriterSpec,
     )
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.dumpindex import index_table
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
     from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.chunked.index_match import IndexMatch, _sort_merge, gate_dtypes
 from msprobe_core.errors import MsprobeError
 from msprobe_core.load import dumpscan
 from msprobe_core.load.dumpindex import index_dump_file, key_hashes
-from msprobe_core.match.index_match import IndexMatch, _sort_merge, gate_dtypes
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
 from msprobe_core.text.statcells import FLOAT, INT
@@ -211,7 +211,7 @@ def _fields(match: IndexMatch) -> tuple:
 @pytest.mark.parametrize("seed", range(40))
 def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_result(
         seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.match import index_match
+    from msprobe_core.default_plugins.chunked import index_match
 
     target, golden = _random_pair(random.Random(seed), tmp_path)
     assert target is not None and golden is not None
@@ -258,7 +258,7 @@ def test_ids_are_kept_narrow_when_they_fit_and_read_the_same_when_they_do_not(
 def test_the_chunk_starts_of_an_aligned_match_are_the_sorted_distinct_entry_starts(seed: int) -> None:
     from types import SimpleNamespace
 
-    from msprobe_core.pipeline.chunking import api_starts
+    from msprobe_core.default_plugins.chunked.chunking import api_starts
 
     rng = np.random.default_rng(seed)
     for _ in range(100):

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    ("chunked", "msprobe_core.default_plugins.chunked"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load

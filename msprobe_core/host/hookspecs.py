@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         MetricSpec,
         NormalizerSpec,
         Register,
+        StrategySpec,
         TensorMetricSpec,
         VerdictSpec,
         WriterSpec,
@@ -269,4 +270,23 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     ``run`` raises is reported as for every command: one line and an exit status.
 
     .. versionadded:: 0.1
+    """
+
+
+# --- the chunked strategy (issue 33) ---
+
+
+@hookspec
+def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
+    """Register ways to run a big job's stages: ``register(StrategySpec(name, choose, order=…))``.
+
+    The core runs every job on whole tables unless a registered strategy takes it: for a job that writes its
+    result and whose larger dump file is at least the size from which the core offers it, each
+    :class:`~msprobe_core.plugin.StrategySpec`'s ``choose(job, options, host, on_worker)`` is asked in ascending
+    ``order`` and the first :class:`~msprobe_core.plugin.Strategy` returned runs the job (its ``index`` says what
+    the load asks of the loaders: tables, or each dump's :class:`~msprobe_core.plugin.DumpIndex`). A strategy
+    hands a job back to whole tables by raising :class:`~msprobe_core.plugin.WholeTablesNeeded` before any
+    result file exists. The default plugin ``chunked`` registers the chunk-by-chunk strategy.
+
+    .. versionadded:: 0.2
     """

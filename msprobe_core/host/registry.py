@@ -51,6 +51,7 @@ from .specs import (
     MapperSpec,
     MetricSpec,
     NormalizerSpec,
+    StrategySpec,
     TensorMetricSpec,
     VerdictSpec,
     WriterSpec,
@@ -124,6 +125,8 @@ class PluginHost:
         self.comm_ops: list[Any] = []
         #: where dumps say which module encloses a call (``msprobe_register_hierarchies``), plugins first
         self.hierarchies: list[Any] = []
+        #: how big jobs may run besides whole tables (``msprobe_register_strategies``), in ascending order
+        self.strategies: list[StrategySpec] = []
         self.options = OptionSet()
         self.commands: dict[str, Any] = {}
         self._commands_collected = False
@@ -142,6 +145,7 @@ class PluginHost:
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
             ("msprobe_register_hierarchies", self._add_hierarchy),
+            ("msprobe_register_strategies", self._add_strategy),
             # an option is always its registering plugin's (which decides who keeps a clashing flag)
             ("msprobe_register_options", lambda spec, plugin: declared.append(replace(spec, plugin=plugin))),
         ]
@@ -152,6 +156,7 @@ class PluginHost:
                     add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
+        self.strategies.sort(key=lambda s: s.order)
         self.mappers = chain_mappers(self.mappers)
         self.verdicts = chain_mappers(self.verdicts)
 
@@ -305,6 +310,11 @@ class PluginHost:
         """A :class:`~msprobe_core.host.specs.HierarchySpec` (first one registered under a name wins)."""
         if all(s.name != spec.name for s in self.hierarchies):
             self.hierarchies.append(_with_plugin(spec, plugin))
+
+    def _add_strategy(self, spec: StrategySpec, plugin: str) -> None:
+        """A :class:`~msprobe_core.host.specs.StrategySpec` (first one registered under a name wins)."""
+        if all(s.name != spec.name for s in self.strategies):
+            self.strategies.append(_with_plugin(spec, plugin))
 
     def discover_jobs(self, target: Path, golden: Path, options: CompareOptions) -> list[CompareJob]:
         """Jobs for the two user paths (first plugin that claims the layout).

@@ -121,12 +121,3 @@ class ChunkReader:
             same = False
         return ChunkDeclined(str(self.index.source)) if same else changed(self.index.source)
 
-
-def runs_of(apis: np.ndarray) -> list[tuple[int, int]]:
-    """Ascending distinct entry numbers as ``(first, stop)`` runs of consecutive ones."""
-    if not len(apis):
-        return []
-    breaks = np.flatnonzero(np.diff(apis) != 1) + 1
-    firsts = np.concatenate([apis[:1], apis[breaks]])
-    lasts = np.concatenate([apis[breaks - 1], apis[-1:]])
-    return list(zip(firsts.tolist(), (lasts + 1).tolist()))
