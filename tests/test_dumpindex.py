@@ -219,13 +219,13 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
     def floats(a, b):
         return a != "torch.int64" and b != "torch.int64"
 
-    from msprobe_core.load import dumpindex
+    from msprobe_core.host import specs
 
     whole = index_match.join_indexes(target, golden)
     gated = _fields(gate_dtypes(whole, target, golden, floats))
     for step in (1, 2, 3, 7):
         monkeypatch.setattr(index_match, "STEP", step)
-        monkeypatch.setattr(dumpindex, "STEP", step)
+        monkeypatch.setattr(specs, "INDEX_STEP", step)
         golden.repeated_rows = None  # looked at again, a step at a time
         match = index_match.join_indexes(target, golden)
         assert _fields(match) == _fields(whole)
@@ -234,11 +234,11 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
 
 @pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
 def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.load import dumpindex
+    from msprobe_core.host import specs
 
     for step in (1, 2, 3, 1 << 20):
-        monkeypatch.setattr(dumpindex, "STEP", step)
-        assert dumpindex.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
+        monkeypatch.setattr(specs, "INDEX_STEP", step)
+        assert specs.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
 
 
 @pytest.mark.parametrize(("n_dtypes", "n_suffixes"), [(3, 10), (300, 10), (3, 70000)])
