@@ -105,6 +105,7 @@ def test_a_third_party_loader_opts_in_and_its_chunked_result_is_the_whole_tables
     assert chunked == built_in  # the same dumps through the built-in loader's index
 
 
+@pytest.mark.exercises_hooks("msprobe_register_strategies")
 def test_with_chunked_turned_off_a_big_pair_runs_on_whole_tables_with_the_same_csv(tmp_path, monkeypatch, caplog):
     target, golden = _pair(tmp_path, "dump.json")
     on, plans, said = _compare(target, golden, tmp_path / "on", monkeypatch, caplog)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .specs import (
         CommandLineClaim,
         CompareJob,
+        DumpIndex,
         FrameworkSpec,
         HierarchySpec,
         MapperSpec,
@@ -79,7 +80,7 @@ def msprobe_discover_jobs(
 
 @hookspec(firstresult=True)
 def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None,
-                      index: bool | None) -> DumpTable | None:
+                      index: bool | None) -> DumpTable | DumpIndex | None:
     """Load one side of a compare into a :class:`~msprobe_core.plugin.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
@@ -92,10 +93,12 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     ``mode`` the metric set. Raise :class:`msprobe_core.plugin.InputError` for a file
     you claim but cannot read.
 
-    ``index`` is not ``None`` when a streamed compare asks for the file's index instead of a table
-    (an index of the dump's calls and rows that only the built-in loader builds; the value: whether backward
-    calls are renumbered); a loader that gives tables only leaves the argument out (declared, it must have no
-    default value: pluggy passes no argument that has one).
+    ``index`` is not ``None`` when the chunked strategy asks for the file's index instead of a table (the value:
+    whether backward calls are renumbered): a loader opts in to being compared chunk by chunk by returning a
+    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the built-in loader
+    gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
+    only leaves the argument out (declared, it must have no default value: pluggy passes no argument that has
+    one).
 
     .. versionadded:: 0.1
     """
@@ -288,5 +291,5 @@ def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
     hands a job back to whole tables by raising :class:`~msprobe_core.plugin.WholeTablesNeeded` before any
     result file exists. The default plugin ``chunked`` registers the chunk-by-chunk strategy.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
