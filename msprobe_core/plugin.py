@@ -28,14 +28,16 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
         # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
-        "DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded",
+        "DumpIndex", "EntryReader", "EXACT_MAPPER", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded",
     ),
+    ".pipeline.strategy": ("whole_tables",),
+    ".write.stage": ("write_result",),
     ".load.dumpindex": ("index_table",),
     ".options": ("DUMP_KINDS", "OptionSpec"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
     ".analysis.comm": ("CommOpSpec",),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("PluginHost", "reset_host"),
+    ".host.registry": ("BUILTIN_PLUGIN", "PluginHost", "reset_host"),
     ".run.frontend": ("run_compare",),
     # the data model
     ".model": (
@@ -98,8 +100,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.outputs import atomic_path
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.hookspecs import hookimpl
-    from .host.registry import PluginHost, reset_host
+    from .host.registry import BUILTIN_PLUGIN, PluginHost, reset_host
     from .host.specs import (
+        EXACT_MAPPER,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
@@ -132,6 +135,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.seqalign import align, align_in_gaps
     from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
     from .options import DUMP_KINDS, OptionSpec
+    from .pipeline.strategy import whole_tables
     from .result import ResultTable
     from .run.frontend import run_compare
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .write.stage import write_result

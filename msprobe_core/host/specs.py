@@ -674,6 +674,16 @@ class DumpIndex:
         except OSError:
             return False
 
+    @staticmethod
+    def hashes_available() -> bool:
+        """Whether row hashes can be computed here (the compiled extension ``msprobe_core._dumpscan`` is built):
+        without it no index is matched and every compare runs on whole tables."""
+        try:
+            from .. import _dumpscan  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
     def open_reader(self) -> EntryReader:
         """A reader of this index's entries (pass 2), from the loader's ``reader``."""
         if self.reader is None:

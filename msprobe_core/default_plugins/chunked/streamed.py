@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from msprobe_core.host.specs import EXACT_MAPPER
-from msprobe_core.pipeline.strategy import is_index, whole_tables
 from msprobe_core.plugin import (
+    BUILTIN_PLUGIN,
+    EXACT_MAPPER,
     MODE_MD5,
     MODE_STATISTICS,
     CompareJob,
@@ -29,6 +29,7 @@ from msprobe_core.plugin import (
     DumpTable,
     MatchResult,
     WholeTablesNeeded,
+    whole_tables,
 )
 
 if TYPE_CHECKING:
@@ -55,11 +56,9 @@ class StreamPlan:
 
 def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> StreamPlan | None:
     """How to load a job for the streamed path, or ``None`` when it certainly cannot take it."""
-    from msprobe_core.load.dumpscan import available
     from msprobe_core.plugin import detect_kind
 
-    # without the C extension there are no row hashes (DumpIndex.row_hashes): nothing is indexed
-    if os.environ.get(ENV_WHOLE_TABLES) or not available() or options.diff_analyze:
+    if os.environ.get(ENV_WHOLE_TABLES) or not DumpIndex.hashes_available() or options.diff_analyze:
         return None
     try:
         kind = detect_kind(Path(job.target))
@@ -78,8 +77,6 @@ def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | N
     runs, or a normaliser other than the renumbering changes the keys (asked on a probe that raises at
     the first look at a row).
     """
-    from msprobe_core.host.registry import BUILTIN_PLUGIN
-
     mapper = host.mapper_for(options, kind=kind)
     if mapper.name != EXACT_MAPPER or mapper.plugin != BUILTIN_PLUGIN:
         return None
@@ -136,7 +133,7 @@ class Chunked:
 
     def match(self, target: Any, golden: Any, options: CompareOptions, host: PluginHost) -> tuple[Any, Any, Any] | None:
         """Pair the rows on the two indexes (``None``: nothing matched)."""
-        if not (is_index(target) and is_index(golden)):
+        if not (isinstance(target, DumpIndex) and isinstance(golden, DumpIndex)):
             raise WholeTablesNeeded("a side is not indexed")
         if target.kind != self.plan.kind:
             raise WholeTablesNeeded(f"indexes of kind {target.kind}, planned for {self.plan.kind}")
@@ -281,7 +278,7 @@ def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: I
                  started: float | None) -> tuple[ResultTable, list[Path]]:
     """The result of an index match built from whole tables, as the whole-table path builds it."""
     from msprobe_core.console.progress import stage
-    from msprobe_core.write.stage import write_result
+    from msprobe_core.plugin import write_result
 
     from .index_match import compare_keys
 
