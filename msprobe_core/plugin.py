@@ -42,8 +42,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
+        "PAIRING_NOTE", "pairing_note",
     ),
-    ".result": ("ResultTable",),
+    ".result": ("ResultTable", "WHOLE_NUMBERS"),
     ".errors": (
         "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
@@ -133,10 +134,21 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import index_table
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
-    from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
+    from .model import (
+        MODE_MD5,
+        MODE_STATISTICS,
+        MODE_TENSOR,
+        NA,
+        PAIRING_NOTE,
+        ApiEntry,
+        CompareOptions,
+        DumpTable,
+        MatchResult,
+        pairing_note,
+    )
     from .options import DUMP_KINDS, OptionSpec
     from .pipeline.strategy import whole_tables
-    from .result import ResultTable
+    from .result import WHOLE_NUMBERS, ResultTable
     from .run.frontend import run_compare
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec
     from .write.stage import write_result

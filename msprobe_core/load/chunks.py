@@ -19,6 +19,7 @@ from types import TracebackType
 import numpy as np
 
 from ..errors import InputError
+from ..host.specs import WholeTablesNeeded
 from ..model import ROW_COLUMNS, DumpTable
 from .document import new_table
 from .dumpindex import DumpIndex, FileIdentity, key_hashes
@@ -32,7 +33,7 @@ def changed(path: Path) -> InputError:
     return InputError("the file changed while it was being compared (it was read twice)", path=path)
 
 
-class ChunkDeclined(Exception):
+class ChunkDeclined(WholeTablesNeeded):
     """Entries read by range are not what the index says, in a file that looks unchanged: compare whole tables."""
 
 

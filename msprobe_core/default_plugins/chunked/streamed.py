@@ -183,10 +183,8 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
 
     from msprobe_core.console.progress import stage
     from msprobe_core.files.outputs import output_policy
-    from msprobe_core.load.chunks import ChunkDeclined
     from msprobe_core.load.stackindex import StackIndex, StackRecords
-    from msprobe_core.result import WHOLE_NUMBERS
-    from msprobe_core.write.chunked import ColumnsDiffer
+    from msprobe_core.plugin import WHOLE_NUMBERS
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
@@ -224,7 +222,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
                 write_chunks(source, chunks, out, build_part, sink, side_dir=path.parent)
                 stage("write", f"{match.rows:,} rows, the files put in place", 4, 4)
                 return out.commit()
-        except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
+        except (KeysDiffer, WholeTablesNeeded) as why:  # a reader's or the writer's (a part's columns differ)
             raise WholeTablesNeeded(str(why)) from None
 
 
@@ -254,14 +252,12 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     import logging
 
     from msprobe_core.console.progress import stage
-    from msprobe_core.load.stage import check_pair
     from msprobe_core.match.frameworks import dtype_compat, resolve_frameworks
-    from msprobe_core.model import PAIRING_NOTE, pairing_note
     from msprobe_core.pipeline.build import NO_MATCH
+    from msprobe_core.plugin import PAIRING_NOTE, pairing_note
 
     from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
 
-    check_pair(target, golden)  # type: ignore[arg-type]
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
