@@ -33,6 +33,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".pipeline.strategy": ("whole_tables",),
     ".write.stage": ("write_result",),
     ".load.dumpindex": ("index_table",),
+    ".load.hierarchy": ("entry_stacks",),
     ".options": ("DUMP_KINDS", "OptionSpec"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
     ".analysis.comm": ("CommOpSpec",),
@@ -132,6 +133,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table
+    from .load.hierarchy import entry_stacks
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
     from .model import (

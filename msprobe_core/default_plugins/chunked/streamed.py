@@ -183,8 +183,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
 
     from msprobe_core.console.progress import stage
     from msprobe_core.files.outputs import output_policy
-    from msprobe_core.load.stackindex import StackIndex, StackRecords
-    from msprobe_core.plugin import WHOLE_NUMBERS
+    from msprobe_core.plugin import WHOLE_NUMBERS, entry_stacks
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
@@ -193,18 +192,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
     chunks = plan_chunks(match, target, chunk_rows())
     _drop_match_arrays(target, golden)
-    stack = None
-    if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
-        stack = target.stack
-        if isinstance(stack, StackRecords):
-            stack = StackIndex.from_records(stack, target)
-        elif not isinstance(stack, StackIndex):
-            stack = StackIndex(stack, target)
-        target.stack = stack  # the records let go; a fallback to whole tables reads stack.json again
-        from msprobe_core.load.hierarchy import remember_stack
-
-        # the first divergence's path finds its calling code here, not in a second read of stack.json
-        remember_stack(Path(target.source).parent / "stack.json", stack, target.key_hash)
+    stack = entry_stacks(target)
     source = ChunkSource(target, golden, match, notes, stack)
     # metrics and verdicts are computed chunk by chunk, each chunk written as soon as it is built; the write
     # stage is what is left once the last chunk is in: closing the files and putting them in place
