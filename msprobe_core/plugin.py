@@ -57,6 +57,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("join_on_keys",),
+    ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".match.seqalign": ("align", "align_in_gaps"),
     ".files.outputs": ("atomic_path",),
 }
@@ -134,6 +135,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table
     from .load.hierarchy import entry_stacks
+    from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
     from .model import (

@@ -240,9 +240,8 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     import logging
 
     from msprobe_core.console.progress import stage
-    from msprobe_core.match.frameworks import dtype_compat, resolve_frameworks
     from msprobe_core.pipeline.build import NO_MATCH
-    from msprobe_core.plugin import PAIRING_NOTE, pairing_note
+    from msprobe_core.plugin import PAIRING_NOTE, dtype_compat, pairing_note, resolve_frameworks
 
     from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
 
