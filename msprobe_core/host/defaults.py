@@ -12,6 +12,9 @@ from collections.abc import Iterable
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    ("diff_analyze", "msprobe_core.default_plugins.diff_analyze"),
+    ("steps", "msprobe_core.default_plugins.steps"),
+    ("tensor_log", "msprobe_core.default_plugins.tensor_log"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load

@@ -228,8 +228,16 @@ def _table(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | 
     return None if result is None or isinstance(result, DumpTable) else f"{_short(result)}, not a DumpTable"
 
 
+def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    # duck-typed: the pipeline's JobOutcome sits above the host
+    if result is None or (isinstance(result, list) and all(hasattr(o, "job") and hasattr(o, "files") for o in result)):
+        return None
+    return f"{_short(result)}, not a list of JobOutcome"
+
+
 #: the first-result hooks the host calls during a run -> the check of what an implementation returns
-HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table}
+HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table,
+                                        "msprobe_run_jobs": _outcomes}
 
 #: spec type name -> (field, check of its result); a field left out is guarded without a check
 _FIELDS: dict[str, tuple[tuple[str, ReturnCheck | None], ...]] = {

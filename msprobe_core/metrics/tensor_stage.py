@@ -471,9 +471,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         log.warning("tensor read failed, row not compared (Result warning): %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
     settle_failures(columns, host.tensor_metrics_for(ctx.options), UNSUPPORTED)
-    if ctx.options.tensor_log:
-        from .tensor_log import framework_specs, log_tensor_rows
-
-        log_tensor_rows(target, golden, match, columns, names, fuzzy=getattr(ctx.options, "fuzzy_match", False),
-                        frameworks=match.notes.get("frameworks") or framework_specs(host, target, golden))
+    # who watches the computed rows (-tensor_log: the default plugin tensor_log) is told through a hook
+    host.pm.hook.msprobe_tensor_rows_compared(target=target, golden=golden, match=match, columns=columns,
+                                              names=list(names), options=ctx.options, host=host)
     return columns

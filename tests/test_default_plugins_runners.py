@@ -1,0 +1,121 @@
+"""The default plugins ``diff_analyze`` (``-da``, a runner of its own through ``msprobe_run_jobs``), ``steps``
+(dump roots of ``step<N>`` directories, ``--step``) and ``tensor_log`` (``-tensor_log``, through
+``msprobe_tensor_rows_compared``), and ``MSPROBE_TRACE_PLUGINS`` (hook calls traced through pluggy's monitoring).
+
+Each case runs the real console script in a fresh process on the bundled examples, turning a plugin off the way a
+user does (``MSPROBE_DISABLE_PLUGINS``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from msprobe_core.host.defaults import DISABLE_ENV
+from msprobe_core.host.tracing import TRACE_PLUGINS_ENV
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+def _msprobe(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in (DISABLE_ENV, TRACE_PLUGINS_ENV)} | (env or {})
+    return subprocess.run([sys.executable, "-m", "msprobe_core", *map(str, args)], capture_output=True, text=True,
+                          env=full_env, timeout=600)
+
+
+def _sides(example: str, step: str | None = "step0") -> tuple[object, ...]:
+    root = EXAMPLES / example
+    return ("-tp", root / "target" / step if step else root / "target",
+            "-gp", root / "golden" / step if step else root / "golden")
+
+
+def _off_line(flag: str, plugin: str) -> str:
+    return (f"msprobe: error: no such option '{flag}' (it is the default plugin '{plugin}''s, which is turned off by "
+            f"-p no:{plugin} or MSPROBE_DISABLE_PLUGINS)")
+
+
+def test_da_is_the_diff_analyze_plugins_and_goes_with_it(tmp_path):
+    on = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "on", "-da")
+    assert on.returncode == 0, on.stderr
+    [analysis] = (tmp_path / "on").glob("diff_analyze_*.json")
+    assert "rank_1" in json.loads(analysis.read_text())
+    off = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "off", "-da",
+                   env={DISABLE_ENV: "diff_analyze"})
+    assert off.returncode == 2 and not (tmp_path / "off").exists()
+    assert off.stderr.strip().splitlines() == [_off_line("-da", "diff_analyze")]
+    plain = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "plain",
+                     env={DISABLE_ENV: "diff_analyze"})
+    assert plain.returncode == 0, plain.stderr
+    assert sorted(p.name.split("_2")[0] for p in (tmp_path / "plain").glob("*.csv")) == \
+        ["compare_result_rank0", "compare_result_rank1"]
+
+
+def test_steps_turned_off_refuses_dump_roots_naming_the_plugin(tmp_path):
+    on = _msprobe("compare", *_sides("pytorch_stats", None), "-o", tmp_path / "on", "--step", "0")
+    assert on.returncode == 0, on.stderr
+    assert list((tmp_path / "on" / "step0").glob("compare_result_*.csv"))
+    off = _msprobe("compare", *_sides("pytorch_stats", None), "-o", tmp_path / "off", env={DISABLE_ENV: "steps"})
+    assert off.returncode != 0 and not list(tmp_path.glob("off/**/*.csv"))
+    [line] = off.stderr.strip().splitlines()
+    assert "holds step directories (step0)" in line and "the default plugin 'steps''s" in line, line
+    assert str(EXAMPLES / "pytorch_stats" / "target") in line
+    step = _msprobe("compare", *_sides("pytorch_stats"), "-o", tmp_path / "s", "--step", "0",
+                    env={DISABLE_ENV: "steps"})
+    assert step.returncode == 2 and step.stderr.strip().splitlines() == [_off_line("--step", "steps")]
+    one = _msprobe("compare", *_sides("pytorch_stats"), "-o", tmp_path / "one", env={DISABLE_ENV: "steps"})
+    assert one.returncode == 0, one.stderr  # a step directory needs no plugin
+
+
+def test_tensor_log_turned_off_takes_its_option_and_its_lines(tmp_path):
+    on = _msprobe("compare", *_sides("pytorch_tensor"), "-o", tmp_path / "on", "-tensor_log")
+    assert on.returncode == 0, on.stderr
+    assert "start compare:" in on.stdout + on.stderr and "Compare result: Cosine" in on.stdout + on.stderr
+    off = _msprobe("compare", *_sides("pytorch_tensor"), "-o", tmp_path / "off", "-tensor_log",
+                   env={DISABLE_ENV: "tensor_log"})
+    assert off.returncode == 2 and off.stderr.strip().splitlines() == [_off_line("-tensor_log", "tensor_log")]
+
+
+def _trace(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.exercises_hooks("msprobe_run_jobs", "msprobe_tensor_rows_compared")
+def test_trace_plugins_records_every_hook_call_through_pluggys_monitoring(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    da = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "da", "-da",
+                  env={TRACE_PLUGINS_ENV: str(trace)})
+    assert da.returncode == 0, da.stderr
+    calls = _trace(trace)
+    assert all(set(c) >= {"hook", "plugins", "via", "seconds", "outcome"} for c in calls)
+    # first-result hooks are called implementation by implementation by the host: one line each, until one answers
+    [ran] = [c for c in calls if c["hook"] == "msprobe_run_jobs"]
+    assert (ran["plugins"], ran["via"], ran["outcome"], ran["result"]) == (["diff_analyze"], "host", "returned", "list")
+    # registry hooks: one line per implementation, the default plugins' among them
+    options = {c["plugins"][0] for c in calls if c["hook"] == "msprobe_register_options"}
+    assert {"diff_analyze", "steps", "tensor_log", "fuzzy", "msprobe_core.builtin"} <= options
+    trace.unlink()
+    tensor = _msprobe("compare", *_sides("pytorch_tensor"), "-o", tmp_path / "t", env={TRACE_PLUGINS_ENV: str(trace)})
+    assert tensor.returncode == 0, tensor.stderr
+    # a hook the core calls through pm.hook: pluggy's monitoring sees it, with every implementation it runs
+    [seen] = [c for c in _trace(trace) if c["hook"] == "msprobe_tensor_rows_compared"]
+    assert seen["via"] == "pluggy" and "tensor_log" in seen["plugins"] and seen["outcome"] == "returned"
+    assert seen["seconds"] >= 0
+
+
+def test_trace_plugins_records_a_raising_call(tmp_path):
+    """A hook implementation that raises is recorded as ``raised`` with its error (here: a bad dump file)."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "dump.json").write_text("{not json", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    proc = _msprobe("compare", "-tp", bad / "dump.json", "-gp", bad / "dump.json", "-o", tmp_path / "o",
+                    env={TRACE_PLUGINS_ENV: str(trace)})
+    assert proc.returncode != 0
+    raised = [c for c in _trace(trace) if c["outcome"] == "raised"]
+    assert raised and raised[0]["hook"] == "msprobe_load_dump" and raised[0]["error"].split(":")[0].endswith("Error")
