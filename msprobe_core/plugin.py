@@ -26,7 +26,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
-        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "TensorMetricSpec", "TensorRow", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
         # the default plugin diff_analyze's (-da): its communication rules, the mapper it asks about, a job's rank
         "CommOpSpec", "EXACT_MAPPER", "rank_number",
     ),
@@ -134,6 +134,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         Register,
         RowNames,
         TensorMetricSpec,
+        TensorRow,
         VerdictContext,
         VerdictSpec,
         WriterFunction,

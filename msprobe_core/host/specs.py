@@ -375,6 +375,25 @@ def file_name(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class TensorRow:
+    """The row a tensor metric computes a cell of (:attr:`TensorMetricSpec.row_context`): what dump.json says of
+    each side's tensor, as the result table shows it. ``None`` where a side does not say."""
+
+    #: the row's name on each side (``Functional.linear.0.forward.output.0``)
+    target_name: str
+    golden_name: str
+    #: each side's dtype as its dump names it (``torch.bfloat16``), before any reader widened it
+    target_dtype: str | None
+    golden_dtype: str | None
+    #: each side's shape as its dump gives it (``[2, 8]``)
+    target_shape: str | None
+    golden_shape: str | None
+    #: each side's framework (``pytorch``), whose spec knows its dtypes (``host.framework(name).dtype_info``)
+    target_framework: str = ""
+    golden_framework: str = ""
+
+
+@dataclass(frozen=True)
 class TensorMetricSpec:
     """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
 
@@ -382,14 +401,18 @@ class TensorMetricSpec:
     ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
     ``plot`` (the report plots it along execution order) describe the column to the summary
     and the report, as the core's metrics are described (:meth:`column_spec`).
+    ``row_context=True``: ``fn(npu, bench, row)`` also gets the row's :class:`TensorRow` (its names, dump dtypes,
+    shapes and frameworks), for a metric that depends on them (errors in ULPs of the target's dtype: the arrays
+    arrive as the readers give them, bfloat16 widened to float32).
     """
 
     column: str
-    fn: Callable[[Any, Any], Any]
+    fn: Callable[..., Any]
     applies: Callable[[CompareOptions], bool] = always_applies
     worse: str | None = None
     plot: bool = False
     plugin: str = ""
+    row_context: bool = False
 
     def column_spec(self) -> ColumnSpec:
         """The metric's column, as the column registry holds it."""
