@@ -291,7 +291,7 @@ def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: Plug
     takes it. A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that
     stops it.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -306,5 +306,5 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
     logs each row with ``-tensor_log``. The return value is ignored.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
