@@ -11,10 +11,12 @@ from collections.abc import Iterable
 #: ``(name, module)`` of every default plugin, in registration order; the name is what ``-p no:NAME`` and
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
-    ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    # in the order their options were the core's (-da, -tensor_log, --step), so that --help and the messages that
+    # list options keep their order; fuzzy's -fm came after the core's options already
     ("diff_analyze", "msprobe_core.default_plugins.diff_analyze"),
-    ("steps", "msprobe_core.default_plugins.steps"),
     ("tensor_log", "msprobe_core.default_plugins.tensor_log"),
+    ("steps", "msprobe_core.default_plugins.steps"),
+    ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load
