@@ -119,3 +119,19 @@ def test_trace_plugins_records_a_raising_call(tmp_path):
     assert proc.returncode != 0
     raised = [c for c in _trace(trace) if c["outcome"] == "raised"]
     assert raised and raised[0]["hook"] == "msprobe_load_dump" and raised[0]["error"].split(":")[0].endswith("Error")
+
+
+def test_a_watcher_of_the_tensor_rows_that_fails_is_named_and_the_run_goes_on(tmp_path):
+    """An installed plugin's ``msprobe_tensor_rows_compared`` that raises (or calls ``sys.exit``) is a warning naming
+    it, once; the other watchers (``-tensor_log``) still run and the result is written."""
+    (tmp_path / "bad_watcher.py").write_text(
+        "import sys\n\nfrom msprobe_core.plugin import hookimpl\n\n\n"
+        "@hookimpl\ndef msprobe_tensor_rows_compared(columns):\n    sys.exit(3)\n", encoding="utf-8")
+    env = {"MSPROBE_LOAD_PLUGINS": "bad_watcher",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = _msprobe("compare", *_sides("pytorch_tensor"), "-o", tmp_path / "out", "-tensor_log", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (proc.stdout + proc.stderr).count("plugin 'bad_watcher': msprobe_tensor_rows_compared failed: it called "
+                                             "sys.exit(3); the run goes on without it") == 1
+    assert "Compare result: Cosine" in proc.stdout + proc.stderr
+    assert len(list((tmp_path / "out").glob("compare_result_*.csv"))) == 1

@@ -304,7 +304,8 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     Called once per tensor-mode job (per chunk of a streamed one), in the process that ran its tensor stage,
     after every tensor metric of the rows is in ``columns`` (column name -> one cell per row of ``match``, in
     ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
-    logs each row with ``-tensor_log``. The return value is ignored.
+    logs each row with ``-tensor_log``. The return value is ignored; an installed plugin's implementation that
+    raises is named in a warning (once) and the run goes on.
 
     .. versionadded:: 0.1
     """

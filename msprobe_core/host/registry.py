@@ -113,6 +113,7 @@ class PluginHost:
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
         #: ``MSPROBE_TRACE_PLUGINS``: pluggy's monitoring of every hook call, also those made impl by impl here
         self.trace = start_trace(self.pm)
+        self._guard_watchers()
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -220,6 +221,30 @@ class PluginHost:
     def _guarded(self, spec: Any, plugin: str) -> Any:
         """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
         return spec if is_core_plugin(plugin) else guard_spec(spec, self.owner_label(plugin))
+
+    def _guard_watchers(self) -> None:
+        """An installed plugin's implementation of a hook that only watches (``msprobe_tensor_rows_compared``,
+        dispatched through ``pm.hook`` so that pluggy's monitoring sees it) is wrapped so that its failure is a
+        warning naming it, once, and the run goes on with the other implementations."""
+        for hook in _WATCH_HOOKS:
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                if not is_core_plugin(impl.plugin_name):
+                    impl.function = self._watcher(hook, impl.plugin_name, impl.function)
+
+    def _watcher(self, hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        import functools
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> None:
+            try:
+                function(*args, **kwargs)
+            except BaseException as exc:
+                if not is_plugin_failure(exc):
+                    raise
+                if plugin not in self.failed_hooks:
+                    self._skip(plugin, f"{hook} failed: {failure_text(exc)}", then="the run goes on without it")
+
+        return call
 
     def owner_label(self, plugin: str) -> str:
         """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
@@ -495,6 +520,10 @@ class PluginHost:
                 out.append({"name": name, "version": _core_version(), "distribution": "msprobe-core", "hooks": [],
                             "default": True, "disabled": True})
         return out
+
+
+#: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
+_WATCH_HOOKS = ("msprobe_tensor_rows_compared",)
 
 
 def _core_version() -> str:
