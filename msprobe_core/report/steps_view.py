@@ -1,7 +1,7 @@
 """The steps of a run, one entry each: verdict counts, first divergence, each rank's part.
 
 A compare of two dump roots holding ``step<N>`` directories runs one result per (step, rank), labelled
-``step1/rank0`` (:mod:`msprobe_core.load.steps`). The summary's ``steps`` list is made from those results'
+``step1/rank0`` (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`). The summary's ``steps`` list is made from those results'
 partials alone (no row is read again): per step its verdict counts, its first divergence by the run's rule
 (:func:`~msprobe_core.report.divergence.choose_divergence`) and, per rank, its worst verdict and first divergent
 node, which the report draws as a steps × ranks map. A step only one run has is listed too, as ``absent``.

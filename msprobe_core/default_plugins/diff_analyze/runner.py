@@ -3,7 +3,7 @@
 Stage 1 runs the ordinary engine stages (load, normalise, whichever mapper the
 options select, metrics, verdicts) on every job; tensor dumps are judged on the
 statistics their dump.json holds, as msprobe does, so no tensor file is read.
-Stage 2 is :func:`msprobe_core.analysis.locate.locate`.
+Stage 2 is :func:`.locate.locate`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ CONFIG_KEY = "diff_analyze_config"
 def comm_specs(host: PluginHost) -> list[CommOpSpec]:
     """Communication-op rules registered by plugins, then the built-in one (``msprobe_register_comm_ops``).
 
-    The built-in plugin registers :data:`~msprobe_core.analysis.comm.DEFAULT_SPEC` like any other;
+    This plugin registers :data:`.comm.DEFAULT_SPEC` like any other;
     it is added here only for a host built without it.
     """
     registered = list(getattr(host, "comm_ops", []) or [])
@@ -251,7 +251,7 @@ def run_diff_analyze(
 
 
 def _step_groups(jobs: list[CompareJob]) -> dict[str, list[CompareJob]]:
-    """The jobs of each step of two dump roots compared step by step (:mod:`msprobe_core.load.steps`)."""
+    """The jobs of each step of two dump roots compared step by step (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`)."""
     groups: dict[str, list[CompareJob]] = {}
     for job in jobs:
         groups.setdefault(job.step, []).append(job)
