@@ -26,10 +26,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
-        "TensorMetricSpec", "TensorRow", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
-        # the default plugin diff_analyze's (-da): its communication rules, the mapper it asks about, a job's rank
-        "CommOpSpec", "EXACT_MAPPER", "rank_number",
+        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "EXACT_MAPPER",
     ),
+    ".host.tensor_row": ("TensorRow",),
+    # the default plugin diff_analyze's (-da): its communication rules, a job's rank
+    ".host.ranks": ("CommOpSpec", "rank_number"),
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
@@ -115,11 +117,11 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         read_yaml,
     )
     from .host.hookspecs import hookimpl
+    from .host.ranks import CommOpSpec, rank_number
     from .host.registry import BUILTIN_PLUGIN, PluginHost, reset_host
     from .host.specs import (
         EXACT_MAPPER,
         CommandLineClaim,
-        CommOpSpec,
         CompareJob,
         DtypeInfo,
         FrameworkSpec,
@@ -134,13 +136,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         Register,
         RowNames,
         TensorMetricSpec,
-        TensorRow,
         VerdictContext,
         VerdictSpec,
         WriterFunction,
         WriterSpec,
-        rank_number,
     )
+    from .host.tensor_row import TensorRow
     from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number

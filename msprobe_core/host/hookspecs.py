@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
     from ..workers.executors import ExecutorSpec
+    from .ranks import CommOpSpec
     from .registry import PluginHost
     from .specs import (
         CommandLineClaim,
-        CommOpSpec,
         CompareJob,
         FrameworkSpec,
         HierarchySpec,

@@ -44,7 +44,7 @@ from .loading import (
     unknown_hooks,
 )
 from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
-from .plugin_calls import PluginCode, guard_spec
+from .plugin_calls import PluginCode, guard_spec, guard_watchers
 from .specs import (
     CommandLineClaim,
     CompareJob,
@@ -113,7 +113,7 @@ class PluginHost:
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
         #: ``MSPROBE_TRACE_PLUGINS``: pluggy's monitoring of every hook call, also those made impl by impl here
         self.trace = start_trace(self.pm)
-        self._guard_watchers()
+        guard_watchers(self.pm, is_core_plugin, self._watcher_failed)
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -222,29 +222,9 @@ class PluginHost:
         """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
         return spec if is_core_plugin(plugin) else guard_spec(spec, self.owner_label(plugin))
 
-    def _guard_watchers(self) -> None:
-        """An installed plugin's implementation of a hook that only watches (``msprobe_tensor_rows_compared``,
-        dispatched through ``pm.hook`` so that pluggy's monitoring sees it) is wrapped so that its failure is a
-        warning naming it, once, and the run goes on with the other implementations."""
-        for hook in _WATCH_HOOKS:
-            for impl in getattr(self.pm.hook, hook).get_hookimpls():
-                if not is_core_plugin(impl.plugin_name):
-                    impl.function = self._watcher(hook, impl.plugin_name, impl.function)
-
-    def _watcher(self, hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        import functools
-
-        @functools.wraps(function)
-        def call(*args: Any, **kwargs: Any) -> None:
-            try:
-                function(*args, **kwargs)
-            except BaseException as exc:
-                if not is_plugin_failure(exc):
-                    raise
-                if plugin not in self.failed_hooks:
-                    self._skip(plugin, f"{hook} failed: {failure_text(exc)}", then="the run goes on without it")
-
-        return call
+    def _watcher_failed(self, plugin: str, hook: str, exc: BaseException) -> None:
+        if plugin not in self.failed_hooks:  # said once; the run goes on with the other watchers
+            self._skip(plugin, f"{hook} failed: {failure_text(exc)}", then="the run goes on without it")
 
     def owner_label(self, plugin: str) -> str:
         """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
@@ -325,7 +305,7 @@ class PluginHost:
         self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
 
     def _add_comm_op(self, spec: Any, plugin: str) -> None:
-        """A :class:`~msprobe_core.host.specs.CommOpSpec` (first one registered under a name wins)."""
+        """A :class:`~msprobe_core.host.ranks.CommOpSpec` (first one registered under a name wins)."""
         if all(s.name != spec.name for s in self.comm_ops):
             self.comm_ops.append(_with_plugin(spec, plugin))
 
@@ -372,8 +352,7 @@ class PluginHost:
         return table
 
     def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any) -> list[Any] | None:
-        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``:
-        the plain compare runs them."""
+        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``."""
         return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run)
 
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
@@ -520,10 +499,6 @@ class PluginHost:
                 out.append({"name": name, "version": _core_version(), "distribution": "msprobe-core", "hooks": [],
                             "default": True, "disabled": True})
         return out
-
-
-#: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
-_WATCH_HOOKS = ("msprobe_tensor_rows_compared",)
 
 
 def _core_version() -> str:

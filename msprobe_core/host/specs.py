@@ -203,26 +203,6 @@ class CompareJob:
     analysis_file: str = ""
 
 
-def rank_number(label: str, default: int) -> int:
-    """The rank a job label names (``rank3`` → 3), else ``default``."""
-    m = re.search(r"rank(\d+)", label)
-    return int(m.group(1)) if m else default
-
-
-@dataclass(frozen=True)
-class CommOpSpec:
-    """A rule naming communication ops: ``kind(prefix) -> "collective" | "send" | "recv" | None``.
-
-    ``prefix`` is the call key without call number and direction (``Distributed.all_reduce``). Registered through
-    ``msprobe_register_comm_ops``; the first-divergence analysis (``-da``, the default plugin ``diff_analyze``)
-    asks them which calls connect ranks.
-    """
-
-    name: str
-    kind: Callable[[str], str | None]
-    plugin: str = ""
-
-
 #: the built-in mapper at the end of the chain: rows paired by their names, call numbers included
 EXACT_MAPPER = "exact"
 
@@ -375,36 +355,13 @@ def file_name(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class TensorRow:
-    """The row a tensor metric computes a cell of (:attr:`TensorMetricSpec.row_context`): what dump.json says of
-    each side's tensor, as the result table shows it. ``None`` where a side does not say."""
-
-    #: the row's name on each side (``Functional.linear.0.forward.output.0``)
-    target_name: str
-    golden_name: str
-    #: each side's dtype as its dump names it (``torch.bfloat16``), before any reader widened it
-    target_dtype: str | None
-    golden_dtype: str | None
-    #: each side's shape as its dump gives it (``[2, 8]``)
-    target_shape: str | None
-    golden_shape: str | None
-    #: each side's framework (``pytorch``), whose spec knows its dtypes (``host.framework(name).dtype_info``)
-    target_framework: str = ""
-    golden_framework: str = ""
-
-
-@dataclass(frozen=True)
 class TensorMetricSpec:
-    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
+    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays (``row_context=True``:
+    ``fn(npu, bench, row)``, ``row`` the row's :class:`~msprobe_core.host.tensor_row.TensorRow`).
 
-    Its column is added to the runs whose options it ``applies`` to (every run by default).
-    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
-    ``plot`` (the report plots it along execution order) describe the column to the summary
-    and the report, as the core's metrics are described (:meth:`column_spec`).
-    ``row_context=True``: ``fn(npu, bench, row)`` also gets the row's :class:`TensorRow` (its names, dump dtypes,
-    shapes and frameworks), for a metric that depends on them (errors in ULPs of the target's dtype: the arrays
-    arrive as the readers give them, bfloat16 widened to float32).
-    """
+    Its column is added to the runs whose options it ``applies`` to (every run by default). ``worse`` (``"lower"``:
+    a lower value is worse, ``"higher"``: a larger magnitude is) and ``plot`` (the report plots it along execution
+    order) describe the column to the summary and the report, as the core's metrics are (:meth:`column_spec`)."""
 
     column: str
     fn: Callable[..., Any]

@@ -29,7 +29,7 @@ from .tensor_paths import TensorPaths as _TensorPaths
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
-    from ..host.specs import TensorRow
+    from ..host.tensor_row import TensorRow
 
 log = logging.getLogger("msprobe")
 
@@ -421,7 +421,7 @@ def run_tasks(
 
 def _row_context(target: Any, golden: Any, i: int, j: int, t_name: str, g_name: str) -> TensorRow:
     """What a tensor metric with ``row_context`` gets of target row ``i`` and golden row ``j``."""
-    from ..host.specs import TensorRow
+    from ..host.tensor_row import TensorRow
     from ..model import NA
 
     def text(value: Any) -> str | None:

@@ -49,7 +49,7 @@ def step_answer(analysis: Any, step: str, labels: Sequence[str]) -> Divergence |
     """The first divergence ``-da`` found in ``step`` (its ``diff_analyze_*.json``): a cause before a propagated
     divergence, then the lowest rank; ``labels``: the step's result labels in rank order, to name the result.
     Its ``index`` is ``-1``: the position is known only where the run's summary searched for the row."""
-    from ..host.specs import rank_number
+    from ..host.ranks import rank_number
 
     queries = sorted(analysis_queries(analysis), key=lambda q: (not q.cause, q.rank_key))
     if not queries:
