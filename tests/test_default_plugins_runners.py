@@ -135,3 +135,57 @@ def test_a_watcher_of_the_tensor_rows_that_fails_is_named_and_the_run_goes_on(tm
                                              "sys.exit(3); the run goes on without it") == 1
     assert "Compare result: Cosine" in proc.stdout + proc.stderr
     assert len(list((tmp_path / "out").glob("compare_result_*.csv"))) == 1
+
+
+RUNNER = '''
+from msprobe_core.plugin import JobOutcome, OptionSpec, hookimpl, run_job
+
+
+@hookimpl
+def msprobe_register_options(register):
+    register(OptionSpec("one_by_one", ("--one_by_one",), "Run the rank pairs one by one, last first.", kind="flag",
+                        default=False))
+
+
+@hookimpl
+def msprobe_run_jobs(jobs, options, host, run):
+    if not getattr(options, "one_by_one", False):
+        return None
+    outcomes = {}
+    for job in reversed(jobs):
+        outcome = outcomes[job.label] = JobOutcome(job)
+        done = run_job(job, options, host, run, timestamp=run.stamp)
+        if done is not None:
+            outcome.table, outcome.files, _ = done
+        print("ran", job.label)
+    return [outcomes[job.label] for job in jobs]
+'''
+
+
+@pytest.mark.exercises_hooks("msprobe_run_jobs")
+def test_an_installed_plugin_runs_the_jobs_its_own_way_through_the_public_api(tmp_path):
+    """The documented runner: an option of its own, each job through ``run_job``; the plain compare's files."""
+    (tmp_path / "one_by_one.py").write_text(RUNNER, encoding="utf-8")
+    env = {"MSPROBE_LOAD_PLUGINS": "one_by_one",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    mine = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "mine", "--one_by_one", env=env)
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.splitlines()[:2] == ["ran rank1", "ran rank0"]
+    plain = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "plain", env=env)
+    assert plain.returncode == 0 and "ran rank" not in plain.stdout
+    for rank in ("rank0", "rank1"):
+        [a] = (tmp_path / "mine").glob(f"compare_result_{rank}_*.csv")
+        [b] = (tmp_path / "plain").glob(f"compare_result_{rank}_*.csv")
+        assert a.read_bytes() == b.read_bytes()
+
+
+def test_a_runner_that_returns_junk_is_named(tmp_path):
+    (tmp_path / "junk_runner.py").write_text(
+        "from msprobe_core.plugin import hookimpl\n\n\n@hookimpl\ndef msprobe_run_jobs(jobs):\n    return 'done'\n",
+        encoding="utf-8")
+    env = {"MSPROBE_LOAD_PLUGINS": "junk_runner",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = _msprobe("compare", *_sides("pytorch_multirank"), "-o", tmp_path / "out", env=env)
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert "plugin 'junk_runner'" in line and "msprobe_run_jobs" in line and "not a list of JobOutcome" in line, line
