@@ -21,7 +21,6 @@ from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpT
 from .write.writers import write_csv, write_xlsx
 
 if TYPE_CHECKING:
-    from .analysis.comm import CommOpSpec
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
     from .workers.executors import ExecutorSpec
@@ -163,14 +162,6 @@ def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
     from .workers.executors import ExecutorSpec, create_local
 
     register(ExecutorSpec("local", create_local, "process pool on this machine"))
-
-
-@hookimpl
-def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
-    """The usual collective and point-to-point op names under a ``*distributed*``/``*comm*`` API family (``-da``)."""
-    from .analysis.comm import DEFAULT_SPEC
-
-    register(DEFAULT_SPEC)
 
 
 @hookimpl

@@ -27,16 +27,24 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "EXACT_MAPPER",
     ),
-    ".options": ("DUMP_KINDS", "OptionSpec"),
+    ".host.tensor_row": ("TensorRow",),
+    # the default plugin diff_analyze's (-da): its communication rules, a job's rank
+    ".host.ranks": ("CommOpSpec", "rank_number"),
+    ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
-    ".analysis.comm": ("CommOpSpec",),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("PluginHost", "reset_host"),
+    ".host.registry": ("BUILTIN_PLUGIN", "PluginHost", "reset_host"),
     ".run.frontend": ("run_compare",),
+    # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
+    ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
+    ".pipeline.whole": ("WholeTables",),
+    ".console.progress": ("stage",),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
+        "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD",
     ),
     ".result": ("ResultTable",),
     ".errors": (
@@ -44,17 +52,23 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
-    ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml"),
+    ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
+                          "parse_ids", "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("join_on_keys",),
     ".match.seqalign": ("align", "align_in_gaps"),
-    ".files.outputs": ("atomic_path",),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
+    ".load.construct": ("load_construct",),
+    ".write.stage": ("remove_files", "write_attachments"),
+    ".match.automap": ("AUTO_MAPPING_NAME",),
+    # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
 }
 #: modules given as they are
-_MODULES = {"result_columns": ".result_columns"}
+_MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 __all__ = sorted([*_HOME_OF, *_MODULES])
@@ -77,7 +91,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
-    from .analysis.comm import CommOpSpec
+    from .console.progress import stage
     from .errors import (
         DumpFormatError,
         InputError,
@@ -92,11 +106,21 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import read_npy
-    from .files.outputs import atomic_path
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
+    from .files.outputs import TEXT_ERRORS, atomic_path
+    from .files.validation import (
+        check_ids,
+        check_tensor_file,
+        confine,
+        dump_file_beside,
+        max_tensor_bytes,
+        parse_ids,
+        read_yaml,
+    )
     from .host.hookspecs import hookimpl
-    from .host.registry import PluginHost, reset_host
+    from .host.ranks import CommOpSpec, rank_number
+    from .host.registry import BUILTIN_PLUGIN, PluginHost, reset_host
     from .host.specs import (
+        EXACT_MAPPER,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
@@ -117,11 +141,32 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         WriterFunction,
         WriterSpec,
     )
+    from .host.tensor_row import TensorRow
+    from .load.construct import load_construct
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .match.automap import AUTO_MAPPING_NAME
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
-    from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
-    from .options import DUMP_KINDS, OptionSpec
+    from .model import (
+        MODE_MD5,
+        MODE_STATISTICS,
+        MODE_TENSOR,
+        NA,
+        STATE_INPUT,
+        STATE_OUTPUT,
+        STATE_PARAMETERS,
+        STATE_PARAMETERS_GRAD,
+        ApiEntry,
+        CompareOptions,
+        DumpTable,
+        MatchResult,
+    )
+    from .options import DUMP_KINDS, OptionSpec, option_label
+    from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
+    from .pipeline.whole import WholeTables
     from .result import ResultTable
     from .run.frontend import run_compare
+    from .verdicts import forms as verdict_forms
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .write.stage import remove_files, write_attachments

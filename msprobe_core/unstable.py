@@ -18,14 +18,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.registry": ("get_host",),
     ".host.specs": ("default_canonical",),
     # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
-    ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
+    ".model": ("STATE_DEBUG",),
     ".result": ("data_name_column", "stack_column"),
     ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
     ".load.dumpjson": ("load_stack",),
-    ".load.discover": ("discover_jobs",),
     ".files.schemas": ("validate",),
     ".files.npy_reader": ("NUMERIC_KINDS",),
     ".match.data_mapping": ("load_data_mapping",),
@@ -65,7 +64,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.schemas import validate
     from .host.registry import get_host
     from .host.specs import default_canonical
-    from .load.discover import discover_jobs
     from .load.document import parse_header, walk_members
     from .load.dumpjson import load_stack
     from .load.flatten import FieldProblem, Flattener
@@ -73,7 +71,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.matching import apply_dtype_gate, mapped_golden_keys
     from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_paths import safe_tensor_path
-    from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
+    from .model import STATE_DEBUG
     from .result import data_name_column, stack_column
     from .text.cells import neutralise, numpy_float_text
     from .text.strtod import pandas_strtod

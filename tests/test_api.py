@@ -135,7 +135,7 @@ def _t(v: float, shape=(4,)) -> dict:
 
 
 def test_extra_carries_the_diff_analyze_config(tmp_path):
-    from msprobe_core.analysis.config import DiffAnalyzeConfig
+    from msprobe_core.default_plugins.diff_analyze.config import DiffAnalyzeConfig
 
     t = write_dump(tmp_path / "t" / "step0" / "rank0", {
         "Functional.linear.0.forward": api([_t(1.0)], [_t(1.001)]),

@@ -37,7 +37,7 @@ def test_every_public_name_is_its_home_object():
     for name in public.__all__:
         value = getattr(public, name)
         if isinstance(value, types.ModuleType):
-            assert value is importlib.import_module(f"msprobe_core.{name}")
+            assert value is importlib.import_module(public._MODULES[name], "msprobe_core")
             continue
         home = importlib.import_module(public._HOME_OF[name], "msprobe_core")
         assert value is getattr(home, name), name

@@ -147,14 +147,14 @@ def test_plugins_add_sub_commands(tmp_path, run_cli):
     assert proc.returncode == 2 and "no such command 'nosuch'" in proc.stderr
 
 
-def test_builtin_communication_ops_are_registered_through_the_hook():
-    from msprobe_core.analysis.comm import DEFAULT_SPEC
+def test_the_default_communication_ops_are_registered_through_the_hook():
+    from msprobe_core.default_plugins.diff_analyze.comm import DEFAULT_SPEC
 
     host = PluginHost(autoload=False)
     (spec,) = host.comm_ops
-    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "msprobe_core.builtin")
-    builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
-    assert {"msprobe_register_comm_ops", "msprobe_register_options"} <= set(builtin["hooks"])
+    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "diff_analyze")
+    owner = next(d for d in host.describe() if d["name"] == "diff_analyze")
+    assert {"msprobe_register_comm_ops", "msprobe_register_options", "msprobe_run_jobs"} <= set(owner["hooks"])
 
 
 def _stats_pair(tmp_path):

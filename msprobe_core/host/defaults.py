@@ -11,6 +11,11 @@ from collections.abc import Iterable
 #: ``(name, module)`` of every default plugin, in registration order; the name is what ``-p no:NAME`` and
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
+    # in the order their options were the core's (-da, -tensor_log, --step), so that --help and the messages that
+    # list options keep their order; fuzzy's -fm came after the core's options already
+    ("diff_analyze", "msprobe_core.default_plugins.diff_analyze"),
+    ("tensor_log", "msprobe_core.default_plugins.tensor_log"),
+    ("steps", "msprobe_core.default_plugins.steps"),
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
 )
 

@@ -14,6 +14,7 @@ import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from .loading import (
     unknown_hooks,
 )
 from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
-from .plugin_calls import PluginCode, guard_spec
+from .plugin_calls import PluginCode, guard_spec, guard_watchers
 from .specs import (
     CommandLineClaim,
     CompareJob,
@@ -56,6 +57,7 @@ from .specs import (
     WriterSpec,
     always_applies,
 )
+from .tracing import start_trace, traced
 
 #: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
@@ -109,6 +111,9 @@ class PluginHost:
             self._drop(name, why)
         if os.environ.get(TRACE_ENV):
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
+        #: ``MSPROBE_TRACE_PLUGINS``: pluggy's monitoring of every hook call, also those made impl by impl here
+        self.trace = start_trace(self.pm)
+        guard_watchers(self.pm, is_core_plugin, self._watcher_failed)
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -206,9 +211,9 @@ class PluginHost:
     def _registered(self, impl: Any, hook: str) -> list[Any]:
         """What one plugin's registry hook registers: all of it, or nothing when the hook fails."""
         if is_core_plugin(impl.plugin_name):  # the core's own registrations: a failure is a bug, raised
-            return call_registry_hook(impl, hook)
+            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
         try:
-            return call_registry_hook(impl, hook)
+            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
         except RegistrationFailed as failed:
             self._skip(impl.plugin_name, f"{hook} failed: {failed}")
             return []
@@ -216,6 +221,10 @@ class PluginHost:
     def _guarded(self, spec: Any, plugin: str) -> Any:
         """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
         return spec if is_core_plugin(plugin) else guard_spec(spec, self.owner_label(plugin))
+
+    def _watcher_failed(self, plugin: str, hook: str, exc: BaseException) -> None:
+        if plugin not in self.failed_hooks:  # said once; the run goes on with the other watchers
+            self._skip(plugin, f"{hook} failed: {failure_text(exc)}", then="the run goes on without it")
 
     def owner_label(self, plugin: str) -> str:
         """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
@@ -296,7 +305,7 @@ class PluginHost:
         self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
 
     def _add_comm_op(self, spec: Any, plugin: str) -> None:
-        """A :class:`~msprobe_core.analysis.comm.CommOpSpec` (first one registered under a name wins)."""
+        """A :class:`~msprobe_core.host.ranks.CommOpSpec` (first one registered under a name wins)."""
         if all(s.name != spec.name for s in self.comm_ops):
             self.comm_ops.append(_with_plugin(spec, plugin))
 
@@ -342,6 +351,10 @@ class PluginHost:
             raise UsageError(f"no installed plugin can read {path}")
         return table
 
+    def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any) -> list[Any] | None:
+        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``."""
+        return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run)
+
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
         """pluggy's first-result call, made one implementation at a time through the guard of plugin code
         (:mod:`~msprobe_core.host.plugin_calls`): one calling ``sys.exit()`` or returning junk is named."""
@@ -349,7 +362,7 @@ class PluginHost:
             function = impl.function
             if not is_core_plugin(impl.plugin_name):
                 function = PluginCode(function, self.owner_label(impl.plugin_name), hook, _HOOK_RESULTS[hook])
-            result = function(*[kwargs[name] for name in impl.argnames])
+            result = traced(self.trace, hook, impl, partial(function, *[kwargs[name] for name in impl.argnames]))
             if result is not None:
                 return result
         return None
@@ -403,7 +416,8 @@ class PluginHost:
         """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
         for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
             try:
-                claim = impl.function(args=list(args))
+                claim = traced(self.trace, "msprobe_claim_command_line", impl,
+                               partial(impl.function, args=list(args)))
             except BaseException as exc:  # one plugin's bug: the others may still claim the line
                 if is_core_plugin(impl.plugin_name) or not is_plugin_failure(exc):
                     raise

@@ -56,7 +56,8 @@ def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> S
     from ..load.dumpindex import Scanner
     from ..load.dumpscan import available
 
-    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() or options.diff_analyze:
+    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() \
+            or getattr(options, "diff_analyze", False):  # -da (the default plugin diff_analyze) reads whole tables
         return None
     try:
         kind = detect_kind(Path(job.target))

@@ -360,7 +360,7 @@ def run_inputs(outcomes: Sequence[Any], given: tuple[Any, Any] | None) -> tuple[
 
 
 def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
-    """The steps only one run has, as step discovery noted them on the jobs (:mod:`msprobe_core.load.steps`)."""
+    """The steps only one run has, as step discovery noted them on the jobs (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`)."""
     for outcome in outcomes:
         absent = getattr(outcome.job, "steps_absent", None)
         if absent is not None:

@@ -27,7 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import STATE_PARAMETERS
+from msprobe_core.plugin import STATE_PARAMETERS
+
 from .evidence import Evidence
 from .moved import inputs_phrase
 from .nodes import Node, RankView
