@@ -35,7 +35,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("BUILTIN_PLUGIN", "PluginHost", "reset_host"),
+    ".host.defaults": ("BUILTIN_PLUGIN",),
+    ".host.registry": ("PluginHost", "reset_host"),
     ".run.frontend": ("run_compare",),
     # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
@@ -118,7 +119,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .host.hookspecs import hookimpl
     from .host.ranks import CommOpSpec, rank_number
-    from .host.registry import BUILTIN_PLUGIN, PluginHost, reset_host
+    from .host.defaults import BUILTIN_PLUGIN
+    from .host.registry import PluginHost, reset_host
     from .host.specs import (
         EXACT_MAPPER,
         CommandLineClaim,

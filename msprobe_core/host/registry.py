@@ -27,7 +27,13 @@ from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
 from .decisions import chain_mappers, unloaded_layout
-from .defaults import DEFAULT_PLUGINS, default_plugin_names, disabled_names
+from .defaults import (
+    BUILTIN_PLUGIN,
+    CORE_PLUGINS,  # noqa: F401 (plugins and tests import it from here)
+    is_core_plugin,
+    register_default_plugins,
+    warn_unknown_disabled,
+)
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -43,6 +49,7 @@ from .loading import (
     trace_hook_calls,
     unknown_hooks,
 )
+from .lookups import RegistryLookups
 from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
 from .plugin_calls import PluginCode, guard_spec, guard_watchers
 from .specs import (
@@ -63,19 +70,9 @@ from .tracing import start_trace, traced
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 
-#: the name the built-in plugin (``msprobe_core.builtin``) is registered under
-BUILTIN_PLUGIN = "msprobe_core.builtin"
-#: the core's own plugins: the built-in one and the default plugins (``msprobe_core.default_plugins``); their
-#: registrations are the core's (a failure is a bug, raised), their options come first
-CORE_PLUGINS = frozenset({BUILTIN_PLUGIN, *default_plugin_names()})
-
-
-def is_core_plugin(name: str) -> bool:
-    """Whether the plugin registered as ``name`` is the core's own (built-in or default), not an installed one."""
-    return name in CORE_PLUGINS
-
-class PluginHost:
-    """Owns the pluggy manager and the registries collected from it."""
+class PluginHost(RegistryLookups):
+    """Owns the pluggy manager and the registries collected from it (what the stages ask of them:
+    :class:`~msprobe_core.host.lookups.RegistryLookups`)."""
 
     def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -83,12 +80,8 @@ class PluginHost:
         # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
         # stages ask this host for plugins (an import of it here would close that loop)
         self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
-        self.disabled = disabled_names()
-        for name in self.disabled:  # pytest's `-p no:NAME`: a blocked name is never registered, default or not
-            self.pm.set_blocked(name)
-        for name, module in DEFAULT_PLUGINS:  # the features the core ships, through the same hooks
-            if name not in self.disabled:
-                self.pm.register(importlib.import_module(module), name=name)
+        #: the plugin names turned off (``-p no:NAME``, ``MSPROBE_DISABLE_PLUGINS``)
+        self.disabled = register_default_plugins(self.pm)
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
@@ -96,11 +89,7 @@ class PluginHost:
         #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
         found = load_entry_points(self.pm, self.dists, self.broken) if autoload else set()
-        for name in sorted(self.disabled - found - set(default_plugin_names())):
-            import logging
-
-            logging.getLogger("msprobe").warning("no plugin is named '%s' (turned off by -p no:%s or %s); "
-                                                 "'msprobe plugins' lists the names", name, name, "MSPROBE_DISABLE_PLUGINS")
+        warn_unknown_disabled(self.disabled, found)
         for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
             self._register(module, name)
         for plugin in extra_plugins:  # an object is named by its class (pluggy would name it by its id)
@@ -367,51 +356,6 @@ class PluginHost:
                 return result
         return None
 
-    def framework(self, name: str | None) -> FrameworkSpec | None:
-        """The framework registered under ``name`` (``None``: the default one)."""
-        for f in self.frameworks:
-            if (name is None and f.is_default) or (name is not None and name in f.names()):
-                return f
-        return None
-
-    def mapper_for(self, options: CompareOptions, kind: str = "dump", after: str | None = None) -> MapperSpec:
-        """The mapper that runs for these options on tables of ``kind``: the first applicable one of the chain.
-
-        ``after``: only mappers behind the one of that name are considered.
-        """
-        chain = self.mappers
-        if after is not None:
-            names = [m.name for m in chain]
-            if after not in names:  # a mapper handing on names itself or one it knows is there
-                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
-            chain = chain[names.index(after) + 1 :]
-        for mapper in chain:
-            if kind in mapper.kinds and mapper.applies(options):
-                return mapper
-        raise UsageError("no installed plugin provides a matcher for these options")
-
-    def compare_keys(self, table: DumpTable, side: str, options: CompareOptions,
-                     keys: list[str] | None = None) -> list[str]:
-        """The compare key of every row of ``table``: its names (or ``keys``) through the normalisers of its kind."""
-        keys = table.name if keys is None else keys  # the chain returns new lists, never edits the table's
-        for norm in self.normalizers:
-            if table.kind in norm.kinds:
-                keys = norm.fn(table, side, keys, options)
-        return keys
-
-    def metric_set(self, mode: str, options: CompareOptions) -> MetricSpec | None:
-        """The metric set of ``mode`` for a run with these options: the first whose ``applies`` holds."""
-        for spec in self.conditional_metrics:
-            if spec.mode == mode and spec.applies(options):
-                return spec
-        return self.metrics.get(mode)
-
-    def verdicts_for(self, mode: str, options: CompareOptions) -> list[VerdictSpec]:
-        """The verdict rules that run on a table of ``mode`` for these options, in chain order."""
-        rules = [v for v in self.verdicts if mode in v.modes and v.applies(options)]
-        replaced = {name for v in rules for name in v.replaces}
-        return [v for v in rules if v.name not in replaced]
-
     def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
         """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
         for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
@@ -427,10 +371,6 @@ class PluginHost:
             if claim is not None:
                 return claim
         return None
-
-    def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
-        """The extra tensor metrics of a run with these options, in registration order."""
-        return [m for m in self.tensor_metrics if m.applies(options)]
 
     def compare_options(self, **values: Any) -> CompareOptions:
         """Options from Python keyword arguments, checked as :func:`msprobe_core.compare` checks them."""
@@ -481,30 +421,11 @@ class PluginHost:
         return found[0] if found else plugin_name
 
     def describe(self) -> list[dict[str, Any]]:
-        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load)."""
-        out: list[dict[str, Any]] = []
-        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
-            hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
-            dist_name, version = self.dists.get(id(plugin), (None, None))
-            if is_core_plugin(name) or name.startswith("msprobe_core."):
-                dist_name, version = "msprobe-core", _core_version()
-            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks,
-                        "default": name in CORE_PLUGINS and name != BUILTIN_PLUGIN})
-            if name in self.failed_hooks:
-                out[-1]["error"] = self.failed_hooks[name]
-        for name, error in sorted(self.broken.items()):
-            out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
-        for name in default_plugin_names():  # a default plugin turned off is still listed, as off
-            if name in self.disabled:
-                out.append({"name": name, "version": _core_version(), "distribution": "msprobe-core", "hooks": [],
-                            "default": True, "disabled": True})
-        return out
+        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load or
+        are turned off): :func:`~msprobe_core.host.listing.describe_plugins`."""
+        from .listing import describe_plugins
 
-
-def _core_version() -> str:
-    from ..version import __version__
-
-    return __version__
+        return describe_plugins(self)
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:
