@@ -27,6 +27,7 @@ from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
 from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
 from .automap_owned import pair_forward
+from .automap_sums import PARTIAL_SUM, pair_sums, restrict_operand_rows
 from .automap_updates_api import pair_updates_by_use
 from .matching import join_on_keys, mapped_golden_keys
 
@@ -210,6 +211,7 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     else:  # no module tree marks the optimizer's calls (L1): tie them to the forward uses of their parameters
         pair_updates_by_use(target, golden, pairing)
     relate_decomposed(target, golden, pairing)
+    sums = pair_sums(target, golden, pairing)
     partial = _check_pairable(target, golden, pairing)
     confirmed = _confirmed_by_statistics(target, golden, pairing)
     proposal = Proposal({})
@@ -224,6 +226,7 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
             proposal.comments[first] = f"{conf:.2f} {how}: golden {g.key}{note}"
         forward_pairs[(t.prefix, t.number)] = (g.prefix, g.number)
     derived = _derive(target, golden, forward_pairs, mapping, proposal)
+    restrict_operand_rows(target, golden, pairing, sums, mapping, proposal.comments)
     _guard_unpaired_names(target_table, golden_table, mapping)
     proposal.summary = _summary(target, golden, pairing, derived)
     if partial:
@@ -301,7 +304,7 @@ def _header(target: CallTree, golden: CallTree, pairing: Pairing, summary: str) 
     for t, reason in pairing.unpaired.items():
         lines.append(f"unpaired: target {target.calls[t].key}: {reason}")
     for g, reason in pairing.golden_unpaired.items():
-        if reason.startswith("inside "):  # a call only the golden records, inside a module pair
+        if reason.startswith("inside ") or reason == PARTIAL_SUM:  # golden calls a reason explains
             lines.append(f"unpaired: golden {golden.calls[g].key}: {reason}")
     lines.extend(_class_rules(target, golden, pairing))
     return lines
