@@ -1,0 +1,111 @@
+"""``--auto-map`` on a sum two programs group otherwise: ``(b + a) + x`` against ``b + (a + x)``.
+
+Two small statistics dumps written here from real float32 arithmetic (numpy): an embedding ``x``, two linear
+calls ``a`` and ``b`` on it, and a three-term sum of them that the target computes as ``b + (a + x)`` (two add
+calls) and the golden as ``(b + a) + x`` (as litgpt's and Hugging Face's parallel residual blocks do). The
+whole sums agree up to rounding; the partial sums ``a + x`` and ``b + a`` are no two values of one computation.
+The implementations pairs (tests/test_impls_corpus.py) check the same on real libraries.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import msprobe_core
+from msprobe_core.match.automap import UNPAIRED
+from msprobe_core.match.automap_sums import PARTIAL_SUM
+from msprobe_core.match.data_mapping import load_data_mapping
+
+
+def _tensor(x: np.ndarray) -> dict:
+    x = x.astype(np.float32)
+    return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": list(x.shape), "Max": float(x.max()),
+            "Min": float(x.min()), "Mean": float(x.mean()), "Norm": float(np.linalg.norm(x)), "requires_grad": True}
+
+
+def _ids(ids: np.ndarray) -> dict:
+    return {"type": "torch.Tensor", "dtype": "torch.int64", "shape": list(ids.shape), "Max": int(ids.max()),
+            "Min": int(ids.min()), "Mean": None, "Norm": None, "requires_grad": False}
+
+
+def _call(*inputs: dict, out: np.ndarray) -> dict:
+    return {"input_args": list(inputs), "input_kwargs": {}, "output": [_tensor(out)]}
+
+
+def _write(folder: Path, data: dict) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "dump.json").write_text(json.dumps({"task": "statistics", "level": "L1", "framework": "pytorch",
+                                                  "dump_data_dir": None, "data": data}))
+    (folder / "construct.json").write_text("{}")
+    return folder / "dump.json"
+
+
+def _dumps(tmp: Path, fault: float = 1.0) -> tuple[Path, Path]:
+    """(target, golden): the target groups the sum ``b + (a + x)``, the golden ``(b + a) + x``; ``fault`` scales
+    the target's second linear weight (1.0: none)."""
+    rng = np.random.default_rng(30)
+    emb = rng.standard_normal((16, 8)).astype(np.float32)
+    w1, w2, w3 = (rng.standard_normal((8, 8)).astype(np.float32) * 0.3 for _ in range(3))
+    ids = np.array([[1, 5, 7, 2], [3, 3, 9, 0]])
+    x = emb[ids]
+
+    def program(reassociated: bool, scale: float) -> dict:
+        w2s = (w2 * np.float32(scale)).astype(np.float32)
+        a, b = x @ w1.T, x @ w2s.T
+        data = {"Functional.embedding.0.forward": _call(_ids(ids), _tensor(emb), out=x),
+                "Functional.linear.0.forward": _call(_tensor(x), _tensor(w1), out=a),
+                "Functional.linear.1.forward": _call(_tensor(x), _tensor(w2s), out=b)}
+        if reassociated:  # b + (a + x)
+            partial = a + x
+            data["Tensor.__add__.0.forward"] = _call(_tensor(a), _tensor(x), out=partial)
+            total = b + partial
+            data["Tensor.__add__.1.forward"] = _call(_tensor(b), _tensor(partial), out=total)
+        else:  # (b + a) + x
+            partial = b + a
+            data["Tensor.__add__.0.forward"] = _call(_tensor(b), _tensor(a), out=partial)
+            total = partial + x
+            data["Tensor.__add__.1.forward"] = _call(_tensor(partial), _tensor(x), out=total)
+        data["Functional.linear.2.forward"] = _call(_tensor(total), _tensor(w3), out=total @ w3.T)
+        return data
+
+    return _write(tmp / "target", program(True, fault)), _write(tmp / "golden", program(False, 1.0))
+
+
+def _compare(tmp: Path, fault: float = 1.0, diff_analyze: bool = False):
+    target, golden = _dumps(tmp, fault)
+    result = msprobe_core.compare(target, golden, output_dir=tmp / "out", auto_map=True,
+                                  diff_analyze=diff_analyze, quiet=True)
+    (path,) = (tmp / "out").glob("auto_mapping_*.yaml")
+    return result, path
+
+
+@pytest.mark.parametrize("diff_analyze", [False, True])
+def test_a_sum_grouped_otherwise_is_no_divergence(tmp_path, diff_analyze):
+    result, _ = _compare(tmp_path, diff_analyze=diff_analyze)
+    assert result.first_divergence is None
+    assert result.summary["verdicts"].get("error", 0) == 0
+
+
+def test_the_whole_sums_pair_their_outputs_and_the_partial_sums_are_named_not_comparable(tmp_path):
+    _, path = _compare(tmp_path)
+    mapping = load_data_mapping(path)
+    assert mapping["Tensor.__add__.1.forward.output.0"] == "Tensor.__add__.1.forward.output.0"
+    # operands: b against b + a, a + x against x: other partial sums, left out (not paired with their namesakes)
+    assert mapping["Tensor.__add__.1.forward.input.0"] == UNPAIRED
+    assert mapping["Tensor.__add__.1.forward.input.1"] == UNPAIRED
+    assert all(mapping[f"Tensor.__add__.0.forward.{r}"] == UNPAIRED for r in ("input.0", "input.1", "output.0"))
+    text = path.read_text(encoding="utf-8")
+    assert f"# unpaired: target Tensor.__add__.0.forward: {PARTIAL_SUM}" in text
+    assert f"# unpaired: golden Tensor.__add__.0.forward: {PARTIAL_SUM}" in text
+
+
+@pytest.mark.parametrize("diff_analyze", [False, True])
+def test_a_fault_feeding_the_sum_is_named_where_it_arises(tmp_path, diff_analyze):
+    # the target's second weight × 1.5: statistics tie each operand to its producer within one dump only, so the
+    # sum pairs as in the clean run and the first divergence is the linear call with the wrong weight
+    result, _ = _compare(tmp_path, fault=1.5, diff_analyze=diff_analyze)
+    assert result.first_divergence["node"] == "Functional.linear.1.forward"
