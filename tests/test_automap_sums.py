@@ -109,3 +109,25 @@ def test_a_fault_feeding_the_sum_is_named_where_it_arises(tmp_path, diff_analyze
     # sum pairs as in the clean run and the first divergence is the linear call with the wrong weight
     result, _ = _compare(tmp_path, fault=1.5, diff_analyze=diff_analyze)
     assert result.first_divergence["node"] == "Functional.linear.1.forward"
+
+
+def test_a_running_sum_over_a_long_loop_is_read_no_deeper_than_a_grouping(tmp_path):
+    # 1,500 adds, each partial sum taken only by the next: a tree that deep is no grouping two libraries differ
+    # by (it is left to the alignment), and reading it must neither recurse that deep nor take quadratic time
+    x = np.linspace(-1.0, 1.0, 16, dtype=np.float32).reshape(2, 8)
+    ids = np.array([[0, 1]])
+
+    def program() -> dict:
+        data = {"Functional.embedding.0.forward": _call(_ids(ids), _tensor(x), out=x)}
+        total = x
+        for k in range(1500):
+            data[f"Tensor.__add__.{k}.forward"] = _call(_tensor(total), _tensor(x), out=total + x)
+            total = total + x
+        return data
+
+    target, golden = _write(tmp_path / "target", program()), _write(tmp_path / "golden", program())
+    result = msprobe_core.compare(target, golden, output_dir=tmp_path / "out", auto_map=True, quiet=True)
+    assert result.first_divergence is None
+    (path,) = (tmp_path / "out").glob("auto_mapping_*.yaml")
+    mapping = load_data_mapping(path)
+    assert mapping["Tensor.__add__.1499.forward.output.0"] == "Tensor.__add__.1499.forward.output.0"

@@ -33,6 +33,8 @@ from .automap_calls import INPUT, OUTPUT, CallTree
 #: ops (as :func:`msprobe_core.match.automap_calls.op_name` spells them) whose operands may be grouped in any
 #: order and any way with the same result up to rounding: a sum, a product, a running maximum
 ASSOCIATIVE_OPS = frozenset({"add", "mul", "maximum", "minimum", "logicaland", "logicalor", "logicalxor"})
+#: the most terms a sum is read as (past them it keeps the pair the alignment gave it)
+MAX_TERMS = 64
 #: confidence and how of a sum paired by its leaves
 CONF_SUM = 0.9
 HOW_SUM = "the sum of the same operands, grouped otherwise (a re-associated sum)"
@@ -44,17 +46,13 @@ Key = Hashable
 Leaves = tuple[Key, ...]
 
 
-def _identity(tree: CallTree, row: int) -> Key | None:
+def _identity(shape: str | None, stats: tuple[object, ...], md5: object) -> Key | None:
     """What knows a tensor within one dump: its shape and statistics (or its checksum); ``None`` for a number."""
-    t = tree.table
-    shape = t.shape[row]
     if not shape or not shape.startswith("[") or shape == "[]":
         return None
-    stats = (t.max[row], t.min[row], t.mean[row], t.norm[row])
     if all(v is None or v == "" for v in stats):
-        md5 = t.md5[row] if row < len(t.md5) else None
         return None if md5 in (None, "") else (shape, "md5", repr(md5))
-    return (shape, *map(repr, stats))
+    return (shape, *stats)
 
 
 @dataclass
@@ -71,17 +69,27 @@ class _Side:
     #: (call, output suffix) → the identity of that output
     outputs: dict[tuple[int, str], Key] = field(default_factory=dict)
 
-    def suffix(self, call: int, row: int) -> str:
-        return self.tree.table.name[row][len(self.tree.calls[call].key):]
-
 
 def _side(tree: CallTree) -> _Side:
     side = _Side(tree)
+    t = tree.table
+    names, shapes, md5 = t.name, t.shape, t.md5
+    candidates = [c for c in tree.calls if not c.is_module and c.op in ASSOCIATIVE_OPS and len(c.rows) == 3]
+    wanted = {shapes[row] for c in candidates for row in c.rows}  # only tensors of these shapes can take part
+    if not candidates:
+        return side
+    # each column as a list once (the loader's columns spell a cell at a time otherwise)
+    stats = list(zip(*(col.tolist() if hasattr(col, "tolist") else list(col) for col in (t.max, t.min, t.mean,
+                                                                                          t.norm))))
     for call in tree.calls:
+        cut = len(call.key)
         slots: dict[str, Key | None] = {}
         for row in call.rows:
-            suffix = side.suffix(call.index, row)
-            key = _identity(tree, row)
+            suffix = names[row][cut:]
+            if shapes[row] not in wanted:
+                slots[suffix] = None
+                continue
+            key = _identity(shapes[row], stats[row], md5[row] if row < len(md5) else None)
             slots[suffix] = key
             if key is None:
                 continue
@@ -105,17 +113,22 @@ def _producing_sum(side: _Side, key: Key, op: str, before: int) -> int | None:
                  and c in side.sums and side.sums[c][0] == op), None)
 
 
-def _expand(side: _Side, call: int, leaf: dict[Key, Key | None], inner: list[int]) -> list[Key | None]:
-    """The leaves (each through ``leaf``) a sum adds up, its partial sums appended to ``inner``."""
+def _expand(side: _Side, call: int, leaf: dict[Key, Key | None], inner: list[int]) -> list[Key | None] | None:
+    """The leaves (each through ``leaf``) a sum adds up, its partial sums appended to ``inner``; ``None`` past
+    :data:`MAX_TERMS` leaves (a running sum over a loop is no grouping two libraries differ by)."""
     op, operands, _ = side.sums[call]
     out: list[Key | None] = []
-    for key in operands:
-        partial = _producing_sum(side, key, op, call)
+    stack = [(key, call) for key in reversed(operands)]
+    while stack:
+        key, at = stack.pop()
+        partial = _producing_sum(side, key, op, at)
         if partial is None:
             out.append(leaf.get(key, key))
         else:
             inner.append(partial)
-            out.extend(_expand(side, partial, leaf, inner))
+            stack.extend((k, partial) for k in reversed(side.sums[partial][1]))
+        if len(out) + len(stack) > MAX_TERMS:
+            return None
     return out
 
 
@@ -137,7 +150,7 @@ def _slots(side: _Side, call: int, leaf: dict[Key, Key | None]) -> list[tuple[Ke
     out = []
     for key in operands:
         partial = _producing_sum(side, key, op, call)
-        leaves = [leaf.get(key, key)] if partial is None else _expand(side, partial, leaf, [])
+        leaves = [leaf.get(key, key)] if partial is None else _expand(side, partial, leaf, []) or []
         out.append(tuple(sorted(leaves, key=repr)))
     return out
 
@@ -161,7 +174,10 @@ def pair_sums(target_tree: CallTree, golden_tree: CallTree, pairing: Pairing) ->
     golden_inner: dict[int, list[int]] = {}
     for g, (op, _, _) in golden.sums.items():
         inner: list[int] = []
-        leaves = tuple(sorted(_expand(golden, g, {}, inner), key=repr))
+        expanded = _expand(golden, g, {}, inner)
+        if expanded is None:
+            continue
+        leaves = tuple(sorted(expanded, key=repr))
         by_leaves.setdefault((op, leaves), []).append(g)
         golden_inner[g] = inner
     reverse = {g: t for t, (g, _, _) in pairing.pairs.items()}
@@ -173,6 +189,8 @@ def pair_sums(target_tree: CallTree, golden_tree: CallTree, pairing: Pairing) ->
         op = target.sums[t][0]
         inner: list[int] = []
         raw = _expand(target, t, {}, inner)
+        if raw is None:
+            continue
         leaf_map = {key: _target_leaf(target, golden, pairing, key, t) for key in raw}
         if any(leaf_map[k] is None for k in raw):
             continue  # a leaf no paired call puts out: the alignment's pair stands
