@@ -119,6 +119,12 @@ def pairing_note(golden_rows: int, paired: int) -> dict[str, int]:
     return {"golden_rows": int(golden_rows), "golden_unmatched": max(0, int(golden_rows) - int(paired))}
 
 
+#: ``MatchResult.notes`` key set (``True``) by a mapper that pairs two different programs of the same math (two
+#: libraries' implementations): a number argument equal up to float64 rounding (one computes it, the other writes
+#: it out) is then no inconsistency of the row's verdict (docs/differences.md, "Differences of form")
+TWO_PROGRAMS_NOTE = "two_programs"
+
+
 @dataclass
 class MatchResult:
     """Pairs of row indices, in output order.

@@ -9,7 +9,9 @@ The implementations pairs (tests/test_impls_corpus.py) check the same on real li
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +34,13 @@ def _ids(ids: np.ndarray) -> dict:
             "Min": int(ids.min()), "Mean": None, "Norm": None, "requires_grad": False}
 
 
-def _call(*inputs: dict, out: np.ndarray) -> dict:
-    return {"input_args": list(inputs), "input_kwargs": {}, "output": [_tensor(out)]}
+def _call(*inputs: dict, out: np.ndarray, **kwargs: dict) -> dict:
+    return {"input_args": list(inputs), "input_kwargs": kwargs, "output": [_tensor(out)]}
+
+
+#: one number computed two ways, as litgpt (``1.0 / math.sqrt(head_size)``) and Hugging Face (``head_dim**-0.5``)
+#: give attention its scale: the same number but for the last bit
+SCALE_TARGET, SCALE_GOLDEN = 1.0 / math.sqrt(2), 2**-0.5
 
 
 def _write(folder: Path, data: dict) -> Path:
@@ -69,7 +76,9 @@ def _dumps(tmp: Path, fault: float = 1.0) -> tuple[Path, Path]:
             data["Tensor.__add__.0.forward"] = _call(_tensor(b), _tensor(a), out=partial)
             total = partial + x
             data["Tensor.__add__.1.forward"] = _call(_tensor(partial), _tensor(x), out=total)
-        data["Functional.linear.2.forward"] = _call(_tensor(total), _tensor(w3), out=total @ w3.T)
+        scale = SCALE_TARGET if reassociated else SCALE_GOLDEN
+        data["Functional.linear.2.forward"] = _call(_tensor(total), _tensor(w3), out=total @ w3.T * np.float32(scale),
+                                                    scale={"type": "float", "value": scale})
         return data
 
     return _write(tmp / "target", program(True, fault)), _write(tmp / "golden", program(False, 1.0))
@@ -131,3 +140,31 @@ def test_a_running_sum_over_a_long_loop_is_read_no_deeper_than_a_grouping(tmp_pa
     (path,) = (tmp_path / "out").glob("auto_mapping_*.yaml")
     mapping = load_data_mapping(path)
     assert mapping["Tensor.__add__.1499.forward.output.0"] == "Tensor.__add__.1499.forward.output.0"
+
+
+def _rows(out: Path) -> dict[str, dict[str, str]]:
+    (table,) = out.glob("compare_result_*.csv")
+    return {r["NPU Name"]: r for r in csv.DictReader(table.open(encoding="utf-8"))}
+
+
+def test_a_number_argument_equal_but_for_rounding_is_no_error_between_two_programs(tmp_path):
+    # msprobe makes any scalar argument that differs an error; two libraries computing one number two ways
+    # (the attention's scale) differ in the last bit: with --auto-map that row passes
+    assert SCALE_TARGET != SCALE_GOLDEN and math.isclose(SCALE_TARGET, SCALE_GOLDEN, rel_tol=1e-15)
+    row = "Functional.linear.2.forward.input.scale"
+    _compare(tmp_path)
+    assert _rows(tmp_path / "out")[row]["Result"] == "pass"
+    # the same dumps compared by name, as msprobe compares one program with itself: its cell, an error
+    target, golden = tmp_path / "target" / "dump.json", tmp_path / "golden" / "dump.json"
+    msprobe_core.compare(target, golden, output_dir=tmp_path / "plain", quiet=True)
+    plain = _rows(tmp_path / "plain")[row]
+    assert plain["Result"] == "error" and "scalar parameters" in plain["Err_message"]
+
+
+def test_a_number_argument_that_differs_more_stays_an_error_between_two_programs(tmp_path):
+    target, golden = _dumps(tmp_path)
+    doc = json.loads(target.read_text())
+    doc["data"]["Functional.linear.2.forward"]["input_kwargs"]["scale"]["value"] = SCALE_GOLDEN * (1 + 1e-6)
+    target.write_text(json.dumps(doc))
+    msprobe_core.compare(target, golden, output_dir=tmp_path / "out", auto_map=True, quiet=True)
+    assert _rows(tmp_path / "out")["Functional.linear.2.forward.input.scale"]["Result"] == "error"

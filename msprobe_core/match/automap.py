@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..errors import MappingError, UsageError
 from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
-from ..model import CompareOptions, DumpTable, MatchResult
+from ..model import TWO_PROGRAMS_NOTE, CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
@@ -349,6 +349,7 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     keys = [proposal.mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
+    match.notes[TWO_PROGRAMS_NOTE] = True  # the two sides may be two libraries' programs of the same math
     match.notes.setdefault("attachments", []).append((AUTO_MAPPING_NAME, yaml_text(proposal)))
     match.notes["auto_map_summary"] = proposal.summary
     match.notes.setdefault("summary_notes", []).append(proposal.summary)
