@@ -168,3 +168,20 @@ def test_a_number_argument_that_differs_more_stays_an_error_between_two_programs
     target.write_text(json.dumps(doc))
     msprobe_core.compare(target, golden, output_dir=tmp_path / "out", auto_map=True, quiet=True)
     assert _rows(tmp_path / "out")["Functional.linear.2.forward.input.scale"]["Result"] == "error"
+
+
+@pytest.mark.parametrize("pair", ["synthetic", "neox"])
+def test_the_written_mapping_given_back_with_dm_judges_as_the_run_that_wrote_it(pair, tmp_path):
+    # the file says it pairs two programs: -dm with it judges the number argument as --auto-map did, byte for byte
+    if pair == "synthetic":
+        target, golden = _dumps(tmp_path)
+    else:
+        impls = Path(__file__).parent / "data" / "impls" / "dumps"
+        target, golden = impls / "neox_litgpt_mix" / "dump.json", impls / "neox_hf_mix" / "dump.json"
+    msprobe_core.compare(target, golden, output_dir=tmp_path / "auto", auto_map=True, quiet=True)
+    (mapping,) = (tmp_path / "auto").glob("auto_mapping_*.yaml")
+    again = msprobe_core.compare(target, golden, output_dir=tmp_path / "dm", data_mapping=str(mapping), quiet=True)
+    assert again.summary["verdicts"].get("error", 0) == 0
+    (first,) = (tmp_path / "auto").glob("compare_result_*.csv")
+    (second,) = (tmp_path / "dm").glob("compare_result_*.csv")
+    assert first.read_bytes() == second.read_bytes()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..errors import MappingError, UsageError
 from ..files.yaml_names import comment, mapping_entry
 from ..host.specs import MapperSpec, MatchContext
-from ..model import TWO_PROGRAMS_NOTE, CompareOptions, DumpTable, MatchResult
+from ..model import TWO_PROGRAMS_COMMENT, TWO_PROGRAMS_NOTE, CompareOptions, DumpTable, MatchResult
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
@@ -297,7 +297,8 @@ def _header(target: CallTree, golden: CallTree, pairing: Pairing, summary: str) 
     lines = ["auto_mapping: proposed by --auto-map from the two dumps' structure; give it back with -dm to reuse.",
              f"target: {target.table.source}", f"golden: {golden.table.source}", summary,
              "Each call's first row carries its confidence (1.00 anchor, 0.95 aligned on the full signature,",
-             "0.80 shapes only, 0.60 shapes without the op, modules: the share of their calls that pair)."]
+             "0.80 shapes only, 0.60 shapes without the op, modules: the share of their calls that pair).",
+             TWO_PROGRAMS_COMMENT]
     for rel in pairing.relations:
         lines.append("1→N, not paired: target " + " + ".join(target.calls[t].key for t in rel.target)
                      + " ≙ golden " + " + ".join(golden.calls[g].key for g in rel.golden))
