@@ -17,7 +17,7 @@ from .load.document import detect_kind
 from .load.dumpjson import load_dump_file
 from .match.matching import join_on_keys, mapped_golden_keys
 from .match.naming import renumber_backward
-from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, TWO_PROGRAMS_NOTE, CompareOptions, DumpTable, MatchResult
 from .write.writers import write_csv, write_xlsx
 
 if TYPE_CHECKING:
@@ -88,12 +88,14 @@ def _data_mapping(ctx: MatchContext) -> MatchResult:
     exactly, forward and backward. (msprobe joins these raw target keys with *re-numbered*
     golden keys, which pairs a backward row with the wrong call; see docs/differences.md.)
     """
-    from .match.data_mapping import load_data_mapping
+    from .match.data_mapping import declares_two_programs, load_data_mapping
 
     mapping = load_data_mapping(Path(ctx.options.data_mapping))
     keys = [mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
+    if declares_two_programs(Path(ctx.options.data_mapping)):  # an --auto-map file: judged as that run judged
+        match.notes[TWO_PROGRAMS_NOTE] = True
     return match
 
 
