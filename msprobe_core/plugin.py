@@ -117,9 +117,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         parse_ids,
         read_yaml,
     )
+    from .host.defaults import BUILTIN_PLUGIN
     from .host.hookspecs import hookimpl
     from .host.ranks import CommOpSpec, rank_number
-    from .host.defaults import BUILTIN_PLUGIN
     from .host.registry import PluginHost, reset_host
     from .host.specs import (
         EXACT_MAPPER,
