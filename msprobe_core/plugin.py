@@ -49,9 +49,17 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys",),
-    ".match.seqalign": ("align", "align_in_gaps"),
+    ".match.matching": ("join_on_keys", "mapped_golden_keys"),
+    ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
+    # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
+    ".match.data_mapping": ("load_data_mapping",),
+    ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
+    ".load.construct": ("load_construct",),
     ".files.outputs": ("atomic_path",),
+    # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
+    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
+    ".write.writers": ("write_xlsx",),
+    ".write.chunked": ("open_xlsx_chunked",),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns"}
@@ -94,6 +102,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.npy_reader import read_npy
     from .files.outputs import atomic_path
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
+    from .files.yaml_names import yaml_comment, yaml_mapping_entry
     from .host.hookspecs import hookimpl
     from .host.registry import PluginHost, reset_host
     from .host.specs import (
@@ -117,11 +126,16 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         WriterFunction,
         WriterSpec,
     )
+    from .load.construct import load_construct
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .match.matching import join_on_keys
-    from .match.seqalign import align, align_in_gaps
+    from .match.data_mapping import load_data_mapping
+    from .match.matching import join_on_keys, mapped_golden_keys
+    from .match.seqalign import align, align_in_gaps, longest_increasing
     from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable
     from .run.frontend import run_compare
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .write.chunked import open_xlsx_chunked
+    from .write.writers import write_xlsx
+    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

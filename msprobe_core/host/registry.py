@@ -26,7 +26,7 @@ from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
 from .decisions import chain_mappers, unloaded_layout
-from .defaults import DEFAULT_PLUGINS, default_plugin_names, disabled_names
+from .defaults import DEFAULT_PLUGINS, default_plugin_names, disabled_names, turned_off_specs
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -152,7 +152,13 @@ class PluginHost:
                     add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
-        self.mappers = chain_mappers(self.mappers)
+        # a turned-off default plugin's mappers keep their places (by name: ``run_after``, ``before=``)
+        taken = {m.name for m in self.mappers}
+        absent = [m for m in turned_off_specs("msprobe_register_mappers", sorted(self.disabled)) if m.name not in taken]
+        ordered = chain_mappers(self.mappers, absent)
+        #: every mapper's name in chain order, turned-off default plugins' included
+        self.mapper_places = [m.name for m in ordered]
+        self.mappers = [m for m in ordered if not any(m is a for a in absent)]
         self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
@@ -368,10 +374,11 @@ class PluginHost:
         """
         chain = self.mappers
         if after is not None:
-            names = [m.name for m in chain]
-            if after not in names:  # a mapper handing on names itself or one it knows is there
-                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
-            chain = chain[names.index(after) + 1 :]
+            places = getattr(self, "mapper_places", [m.name for m in chain])
+            if after not in places:  # a mapper handing on names itself or one it knows is there
+                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(m.name for m in chain)})")
+            behind = set(places[places.index(after) + 1 :])  # a turned-off default plugin's place counts
+            chain = [m for m in chain if m.name in behind]
         for mapper in chain:
             if kind in mapper.kinds and mapper.applies(options):
                 return mapper
@@ -432,9 +439,10 @@ class PluginHost:
 
         values = dict(values)
         given = set(values) if given is None else given
-        if values.pop("xlsx", False):
+        if values.pop("xlsx", False):  # the default plugin 'xlsx''s shorthand (absent when it is turned off)
             if "output_format" in given and values.get("output_format") not in (None, "xlsx"):
-                raise UsageError(f"{option_label('xlsx')} and {option_label('output_format')} "
+                xlsx = self.options.get("xlsx")
+                raise UsageError(f"{xlsx.label() if xlsx is not None else 'xlsx'} and {option_label('output_format')} "
                                  f"{values['output_format']} ask for different result formats")
             values["output_format"] = "xlsx"
         core, plugin = self.options.model_values(values)
@@ -445,7 +453,8 @@ class PluginHost:
         try:
             return self.writers[name]
         except KeyError:
-            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))}"
+                             f"{self._turned_off('msprobe_register_writers', name)})") from None
 
     def executor(self, name: str) -> Any:
         """The :class:`~msprobe_core.workers.executors.ExecutorSpec` registered as ``name``."""
@@ -454,7 +463,15 @@ class PluginHost:
         except KeyError:
             hint = hint_for("executor", name, self.loaded_distributions())
             raise UsageError(f"unknown executor '{name}' (installed: {', '.join(sorted(self.executors))}"
-                             f"{'; ' + hint if hint else ''})") from None
+                             f"{'; ' + hint if hint else ''}{self._turned_off('msprobe_register_executors', name)})"
+                             ) from None
+
+    def _turned_off(self, hook: str, name: str) -> str:
+        """``; it is the default plugin 'P''s, …`` when a turned-off default plugin registers ``name`` there."""
+        owner = next((spec.plugin for spec in turned_off_specs(hook, sorted(self.disabled), named=True)
+                      if spec.name == name), None)
+        return (f"; it is the default plugin '{owner}''s, which is turned off by -p no:{owner} or "
+                "MSPROBE_DISABLE_PLUGINS") if owner else ""
 
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""
