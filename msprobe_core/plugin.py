@@ -60,6 +60,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
     ".write.writers": ("write_xlsx",),
     ".write.chunked": ("open_xlsx_chunked",),
+    # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
+    ".console.stages": (
+        "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
+        "stage", "tick",
+    ),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns"}
@@ -86,6 +91,18 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
     from .analysis.comm import CommOpSpec
+    from .console.stages import (
+        Progress,
+        StageEvent,
+        clear_status,
+        file_sizes,
+        fraction_text,
+        run_status,
+        set_job,
+        size_text,
+        stage,
+        tick,
+    )
     from .errors import (
         DumpFormatError,
         InputError,

@@ -117,3 +117,85 @@ def test_xlsx_turned_off_takes_the_format_and_its_flag(tmp_path, dm_pair):
     assert "it is the default plugin 'xlsx''s, which is turned off" in named.stderr
     plain = _msprobe("compare", *sides, "-o", tmp_path / "plain", "-q", off="xlsx")
     assert plain.returncode == 0 and len(_rows(tmp_path / "plain")) > 1
+
+
+# --------------------------------------------------------------------------- progress: the stage events
+class _Listener:
+    """A third party's listener of the stage events: what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    @hookimpl
+    def msprobe_stage_started(self, event):
+        self.events.append(("started", event))
+
+    @hookimpl
+    def msprobe_stage_advanced(self, event):
+        self.events.append(("advanced", event))
+
+    @hookimpl
+    def msprobe_stage_finished(self, event):
+        self.events.append(("finished", event))
+
+
+@pytest.mark.exercises_hooks("msprobe_stage_started", "msprobe_stage_advanced", "msprobe_stage_finished")
+def test_a_third_party_hears_every_stage_of_a_run(tmp_path):
+    from msprobe_core.cli.main import main
+    from msprobe_core.plugin import reset_host
+
+    listener = _Listener()
+    reset_host(PluginHost(extra_plugins=[listener]))
+    try:
+        pair = REPO / "examples" / "pytorch_tensor"
+        assert main(["compare", "-tp", str(pair / "target" / "step0"), "-gp", str(pair / "golden" / "step0"),
+                     "-o", str(tmp_path / "out"), "-q"]) == 0
+    finally:
+        reset_host(None)
+    seen = [(when, e.kind, e.name) for when, e in listener.events]
+    assert seen[0] == ("started", "run", "msprobe compare") and seen[-1] == ("finished", "run", "msprobe compare")
+    assert listener.events[0][1].quiet is True and listener.events[0][1].key == listener.events[-1][1].key
+    stages = [name for when, kind, name in seen if when == "started" and kind == "stage"]
+    assert stages.index("find the dumps") < stages.index("load") < stages.index("match") \
+        < stages.index("metrics and verdicts") < stages.index("write")
+    counts = [e for when, e in listener.events if e.kind == "count"]
+    assert counts[0].unit == "tensor pairs" and counts[0].total > 0 and counts[-1].done == counts[0].total
+    assert [when for when, e in listener.events if e.kind == "count"][::len(counts) - 1] == ["started", "finished"]
+
+
+def test_a_listener_that_fails_is_warned_about_once_and_the_run_goes_on(tmp_path, capsys):
+    from msprobe_core.cli.main import main
+    from msprobe_core.plugin import reset_host
+
+    class Broken:
+        calls = 0
+
+        @hookimpl
+        def msprobe_stage_started(self, event):
+            Broken.calls += 1
+            raise RuntimeError("listener bug")
+
+    reset_host(PluginHost(extra_plugins=[Broken()]))
+    try:
+        pair = REPO / "examples" / "pytorch_stats"
+        rc = main(["compare", "-tp", str(pair / "target" / "step0"), "-gp", str(pair / "golden" / "step0"),
+                   "-o", str(tmp_path / "out")])
+    finally:
+        reset_host(None)
+    assert rc == 0 and len(_rows(tmp_path / "out")) > 1
+    assert Broken.calls == 1
+    shown = capsys.readouterr()
+    warned = [line for line in (shown.out + shown.err).splitlines() if "listener bug" in line]
+    assert len(warned) == 1 and "[WARNING] plugin 'Broken': msprobe_stage_started failed" in warned[0]
+    assert warned[0].endswith("(its stage events are no longer sent to it)")
+
+
+def test_progress_turned_off_draws_nothing_on_a_terminal(tmp_path):
+    from .test_progress_tty import _env, _stats_pair, _status_lines, run_on_terminal
+
+    rc, shown = run_on_terminal("compare", *_stats_pair(), "-o", tmp_path / "on")
+    assert rc == 0 and _status_lines(shown, "msprobe compare: "), shown  # drawn when the plugin is on
+    rc, shown = run_on_terminal("compare", *_stats_pair(), "-o", tmp_path / "off", env=_env(**{DISABLE_ENV: "progress"}))
+    assert rc == 0, shown
+    assert "msprobe compare: " not in shown and "\x1b[K" not in shown
+    assert "[INFO] The result file path is: " in shown and "Compare summary" in shown

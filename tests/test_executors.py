@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.console.progress import Progress
+from msprobe_core.default_plugins.progress.display import Progress
 from msprobe_core.host.registry import get_host
 from msprobe_core.metrics.tensor_stage import TensorTask, plan_chunks
 from msprobe_core.workers.executors import LocalExecutor, LocalRef, executor_name

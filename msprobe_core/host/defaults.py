@@ -15,6 +15,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("automap", "msprobe_core.default_plugins.automap"),
     ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
     ("xlsx", "msprobe_core.default_plugins.xlsx"),
+    ("progress", "msprobe_core.default_plugins.progress"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load

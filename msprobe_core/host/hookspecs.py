@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import click
 
     from ..analysis.comm import CommOpSpec
+    from ..console.stages import StageEvent
     from ..model import CompareOptions, DumpTable
     from ..options import OptionSpec
     from ..workers.executors import ExecutorSpec
@@ -267,6 +268,41 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     Return a :class:`~msprobe_core.plugin.CommandLineClaim` for a form that is yours (what
     to run, and the command whose ``--help`` its usage errors name), else ``None``. What
     ``run`` raises is reported as for every command: one line and an exit status.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- stage events (issue 33: the default
+# plugin 'progress' listens; the core's stages send them through msprobe_core.console.stages)
+@hookspec
+def msprobe_stage_started(event: StageEvent) -> None:
+    """A run, a job of it, one of its stages or a piece of counted work began: ``event`` says which
+    (:class:`msprobe_core.plugin.StageEvent`: ``kind`` ``run``, ``job``, ``stage`` or ``count``, its ``name``,
+    words and numbers). Called in the process doing the work (a forked worker too), as it happens; a new stage
+    ends the one before. Return nothing; keep it cheap (it runs inside the stages). A listener that raises is
+    warned about once and not called again for the run: the compare goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_advanced(event: StageEvent) -> None:
+    """The current stage moved (``kind`` ``stage``: ``detail`` says how far, ``chunk 3/23 (13%)``) or counted
+    work did (``kind`` ``count``: ``done`` of ``total`` units, ``done_bytes`` of ``total_bytes``). Sent at most
+    every few thousand rows and, for counted work, at most twenty times a second; as for
+    ``msprobe_stage_started``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_finished(event: StageEvent) -> None:
+    """A run or a piece of counted work ended (the same ``key`` as its start; counted work with its final
+    ``done``), or (``kind`` ``stage``) the current stage is done with the terminal: output outside the log (the
+    summary) follows. As for ``msprobe_stage_started``.
 
     .. versionadded:: 0.1
     """

@@ -19,7 +19,7 @@ from typing import Any
 
 import pluggy
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, PluginFailed, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
@@ -93,6 +93,8 @@ class PluginHost:
         self.broken: dict[str, str] = {}
         #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
+        #: plugins whose stage-event listener failed: no more events are sent to them
+        self.quiet_listeners: set[str] = set()
         found = load_entry_points(self.pm, self.dists, self.broken) if autoload else set()
         for name in sorted(self.disabled - found - set(default_plugin_names())):
             import logging
@@ -347,6 +349,24 @@ class PluginHost:
         if table is None:
             raise UsageError(f"no installed plugin can read {path}")
         return table
+
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call every implementation of the event hook ``hook`` (the stage events); a plugin's that fails is
+        warned about once and not called again by this host (an event never stops the run)."""
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+            if impl.plugin_name in self.quiet_listeners:
+                continue
+            if is_core_plugin(impl.plugin_name):
+                impl.function(*[kwargs[name] for name in impl.argnames])
+                continue
+            try:
+                PluginCode(impl.function, self.owner_label(impl.plugin_name), hook, passes=())(
+                    *[kwargs[name] for name in impl.argnames])
+            except PluginFailed as exc:
+                self.quiet_listeners.add(impl.plugin_name)
+                import logging
+
+                logging.getLogger("msprobe").warning("%s (its stage events are no longer sent to it)", exc)
 
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
         """pluggy's first-result call, made one implementation at a time through the guard of plugin code

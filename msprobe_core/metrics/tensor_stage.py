@@ -389,7 +389,7 @@ def run_tasks(
     """
     from contextlib import ExitStack
 
-    from ..console.progress import Progress
+    from ..console.stages import Progress
     from ..workers.executors import LocalExecutor, usable_cpus
 
     sizes = [_pair_bytes(t) for t in tasks]
