@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .analysis.comm import CommOpSpec
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
-    from .workers.executors import ExecutorSpec
 
 
 @hookimpl
@@ -135,14 +134,6 @@ def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
 def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
     register(VerdictSpec("msprobe", _msprobe_verdicts))
-
-
-@hookimpl
-def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
-    """``local``: a process pool on this machine (``--workers`` processes, default every core)."""
-    from .workers.executors import ExecutorSpec, create_local
-
-    register(ExecutorSpec("local", create_local, "process pool on this machine"))
 
 
 @hookimpl

@@ -29,7 +29,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
     ),
     ".options": ("DUMP_KINDS", "OptionSpec"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
     ".analysis.comm": ("CommOpSpec",),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
     ".host.registry": ("PluginHost", "reset_host"),
@@ -40,7 +40,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".result": ("ResultTable",),
     ".errors": (
-        "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
+        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
@@ -104,6 +104,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         tick,
     )
     from .errors import (
+        CompareFailed,
         DumpFormatError,
         InputError,
         MappingError,
@@ -152,7 +153,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable
     from .run.frontend import run_compare
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked
     from .write.writers import write_xlsx
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -20,7 +20,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
     ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
     ".result": ("data_name_column", "stack_column"),
-    ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
@@ -74,5 +73,4 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .result import data_name_column, stack_column
     from .text.cells import neutralise, numpy_float_text
     from .text.strtod import pandas_strtod
-    from .workers.executors import LocalExecutor, usable_cpus
     from .write.writers import any_formula_like

@@ -199,3 +199,33 @@ def test_progress_turned_off_draws_nothing_on_a_terminal(tmp_path):
     assert rc == 0, shown
     assert "msprobe compare: " not in shown and "\x1b[K" not in shown
     assert "[INFO] The result file path is: " in shown and "Compare summary" in shown
+
+
+# --------------------------------------------------------------------------- local_executor
+def test_local_executor_turned_off_runs_in_one_process(tmp_path, monkeypatch):
+    from msprobe_core.workers.executors import InlineExecutor, open_executor
+
+    monkeypatch.setenv(DISABLE_ENV, "local_executor")
+    host = PluginHost(autoload=False)
+    assert "local" not in host.executors
+    with open_executor(host.compare_options(workers=4), host) as executor:
+        assert isinstance(executor, InlineExecutor) and executor.parallelism() == 1
+
+
+def test_local_executor_turned_off_gives_the_same_results_and_names_itself_when_asked_for(tmp_path):
+    pair = REPO / "examples" / "pytorch_multirank"
+    sides = ("-tp", pair / "target", "-gp", pair / "golden")
+    pooled = _msprobe("compare", *sides, "-o", tmp_path / "pooled", "--workers", "2", "-q")
+    alone = _msprobe("compare", *sides, "-o", tmp_path / "alone", "--workers", "2", "-q", off="local_executor")
+    assert pooled.returncode == alone.returncode == 0, pooled.stderr + alone.stderr
+
+    def results(out: Path) -> dict[str, bytes]:
+        import re
+
+        return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in sorted(out.rglob("compare_result_*"))}
+
+    assert len(results(tmp_path / "pooled")) > 1 and results(tmp_path / "alone") == results(tmp_path / "pooled")
+    named = _msprobe("compare", *sides, "-o", tmp_path / "named", "--executor", "local", off="local_executor")
+    assert named.returncode == 2 and not (tmp_path / "named").exists()
+    assert "unknown executor 'local'" in named.stderr
+    assert "it is the default plugin 'local_executor''s, which is turned off" in named.stderr

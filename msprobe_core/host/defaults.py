@@ -16,6 +16,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
     ("xlsx", "msprobe_core.default_plugins.xlsx"),
     ("progress", "msprobe_core.default_plugins.progress"),
+    ("local_executor", "msprobe_core.default_plugins.local_executor"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load
