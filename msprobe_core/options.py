@@ -440,11 +440,6 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                required=True, api=False, attribute=False),
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
-    OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
-    OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml.", kinds=DUMP_KINDS),
-    OptionSpec("auto_map", ("--auto-map", "--auto_map"), "Propose the pairing of differently named modules from "
-               "the two dumps' structure, write it as auto_mapping_<timestamp>.yaml (a -dm file) and compare with it.",
-               kind=FLAG, default=False, kinds=DUMP_KINDS),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

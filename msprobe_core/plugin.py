@@ -33,7 +33,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the default plugin diff_analyze's (-da): its communication rules, a job's rank
     ".host.ranks": ("CommOpSpec", "rank_number"),
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
     ".host.defaults": ("BUILTIN_PLUGIN",),
     ".host.registry": ("PluginHost", "reset_host"),
@@ -41,15 +41,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
     ".pipeline.whole": ("WholeTables",),
-    ".console.progress": ("stage",),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
-        "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD",
+        "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT",
+        "TWO_PROGRAMS_NOTE",
     ),
     ".result": ("ResultTable",),
     ".errors": (
-        "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
+        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
@@ -59,14 +59,25 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys",),
-    ".match.seqalign": ("align", "align_in_gaps"),
+    ".match.matching": ("join_on_keys", "mapped_golden_keys"),
+    ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
-    ".load.construct": ("load_construct",),
     ".write.stage": ("remove_files", "write_attachments"),
-    ".match.automap": ("AUTO_MAPPING_NAME",),
     # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
+    # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
+    ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
+    ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
+    ".load.construct": ("load_construct",),
+    # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
+    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
+    ".write.writers": ("write_xlsx",),
+    ".write.chunked": ("open_xlsx_chunked",),
+    # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
+    ".console.stages": (
+        "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
+        "stage", "tick",
+    ),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
@@ -92,8 +103,20 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
-    from .console.progress import stage
+    from .console.stages import (
+        Progress,
+        StageEvent,
+        clear_status,
+        file_sizes,
+        fraction_text,
+        run_status,
+        set_job,
+        size_text,
+        stage,
+        tick,
+    )
     from .errors import (
+        CompareFailed,
         DumpFormatError,
         InputError,
         MappingError,
@@ -117,6 +140,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         parse_ids,
         read_yaml,
     )
+    from .files.yaml_names import yaml_comment, yaml_mapping_entry
     from .host.defaults import BUILTIN_PLUGIN
     from .host.hookspecs import hookimpl
     from .host.ranks import CommOpSpec, rank_number
@@ -147,9 +171,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .match.automap import AUTO_MAPPING_NAME
-    from .match.matching import join_on_keys
-    from .match.seqalign import align, align_in_gaps
+    from .match.data_mapping import declares_two_programs, load_data_mapping
+    from .match.matching import join_on_keys, mapped_golden_keys
+    from .match.seqalign import align, align_in_gaps, longest_increasing
     from .model import (
         MODE_MD5,
         MODE_STATISTICS,
@@ -159,6 +183,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         STATE_OUTPUT,
         STATE_PARAMETERS,
         STATE_PARAMETERS_GRAD,
+        TWO_PROGRAMS_COMMENT,
+        TWO_PROGRAMS_NOTE,
         ApiEntry,
         CompareOptions,
         DumpTable,
@@ -170,5 +196,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .result import ResultTable
     from .run.frontend import run_compare
     from .verdicts import forms as verdict_forms
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
+    from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments
+    from .write.writers import write_xlsx
+    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import msprobe_core
-from msprobe_core.match.automap import UNPAIRED
-from msprobe_core.match.automap_sums import PARTIAL_SUM
+from msprobe_core.default_plugins.automap.automap import UNPAIRED
+from msprobe_core.default_plugins.automap.automap_sums import PARTIAL_SUM
 from msprobe_core.match.data_mapping import load_data_mapping
 
 

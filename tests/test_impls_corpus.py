@@ -20,7 +20,7 @@ import pytest
 
 import msprobe_core
 from msprobe_core.load.dumpjson import load_dump_file
-from msprobe_core.match.automap_sums import HOW_SUM, PARTIAL_SUM
+from msprobe_core.default_plugins.automap.automap_sums import HOW_SUM, PARTIAL_SUM
 from msprobe_core.match.data_mapping import load_data_mapping
 
 from .impls_truth import DATA, DUMPS, LEVELS, TRUTH, auto_map, dump, measure, names_the_fault, score

@@ -51,9 +51,9 @@ def test_third_party_mapper_takes_its_declared_place_in_the_chain_and_writer_is_
     from msprobe_core.model import CompareOptions
 
     assert [m.name for m in host.mappers] == ["reverse", "auto-map", "data-mapping", "fuzzy", "exact"]
-    assert host.mapper_for(CompareOptions(extra={"reverse": True}, data_mapping="x.yaml")).name == "reverse"
-    assert host.mapper_for(CompareOptions(data_mapping="x.yaml")).name == "data-mapping"
-    assert host.mapper_for(CompareOptions(auto_map=True)).name == "auto-map"
+    assert host.mapper_for(CompareOptions(extra={"reverse": True}, plugins={"data_mapping": "x.yaml"})).name == "reverse"
+    assert host.mapper_for(CompareOptions(plugins={"data_mapping": "x.yaml"})).name == "data-mapping"
+    assert host.mapper_for(CompareOptions(plugins={"auto_map": True})).name == "auto-map"
     assert host.mapper_for(CompareOptions()).name == "exact"
     assert host.mapper_for(host.compare_options(fuzzy_match=True), after="data-mapping").name == "fuzzy"
     assert host.writer("tsv").suffix == ".tsv"

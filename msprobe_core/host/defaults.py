@@ -18,6 +18,11 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("tensor_log", "msprobe_core.default_plugins.tensor_log"),
     ("steps", "msprobe_core.default_plugins.steps"),
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    ("automap", "msprobe_core.default_plugins.automap"),
+    ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
+    ("xlsx", "msprobe_core.default_plugins.xlsx"),
+    ("progress", "msprobe_core.default_plugins.progress"),
+    ("local_executor", "msprobe_core.default_plugins.local_executor"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
@@ -54,6 +59,24 @@ def disable_on_command_line(names: Iterable[str]) -> None:
     """Remember the names ``-p no:NAME`` turned off (the command line's; replaces an earlier call's)."""
     _disabled_on_command_line.clear()
     _disabled_on_command_line.update(names)
+
+
+def turned_off_specs(hook: str, disabled: Iterable[str], *, named: bool = False) -> list:
+    """What the default plugins among ``disabled`` would register through the registry hook ``hook`` (their
+    module read, nothing registered): a turned-off mapper keeps its place in the chain by name, a missing writer
+    or executor is said to be a turned-off plugin's. ``named``: each spec with ``plugin`` set to its plugin's name."""
+    import importlib
+    from dataclasses import replace
+
+    modules = dict(DEFAULT_PLUGINS)
+    found: list = []
+    for name in disabled:
+        declare = getattr(importlib.import_module(modules[name]), hook, None) if name in modules else None
+        if declare is not None:
+            mine: list = []
+            declare(register=mine.append)
+            found += [replace(spec, plugin=name) for spec in mine] if named else mine
+    return found
 
 
 def turned_off_owner(flag: str, disabled: Iterable[str]) -> str | None:

@@ -21,6 +21,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
+    from ..console.stages import StageEvent
     from ..model import CompareOptions, DumpTable, MatchResult
     from ..options import OptionSpec
     from ..pipeline.job import JobOutcome
@@ -306,6 +307,41 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
     logs each row with ``-tensor_log``. The return value is ignored; an installed plugin's implementation that
     raises is named in a warning (once) and the run goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- stage events (issue 33: the default
+# plugin 'progress' listens; the core's stages send them through msprobe_core.console.stages)
+@hookspec
+def msprobe_stage_started(event: StageEvent) -> None:
+    """A run, a job of it, one of its stages or a piece of counted work began: ``event`` says which
+    (:class:`msprobe_core.plugin.StageEvent`: ``kind`` ``run``, ``job``, ``stage`` or ``count``, its ``name``,
+    words and numbers). Called in the process doing the work (a forked worker too), as it happens; a new stage
+    ends the one before. Return nothing; keep it cheap (it runs inside the stages). A listener that raises is
+    warned about once and not called again for the run: the compare goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_advanced(event: StageEvent) -> None:
+    """The current stage moved (``kind`` ``stage``: ``detail`` says how far, ``chunk 3/23 (13%)``) or counted
+    work did (``kind`` ``count``: ``done`` of ``total`` units, ``done_bytes`` of ``total_bytes``). Sent at most
+    every few thousand rows and, for counted work, at most twenty times a second; as for
+    ``msprobe_stage_started``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_finished(event: StageEvent) -> None:
+    """A run or a piece of counted work ended (the same ``key`` as its start; counted work with its final
+    ``done``), or (``kind`` ``stage``) the current stage is done with the terminal: output outside the log (the
+    summary) follows. As for ``msprobe_stage_started``.
 
     .. versionadded:: 0.1
     """

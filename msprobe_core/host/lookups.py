@@ -33,10 +33,11 @@ class RegistryLookups:
         """
         chain = self.mappers
         if after is not None:
-            names = [m.name for m in chain]
-            if after not in names:  # a mapper handing on names itself or one it knows is there
-                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
-            chain = chain[names.index(after) + 1 :]
+            places = getattr(self, "mapper_places", [m.name for m in chain])
+            if after not in places:  # a mapper handing on names itself or one it knows is there
+                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(m.name for m in chain)})")
+            behind = set(places[places.index(after) + 1 :])  # a turned-off default plugin's place counts
+            chain = [m for m in chain if m.name in behind]
         for mapper in chain:
             if kind in mapper.kinds and mapper.applies(options):
                 return mapper

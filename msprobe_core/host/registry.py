@@ -20,7 +20,7 @@ from typing import Any
 
 import pluggy
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, PluginFailed, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
@@ -32,6 +32,7 @@ from .defaults import (
     CORE_PLUGINS,  # noqa: F401 (plugins and tests import it from here)
     is_core_plugin,
     register_default_plugins,
+    turned_off_specs,
     warn_unknown_disabled,
 )
 from .loading import (
@@ -88,6 +89,8 @@ class PluginHost(RegistryLookups):
         self.broken: dict[str, str] = {}
         #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
+        #: plugins whose stage-event listener failed: no more events are sent to them
+        self.quiet_listeners: set[str] = set()
         found = load_entry_points(self.pm, self.dists, self.broken) if autoload else set()
         warn_unknown_disabled(self.disabled, found)
         for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
@@ -146,7 +149,13 @@ class PluginHost(RegistryLookups):
                     add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
-        self.mappers = chain_mappers(self.mappers)
+        # a turned-off default plugin's mappers keep their places (by name: ``run_after``, ``before=``)
+        taken = {m.name for m in self.mappers}
+        absent = [m for m in turned_off_specs("msprobe_register_mappers", sorted(self.disabled)) if m.name not in taken]
+        ordered = chain_mappers(self.mappers, absent)
+        #: every mapper's name in chain order, turned-off default plugins' included
+        self.mapper_places = [m.name for m in ordered]
+        self.mappers = [m for m in ordered if not any(m is a for a in absent)]
         self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
@@ -356,6 +365,24 @@ class PluginHost(RegistryLookups):
                 return result
         return None
 
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call every implementation of the event hook ``hook`` (the stage events); a plugin's that fails is
+        warned about once and not called again by this host (an event never stops the run)."""
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+            if impl.plugin_name in self.quiet_listeners:
+                continue
+            if is_core_plugin(impl.plugin_name):
+                impl.function(*[kwargs[name] for name in impl.argnames])
+                continue
+            try:
+                PluginCode(impl.function, self.owner_label(impl.plugin_name), hook, passes=())(
+                    *[kwargs[name] for name in impl.argnames])
+            except PluginFailed as exc:
+                self.quiet_listeners.add(impl.plugin_name)
+                import logging
+
+                logging.getLogger("msprobe").warning("%s (its stage events are no longer sent to it)", exc)
+
     def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
         """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
         for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
@@ -386,9 +413,10 @@ class PluginHost(RegistryLookups):
 
         values = dict(values)
         given = set(values) if given is None else given
-        if values.pop("xlsx", False):
+        if values.pop("xlsx", False):  # the default plugin 'xlsx''s shorthand (absent when it is turned off)
             if "output_format" in given and values.get("output_format") not in (None, "xlsx"):
-                raise UsageError(f"{option_label('xlsx')} and {option_label('output_format')} "
+                xlsx = self.options.get("xlsx")
+                raise UsageError(f"{xlsx.label() if xlsx is not None else 'xlsx'} and {option_label('output_format')} "
                                  f"{values['output_format']} ask for different result formats")
             values["output_format"] = "xlsx"
         core, plugin = self.options.model_values(values)
@@ -399,7 +427,8 @@ class PluginHost(RegistryLookups):
         try:
             return self.writers[name]
         except KeyError:
-            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))}"
+                             f"{self._turned_off('msprobe_register_writers', name)})") from None
 
     def executor(self, name: str) -> Any:
         """The :class:`~msprobe_core.workers.executors.ExecutorSpec` registered as ``name``."""
@@ -408,7 +437,15 @@ class PluginHost(RegistryLookups):
         except KeyError:
             hint = hint_for("executor", name, self.loaded_distributions())
             raise UsageError(f"unknown executor '{name}' (installed: {', '.join(sorted(self.executors))}"
-                             f"{'; ' + hint if hint else ''})") from None
+                             f"{'; ' + hint if hint else ''}{self._turned_off('msprobe_register_executors', name)})"
+                             ) from None
+
+    def _turned_off(self, hook: str, name: str) -> str:
+        """``; it is the default plugin 'P''s, …`` when a turned-off default plugin registers ``name`` there."""
+        owner = next((spec.plugin for spec in turned_off_specs(hook, sorted(self.disabled), named=True)
+                      if spec.name == name), None)
+        return (f"; it is the default plugin '{owner}''s, which is turned off by -p no:{owner} or "
+                "MSPROBE_DISABLE_PLUGINS") if owner else ""
 
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""

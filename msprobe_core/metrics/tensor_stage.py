@@ -370,7 +370,6 @@ def plan_chunks(tasks: Sequence[TensorTask], sizes: Sequence[int], parallelism: 
 
 def run_tasks(
     tasks: Sequence[TensorTask],
-    workers: int | None = None,
     *,
     executor: Any = None,
     quiet: bool = True,
@@ -383,7 +382,7 @@ def run_tasks(
     run's plugin host, whose readers and metrics the pairs computed in this process use (tasks on other processes
     use theirs).
 
-    ``executor`` (default: a local pool of ``workers`` processes) runs chunks of
+    ``executor`` (default: this process, one pair after another) runs chunks of
     pairs (:func:`plan_chunks`) with at most ``2 × parallelism`` chunks in flight;
     each worker holds at most two pairs at a time (:func:`_iter_pairs`), so memory
     is bounded by ``parallelism × 2 × largest pair`` whatever the dump size. Below
@@ -392,15 +391,15 @@ def run_tasks(
     """
     from contextlib import ExitStack
 
-    from ..console.progress import Progress
-    from ..workers.executors import LocalExecutor, usable_cpus
+    from ..console.stages import Progress
+    from ..workers.executors import InlineExecutor, usable_cpus
 
     sizes = [_pair_bytes(t) for t in tasks]
     total = sum(sizes)
     results: dict[int, tuple[tuple[Any, ...], str | None]] = {}
     with ExitStack() as stack:
         if executor is None:
-            executor = stack.enter_context(LocalExecutor(workers))
+            executor = stack.enter_context(InlineExecutor())
         bar = stack.enter_context(Progress(len(tasks), unit="tensor pairs", total_bytes=total, quiet=quiet))
         parallelism = executor.parallelism()
         cpus = usable_cpus()

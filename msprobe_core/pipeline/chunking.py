@@ -160,7 +160,7 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
     go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
     """
-    from ..console.progress import fraction_text, tick
+    from ..console.stages import fraction_text, tick
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
     rounds, worker, started = [Round(0, len(chunks), len(chunks))], None, []
@@ -194,7 +194,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
                     readers: tuple[ChunkReader, ChunkReader], out: Any,
                     build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
     """Chunks ``first:stop``, each read, built, written and fed to the sink."""
-    from ..console.progress import fraction_text, tick
+    from ..console.stages import fraction_text, tick
 
     for k in range(first, stop):
         start, end = chunks[k]

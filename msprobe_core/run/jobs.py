@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ..console.progress import set_job, stage
+from ..console.stages import set_job, stage
 from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host

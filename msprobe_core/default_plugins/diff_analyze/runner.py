@@ -151,12 +151,16 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     return []
 
 
+#: the name of the attachment the default plugin 'automap' makes (the core imports no default plugin)
+_AUTO_MAPPING_NAME = "auto_mapping{job}_{timestamp}.yaml"
+
+
 def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) -> list[Path]:
     """The mapping ``--auto-map`` proposed, beside the ``-da`` result as beside a compare's (only that
     attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach); its path."""
-    from msprobe_core.plugin import AUTO_MAPPING_NAME, write_attachments
+    from msprobe_core.plugin import write_attachments
 
-    mine = [a for a in table.meta.get("attachments", ()) if a[0] == AUTO_MAPPING_NAME]
+    mine = [a for a in table.meta.get("attachments", ()) if a[0] == _AUTO_MAPPING_NAME]
     if not mine:
         return []
     return write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)

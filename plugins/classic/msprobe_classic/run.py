@@ -61,11 +61,11 @@ class ClassicOptions:
         return CompareOptions(
             output_dir=Path(self.output_dir),
             output_format=WRITER,
-            data_mapping=self.data_mapping or None,
             workers=self.workers,
-            plugins={  # the default plugins 'fuzzy' (8.3.3's own fuzzy matcher reads it) and 'tensor_log', and the
-                # msprobe-mindspore plugin's options
+            plugins={  # the default plugins 'fuzzy', 'data_mapping' (8.3.3's own matchers read them) and
+                # 'tensor_log', and the msprobe-mindspore plugin's options
                 "fuzzy_match": self.fuzzy_match,
+                "data_mapping": self.data_mapping or None,
                 "tensor_log": self.is_print_compare_log,
                 "api_mapping": (self.api_mapping or None) if ms else None,
                 "cell_mapping": (self.cell_mapping or None) if ms else None,

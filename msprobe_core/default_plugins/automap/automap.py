@@ -18,10 +18,22 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import MappingError, UsageError
-from ..files.yaml_names import comment, mapping_entry
-from ..host.specs import MapperSpec, MatchContext
-from ..model import TWO_PROGRAMS_COMMENT, TWO_PROGRAMS_NOTE, CompareOptions, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    TWO_PROGRAMS_COMMENT,
+    TWO_PROGRAMS_NOTE,
+    CompareOptions,
+    DumpTable,
+    MapperSpec,
+    MappingError,
+    MatchContext,
+    MatchResult,
+    UsageError,
+    join_on_keys,
+    mapped_golden_keys,
+)
+from msprobe_core.plugin import yaml_comment as comment
+from msprobe_core.plugin import yaml_mapping_entry as mapping_entry
+
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
@@ -29,7 +41,6 @@ from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
 from .automap_owned import pair_forward
 from .automap_sums import PARTIAL_SUM, pair_sums, restrict_operand_rows
 from .automap_updates_api import pair_updates_by_use
-from .matching import join_on_keys, mapped_golden_keys
 
 log = logging.getLogger("msprobe")
 
@@ -341,7 +352,7 @@ def yaml_text(proposal: Proposal) -> str:
 
 def run_auto_map(ctx: MatchContext) -> MatchResult:
     """The ``--auto-map`` mapper: propose, attach the file, join as ``-dm`` joins (left join, no dtype gate)."""
-    if ctx.options.data_mapping:
+    if getattr(ctx.options, "data_mapping", None):
         raise UsageError("--auto-map proposes a data mapping itself: give either --auto-map or -dm, not both")
     if getattr(ctx.options, "fuzzy_match", False):
         raise UsageError("--auto-map aligns the calls itself: -fm would do nothing with it; leave -fm out")
