@@ -27,42 +27,66 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
-        # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
-        "DumpIndex", "EntryReader", "EXACT_MAPPER", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded",
+        "EXACT_MAPPER",
     ),
+    # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
+    ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
-    ".write.stage": ("write_result",),
     ".load.dumpindex": ("index_table",),
     ".load.hierarchy": ("entry_stacks",),
-    ".options": ("DUMP_KINDS", "OptionSpec"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
-    ".analysis.comm": ("CommOpSpec",),
+    ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
+    ".host.tensor_row": ("TensorRow",),
+    # the default plugin diff_analyze's (-da): its communication rules, a job's rank
+    ".host.ranks": ("CommOpSpec", "rank_number"),
+    ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("BUILTIN_PLUGIN", "PluginHost", "reset_host"),
+    ".host.defaults": ("BUILTIN_PLUGIN",),
+    ".host.registry": ("PluginHost", "reset_host"),
     ".run.frontend": ("run_compare",),
+    # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
+    ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
+    ".pipeline.whole": ("WholeTables",),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
-        "PAIRING_NOTE", "pairing_note",
+        "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT",
+        "TWO_PROGRAMS_NOTE", "PAIRING_NOTE", "pairing_note",
     ),
     ".result": ("ResultTable", "WHOLE_NUMBERS"),
     ".errors": (
-        "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
+        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
-    ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml"),
+    ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
+                          "parse_ids", "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys",),
-    ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
-    ".match.seqalign": ("align", "align_in_gaps"),
-    ".files.outputs": ("atomic_path",),
+    ".match.matching": ("join_on_keys", "mapped_golden_keys"),
+    ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
+    ".write.stage": ("remove_files", "write_attachments", "write_result"),
+    # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
+    # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
+    ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
+    ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
+    ".load.construct": ("load_construct",),
+    # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
+    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
+    ".write.writers": ("write_xlsx",),
+    ".write.chunked": ("open_xlsx_chunked",),
+    # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
+    ".console.stages": (
+        "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
+        "stage", "tick",
+    ),
 }
 #: modules given as they are
-_MODULES = {"result_columns": ".result_columns"}
+_MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 __all__ = sorted([*_HOME_OF, *_MODULES])
@@ -85,8 +109,20 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
-    from .analysis.comm import CommOpSpec
+    from .console.stages import (
+        Progress,
+        StageEvent,
+        clear_status,
+        file_sizes,
+        fraction_text,
+        run_status,
+        set_job,
+        size_text,
+        stage,
+        tick,
+    )
     from .errors import (
+        CompareFailed,
         DumpFormatError,
         InputError,
         MappingError,
@@ -100,18 +136,26 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import read_npy
-    from .files.outputs import atomic_path
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
+    from .files.outputs import TEXT_ERRORS, atomic_path
+    from .files.validation import (
+        check_ids,
+        check_tensor_file,
+        confine,
+        dump_file_beside,
+        max_tensor_bytes,
+        parse_ids,
+        read_yaml,
+    )
+    from .files.yaml_names import yaml_comment, yaml_mapping_entry
+    from .host.defaults import BUILTIN_PLUGIN
     from .host.hookspecs import hookimpl
-    from .host.registry import BUILTIN_PLUGIN, PluginHost, reset_host
+    from .host.ranks import CommOpSpec, rank_number
+    from .host.registry import PluginHost, reset_host
     from .host.specs import (
         EXACT_MAPPER,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
-        DumpIndex,
-        EntryReader,
-        FileIdentity,
         FrameworkSpec,
         HierarchySpec,
         MapperFunction,
@@ -123,36 +167,50 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         NormalizerSpec,
         Register,
         RowNames,
-        Strategy,
-        StrategySpec,
         TensorMetricSpec,
         VerdictContext,
         VerdictSpec,
-        WholeTablesNeeded,
         WriterFunction,
         WriterSpec,
     )
+    from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
+    from .host.tensor_row import TensorRow
+    from .load.construct import load_construct
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table
     from .load.hierarchy import entry_stacks
+    from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
-    from .match.matching import join_on_keys
-    from .match.seqalign import align, align_in_gaps
+    from .match.matching import join_on_keys, mapped_golden_keys
+    from .match.seqalign import align, align_in_gaps, longest_increasing
     from .model import (
         MODE_MD5,
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
         PAIRING_NOTE,
+        STATE_INPUT,
+        STATE_OUTPUT,
+        STATE_PARAMETERS,
+        STATE_PARAMETERS_GRAD,
+        TWO_PROGRAMS_COMMENT,
+        TWO_PROGRAMS_NOTE,
         ApiEntry,
         CompareOptions,
         DumpTable,
         MatchResult,
         pairing_note,
     )
-    from .options import DUMP_KINDS, OptionSpec
+    from .options import DUMP_KINDS, OptionSpec, option_label
+    from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
     from .pipeline.strategy import whole_tables
+    from .pipeline.whole import WholeTables
     from .result import WHOLE_NUMBERS, ResultTable
     from .run.frontend import run_compare
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec
-    from .write.stage import write_result
+    from .verdicts import forms as verdict_forms
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
+    from .write.chunked import open_xlsx_chunked
+    from .write.stage import remove_files, write_attachments, write_result
+    from .write.writers import write_xlsx
+    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

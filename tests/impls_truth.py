@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import msprobe_core
+from msprobe_core.default_plugins.automap.automap import UNPAIRED
 from msprobe_core.errors import InputError
-from msprobe_core.match.automap import UNPAIRED
 from msprobe_core.match.data_mapping import load_data_mapping
 
 DATA = Path(__file__).parent / "data" / "impls"

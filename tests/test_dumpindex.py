@@ -219,7 +219,7 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
     def floats(a, b):
         return a != "torch.int64" and b != "torch.int64"
 
-    from msprobe_core.host import specs
+    from msprobe_core.host import strategies as specs
 
     whole = index_match.join_indexes(target, golden)
     gated = _fields(gate_dtypes(whole, target, golden, floats))
@@ -234,7 +234,7 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
 
 @pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
 def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.host import specs
+    from msprobe_core.host import strategies as specs
 
     for step in (1, 2, 3, 1 << 20):
         monkeypatch.setattr(specs, "INDEX_STEP", step)

@@ -19,7 +19,7 @@ from types import TracebackType
 import numpy as np
 
 from ..errors import InputError
-from ..host.specs import WholeTablesNeeded
+from ..host.strategies import WholeTablesNeeded
 from ..model import ROW_COLUMNS, DumpTable
 from .document import new_table
 from .dumpindex import DumpIndex, FileIdentity, key_hashes

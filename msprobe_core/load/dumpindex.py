@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MsprobeError
-from ..host.specs import DumpIndex, FileIdentity
+from ..host.strategies import DumpIndex, FileIdentity
 from ..model import MODE_TENSOR, ROW_COLUMNS
 from .document import finish_streamed, new_table
 from .dumpscan import _CONSTANTS, _KNOWN, _header, available, feed_file, other_leaf_reader

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..host.specs import DumpIndex, Strategy, WholeTablesNeeded
+from ..host.strategies import DumpIndex, Strategy, WholeTablesNeeded
 from ..model import DumpTable
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def worth_streaming(job: CompareJob, on_worker: bool = False) -> bool:
 
 def choose_strategy(job: CompareJob, options: CompareOptions, host: PluginHost, *, writes: bool = True,
                     on_worker: bool = False) -> Strategy:
-    """The strategy for ``job``: the first one a registered :class:`~msprobe_core.host.specs.StrategySpec` gives
+    """The strategy for ``job``: the first one a registered :class:`~msprobe_core.host.strategies.StrategySpec` gives
     for it (the default plugin ``chunked``: chunk by chunk) when it is big enough where it runs
     (:func:`worth_streaming`), else whole tables.
 
@@ -93,13 +93,13 @@ def choose_strategy(job: CompareJob, options: CompareOptions, host: PluginHost, 
 
 
 def is_index(side: Any) -> bool:
-    """Whether a loaded side is a dump's index (a loader's :class:`~msprobe_core.host.specs.DumpIndex`), not a table."""
+    """Whether a loaded side is a dump's index (a loader's :class:`~msprobe_core.host.strategies.DumpIndex`), not a table."""
     return isinstance(side, DumpIndex)
 
 
 def whole_tables(target: Any, golden: Any) -> tuple[DumpTable, DumpTable]:
     """The tables of a pair one or both of whose sides were indexed (each read whole by its loader), for a strategy
-    that handed the job back (:class:`~msprobe_core.host.specs.WholeTablesNeeded`)."""
+    that handed the job back (:class:`~msprobe_core.host.strategies.WholeTablesNeeded`)."""
     return _whole(target), _whole(golden)
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from .. import result_columns as C
 from ..match.frameworks import dtype_equal_column
 from ..metrics.tensor_stage import UNREAD_META
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
+from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, TWO_PROGRAMS_NOTE
+from .forms import SCALAR_RTOL
 
 if TYPE_CHECKING:
     from ..host.specs import VerdictContext
@@ -170,8 +171,12 @@ def compute_verdicts(
     dtype_equal: Sequence[bool] | None = None,
     cross_framework: bool | None = None,
     unread: Mapping[int, str] | None = None,
+    scalar_rtol: float = 0.0,
 ) -> tuple[list[str], list[str]]:
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
+
+    ``scalar_rtol``: how far apart (relatively) two number arguments may be and still be the same argument; 0 (as
+    msprobe judges): any difference is an inconsistency. Two different programs pass :data:`SCALAR_RTOL`.
 
     ``unread``: rows (tensor mode) whose tensor file could not be read → what went wrong. Such a row
     was not compared: it is a ``warning`` whose first message names the file, whatever the other rules
@@ -277,7 +282,8 @@ def compute_verdicts(
 
     scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
     for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
-        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max
+        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max and not (
+            scalar_rtol and _same_number(n_max, b_max, scalar_rtol))
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
     differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
@@ -308,6 +314,18 @@ def compute_verdicts(
     return _finish(level, messages)
 
 
+def _same_number(a: Any, b: Any, rtol: float) -> bool:
+    """Whether two recorded number arguments are one number up to ``rtol`` (``1/math.sqrt(d)`` against ``d**-0.5``);
+    booleans and text are never numbers here."""
+    if isinstance(a, (bool, str)) or isinstance(b, (bool, str)):
+        return False
+    try:
+        x, y = float(a), float(b)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.isfinite(x) and np.isfinite(y) and abs(x - y) <= rtol * max(abs(x), abs(y)))
+
+
 def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str], list[str]]:
     result = [LEVEL_TEXT[x] for x in level.tolist()]
     err = ["[]"] * len(result)
@@ -325,5 +343,6 @@ def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
     """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
     dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
     result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal,
-                                   unread=ctx.meta.get(UNREAD_META))
+                                   unread=ctx.meta.get(UNREAD_META),
+                                   scalar_rtol=SCALAR_RTOL if ctx.match.notes.get(TWO_PROGRAMS_NOTE) else 0.0)
     return {C.RESULT: result, C.ERR_MESSAGE: err}

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
-from ..host.specs import WholeTablesNeeded
+from ..host.strategies import WholeTablesNeeded
 from ..result import ResultTable
 from . import writers
 from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv_rows
@@ -160,3 +160,9 @@ class ChunkedResult:
             write_csv_rows(self._csv, header, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, self._files[-1]) from None
+
+
+def open_xlsx_chunked(path: Path, rows: int) -> ChunkedResult:
+    """An xlsx result of ``rows`` rows at ``path`` written part by part (``WriterSpec.open_chunked`` of the xlsx
+    format): the workbook :func:`msprobe_core.write.writers.write_xlsx` writes, sheet for sheet."""
+    return ChunkedResult(path, rows, xlsx=True)

@@ -167,9 +167,9 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
 
     ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
-    go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
+    go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.default_plugins.chunked.chunkworker`).
     """
-    from msprobe_core.console.progress import fraction_text, tick
+    from msprobe_core.plugin import fraction_text, tick
 
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
@@ -204,7 +204,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
                     readers: tuple[EntryReader, EntryReader], out: Any,
                     build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
     """Chunks ``first:stop``, each read, built, written and fed to the sink."""
-    from msprobe_core.console.progress import fraction_text, tick
+    from msprobe_core.plugin import fraction_text, tick
 
     for k in range(first, stop):
         start, end = chunks[k]

@@ -192,7 +192,7 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
     """Fork the child that builds, writes and summarises the worker's half of each of ``rounds`` (``None``: it
     did not start).
 
-    ``source``: the :class:`~msprobe_core.pipeline.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
+    ``source``: the :class:`~msprobe_core.default_plugins.chunked.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
     chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go;
     ``into``: the caller's list, which holds the worker from its first resource on (close it, started or not).
     """
@@ -257,7 +257,7 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], readers: Any, build
                  part_rows: int, prefix: Path, beat: Callable[[], object] = lambda: None) -> WorkerResult:
     """The child's work for one round: read, build, spell and summarise each chunk (raises on any failure);
     ``beat()`` after each chunk tells the parent it is making progress."""
-    from msprobe_core.files.outputs import TEXT_ERRORS
+    from msprobe_core.plugin import TEXT_ERRORS
     from msprobe_core.write.writers import write_csv_rows
 
     logger = logging.getLogger("msprobe")

@@ -58,7 +58,8 @@ def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> S
     """How to load a job for the streamed path, or ``None`` when it certainly cannot take it."""
     from msprobe_core.plugin import detect_kind
 
-    if os.environ.get(ENV_WHOLE_TABLES) or not DumpIndex.hashes_available() or options.diff_analyze:
+    # -da (the default plugin diff_analyze) reads whole tables
+    if os.environ.get(ENV_WHOLE_TABLES) or not DumpIndex.hashes_available() or getattr(options, "diff_analyze", False):
         return None
     try:
         kind = detect_kind(Path(job.target))
@@ -181,9 +182,8 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
-    from msprobe_core.console.progress import stage
     from msprobe_core.files.outputs import output_policy
-    from msprobe_core.plugin import WHOLE_NUMBERS, entry_stacks
+    from msprobe_core.plugin import WHOLE_NUMBERS, entry_stacks, stage
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
@@ -239,9 +239,8 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     """The match stage on the indexes: frameworks, the exact join, the dtype gate (``None``: no row matched)."""
     import logging
 
-    from msprobe_core.console.progress import stage
     from msprobe_core.pipeline.build import NO_MATCH
-    from msprobe_core.plugin import PAIRING_NOTE, dtype_compat, pairing_note, resolve_frameworks
+    from msprobe_core.plugin import PAIRING_NOTE, dtype_compat, pairing_note, resolve_frameworks, stage
 
     from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
 
@@ -260,8 +259,7 @@ def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: I
                  timestamp: str, host: PluginHost, build: Build,
                  started: float | None) -> tuple[ResultTable, list[Path]]:
     """The result of an index match built from whole tables, as the whole-table path builds it."""
-    from msprobe_core.console.progress import stage
-    from msprobe_core.plugin import write_result
+    from msprobe_core.plugin import stage, write_result
 
     from .index_match import compare_keys
 

@@ -20,6 +20,7 @@ from msprobe_core.plugin import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
+    STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpFormatError,
     DumpTable,
@@ -29,7 +30,6 @@ from msprobe_core.plugin import (
 )
 from msprobe_core.unstable import (
     STATE_DEBUG,
-    STATE_PARAMETERS_GRAD,
     FieldProblem,
     Flattener,
     parse_header,

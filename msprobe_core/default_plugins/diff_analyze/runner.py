@@ -3,7 +3,7 @@
 Stage 1 runs the ordinary engine stages (load, normalise, whichever mapper the
 options select, metrics, verdicts) on every job; tensor dumps are judged on the
 statistics their dump.json holds, as msprobe does, so no tensor file is read.
-Stage 2 is :func:`msprobe_core.analysis.locate.locate`.
+Stage 2 is :func:`.locate.locate`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import MsprobeError, OutputError
-from ..host.registry import BUILTIN_PLUGIN, PluginHost
-from ..host.specs import EXACT_MAPPER, CompareJob
-from ..load.construct import load_construct
-from ..model import MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable
-from .comm import DEFAULT_SPEC, CommOpSpec
+from msprobe_core.plugin import (
+    BUILTIN_PLUGIN,
+    EXACT_MAPPER,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    CommOpSpec,
+    CompareJob,
+    CompareOptions,
+    DumpTable,
+    MsprobeError,
+    OutputError,
+    PluginHost,
+    load_construct,
+    rank_number,
+)
+
+from .comm import DEFAULT_SPEC
 from .config import DiffAnalyzeConfig
 from .locate import Finding, locate
-from .nodes import RankView, build_nodes, rank_number
+from .nodes import RankView, build_nodes
 from .report import compare_result_doc, finding_doc, write_json
 
 log = logging.getLogger("msprobe")
@@ -34,7 +45,7 @@ CONFIG_KEY = "diff_analyze_config"
 def comm_specs(host: PluginHost) -> list[CommOpSpec]:
     """Communication-op rules registered by plugins, then the built-in one (``msprobe_register_comm_ops``).
 
-    The built-in plugin registers :data:`~msprobe_core.analysis.comm.DEFAULT_SPEC` like any other;
+    This plugin registers :data:`.comm.DEFAULT_SPEC` like any other;
     it is added here only for a host built without it.
     """
     registered = list(getattr(host, "comm_ops", []) or [])
@@ -45,8 +56,7 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
     """Row name → (op, peer) of the point-to-point op records in a dump (empty when it has none)."""
     import mmap
 
-    from ..errors import MsprobeError
-    from ..files.jsonfile import read_json_file
+    from msprobe_core.plugin import read_json_file
 
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -80,8 +90,7 @@ def p2p_ops(path: Path) -> dict[str, tuple[str, str]]:
 def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, config: DiffAnalyzeConfig,
                 index: int) -> RankView | None:
     """Stage 1 for one rank pair: the result table and the calls with their evidence."""
-    from ..pipeline.job import run_job
-    from ..pipeline.whole import WholeTables
+    from msprobe_core.plugin import WholeTables, run_job
 
     read: dict[str, Any] = {}
 
@@ -129,7 +138,7 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     """
     if not view.by_call_number or view.cross_framework:
         return []
-    from ..load.document import strip_call_number
+    from msprobe_core.plugin import strip_call_number
 
     op = strip_call_number(finding.node.key)
     n_target = sum(1 for a in view.target.apis if strip_call_number(a.key) == op)
@@ -142,13 +151,16 @@ def _call_count_hints(view: RankView, finding: Finding) -> list[str]:
     return []
 
 
+#: the name of the attachment the default plugin 'automap' makes (the core imports no default plugin)
+_AUTO_MAPPING_NAME = "auto_mapping{job}_{timestamp}.yaml"
+
+
 def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) -> list[Path]:
     """The mapping ``--auto-map`` proposed, beside the ``-da`` result as beside a compare's (only that
     attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach); its path."""
-    from ..match.automap import AUTO_MAPPING_NAME
-    from ..write.stage import write_attachments
+    from msprobe_core.plugin import write_attachments
 
-    mine = [a for a in table.meta.get("attachments", ()) if a[0] == AUTO_MAPPING_NAME]
+    mine = [a for a in table.meta.get("attachments", ()) if a[0] == _AUTO_MAPPING_NAME]
     if not mine:
         return []
     return write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)
@@ -168,7 +180,7 @@ def run_diff_analyze(
     directory-shaped dumps, such as kernel dumps with ``--rank``): the caller then runs the
     ordinary compare, as msprobe does.
     """
-    from ..pipeline.job import JobOutcome, raise_if_partly_failed
+    from msprobe_core.plugin import JobOutcome, raise_if_partly_failed
 
     by_step = _step_groups(jobs)
     if len(by_step) > 1:
@@ -203,7 +215,7 @@ def run_diff_analyze(
             try:
                 outcome.files = [write_json(path, doc, indent=4)]
             except BaseException:
-                from ..write.stage import remove_files
+                from msprobe_core.plugin import remove_files
 
                 remove_files(mapping)  # a failed run leaves none of its files
                 raise
@@ -243,7 +255,7 @@ def run_diff_analyze(
 
 
 def _step_groups(jobs: list[CompareJob]) -> dict[str, list[CompareJob]]:
-    """The jobs of each step of two dump roots compared step by step (:mod:`msprobe_core.load.steps`)."""
+    """The jobs of each step of two dump roots compared step by step (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`)."""
     groups: dict[str, list[CompareJob]] = {}
     for job in jobs:
         groups.setdefault(job.step, []).append(job)

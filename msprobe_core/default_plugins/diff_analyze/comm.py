@@ -15,8 +15,8 @@ k-th send from rank a to rank b meets the k-th receive on b from a.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+
+from msprobe_core.plugin import CommOpSpec
 
 #: Collective ops: data flows between every participant.
 COLLECTIVE_OPS: frozenset[str] = frozenset(
@@ -32,18 +32,6 @@ SEND_OPS: frozenset[str] = frozenset({"send", "isend", "send_object_list"})
 RECV_OPS: frozenset[str] = frozenset({"recv", "irecv", "recv_object_list"})
 
 _FAMILY_HINT = re.compile(r"distributed|comm", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class CommOpSpec:
-    """A rule naming communication ops: ``kind(prefix) -> "collective" | "send" | "recv" | None``.
-
-    ``prefix`` is the call key without call number and direction (``Distributed.all_reduce``).
-    """
-
-    name: str
-    kind: Callable[[str], str | None]
-    plugin: str = ""
 
 
 def default_kind(prefix: str) -> str | None:

@@ -31,8 +31,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+from msprobe_core.plugin import align_in_gaps
+from msprobe_core.plugin import longest_increasing as _longest_increasing
+
 from .automap_calls import Call, CallTree
-from .seqalign import _longest_increasing, align_in_gaps
 
 #: the longest run of split leaves one fused leaf may stand for
 MAX_FUSED = 8

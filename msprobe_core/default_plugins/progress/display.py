@@ -1,4 +1,5 @@
-"""Progress on stderr for long runs: a bar (done / total, GB/s, ETA) and a stage line.
+"""Progress on stderr for long runs: a bar (done / total, GB/s, ETA) and a stage line (the default plugin
+``progress`` draws them from the core's stage events, :mod:`msprobe_core.console.stages`).
 
 No dependency: a carriage-return line, redrawn at most ten times a second. It is
 drawn only when stderr is a terminal, the run is not ``--quiet``, ``MSPROBE_NO_PROGRESS``
@@ -9,7 +10,7 @@ first, so log lines never end up glued to it.
 
 :class:`Progress` counts units of work done in a loop. :func:`run_status` is the
 coarse view of a whole run: each stage (load, match, metrics, write, summary,
-report…) calls :func:`stage` once when it starts, and :func:`tick` as it moves (a
+report…) sends one event when it starts (:func:`stage` here), and one as it moves (:func:`tick`: a
 chunk, a block of the dump read). The line shows what moves first — the stage, how
 far it is (``chunk 3/23 (13%)``, ``120.0 MB of 800.0 MB``) and the time since the run
 began — and the words after, cut to the terminal's width. It is redrawn every second
@@ -192,21 +193,10 @@ def wanted(stream: TextIO, quiet: bool = False) -> bool:
     return _isatty(stream)
 
 
-def size_text(nbytes: int) -> str:
-    """``231.8 MB``: a size for people."""
-    return _size(nbytes)
 
 
-def fraction_text(done: int, total: int) -> str:
-    """``3/23 (13%)``: how far a stage of ``total`` pieces is."""
-    return f"{done:,}/{total:,} ({done / total:.0%})" if total > 0 else f"{done:,}"
 
 
-def _size(nbytes: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}"
-    return f"{nbytes} B"
 
 
 #: seconds between redraws of the stage line by its timer
@@ -397,14 +387,3 @@ def clear_status() -> None:
     """Erase the stage line before printing to the terminal outside the log (the summary)."""
     if _STATUS is not None:
         _STATUS.clear(hold=True)
-
-
-def file_sizes(*paths: object) -> str:
-    """``231.8 MB`` for the files that exist among ``paths`` (a stage's detail)."""
-    total = 0
-    for p in paths:
-        try:
-            total += os.stat(p).st_size  # type: ignore[arg-type]
-        except (OSError, TypeError, ValueError):
-            pass
-    return _size(total)

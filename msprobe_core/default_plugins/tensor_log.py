@@ -12,6 +12,9 @@ result table (compare-legacy §6.3, compare-core §7.4 "dead messages"); it is
 rebuilt here from the row's cells, its dump statistics and dtypes, so the
 workers that compute the metrics need not send it back. Newlines and tabs in a
 line become ``_``.
+
+The plugin declares ``-tensor_log`` and logs the rows when the tensor stage reports them
+(``msprobe_tensor_rows_compared``); turned off (``-p no:tensor_log``), ``-tensor_log`` is no option.
 """
 
 from __future__ import annotations
@@ -20,8 +23,17 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..host.specs import FrameworkSpec
-from ..model import NA, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    DUMP_KINDS,
+    NA,
+    CompareOptions,
+    DumpTable,
+    FrameworkSpec,
+    MatchResult,
+    OptionSpec,
+    Register,
+    hookimpl,
+)
 
 log = logging.getLogger("msprobe")
 
@@ -166,3 +178,21 @@ def framework_specs(host: Any, target: DumpTable, golden: DumpTable) -> tuple[Fr
     """The framework specs of the two sides (one that knows no dtype where no plugin describes the framework)."""
     specs = [host.framework(table.framework or None) or _UNKNOWN for table in (target, golden)]
     return specs[0], specs[1]
+
+
+@hookimpl
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
+    """``-tensor_log/--is_print_compare_log`` (``is_print_compare_log`` in the Python API, msprobe's keyword)."""
+    register(OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.",
+                        kind="flag", default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS))
+
+
+@hookimpl
+def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: MatchResult,
+                                 columns: dict[str, list[Any]], names: list[str], options: CompareOptions,
+                                 host: Any) -> None:
+    """With ``-tensor_log``: the two log lines of every row of a tensor-mode table."""
+    if not getattr(options, "tensor_log", False):
+        return
+    log_tensor_rows(target, golden, match, columns, names, fuzzy=getattr(options, "fuzzy_match", False),
+                    frameworks=match.notes.get("frameworks") or framework_specs(host, target, golden))

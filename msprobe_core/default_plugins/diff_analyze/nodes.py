@@ -11,23 +11,28 @@ when present, says which module/cell call encloses which call.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import result_columns as C
-from ..host.specs import FrameworkSpec
-from ..load.construct import find_cycle, load_construct  # noqa: F401 - -da's reader, here since -da came first
-from ..load.document import split_api_key
-from ..model import MODE_MD5, NA, STATE_OUTPUT, STATE_PARAMETERS_GRAD, DumpTable
-from ..result import ResultTable
-from ..verdicts import forms
-from .comm import CommOpSpec, comm_kind, parse_peer, parse_ranks
+from msprobe_core.plugin import (
+    MODE_MD5,
+    NA,
+    STATE_OUTPUT,
+    STATE_PARAMETERS_GRAD,
+    CommOpSpec,
+    DumpTable,
+    FrameworkSpec,
+    ResultTable,
+    split_api_key,
+)
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.plugin import verdict_forms as forms
+
+from .comm import comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
 from .evidence import Columns, Evidence, RowCheck, check_row, number
 
 log = logging.getLogger("msprobe")
-_RANK_IN_LABEL = re.compile(r"rank(\d+)")
 
 
 @dataclass
@@ -119,12 +124,6 @@ def _module_path(node: Node) -> str | None:
     if len(parts) < 4 or not parts[-1].isdigit() or parts[-2] not in ("forward", "backward"):
         return None
     return ".".join(parts[1:-3])
-
-
-def rank_number(label: str, default: int) -> int:
-    """The rank a job label names (``rank3`` → 3), else ``default``."""
-    m = _RANK_IN_LABEL.search(label)
-    return int(m.group(1)) if m else default
 
 
 def build_nodes(

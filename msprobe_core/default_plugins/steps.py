@@ -10,6 +10,10 @@ never skipped silently.
 A step directory's name is exactly ``step<N>`` (no leading zero, nothing after the number): ``step1\n`` or
 ``step01`` would otherwise stand for step 1 beside ``step1`` and hide it. Such a directory is named, escaped,
 in a warning and not compared.
+
+The plugin claims such roots through ``msprobe_discover_jobs``, ahead of the core's discovery, and declares
+``--step``; turned off (``-p no:steps``), ``--step`` is no option and two dump roots are refused with a line
+that says this plugin compares them.
 """
 
 from __future__ import annotations
@@ -20,16 +24,25 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import InputError, UsageError
-from ..files.validation import parse_ids
-from ..host.specs import CompareJob
-from ..model import CompareOptions
-from ..options import option_label
+from msprobe_core.plugin import (
+    STEP_DIR,
+    CompareJob,
+    CompareOptions,
+    InputError,
+    OptionSpec,
+    Register,
+    UsageError,
+    check_ids,
+    discover_jobs,
+    holds_step_dirs,
+    hookimpl,
+    option_label,
+    parse_ids,
+    warn_if_symlink,
+)
 
 log = logging.getLogger("msprobe")
 
-#: a step directory's whole name (used with ``fullmatch``: ``$`` would also match before a trailing newline)
-STEP_DIR = re.compile(r"step(0|[1-9][0-9]*)")
 #: a name that starts like a step directory's: one that is not exactly ``step<N>`` is warned about
 _STEP_LIKE = re.compile(r"step[0-9]")
 
@@ -57,12 +70,6 @@ def step_dirs(path: Path, *, warn: bool = False) -> dict[int, str]:
 def is_step_root(path: Path) -> bool:
     """Whether ``path`` is a directory holding ``step<N>`` directories (and so is no step directory itself)."""
     return path.is_dir() and bool(step_dirs(path))
-
-
-def step_label(label: str) -> str | None:
-    """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
-    head = label.split("/", 1)[0]
-    return head if STEP_DIR.fullmatch(head) else None
 
 
 def step_jobs(target: Path, golden: Path, options: CompareOptions,
@@ -117,3 +124,20 @@ def step_jobs(target: Path, golden: Path, options: CompareOptions,
             job.steps_absent = absent
             jobs.append(job)
     return jobs
+
+
+@hookimpl
+def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list[CompareJob] | None:
+    """Two dump roots holding ``step<N>`` directories: one compare per step both have (else not ours)."""
+    if not holds_step_dirs(target, golden):
+        return None
+    for path, side in ((target, "target"), (golden, "golden")):
+        warn_if_symlink(path, option_label(side, short=True))
+    return step_jobs(target, golden, options, discover_jobs)
+
+
+@hookimpl
+def msprobe_register_options(register: Register[OptionSpec]) -> None:
+    """``--step``: the steps of two dump roots to compare (also read by a dump format's plugin that has steps)."""
+    register(OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the "
+                        "steps a dump format's plugin reads (default: all).", metavar="IDS", validate=check_ids))

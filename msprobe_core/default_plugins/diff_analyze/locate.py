@@ -27,7 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import STATE_PARAMETERS
+from msprobe_core.plugin import STATE_PARAMETERS
+
 from .evidence import Evidence
 from .moved import inputs_phrase
 from .nodes import Node, RankView
@@ -177,6 +178,14 @@ def _cause(view: RankView, f: Node) -> Finding:
     seen = {f.key}  # construct.json is checked for cycles when read; a table built another way may still have one
     while parent is not None and parent.key not in seen:
         seen.add(parent.key)
+        own = [e for e in parent.tensor_input_evidence if e.state == STATE_PARAMETERS]
+        if own:  # the module calling it holds different weights: they explain the input, no code beyond them
+            reason = (
+                f"{f.key} is the first dumped call that differs: its input {tensor_inputs[0].row} already differs, "
+                f"as the parameters of {parent.key}, the module calling it, do (weights loaded or updated "
+                f"differently, e.g. by an earlier step). {_top(own)}"
+            )
+            return Finding(view.rank, f, "cause", reason, f.evidence, row=_row(tensor_inputs), carried_in=True)
         if parent.evidence and not parent.tensor_input_evidence and parent.output_evidence:
             reason = (
                 f"{parent.key}: {inputs_phrase(parent)} but its output differs; inside it the first value to differ "

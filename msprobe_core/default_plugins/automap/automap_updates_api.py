@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from msprobe_core.plugin import align
+
 from .automap_align import Pairing, Relation
 from .automap_calls import INPUT, OUTPUT, CallTree
-from .seqalign import align
 
 #: confidence of an update paired through the forward uses of its parameter
 CONF_UPDATE_USE = 0.9

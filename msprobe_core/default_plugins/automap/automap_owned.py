@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from msprobe_core.plugin import align_in_gaps
+from msprobe_core.plugin import longest_increasing as _longest_increasing
+
 from .automap_align import (
     Pairing,
     _paired_ancestor,
@@ -15,7 +18,6 @@ from .automap_align import (
 )
 from .automap_calls import Call, CallTree
 from .automap_parents import pair_within_parents
-from .seqalign import _longest_increasing, align_in_gaps
 
 #: why a call with no numeric effect is left unpaired
 

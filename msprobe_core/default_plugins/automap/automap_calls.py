@@ -18,8 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..load.construct import load_construct
-from ..model import DumpTable
+from msprobe_core.plugin import DumpTable, load_construct
 
 log = logging.getLogger("msprobe")
 

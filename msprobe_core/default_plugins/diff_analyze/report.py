@@ -23,10 +23,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .. import result_columns as C
-from ..files.outputs import TEXT_ERRORS
-from ..model import MODE_MD5, NA, STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS
-from ..write.writers import atomic_path
+from msprobe_core.plugin import MODE_MD5, NA, STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, TEXT_ERRORS, atomic_path
+from msprobe_core.plugin import result_columns as C
+
 from .locate import Finding
 from .nodes import Node, RankView
 

@@ -18,17 +18,29 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import MappingError, UsageError
-from ..files.yaml_names import comment, mapping_entry
-from ..host.specs import MapperSpec, MatchContext
-from ..model import CompareOptions, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    TWO_PROGRAMS_COMMENT,
+    TWO_PROGRAMS_NOTE,
+    CompareOptions,
+    DumpTable,
+    MapperSpec,
+    MappingError,
+    MatchContext,
+    MatchResult,
+    UsageError,
+    join_on_keys,
+    mapped_golden_keys,
+)
+from msprobe_core.plugin import yaml_comment as comment
+from msprobe_core.plugin import yaml_mapping_entry as mapping_entry
+
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
 from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
 from .automap_owned import pair_forward
+from .automap_sums import PARTIAL_SUM, pair_sums, restrict_operand_rows
 from .automap_updates_api import pair_updates_by_use
-from .matching import join_on_keys, mapped_golden_keys
 
 log = logging.getLogger("msprobe")
 
@@ -210,6 +222,7 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
     else:  # no module tree marks the optimizer's calls (L1): tie them to the forward uses of their parameters
         pair_updates_by_use(target, golden, pairing)
     relate_decomposed(target, golden, pairing)
+    sums = pair_sums(target, golden, pairing)
     partial = _check_pairable(target, golden, pairing)
     confirmed = _confirmed_by_statistics(target, golden, pairing)
     proposal = Proposal({})
@@ -224,6 +237,7 @@ def propose(target_table: DumpTable, golden_table: DumpTable) -> Proposal:
             proposal.comments[first] = f"{conf:.2f} {how}: golden {g.key}{note}"
         forward_pairs[(t.prefix, t.number)] = (g.prefix, g.number)
     derived = _derive(target, golden, forward_pairs, mapping, proposal)
+    restrict_operand_rows(target, golden, pairing, sums, mapping, proposal.comments)
     _guard_unpaired_names(target_table, golden_table, mapping)
     proposal.summary = _summary(target, golden, pairing, derived)
     if partial:
@@ -294,14 +308,15 @@ def _header(target: CallTree, golden: CallTree, pairing: Pairing, summary: str) 
     lines = ["auto_mapping: proposed by --auto-map from the two dumps' structure; give it back with -dm to reuse.",
              f"target: {target.table.source}", f"golden: {golden.table.source}", summary,
              "Each call's first row carries its confidence (1.00 anchor, 0.95 aligned on the full signature,",
-             "0.80 shapes only, 0.60 shapes without the op, modules: the share of their calls that pair)."]
+             "0.80 shapes only, 0.60 shapes without the op, modules: the share of their calls that pair).",
+             TWO_PROGRAMS_COMMENT]
     for rel in pairing.relations:
         lines.append("1→N, not paired: target " + " + ".join(target.calls[t].key for t in rel.target)
                      + " ≙ golden " + " + ".join(golden.calls[g].key for g in rel.golden))
     for t, reason in pairing.unpaired.items():
         lines.append(f"unpaired: target {target.calls[t].key}: {reason}")
     for g, reason in pairing.golden_unpaired.items():
-        if reason.startswith("inside "):  # a call only the golden records, inside a module pair
+        if reason.startswith("inside ") or reason == PARTIAL_SUM:  # golden calls a reason explains
             lines.append(f"unpaired: golden {golden.calls[g].key}: {reason}")
     lines.extend(_class_rules(target, golden, pairing))
     return lines
@@ -337,7 +352,7 @@ def yaml_text(proposal: Proposal) -> str:
 
 def run_auto_map(ctx: MatchContext) -> MatchResult:
     """The ``--auto-map`` mapper: propose, attach the file, join as ``-dm`` joins (left join, no dtype gate)."""
-    if ctx.options.data_mapping:
+    if getattr(ctx.options, "data_mapping", None):
         raise UsageError("--auto-map proposes a data mapping itself: give either --auto-map or -dm, not both")
     if getattr(ctx.options, "fuzzy_match", False):
         raise UsageError("--auto-map aligns the calls itself: -fm would do nothing with it; leave -fm out")
@@ -346,6 +361,7 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     keys = [proposal.mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
+    match.notes[TWO_PROGRAMS_NOTE] = True  # the two sides may be two libraries' programs of the same math
     match.notes.setdefault("attachments", []).append((AUTO_MAPPING_NAME, yaml_text(proposal)))
     match.notes["auto_map_summary"] = proposal.summary
     match.notes.setdefault("summary_notes", []).append(proposal.summary)

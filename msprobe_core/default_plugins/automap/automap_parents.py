@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 
+from msprobe_core.plugin import align
+from msprobe_core.plugin import longest_increasing as _longest_increasing
+
 from .automap_align import Pairing, _root_compatible
 from .automap_calls import Call, CallTree
-from .seqalign import _longest_increasing, align
 
 #: confidence of a pair found inside its matched parent, by token level (4: the op name alone, 5: the output
 #: shapes alone, for one call against one in a gap between two pairs: an op the other framework spells otherwise)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from msprobe_core.plugin import align
+
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree
-from .seqalign import align
 
 #: the ``construct.json`` parent msprobe's dumpers give the calls of an optimizer step
 OPTIMIZER = "optimizer"

@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import result_columns as C
-from ..model import NA
+from msprobe_core.plugin import NA
+from msprobe_core.plugin import result_columns as C
+
 from .config import DiffAnalyzeConfig
 
 if TYPE_CHECKING:
-    from ..host.specs import FrameworkSpec
+    from msprobe_core.plugin import FrameworkSpec
 
 STATS = C.STAT_NAMES
 #: msprobe's relative-error column of each statistic.
