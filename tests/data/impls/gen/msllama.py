@@ -218,6 +218,8 @@ def modules() -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     cmd = sys.argv[1]
+    if cmd != "hf":  # mindformers writes its log folder (output/log) into the working directory
+        os.chdir(tempfile.mkdtemp(prefix="msllama_"))
     if cmd == "hf":
         hf_side(sys.argv[2])
     elif cmd in ("mf", "mf_fault"):
