@@ -226,3 +226,31 @@ def test_mindformers_matmuls_pair_with_hf_linears_up_to_the_reshape_around_them(
     assert len(weights) == 15
     assert all(g.startswith("Functional.linear.") and g.endswith(".forward.input.1") for g in weights.values())
     assert sorted(int(t.split(".")[3]) for t in weights) == sorted(int(g.split(".")[2]) for g in weights.values())
+
+
+def _am_rows(side: str, tmp_path: Path) -> list[dict[str, str]]:
+    from msprobe_core.cli.main import main
+
+    from .dumps import only_result, read_csv
+
+    out = tmp_path / side
+    main(["compare", "-tp", str(dump("msllama", side, "mix")), "-gp", str(dump("msllama", "golden", "mix")), "-am",
+          "-o", str(out), "-q"])
+    return read_csv(only_result(out))
+
+
+def test_with_am_a_folded_shape_of_equal_values_is_no_shape_error_but_of_other_values_still_is(tmp_path):
+    # mindformers' SiLU primitive takes and gives [16, 64] where Hugging Face's silu has [2, 8, 64]: on the
+    # clean pair the values agree (a warning saying so, no error row); in the fault run layer 1's SiLU comes
+    # after the wrong eps, its values differ, and the shape error stays
+    clean = {r["NPU Name"]: r for r in _am_rows("target", tmp_path) if r["NPU Name"].startswith("Primitive.silu.")
+             and ".forward." in r["NPU Name"]}
+    assert len(clean) == 4 and all(r["NPU Tensor Shape"] == "[16, 64]" and r["Bench Tensor Shape"] == "[2, 8, 64]"
+                                   for r in clean.values())
+    for row in clean.values():
+        assert row["Result"] == "warning" and "leading dimensions folded" in row["Err_message"], row
+    fault = {r["NPU Name"]: r for r in _am_rows("fault", tmp_path)}
+    assert fault["Primitive.silu.SiLU.0.forward.output.0"]["Result"] == "warning"
+    assert fault["Primitive.silu.SiLU.1.forward.output.0"]["Result"] == "error"
+    assert "error: The shape of NPU and Bench are inconsistent." in fault["Primitive.silu.SiLU.1.forward.output.0"][
+        "Err_message"]
