@@ -28,7 +28,8 @@ def test_help_shows_the_signature_and_every_option():
     assert head.startswith("compare(target: 'str | os.PathLike', golden: 'str | os.PathLike', output_dir: ")
     # the default plugins' options (xlsx, fuzzy) after the core's own, before the installed plugins'
     assert "xlsx: 'bool' = False," in head and "fuzzy_match: 'bool' = False," in head and "-> 'CompareResult'" in head
-    assert head.index("*, diff_analyze") < head.index("fuzzy_match") < head.index("xlsx") < head.index("rank:")
+    assert head.index("*, workers") < head.index("diff_analyze") < head.index("fuzzy_match") < head.index("xlsx") \
+        < head.index("rank:")
     for name, line in [("fuzzy_match", "Match APIs whose call numbers differ."),
                        ("api_mapping", "Cross-framework API mapping [yaml]."),
                        ("rank", "Kernel dump ranks (1,2,3); alone: all.")]:

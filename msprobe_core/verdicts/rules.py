@@ -36,6 +36,10 @@ MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
 #: ours, not msprobe's: a backward tensor two frameworks record with other shapes is not judged (docs/differences.md)
 MSG_SHAPE_RECORDED_APART = ("warning: The shape of NPU and Bench are inconsistent: the two frameworks record this "
                             "backward tensor differently, so its values were not judged.")
+#: ours, not msprobe's: a forward tensor of another shape that holds the same elements, the leading dimensions folded
+#: otherwise (``[16, 64]`` against ``[2, 8, 64]``), and the same values, in a cross-framework pair (docs/differences.md)
+MSG_SHAPE_FOLDED = ("warning: The shape of NPU and Bench are inconsistent: the same elements with the leading "
+                    "dimensions folded otherwise, and values that agree.")
 MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
 MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
@@ -238,12 +242,15 @@ def compute_verdicts(
     row_out_only = out_only[groups.id]
     row_check = ~row_skip & (~row_out_only | is_out)
     apart = np.zeros(n, dtype=bool)  # backward tensors the two frameworks record with other shapes
+    folded = np.zeros(n, dtype=bool)  # forward tensors one framework holds with its leading dimensions folded
     if cross_framework is None:
         cross_framework = dtype_equal is not None
     if cross_framework:
         shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
         apart = np.array([".backward." in names[i] and shapes_t[i] != shapes_g[i] for i in range(n)], dtype=bool)
         apart &= matched
+        folded = matched & ~apart & _folded_same_values(columns, n)
+        apart |= folded
     group_check = ~(skip_all | out_only)
     first_out = groups.first(is_out)
     has_out = first_out >= 0
@@ -297,7 +304,8 @@ def compute_verdicts(
     bshape = columns[C.BENCH_SHAPE]
     sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
     flag(row_check & matched & sh & ~apart, ERROR, MSG_SHAPE)
-    flag(row_check & apart, WARNING, MSG_SHAPE_RECORDED_APART)
+    flag(row_check & apart & ~folded, WARNING, MSG_SHAPE_RECORDED_APART)
+    flag(row_check & folded, WARNING, MSG_SHAPE_FOLDED)
     # 7 warnings
     if mode == MODE_TENSOR:
         cos = _agg_values(columns[C.COSINE])
@@ -346,3 +354,33 @@ def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
                                    unread=ctx.meta.get(UNREAD_META),
                                    scalar_rtol=SCALAR_RTOL if ctx.match.notes.get(TWO_PROGRAMS_NOTE) else 0.0)
     return {C.RESULT: result, C.ERR_MESSAGE: err}
+
+
+def _folded_same_values(columns: Mapping[str, Sequence[Any]], n: int) -> np.ndarray:
+    """Rows whose two shapes hold the same elements with the same last dimension, the leading dimensions folded
+    otherwise (one framework's layer flattens batch and sequence around its matmul), and whose statistics agree.
+    A shape that gains or loses a last dimension, or ends in a 1 (``[3, 6, 1]`` against ``[3, 6, 1, 1]``, which
+    broadcast otherwise), is no such row."""
+    from .forms import FORM_RTOL, same_elements_other_shape, shape_dims, stats_agree
+
+    shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
+    stats = [(columns.get(C.stat_column(C.NPU, s)), columns.get(C.stat_column(C.BENCH, s))) for s in C.STAT_NAMES]
+    out = np.zeros(n, dtype=bool)
+    if any(a is None or b is None for a, b in stats):
+        return out
+    for i in range(n):
+        a, b = str(shapes_t[i]), str(shapes_g[i])
+        if a == b or not same_elements_other_shape(a, b):
+            continue
+        da, db = shape_dims(a), shape_dims(b)
+        if not da or not db or da[-1] != db[-1] or da[-1] == 1:
+            continue
+        out[i] = stats_agree([_float(t[i]) for t, _ in stats], [_float(g[i]) for _, g in stats], FORM_RTOL)
+    return out
+
+
+def _float(cell: Any) -> float | None:
+    try:
+        return float(cell)
+    except (TypeError, ValueError):
+        return None

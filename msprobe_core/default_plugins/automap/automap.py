@@ -35,7 +35,7 @@ from msprobe_core.plugin import yaml_comment as comment
 from msprobe_core.plugin import yaml_mapping_entry as mapping_entry
 
 from .automap_align import Pairing
-from .automap_calls import INPUT, PARAM, CallTree, call_tree, split_forward
+from .automap_calls import INPUT, OUTPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
 from .automap_optimizer import OPTIMIZER, pair_optimizer_updates
 from .automap_owned import pair_forward
@@ -88,7 +88,9 @@ def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, ou
     first = None
     left: dict[str, list[str]] = {}
     used: set[str] = set()
-    grads = _derived_key(t_key) is not None and _derived_key(t_key)[0] == "parameters_grad"  # type: ignore[index]
+    derived = _derived_key(t_key)
+    grads = derived is not None and derived[0] == "parameters_grad"
+    module = t_key in target.by_key and target.calls[target.by_key[t_key]].is_module
     for suffix, name in target.rows_by_suffix(t_key).items():
         partner = g_rows.get(suffix)
         if partner is not None and target.shape_of(name) == golden.shape_of(partner):
@@ -99,11 +101,34 @@ def _rows_of_pair(target: CallTree, golden: CallTree, t_key: str, g_key: str, ou
             left.setdefault("", []).append(name)
         elif suffix.startswith("." + PARAM + "."):
             left.setdefault("." + PARAM + ".", []).append(name)
-        elif suffix.startswith("." + INPUT + ".") and t_key in target.by_key \
-                and target.calls[target.by_key[t_key]].is_module:
+        elif suffix.startswith("." + INPUT + ".") and module:
             left.setdefault("." + INPUT + ".", []).append(name)
+        elif suffix.startswith("." + OUTPUT + ".") and module:
+            # a module's output as a plain tensor on one side and inside a structure on the other (``output.0``
+            # against ``output.0.last_hidden_state``)
+            left.setdefault("." + OUTPUT + ".", []).append(name)
     for kind, names in left.items():
         first = _by_correspondence(target, golden, names, kind, g_rows, used, out) or first
+    if not module and not grads:
+        first = _swapped_operands(target, golden, t_key, g_rows, out) or first
+    return first
+
+
+def _swapped_operands(target: CallTree, golden: CallTree, t_key: str, g_rows: dict[str, str],
+                      out: dict[str, str]) -> str | None:
+    """An op's two operands in the other order (``mul(x, weight)`` against ``weight * x``), and in its backward
+    their gradients: two rows of a kind on each side, unpaired, whose shapes are each other's crosswise."""
+    first = None
+    kind = "." + (OUTPUT if _derived_key(t_key) is not None else INPUT) + "."
+    t_two = [n for s, n in target.rows_by_suffix(t_key).items() if s.startswith(kind) and s.count(".") == 2]
+    g_two = [n for s, n in g_rows.items() if s.startswith(kind) and s.count(".") == 2]
+    if len(t_two) != 2 or len(g_two) != 2 or any(n in out for n in t_two):
+        return None
+    t_shapes = [target.shape_of(n) for n in t_two]
+    g_shapes = [golden.shape_of(n) for n in g_two]
+    if t_shapes[0] != t_shapes[1] and t_shapes == g_shapes[::-1]:
+        out[t_two[0]], out[t_two[1]] = g_two[1], g_two[0]
+        first = t_two[0]
     return first
 
 

@@ -34,12 +34,14 @@ from dataclasses import dataclass, field
 from msprobe_core.plugin import align_in_gaps
 from msprobe_core.plugin import longest_increasing as _longest_increasing
 
-from .automap_calls import Call, CallTree
+from .automap_calls import Call, CallTree, folded_shape
 
 #: the longest run of split leaves one fused leaf may stand for
 MAX_FUSED = 8
 #: confidence of a leaf pair by how it was found
-CONF_ANCHOR, CONF_LEVEL = 1.0, {1: 0.95, 2: 0.8, 3: 0.6}
+CONF_ANCHOR, CONF_LEVEL = 1.0, {1: 0.95, 2: 0.8, 3: 0.6, 4: 0.5}
+#: the alignment levels, finest first (:meth:`msprobe_core.match.automap_calls.Call.token`)
+LEVELS = (1, 2, 3, 4)
 
 
 @dataclass
@@ -65,7 +67,7 @@ class _Unit:
     """One element of an aligned leaf sequence: a leaf, or a run of leaves collapsed as a fused candidate."""
 
     leaves: tuple[int, ...]
-    tokens: tuple[Hashable, Hashable, Hashable]
+    tokens: tuple[Hashable, ...]
 
 
 def _concat_shape(shapes: Sequence[str | None], dim: int) -> str | None:
@@ -136,16 +138,16 @@ def _units(tree: CallTree, other_only: set[Hashable]) -> list[_Unit]:
             run = [calls[leaves[k]] for k in span[:n]]
             token = next((t for t in fused_tokens(run) if t in other_only), None)
             if token is not None:
-                units.append(_Unit(tuple(leaves[k] for k in span[:n]), (token, _loosen(token, 2), _loosen(token, 3))))
+                units.append(_Unit(tuple(leaves[k] for k in span[:n]), tuple(_loosen(token, v) for v in LEVELS)))
                 skipped = [leaves[k] for k in range(i, span[n - 1]) if k not in span[:n]]
                 for j in skipped:
                     c = calls[j]
-                    units.append(_Unit((j,), (c.token(1), c.token(2), c.token(3))))
+                    units.append(_Unit((j,), tuple(c.token(v) for v in LEVELS)))
                 taken = span[n - 1] + 1 - i
                 break
         if not taken:
             c = calls[leaves[i]]
-            units.append(_Unit((c.index,), (c.token(1), c.token(2), c.token(3))))
+            units.append(_Unit((c.index,), tuple(c.token(v) for v in LEVELS)))
             taken = 1
         i += taken
     return units
@@ -164,11 +166,16 @@ def _span_skipping_inert(calls: list[Call], leaves: list[int], start: int) -> li
 
 
 def _loosen(token: Hashable, level: int) -> Hashable:
+    if level == 1:
+        return token
     is_module, op, ins, outs, params = token  # type: ignore[misc]
     shapes_in, shapes_out = tuple(s for s, _ in ins), tuple(s for s, _ in outs)
+    if level == 4:
+        return (is_module, tuple(sorted(map(folded_shape, shapes_in))), tuple(map(folded_shape, shapes_out)),
+                params, False)
     if level == 2:
         return (is_module, op, shapes_in, shapes_out, params)
-    return (is_module, shapes_in, shapes_out, params)
+    return (is_module, shapes_in, shapes_out, params, False)  # a fused run is never without numeric effect
 
 
 def _anchors(a: list[Hashable], b: list[Hashable]) -> list[tuple[int, int]]:
@@ -197,8 +204,9 @@ def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[i
         if i > pa and j > pb:
             gaps.append((pa, i, pb, j))
         pa, pb = i + 1, j + 1
-    how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)"}
-    found = align_in_gaps(gaps, (1, 2, 3), lambda k, level: t_units[k].tokens[level - 1],
+    how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)",
+           4: "aligned on shapes up to a reshape (op differs)"}
+    found = align_in_gaps(gaps, LEVELS, lambda k, level: t_units[k].tokens[level - 1],
                           lambda k, level: g_units[k].tokens[level - 1])
     for i, (j, level) in found.items():
         out[i] = (j, CONF_LEVEL[level], how[level])

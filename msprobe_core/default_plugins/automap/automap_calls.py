@@ -35,6 +35,15 @@ LAYOUT_OPS = frozenset({"reshape", "view", "viewas", "flatten", "unflatten", "sq
 SHAPE_OPS = frozenset({"shape", "size", "dim", "numel", "rank", "tensorshape", "dynamicshape"})
 
 
+def folded_shape(shape: str | None) -> tuple[int, str]:
+    """A shape up to a reshape of its leading dimensions: its element count and its last dimension
+    (``[2, 8, 64]`` and ``[16, 64]`` → ``(1024, "64")``; -1 and the text itself for no shape)."""
+    numel = _numel(shape) if shape and shape.startswith("[") else None
+    if numel is None:
+        return -1, str(shape)
+    return numel, shape.strip("[]").rsplit(",", 1)[-1].strip()  # type: ignore[union-attr]
+
+
 def _numel(shape: str | None) -> int | None:
     """The element count of a shape written ``[2, 4, 16]`` (``None`` when it is not a shape)."""
     if not shape or not shape.startswith("["):
@@ -70,7 +79,8 @@ class Call:
     outer: str | None = None
 
     def token(self, level: int) -> Hashable:
-        """The alignment token at ``level``: 1 full signature, 2 shapes (no dtypes), 3 shapes without the op."""
+        """The alignment token at ``level``: 1 full signature, 2 shapes (no dtypes), 3 shapes without the op,
+        4 shapes up to a reshape, tensor inputs in any order, without the op."""
         if level == 1:
             return (self.is_module, self.op, self.inputs, self.outputs, self.params)
         shapes_in = tuple(s for s, _ in self.inputs)
@@ -80,7 +90,15 @@ class Call:
         # the loosest level leaves out arguments that are no tensor: one library gives a default explicitly
         # (``nn.SiLU`` calls ``silu(x, False)``), the other leaves it out (``F.silu(x)``)
         tensors_in = tuple(s for s, d in self.inputs if d and not d.startswith("<"))
-        return (self.is_module, tensors_in, shapes_out, self.params)
+        if level == 4:
+            # one library flattens the batch and sequence dimensions before its matmul and restores them after
+            # (``[16, 32] @ w`` against ``linear([2, 8, 32], w)``), or passes a table before the ids (a gather
+            # against an embedding): the same elements in another shape, the same operands in another order
+            return (self.is_module, tuple(sorted(map(folded_shape, tensors_in))),
+                    tuple(map(folded_shape, shapes_out)), self.params, self.inert)
+        # ... but never lets a call with no numeric effect (a cast to its own dtype) stand for one with an
+        # effect of the same shapes (a square, a pow): the op it leaves out was all that told them apart
+        return (self.is_module, tensors_in, shapes_out, self.params, self.inert)
 
     @property
     def io(self) -> Hashable:
