@@ -206,7 +206,7 @@ def install(clock: StageClock) -> Callable[[], None]:
             saved.append((module, attr, module.__dict__.get(attr)))
             setattr(module, attr, clock.wrap(name, original))
 
-    from msprobe_core.pipeline import chunking, streamed
+    from msprobe_core.default_plugins.chunked import chunking, streamed
     from msprobe_core.write import chunked
     from msprobe_core.write import stage as write_stage
 

@@ -29,6 +29,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
         "EXACT_MAPPER",
     ),
+    # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
+    ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
+    ".pipeline.strategy": ("whole_tables",),
+    ".load.dumpindex": ("index_table",),
+    ".load.hierarchy": ("entry_stacks",),
+    ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     # the default plugin diff_analyze's (-da): its communication rules, a job's rank
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -45,9 +51,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT",
-        "TWO_PROGRAMS_NOTE",
+        "TWO_PROGRAMS_NOTE", "PAIRING_NOTE", "pairing_note",
     ),
-    ".result": ("ResultTable",),
+    ".result": ("ResultTable", "WHOLE_NUMBERS"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
@@ -62,7 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".match.matching": ("join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
-    ".write.stage": ("remove_files", "write_attachments"),
+    ".write.stage": ("remove_files", "write_attachments", "write_result"),
     # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
     # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
@@ -167,11 +173,15 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         WriterFunction,
         WriterSpec,
     )
+    from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.dumpindex import index_table
+    from .load.hierarchy import entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
+    from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import join_on_keys, mapped_golden_keys
     from .match.seqalign import align, align_in_gaps, longest_increasing
     from .model import (
@@ -179,6 +189,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
+        PAIRING_NOTE,
         STATE_INPUT,
         STATE_OUTPUT,
         STATE_PARAMETERS,
@@ -189,15 +200,17 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         CompareOptions,
         DumpTable,
         MatchResult,
+        pairing_note,
     )
     from .options import DUMP_KINDS, OptionSpec, option_label
     from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
+    from .pipeline.strategy import whole_tables
     from .pipeline.whole import WholeTables
-    from .result import ResultTable
+    from .result import WHOLE_NUMBERS, ResultTable
     from .run.frontend import run_compare
     from .verdicts import forms as verdict_forms
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked
-    from .write.stage import remove_files, write_attachments
+    from .write.stage import remove_files, write_attachments, write_result
     from .write.writers import write_xlsx
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -1,6 +1,6 @@
 """A streamed compare's chunk worker: a forked child builds, writes and summarises the later chunks.
 
-With the worker (:mod:`msprobe_core.pipeline.chunkworker`) the result files must be byte for byte, the
+With the worker (:mod:`msprobe_core.default_plugins.chunked.chunkworker`) the result files must be byte for byte, the
 summary key for key and the console line for line what one process gives; a worker that fails or is
 killed must change nothing but the time; an interrupted run must leave neither result files nor side
 files. The worker normally starts only above 100,000 rows: these tests lower that bar, and make chunks
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.chunked import chunking, chunkworker
 from msprobe_core.load import dumpscan
-from msprobe_core.pipeline import chunking, chunkworker
 from msprobe_core.report.accumulate import ViewAccumulator
 from msprobe_core.workers import forking
 from msprobe_core.write import writers

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.chunked.index_match import IndexMatch, _sort_merge, gate_dtypes
 from msprobe_core.errors import MsprobeError
 from msprobe_core.load import dumpscan
 from msprobe_core.load.dumpindex import index_dump_file, key_hashes
-from msprobe_core.match.index_match import IndexMatch, _sort_merge, gate_dtypes
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
 from msprobe_core.text.statcells import FLOAT, INT
@@ -211,7 +211,7 @@ def _fields(match: IndexMatch) -> tuple:
 @pytest.mark.parametrize("seed", range(40))
 def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_result(
         seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.match import index_match
+    from msprobe_core.default_plugins.chunked import index_match
 
     target, golden = _random_pair(random.Random(seed), tmp_path)
     assert target is not None and golden is not None
@@ -219,13 +219,13 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
     def floats(a, b):
         return a != "torch.int64" and b != "torch.int64"
 
-    from msprobe_core.load import dumpindex
+    from msprobe_core.host import strategies as specs
 
     whole = index_match.join_indexes(target, golden)
     gated = _fields(gate_dtypes(whole, target, golden, floats))
     for step in (1, 2, 3, 7):
         monkeypatch.setattr(index_match, "STEP", step)
-        monkeypatch.setattr(dumpindex, "STEP", step)
+        monkeypatch.setattr(specs, "INDEX_STEP", step)
         golden.repeated_rows = None  # looked at again, a step at a time
         match = index_match.join_indexes(target, golden)
         assert _fields(match) == _fields(whole)
@@ -234,11 +234,11 @@ def test_the_join_and_the_gate_a_few_entries_at_a_time_give_the_whole_arrays_res
 
 @pytest.mark.parametrize("values", [[], [5], [1, 1], [1, 2, 3, 4], [1, 2, 3, 3], [0, 1, 2, 3, 4, 5, 6, 6], [2, 2, 3]])
 def test_a_repeat_is_found_across_steps(values: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    from msprobe_core.load import dumpindex
+    from msprobe_core.host import strategies as specs
 
     for step in (1, 2, 3, 1 << 20):
-        monkeypatch.setattr(dumpindex, "STEP", step)
-        assert dumpindex.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
+        monkeypatch.setattr(specs, "INDEX_STEP", step)
+        assert specs.any_repeat(np.asarray(values, dtype=np.uint64)) == (len(set(values)) < len(values))
 
 
 @pytest.mark.parametrize(("n_dtypes", "n_suffixes"), [(3, 10), (300, 10), (3, 70000)])
@@ -258,7 +258,7 @@ def test_ids_are_kept_narrow_when_they_fit_and_read_the_same_when_they_do_not(
 def test_the_chunk_starts_of_an_aligned_match_are_the_sorted_distinct_entry_starts(seed: int) -> None:
     from types import SimpleNamespace
 
-    from msprobe_core.pipeline.chunking import api_starts
+    from msprobe_core.default_plugins.chunked.chunking import api_starts
 
     rng = np.random.default_rng(seed)
     for _ in range(100):

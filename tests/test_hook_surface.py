@@ -301,7 +301,8 @@ def test_a_marked_test_fails_unless_its_hooks_are_called(tmp_path):
     )
     outcomes: dict[str, list[str]] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
-        outcomes[case.get("name")] = [f"{child.tag}: {child.get('message', '')}" for child in case
+        # the message is cut at a length (pytest's junitxml); the element's text holds the whole report
+        outcomes[case.get("name")] = [f"{child.tag}: {child.get('message', '')}\n{child.text or ''}" for child in case
                                       if child.tag in ("failure", "error", "skipped")]
     assert outcomes["test_calls_it"] == [], proc.stdout
     assert outcomes["test_calls_them_in_a_child_process"] == [], proc.stdout

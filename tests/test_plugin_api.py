@@ -47,8 +47,10 @@ def test_every_public_name_is_its_home_object():
 
 
 #: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers;
-#: issue 33: the default plugins use only this module, so what they share with the core is public too)
-MAX_PUBLIC_NAMES = 120
+#: issue 33: the default plugins use only this module, so what they share with the core is public too; the chunked
+#: strategy's 15: the index protocol a third-party loader implements and what a strategy that matches on indexes
+#: and builds in parts needs of the core)
+MAX_PUBLIC_NAMES = 135
 
 
 def test_the_public_api_is_small():

@@ -193,9 +193,9 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     """Each rank pair's statistics compare is read, built and written chunk by chunk wherever it runs (the
     streamed path), and writes exactly the files the whole-table path writes."""
     from msprobe_core.cli import main as cli_main
-    from msprobe_core.pipeline.chunking import ENV_CHUNK_ROWS
+    from msprobe_core.default_plugins.chunked.chunking import ENV_CHUNK_ROWS
+    from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
-    from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
     from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
 
     extra = _executor_flags(executor)

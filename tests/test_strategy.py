@@ -142,10 +142,10 @@ def test_every_entry_runs_the_one_orchestration(tmp_path, monkeypatch):
 def test_a_job_the_chunks_cannot_take_goes_on_on_whole_tables(tmp_path, monkeypatch, caplog):
     """The chunked strategy hands a job it cannot take to whole tables after its load; the result is the one
     whole tables give from the start."""
+    from msprobe_core.default_plugins.chunked.streamed import Chunked, StreamPlan, WholeTablesNeeded
     from msprobe_core.host.registry import get_host
     from msprobe_core.model import CompareOptions
     from msprobe_core.pipeline import job as engine
-    from msprobe_core.pipeline.streamed import Chunked, StreamPlan, WholeTablesNeeded
 
     monkeypatch.setenv(ENV_SERIAL_STREAM_MIN_BYTES, "0")
     host, job = get_host(), _job(tmp_path)

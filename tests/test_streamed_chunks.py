@@ -1,7 +1,7 @@
 """The streamed compare, pass 2: the result read, built and written chunk by chunk is the whole table's.
 
 A run whose summary comes from a sink and that keeps no table (:mod:`msprobe_core.pipeline.sink`) builds
-a statistics or md5 result chunk by chunk from the dumps' indexes (:mod:`msprobe_core.pipeline.streamed`).
+a statistics or md5 result chunk by chunk from the dumps' indexes (:mod:`msprobe_core.default_plugins.chunked.streamed`).
 Its files must be byte for byte (CSV) and cell for cell (xlsx) those of the whole-table path
 (``MSPROBE_WHOLE_TABLES``), on every corpus case and on random pairs, with chunks so small that their
 boundaries fall everywhere; the sink must be fed every row once, in order; what the streamed path does not
@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from msprobe_core import api
+from msprobe_core.default_plugins.chunked import chunking
+from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
 from msprobe_core.errors import MsprobeError
 from msprobe_core.load import dumpscan
-from msprobe_core.pipeline import chunking
 from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
-from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
 from msprobe_core.write import writers
 
 from .conftest import corpora_dir, no_corpora_reason

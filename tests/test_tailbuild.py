@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.fixture(autouse=True)
 def whole_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tail child is part of the whole-table path (statistics compares are streamed otherwise)."""
-    from msprobe_core.pipeline.streamed import ENV_WHOLE_TABLES
+    from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
 
     monkeypatch.setenv(ENV_WHOLE_TABLES, "1")
 

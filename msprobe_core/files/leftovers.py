@@ -33,7 +33,7 @@ STALE_AFTER_S = 60.0
 #: the prefix of the probe file that checks an output directory is writable (removed at once)
 WRITE_PROBE_PREFIX = ".msprobe-write-test."
 
-#: the names of a run's side directories (a streamed compare's chunk worker, ``pipeline/chunkworker.py``)
+#: the names of a run's side directories (a streamed compare's chunk worker, ``default_plugins/chunked/chunkworker.py``)
 SIDE_DIR_PREFIX, SIDE_DIR_SUFFIX = ".msprobe-", ".chunks"
 #: written into every side directory when it is made: without it a directory is not ours, whatever its name
 SIDE_MARKER = ".msprobe-side-dir"

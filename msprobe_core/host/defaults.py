@@ -23,6 +23,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("xlsx", "msprobe_core.default_plugins.xlsx"),
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
+    ("chunked", "msprobe_core.default_plugins.chunked"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under

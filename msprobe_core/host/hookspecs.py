@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         VerdictSpec,
         WriterSpec,
     )
+    from .strategies import DumpIndex, StrategySpec
 
 PROJECT = "msprobe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -82,7 +83,7 @@ def msprobe_discover_jobs(
 
 @hookspec(firstresult=True)
 def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None,
-                      index: bool | None) -> DumpTable | None:
+                      index: bool | None) -> DumpTable | DumpIndex | None:
     """Load one side of a compare into a :class:`~msprobe_core.plugin.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
@@ -95,10 +96,12 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     ``mode`` the metric set. Raise :class:`msprobe_core.plugin.InputError` for a file
     you claim but cannot read.
 
-    ``index`` is not ``None`` when a streamed compare asks for the file's index instead of a table
-    (an index of the dump's calls and rows that only the built-in loader builds; the value: whether backward
-    calls are renumbered); a loader that gives tables only leaves the argument out (declared, it must have no
-    default value: pluggy passes no argument that has one).
+    ``index`` is not ``None`` when the chunked strategy asks for the file's index instead of a table (the value:
+    whether backward calls are renumbered): a loader opts in to being compared chunk by chunk by returning a
+    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the built-in loader
+    gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
+    only leaves the argument out (declared, it must have no default value: pluggy passes no argument that has
+    one).
 
     .. versionadded:: 0.1
     """
@@ -272,6 +275,25 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     Return a :class:`~msprobe_core.plugin.CommandLineClaim` for a form that is yours (what
     to run, and the command whose ``--help`` its usage errors name), else ``None``. What
     ``run`` raises is reported as for every command: one line and an exit status.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- the chunked strategy (issue 33) ---
+
+
+@hookspec
+def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
+    """Register ways to run a big job's stages: ``register(StrategySpec(name, choose, order=…))``.
+
+    The core runs every job on whole tables unless a registered strategy takes it: for a job that writes its
+    result and whose larger dump file is at least the size from which the core offers it, each
+    :class:`~msprobe_core.plugin.StrategySpec`'s ``choose(job, options, host, on_worker)`` is asked in ascending
+    ``order`` and the first :class:`~msprobe_core.plugin.Strategy` returned runs the job (its ``index`` says what
+    the load asks of the loaders: tables, or each dump's :class:`~msprobe_core.plugin.DumpIndex`). A strategy
+    hands a job back to whole tables by raising :class:`~msprobe_core.plugin.WholeTablesNeeded` before any
+    result file exists. The default plugin ``chunked`` registers the chunk-by-chunk strategy.
 
     .. versionadded:: 0.1
     """

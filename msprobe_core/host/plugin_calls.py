@@ -225,7 +225,12 @@ def _jobs(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | N
 
 
 def _table(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    return None if result is None or isinstance(result, DumpTable) else f"{_short(result)}, not a DumpTable"
+    from .strategies import DumpIndex
+
+    # a DumpIndex: what a loader that opts in to the chunked strategy gives when asked (docs/plugins.md)
+    if result is None or isinstance(result, (DumpTable, DumpIndex)):
+        return None
+    return f"{_short(result)}, not a DumpTable"
 
 
 def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:

@@ -65,6 +65,7 @@ from .specs import (
     WriterSpec,
     always_applies,
 )
+from .strategies import StrategySpec
 from .tracing import start_trace, traced
 
 #: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
@@ -121,6 +122,8 @@ class PluginHost(RegistryLookups):
         self.comm_ops: list[Any] = []
         #: where dumps say which module encloses a call (``msprobe_register_hierarchies``), plugins first
         self.hierarchies: list[Any] = []
+        #: ways big jobs may run besides whole tables (``msprobe_register_strategies``): by order, a name's first
+        self.strategies: list[StrategySpec] = []
         self.options = OptionSet()
         self.commands: dict[str, Any] = {}
         self._commands_collected = False
@@ -139,6 +142,7 @@ class PluginHost(RegistryLookups):
             ("msprobe_register_executors", self._add_executor),
             ("msprobe_register_comm_ops", self._add_comm_op),
             ("msprobe_register_hierarchies", self._add_hierarchy),
+            ("msprobe_register_strategies", lambda spec, plugin: self.strategies.append(_with_plugin(spec, plugin))),
             # an option is always its registering plugin's (which decides who keeps a clashing flag)
             ("msprobe_register_options", lambda spec, plugin: declared.append(replace(spec, plugin=plugin))),
         ]
@@ -149,6 +153,7 @@ class PluginHost(RegistryLookups):
                     add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
+        self.strategies = sorted({s.name: s for s in reversed(self.strategies)}.values(), key=lambda s: s.order)
         # a turned-off default plugin's mappers keep their places (by name: ``run_after``, ``before=``)
         taken = {m.name for m in self.mappers}
         absent = [m for m in turned_off_specs("msprobe_register_mappers", sorted(self.disabled)) if m.name not in taken]

@@ -19,6 +19,7 @@ from types import TracebackType
 import numpy as np
 
 from ..errors import InputError
+from ..host.strategies import WholeTablesNeeded
 from ..model import ROW_COLUMNS, DumpTable
 from .document import new_table
 from .dumpindex import DumpIndex, FileIdentity, key_hashes
@@ -32,7 +33,7 @@ def changed(path: Path) -> InputError:
     return InputError("the file changed while it was being compared (it was read twice)", path=path)
 
 
-class ChunkDeclined(Exception):
+class ChunkDeclined(WholeTablesNeeded):
     """Entries read by range are not what the index says, in a file that looks unchanged: compare whole tables."""
 
 
@@ -121,12 +122,3 @@ class ChunkReader:
             same = False
         return ChunkDeclined(str(self.index.source)) if same else changed(self.index.source)
 
-
-def runs_of(apis: np.ndarray) -> list[tuple[int, int]]:
-    """Ascending distinct entry numbers as ``(first, stop)`` runs of consecutive ones."""
-    if not len(apis):
-        return []
-    breaks = np.flatnonzero(np.diff(apis) != 1) + 1
-    firsts = np.concatenate([apis[:1], apis[breaks]])
-    lasts = np.concatenate([apis[breaks - 1], apis[-1:]])
-    return list(zip(firsts.tolist(), (lasts + 1).tolist()))

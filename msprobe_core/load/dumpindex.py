@@ -1,6 +1,6 @@
 """The index of a dump file (pass 1 of a streamed compare): where each entry is, what matching needs, no rows.
 
-A streamed statistics or md5 compare (:mod:`msprobe_core.pipeline.streamed`) reads each dump twice:
+A streamed statistics or md5 compare (the default plugin ``chunked``) reads each dump twice:
 once here, into a :class:`DumpIndex` of numpy arrays (a few bytes per row, no Python object per row
 or per entry), and again chunk by chunk (:mod:`msprobe_core.load.chunks`), into ordinary
 :class:`~msprobe_core.model.DumpTable` parts. The C scanner builds the index in its index mode: it
@@ -15,15 +15,14 @@ Python's ``hash`` of a str, which is salted per interpreter.
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import MsprobeError
+from ..host.strategies import DumpIndex, FileIdentity
 from ..model import MODE_TENSOR, ROW_COLUMNS
 from .document import finish_streamed, new_table
 from .dumpscan import _CONSTANTS, _KNOWN, _header, available, feed_file, other_leaf_reader
@@ -35,112 +34,7 @@ except ImportError:  # built without a C compiler: nothing is indexed
 
 #: bytes read from the start of a file to see its task before indexing it (a tensor dump is never indexed)
 PEEK_BYTES = 65536
-#: entries (or elements) whose row hashes are computed or compared at a time: the temporaries stay small
-STEP = 1 << 18
 _TASK = re.compile(rb'"task"\s*:\s*"([^"\\]*)"')
-
-
-@dataclass(frozen=True)
-class FileIdentity:
-    """What says that a file is still the one indexed: size, modification time, inode and device."""
-
-    size: int
-    mtime_ns: int
-    inode: int
-    device: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> FileIdentity:
-        """The identity of a file from its ``stat``."""
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
-
-
-@dataclass
-class DumpIndex:
-    """The index of one dump file: per entry (API) and per row, arrays; the header fields of a table.
-
-    Per entry: ``offsets`` (file offset of its key's opening quote; one more element, the offset of the
-    ``}`` closing ``data``), ``key_hash`` (of the key), ``head`` (the FNV state of the compare head: the key,
-    or with ``renumbered`` the backward-renumbered key), ``rank`` (the backward rank, -1 when not
-    renumbered), ``n_rows``; ``first_row`` is their running sum (one more element: the row count). Per row:
-    ``suffix`` (id into ``suffixes``: the name after the key, or ``\\x01`` + the whole name when the name
-    does not start with the key), ``dtype`` (0 for ``None``, else id + 1 into ``dtypes``), ``flags`` (bit k:
-    statistic k (Max, Min, Mean, Norm) is an int or a float; bit k + 4: a float).
-    """
-
-    source: Path
-    kind: str
-    task: str
-    mode: str
-    framework: str
-    level: str | None
-    identity: FileIdentity
-    renumbered: bool
-    offsets: np.ndarray
-    key_hash: np.ndarray
-    head: np.ndarray
-    rank: np.ndarray
-    n_rows: np.ndarray
-    first_row: np.ndarray
-    suffix: np.ndarray
-    dtype: np.ndarray
-    flags: np.ndarray
-    suffixes: list[bytes]
-    dtypes: list[str | None]
-    tensor_dir: Path | None = None
-    stack: Any = None  # the target's StackIndex (:mod:`msprobe_core.load.stackindex`), once attached
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: whether two rows have one compare-key hash, once :meth:`repeats_a_row` has looked (``None``: not yet)
-    repeated_rows: bool | None = None
-    #: the two-process load (:mod:`msprobe_core.load.pairload`) sends it pickled, whole
-    pickled_whole = True
-
-    def __len__(self) -> int:
-        return len(self.suffix)
-
-    @property
-    def n_apis(self) -> int:
-        """The number of entries."""
-        return len(self.n_rows)
-
-    def row_hashes(self, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """The compare-key hash of every row of entries ``start:stop`` (uint64)."""
-        stop = self.n_apis if stop is None else stop
-        r0, r1 = int(self.first_row[start]), int(self.first_row[stop])
-        suffix = np.ascontiguousarray(self.suffix[r0:r1], dtype=np.uint32)  # the scanner's width (kept narrower)
-        raw = row_hashes(self.head[start:stop], self.n_rows[start:stop], suffix, self.suffixes)
-        return np.frombuffer(raw, dtype=np.uint64)
-
-    def all_row_hashes(self) -> np.ndarray:
-        """:meth:`row_hashes` of every row, computed :data:`STEP` entries at a time into one array."""
-        out = np.empty(len(self), dtype=np.uint64)
-        for a0 in range(0, self.n_apis, STEP):
-            a1 = min(a0 + STEP, self.n_apis)
-            out[int(self.first_row[a0]): int(self.first_row[a1])] = self.row_hashes(a0, a1)
-        return out
-
-    def repeats_a_row(self) -> bool:
-        """Whether two rows have one compare-key hash (looked at once, then kept in :attr:`repeated_rows`).
-
-        The load asks it of the golden side while the target is indexed (:mod:`msprobe_core.load.stage`), so the
-        join does not sort the golden's hashes while both indexes are held.
-        """
-        if self.repeated_rows is None:
-            hashes = self.all_row_hashes()
-            hashes.sort()
-            self.repeated_rows = any_repeat(hashes)
-        return self.repeated_rows
-
-    def api_of_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The entry of each row number of ``rows``."""
-        return np.searchsorted(self.first_row, rows, side="right") - 1
-
-    def same_file(self) -> bool:
-        """Whether the file is still the one indexed (size, mtime, inode, device)."""
-        try:
-            return FileIdentity.of(self.source.stat()) == self.identity
-        except OSError:
-            return False
 
 
 def peek_task(path: Path) -> str | None:
@@ -205,15 +99,71 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         n_rows=n_rows, first_row=first_row, suffix=suffix, dtype=dtype_ids,
         flags=np.frombuffer(cols[7], dtype=np.uint8),
         suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], extra=table.extra,
+        whole=_whole_file,  # the built-in loader adds its reader of byte ranges (builtin.msprobe_load_dump)
     )
 
 
-def any_repeat(ordered: np.ndarray) -> bool:
-    """Whether a sorted array holds a value twice (compared :data:`STEP` elements at a time)."""
-    return any(bool((ordered[i + 1: i + STEP + 1] == ordered[i: i + STEP][: len(ordered) - i - 1]).any())
-               for i in range(0, max(len(ordered) - 1, 0), STEP))
+def _whole_file(index: DumpIndex) -> Any:
+    """The built-in loader's whole table of an indexed file (read whole, as without an index)."""
+    from .dumpjson import load_dump_file
+
+    return load_dump_file(index.source, index.kind)
 
 
 def key_hashes(texts: list[str]) -> np.ndarray:
     """The index's key hash of each text (uint64), as :attr:`DumpIndex.key_hash` has them."""
     return np.frombuffer(hash_texts(texts), dtype=np.uint64)
+
+
+def index_table(table: Any, renumber: bool, reader: Any, whole: Any) -> DumpIndex:
+    """A :class:`~msprobe_core.plugin.DumpIndex` of a table a loader has read: its way to opt in to the chunked
+    strategy without indexing its file itself (the table may be let go once this returns).
+
+    ``renumber``: the compare keys with backward calls renumbered, as the built-in normaliser renumbers them (the
+    ``index`` argument of ``msprobe_load_dump``); ``reader(index)`` and ``whole(index)``: see ``DumpIndex``
+    (``offsets`` holds each entry's number, for a reader that finds entries again by number). The row hashes are
+    the built-in index's, so such an index pairs with one of the built-in loader's.
+    """
+    apis = list(table.apis)
+    rank = np.full(len(apis), -1, dtype=np.int32)
+    seen: dict[str, int] = {}
+    suffixes: list[bytes] = []
+    suffix_id: dict[bytes, int] = {}
+    suffix = np.zeros(len(table.name), dtype=np.uint32)
+    names = table.name
+    for a, api in enumerate(apis):
+        head = api.key
+        if renumber and api.direction == "backward":  # the built-in normaliser's rule (match.naming)
+            k = seen.get(api.prefix, 0)
+            seen[api.prefix] = k + 1
+            rank[a] = k
+            call = ".".join(str(k) if p.isdigit() else p for p in api.call.split("."))
+            head = f"{api.prefix}.{call}" if api.prefix else call
+        for r in range(api.first_row, api.first_row + api.n_rows):
+            name = names[r]
+            text = b"\x01" + (head + name[len(api.key):] if name.startswith(api.key) else name).encode("utf-8")
+            suffix[r] = suffix_id.setdefault(text, len(suffix_id))
+    suffixes = list(suffix_id)
+    dtypes: dict[str | None, int] = {None: 0}
+    dtype = np.fromiter((dtypes.setdefault(d, len(dtypes)) for d in table.dtype), dtype=np.uint16,
+                        count=len(table.dtype))
+    flags = np.zeros(len(table.name), dtype=np.uint8)
+    for k, column in enumerate((table.max, table.min, table.mean, table.norm)):
+        for r, value in enumerate(column):
+            kind = type(value)
+            if kind is float:
+                flags[r] |= (1 << k) | (1 << (k + 4))
+            elif kind is int:
+                flags[r] |= 1 << k
+    n_rows = np.fromiter((api.n_rows for api in apis), dtype=np.int32, count=len(apis))
+    first_row = np.zeros(len(apis) + 1, dtype=np.int64)
+    np.cumsum(n_rows, out=first_row[1:])
+    source = Path(table.source)
+    return DumpIndex(
+        source=source, kind=table.kind, task=table.task, mode=table.mode, framework=table.framework,
+        level=table.level, identity=FileIdentity.of(source.stat()), renumbered=renumber,
+        offsets=np.arange(len(apis) + 1, dtype=np.int64), key_hash=key_hashes([api.key for api in apis]),
+        head=np.zeros(len(apis), dtype=np.uint64), rank=rank, n_rows=n_rows, first_row=first_row, suffix=suffix,
+        dtype=dtype, flags=flags, suffixes=suffixes, dtypes=list(dtypes), tensor_dir=table.tensor_dir,
+        extra=dict(table.extra), reader=reader, whole=whole,
+    )

@@ -119,6 +119,28 @@ def remember_stack(path: Path, stack: Any, key_hash: Any = None) -> None:
         _READ_STACKS[str(Path(path).resolve())] = stack if isinstance(stack, dict) else (key_hash, stack)
 
 
+def entry_stacks(index: Any) -> Any:
+    """The calling code of an indexed target's entries, for a strategy that reads the target in chunks: an object
+    whose ``stacks(entries, keys)`` is a chunk table's ``stack`` (``None``: the dump has no ``stack.json``).
+
+    Asked once matching is done (the stack's records become a per-entry index then, with the index holding less);
+    kept for the first divergence's path, which then finds the calling code here, not in a second read of
+    ``stack.json``. A fallback to whole tables reads ``stack.json`` again (:func:`whole_tables`).
+    """
+    from .stackindex import StackIndex, StackRecords
+
+    stack = index.stack
+    if stack is None:
+        return None
+    if isinstance(stack, StackRecords):
+        stack = StackIndex.from_records(stack, index)
+    elif not isinstance(stack, StackIndex):
+        stack = StackIndex(stack, index)
+    index.stack = stack  # the records let go
+    remember_stack(Path(index.source).parent / "stack.json", stack, index.key_hash)
+    return stack
+
+
 def forget_stacks() -> None:
     """Drop what :func:`remember_stack` kept (the run's paths are made)."""
     _READ_STACKS.clear()

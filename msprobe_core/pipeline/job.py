@@ -4,8 +4,8 @@ discover (the run's jobs) → load (:mod:`msprobe_core.load.stage`) → match
 (:mod:`msprobe_core.match.stage`) → metrics (:mod:`msprobe_core.metrics.stage`) → verdicts
 (:mod:`msprobe_core.verdicts.stage`) → write (:mod:`msprobe_core.write.stage`). Each stage takes the
 previous stage's output. :func:`run_job` runs them for every job, serial, on a pool worker or for the
-Python API; whole tables (:mod:`msprobe_core.pipeline.whole`) and chunk by chunk
-(:mod:`msprobe_core.pipeline.streamed`) are its two strategies (:mod:`msprobe_core.pipeline.strategy`).
+Python API; whole tables (:mod:`msprobe_core.pipeline.whole`) and those plugins register (the default plugin
+``chunked``: chunk by chunk) are its strategies (:mod:`msprobe_core.pipeline.strategy`).
 """
 
 from __future__ import annotations
@@ -63,8 +63,7 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost, run: Run
     the match stage, which then pairs nothing and says so.
     """
     from ..write.tailbuild import finish_removals
-    from .strategy import choose_strategy
-    from .streamed import WholeTablesNeeded, whole_tables
+    from .strategy import WholeTablesNeeded, choose_strategy, whole_tables
     from .whole import WholeTables
 
     finish_removals()  # the side file of the job before: its thread must end before this job forks

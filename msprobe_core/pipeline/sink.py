@@ -19,7 +19,7 @@ A sink may also have the pair ``continued(start)`` (a new sink for the rows from
 another process feeds, in absolute row numbers, and finishes with ``finish(None)``) and
 ``absorb(partial)`` (take that sink's partial once every row before ``start`` was fed here): with them, a
 streamed compare lets a forked worker build, write and summarise the later chunks
-(:mod:`msprobe_core.pipeline.chunkworker`); without them it builds every chunk itself.
+(:mod:`msprobe_core.default_plugins.chunked.chunkworker`); without them it builds every chunk itself.
 """
 
 from __future__ import annotations

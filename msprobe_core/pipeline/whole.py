@@ -3,7 +3,7 @@
 Its load asks for tables (no index); its match is the mapper chain's (:func:`match_loaded`); metrics,
 verdicts and the write run over the whole result, a big statistics result built and written by two
 processes when the writer and the metric set allow (:mod:`msprobe_core.write.tailbuild`). It takes
-every job; the chunked strategy (:mod:`msprobe_core.pipeline.streamed`) hands back to it whatever it
+every job; a registered strategy (the default plugin ``chunked``) hands back to it whatever it
 cannot take.
 """
 

@@ -18,14 +18,16 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
+from ..host.strategies import WholeTablesNeeded
 from ..result import ResultTable
 from . import writers
 from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv_rows
 from .xlsx_stream import XlsxStreamWriter
 
 
-class ColumnsDiffer(Exception):
-    """A part of the result does not have the columns of the first part (the whole table must be written)."""
+class ColumnsDiffer(WholeTablesNeeded):
+    """A part of the result does not have the columns of the first part (the whole table must be written: a
+    strategy writing parts hands the job back to whole tables)."""
 
 
 class ChunkedResult:

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..workers import forking
-from .sink import continues
+from msprobe_core.pipeline.sink import continues
+from msprobe_core.workers import forking
 
 #: below this many result rows a worker costs more than it saves
 MIN_ROWS = forking.MIN_SPLIT_ROWS
@@ -120,7 +120,7 @@ class ChunkWorker:
     """
 
     def __init__(self, place: Path) -> None:
-        from ..files.leftovers import make_side_dir
+        from msprobe_core.files.leftovers import make_side_dir
 
         self.side, self._lock = make_side_dir(place)  # marked as ours: only then may a later sweep remove it
         self.child = forking.Child(None)
@@ -155,7 +155,7 @@ class ChunkWorker:
 
     def taken(self, result: WorkerResult) -> None:
         """The round's result is in the files: remove its side files, let the child go on."""
-        from ..write.tailbuild import remove_later
+        from msprobe_core.write.tailbuild import remove_later
 
         for _part, _rows, file in result.segments:
             remove_later(Path(file))
@@ -165,7 +165,7 @@ class ChunkWorker:
 
     def close(self) -> None:
         """Stop the child if it still runs and remove its side files (by a thread: see ``tailbuild``)."""
-        from ..write.tailbuild import remove_later
+        from msprobe_core.write.tailbuild import remove_later
 
         self.child.kill()
         if self._pipe is not None:
@@ -192,11 +192,11 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
     """Fork the child that builds, writes and summarises the worker's half of each of ``rounds`` (``None``: it
     did not start).
 
-    ``source``: the :class:`~msprobe_core.pipeline.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
+    ``source``: the :class:`~msprobe_core.default_plugins.chunked.chunking.ChunkSource`; ``build(target, golden, pairs)``: a
     chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go;
     ``into``: the caller's list, which holds the worker from its first resource on (close it, started or not).
     """
-    from ..write.tailbuild import side_place
+    from msprobe_core.write.tailbuild import side_place
 
     try:
         into.append(ChunkWorker(side_place(directory)))
@@ -257,8 +257,8 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], readers: Any, build
                  part_rows: int, prefix: Path, beat: Callable[[], object] = lambda: None) -> WorkerResult:
     """The child's work for one round: read, build, spell and summarise each chunk (raises on any failure);
     ``beat()`` after each chunk tells the parent it is making progress."""
-    from ..files.outputs import TEXT_ERRORS
-    from ..write.writers import write_csv_rows
+    from msprobe_core.plugin import TEXT_ERRORS
+    from msprobe_core.write.writers import write_csv_rows
 
     logger = logging.getLogger("msprobe")
     collect = _Records()

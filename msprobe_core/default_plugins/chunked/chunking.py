@@ -4,7 +4,7 @@ A chunk is a run of consecutive result rows that starts at a target API's first 
 :data:`CHUNK_ROWS` rows (it never splits an API: verdicts fold per API). Its target rows are a run of
 entries of the target dump; its golden rows, whatever entries of the golden dump they are in (one run
 when both dumps hold the same calls in the same order). Both are read by byte range
-(:mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
+(the loader's reader of entries; the built-in one's: :mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
 with the column-wide facts of the whole result (:data:`msprobe_core.result.WHOLE_NUMBERS`), a chunk's
 cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
 """
@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import result_columns as C
-from ..load.chunks import ChunkReader, runs_of
-from ..load.dumpindex import DumpIndex
-from ..match.index_match import IndexMatch, compare_keys
-from ..model import DumpTable, MatchResult
+from msprobe_core.plugin import DumpIndex, DumpTable, EntryReader, MatchResult
+from msprobe_core.plugin import result_columns as C
+
+from .index_match import IndexMatch, compare_keys
 
 #: result rows per chunk (a chunk never splits an API, so it may hold more)
 CHUNK_ROWS = 65536
@@ -96,11 +95,11 @@ class ChunkSource:
     notes: dict[str, Any]
     stack: Any = None  # a StackIndex (:mod:`msprobe_core.load.stackindex`), or None without stack.json
 
-    def open(self) -> tuple[ChunkReader, ChunkReader]:
-        """Readers of both files (context managers)."""
-        return ChunkReader(self.target), ChunkReader(self.golden)
+    def open(self) -> tuple[EntryReader, EntryReader]:
+        """Readers of both sides' entries (context managers), from their loaders."""
+        return self.target.open_reader(), self.golden.open_reader()
 
-    def tables(self, start: int, stop: int, readers: tuple[ChunkReader, ChunkReader]) -> tuple[
+    def tables(self, start: int, stop: int, readers: tuple[EntryReader, EntryReader]) -> tuple[
             DumpTable, DumpTable, MatchResult]:
         """Result rows ``start:stop`` as the target and golden tables they are in and the pairs, numbered there."""
         t_ix, g_ix, match = self.target, self.golden, self.match
@@ -151,6 +150,16 @@ class ChunkSource:
             raise KeysDiffer("two compare keys of one hash")
 
 
+def runs_of(apis: np.ndarray) -> list[tuple[int, int]]:
+    """Ascending distinct entry numbers as ``(first, stop)`` runs of consecutive ones."""
+    if not len(apis):
+        return []
+    breaks = np.flatnonzero(np.diff(apis) != 1) + 1
+    firsts = np.concatenate([apis[:1], apis[breaks]])
+    lasts = np.concatenate([apis[breaks - 1], apis[-1:]])
+    return list(zip(firsts.tolist(), (lasts + 1).tolist()))
+
+
 def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
                  build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any = None,
                  side_dir: Path | None = None) -> None:
@@ -158,9 +167,10 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
 
     ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
-    go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
+    go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.default_plugins.chunked.chunkworker`).
     """
-    from ..console.stages import fraction_text, tick
+    from msprobe_core.plugin import fraction_text, tick
+
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
     rounds, worker, started = [Round(0, len(chunks), len(chunks))], None, []
@@ -191,10 +201,10 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
 
 
 def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: int, stop: int,
-                    readers: tuple[ChunkReader, ChunkReader], out: Any,
+                    readers: tuple[EntryReader, EntryReader], out: Any,
                     build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
     """Chunks ``first:stop``, each read, built, written and fed to the sink."""
-    from ..console.stages import fraction_text, tick
+    from msprobe_core.plugin import fraction_text, tick
 
     for k in range(first, stop):
         start, end = chunks[k]

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..load.dumpindex import DumpIndex
+from msprobe_core.plugin import DumpIndex
 
 if TYPE_CHECKING:
-    from ..model import DumpTable
+    from msprobe_core.model import DumpTable
 
 
 @dataclass

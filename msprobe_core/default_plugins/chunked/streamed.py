@@ -1,11 +1,11 @@
 """The streamed statistics and md5 compare: one job matched on the dumps' indexes (docs/streaming-design.md).
 
-Pass 1 reads each dump into its :class:`~msprobe_core.load.dumpindex.DumpIndex` (the built-in loader
-does, when :func:`stream_plan` asks it to), matching runs on the indexes
-(:mod:`msprobe_core.match.index_match`), and the result is built and written from there. Whatever the
-streamed path does not handle goes back to whole tables, automatically and silently
-(:class:`WholeTablesNeeded`, raised before any result file exists): a loader other than the built-in
-one, a file the C scanner does not index, tensor dumps, ``-da``, a mapper or a normaliser other than the
+Pass 1 asks each side's loader for its :class:`~msprobe_core.plugin.DumpIndex` (the built-in loader gives one
+for a file its C scanner indexes; a third party's loader may opt in, docs/plugins.md), matching runs on the
+indexes (:mod:`.index_match`), and the result is built and written from there, each chunk read back through the
+loader's reader of entries. Whatever the streamed path does not handle goes back to whole tables, automatically
+and silently (:class:`~msprobe_core.plugin.WholeTablesNeeded`, raised before any result file exists): a loader
+that gives no index, a file the C scanner does not index, tensor dumps, ``-da``, a mapper or a normaliser other than the
 built-in exact join and backward renumbering, a metric set or writer that wants the whole table, two
 keys of one hash.
 """
@@ -18,16 +18,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..host.specs import EXACT_MAPPER, CompareJob
-from ..model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    BUILTIN_PLUGIN,
+    EXACT_MAPPER,
+    MODE_MD5,
+    MODE_STATISTICS,
+    CompareJob,
+    CompareOptions,
+    DumpIndex,
+    DumpTable,
+    MatchResult,
+    WholeTablesNeeded,
+    whole_tables,
+)
 
 if TYPE_CHECKING:
-    from ..host.registry import PluginHost
-    from ..load.dumpindex import DumpIndex
-    from ..match.index_match import IndexMatch
-    from ..result import ResultTable
-    from ..run.context import RunContext
-    from .sink import Written
+    from msprobe_core.pipeline.sink import Written
+    from msprobe_core.plugin import PluginHost, ResultTable
+    from msprobe_core.run.context import RunContext
+
+    from .index_match import IndexMatch
 
 #: how a result is built from matched rows (``pipeline.build.build_result``)
 Build = Callable[..., "ResultTable"]
@@ -35,38 +45,30 @@ Build = Callable[..., "ResultTable"]
 ENV_WHOLE_TABLES = "MSPROBE_WHOLE_TABLES"
 #: the modes the streamed path compares
 STREAMED_MODES = (MODE_STATISTICS, MODE_MD5)
-#: the ``stack`` of an index whose ``stack.json`` was turned into a :class:`~msprobe_core.load.stackindex.StackIndex`
-STACK_DROPPED: Any = object()
-
-
-class WholeTablesNeeded(Exception):
-    """The streamed path cannot take this job: it is compared on whole tables (the reason in the message)."""
-
-
 @dataclass(frozen=True)
 class StreamPlan:
-    """What a streamed compare decided before loading: whether the indexes its load asks for renumber backward calls."""
+    """What a streamed compare decided before loading: whether the indexes its load asks for renumber backward calls,
+    decided for dumps of ``kind`` (an index of another kind is compared on whole tables)."""
 
     renumber: bool
+    kind: str = "dump"
 
 
 def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> StreamPlan | None:
     """How to load a job for the streamed path, or ``None`` when it certainly cannot take it."""
-    from ..load.document import detect_kind
-    from ..load.dumpindex import Scanner
-    from ..load.dumpscan import available
+    from msprobe_core.plugin import detect_kind
 
-    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() \
-            or getattr(options, "diff_analyze", False):  # -da (the default plugin diff_analyze) reads whole tables
+    # -da (the default plugin diff_analyze) reads whole tables
+    if os.environ.get(ENV_WHOLE_TABLES) or not DumpIndex.hashes_available() or getattr(options, "diff_analyze", False):
         return None
     try:
         kind = detect_kind(Path(job.target))
-    except Exception:  # noqa: BLE001 - the load reports it
-        return None
+    except Exception:  # noqa: BLE001 - not named as msprobe names its files: a plugin's format, of kind dump or not
+        kind = "dump"
     renumber = exact_keys(options, host, kind)
     if renumber is None:
         return None
-    return StreamPlan(renumber)
+    return StreamPlan(renumber, kind)
 
 
 def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | None:
@@ -76,8 +78,6 @@ def exact_keys(options: CompareOptions, host: PluginHost, kind: str) -> bool | N
     runs, or a normaliser other than the renumbering changes the keys (asked on a probe that raises at
     the first look at a row).
     """
-    from ..host.registry import BUILTIN_PLUGIN
-
     mapper = host.mapper_for(options, kind=kind)
     if mapper.name != EXACT_MAPPER or mapper.plugin != BUILTIN_PLUGIN:
         return None
@@ -115,39 +115,6 @@ def _probe_table(kind: str) -> DumpTable:
     return table
 
 
-def is_index(side: Any) -> bool:
-    """Whether a loaded side is a dump's index (pass 1 of the streamed path), not a table."""
-    return getattr(side, "pickled_whole", False) and hasattr(side, "row_hashes")
-
-
-def whole_tables(target: Any, golden: Any) -> tuple[DumpTable, DumpTable]:
-    """The tables of a pair one or both of whose sides were indexed (read whole, as the built-in loader does)."""
-    return _whole(target), _whole(golden)
-
-
-def _whole(side: Any) -> DumpTable:
-    if not is_index(side):
-        return side
-    from ..load.dumpjson import load_dump_file
-
-    table = load_dump_file(side.source, side.kind)
-    table.tensor_dir = side.tensor_dir
-    table.stack = side.stack
-    if side.stack is STACK_DROPPED or _is_stack_index(side.stack):  # an index's stack keeps no API names
-        from ..files.validation import dump_file_beside
-        from ..load.dumpjson import load_stack
-
-        stack_file = dump_file_beside(side.source, "stack.json")
-        table.stack = None if stack_file is None else load_stack(stack_file)
-    return table
-
-
-def _is_stack_index(stack: Any) -> bool:
-    from ..load.stackindex import StackIndex, StackRecords
-
-    return isinstance(stack, (StackIndex, StackRecords))
-
-
 @dataclass(frozen=True)
 class Chunked:
     """The chunked strategy of a job's stages: matched on the dumps' indexes, then read, built and written a chunk
@@ -167,8 +134,10 @@ class Chunked:
 
     def match(self, target: Any, golden: Any, options: CompareOptions, host: PluginHost) -> tuple[Any, Any, Any] | None:
         """Pair the rows on the two indexes (``None``: nothing matched)."""
-        if not (is_index(target) and is_index(golden)):
+        if not (isinstance(target, DumpIndex) and isinstance(golden, DumpIndex)):
             raise WholeTablesNeeded("a side is not indexed")
+        if target.kind != self.plan.kind:
+            raise WholeTablesNeeded(f"indexes of kind {target.kind}, planned for {self.plan.kind}")
         if target.mode not in STREAMED_MODES:
             raise WholeTablesNeeded(f"{target.mode} mode")
         metrics = host.metric_set(target.mode, options)
@@ -181,8 +150,8 @@ class Chunked:
                host: PluginHost, run: RunContext | None) -> Written:
         """Metrics, verdicts and the write: chunk by chunk when the run summarises from a sink and keeps no table
         (no table is returned then, the sink's partial is), else from whole tables."""
-        from . import build
-        from .sink import Written
+        from msprobe_core.pipeline import build
+        from msprobe_core.pipeline.sink import Written
 
         if timestamp is None:
             raise WholeTablesNeeded("the result is not written")
@@ -201,7 +170,7 @@ def _chunk_sink(options: CompareOptions, host: PluginHost, run: RunContext | Non
     Chunk by chunk when the run takes its summary from a sink and keeps no table
     (:mod:`msprobe_core.pipeline.sink`) and the writer takes a result part by part (``WriterSpec.open_chunked``).
     """
-    from .sink import keeps_tables, summary_sink
+    from msprobe_core.pipeline.sink import keeps_tables, summary_sink
 
     if run is None or keeps_tables(run) or host.writer(options.output_format).open_chunked is None:
         return None
@@ -213,12 +182,9 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
-    from ..console.stages import stage
-    from ..files.outputs import output_policy
-    from ..load.chunks import ChunkDeclined
-    from ..load.stackindex import StackIndex, StackRecords
-    from ..result import WHOLE_NUMBERS
-    from ..write.chunked import ColumnsDiffer
+    from msprobe_core.files.outputs import output_policy
+    from msprobe_core.plugin import WHOLE_NUMBERS, entry_stacks, stage
+
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
     writer = host.writer(options.output_format)
@@ -226,18 +192,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
     chunks = plan_chunks(match, target, chunk_rows())
     _drop_match_arrays(target, golden)
-    stack = None
-    if target.stack is not None:  # kept as line ids; a fallback to whole tables reads stack.json again
-        stack = target.stack
-        if isinstance(stack, StackRecords):
-            stack = StackIndex.from_records(stack, target)
-        elif not isinstance(stack, StackIndex):
-            stack = StackIndex(stack, target)
-        target.stack = STACK_DROPPED
-        from ..load.hierarchy import remember_stack
-
-        # the first divergence's path finds its calling code here, not in a second read of stack.json
-        remember_stack(Path(target.source).parent / "stack.json", stack, target.key_hash)
+    stack = entry_stacks(target)
     source = ChunkSource(target, golden, match, notes, stack)
     # metrics and verdicts are computed chunk by chunk, each chunk written as soon as it is built; the write
     # stage is what is left once the last chunk is in: closing the files and putting them in place
@@ -255,8 +210,14 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
                 write_chunks(source, chunks, out, build_part, sink, side_dir=path.parent)
                 stage("write", f"{match.rows:,} rows, the files put in place", 4, 4)
                 return out.commit()
-        except (KeysDiffer, ColumnsDiffer, ChunkDeclined) as why:
+        except (KeysDiffer, WholeTablesNeeded) as why:  # a reader's or the writer's (a part's columns differ)
             raise WholeTablesNeeded(str(why)) from None
+
+
+def choose(job: CompareJob, options: CompareOptions, host: PluginHost, on_worker: bool) -> Chunked | None:
+    """The chunked strategy for a job the core offers it (big enough where it runs), when it can take it at all."""
+    plan = stream_plan(job, options, host)
+    return None if plan is None else Chunked(plan)
 
 
 def _drop_match_arrays(*indexes: DumpIndex) -> None:
@@ -278,14 +239,11 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     """The match stage on the indexes: frameworks, the exact join, the dtype gate (``None``: no row matched)."""
     import logging
 
-    from ..console.stages import stage
-    from ..load.stage import check_pair
-    from ..match.frameworks import dtype_compat, resolve_frameworks
-    from ..match.index_match import framework_view, gate_dtypes, golden_paired, join_indexes
-    from ..model import PAIRING_NOTE, pairing_note
-    from .build import NO_MATCH
+    from msprobe_core.pipeline.build import NO_MATCH
+    from msprobe_core.plugin import PAIRING_NOTE, dtype_compat, pairing_note, resolve_frameworks, stage
 
-    check_pair(target, golden)  # type: ignore[arg-type]
+    from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
+
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
@@ -301,9 +259,9 @@ def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: I
                  timestamp: str, host: PluginHost, build: Build,
                  started: float | None) -> tuple[ResultTable, list[Path]]:
     """The result of an index match built from whole tables, as the whole-table path builds it."""
-    from ..console.stages import stage
-    from ..match.index_match import compare_keys
-    from ..write.stage import write_result
+    from msprobe_core.plugin import stage, write_result
+
+    from .index_match import compare_keys
 
     t, g = whole_tables(target, golden)
     rows_t = match.target_rows(0, match.rows).tolist()
