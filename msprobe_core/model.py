@@ -98,7 +98,14 @@ class DumpTable:
     data_name: list[str] = field(default_factory=list)
     stack: dict[str, list[str]] | None = None
     tensor_dir: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: what the file held that the loader did not understand: records ``{"file", "kind", "name", "count",
+    #: "first"}`` (:mod:`msprobe_core.load.dialects`), for the console and the run's summary
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    #: the older shapes the loader recognised and mapped (one line each, for the log)
+    dialects: list[str] = field(default_factory=list)
+    #: what plugins keep on the table, one value per plugin, under the plugin's name (docs/plugins.md,
+    #: "A plugin's own data"); the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.name)

@@ -183,8 +183,9 @@ class CompareJob:
     output_dir: Path
     stem: str
     label: str = ""
-    #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: what the plugin that discovered the job notes for its loader (``msprobe_load_dump`` gets the job): one
+    #: value per plugin, under the plugin's name (docs/plugins.md, "A plugin's own data"); the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
     #: the ``DumpTable.kind`` its tables will have, when its discovery knows it ("": known once loaded);
     #: options declared for other kinds (``OptionSpec.kinds``) are refused for the run
     kind: str = ""

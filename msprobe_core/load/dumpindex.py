@@ -89,7 +89,9 @@ class DumpIndex:
     dtypes: list[str | None]
     tensor_dir: Path | None = None
     stack: Any = None  # the target's StackIndex (:mod:`msprobe_core.load.stackindex`), once attached
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: the scanned table's :attr:`~msprobe_core.model.DumpTable.unrecognised` and ``dialects``
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    dialects: list[str] = field(default_factory=list)
     #: whether two rows have one compare-key hash, once :meth:`repeats_a_row` has looked (``None``: not yet)
     repeated_rows: bool | None = None
     #: the two-process load (:mod:`msprobe_core.load.pairload`) sends it pickled, whole
@@ -204,7 +206,7 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         head=np.frombuffer(cols[2], dtype=np.uint64), rank=np.frombuffer(cols[3], dtype=np.int32),
         n_rows=n_rows, first_row=first_row, suffix=suffix, dtype=dtype_ids,
         flags=np.frombuffer(cols[7], dtype=np.uint8),
-        suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], extra=table.extra,
+        suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], unrecognised=table.unrecognised, dialects=table.dialects,
     )
 
 
