@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy-backed: not imported by the data model itself
+    from .host.specs import FrameworkSpec
     from .text.statcells import StatCells
 
 #: Placeholder written for cells that have no value on that side.
@@ -115,15 +116,61 @@ class DumpTable:
         return self.apis[self.row_api[row]].key
 
 
-#: ``MatchResult.notes`` / ``ResultTable.meta`` key: the match stage's account of the golden side,
-#: ``{"golden_rows": N, "golden_unmatched": M}`` (a result table lists the target's rows only, so the golden rows
-#: no target row took are known only here; the run's summary says when many found no counterpart)
-PAIRING_NOTE = "pairing"
-
-
 def pairing_note(golden_rows: int, paired: int) -> dict[str, int]:
-    """The :data:`PAIRING_NOTE` of a match that paired ``paired`` distinct rows of a golden table of ``golden_rows``."""
+    """The :attr:`MatchNotes.pairing` of a match that paired ``paired`` distinct rows of a golden table of
+    ``golden_rows``."""
     return {"golden_rows": int(golden_rows), "golden_unmatched": max(0, int(golden_rows) - int(paired))}
+
+
+@dataclass
+class MatchNotes:
+    """What the match stage and the mappers say about a match, for the stages after it (one typed field each).
+
+    A mapper that wraps another's match passes its notes on (``MatchResult(t, g, notes=match.notes)``).
+    """
+
+    #: the (target, golden) :class:`~msprobe_core.host.specs.FrameworkSpec` the match stage resolved (``None``:
+    #: no match stage ran; the stages after it resolve them from the tables)
+    frameworks: tuple[FrameworkSpec | None, FrameworkSpec | None] | None = None
+    #: the match stage's account of the golden side, ``{"golden_rows": N, "golden_unmatched": M}`` (a result
+    #: lists the target's rows only, so the golden rows no target row took are known only here; the run's
+    #: summary says when many found no counterpart)
+    pairing: dict[str, int] | None = None
+    #: lines a mapper writes for the run's summary (its account of how it paired the rows)
+    summary_notes: list[str] = field(default_factory=list)
+    #: files a mapper attaches to the match, ``(file name prefix, text)``: written next to the result as
+    #: ``<prefix>_<timestamp>.yaml`` (``--auto-map``'s proposal, ``-lm``'s generated mapping)
+    attachments: list[tuple[str, str]] = field(default_factory=list)
+    #: for a part of a bigger result (:mod:`msprobe_core.write.tailbuild`, the chunked path): whether each
+    #: statistics column of the whole result holds only numbers (:func:`msprobe_core.result.whole_numbers`)
+    whole_numbers: dict[str, bool] | None = None
+    #: what plugins keep with the match, one value per plugin under its name (docs/plugins.md, "A plugin's own
+    #: data"); the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResultNotes:
+    """What the stages say about a result beyond its cells (``ResultTable.meta``; the metric sets and verdict
+    rules see the same object as ``ctx.meta``), one typed field each."""
+
+    #: the dump files the result compares
+    target: Path | None = None
+    golden: Path | None = None
+    #: the match's :attr:`MatchNotes.attachments`, written next to the result
+    attachments: list[tuple[str, str]] = field(default_factory=list)
+    #: the match's :attr:`MatchNotes.pairing`, for the run's summary
+    pairing: dict[str, int] | None = None
+    #: the match's :attr:`MatchNotes.summary_notes`, for the run's summary
+    summary_notes: list[str] = field(default_factory=list)
+    #: the rows whose tensor could not be read, with why (the tensor stage notes them, the verdict rules say so)
+    unread_tensors: dict[int, str] = field(default_factory=dict)
+    #: the mode of the dumps when the result was compared in another (``-da`` compares a tensor dump's
+    #: statistics: the summary reports the dump as it is); ``None``: the result's own mode
+    dump_mode: str | None = None
+    #: what plugins keep with the result, one value per plugin under its name (docs/plugins.md, "A plugin's own
+    #: data"): a metric set's per-row findings for its verdict rule or writer; the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,7 +184,7 @@ class MatchResult:
     target: list[int]
     golden: list[int]
     dtype_gate: bool = True
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: MatchNotes = field(default_factory=MatchNotes)
 
 
 class _OptionValues:
@@ -183,7 +230,8 @@ def _options_model() -> type:
         "CompareOptions",
         [(s.name, types.get(s.kind, Any), field(default=s.default)) for s in specs]
         + [("plugins", dict[str, Any], field(default_factory=dict)),
-           ("extra", dict[str, Any], field(default_factory=dict))],
+           ("extra", dict[str, Any], field(default_factory=dict)),
+           ("plugin_data", dict[str, Any], field(default_factory=dict))],
         bases=(_OptionValues,),
         kw_only=True,
         namespace={"__module__": __name__},
@@ -193,8 +241,9 @@ def _options_model() -> type:
     One field per core option (:data:`msprobe_core.options.CORE_OPTIONS`:
     ``output_dir``, ``output_format``, ``fuzzy_match``, ``data_mapping``…); the
     options plugins declare are in
-    ``plugins`` and read as attributes too. ``extra`` is a free dict for what a run
-    carries between stages. The CLI and the Python API build it through
+    ``plugins`` and read as attributes too. ``extra`` holds the values the Python API's ``extra=`` gives that
+    name no option (read by the plugin that owns the name); ``plugin_data`` what a plugin carries through the
+    run, one value per plugin under its name (docs/plugins.md, "A plugin's own data"). The CLI and the Python API build it through
     :meth:`msprobe_core.host.registry.PluginHost.build_options`.
     """
     return model

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, ResultNotes
 from ..options import DUMP_KINDS  # the kinds a normaliser or mapper handles unless it declares others
 from ..result_columns import METRIC, ColumnSpec
 
@@ -468,8 +468,9 @@ class CommandLineClaim:
 class MetricContext:
     """What a metric set sees: both tables, the pairs, the cells so far and the options.
 
-    ``meta`` is the result's ``meta``: what a metric set notes there (per-row findings the
-    verdict rules or the writer of the same plugin read) goes with the table. ``host``: the run's
+    ``meta`` is the result's :class:`~msprobe_core.model.ResultNotes`: what a metric set keeps in its
+    ``plugin_data[<plugin name>]`` (per-row findings the verdict rules or the writer of the same plugin read)
+    goes with the table. ``host``: the run's
     plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
     """
 
@@ -478,7 +479,7 @@ class MetricContext:
     match: MatchResult
     columns: dict[str, list[Any]]
     options: CompareOptions
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ResultNotes = field(default_factory=ResultNotes)
     host: PluginHost | None = None
 
 
@@ -487,8 +488,9 @@ class VerdictContext:
     """What a verdict rule sees (``msprobe_register_verdicts``).
 
     ``columns``: every column so far, by name (metric columns, and what rules before this
-    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's ``meta``,
-    where a rule may leave per-row findings for the writers (row colours…).
+    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's
+    :class:`~msprobe_core.model.ResultNotes`, where a rule may leave per-row findings for the writers (row
+    colours…) in ``plugin_data[<plugin name>]``.
     """
 
     mode: str
@@ -498,4 +500,4 @@ class VerdictContext:
     columns: dict[str, list[Any]]
     group_of_row: list[int]
     options: CompareOptions
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ResultNotes = field(default_factory=ResultNotes)

@@ -346,9 +346,8 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     keys = [proposal.mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
-    match.notes.setdefault("attachments", []).append((AUTO_MAPPING_NAME, yaml_text(proposal)))
-    match.notes["auto_map_summary"] = proposal.summary
-    match.notes.setdefault("summary_notes", []).append(proposal.summary)
+    match.notes.attachments.append((AUTO_MAPPING_NAME, yaml_text(proposal)))
+    match.notes.summary_notes.append(proposal.summary)
     return match
 
 

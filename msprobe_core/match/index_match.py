@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..load.dumpindex import DumpIndex
+from ..model import MatchNotes
 
 if TYPE_CHECKING:
     from ..model import DumpTable
@@ -37,7 +38,7 @@ class IndexMatch:
     golden: np.ndarray | None
     rows: int
     hashed: bool = True
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: MatchNotes = field(default_factory=MatchNotes)
 
     def target_rows(self, start: int, stop: int) -> np.ndarray:
         """The target rows of result rows ``start:stop``."""

@@ -24,7 +24,7 @@ from .. import result_columns as C
 from ..load.chunks import ChunkReader, runs_of
 from ..load.dumpindex import DumpIndex
 from ..match.index_match import IndexMatch, compare_keys
-from ..model import DumpTable, MatchResult
+from ..model import DumpTable, MatchNotes, MatchResult
 
 #: result rows per chunk (a chunk never splits an API, so it may hold more)
 CHUNK_ROWS = 65536
@@ -93,7 +93,7 @@ class ChunkSource:
     target: DumpIndex
     golden: DumpIndex
     match: IndexMatch
-    notes: dict[str, Any]
+    notes: MatchNotes
     stack: Any = None  # a StackIndex (:mod:`msprobe_core.load.stackindex`), or None without stack.json
 
     def open(self) -> tuple[ChunkReader, ChunkReader]:
@@ -199,7 +199,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
     for k in range(first, stop):
         start, end = chunks[k]
         table = build(*source.tables(start, end, readers))
-        if table.meta.get("attachments"):
+        if table.meta.attachments:
             raise KeysDiffer("a chunk's result has files attached")  # written with the whole table
         out.append(table)
         if sink is not None:

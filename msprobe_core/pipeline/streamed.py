@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -216,13 +216,11 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     from ..files.outputs import output_policy
     from ..load.chunks import ChunkDeclined
     from ..load.stackindex import StackIndex, StackRecords
-    from ..result import WHOLE_NUMBERS
     from ..write.chunked import ColumnsDiffer
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
     writer = host.writer(options.output_format)
-    notes = dict(match.notes)
-    notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    notes = replace(match.notes, whole_numbers=whole_numbers(match, target, golden))
     chunks = plan_chunks(match, target, chunk_rows())
     _drop_match_arrays(target, golden)
     stack = None
@@ -281,15 +279,15 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     from ..load.stage import check_pair
     from ..match.frameworks import dtype_compat, resolve_frameworks
     from ..match.index_match import framework_view, gate_dtypes, golden_paired, join_indexes
-    from ..model import PAIRING_NOTE, pairing_note
+    from ..model import pairing_note
     from .build import NO_MATCH
 
     check_pair(target, golden)  # type: ignore[arg-type]
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
-    match.notes["frameworks"] = (tf, gf)
-    match.notes[PAIRING_NOTE] = pairing_note(len(golden), golden_paired(match, len(golden)))
+    match.notes.frameworks = (tf, gf)
+    match.notes.pairing = pairing_note(len(golden), golden_paired(match, len(golden)))
     if not match.rows:
         logging.getLogger("msprobe").warning(NO_MATCH)
         return None

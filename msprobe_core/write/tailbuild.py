@@ -149,11 +149,11 @@ def start_tail(
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
         warnings.simplefilter("ignore")
-        from ..result import WHOLE_NUMBERS, whole_numbers
+        from ..result import whole_numbers
 
         n = len(match.target)
-        notes = dict(match.notes)
-        notes[WHOLE_NUMBERS] = whole_numbers(target, golden, match)  # column-wide facts the parts must share
+        # column-wide facts the parts must share
+        notes = replace(match.notes, whole_numbers=whole_numbers(target, golden, match))
         with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             lo = start
             while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs

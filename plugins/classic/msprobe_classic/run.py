@@ -28,7 +28,7 @@ from msprobe_core.plugin import (
 )
 from msprobe_core.unstable import banner_end, get_host
 
-from .settings import KEY, WRITER, ClassicSettings
+from .settings import PLUGIN, WRITER, ClassicSettings
 
 log = logging.getLogger("msprobe")
 _HOST: PluginHost | None = None
@@ -71,7 +71,7 @@ class ClassicOptions:
                 "cell_mapping": (self.cell_mapping or None) if ms else None,
                 "layer_mapping": (self.layer_mapping or None) if ms else None,
             },
-            extra={KEY: settings},
+            plugin_data={PLUGIN: settings},
         )
 
 
@@ -260,7 +260,7 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
-    options = replace(opts.core_options(), extra={}, output_format="xlsx", diff_analyze=diff_analyze)
+    options = replace(opts.core_options(), plugin_data={}, output_format="xlsx", diff_analyze=diff_analyze)
     host = get_host()
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
         if host.options.get("rank") is None:
