@@ -37,6 +37,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
+        "MatchNotes", "ResultNotes",
     ),
     ".result": ("ResultTable",),
     ".errors": (
@@ -120,7 +121,18 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .match.matching import join_on_keys
     from .match.seqalign import align, align_in_gaps
-    from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
+    from .model import (
+        MODE_MD5,
+        MODE_STATISTICS,
+        MODE_TENSOR,
+        NA,
+        ApiEntry,
+        CompareOptions,
+        DumpTable,
+        MatchNotes,
+        MatchResult,
+        ResultNotes,
+    )
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable
     from .run.frontend import run_compare
