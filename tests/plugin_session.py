@@ -1,4 +1,4 @@
-"""What every test session does about plugins (``tests/conftest.py`` imports this).
+"""What every test session does about plugins (``tests/fixtures.py`` imports this).
 
 * **Only the project's own plugins load.** ``MSPROBE_PLUGIN_DISTRIBUTIONS`` is set to the distributions
   of ``plugins/*/`` and ``examples/plugins/*/`` (read from their ``pyproject.toml``), so a plugin some
