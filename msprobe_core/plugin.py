@@ -26,20 +26,20 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
-        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec", "default_canonical",
     ),
     ".options": ("DUMP_KINDS", "OptionSpec"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "LocalExecutor", "usable_cpus"),
     ".analysis.comm": ("CommOpSpec",),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("PluginHost", "reset_host"),
+    ".host.registry": ("PluginHost", "reset_host", "get_host"),
     ".run.frontend": ("run_compare",),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "MatchNotes", "ResultNotes",
     ),
-    ".result": ("ResultTable",),
+    ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
@@ -50,9 +50,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys",),
+    ".match.matching": ("join_on_keys", "apply_dtype_gate", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps"),
-    ".files.outputs": ("atomic_path",),
+    ".files.outputs": ("atomic_path", "write_text_atomic"),
+    # what the first-party plugins took from msprobe_core.unstable and a third party may need as well (issue 33)
+    ".metrics.tensor_metrics": ("compare_tensors",),
+    ".metrics.tensor_paths": ("safe_tensor_path",),
+    ".text.cells": ("neutralise", "numpy_float_text"),
+    ".match.data_mapping": ("load_data_mapping",),
+    ".load.discover": ("discover_jobs",),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns"}
@@ -93,10 +99,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import read_npy
-    from .files.outputs import atomic_path
+    from .files.outputs import atomic_path, write_text_atomic
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.hookspecs import hookimpl
-    from .host.registry import PluginHost, reset_host
+    from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
         CommandLineClaim,
         CompareJob,
@@ -117,10 +123,15 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         VerdictSpec,
         WriterFunction,
         WriterSpec,
+        default_canonical,
     )
+    from .load.discover import discover_jobs
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .match.matching import join_on_keys
+    from .match.data_mapping import load_data_mapping
+    from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .match.seqalign import align, align_in_gaps
+    from .metrics.tensor_metrics import compare_tensors
+    from .metrics.tensor_paths import safe_tensor_path
     from .model import (
         MODE_MD5,
         MODE_STATISTICS,
@@ -134,6 +145,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         ResultNotes,
     )
     from .options import DUMP_KINDS, OptionSpec
-    from .result import ResultTable
+    from .result import ResultTable, data_name_column, stack_column
     from .run.frontend import run_compare
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec
+    from .text.cells import neutralise, numpy_float_text
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, LocalExecutor, usable_cpus

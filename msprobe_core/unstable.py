@@ -14,29 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 #: home module (relative to ``msprobe_core``) -> the names given to first-party plugins
 _HOMES: dict[str, tuple[str, ...]] = {
-    # the process-wide host, for code that is handed none (a worker process of the classic tensor stage)
-    ".host.registry": ("get_host",),
-    ".host.specs": ("default_canonical",),
     # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
     ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
-    ".result": ("data_name_column", "stack_column"),
-    ".workers.executors": ("LocalExecutor", "usable_cpus"),
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
     ".load.dumpjson": ("load_stack",),
-    ".load.discover": ("discover_jobs",),
     ".files.schemas": ("validate",),
     ".files.npy_reader": ("NUMERIC_KINDS",),
-    ".match.data_mapping": ("load_data_mapping",),
-    ".metrics.tensor_paths": ("safe_tensor_path",),
-    # matching and metrics helpers
-    ".match.matching": ("apply_dtype_gate", "mapped_golden_keys"),
-    ".metrics.tensor_metrics": ("compare_tensors",),
     # cells, files out and the console
-    ".text.cells": ("neutralise", "numpy_float_text"),
     ".text.strtod": ("pandas_strtod",),
-    ".files.outputs": ("run_stamp", "write_text_atomic"),
     ".write.writers": ("any_formula_like",),
     ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
     ".console.logs": ("banner_end", "setup_logging"),
@@ -61,22 +48,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .console.logs import banner_end, setup_logging
     from .files.npy_reader import NUMERIC_KINDS
-    from .files.outputs import run_stamp, write_text_atomic
     from .files.schemas import validate
-    from .host.registry import get_host
-    from .host.specs import default_canonical
-    from .load.discover import discover_jobs
     from .load.document import parse_header, walk_members
     from .load.dumpjson import load_stack
     from .load.flatten import FieldProblem, Flattener
-    from .match.data_mapping import load_data_mapping
-    from .match.matching import apply_dtype_gate, mapped_golden_keys
-    from .metrics.tensor_metrics import compare_tensors
-    from .metrics.tensor_paths import safe_tensor_path
     from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
-    from .result import data_name_column, stack_column
-    from .text.cells import neutralise, numpy_float_text
     from .text.strtod import pandas_strtod
-    from .workers.executors import LocalExecutor, usable_cpus
     from .write.writers import any_formula_like
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

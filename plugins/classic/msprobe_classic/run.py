@@ -23,10 +23,11 @@ from msprobe_core.plugin import (
     PluginHost,
     ResultTable,
     UsageError,
+    get_host,
     read_json_file,
     run_compare,
 )
-from msprobe_core.unstable import banner_end, get_host
+from msprobe_core.unstable import banner_end
 
 from .settings import PLUGIN, WRITER, ClassicSettings
 
@@ -196,7 +197,7 @@ def _warn_if_no_apis(target: DumpTable, golden: DumpTable) -> None:
 
 def compare_dirs(npu_dir: Path, bench_dir: Path, opts: ClassicOptions) -> list[Outcome]:
     """compare_distributed: every rank pair of two step directories (mixed graph/pynative dumps too)."""
-    from msprobe_core.unstable import discover_jobs
+    from msprobe_core.plugin import discover_jobs
 
     jobs = discover_jobs(Path(npu_dir), Path(bench_dir), opts.core_options())
     outcomes = []

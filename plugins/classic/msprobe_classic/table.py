@@ -13,9 +13,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    NA,
+    DumpTable,
+    MatchResult,
+    data_name_column,
+    stack_column,
+)
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import data_name_column, pandas_strtod, stack_column
+from msprobe_core.unstable import pandas_strtod
 
 from .vocabulary import (  # noqa: F401 - the table's names, imported from here by the other modules
     ACCURACY,

@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from msprobe_core.plugin import Executor, ExecutorRef, UsageError
-from msprobe_core.unstable import usable_cpus
+from msprobe_core.plugin import Executor, ExecutorRef, UsageError, usable_cpus
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -158,7 +157,7 @@ class InWorkerRef(ExecutorRef):
         try:
             get_worker()
         except ValueError:  # not on a worker (a task run inline): nothing to reach
-            from msprobe_core.unstable import LocalExecutor
+            from msprobe_core.plugin import LocalExecutor
 
             return LocalExecutor(1)
         return InWorkerExecutor()

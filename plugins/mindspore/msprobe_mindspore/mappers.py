@@ -41,9 +41,10 @@ from msprobe_core.plugin import (
     OptionSpec,
     UsageError,
     join_on_keys,
+    load_data_mapping,
+    mapped_golden_keys,
     read_json_file,
 )
-from msprobe_core.unstable import load_data_mapping, mapped_golden_keys
 
 from . import mapping as M
 
@@ -163,7 +164,7 @@ def _join(
     generated mapping goes with the match, to be written next to the result.
 
     ``mapped``: the keys were built from the raw row names, so the golden side is
-    joined on its raw names too (:func:`~msprobe_core.unstable.mapped_golden_keys`;
+    joined on its raw names too (:func:`~msprobe_core.plugin.mapped_golden_keys`;
     msprobe joins them with backward-re-numbered golden keys, see docs/differences.md).
     """
     golden_keys = mapped_golden_keys(ctx) if mapped else ctx.golden_keys
