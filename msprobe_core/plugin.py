@@ -47,7 +47,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # reading input safely, pairing rows, writing files
     ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
-    ".files.npy_reader": ("read_npy",),
+    ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("join_on_keys", "apply_dtype_gate", "mapped_golden_keys"),
@@ -59,6 +59,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".text.cells": ("neutralise", "numpy_float_text"),
     ".match.data_mapping": ("load_data_mapping",),
     ".load.discover": ("discover_jobs",),
+    ".load.dumpjson": ("load_stack",),
+    ".files.schemas": ("validate",),
+    ".write.writers": ("any_formula_like",),
+    # the console as msprobe speaks it, for a front end of your own
+    ".console.logs": ("banner_end", "setup_logging"),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns"}
@@ -85,6 +90,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
     from .analysis.comm import CommOpSpec
+    from .console.logs import banner_end, setup_logging
     from .errors import (
         DumpFormatError,
         InputError,
@@ -98,8 +104,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
-    from .files.npy_reader import read_npy
+    from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import atomic_path, write_text_atomic
+    from .files.schemas import validate
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.hookspecs import hookimpl
     from .host.registry import PluginHost, get_host, reset_host
@@ -127,6 +134,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .load.discover import discover_jobs
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.dumpjson import load_stack
     from .match.data_mapping import load_data_mapping
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .match.seqalign import align, align_in_gaps
@@ -149,3 +157,4 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .run.frontend import run_compare
     from .text.cells import neutralise, numpy_float_text
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, LocalExecutor, usable_cpus
+    from .write.writers import any_formula_like

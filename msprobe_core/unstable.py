@@ -19,14 +19,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
-    ".load.dumpjson": ("load_stack",),
-    ".files.schemas": ("validate",),
-    ".files.npy_reader": ("NUMERIC_KINDS",),
-    # cells, files out and the console
+    # cells and the workbook
     ".text.strtod": ("pandas_strtod",),
-    ".write.writers": ("any_formula_like",),
     ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
-    ".console.logs": ("banner_end", "setup_logging"),
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -46,13 +41,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
-    from .console.logs import banner_end, setup_logging
-    from .files.npy_reader import NUMERIC_KINDS
-    from .files.schemas import validate
     from .load.document import parse_header, walk_members
-    from .load.dumpjson import load_stack
     from .load.flatten import FieldProblem, Flattener
     from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
     from .text.strtod import pandas_strtod
-    from .write.writers import any_formula_like
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -23,11 +23,11 @@ from msprobe_core.plugin import (
     PluginHost,
     ResultTable,
     UsageError,
+    banner_end,
     get_host,
     read_json_file,
     run_compare,
 )
-from msprobe_core.unstable import banner_end
 
 from .settings import PLUGIN, WRITER, ClassicSettings
 
@@ -224,7 +224,7 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!", path=path)
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!", path=path)
-    from msprobe_core.unstable import validate
+    from msprobe_core.plugin import validate
 
     from .schemas import CompareJson  # pydantic: only when a compare.json is read
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import OutputError, UsageError, atomic_path, neutralise
-from msprobe_core.unstable import HEADER_STYLE, XlsxStreamWriter, any_formula_like, fill_style
+from msprobe_core.plugin import OutputError, UsageError, any_formula_like, atomic_path, neutralise
+from msprobe_core.unstable import HEADER_STYLE, XlsxStreamWriter, fill_style
 
 from .highlight import RED, YELLOW
 
