@@ -33,11 +33,16 @@ ROW_COLUMNS = (
 #: the statistics columns among them (lists, or :class:`msprobe_core.text.statcells.StatCells`)
 STAT_COLUMNS = ("max", "min", "mean", "norm")
 
-#: The states of a row (``ApiEntry`` members): what part of an API call it holds.
+# The states of a row (``DumpTable.state``): what part of an API call it holds.
+#: a row of an argument of the call
 STATE_INPUT = "input"
+#: a row of a result of the call
 STATE_OUTPUT = "output"
+#: a row of a module's parameter
 STATE_PARAMETERS = "parameters"
+#: a row of the gradient of a module's parameter (a ``parameters_grad`` entry)
 STATE_PARAMETERS_GRAD = "parameters_grad"
+#: a row of a ``debug.json`` value (``msprobe.save``)
 STATE_DEBUG = "debug"
 
 

@@ -37,7 +37,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
-        "MatchNotes", "ResultNotes",
+        "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
+        "STATE_PARAMETERS_GRAD",
     ),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
@@ -145,6 +146,11 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
+        STATE_DEBUG,
+        STATE_INPUT,
+        STATE_OUTPUT,
+        STATE_PARAMETERS,
+        STATE_PARAMETERS_GRAD,
         ApiEntry,
         CompareOptions,
         DumpTable,

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 #: home module (relative to ``msprobe_core``) -> the names given to first-party plugins
 _HOMES: dict[str, tuple[str, ...]] = {
-    # a first-party plugin's dump mode the core still names (issue 22 §1 moves it to its plugin)
-    ".model": ("STATE_DEBUG", "STATE_PARAMETERS_GRAD"),
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
@@ -43,6 +41,5 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import parse_header, walk_members
     from .load.flatten import FieldProblem, Flattener
-    from .model import STATE_DEBUG, STATE_PARAMETERS_GRAD
     from .text.strtod import pandas_strtod
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

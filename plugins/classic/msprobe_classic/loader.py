@@ -20,6 +20,8 @@ from msprobe_core.plugin import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
+    STATE_DEBUG,
+    STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpFormatError,
     DumpTable,
@@ -28,8 +30,6 @@ from msprobe_core.plugin import (
     split_api_key,
 )
 from msprobe_core.unstable import (
-    STATE_DEBUG,
-    STATE_PARAMETERS_GRAD,
     FieldProblem,
     Flattener,
     parse_header,
