@@ -2,7 +2,7 @@
 
 Writes a pair of L0 dumps of one model spelled twice (``Module.block<k>.Wrap`` against ``Module.layer<k>.Other``)
 whose ``construct.json`` nests ``depth`` single-child modules around one ``Linear``, then times the proposal
-(``msprobe_core.match.automap.propose``, the dumps already loaded) at each depth and prints the times and their
+(``msprobe_core.default_plugins.automap.automap.propose``, the dumps already loaded) at each depth and prints the times and their
 ratios; then the same around one fused Linear against three (every module of the chain a 1→N relation). The pairing is near-linear when four times the depth takes under eight times as long.
 
     python benchmarks/automap_deep.py                 # depths 250, 1000, 2000
@@ -56,8 +56,8 @@ def write_pair(root: Path, depth: int, fused: bool = False) -> tuple[Path, Path]
 
 def time_proposal(depth: int, fused: bool = False) -> float:
     """Seconds the proposal takes for the pair at ``depth`` (the dumps loaded before the clock starts)."""
+    from msprobe_core.default_plugins.automap.automap import propose
     from msprobe_core.load.dumpjson import load_dump_file
-    from msprobe_core.match.automap import propose
 
     with tempfile.TemporaryDirectory() as tmp:
         target, golden = write_pair(Path(tmp), depth, fused)

@@ -161,7 +161,7 @@ class CompareResult:
             from .report.summary import summarize
 
             analysis = None
-            if self._options.diff_analyze and self.files:
+            if getattr(self._options, "diff_analyze", False) and self.files:  # -da: the default plugin's answer
                 from .report.finish import find_analysis
 
                 analysis = find_analysis(Path(self._options.output_dir), self._started)

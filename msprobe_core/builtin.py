@@ -15,16 +15,14 @@ from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, Norm
 from .load import discover
 from .load.document import detect_kind
 from .load.dumpjson import load_dump_file
-from .match.matching import join_on_keys, mapped_golden_keys
+from .match.matching import join_on_keys
 from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
-from .write.writers import write_csv, write_xlsx
+from .write.writers import write_csv
 
 if TYPE_CHECKING:
-    from .analysis.comm import CommOpSpec
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
-    from .workers.executors import ExecutorSpec
 
 
 @hookimpl
@@ -82,31 +80,11 @@ def _exact(ctx: MatchContext) -> MatchResult:
     return join_on_keys(ctx.target_keys, ctx.golden_keys)
 
 
-def _data_mapping(ctx: MatchContext) -> MatchResult:
-    """``-dm``: target key = the mapped name, else the row's own name; left join, no dtype gate.
-
-    Both sides are joined on the names as the dumps spell them: the file names golden rows
-    exactly, forward and backward. (msprobe joins these raw target keys with *re-numbered*
-    golden keys, which pairs a backward row with the wrong call; see docs/differences.md.)
-    """
-    from .match.data_mapping import load_data_mapping
-
-    mapping = load_data_mapping(Path(ctx.options.data_mapping))
-    keys = [mapping.get(name, name) for name in ctx.target.name]
-    match = join_on_keys(keys, mapped_golden_keys(ctx))
-    match.dtype_gate = False
-    return match
-
-
 @hookimpl
 def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
-    """The end of the chain: ``--auto-map`` (a data mapping proposed from the dumps' structure), ``-dm`` (the
-    explicit per-row data mapping), then ``-fm`` (call-sequence alignment), then exact names, which always apply."""
-    from .match.automap import auto_map_mapper
-
+    """The end of the chain: exact names, which always apply (the default plugins ``automap``, ``data_mapping``
+    and ``fuzzy`` put their mappers ahead of it)."""
     register(MapperSpec(EXACT_MAPPER, _exact))
-    register(MapperSpec("data-mapping", _data_mapping, applies=lambda o: bool(o.data_mapping), before=("fuzzy",)))
-    register(auto_map_mapper())  # --auto-map: a proposed data mapping, ahead of -dm
 
 
 def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
@@ -158,19 +136,6 @@ def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
 
 
 @hookimpl
-def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
-    """``local``: a process pool on this machine (``--workers`` processes, default every core)."""
-    from .workers.executors import ExecutorSpec, create_local
-
-    register(ExecutorSpec("local", create_local, "process pool on this machine"))
-
-
-@hookimpl
-def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
-    """The usual collective and point-to-point op names under a ``*distributed*``/``*comm*`` API family (``-da``)."""
-    from .analysis.comm import DEFAULT_SPEC
-
-    register(DEFAULT_SPEC)
 
 
 @hookimpl
@@ -184,18 +149,12 @@ def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
 
 @hookimpl
 def msprobe_register_writers(register: Register[WriterSpec]) -> None:
-    """CSV (default; takes rows a forked child already spelled, see ``tailbuild``) and xlsx."""
+    """CSV (default; takes rows a forked child already spelled, see ``tailbuild``); the default plugin ``xlsx``
+    adds xlsx."""
     register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
-    register(WriterSpec("xlsx", ".xlsx", write_xlsx, open_chunked=_chunked_xlsx))
 
 
 def _chunked_csv(path: Path, rows: int) -> Any:
     from .write.chunked import ChunkedResult
 
     return ChunkedResult(path, rows, xlsx=False)
-
-
-def _chunked_xlsx(path: Path, rows: int) -> Any:
-    from .write.chunked import ChunkedResult
-
-    return ChunkedResult(path, rows, xlsx=True)

@@ -127,6 +127,11 @@ def pairing_note(golden_rows: int, paired: int) -> dict[str, int]:
     return {"golden_rows": int(golden_rows), "golden_unmatched": max(0, int(golden_rows) - int(paired))}
 
 
+#: The comment line (without ``# ``) by which a data-mapping file says it pairs two programs (``--auto-map`` writes
+#: it): given back with ``-dm``, the compare sets :attr:`MatchNotes.two_programs` too and judges as the run that wrote it
+TWO_PROGRAMS_COMMENT = "two programs: number arguments equal up to float64 rounding are one number"
+
+
 @dataclass
 class MatchNotes:
     """What the match stage and the mappers say about a match, for the stages after it (one typed field each).
@@ -149,6 +154,10 @@ class MatchNotes:
     #: for a part of a bigger result (:mod:`msprobe_core.write.tailbuild`, the chunked path): whether each
     #: statistics column of the whole result holds only numbers (:func:`msprobe_core.result.whole_numbers`)
     whole_numbers: dict[str, bool] | None = None
+    #: set by a mapper that pairs two different programs of the same math (two libraries' implementations): a
+    #: number argument equal up to float64 rounding (one computes it, the other writes it out) is then no
+    #: inconsistency of the row's verdict (docs/differences.md, "Differences of form")
+    two_programs: bool = False
     #: what plugins keep with the match, one value per plugin under its name (docs/plugins.md, "A plugin's own
     #: data"); the core never reads it
     plugin_data: dict[str, Any] = field(default_factory=dict)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
-from .files.validation import check_byte_size, check_ids, parse_share
+from .files.validation import check_byte_size, parse_share
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -440,17 +440,6 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                required=True, api=False, attribute=False),
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
-    OptionSpec("xlsx", ("--xlsx",), "Write xlsx instead of csv.", kind=FLAG, default=False, attribute=False),
-    OptionSpec("data_mapping", ("-dm", "--data_mapping"), "Per-row name mapping yaml.", kinds=DUMP_KINDS),
-    OptionSpec("auto_map", ("--auto-map", "--auto_map"), "Propose the pairing of differently named modules from "
-               "the two dumps' structure, write it as auto_mapping_<timestamp>.yaml (a -dm file) and compare with it.",
-               kind=FLAG, default=False, kinds=DUMP_KINDS),
-    OptionSpec("diff_analyze", ("-da", "--diff_analyze"), "Find the first divergent node.", kind=FLAG, default=False,
-               aliases=("first_diff_analyze",), kinds=DUMP_KINDS),
-    OptionSpec("tensor_log", ("-tensor_log", "--is_print_compare_log"), "Log every tensor compare.", kind=FLAG,
-               default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS),
-    OptionSpec("step", ("--step",), "Steps to compare (1,2,3): the step<N> dirs of two dump roots, or the steps "
-               "a dump format's plugin reads (default: all).", metavar="IDS", validate=check_ids),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
                f"plugin adds ({_EXECUTORS}).", metavar="NAME"),

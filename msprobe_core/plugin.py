@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most 120 of them: the specs a plugin
+the names below are the core's stable public surface for plugins, at most 140 of them: the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -26,48 +26,69 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
-        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec", "default_canonical",
+        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "EXACT_MAPPER", "default_canonical",
     ),
-    ".options": ("DUMP_KINDS", "OptionSpec"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "LocalExecutor", "usable_cpus"),
-    ".analysis.comm": ("CommOpSpec",),
+    ".host.tensor_row": ("TensorRow",),
+    # the default plugin diff_analyze's (-da): its communication rules, a job's rank
+    ".host.ranks": ("CommOpSpec", "rank_number"),
+    ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
-    ".host.registry": ("PluginHost", "reset_host", "get_host"),
+    ".host.defaults": ("BUILTIN_PLUGIN",),
+    ".host.registry": ("PluginHost", "get_host", "reset_host"),
     ".run.frontend": ("run_compare",),
+    # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
+    ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
+    ".pipeline.whole": ("WholeTables",),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
-        "STATE_PARAMETERS_GRAD",
+        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT",
     ),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
-        "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
+        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
-    ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml"),
+    ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
+                          "parse_ids", "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys", "apply_dtype_gate", "mapped_golden_keys"),
-    ".match.seqalign": ("align", "align_in_gaps"),
-    ".files.outputs": ("atomic_path", "write_text_atomic"),
+    ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
+    ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
+    ".write.stage": ("remove_files", "write_attachments"),
+    # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
+    # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
+    ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
+    ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
+    ".load.construct": ("load_construct",),
+    # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
+    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
+    ".write.writers": ("any_formula_like", "write_xlsx"),
+    ".write.chunked": ("open_xlsx_chunked",),
+    # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
+    ".console.stages": (
+        "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
+        "stage", "tick",
+    ),
     # what the first-party plugins took from msprobe_core.unstable and a third party may need as well (issue 33)
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text"),
-    ".match.data_mapping": ("load_data_mapping",),
-    ".load.discover": ("discover_jobs",),
     ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
-    ".write.writers": ("any_formula_like",),
     # the console as msprobe speaks it, for a front end of your own
     ".console.logs": ("banner_end", "setup_logging"),
 }
 #: modules given as they are
-_MODULES = {"result_columns": ".result_columns"}
+_MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 __all__ = sorted([*_HOME_OF, *_MODULES])
@@ -90,9 +111,21 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
-    from .analysis.comm import CommOpSpec
     from .console.logs import banner_end, setup_logging
+    from .console.stages import (
+        Progress,
+        StageEvent,
+        clear_status,
+        file_sizes,
+        fraction_text,
+        run_status,
+        set_job,
+        size_text,
+        stage,
+        tick,
+    )
     from .errors import (
+        CompareFailed,
         DumpFormatError,
         InputError,
         MappingError,
@@ -106,12 +139,24 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
-    from .files.outputs import atomic_path, write_text_atomic
+    from .files.outputs import TEXT_ERRORS, atomic_path, write_text_atomic
     from .files.schemas import validate
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
+    from .files.validation import (
+        check_ids,
+        check_tensor_file,
+        confine,
+        dump_file_beside,
+        max_tensor_bytes,
+        parse_ids,
+        read_yaml,
+    )
+    from .files.yaml_names import yaml_comment, yaml_mapping_entry
+    from .host.defaults import BUILTIN_PLUGIN
     from .host.hookspecs import hookimpl
+    from .host.ranks import CommOpSpec, rank_number
     from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
+        EXACT_MAPPER,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
@@ -133,12 +178,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         WriterSpec,
         default_canonical,
     )
-    from .load.discover import discover_jobs
+    from .host.tensor_row import TensorRow
+    from .load.construct import load_construct
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpjson import load_stack
-    from .match.data_mapping import load_data_mapping
+    from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
-    from .match.seqalign import align, align_in_gaps
+    from .match.seqalign import align, align_in_gaps, longest_increasing
     from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_paths import safe_tensor_path
     from .model import (
@@ -151,6 +198,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         STATE_OUTPUT,
         STATE_PARAMETERS,
         STATE_PARAMETERS_GRAD,
+        TWO_PROGRAMS_COMMENT,
         ApiEntry,
         CompareOptions,
         DumpTable,
@@ -158,9 +206,15 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MatchResult,
         ResultNotes,
     )
-    from .options import DUMP_KINDS, OptionSpec
+    from .options import DUMP_KINDS, OptionSpec, option_label
+    from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
+    from .pipeline.whole import WholeTables
     from .result import ResultTable, data_name_column, stack_column
     from .run.frontend import run_compare
     from .text.cells import neutralise, numpy_float_text
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, LocalExecutor, usable_cpus
-    from .write.writers import any_formula_like
+    from .verdicts import forms as verdict_forms
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
+    from .write.chunked import open_xlsx_chunked
+    from .write.stage import remove_files, write_attachments
+    from .write.writers import any_formula_like, write_xlsx
+    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import msprobe_core
+from msprobe_core.default_plugins.automap.automap import UNPAIRED
 from msprobe_core.errors import InputError
-from msprobe_core.match.automap import UNPAIRED
 from msprobe_core.match.data_mapping import load_data_mapping
 
 DATA = Path(__file__).parent / "data" / "impls"
@@ -53,7 +53,8 @@ def names_the_fault(pair: str, level: str, node: str | None) -> bool:
         return True
     construct = json.loads((DUMPS / f"{TRUTH[pair]['fault']}_{level}" / "construct.json").read_text() or "{}")
     module = construct.get(want) or ""
-    return node == module and module.startswith(f"Module.{TRUTH[pair]['fault_module']}.")
+    return node == module and module.startswith((f"Module.{TRUTH[pair]['fault_module']}.",
+                                                 f"Cell.{TRUTH[pair]['fault_module']}."))
 
 
 def measure(pair: str, level: str, side: str, diff_analyze: bool) -> dict[str, Any]:
@@ -69,8 +70,9 @@ def measure(pair: str, level: str, side: str, diff_analyze: bool) -> dict[str, A
                 "first_divergence": node}
 
 
-def main() -> None:
-    for pair in TRUTH:
+def main(pairs: list[str] | None = None) -> None:
+    """Print the measurement of each pair (all, or those named on the command line)."""
+    for pair in pairs or TRUTH:
         for level in LEVELS:
             for side in ("target", "fault"):
                 for da in (False, True):
@@ -86,4 +88,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

@@ -4,7 +4,8 @@
   of ``plugins/*/`` and ``examples/plugins/*/`` (read from their ``pyproject.toml``), so a plugin some
   other package installed into the environment is never loaded, in this process or in the ``msprobe``
   processes the tests start (they inherit the environment). Plugin variables a developer may have
-  exported (``MSPROBE_LOAD_PLUGINS``, ``MSPROBE_DISABLE_PLUGIN_AUTOLOAD``, ``MSPROBE_TRACE_HOOKS``)
+  exported (``MSPROBE_LOAD_PLUGINS``, ``MSPROBE_DISABLE_PLUGIN_AUTOLOAD``, ``MSPROBE_TRACE_HOOKS``,
+  ``MSPROBE_TRACE_PLUGINS``)
   are cleared. A test that writes a plugin distribution of its own on purpose allows it with
   :func:`allow_distribution`, for that test only.
 * **A test that says it exercises a hook must call it.** ``@pytest.mark.exercises_hooks("msprobe_x")``
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: the marker a test carries to say which hooks it exercises
 MARKER = "exercises_hooks"
 #: variables that change which plugins load, from the developer's shell; a test session never inherits them
-FOREIGN_PLUGIN_VARIABLES = ("MSPROBE_LOAD_PLUGINS", "MSPROBE_DISABLE_PLUGIN_AUTOLOAD", TRACE_ENV)
+FOREIGN_PLUGIN_VARIABLES = ("MSPROBE_LOAD_PLUGINS", "MSPROBE_DISABLE_PLUGIN_AUTOLOAD", TRACE_ENV, "MSPROBE_TRACE_PLUGINS")
 
 
 def project_pyprojects() -> list[Path]:

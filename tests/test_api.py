@@ -26,7 +26,10 @@ def test_help_shows_the_signature_and_every_option():
     text = pydoc.render_doc(msprobe_core.compare, renderer=pydoc.plaintext)
     head = text.split("\n\n", 1)[1].splitlines()[0]
     assert head.startswith("compare(target: 'str | os.PathLike', golden: 'str | os.PathLike', output_dir: ")
-    assert "*, xlsx: 'bool' = False," in head and "fuzzy_match: 'bool' = False," in head and "-> 'CompareResult'" in head
+    # the default plugins' options (xlsx, fuzzy) after the core's own, before the installed plugins'
+    assert "xlsx: 'bool' = False," in head and "fuzzy_match: 'bool' = False," in head and "-> 'CompareResult'" in head
+    assert head.index("*, workers") < head.index("diff_analyze") < head.index("fuzzy_match") < head.index("xlsx") \
+        < head.index("rank:")
     for name, line in [("fuzzy_match", "Match APIs whose call numbers differ."),
                        ("api_mapping", "Cross-framework API mapping [yaml]."),
                        ("rank", "Kernel dump ranks (1,2,3); alone: all.")]:
@@ -135,7 +138,7 @@ def _t(v: float, shape=(4,)) -> dict:
 
 
 def test_extra_carries_the_diff_analyze_config(tmp_path):
-    from msprobe_core.analysis.config import DiffAnalyzeConfig
+    from msprobe_core.default_plugins.diff_analyze.config import DiffAnalyzeConfig
 
     t = write_dump(tmp_path / "t" / "step0" / "rank0", {
         "Functional.linear.0.forward": api([_t(1.0)], [_t(1.001)]),

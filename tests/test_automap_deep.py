@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import msprobe_core
+from msprobe_core.default_plugins.automap.automap_align import _name_affinity
+from msprobe_core.default_plugins.automap.automap_calls import call_tree
+from msprobe_core.default_plugins.automap.automap_owned import pair_forward
 from msprobe_core.load.dumpjson import load_dump_file
-from msprobe_core.match.automap_align import _name_affinity
-from msprobe_core.match.automap_calls import call_tree
-from msprobe_core.match.automap_owned import pair_forward
 from msprobe_core.match.data_mapping import load_data_mapping
 
 from .conftest import REPO

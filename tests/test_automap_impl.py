@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import msprobe_core
-from msprobe_core.match.automap import UNPAIRED
+from msprobe_core.default_plugins.automap.automap import UNPAIRED
 from msprobe_core.match.data_mapping import load_data_mapping
 
 from .automap_truth import DUMPS, impl_judged, impl_truth, score

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.automap.automap import UNPAIRED, Proposal, yaml_text
 from msprobe_core.files.outputs import TEXT_ERRORS
-from msprobe_core.match.automap import UNPAIRED, Proposal, yaml_text
 from msprobe_core.match.data_mapping import load_data_mapping
 
 from .automap_truth import DUMPS

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.analysis.comm import CommOpSpec, default_kind
-from msprobe_core.analysis.config import DiffAnalyzeConfig
 from msprobe_core.api import build_options
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.diff_analyze.comm import default_kind
+from msprobe_core.default_plugins.diff_analyze.config import DiffAnalyzeConfig
 from msprobe_core.host.hookspecs import hookimpl
 from msprobe_core.host.registry import PluginHost, get_host, reset_host
+from msprobe_core.plugin import CommOpSpec
 from msprobe_core.run.jobs import run_jobs
 
 from .conftest import corpus_mark

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.console.progress import Progress
+from msprobe_core.default_plugins.local_executor import LocalExecutor, LocalRef
+from msprobe_core.default_plugins.progress.display import Progress
 from msprobe_core.host.registry import get_host
 from msprobe_core.metrics.tensor_stage import TensorTask, plan_chunks
-from msprobe_core.workers.executors import LocalExecutor, LocalRef, executor_name
+from msprobe_core.workers.executors import executor_name
 
 from .conftest import corpus_mark
 
@@ -263,7 +264,7 @@ def test_run_tasks_same_cells_inline_pool_and_per_pair(tmp_path, pool_always):
         pt_writer.write_pt(tmp_path / f"g{k}.pt", g)
         tasks.append(TensorTask(k, str(tmp_path / f"t{k}.pt"), str(tmp_path / f"g{k}.pt"), "pytorch", "pytorch"))
     tasks.append(TensorTask(len(tasks), str(tmp_path / "missing.pt"), str(tmp_path / "g0.pt"), "pytorch", "pytorch"))
-    single = run_tasks(tasks, 1)
+    single = run_tasks(tasks)
     with LocalExecutor(2) as ex:
         pooled = run_tasks(tasks, executor=ex)
     assert pooled == single

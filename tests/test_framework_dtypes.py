@@ -98,7 +98,7 @@ def test_the_dtype_gate_asks_the_specs(specs):
 
 
 def test_the_analysis_tolerance_grows_with_the_spec_eps(specs):
-    from msprobe_core.analysis.config import DiffAnalyzeConfig
+    from msprobe_core.default_plugins.diff_analyze.config import DiffAnalyzeConfig
 
     pt, ms = specs
     config = DiffAnalyzeConfig()

@@ -37,7 +37,7 @@ def test_every_public_name_is_its_home_object():
     for name in public.__all__:
         value = getattr(public, name)
         if isinstance(value, types.ModuleType):
-            assert value is importlib.import_module(f"msprobe_core.{name}")
+            assert value is importlib.import_module(public._MODULES[name], "msprobe_core")
             continue
         home = importlib.import_module(public._HOME_OF[name], "msprobe_core")
         assert value is getattr(home, name), name
@@ -47,8 +47,10 @@ def test_every_public_name_is_its_home_object():
 
 
 #: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers;
-#: issue 33: the default plugins use only this module, so what they share with the core is public too)
-MAX_PUBLIC_NAMES = 120
+#: issue 33: the default plugins use only this module, so what they share with the core is public too; and the
+#: first-party plugins left msprobe_core.unstable for it, all but the classic plugin's reuse of the core's dump.json
+#: walk: 133 names then)
+MAX_PUBLIC_NAMES = 140
 
 
 def test_the_public_api_is_small():

@@ -251,7 +251,8 @@ def test_a_third_party_plugin_cannot_take_first_party_options_whatever_its_name(
     monkeypatch.setenv("MSPROBE_LOAD_PLUGINS", "aaa")
     host = PluginHost()
     owners = {flag: spec.plugin for spec in host.options.specs for flag in spec.flags}
-    assert (owners["--rank"], owners["--step"], owners["-am"]) == ("kernel", BUILTIN_PLUGIN, "mindspore")
+    assert (owners["--rank"], owners["--step"], owners["-am"]) == ("kernel", "steps", "mindspore")  # steps: a default
+    assert owners["-tp"] == BUILTIN_PLUGIN
     assert "-h" not in owners and "--help" not in owners and host.options.get("help") is None
     assert owners["--aaa_own"] == "aaa"
     assert "plugin 'aaa': option 'aaa_rank' is ignored: flag --rank is already declared by kernel" in caplog.text

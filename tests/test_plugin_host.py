@@ -51,9 +51,9 @@ def test_third_party_mapper_takes_its_declared_place_in_the_chain_and_writer_is_
     from msprobe_core.model import CompareOptions
 
     assert [m.name for m in host.mappers] == ["reverse", "auto-map", "data-mapping", "fuzzy", "exact"]
-    assert host.mapper_for(CompareOptions(extra={"reverse": True}, data_mapping="x.yaml")).name == "reverse"
-    assert host.mapper_for(CompareOptions(data_mapping="x.yaml")).name == "data-mapping"
-    assert host.mapper_for(CompareOptions(auto_map=True)).name == "auto-map"
+    assert host.mapper_for(CompareOptions(extra={"reverse": True}, plugins={"data_mapping": "x.yaml"})).name == "reverse"
+    assert host.mapper_for(CompareOptions(plugins={"data_mapping": "x.yaml"})).name == "data-mapping"
+    assert host.mapper_for(CompareOptions(plugins={"auto_map": True})).name == "auto-map"
     assert host.mapper_for(CompareOptions()).name == "exact"
     assert host.mapper_for(host.compare_options(fuzzy_match=True), after="data-mapping").name == "fuzzy"
     assert host.writer("tsv").suffix == ".tsv"
@@ -147,14 +147,14 @@ def test_plugins_add_sub_commands(tmp_path, run_cli):
     assert proc.returncode == 2 and "no such command 'nosuch'" in proc.stderr
 
 
-def test_builtin_communication_ops_are_registered_through_the_hook():
-    from msprobe_core.analysis.comm import DEFAULT_SPEC
+def test_the_default_communication_ops_are_registered_through_the_hook():
+    from msprobe_core.default_plugins.diff_analyze.comm import DEFAULT_SPEC
 
     host = PluginHost(autoload=False)
     (spec,) = host.comm_ops
-    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "msprobe_core.builtin")
-    builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
-    assert {"msprobe_register_comm_ops", "msprobe_register_options"} <= set(builtin["hooks"])
+    assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "diff_analyze")
+    owner = next(d for d in host.describe() if d["name"] == "diff_analyze")
+    assert {"msprobe_register_comm_ops", "msprobe_register_options", "msprobe_run_jobs"} <= set(owner["hooks"])
 
 
 def _stats_pair(tmp_path):

@@ -460,8 +460,8 @@ def _junk(prefix: str) -> str | None:
 def test_a_communication_rule_that_misbehaves_names_its_plugin(tmp_path, kind, said):
     """``-da`` asks the plugins' ``CommOpSpec.kind`` of every op; one that exits or answers junk fails each rank
     pair with a line naming it (the run fails, exit 1)."""
-    from msprobe_core.analysis.comm import CommOpSpec
     from msprobe_core.errors import CompareFailed
+    from msprobe_core.plugin import CommOpSpec
 
     from .test_diff_analyze import _analyse, _t, api
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.console.progress import RunStatus, run_status, stage, wanted
+from msprobe_core.default_plugins.progress.display import RunStatus, run_status, stage, wanted
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -281,7 +281,7 @@ def test_the_summary_is_not_overdrawn_by_the_timer(monkeypatch):
     """After the line is cleared for the summary, the timer draws nothing until the next stage."""
     import time
 
-    from msprobe_core.console.progress import clear_status
+    from msprobe_core.default_plugins.progress.display import clear_status
 
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("MSPROBE_NO_PROGRESS", raising=False)

@@ -19,7 +19,7 @@ CORE = Path(__file__).resolve().parent.parent / "msprobe_core"
 KEYED_EXTRA = re.compile(
     r"\b(?:options|opts|job|o\.job|task\.job)\.extra\s*(?:\[|\.get\(|\.pop\(|\.setdefault\()\s*([^]),]+)")
 #: the one key the core still reads there: a user's value, the ``-da`` settings the Python API's ``extra=`` passes
-USER_VALUES = {("analysis/runner.py", "CONFIG_KEY")}
+USER_VALUES = {("default_plugins/diff_analyze/runner.py", "CONFIG_KEY")}
 
 
 def _keyed_extra_uses(root: Path = CORE) -> list[tuple[str, str]]:

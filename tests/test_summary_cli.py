@@ -250,8 +250,8 @@ def test_summary_and_report_take_the_first_divergence_from_da(tmp_path, run_cli)
 
     import msprobe_core
 
-    spec = importlib.util.find_spec("msprobe_core.analysis")
-    if spec is None or Path(spec.origin).parent.parent != Path(msprobe_core.__file__).parent:
+    spec = importlib.util.find_spec("msprobe_core.default_plugins.diff_analyze")
+    if spec is None or Path(spec.origin).parent.parent.parent != Path(msprobe_core.__file__).parent:
         pytest.skip("the -da analysis package is not part of this build")
     multi = REPO / "examples" / "pytorch_multirank"
     summary_file = tmp_path / "s.json"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.metrics.tensor_log import (
+from msprobe_core.default_plugins.tensor_log import (
     COSINE_NPU_ZERO,
     DTYPE,
     FUZZY,

@@ -129,7 +129,7 @@ def _given_options(ctx: click.Context, values: dict[str, object]) -> set[str]:
 def compare_cmd(**kw: object) -> None:
     """Compare two dumps: -tp TARGET -gp GOLDEN (files, step directories or dump roots holding step<N>)."""
     from ..console.logs import banner_end, setup_logging
-    from ..console.progress import run_status, stage
+    from ..console.stages import run_status, stage
     from ..host.registry import get_host
     from ..options import refuse_inapplicable
     from ..run.context import RunContext

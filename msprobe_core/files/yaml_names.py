@@ -70,3 +70,8 @@ def mapping_entry(key: str, value: str) -> str:
     if len(k) >= IMPLICIT_KEY_LIMIT:
         return f"? {k}\n: {v}"
     return f"{k}: {v}"
+
+
+#: the names a plugin writing a ``-dm`` file takes from :mod:`msprobe_core.plugin` (which names say what they are)
+yaml_comment = comment
+yaml_mapping_entry = mapping_entry

@@ -11,12 +11,16 @@ from typing import Any
 from ..errors import InputError
 
 
-def chain_mappers(mappers: Sequence[Any]) -> list[Any]:
+def chain_mappers(mappers: Sequence[Any], absent: Sequence[Any] = ()) -> list[Any]:
     """The mappers (or verdict rules) in chain order: every ``before``/``after`` they declare holds; otherwise
     registration order.
 
-    Names no mapper has are ignored; a cycle is broken in registration order, with a warning.
+    ``absent``: the mappers of default plugins that are turned off, placed in the order as if they were there
+    (and returned among the others: the caller drops them), so that ``layer-mapping`` ahead of ``data-mapping``
+    ahead of ``fuzzy`` still puts ``layer-mapping`` ahead of ``fuzzy`` without ``data-mapping``. Other names no
+    mapper has are ignored; a cycle is broken in registration order, with a warning.
     """
+    mappers = [*mappers, *absent]
     names = {m.name for m in mappers}
     ahead: dict[str, set[str]] = {m.name: set() for m in mappers}  # mapper -> the mappers that must come first
     for m in mappers:

@@ -7,12 +7,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 #: ``(name, module)`` of every default plugin, in registration order; the name is what ``-p no:NAME`` and
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
+    # in the order their options were the core's (-da, -tensor_log, --step), so that --help and the messages that
+    # list options keep their order; fuzzy's -fm came after the core's options already
+    ("diff_analyze", "msprobe_core.default_plugins.diff_analyze"),
+    ("tensor_log", "msprobe_core.default_plugins.tensor_log"),
+    ("steps", "msprobe_core.default_plugins.steps"),
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    ("automap", "msprobe_core.default_plugins.automap"),
+    ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
+    ("xlsx", "msprobe_core.default_plugins.xlsx"),
+    ("progress", "msprobe_core.default_plugins.progress"),
+    ("local_executor", "msprobe_core.default_plugins.local_executor"),
 )
+
+#: the name the built-in plugin (``msprobe_core.builtin``) is registered under
+BUILTIN_PLUGIN = "msprobe_core.builtin"
+#: the core's own plugins: the built-in one and the default plugins (``msprobe_core.default_plugins``); their
+#: registrations are the core's (a failure is a bug, raised), their options come first
+CORE_PLUGINS = frozenset({BUILTIN_PLUGIN, *(name for name, _module in DEFAULT_PLUGINS)})
+
+
+def is_core_plugin(name: str) -> bool:
+    """Whether the plugin registered as ``name`` is the core's own (built-in or default), not an installed one."""
+    return name in CORE_PLUGINS
+
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load
 DISABLE_ENV = "MSPROBE_DISABLE_PLUGINS"
@@ -38,6 +61,24 @@ def disable_on_command_line(names: Iterable[str]) -> None:
     _disabled_on_command_line.update(names)
 
 
+def turned_off_specs(hook: str, disabled: Iterable[str], *, named: bool = False) -> list:
+    """What the default plugins among ``disabled`` would register through the registry hook ``hook`` (their
+    module read, nothing registered): a turned-off mapper keeps its place in the chain by name, a missing writer
+    or executor is said to be a turned-off plugin's. ``named``: each spec with ``plugin`` set to its plugin's name."""
+    import importlib
+    from dataclasses import replace
+
+    modules = dict(DEFAULT_PLUGINS)
+    found: list = []
+    for name in disabled:
+        declare = getattr(importlib.import_module(modules[name]), hook, None) if name in modules else None
+        if declare is not None:
+            mine: list = []
+            declare(register=mine.append)
+            found += [replace(spec, plugin=name) for spec in mine] if named else mine
+    return found
+
+
 def turned_off_owner(flag: str, disabled: Iterable[str]) -> str | None:
     """The default plugin among ``disabled`` that declares the compare option ``flag`` (``-fm``), else ``None``:
     what a "no such option" says when the option's plugin was turned off."""
@@ -55,3 +96,26 @@ def turned_off_owner(flag: str, disabled: Iterable[str]) -> str | None:
         if any(flag in spec.flags for spec in declared):
             return name
     return None
+
+
+def register_default_plugins(pm: Any) -> set[str]:
+    """Block the plugin names turned off (pytest's ``-p no:NAME``: a blocked name is never registered, default or
+    installed) and register every default plugin that is not; the names turned off."""
+    import importlib
+
+    disabled = disabled_names()
+    for name in disabled:
+        pm.set_blocked(name)
+    for name, module in DEFAULT_PLUGINS:
+        if name not in disabled:
+            pm.register(importlib.import_module(module), name=name)
+    return disabled
+
+
+def warn_unknown_disabled(disabled: Iterable[str], found: Iterable[str]) -> None:
+    """One warning for each name turned off that is neither a default plugin nor an installed entry point."""
+    import logging
+
+    for name in sorted(set(disabled) - set(found) - set(default_plugin_names())):
+        logging.getLogger("msprobe").warning("no plugin is named '%s' (turned off by -p no:%s or %s); 'msprobe "
+                                             "plugins' lists the names", name, name, DISABLE_ENV)

@@ -14,17 +14,21 @@ import every name these contracts mention from ``msprobe_core.plugin``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
     import click
 
-    from ..analysis.comm import CommOpSpec
-    from ..model import CompareOptions, DumpTable
+    from ..console.stages import StageEvent
+    from ..model import CompareOptions, DumpTable, MatchResult
     from ..options import OptionSpec
+    from ..pipeline.job import JobOutcome
+    from ..run.context import RunContext
     from ..workers.executors import ExecutorSpec
+    from .ranks import CommOpSpec
+    from .registry import PluginHost
     from .specs import (
         CommandLineClaim,
         CompareJob,
@@ -205,8 +209,9 @@ def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
     ``CommOpSpec(name, kind)`` (see :class:`msprobe_core.plugin.CommOpSpec`): ``kind(prefix)`` gets a call
     key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
     ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
-    reaches the others through them. Registered specs are asked first; the built-in rule knows the
-    usual op names under any API family whose name mentions ``distributed`` or ``comm``.
+    reaches the others through them. Installed plugins' specs are asked first; the default plugin
+    ``diff_analyze``'s rule knows the usual op names under any API family whose name mentions ``distributed`` or
+    ``comm``.
 
     .. versionadded:: 0.1
     """
@@ -267,6 +272,76 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     Return a :class:`~msprobe_core.plugin.CommandLineClaim` for a form that is yours (what
     to run, and the command whose ``--help`` its usage errors name), else ``None``. What
     ``run`` raises is reported as for every command: one line and an exit status.
+
+    .. versionadded:: 0.1
+    """
+
+
+# -- diff_analyze, steps, tensor_log (issue 33): ways to run, discover and watch that default plugins take over ----
+@hookspec(firstresult=True)
+def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost,
+                     run: RunContext) -> list[JobOutcome] | None:
+    """Run the jobs of a compare your own way, or return ``None`` to leave them to the plain compare.
+
+    Called once per run, after the output directory is prepared and the run's timestamp taken (``run.stamp``),
+    with every job the discovery made. The first plugin that returns a list of
+    :class:`~msprobe_core.plugin.JobOutcome` (one per job, in order) has run them: its files are the run's
+    outputs. Return ``None`` when the options do not ask for your way of running (the default plugin
+    ``diff_analyze`` takes the run only with ``-da``) or the jobs are not ones you can run; then the next plugin
+    is asked, and the plain compare (every job through the pipeline, on the run's executor) runs when none
+    takes it. A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that
+    stops it.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: MatchResult,
+                                 columns: dict[str, list[Any]], names: list[str], options: CompareOptions,
+                                 host: PluginHost) -> None:
+    """A tensor-mode table's metric columns are computed: look at them (log, count), change nothing.
+
+    Called once per tensor-mode job (per chunk of a streamed one), in the process that ran its tensor stage,
+    after every tensor metric of the rows is in ``columns`` (column name -> one cell per row of ``match``, in
+    ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
+    logs each row with ``-tensor_log``. The return value is ignored; an installed plugin's implementation that
+    raises is named in a warning (once) and the run goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- stage events (issue 33: the default
+# plugin 'progress' listens; the core's stages send them through msprobe_core.console.stages)
+@hookspec
+def msprobe_stage_started(event: StageEvent) -> None:
+    """A run, a job of it, one of its stages or a piece of counted work began: ``event`` says which
+    (:class:`msprobe_core.plugin.StageEvent`: ``kind`` ``run``, ``job``, ``stage`` or ``count``, its ``name``,
+    words and numbers). Called in the process doing the work (a forked worker too), as it happens; a new stage
+    ends the one before. Return nothing; keep it cheap (it runs inside the stages). A listener that raises is
+    warned about once and not called again for the run: the compare goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_advanced(event: StageEvent) -> None:
+    """The current stage moved (``kind`` ``stage``: ``detail`` says how far, ``chunk 3/23 (13%)``) or counted
+    work did (``kind`` ``count``: ``done`` of ``total`` units, ``done_bytes`` of ``total_bytes``). Sent at most
+    every few thousand rows and, for counted work, at most twenty times a second; as for
+    ``msprobe_stage_started``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_stage_finished(event: StageEvent) -> None:
+    """A run or a piece of counted work ended (the same ``key`` as its start; counted work with its final
+    ``done``), or (``kind`` ``stage``) the current stage is done with the terminal: output outside the log (the
+    summary) follows. As for ``msprobe_stage_started``.
 
     .. versionadded:: 0.1
     """

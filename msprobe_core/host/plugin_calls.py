@@ -228,8 +228,45 @@ def _table(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | 
     return None if result is None or isinstance(result, DumpTable) else f"{_short(result)}, not a DumpTable"
 
 
+def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    # duck-typed: the pipeline's JobOutcome sits above the host
+    if result is None or (isinstance(result, list) and all(hasattr(o, "job") and hasattr(o, "files") for o in result)):
+        return None
+    return f"{_short(result)}, not a list of JobOutcome"
+
+
+#: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
+WATCH_HOOKS = ("msprobe_tensor_rows_compared",)
+
+
+def guard_watchers(pm: Any, is_core: Callable[[str], bool],
+                   failed: Callable[[str, str, BaseException], None]) -> None:
+    """Wrap each installed plugin's implementation of a :data:`WATCH_HOOKS` hook (dispatched through ``pm.hook``, so
+    that pluggy's monitoring sees it): what it raises (but the user's Ctrl-C) goes to ``failed(plugin, hook, exc)``
+    and the other implementations still run."""
+    for hook in WATCH_HOOKS:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            if not is_core(impl.plugin_name):
+                impl.function = _watcher(hook, impl.plugin_name, impl.function, failed)
+
+
+def _watcher(hook: str, plugin: str, function: Callable[..., Any],
+             failed: Callable[[str, str, BaseException], None]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> None:
+        try:
+            function(*args, **kwargs)
+        except BaseException as exc:
+            if is_users_interrupt(exc):
+                raise
+            failed(plugin, hook, exc)
+
+    return call
+
+
 #: the first-result hooks the host calls during a run -> the check of what an implementation returns
-HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table}
+HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table,
+                                        "msprobe_run_jobs": _outcomes}
 
 #: spec type name -> (field, check of its result); a field left out is guarded without a check
 _FIELDS: dict[str, tuple[tuple[str, ReturnCheck | None], ...]] = {

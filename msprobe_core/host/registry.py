@@ -14,19 +14,27 @@ import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, PluginFailed, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
 from .decisions import chain_mappers, unloaded_layout
-from .defaults import DEFAULT_PLUGINS, default_plugin_names, disabled_names
+from .defaults import (
+    BUILTIN_PLUGIN,
+    CORE_PLUGINS,  # noqa: F401 (plugins and tests import it from here)
+    is_core_plugin,
+    register_default_plugins,
+    turned_off_specs,
+    warn_unknown_disabled,
+)
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -42,8 +50,9 @@ from .loading import (
     trace_hook_calls,
     unknown_hooks,
 )
+from .lookups import RegistryLookups
 from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
-from .plugin_calls import PluginCode, guard_spec
+from .plugin_calls import PluginCode, guard_spec, guard_watchers
 from .specs import (
     CommandLineClaim,
     CompareJob,
@@ -56,24 +65,15 @@ from .specs import (
     WriterSpec,
     always_applies,
 )
+from .tracing import start_trace, traced
 
 #: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 
-#: the name the built-in plugin (``msprobe_core.builtin``) is registered under
-BUILTIN_PLUGIN = "msprobe_core.builtin"
-#: the core's own plugins: the built-in one and the default plugins (``msprobe_core.default_plugins``); their
-#: registrations are the core's (a failure is a bug, raised), their options come first
-CORE_PLUGINS = frozenset({BUILTIN_PLUGIN, *default_plugin_names()})
-
-
-def is_core_plugin(name: str) -> bool:
-    """Whether the plugin registered as ``name`` is the core's own (built-in or default), not an installed one."""
-    return name in CORE_PLUGINS
-
-class PluginHost:
-    """Owns the pluggy manager and the registries collected from it."""
+class PluginHost(RegistryLookups):
+    """Owns the pluggy manager and the registries collected from it (what the stages ask of them:
+    :class:`~msprobe_core.host.lookups.RegistryLookups`)."""
 
     def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -81,24 +81,18 @@ class PluginHost:
         # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
         # stages ask this host for plugins (an import of it here would close that loop)
         self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
-        self.disabled = disabled_names()
-        for name in self.disabled:  # pytest's `-p no:NAME`: a blocked name is never registered, default or not
-            self.pm.set_blocked(name)
-        for name, module in DEFAULT_PLUGINS:  # the features the core ships, through the same hooks
-            if name not in self.disabled:
-                self.pm.register(importlib.import_module(module), name=name)
+        #: the plugin names turned off (``-p no:NAME``, ``MSPROBE_DISABLE_PLUGINS``)
+        self.disabled = register_default_plugins(self.pm)
         if autoload is None:
             autoload = os.environ.get("MSPROBE_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes")
         self.dists: dict[int, tuple[str, str]] = {}
         self.broken: dict[str, str] = {}
         #: plugins loaded whose registration hook raised (what it registers there is skipped)
         self.failed_hooks: dict[str, str] = {}
+        #: plugins whose stage-event listener failed: no more events are sent to them
+        self.quiet_listeners: set[str] = set()
         found = load_entry_points(self.pm, self.dists, self.broken) if autoload else set()
-        for name in sorted(self.disabled - found - set(default_plugin_names())):
-            import logging
-
-            logging.getLogger("msprobe").warning("no plugin is named '%s' (turned off by -p no:%s or %s); "
-                                                 "'msprobe plugins' lists the names", name, name, "MSPROBE_DISABLE_PLUGINS")
+        warn_unknown_disabled(self.disabled, found)
         for name, module in import_named_modules(os.environ.get(LOAD_ENV, "")):
             self._register(module, name)
         for plugin in extra_plugins:  # an object is named by its class (pluggy would name it by its id)
@@ -109,6 +103,9 @@ class PluginHost:
             self._drop(name, why)
         if os.environ.get(TRACE_ENV):
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
+        #: ``MSPROBE_TRACE_PLUGINS``: pluggy's monitoring of every hook call, also those made impl by impl here
+        self.trace = start_trace(self.pm)
+        guard_watchers(self.pm, is_core_plugin, self._watcher_failed)
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -152,7 +149,13 @@ class PluginHost:
                     add(self._guarded(spec, impl.plugin_name), impl.plugin_name)
         self._add_options(declared)
         self.normalizers.sort(key=lambda n: n.order)
-        self.mappers = chain_mappers(self.mappers)
+        # a turned-off default plugin's mappers keep their places (by name: ``run_after``, ``before=``)
+        taken = {m.name for m in self.mappers}
+        absent = [m for m in turned_off_specs("msprobe_register_mappers", sorted(self.disabled)) if m.name not in taken]
+        ordered = chain_mappers(self.mappers, absent)
+        #: every mapper's name in chain order, turned-off default plugins' included
+        self.mapper_places = [m.name for m in ordered]
+        self.mappers = [m for m in ordered if not any(m is a for a in absent)]
         self.verdicts = chain_mappers(self.verdicts)
 
     def _add_options(self, declared: list[OptionSpec]) -> None:
@@ -206,9 +209,9 @@ class PluginHost:
     def _registered(self, impl: Any, hook: str) -> list[Any]:
         """What one plugin's registry hook registers: all of it, or nothing when the hook fails."""
         if is_core_plugin(impl.plugin_name):  # the core's own registrations: a failure is a bug, raised
-            return call_registry_hook(impl, hook)
+            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
         try:
-            return call_registry_hook(impl, hook)
+            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
         except RegistrationFailed as failed:
             self._skip(impl.plugin_name, f"{hook} failed: {failed}")
             return []
@@ -216,6 +219,10 @@ class PluginHost:
     def _guarded(self, spec: Any, plugin: str) -> Any:
         """``spec`` with its code called through the one guard of plugin code (the core's own specs as they are)."""
         return spec if is_core_plugin(plugin) else guard_spec(spec, self.owner_label(plugin))
+
+    def _watcher_failed(self, plugin: str, hook: str, exc: BaseException) -> None:
+        if plugin not in self.failed_hooks:  # said once; the run goes on with the other watchers
+            self._skip(plugin, f"{hook} failed: {failure_text(exc)}", then="the run goes on without it")
 
     def owner_label(self, plugin: str) -> str:
         """How a message names a plugin: ``plugin 'name'``, and its distribution when that is named otherwise."""
@@ -296,7 +303,7 @@ class PluginHost:
         self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
 
     def _add_comm_op(self, spec: Any, plugin: str) -> None:
-        """A :class:`~msprobe_core.analysis.comm.CommOpSpec` (first one registered under a name wins)."""
+        """A :class:`~msprobe_core.host.ranks.CommOpSpec` (first one registered under a name wins)."""
         if all(s.name != spec.name for s in self.comm_ops):
             self.comm_ops.append(_with_plugin(spec, plugin))
 
@@ -342,6 +349,10 @@ class PluginHost:
             raise UsageError(f"no installed plugin can read {path}")
         return table
 
+    def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any) -> list[Any] | None:
+        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``."""
+        return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run)
+
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
         """pluggy's first-result call, made one implementation at a time through the guard of plugin code
         (:mod:`~msprobe_core.host.plugin_calls`): one calling ``sys.exit()`` or returning junk is named."""
@@ -349,61 +360,35 @@ class PluginHost:
             function = impl.function
             if not is_core_plugin(impl.plugin_name):
                 function = PluginCode(function, self.owner_label(impl.plugin_name), hook, _HOOK_RESULTS[hook])
-            result = function(*[kwargs[name] for name in impl.argnames])
+            result = traced(self.trace, hook, impl, partial(function, *[kwargs[name] for name in impl.argnames]))
             if result is not None:
                 return result
         return None
 
-    def framework(self, name: str | None) -> FrameworkSpec | None:
-        """The framework registered under ``name`` (``None``: the default one)."""
-        for f in self.frameworks:
-            if (name is None and f.is_default) or (name is not None and name in f.names()):
-                return f
-        return None
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call every implementation of the event hook ``hook`` (the stage events); a plugin's that fails is
+        warned about once and not called again by this host (an event never stops the run)."""
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+            if impl.plugin_name in self.quiet_listeners:
+                continue
+            if is_core_plugin(impl.plugin_name):
+                impl.function(*[kwargs[name] for name in impl.argnames])
+                continue
+            try:
+                PluginCode(impl.function, self.owner_label(impl.plugin_name), hook, passes=())(
+                    *[kwargs[name] for name in impl.argnames])
+            except PluginFailed as exc:
+                self.quiet_listeners.add(impl.plugin_name)
+                import logging
 
-    def mapper_for(self, options: CompareOptions, kind: str = "dump", after: str | None = None) -> MapperSpec:
-        """The mapper that runs for these options on tables of ``kind``: the first applicable one of the chain.
-
-        ``after``: only mappers behind the one of that name are considered.
-        """
-        chain = self.mappers
-        if after is not None:
-            names = [m.name for m in chain]
-            if after not in names:  # a mapper handing on names itself or one it knows is there
-                raise ValueError(f"no mapper named {after!r} in the chain ({', '.join(names)})")
-            chain = chain[names.index(after) + 1 :]
-        for mapper in chain:
-            if kind in mapper.kinds and mapper.applies(options):
-                return mapper
-        raise UsageError("no installed plugin provides a matcher for these options")
-
-    def compare_keys(self, table: DumpTable, side: str, options: CompareOptions,
-                     keys: list[str] | None = None) -> list[str]:
-        """The compare key of every row of ``table``: its names (or ``keys``) through the normalisers of its kind."""
-        keys = table.name if keys is None else keys  # the chain returns new lists, never edits the table's
-        for norm in self.normalizers:
-            if table.kind in norm.kinds:
-                keys = norm.fn(table, side, keys, options)
-        return keys
-
-    def metric_set(self, mode: str, options: CompareOptions) -> MetricSpec | None:
-        """The metric set of ``mode`` for a run with these options: the first whose ``applies`` holds."""
-        for spec in self.conditional_metrics:
-            if spec.mode == mode and spec.applies(options):
-                return spec
-        return self.metrics.get(mode)
-
-    def verdicts_for(self, mode: str, options: CompareOptions) -> list[VerdictSpec]:
-        """The verdict rules that run on a table of ``mode`` for these options, in chain order."""
-        rules = [v for v in self.verdicts if mode in v.modes and v.applies(options)]
-        replaced = {name for v in rules for name in v.replaces}
-        return [v for v in rules if v.name not in replaced]
+                logging.getLogger("msprobe").warning("%s (its stage events are no longer sent to it)", exc)
 
     def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
         """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
         for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
             try:
-                claim = impl.function(args=list(args))
+                claim = traced(self.trace, "msprobe_claim_command_line", impl,
+                               partial(impl.function, args=list(args)))
             except BaseException as exc:  # one plugin's bug: the others may still claim the line
                 if is_core_plugin(impl.plugin_name) or not is_plugin_failure(exc):
                     raise
@@ -413,10 +398,6 @@ class PluginHost:
             if claim is not None:
                 return claim
         return None
-
-    def tensor_metrics_for(self, options: CompareOptions) -> list[TensorMetricSpec]:
-        """The extra tensor metrics of a run with these options, in registration order."""
-        return [m for m in self.tensor_metrics if m.applies(options)]
 
     def compare_options(self, **values: Any) -> CompareOptions:
         """Options from Python keyword arguments, checked as :func:`msprobe_core.compare` checks them."""
@@ -432,9 +413,10 @@ class PluginHost:
 
         values = dict(values)
         given = set(values) if given is None else given
-        if values.pop("xlsx", False):
+        if values.pop("xlsx", False):  # the default plugin 'xlsx''s shorthand (absent when it is turned off)
             if "output_format" in given and values.get("output_format") not in (None, "xlsx"):
-                raise UsageError(f"{option_label('xlsx')} and {option_label('output_format')} "
+                xlsx = self.options.get("xlsx")
+                raise UsageError(f"{xlsx.label() if xlsx is not None else 'xlsx'} and {option_label('output_format')} "
                                  f"{values['output_format']} ask for different result formats")
             values["output_format"] = "xlsx"
         core, plugin = self.options.model_values(values)
@@ -445,7 +427,8 @@ class PluginHost:
         try:
             return self.writers[name]
         except KeyError:
-            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))})") from None
+            raise UsageError(f"unknown output format '{name}' (installed: {', '.join(sorted(self.writers))}"
+                             f"{self._turned_off('msprobe_register_writers', name)})") from None
 
     def executor(self, name: str) -> Any:
         """The :class:`~msprobe_core.workers.executors.ExecutorSpec` registered as ``name``."""
@@ -454,7 +437,15 @@ class PluginHost:
         except KeyError:
             hint = hint_for("executor", name, self.loaded_distributions())
             raise UsageError(f"unknown executor '{name}' (installed: {', '.join(sorted(self.executors))}"
-                             f"{'; ' + hint if hint else ''})") from None
+                             f"{'; ' + hint if hint else ''}{self._turned_off('msprobe_register_executors', name)})"
+                             ) from None
+
+    def _turned_off(self, hook: str, name: str) -> str:
+        """``; it is the default plugin 'P''s, …`` when a turned-off default plugin registers ``name`` there."""
+        owner = next((spec.plugin for spec in turned_off_specs(hook, sorted(self.disabled), named=True)
+                      if spec.name == name), None)
+        return (f"; it is the default plugin '{owner}''s, which is turned off by -p no:{owner} or "
+                "MSPROBE_DISABLE_PLUGINS") if owner else ""
 
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""
@@ -467,30 +458,11 @@ class PluginHost:
         return found[0] if found else plugin_name
 
     def describe(self) -> list[dict[str, Any]]:
-        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load)."""
-        out: list[dict[str, Any]] = []
-        for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda x: x[0]):
-            hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
-            dist_name, version = self.dists.get(id(plugin), (None, None))
-            if is_core_plugin(name) or name.startswith("msprobe_core."):
-                dist_name, version = "msprobe-core", _core_version()
-            out.append({"name": name, "version": version, "distribution": dist_name, "hooks": hooks,
-                        "default": name in CORE_PLUGINS and name != BUILTIN_PLUGIN})
-            if name in self.failed_hooks:
-                out[-1]["error"] = self.failed_hooks[name]
-        for name, error in sorted(self.broken.items()):
-            out.append({"name": name, "version": None, "distribution": None, "hooks": [], "error": error})
-        for name in default_plugin_names():  # a default plugin turned off is still listed, as off
-            if name in self.disabled:
-                out.append({"name": name, "version": _core_version(), "distribution": "msprobe-core", "hooks": [],
-                            "default": True, "disabled": True})
-        return out
+        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load or
+        are turned off): :func:`~msprobe_core.host.listing.describe_plugins`."""
+        from .listing import describe_plugins
 
-
-def _core_version() -> str:
-    from ..version import __version__
-
-    return __version__
+        return describe_plugins(self)
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:

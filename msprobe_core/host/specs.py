@@ -357,20 +357,20 @@ def file_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class TensorMetricSpec:
-    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays.
+    """An extra tensor-mode metric: ``fn(npu, bench) -> float | str`` on squeezed arrays (``row_context=True``:
+    ``fn(npu, bench, row)``, ``row`` the row's :class:`~msprobe_core.host.tensor_row.TensorRow`).
 
-    Its column is added to the runs whose options it ``applies`` to (every run by default).
-    ``worse`` (``"lower"``: a lower value is worse, ``"higher"``: a larger magnitude is) and
-    ``plot`` (the report plots it along execution order) describe the column to the summary
-    and the report, as the core's metrics are described (:meth:`column_spec`).
-    """
+    Its column is added to the runs whose options it ``applies`` to (every run by default). ``worse`` (``"lower"``:
+    a lower value is worse, ``"higher"``: a larger magnitude is) and ``plot`` (the report plots it along execution
+    order) describe the column to the summary and the report, as the core's metrics are (:meth:`column_spec`)."""
 
     column: str
-    fn: Callable[[Any, Any], Any]
+    fn: Callable[..., Any]
     applies: Callable[[CompareOptions], bool] = always_applies
     worse: str | None = None
     plot: bool = False
     plugin: str = ""
+    row_context: bool = False
 
     def column_spec(self) -> ColumnSpec:
         """The metric's column, as the column registry holds it."""

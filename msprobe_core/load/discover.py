@@ -2,8 +2,9 @@
 
 Handles a pair of files, a pair of step directories (``rank*`` children
 paired by sorted position, or a single ``proc<PID>`` child on each side),
-graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir) and
-dump roots holding ``step<N>`` dirs (one compare per step, :mod:`.steps`).
+graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir). Dump roots holding ``step<N>``
+dirs (one compare per step) are the default plugin ``steps``'s (it claims them first, through
+``msprobe_discover_jobs``); with it turned off such a root is refused, saying so.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ log = logging.getLogger("msprobe")
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?\Z")  # \Z: "$" also matches before a final newline
 PROC_DIR = re.compile(r"^proc[0-9]+\Z")
 MIX_DIRS = ("graph", "pynative")
+#: a step directory's whole name (used with ``fullmatch``: ``$`` would also match before a trailing newline)
+STEP_DIR = re.compile(r"step(0|[1-9][0-9]*)")
 
 
 def _listdir(path: Path) -> list[str]:
@@ -94,17 +97,43 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
         mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
         if mixed:
             return _mixed_jobs(target, golden, options, mixed)
-        from .steps import is_step_root, step_jobs
-
-        if any(is_step_root(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden)):
-            return step_jobs(target, golden, options, discover_jobs)
+        if holds_step_dirs(target, golden):  # the default plugin steps claims these first: it is turned off
+            root = next(p for p in (target, golden) if _step_names(p) and not (_rank_dirs(p) or _procs(p)))
+            raise UsageError(
+                f"{root} holds step directories ({', '.join(_step_names(root))}): comparing two dump roots step by "
+                "step is the default plugin 'steps''s, which is turned off (-p no:steps or MSPROBE_DISABLE_PLUGINS); "
+                f"point {dump_paths_label()} at step directories such as dump/step0", path=root)
         _refuse_step_option(options, target)
     return _rank_jobs(target, golden, out)
 
 
+def _step_names(path: Path) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(path) if STEP_DIR.fullmatch(n) and (path / n).is_dir())
+    except OSError:
+        return []
+
+
+def holds_step_dirs(target: Path, golden: Path) -> bool:
+    """Whether ``-tp``/``-gp`` are two dump roots to compare step by step: directories, no graph/pynative mixed
+    dump, and one of them holds ``step<N>`` directories and no ``rank*``/``proc<PID>`` ones."""
+    if not (target.is_dir() and golden.is_dir()):
+        return False
+    if set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS):
+        return False
+    return any(_step_names(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden))
+
+
+def step_label(label: str) -> str | None:
+    """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
+    head = label.split("/", 1)[0]
+    return head if STEP_DIR.fullmatch(head) else None
+
+
 def _refuse_step_option(options: CompareOptions, target: Path) -> None:
-    """``--step`` given for a step directory or a pair of files: there is one step, say so."""
-    if options.step is None:
+    """``--step`` (the default plugin ``steps``'s) given for a step directory or a pair of files: there is one
+    step, say so."""
+    if getattr(options, "step", None) is None:
         return
     raise UsageError(
         f"--step selects the step<N> directories of two dump roots (or the steps a dump format's plugin reads) and "

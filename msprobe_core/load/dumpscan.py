@@ -125,7 +125,7 @@ def feed_file(scanner: Any, path: Path) -> bool:
     as fast, but a file truncated by another program while it is mapped kills the process.)
     Each block goes with its offset in the file (where the index mode records the entries).
     """
-    from ..console.progress import size_text, tick
+    from ..console.stages import size_text, tick
 
     filled = 0  # bytes at the front of buf not consumed yet
     at = 0  # file offset of buf[0]

@@ -209,3 +209,7 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         k = parent[k]
     out.reverse()
     return out
+
+
+#: public name of :func:`_longest_increasing` (a plugin's own alignment anchors: ``msprobe_core.plugin``)
+longest_increasing = _longest_increasing

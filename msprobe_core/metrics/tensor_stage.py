@@ -29,6 +29,7 @@ from .tensor_paths import TensorPaths as _TensorPaths
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
+    from ..host.tensor_row import TensorRow
 
 log = logging.getLogger("msprobe")
 
@@ -57,6 +58,8 @@ class TensorTask:
     #: whether dump.json gives each side a complex dtype (``None``: not known); a real row's file may not be complex
     npu_complex: bool | None = None
     bench_complex: bool | None = None
+    #: the row as dump.json describes it, for the tensor metrics that ask for it (``None``: none asks)
+    row_context: TensorRow | None = None
 
 
 def is_complex_dtype(spec: Any, text: object) -> bool | None:
@@ -227,7 +230,7 @@ def _finish_pair(task: TensorTask, loaded: tuple[Any, Any] | str,
     extra = []
     for spec in rd.metrics:
         try:
-            extra.append(spec.fn(npu, bench))
+            extra.append(spec.fn(npu, bench, task.row_context) if spec.row_context else spec.fn(npu, bench))
         except Exception as exc:  # a third-party metric must not stop the run, nor fail unseen
             extra.append(failure_of(spec.fn, exc))
     return task.row, cells + tuple(extra), None
@@ -364,7 +367,6 @@ def plan_chunks(tasks: Sequence[TensorTask], sizes: Sequence[int], parallelism: 
 
 def run_tasks(
     tasks: Sequence[TensorTask],
-    workers: int | None = None,
     *,
     executor: Any = None,
     quiet: bool = True,
@@ -377,7 +379,7 @@ def run_tasks(
     run's plugin host, whose readers and metrics the pairs computed in this process use (tasks on other processes
     use theirs).
 
-    ``executor`` (default: a local pool of ``workers`` processes) runs chunks of
+    ``executor`` (default: this process, one pair after another) runs chunks of
     pairs (:func:`plan_chunks`) with at most ``2 × parallelism`` chunks in flight;
     each worker holds at most two pairs at a time (:func:`_iter_pairs`), so memory
     is bounded by ``parallelism × 2 × largest pair`` whatever the dump size. Below
@@ -386,15 +388,15 @@ def run_tasks(
     """
     from contextlib import ExitStack
 
-    from ..console.progress import Progress
-    from ..workers.executors import LocalExecutor, usable_cpus
+    from ..console.stages import Progress
+    from ..workers.executors import InlineExecutor, usable_cpus
 
     sizes = [_pair_bytes(t) for t in tasks]
     total = sum(sizes)
     results: dict[int, tuple[tuple[Any, ...], str | None]] = {}
     with ExitStack() as stack:
         if executor is None:
-            executor = stack.enter_context(LocalExecutor(workers))
+            executor = stack.enter_context(InlineExecutor())
         bar = stack.enter_context(Progress(len(tasks), unit="tensor pairs", total_bytes=total, quiet=quiet))
         parallelism = executor.parallelism()
         cpus = usable_cpus()
@@ -413,6 +415,18 @@ def run_tasks(
     return results
 
 
+def _row_context(target: Any, golden: Any, i: int, j: int, t_name: str, g_name: str) -> TensorRow:
+    """What a tensor metric with ``row_context`` gets of target row ``i`` and golden row ``j``."""
+    from ..host.tensor_row import TensorRow
+    from ..model import NA
+
+    def text(value: Any) -> str | None:
+        return None if value is None or value == NA else str(value)
+
+    return TensorRow(target.name[i], golden.name[j], text(target.dtype[i]), text(golden.dtype[j]),
+                     text(target.shape[i]), text(golden.shape[j]), t_name or "", g_name or "")
+
+
 def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     """The metric columns of tensor mode for a matched table (the built-in tensor metric set)."""
     from ..result import TENSOR_METRIC_COLUMNS
@@ -422,6 +436,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     if host is None:
         raise TypeError("the tensor metric set needs the run's host (MetricContext.host)")
     extra = tuple(m.column for m in host.tensor_metrics_for(ctx.options))
+    with_row = any(m.row_context for m in host.tensor_metrics_for(ctx.options))  # else no row travels to workers
     names = TENSOR_METRIC_COLUMNS + list(extra)
     width = len(names)
     cells: list[tuple[Any, ...]] = []
@@ -456,7 +471,8 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         nbytes = known[npu_path] + known[bench_path] if npu_path in known and bench_path in known else -1
         tasks.append(TensorTask(k, npu_path, bench_path, t_name, g_name, nbytes,
                                 squeezed_shape(target.shape[i], shapes), squeezed_shape(golden.shape[j], shapes),
-                                is_complex_dtype(t_spec, target.dtype[i]), is_complex_dtype(g_spec, golden.dtype[j])))
+                                is_complex_dtype(t_spec, target.dtype[i]), is_complex_dtype(g_spec, golden.dtype[j]),
+                                _row_context(target, golden, i, j, t_name, g_name) if with_row else None))
     with executor_for(ctx.options, host) as executor:
         done = run_tasks(tasks, executor=executor, quiet=ctx.options.quiet, metrics=extra, host=host)
     for row, (row_cells, warn) in sorted(done.items()):  # row order, whatever the executor
@@ -468,9 +484,7 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
         log.warning("tensor read failed, row not compared (Result warning): %s", w)
     columns = {name: [c[n] for c in cells] for n, name in enumerate(names)}
     settle_failures(columns, host.tensor_metrics_for(ctx.options), UNSUPPORTED)
-    if ctx.options.tensor_log:
-        from .tensor_log import framework_specs, log_tensor_rows
-
-        log_tensor_rows(target, golden, match, columns, names, fuzzy=getattr(ctx.options, "fuzzy_match", False),
-                        frameworks=match.notes.frameworks or framework_specs(host, target, golden))
+    # who watches the computed rows (-tensor_log: the default plugin tensor_log) is told through a hook
+    host.pm.hook.msprobe_tensor_rows_compared(target=target, golden=golden, match=match, columns=columns,
+                                              names=list(names), options=ctx.options, host=host)
     return columns

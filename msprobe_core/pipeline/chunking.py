@@ -5,7 +5,7 @@ A chunk is a run of consecutive result rows that starts at a target API's first 
 entries of the target dump; its golden rows, whatever entries of the golden dump they are in (one run
 when both dumps hold the same calls in the same order). Both are read by byte range
 (:mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
-with the column-wide facts of the whole result (:data:`msprobe_core.result.WHOLE_NUMBERS`), a chunk's
+with the column-wide facts of the whole result (:attr:`msprobe_core.model.MatchNotes.whole_numbers`), a chunk's
 cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
 """
 
@@ -160,7 +160,7 @@ def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may
     go), a forked worker may build half of the chunks meanwhile (:mod:`msprobe_core.pipeline.chunkworker`).
     """
-    from ..console.progress import fraction_text, tick
+    from ..console.stages import fraction_text, tick
     from .chunkworker import Round, plan_rounds, replay, start_worker, worker_wanted
 
     rounds, worker, started = [Round(0, len(chunks), len(chunks))], None, []
@@ -194,7 +194,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
                     readers: tuple[ChunkReader, ChunkReader], out: Any,
                     build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any) -> None:
     """Chunks ``first:stop``, each read, built, written and fed to the sink."""
-    from ..console.progress import fraction_text, tick
+    from ..console.stages import fraction_text, tick
 
     for k in range(first, stop):
         start, end = chunks[k]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..console.progress import file_sizes, stage
+from ..console.stages import file_sizes, stage
 from ..errors import CompareFailed
 from ..host.registry import PluginHost
 from ..host.specs import CompareJob

@@ -56,7 +56,8 @@ def stream_plan(job: CompareJob, options: CompareOptions, host: PluginHost) -> S
     from ..load.dumpindex import Scanner
     from ..load.dumpscan import available
 
-    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() or options.diff_analyze:
+    if os.environ.get(ENV_WHOLE_TABLES) or Scanner is None or not available() \
+            or getattr(options, "diff_analyze", False):  # -da (the default plugin diff_analyze) reads whole tables
         return None
     try:
         kind = detect_kind(Path(job.target))
@@ -212,7 +213,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
-    from ..console.progress import stage
+    from ..console.stages import stage
     from ..files.outputs import output_policy
     from ..load.chunks import ChunkDeclined
     from ..load.stackindex import StackIndex, StackRecords
@@ -275,7 +276,7 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     """The match stage on the indexes: frameworks, the exact join, the dtype gate (``None``: no row matched)."""
     import logging
 
-    from ..console.progress import stage
+    from ..console.stages import stage
     from ..load.stage import check_pair
     from ..match.frameworks import dtype_compat, resolve_frameworks
     from ..match.index_match import framework_view, gate_dtypes, golden_paired, join_indexes
@@ -298,7 +299,7 @@ def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: I
                  timestamp: str, host: PluginHost, build: Build,
                  started: float | None) -> tuple[ResultTable, list[Path]]:
     """The result of an index match built from whole tables, as the whole-table path builds it."""
-    from ..console.progress import stage
+    from ..console.stages import stage
     from ..match.index_match import compare_keys
     from ..write.stage import write_result
 

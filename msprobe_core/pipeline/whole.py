@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..console.progress import stage
+from ..console.stages import stage
 from ..match.stage import match_tables
 from ..model import CompareOptions, DumpTable, MatchResult
 from ..write.stage import write_result

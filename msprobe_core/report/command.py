@@ -271,7 +271,7 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
     first divergence was and is (see --versus).
     """
     from ..console.logs import setup_logging
-    from ..console.progress import file_sizes, run_status, stage
+    from ..console.stages import file_sizes, run_status, stage
     from ..workers.gcpause import gc_paused
     from .accumulate import SummaryAccumulator
     from .finish import finish_summary

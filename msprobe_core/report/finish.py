@@ -175,7 +175,7 @@ def finish_views(
     unrecognised: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """:func:`finish_summary` of whole views (the summary fed each view chunk by chunk)."""
-    from ..console.progress import set_job, stage
+    from ..console.stages import set_job, stage
 
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
@@ -222,7 +222,7 @@ def finish_summary(
     ``after_summary``: called with the summary once its paths are known, before anything is written or printed
     (it may write a file of its own and note it in the summary: the next dump's config).
     """
-    from ..console.progress import clear_status, set_job, stage
+    from ..console.stages import clear_status, set_job, stage
     from .hierarchy import run_hierarchy
     from .tree import STATS_KEY
 
@@ -289,7 +289,7 @@ def finish_run(
     the least matched share, see :mod:`msprobe_core.report.unpaired`). The summary takes each job's summary partial where the run made one
     (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks; the HTML report
     the samples the jobs made with their partials (:func:`samples_from_outcomes`)."""
-    from ..console.progress import set_job, stage
+    from ..console.stages import set_job, stage
 
     output_dir = Path(options.output_dir)
     analysis = None
@@ -360,7 +360,7 @@ def run_inputs(outcomes: Sequence[Any], given: tuple[Any, Any] | None) -> tuple[
 
 
 def steps_absent(outcomes: Sequence[Any]) -> list[dict[str, str]]:
-    """The steps only one run has, as step discovery noted them on the jobs (:mod:`msprobe_core.load.steps`)."""
+    """The steps only one run has, as step discovery noted them on the jobs (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`)."""
     for outcome in outcomes:
         absent = getattr(outcome.job, "steps_absent", None)
         if absent is not None:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..console.progress import fraction_text, tick
+from ..console.stages import fraction_text, tick
 from ..errors import OutputError
 from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME

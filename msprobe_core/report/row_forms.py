@@ -114,21 +114,30 @@ def _dtype_specs(view: ResultView, side: int) -> list[Any]:
 def _inside_form(view: ResultView, i: int, npu: forms.Stats | str, bench: forms.Stats | str,
                  rtol: float = forms.FORM_RTOL) -> str | None:
     """:data:`forms.FORM_INSIDE` when output row ``i`` differs only by a unary call that one side applies inside
-    the call and the other after it (found nearby in the table, on either side: ``forms.applied_inside``)."""
+    the call and the other after it (found nearby in the table, on either side: ``forms.applied_inside``); in
+    the backward pass, the call's incoming gradient, which that unary call's backward explains the same way."""
     names = view.names
     where = forms.any_call_and_slot(names[i])
-    if where is None or where[1] != "output" or isinstance(npu, str) or isinstance(bench, str):
+    if where is None or isinstance(npu, str) or isinstance(bench, str):
+        return None
+    backward = forms.is_backward(where[0])
+    # a forward output, or a backward call's incoming gradient (its input): the gradient at the activation's
+    # output on one side, at its input on the other, which the activation's own backward turns one into the other
+    if where[1] != ("input" if backward else "output"):
         return None
     rows: dict[str, dict[str, int]] = {}
     for j in range(max(0, i - _INSIDE_WINDOW), min(len(view), i + _INSIDE_WINDOW + 1)):
         other = forms.any_call_and_slot(names[j])
-        if other is not None and other[2] == 0 and other[0] != where[0]:
+        if (other is not None and other[2] == 0 and other[0] != where[0]
+                and forms.is_backward(other[0]) == backward):
             rows.setdefault(other[0], {})[other[1]] = j
     for call, slots in rows.items():
         if "input" not in slots or "output" not in slots or f"{call}.input.1" in names[slots["input"]:slots["output"]]:
             continue
+        # backward, the gradient flows from the activation's backward input (at its output) to its output
+        inner = ("output", "input") if backward else ("input", "output")
         for side, own, other in ((C.NPU, npu, bench), (C.BENCH, bench, npu)):
-            inner_in, inner_out = _row_values(view, slots["input"], side), _row_values(view, slots["output"], side)
+            inner_in, inner_out = (_row_values(view, slots[inner[0]], side), _row_values(view, slots[inner[1]], side))
             if isinstance(inner_in, list) and isinstance(inner_out, list) and forms.applied_inside(
                     own, other, inner_in, inner_out, rtol):
                 return forms.FORM_INSIDE

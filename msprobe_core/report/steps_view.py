@@ -1,7 +1,7 @@
 """The steps of a run, one entry each: verdict counts, first divergence, each rank's part.
 
 A compare of two dump roots holding ``step<N>`` directories runs one result per (step, rank), labelled
-``step1/rank0`` (:mod:`msprobe_core.load.steps`). The summary's ``steps`` list is made from those results'
+``step1/rank0`` (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`). The summary's ``steps`` list is made from those results'
 partials alone (no row is read again): per step its verdict counts, its first divergence by the run's rule
 (:func:`~msprobe_core.report.divergence.choose_divergence`) and, per rank, its worst verdict and first divergent
 node, which the report draws as a steps × ranks map. A step only one run has is listed too, as ``absent``.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..load.steps import step_label
+from ..load.discover import step_label
 from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
 from .drift import carried_input
 from .views import VERDICT_LEVEL, VERDICTS
@@ -49,7 +49,7 @@ def step_answer(analysis: Any, step: str, labels: Sequence[str]) -> Divergence |
     """The first divergence ``-da`` found in ``step`` (its ``diff_analyze_*.json``): a cause before a propagated
     divergence, then the lowest rank; ``labels``: the step's result labels in rank order, to name the result.
     Its ``index`` is ``-1``: the position is known only where the run's summary searched for the row."""
-    from ..analysis.nodes import rank_number
+    from ..host.ranks import rank_number
 
     queries = sorted(analysis_queries(analysis), key=lambda q: (not q.cause, q.rank_key))
     if not queries:

@@ -23,7 +23,7 @@ def report_versus(results: Sequence[Path], sides: tuple[list[list[Path]], list[l
                   quiet: bool) -> dict:
     """Compare the two sides before and after (``labels``: each side's result labels); writes ``output`` (HTML)
     and ``json_summary``; returns the summary."""
-    from ..console.progress import clear_status, stage
+    from ..console.stages import clear_status, stage
     from ..errors import OutputError
     from ..files.outputs import TEXT_ERRORS
     from ..write.writers import atomic_path

@@ -52,8 +52,8 @@ def run_compare(
 
     By default the jobs run as ``msprobe compare`` runs them: the output directory is checked first,
     the run holds a timestamp no earlier result in it has (unless ``options.force``), several rank pairs
-    run side by side on the run's executor, progress lines are shown, ``options.diff_analyze`` runs the
-    first-divergence analysis instead, and a failing job fails the run once the others are written.
+    run side by side on the run's executor, progress lines are shown, a plugin that takes the run (``msprobe_run_jobs``: ``-da``) runs
+    it instead, and a failing job fails the run once the others are written.
 
     ``stages_only=True`` runs each job's stages alone, one after the other, for a front end that owns the
     rest (its output directory, its console, its way of going on after a failure): no progress lines,

@@ -2,8 +2,8 @@
 
 The run prepares the output directory, holds the run's timestamp, pauses the garbage collector,
 and hands each job to the pipeline (:mod:`msprobe_core.pipeline.job`), to the executor's tasks
-(:mod:`msprobe_core.run.parallel`) or, with ``-da``, to the first-divergence analysis
-(:mod:`msprobe_core.analysis`). Only the jobs' own stages write result files.
+(:mod:`msprobe_core.run.parallel`) or, when a plugin takes the run (``msprobe_run_jobs``: ``-da``, the default
+plugin ``diff_analyze``), to that plugin. Only the jobs' own stages write result files.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from ..console.progress import set_job, stage
+from ..console.stages import set_job, stage
 from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
@@ -47,13 +47,10 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
         # both travel to worker processes
         run = replace(run or RunContext(), host=host, started=time.time(), stamp=timestamp)
         with gc_paused(freeze=True), output_policy(force=options.force, started=run.started), running_with(host):
-            if options.diff_analyze:  # first-divergence analysis: its own outputs (msprobe_core.analysis)
-                from ..analysis.runner import run_diff_analyze
-
-                stage("first-divergence analysis (-da)", f"{len(jobs)} pair{'s' if len(jobs) > 1 else ''}")
-                analysed = run_diff_analyze(jobs, options, host, stamp=timestamp)
-                if analysed is not None:
-                    return analysed
+            # a plugin may run the jobs its own way (-da: the default plugin diff_analyze); else the plain compare
+            taken = host.run_jobs(jobs, options, run)
+            if taken is not None:
+                return taken
             outcomes = _run_on_executor(jobs, options, run)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes

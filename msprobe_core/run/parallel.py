@@ -134,7 +134,7 @@ def run_parallel(
     executor: Executor,
 ) -> list[JobOutcome] | None:
     """Run the jobs as executor tasks; ``None`` when they cannot be shipped (unpicklable job)."""
-    from ..console.progress import Progress
+    from ..console.stages import Progress
     from ..pipeline.job import JobOutcome
 
     outcomes = [JobOutcome(job) for job in jobs]

@@ -84,6 +84,12 @@ def applied_inside(target: Stats, golden: Stats, inner_input: Stats, inner_outpu
         inner_input, golden, rtol)
 
 
+def is_backward(call: str) -> bool:
+    """Whether a call key is a backward call's (``Tensor.mul.0.backward``, ``Module.mlp.MLP.backward.0``)."""
+    parts = call.rsplit(".", 2)
+    return "backward" in parts[-2:]
+
+
 def call_prefix(call: str) -> str:
     """A call without its number and direction (``Tensor.__add__.0.forward`` → ``Tensor.__add__``)."""
     return call.rsplit(".", 2)[0]

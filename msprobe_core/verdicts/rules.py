@@ -17,6 +17,7 @@ import numpy as np
 from .. import result_columns as C
 from ..match.frameworks import dtype_equal_column
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
+from .forms import SCALAR_RTOL
 
 if TYPE_CHECKING:
     from ..host.specs import VerdictContext
@@ -34,6 +35,10 @@ MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
 #: ours, not msprobe's: a backward tensor two frameworks record with other shapes is not judged (docs/differences.md)
 MSG_SHAPE_RECORDED_APART = ("warning: The shape of NPU and Bench are inconsistent: the two frameworks record this "
                             "backward tensor differently, so its values were not judged.")
+#: ours, not msprobe's: a forward tensor of another shape that holds the same elements, the leading dimensions folded
+#: otherwise (``[16, 64]`` against ``[2, 8, 64]``), and the same values, in a cross-framework pair (docs/differences.md)
+MSG_SHAPE_FOLDED = ("warning: The shape of NPU and Bench are inconsistent: the same elements with the leading "
+                    "dimensions folded otherwise, and values that agree.")
 MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
 MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
 MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
@@ -169,8 +174,12 @@ def compute_verdicts(
     dtype_equal: Sequence[bool] | None = None,
     cross_framework: bool | None = None,
     unread: Mapping[int, str] | None = None,
+    scalar_rtol: float = 0.0,
 ) -> tuple[list[str], list[str]]:
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
+
+    ``scalar_rtol``: how far apart (relatively) two number arguments may be and still be the same argument; 0 (as
+    msprobe judges): any difference is an inconsistency. Two different programs pass :data:`SCALAR_RTOL`.
 
     ``unread``: rows (tensor mode) whose tensor file could not be read → what went wrong. Such a row
     was not compared: it is a ``warning`` whose first message names the file, whatever the other rules
@@ -232,12 +241,15 @@ def compute_verdicts(
     row_out_only = out_only[groups.id]
     row_check = ~row_skip & (~row_out_only | is_out)
     apart = np.zeros(n, dtype=bool)  # backward tensors the two frameworks record with other shapes
+    folded = np.zeros(n, dtype=bool)  # forward tensors one framework holds with its leading dimensions folded
     if cross_framework is None:
         cross_framework = dtype_equal is not None
     if cross_framework:
         shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
         apart = np.array([".backward." in names[i] and shapes_t[i] != shapes_g[i] for i in range(n)], dtype=bool)
         apart &= matched
+        folded = matched & ~apart & _folded_same_values(columns, n)
+        apart |= folded
     group_check = ~(skip_all | out_only)
     first_out = groups.first(is_out)
     has_out = first_out >= 0
@@ -276,7 +288,8 @@ def compute_verdicts(
 
     scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
     for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
-        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max
+        par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max and not (
+            scalar_rtol and _same_number(n_max, b_max, scalar_rtol))
     flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
     # 5 DType
     differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
@@ -290,7 +303,8 @@ def compute_verdicts(
     bshape = columns[C.BENCH_SHAPE]
     sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
     flag(row_check & matched & sh & ~apart, ERROR, MSG_SHAPE)
-    flag(row_check & apart, WARNING, MSG_SHAPE_RECORDED_APART)
+    flag(row_check & apart & ~folded, WARNING, MSG_SHAPE_RECORDED_APART)
+    flag(row_check & folded, WARNING, MSG_SHAPE_FOLDED)
     # 7 warnings
     if mode == MODE_TENSOR:
         cos = _agg_values(columns[C.COSINE])
@@ -305,6 +319,18 @@ def compute_verdicts(
             cond = ((i == 0) & (o > 0.1)) | ((i != 0) & (o / np.where(i == 0, 1, i) > 10))
         flag(group_rows(cond), WARNING, MSG_REL_WARN)
     return _finish(level, messages)
+
+
+def _same_number(a: Any, b: Any, rtol: float) -> bool:
+    """Whether two recorded number arguments are one number up to ``rtol`` (``1/math.sqrt(d)`` against ``d**-0.5``);
+    booleans and text are never numbers here."""
+    if isinstance(a, (bool, str)) or isinstance(b, (bool, str)):
+        return False
+    try:
+        x, y = float(a), float(b)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.isfinite(x) and np.isfinite(y) and abs(x - y) <= rtol * max(abs(x), abs(y)))
 
 
 def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str], list[str]]:
@@ -324,5 +350,36 @@ def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
     """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
     dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.frameworks)
     result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal,
-                                   unread=ctx.meta.unread_tensors or None)
+                                   unread=ctx.meta.unread_tensors or None,
+                                   scalar_rtol=SCALAR_RTOL if ctx.match.notes.two_programs else 0.0)
     return {C.RESULT: result, C.ERR_MESSAGE: err}
+
+
+def _folded_same_values(columns: Mapping[str, Sequence[Any]], n: int) -> np.ndarray:
+    """Rows whose two shapes hold the same elements with the same last dimension, the leading dimensions folded
+    otherwise (one framework's layer flattens batch and sequence around its matmul), and whose statistics agree.
+    A shape that gains or loses a last dimension, or ends in a 1 (``[3, 6, 1]`` against ``[3, 6, 1, 1]``, which
+    broadcast otherwise), is no such row."""
+    from .forms import FORM_RTOL, same_elements_other_shape, shape_dims, stats_agree
+
+    shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
+    stats = [(columns.get(C.stat_column(C.NPU, s)), columns.get(C.stat_column(C.BENCH, s))) for s in C.STAT_NAMES]
+    out = np.zeros(n, dtype=bool)
+    if any(a is None or b is None for a, b in stats):
+        return out
+    for i in range(n):
+        a, b = str(shapes_t[i]), str(shapes_g[i])
+        if a == b or not same_elements_other_shape(a, b):
+            continue
+        da, db = shape_dims(a), shape_dims(b)
+        if not da or not db or da[-1] != db[-1] or da[-1] == 1:
+            continue
+        out[i] = stats_agree([_float(t[i]) for t, _ in stats], [_float(g[i]) for _, g in stats], FORM_RTOL)
+    return out
+
+
+def _float(cell: Any) -> float | None:
+    try:
+        return float(cell)
+    except (TypeError, ValueError):
+        return None

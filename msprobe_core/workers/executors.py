@@ -7,8 +7,8 @@ number of items. Callers put results back in item order themselves, which is
 why the output never depends on the executor or on scheduling.
 
 Executors are registered through the ``msprobe_register_executors`` hook
-(:class:`ExecutorSpec`); the built-in one is ``local`` (a process pool on this
-machine, :class:`LocalExecutor`), the Dask plugin adds ``dask``.
+(:class:`ExecutorSpec`); the default plugin ``local_executor`` registers ``local`` (a process pool on this
+machine), the Dask plugin adds ``dask``; with none, everything runs in the calling process (:class:`InlineExecutor`).
 :func:`executor_for` gives the stages the executor of the current run:
 :func:`msprobe_core.run.jobs.run_jobs` opens one per run and makes it current
 with :func:`using`; a task that runs on a worker opens the one its parent
@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
@@ -32,11 +32,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Name of the executor used when none is asked for.
+#: Name of the executor used when none is asked for (the default plugin ``local_executor``'s process pool; when it
+#: is turned off, everything runs in this process: :class:`InlineExecutor`).
 DEFAULT_EXECUTOR = "local"
-
-#: Below this many bytes of tensors a local run computes in-process: a pool does not pay.
-LOCAL_INLINE_BYTES = 64 * 1024 * 1024
 
 
 class ExecutorRef(ABC):
@@ -80,7 +78,7 @@ class Executor(ABC):
         ``n_tasks`` is the number of sibling tasks that will run at once; the
         default runs sub-tasks inline (in the task's own process).
         """
-        return LocalRef(1)
+        return InlineRef()
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release workers, pools and connections (the executor is unusable afterwards)."""
@@ -109,7 +107,7 @@ class ExecutorSpec:
     plugin: str = ""
 
 
-# --------------------------------------------------------------------------- local
+# --------------------------------------------------------------------------- this process
 def usable_cpus() -> int:
     """CPUs this process may run on (its affinity mask: taskset, cpusets, SLURM), else ``os.cpu_count()``."""
     try:
@@ -123,94 +121,27 @@ def _serial(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]
         yield i, fn(item)
 
 
-class LocalExecutor(Executor):
-    """A process pool on this machine (``fork`` where the platform has it), created on first use.
+class InlineExecutor(Executor):
+    """Everything in the calling process, one task after another: what runs when no executor is registered for
+    the run (the default plugin ``local_executor`` turned off) and what a task's sub-tasks use by default."""
 
-    With ``workers <= 1`` everything runs in the calling process.
-    """
-
-    name = "local"
-    inline_bytes = LOCAL_INLINE_BYTES
-
-    def __init__(self, workers: int | None = None) -> None:
-        self.workers = max(1, workers if workers is not None else usable_cpus())
-        self._pool: Any = None
+    name = "inline"
 
     def parallelism(self) -> int:
-        return self.workers
-
-    def _get_pool(self) -> Any:
-        if self._pool is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
-        return self._pool
+        return 1
 
     def map_unordered(
         self, fn: Callable[[T], R], items: Sequence[T], *, in_flight: int | None = None
     ) -> Iterator[tuple[int, R]]:
-        if self.workers <= 1 or len(items) <= 1:
-            yield from _serial(fn, items)
-            return
-        from concurrent.futures import FIRST_COMPLETED, wait
-        from concurrent.futures.process import BrokenProcessPool
-
-        from ..errors import CompareFailed
-
-        pool = self._get_pool()
-        limit = max(1, in_flight or 2 * self.workers)
-        queue = iter(enumerate(items))
-        pending: dict[Any, int] = {}
-
-        def submit_next() -> None:
-            nxt = next(queue, None)
-            if nxt is not None:
-                pending[pool.submit(fn, nxt[1])] = nxt[0]
-
-        try:
-            for _ in range(limit):
-                submit_next()
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    index = pending.pop(fut)
-                    try:
-                        result = fut.result()
-                    except BrokenProcessPool:
-                        raise CompareFailed(
-                            "a worker process died (out of memory? try fewer --workers; or a tensor file was truncated while it was read)"
-                        ) from None
-                    yield index, result
-                    submit_next()
-        finally:
-            for fut in pending:
-                fut.cancel()
-
-    def for_task(self, n_tasks: int) -> ExecutorRef:
-        # siblings share the cores: each task gets its part for its own sub-tasks
-        return LocalRef(max(1, self.workers // max(1, min(n_tasks, self.workers))))
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        yield from _serial(fn, items)
 
 
 @dataclass(frozen=True)
-class LocalRef(ExecutorRef):
-    """A local executor with ``workers`` processes (1: inline)."""
-
-    workers: int = 1
+class InlineRef(ExecutorRef):
+    """The recipe of an :class:`InlineExecutor` (a task's sub-tasks run in the task's own process)."""
 
     def open(self) -> Executor:
-        return LocalExecutor(self.workers)
-
-
-def create_local(options: CompareOptions) -> Executor:
-    """The built-in ``local`` executor for ``options.workers`` processes (default: every usable core)."""
-    return LocalExecutor(options.workers)
+        return InlineExecutor()
 
 
 # --------------------------------------------------------------------------- current executor
@@ -228,8 +159,12 @@ def using(executor: Executor) -> Iterator[Executor]:
 
 
 def open_executor(options: CompareOptions, host: PluginHost) -> Executor:
-    """A new executor as the options ask for it (``--executor``, ``--workers``, the executor's own options)."""
-    return host.executor(executor_name(options, host)).create(options)
+    """A new executor as the options ask for it (``--executor``, ``--workers``, the executor's own options); the
+    run's own process when none is asked for and the default one is not registered (its plugin is off)."""
+    name = executor_name(options, host)
+    if name == DEFAULT_EXECUTOR and name not in host.executors and not getattr(options, "executor", None):
+        return InlineExecutor()
+    return host.executor(name).create(options)
 
 
 def executor_name(options: CompareOptions, host: PluginHost) -> str:

@@ -158,3 +158,9 @@ class ChunkedResult:
             write_csv_rows(self._csv, header, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, self._files[-1]) from None
+
+
+def open_xlsx_chunked(path: Path, rows: int) -> ChunkedResult:
+    """An xlsx result of ``rows`` rows at ``path`` written part by part (``WriterSpec.open_chunked`` of the xlsx
+    format): the workbook :func:`msprobe_core.write.writers.write_xlsx` writes, sheet for sheet."""
+    return ChunkedResult(path, rows, xlsx=True)

@@ -46,7 +46,7 @@ def classic_keys(table: DumpTable, side: str, keys: list[str], options: CompareO
     """Compare keys as 8.3.3 builds them: row name and shape (name alone with a data mapping)."""
     if not is_classic(options):
         return keys
-    if options.data_mapping or options.layer_mapping:
+    if getattr(options, "data_mapping", None) or options.layer_mapping:
         return list(table.name)
     return [f"{n}{KEY_SEP}{_shape_text(s)}" for n, s in zip(table.name, table.shape)]
 
@@ -208,7 +208,7 @@ def classic_match(ctx: MatchContext) -> MatchResult:
     options = ctx.options
     if options.api_mapping or options.cell_mapping or options.layer_mapping:
         match = _mapped(ctx)
-    elif getattr(options, "fuzzy_match", False) and not options.data_mapping:
+    elif getattr(options, "fuzzy_match", False) and not getattr(options, "data_mapping", None):
         match = _fuzzy(ctx)
     else:
         match = ctx.run_after(CLASSIC_MAPPER)

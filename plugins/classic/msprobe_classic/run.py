@@ -62,12 +62,12 @@ class ClassicOptions:
         return CompareOptions(
             output_dir=Path(self.output_dir),
             output_format=WRITER,
-            data_mapping=self.data_mapping or None,
-            tensor_log=self.is_print_compare_log,
             workers=self.workers,
-            plugins={  # the default plugin 'fuzzy' (8.3.3's own fuzzy matcher reads it) and the msprobe-mindspore
-                # plugin's options
+            plugins={  # the default plugins 'fuzzy', 'data_mapping' (8.3.3's own matchers read them) and
+                # 'tensor_log', and the msprobe-mindspore plugin's options
                 "fuzzy_match": self.fuzzy_match,
+                "data_mapping": self.data_mapping or None,
+                "tensor_log": self.is_print_compare_log,
                 "api_mapping": (self.api_mapping or None) if ms else None,
                 "cell_mapping": (self.cell_mapping or None) if ms else None,
                 "layer_mapping": (self.layer_mapping or None) if ms else None,
@@ -261,7 +261,8 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
-    options = replace(opts.core_options(), plugin_data={}, output_format="xlsx", diff_analyze=diff_analyze)
+    # -da is the default plugin diff_analyze's option
+    options = replace(opts.core_options(), plugin_data={}, output_format="xlsx").with_values(diff_analyze=diff_analyze)
     host = get_host()
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
         if host.options.get("rank") is None:

@@ -209,6 +209,7 @@ def classic_columns(ctx: Any) -> dict[str, list[Any]]:
     elif target.mode == MODE_TENSOR:
         from .tensor import tensor_columns
 
-        tensor_columns(data, matched, target, golden, options.workers, getattr(options, "fuzzy_match", False), options.tensor_log)
+        tensor_columns(data, matched, target, golden, options.workers, getattr(options, "fuzzy_match", False),
+                       getattr(options, "tensor_log", False))
     with_stack_and_data_name(data, target, golden, match, settings.stack)
     return ordered(data, target.mode, settings.stack)

@@ -21,8 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import OutputError, UsageError, any_formula_like, atomic_path, neutralise
-from msprobe_core.unstable import HEADER_STYLE, XlsxStreamWriter, fill_style
+from msprobe_core.plugin import (
+    HEADER_STYLE,
+    OutputError,
+    UsageError,
+    XlsxStreamWriter,
+    any_formula_like,
+    atomic_path,
+    fill_style,
+    neutralise,
+)
 
 from .highlight import RED, YELLOW
 

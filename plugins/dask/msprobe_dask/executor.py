@@ -157,7 +157,7 @@ class InWorkerRef(ExecutorRef):
         try:
             get_worker()
         except ValueError:  # not on a worker (a task run inline): nothing to reach
-            from msprobe_core.plugin import LocalExecutor
+            from msprobe_core.plugin import InlineExecutor
 
-            return LocalExecutor(1)
+            return InlineExecutor()
         return InWorkerExecutor()

@@ -85,7 +85,7 @@ def _id_list(what: str) -> Any:
 
 RANK = OptionSpec("rank", ("--rank",), "Kernel dump ranks (1,2,3); alone: all.", bare="", validate=_id_list("rank"))
 #: ``--step`` is the core's (it also selects the ``step<N>`` directories of msprobe's own dumps); here it picks
-#: kernel dump steps, read as ``options.step``
+#: kernel dump steps, read as ``options.step`` (``--step``, the default plugin ``steps``'s option)
 STEP_FLAG = "--step"
 
 
@@ -130,7 +130,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
         (dump, _), (other, other_path) = sorted((("-tp", target), ("-gp", golden)), key=lambda fp: not kernel[fp[0]])
         raise InputError(f"{dump} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",
                          path=other_path)
-    ranks, steps = parse_id_list(options.rank, "rank"), parse_id_list(options.step, "step")
+    ranks, steps = parse_id_list(options.rank, "rank"), parse_id_list(getattr(options, "step", None), "step")
     npu_all, bench_all = group_dump_dirs(target), group_dump_dirs(golden)
     npu_groups = {k: v for k, v in npu_all.items() if _selected(k, ranks, steps)}
     bench_groups = {k: v for k, v in bench_all.items() if _selected(k, ranks, steps)}
@@ -141,7 +141,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
     if common:  # else the error below says what each side has
         _name_absent(ranks, steps, npu_all, bench_all)
     if not common:
-        chosen = " ".join(f"--{w} {v}" for w, v in (("rank", options.rank), ("step", options.step)) if v)
+        chosen = " ".join(f"--{w} {v}" for w, v in (("rank", options.rank), ("step", getattr(options, "step", None))) if v)
         raise InputError(
             "no kernel dump (rank, step) is present in both dumps"
             + (f" for {chosen}" if chosen else "")

@@ -147,7 +147,7 @@ def data_mapping_active(ctx: MatchContext) -> tuple[bool, dict[str, str] | None]
     if ctx.options.layer_mapping and is_mindspore_target(ctx):
         generated = generate_layer_mapping(ctx)
         return bool(generated), generated
-    if ctx.options.data_mapping:
+    if getattr(ctx.options, "data_mapping", None):  # the default plugin 'data_mapping' may be off
         load_data_mapping(Path(ctx.options.data_mapping))
         return True, None
     return False, None

@@ -33,7 +33,8 @@ DUMPS = DATA / "dumps"
 #: pair -> (golden side, target side, fault side), levels dumped
 PAIRS = {"neox": ("neox_hf", "neox_litgpt", "neox_litgpt_fault"), "qwen2": ("qwen2_hf", "qwen2_tt", "qwen2_tt_fault"),
          "phi": ("phi_hf", "phi_litgpt", "phi_litgpt_fault"),
-         "mistral": ("mistral_hf", "mistral_tt", "mistral_tt_fault")}
+         "mistral": ("mistral_hf", "mistral_tt", "mistral_tt_fault"),
+         "msllama": ("msllama_hf", "msllama_mf", "msllama_mf_fault")}
 LEVELS = ("mix", "L1")
 STATS = ("max", "min", "mean", "norm")
 _MODULE = re.compile(r"^(Module|Cell)\.(.+)\.([^.]+)\.forward\.(\d+)$")
@@ -54,13 +55,20 @@ def _close(a: object, b: object) -> bool:
     return math.isclose(x, y, rel_tol=1e-4, abs_tol=1e-6) or (math.isnan(x) and math.isnan(y))
 
 
+def _dtype(name: object) -> str:
+    """A dtype as both frameworks' dumpers write it, alike (``torch.float32`` and ``Float32``); integers of
+    any width alike (token ids are int64 in PyTorch, int32 in MindSpore: the same values)."""
+    text = str(name).lower().removeprefix("torch.")
+    return "int" if text.startswith(("int", "uint")) else text
+
+
 def _same(t: DumpTable, r: int, g: DumpTable, s: int) -> bool:
-    return (t.state[r] == g.state[s] and t.dtype[r] == g.dtype[s] and t.shape[r] == g.shape[s]
+    return (t.state[r] == g.state[s] and _dtype(t.dtype[r]) == _dtype(g.dtype[s]) and t.shape[r] == g.shape[s]
             and all(_close(getattr(t, c)[r], getattr(g, c)[s]) for c in STATS))
 
 
 def _tensor(t: DumpTable, r: int) -> bool:
-    return str(t.dtype[r]).startswith("torch.") and t.max[r] is not None
+    return t.max[r] is not None and (str(t.dtype[r]).startswith("torch.") or str(t.dtype[r])[:1].isupper())
 
 
 def _op(key: str) -> str:
@@ -68,11 +76,18 @@ def _op(key: str) -> str:
     return ".".join(parts[:2])  # Functional.linear, Tensor.__add__, Torch.matmul
 
 
+def _same_op(t_key: str, g_key: str, cross: bool) -> bool:
+    """Two API calls may pair: the same op, or across frameworks any op (their values alone decide: the
+    names of MindSpore's primitives and PyTorch's APIs have no common table that is not this tool's own)."""
+    return cross or _op(t_key) == _op(g_key)
+
+
 def _derived(key: str) -> list[str]:
     if key.endswith(".forward"):
         return [key, key[: -len("forward")] + "backward"]
     head, n = key.rsplit(".forward.", 1)
-    return [key, f"{head}.backward.{n}", f"{head}.parameters_grad"]
+    # msprobe 26 numbers a module's parameters_grad entry like its calls (the first call's is ``.0``)
+    return [key, f"{head}.backward.{n}", f"{head}.parameters_grad.{n}"]
 
 
 def _values_match(t: DumpTable, t_rows: list[int], g: DumpTable, g_rows: list[int]) -> bool:
@@ -96,6 +111,8 @@ def _values_match(t: DumpTable, t_rows: list[int], g: DumpTable, g_rows: list[in
 def call_pairs(t: DumpTable, g: DumpTable, modules: dict[str, str]) -> dict[str, str]:
     """``{target forward key: golden forward key}``."""
     t_rows, g_rows = _rows(t), _rows(g)
+    cross = any(k.startswith(("Cell.", "Primitive.")) for k in t_rows) != any(
+        k.startswith(("Cell.", "Primitive.")) for k in g_rows)
     golden_modules = {}
     for key in g_rows:
         m = _MODULE.match(key)
@@ -117,7 +134,7 @@ def call_pairs(t: DumpTable, g: DumpTable, modules: dict[str, str]) -> dict[str,
             if partner:
                 out[key] = partner
         elif key.endswith(".forward"):
-            hits = [k for k in g_rows if k.endswith(".forward") and _op(k) == _op(key)
+            hits = [k for k in g_rows if k.endswith(".forward") and _same_op(key, k, cross)
                     and _values_match(t, t_rows[key], g, g_rows[k])]
             if len(hits) == 1:
                 out[key] = hits[0]
