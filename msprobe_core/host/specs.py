@@ -183,8 +183,7 @@ class CompareJob:
     output_dir: Path
     stem: str
     label: str = ""
-    #: what the plugin that discovered the job notes for its loader (``msprobe_load_dump`` gets the job): one
-    #: value per plugin, under the plugin's name (docs/plugins.md, "A plugin's own data"); the core never reads it
+    #: what the plugin that discovered the job notes for its loader, under the plugin's name (docs/plugins.md)
     plugin_data: dict[str, Any] = field(default_factory=dict)
     #: the ``DumpTable.kind`` its tables will have, when its discovery knows it ("": known once loaded);
     #: options declared for other kinds (``OptionSpec.kinds``) are refused for the run
@@ -468,10 +467,9 @@ class CommandLineClaim:
 class MetricContext:
     """What a metric set sees: both tables, the pairs, the cells so far and the options.
 
-    ``meta`` is the result's :class:`~msprobe_core.model.ResultNotes`: what a metric set keeps in its
-    ``plugin_data[<plugin name>]`` (per-row findings the verdict rules or the writer of the same plugin read)
-    goes with the table. ``host``: the run's
-    plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
+    ``meta``: the result's :class:`~msprobe_core.model.ResultNotes`; what a metric set keeps in its
+    ``plugin_data[<plugin name>]`` (findings its verdict rules or writer read) goes with the table. ``host``: the
+    run's plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
     """
 
     target: DumpTable
@@ -488,9 +486,8 @@ class VerdictContext:
     """What a verdict rule sees (``msprobe_register_verdicts``).
 
     ``columns``: every column so far, by name (metric columns, and what rules before this
-    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's
-    :class:`~msprobe_core.model.ResultNotes`, where a rule may leave per-row findings for the writers (row
-    colours…) in ``plugin_data[<plugin name>]``.
+    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's ``ResultNotes``, where
+    a rule may leave per-row findings for its writer (row colours…) in ``plugin_data[<plugin name>]``.
     """
 
     mode: str
