@@ -96,7 +96,7 @@ def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
     from .result_columns import BENCH, NPU, stat_column
 
     data = ctx.columns
-    frameworks = ctx.match.notes.get("frameworks")
+    frameworks = ctx.match.notes.frameworks
     parse = frameworks[0].parse_statistic if frameworks else None
     out: dict[str, list[Any]] = {}
     for stat, diff_col, rel_col in REL_COLUMNS_ORDER:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy-backed: not imported by the data model itself
+    from .host.specs import FrameworkSpec
     from .text.statcells import StatCells
 
 #: Placeholder written for cells that have no value on that side.
@@ -32,11 +33,16 @@ ROW_COLUMNS = (
 #: the statistics columns among them (lists, or :class:`msprobe_core.text.statcells.StatCells`)
 STAT_COLUMNS = ("max", "min", "mean", "norm")
 
-#: The states of a row (``ApiEntry`` members): what part of an API call it holds.
+# The states of a row (``DumpTable.state``): what part of an API call it holds.
+#: a row of an argument of the call
 STATE_INPUT = "input"
+#: a row of a result of the call
 STATE_OUTPUT = "output"
+#: a row of a module's parameter
 STATE_PARAMETERS = "parameters"
+#: a row of the gradient of a module's parameter (a ``parameters_grad`` entry)
 STATE_PARAMETERS_GRAD = "parameters_grad"
+#: a row of a ``debug.json`` value (``msprobe.save``)
 STATE_DEBUG = "debug"
 
 
@@ -98,7 +104,14 @@ class DumpTable:
     data_name: list[str] = field(default_factory=list)
     stack: dict[str, list[str]] | None = None
     tensor_dir: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: what the file held that the loader did not understand: records ``{"file", "kind", "name", "count",
+    #: "first"}`` (:mod:`msprobe_core.load.dialects`), for the console and the run's summary
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    #: the older shapes the loader recognised and mapped (one line each, for the log)
+    dialects: list[str] = field(default_factory=list)
+    #: what plugins keep on the table, one value per plugin, under the plugin's name (docs/plugins.md,
+    #: "A plugin's own data"); the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.name)
@@ -108,24 +121,70 @@ class DumpTable:
         return self.apis[self.row_api[row]].key
 
 
-#: ``MatchResult.notes`` / ``ResultTable.meta`` key: the match stage's account of the golden side,
-#: ``{"golden_rows": N, "golden_unmatched": M}`` (a result table lists the target's rows only, so the golden rows
-#: no target row took are known only here; the run's summary says when many found no counterpart)
-PAIRING_NOTE = "pairing"
-
-
 def pairing_note(golden_rows: int, paired: int) -> dict[str, int]:
-    """The :data:`PAIRING_NOTE` of a match that paired ``paired`` distinct rows of a golden table of ``golden_rows``."""
+    """The :attr:`MatchNotes.pairing` of a match that paired ``paired`` distinct rows of a golden table of
+    ``golden_rows``."""
     return {"golden_rows": int(golden_rows), "golden_unmatched": max(0, int(golden_rows) - int(paired))}
 
 
-#: ``MatchResult.notes`` key set (``True``) by a mapper that pairs two different programs of the same math (two
-#: libraries' implementations): a number argument equal up to float64 rounding (one computes it, the other writes
-#: it out) is then no inconsistency of the row's verdict (docs/differences.md, "Differences of form")
-TWO_PROGRAMS_NOTE = "two_programs"
 #: The comment line (without ``# ``) by which a data-mapping file says it pairs two programs (``--auto-map`` writes
-#: it): given back with ``-dm``, the compare sets :data:`TWO_PROGRAMS_NOTE` too and judges as the run that wrote it
+#: it): given back with ``-dm``, the compare sets :attr:`MatchNotes.two_programs` too and judges as the run that wrote it
 TWO_PROGRAMS_COMMENT = "two programs: number arguments equal up to float64 rounding are one number"
+
+
+@dataclass
+class MatchNotes:
+    """What the match stage and the mappers say about a match, for the stages after it (one typed field each).
+
+    A mapper that wraps another's match passes its notes on (``MatchResult(t, g, notes=match.notes)``).
+    """
+
+    #: the (target, golden) :class:`~msprobe_core.host.specs.FrameworkSpec` the match stage resolved (``None``:
+    #: no match stage ran; the stages after it resolve them from the tables)
+    frameworks: tuple[FrameworkSpec | None, FrameworkSpec | None] | None = None
+    #: the match stage's account of the golden side, ``{"golden_rows": N, "golden_unmatched": M}`` (a result
+    #: lists the target's rows only, so the golden rows no target row took are known only here; the run's
+    #: summary says when many found no counterpart)
+    pairing: dict[str, int] | None = None
+    #: lines a mapper writes for the run's summary (its account of how it paired the rows)
+    summary_notes: list[str] = field(default_factory=list)
+    #: files a mapper attaches to the match, ``(file name prefix, text)``: written next to the result as
+    #: ``<prefix>_<timestamp>.yaml`` (``--auto-map``'s proposal, ``-lm``'s generated mapping)
+    attachments: list[tuple[str, str]] = field(default_factory=list)
+    #: for a part of a bigger result (:mod:`msprobe_core.write.tailbuild`, the chunked path): whether each
+    #: statistics column of the whole result holds only numbers (:func:`msprobe_core.result.whole_numbers`)
+    whole_numbers: dict[str, bool] | None = None
+    #: set by a mapper that pairs two different programs of the same math (two libraries' implementations): a
+    #: number argument equal up to float64 rounding (one computes it, the other writes it out) is then no
+    #: inconsistency of the row's verdict (docs/differences.md, "Differences of form")
+    two_programs: bool = False
+    #: what plugins keep with the match, one value per plugin under its name (docs/plugins.md, "A plugin's own
+    #: data"); the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResultNotes:
+    """What the stages say about a result beyond its cells (``ResultTable.meta``; the metric sets and verdict
+    rules see the same object as ``ctx.meta``), one typed field each."""
+
+    #: the dump files the result compares
+    target: Path | None = None
+    golden: Path | None = None
+    #: the match's :attr:`MatchNotes.attachments`, written next to the result
+    attachments: list[tuple[str, str]] = field(default_factory=list)
+    #: the match's :attr:`MatchNotes.pairing`, for the run's summary
+    pairing: dict[str, int] | None = None
+    #: the match's :attr:`MatchNotes.summary_notes`, for the run's summary
+    summary_notes: list[str] = field(default_factory=list)
+    #: the rows whose tensor could not be read, with why (the tensor stage notes them, the verdict rules say so)
+    unread_tensors: dict[int, str] = field(default_factory=dict)
+    #: the mode of the dumps when the result was compared in another (``-da`` compares a tensor dump's
+    #: statistics: the summary reports the dump as it is); ``None``: the result's own mode
+    dump_mode: str | None = None
+    #: what plugins keep with the result, one value per plugin under its name (docs/plugins.md, "A plugin's own
+    #: data"): a metric set's per-row findings for its verdict rule or writer; the core never reads it
+    plugin_data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,7 +198,7 @@ class MatchResult:
     target: list[int]
     golden: list[int]
     dtype_gate: bool = True
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: MatchNotes = field(default_factory=MatchNotes)
 
 
 class _OptionValues:
@@ -185,7 +244,8 @@ def _options_model() -> type:
         "CompareOptions",
         [(s.name, types.get(s.kind, Any), field(default=s.default)) for s in specs]
         + [("plugins", dict[str, Any], field(default_factory=dict)),
-           ("extra", dict[str, Any], field(default_factory=dict))],
+           ("extra", dict[str, Any], field(default_factory=dict)),
+           ("plugin_data", dict[str, Any], field(default_factory=dict))],
         bases=(_OptionValues,),
         kw_only=True,
         namespace={"__module__": __name__},
@@ -195,8 +255,9 @@ def _options_model() -> type:
     One field per core option (:data:`msprobe_core.options.CORE_OPTIONS`:
     ``output_dir``, ``output_format``, ``fuzzy_match``, ``data_mapping``…); the
     options plugins declare are in
-    ``plugins`` and read as attributes too. ``extra`` is a free dict for what a run
-    carries between stages. The CLI and the Python API build it through
+    ``plugins`` and read as attributes too. ``extra`` holds the values the Python API's ``extra=`` gives that
+    name no option (read by the plugin that owns the name); ``plugin_data`` what a plugin carries through the
+    run, one value per plugin under its name (docs/plugins.md, "A plugin's own data"). The CLI and the Python API build it through
     :meth:`msprobe_core.host.registry.PluginHost.build_options`.
     """
     return model

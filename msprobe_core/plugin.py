@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most 120 of them: the specs a plugin
+the names below are the core's stable public surface for plugins, at most 140 of them: the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -27,7 +27,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
-        "EXACT_MAPPER",
+        "EXACT_MAPPER", "default_canonical",
     ),
     # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
@@ -42,7 +42,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
     ".host.defaults": ("BUILTIN_PLUGIN",),
-    ".host.registry": ("PluginHost", "reset_host"),
+    ".host.registry": ("PluginHost", "get_host", "reset_host"),
     ".run.frontend": ("run_compare",),
     # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
@@ -50,10 +50,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
-        "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS", "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT",
-        "TWO_PROGRAMS_NOTE", "PAIRING_NOTE", "pairing_note",
+        "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
+        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note",
     ),
-    ".result": ("ResultTable", "WHOLE_NUMBERS"),
+    ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
@@ -62,12 +62,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
                           "parse_ids", "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
-    ".files.npy_reader": ("read_npy",),
+    ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
-    ".match.matching": ("join_on_keys", "mapped_golden_keys"),
+    ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
-    ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
@@ -77,13 +77,21 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".load.construct": ("load_construct",),
     # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
     ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
-    ".write.writers": ("write_xlsx",),
+    ".write.writers": ("any_formula_like", "write_xlsx"),
     ".write.chunked": ("open_xlsx_chunked",),
     # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
         "stage", "tick",
     ),
+    # what the first-party plugins took from msprobe_core.unstable and a third party may need as well (issue 33)
+    ".metrics.tensor_metrics": ("compare_tensors",),
+    ".metrics.tensor_paths": ("safe_tensor_path",),
+    ".text.cells": ("neutralise", "numpy_float_text"),
+    ".load.dumpjson": ("load_stack",),
+    ".files.schemas": ("validate",),
+    # the console as msprobe speaks it, for a front end of your own
+    ".console.logs": ("banner_end", "setup_logging"),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
@@ -109,6 +117,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
+    from .console.logs import banner_end, setup_logging
     from .console.stages import (
         Progress,
         StageEvent,
@@ -135,8 +144,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
-    from .files.npy_reader import read_npy
-    from .files.outputs import TEXT_ERRORS, atomic_path
+    from .files.npy_reader import NUMERIC_KINDS, read_npy
+    from .files.outputs import TEXT_ERRORS, atomic_path, write_text_atomic
+    from .files.schemas import validate
     from .files.validation import (
         check_ids,
         check_tensor_file,
@@ -150,7 +160,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.defaults import BUILTIN_PLUGIN
     from .host.hookspecs import hookimpl
     from .host.ranks import CommOpSpec, rank_number
-    from .host.registry import PluginHost, reset_host
+    from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
         EXACT_MAPPER,
         CommandLineClaim,
@@ -172,6 +182,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         VerdictSpec,
         WriterFunction,
         WriterSpec,
+        default_canonical,
     )
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
@@ -179,38 +190,43 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table
+    from .load.dumpjson import load_stack
     from .load.hierarchy import entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
-    from .match.matching import join_on_keys, mapped_golden_keys
+    from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .match.seqalign import align, align_in_gaps, longest_increasing
+    from .metrics.tensor_metrics import compare_tensors
+    from .metrics.tensor_paths import safe_tensor_path
     from .model import (
         MODE_MD5,
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
-        PAIRING_NOTE,
+        STATE_DEBUG,
         STATE_INPUT,
         STATE_OUTPUT,
         STATE_PARAMETERS,
         STATE_PARAMETERS_GRAD,
         TWO_PROGRAMS_COMMENT,
-        TWO_PROGRAMS_NOTE,
         ApiEntry,
         CompareOptions,
         DumpTable,
+        MatchNotes,
         MatchResult,
+        ResultNotes,
         pairing_note,
     )
     from .options import DUMP_KINDS, OptionSpec, option_label
     from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
     from .pipeline.strategy import whole_tables
     from .pipeline.whole import WholeTables
-    from .result import WHOLE_NUMBERS, ResultTable
+    from .result import ResultTable, data_name_column, stack_column
     from .run.frontend import run_compare
+    from .text.cells import neutralise, numpy_float_text
     from .verdicts import forms as verdict_forms
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result
-    from .write.writers import write_xlsx
+    from .write.writers import any_formula_like, write_xlsx
     from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import result_columns as C
-from .model import MODE_TENSOR, NA, DumpTable, MatchResult
+from .model import MODE_TENSOR, NA, DumpTable, MatchResult, ResultNotes
 
 if TYPE_CHECKING:
     from .text.columns import StackColumn
@@ -48,7 +48,8 @@ class ResultTable:
     data: dict[str, list[Any]]
     group_of_row: list[int]
     pairs: MatchResult | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: what the stages say about the result beyond its cells (:class:`~msprobe_core.model.ResultNotes`)
+    meta: ResultNotes = field(default_factory=ResultNotes)
 
     def __len__(self) -> int:
         return len(self.group_of_row)
@@ -131,10 +132,6 @@ def all_numbers(values: Sequence[Any]) -> bool:
     return has_float
 
 
-#: ``MatchResult.notes`` key of a part of a bigger result (:mod:`msprobe_core.write.tailbuild`): the
-#: :func:`all_numbers` answer of each statistics column of the whole result
-WHOLE_NUMBERS = "whole_numbers"
-
 #: (DumpTable statistics field, the statistic as the columns name it)
 _STAT_FIELDS = tuple(zip(("max", "min", "mean", "norm"), C.STAT_NAMES))
 
@@ -170,7 +167,7 @@ def base_columns(target: DumpTable, golden: DumpTable, match: MatchResult) -> di
         C.NPU_REQUIRES_GRAD: _pick(target.requires_grad, ti, identity=t_all),
         C.BENCH_REQUIRES_GRAD: _pick(golden.requires_grad, gi, identity=g_all),
     }
-    whole = match.notes.get(WHOLE_NUMBERS) or {}
+    whole = match.notes.whole_numbers or {}
     for name, cells in _stat_columns(target, golden, match, (t_all, g_all)):
         data[name] = numeric_column(cells, whole.get(name))
     data[C.NPU_MD5] = _pick(target.md5, ti, identity=t_all)

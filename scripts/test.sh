@@ -7,7 +7,7 @@
 #     git worktree); without it they run on the in-repository corpus (tests/data/corpus);
 #   * Chromium for the HTML report's browser tests: $MSPROBE_CHROMIUM or a system chromium; where
 #     none is found and apt-get can be run as root, it is installed (MSPROBE_NO_INSTALL=1 prevents it).
-# pytest ends with one line per group of skipped tests and the reason (tests/conftest.py).
+# pytest ends with one line per group of skipped tests and the reason (tests/fixtures.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,8 +41,8 @@ plugins=()
 for p in plugins/*/; do [ -f "$p/pyproject.toml" ] && plugins+=(-e "$p"); done
 .venv/bin/python -m pip install --quiet -e ".[test]" "${plugins[@]}"
 
-# where the tests look for the shared folder (the same rule as tests/conftest.py)
-shared=$(.venv/bin/python -c 'import sys; sys.path.insert(0, "."); from tests.conftest import shared_dir; print(shared_dir())' \
+# where the tests look for the shared folder (the same rule as tests/fixtures.py)
+shared=$(.venv/bin/python -c 'import sys; sys.path.insert(0, "."); from tests.fixtures import shared_dir; print(shared_dir())' \
          2>/dev/null || echo "${MSPROBE_SHARED:-../shared}")
 if [ -d "$shared/corpora" ] && [ -f "$shared/tools/oracle_diff.py" ]; then
     note "shared folder: $shared"

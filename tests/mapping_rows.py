@@ -1,7 +1,7 @@
 """Minimal dump.json → rows expansion (compare-core §3/§4.1), for the mapping tests only.
 
 The engine provides the real implementation; this module only exists so that
-``tests/test_ms_mapping.py`` can check the name mappers of :mod:`msprobe_mindspore.mapping`
+``plugins/mindspore/tests/test_ms_mapping.py`` can check the name mappers of :mod:`msprobe_mindspore.mapping`
 against msprobe's own output without depending on the engine. It lives with the tests, not in
 the msprobe-mindspore distribution (``tests/test_distributions.py`` keeps test-only code out of
 every wheel). It implements:

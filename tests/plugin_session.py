@@ -1,4 +1,4 @@
-"""What every test session does about plugins (``tests/conftest.py`` imports this).
+"""What every test session does about plugins (``tests/fixtures.py`` imports this).
 
 * **Only the project's own plugins load.** ``MSPROBE_PLUGIN_DISTRIBUTIONS`` is set to the distributions
   of ``plugins/*/`` and ``examples/plugins/*/`` (read from their ``pyproject.toml``), so a plugin some
@@ -135,7 +135,12 @@ def _trace_marked_hooks(
         )
 
 
-def marked_tests(tests_dir: Path = REPO / "tests") -> dict[str, list[str]]:
+def test_dirs() -> list[Path]:
+    """The suite's test directories: the core's ``tests/`` and each plugin's ``plugins/<name>/tests/``."""
+    return [REPO / "tests", *sorted(p for p in (REPO / "plugins").glob("*/tests") if p.is_dir())]
+
+
+def marked_tests(tests_dir: Path | None = None) -> dict[str, list[str]]:
     """``hook -> ["tests/test_x.py::test_y", ...]``: every ``exercises_hooks`` marker written in the test files.
 
     Read from the source rather than from a collection, so it sees every test file whatever subset of
@@ -143,7 +148,7 @@ def marked_tests(tests_dir: Path = REPO / "tests") -> dict[str, list[str]]:
     or class.
     """
     found: dict[str, list[str]] = {}
-    for path in sorted(tests_dir.rglob("*.py")):
+    for path in [p for d in ([tests_dir] if tests_dir is not None else test_dirs()) for p in sorted(d.rglob("*.py"))]:
         where = path.relative_to(REPO).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):

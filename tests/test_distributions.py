@@ -171,8 +171,9 @@ def _reachable() -> set[str]:
 def _imported_by_tests() -> set[str]:
     known = set(_all_modules())
     out: set[str] = set()
-    for path in (REPO / "tests").rglob("*.py"):
-        out |= _imports(f"tests.{path.stem}", path, known)
+    for tests in [REPO / "tests", *(REPO / "plugins").glob("*/tests")]:  # the core's tests and each plugin's
+        for path in tests.rglob("*.py"):
+            out |= _imports(f"tests.{path.stem}", path, known)
     return out
 
 

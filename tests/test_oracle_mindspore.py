@@ -1,7 +1,7 @@
 """Differential tests: our compare of every MindSpore corpus case against msprobe 26.2.0's own output.
 
 Every oracle variant under ``corpora/mindspore/<case>/oracle/`` (kernel dumps
-excepted: ``tests/test_kernel_compare.py``) is re-run with the exact command of
+excepted: ``plugins/kernel/tests/test_kernel_compare.py``) is re-run with the exact command of
 its ``cmd.txt``, in-process, from the case folder, and every table it wrote
 must agree cell for cell (``oracle_diff``); the ``data_mapping_{ts}.yaml`` that
 ``-lm`` writes must be byte-identical.

@@ -202,7 +202,7 @@ def test_stack_strings_are_kept_once(tmp_path: Path) -> None:
 def _mixed_table() -> DumpTable:
     n = 40
     table = DumpTable(source=Path("/x/dump.json"), kind="dump", task="statistics", mode="statistics",
-                      framework="pytorch", level="L1", stack={"a": ["b"]}, extra={"k": 1})
+                      framework="pytorch", level="L1", stack={"a": ["b"]}, plugin_data={"k": 1}, dialects=["old"])
     odd = [None, 1, -0.0, math.inf, -math.inf, "Nan", True, 2**70, "s", [1, 2], 0.1, 3]
     for i in range(n):
         table.apis.append(ApiEntry(f"Functional.f.{i}.forward", "Functional.f", f"{i}.forward", "forward", i, 1))

@@ -47,10 +47,11 @@ def test_every_public_name_is_its_home_object():
 
 
 #: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers;
-#: issue 33: the default plugins use only this module, so what they share with the core is public too; the chunked
-#: strategy's 15: the index protocol a third-party loader implements and what a strategy that matches on indexes
-#: and builds in parts needs of the core)
-MAX_PUBLIC_NAMES = 135
+#: issue 33: the default plugins use only this module, so what they share with the core is public too (the chunked
+#: strategy's index protocol a third-party loader implements, what a strategy that builds in parts needs), and the
+#: first-party plugins left msprobe_core.unstable for it, all but the classic plugin's reuse of the dump.json walk:
+#: 146 names then)
+MAX_PUBLIC_NAMES = 150
 
 
 def test_the_public_api_is_small():

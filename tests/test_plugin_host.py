@@ -178,7 +178,7 @@ class _Judges:
             return {"Reviewed": [f"{r}: seen" for r in ctx.columns["Result"]]}
 
         def lenient(ctx):
-            ctx.meta["lenient"] = True
+            ctx.meta.plugin_data["judges"] = "lenient"  # a plugin keeps its data under its own name
             n = len(ctx.columns["NPU Name"])
             return {"Result": ["pass"] * n, "Err_message": ["[]"] * n}
 
@@ -211,7 +211,7 @@ def test_verdict_rules_add_columns_after_requires_grad_and_may_stand_in_for_the_
     assert [v.name for v in host.verdicts_for("statistics", options)] == ["lenient", "reviewed"]
     both = compare_job(job, options, host)
     assert both.data["Result"] == ["pass", "pass"] and both.data["Reviewed"] == ["pass: seen", "pass: seen"]
-    assert both.meta["lenient"] is True
+    assert both.meta.plugin_data == {"judges": "lenient"}
     # the lenient rule is for statistics mode only: an md5 table keeps the core's verdicts
     assert [v.name for v in host.verdicts_for("md5", CompareOptions(extra={"lenient": True}))] == ["msprobe"]
 

@@ -79,7 +79,7 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
     (tmp_path / "t" / "step0" / "rank1" / "dump.json").write_text("{}")
     jobs = discover_jobs(tmp_path / "t" / "step0", tmp_path / "g" / "step0", CompareOptions(output_dir=tmp_path))
     assert [j.missing for j in jobs][0] == ""
-    assert "dump.json not found in" in jobs[1].missing and "missing" not in jobs[1].extra
+    assert "dump.json not found in" in jobs[1].missing and "missing" not in jobs[1].plugin_data
     assert CompareJob(Path("a"), Path("b"), tmp_path, "s").unrecognised == []
 
 

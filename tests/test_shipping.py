@@ -11,11 +11,11 @@ from msprobe_core.run.shipping import absolute_paths
 
 def test_every_relative_path_of_a_job_and_the_options_is_joined_to_the_working_directory(tmp_path: Path) -> None:
     job = CompareJob(Path("t/step0/rank0/dump.json"), Path("/abs/g.json"), Path("OUT"), "compare_result_rank0",
-                     extra={"dirs": [Path("t/net"), "t/as-text"], "n": 3})
+                     plugin_data={"dirs": [Path("t/net"), "t/as-text"], "n": 3})
     shipped = absolute_paths(job, tmp_path)
     assert shipped.target == tmp_path / "t/step0/rank0/dump.json"
     assert shipped.golden == Path("/abs/g.json") and shipped.output_dir == tmp_path / "OUT"
-    assert shipped.extra == {"dirs": [tmp_path / "t/net", "t/as-text"], "n": 3}  # text is not taken for a path
+    assert shipped.plugin_data == {"dirs": [tmp_path / "t/net", "t/as-text"], "n": 3}  # text is not taken for a path
     assert job.target == Path("t/step0/rank0/dump.json")  # the client's own job is left as it was
     options = CompareOptions(output_dir=Path("./output"), plugins={"mapping": Path("map.yaml")})
     shipped_options = absolute_paths(options, tmp_path)
@@ -24,6 +24,6 @@ def test_every_relative_path_of_a_job_and_the_options_is_joined_to_the_working_d
 
 
 def test_what_holds_no_relative_path_is_the_same_object(tmp_path: Path) -> None:
-    job = CompareJob(tmp_path / "t.json", tmp_path / "g.json", tmp_path, "compare_result", extra={"k": [1, "x"]})
+    job = CompareJob(tmp_path / "t.json", tmp_path / "g.json", tmp_path, "compare_result", plugin_data={"k": [1, "x"]})
     assert absolute_paths(job) is job
     assert absolute_paths(Path("../up")) == Path.cwd() / "../up"  # joined, not resolved

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from msprobe_core.plugin import (
     DUMP_KINDS,
-    TWO_PROGRAMS_NOTE,
     MapperSpec,
     MatchContext,
     MatchResult,
@@ -40,7 +39,7 @@ def data_mapping_match(ctx: MatchContext) -> MatchResult:
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
     if declares_two_programs(Path(ctx.options.data_mapping)):  # an --auto-map file: judged as that run judged
-        match.notes[TWO_PROGRAMS_NOTE] = True
+        match.notes.two_programs = True
     return match
 
 

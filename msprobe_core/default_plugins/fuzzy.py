@@ -120,9 +120,7 @@ def fuzzy_match(ctx: MatchContext) -> MatchResult:
             hits = partner.get(suffix)
             t_out.append(row)
             g_out.append(hits.pop(0) if hits else -1)
-    match = MatchResult(target=t_out, golden=g_out)
-    match.notes["fuzzy_call_pairs"] = len(call_pairs)
-    return match
+    return MatchResult(target=t_out, golden=g_out)
 
 
 def fuzzy_mapper() -> MapperSpec:

@@ -195,4 +195,4 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     if not getattr(options, "tensor_log", False):
         return
     log_tensor_rows(target, golden, match, columns, names, fuzzy=getattr(options, "fuzzy_match", False),
-                    frameworks=match.notes.get("frameworks") or framework_specs(host, target, golden))
+                    frameworks=match.notes.frameworks or framework_specs(host, target, golden))

@@ -87,8 +87,8 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
     """Load one side of a compare into a :class:`~msprobe_core.plugin.DumpTable`, or return ``None``.
 
     ``path`` is ``job.target`` or ``job.golden`` (usually a dump file); ``job`` is the
-    :class:`~msprobe_core.plugin.CompareJob` being loaded, whose ``extra`` holds what
-    the plugin that discovered it noted there (``None`` when a file is loaded on its
+    :class:`~msprobe_core.plugin.CompareJob` being loaded, whose ``plugin_data[<plugin name>]``
+    holds what the plugin that discovered it noted there (``None`` when a file is loaded on its
     own). Implementations may leave out the ``job`` argument. The table is an index
     of rows; tensors are not read here (rows carry the file name of their tensor,
     read lazily by the framework's reader). Its ``kind`` selects the normalisers and

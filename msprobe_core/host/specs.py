@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, ResultNotes
 from ..options import DUMP_KINDS  # the kinds a normaliser or mapper handles unless it declares others
 from ..result_columns import METRIC, ColumnSpec
 
@@ -183,8 +183,8 @@ class CompareJob:
     output_dir: Path
     stem: str
     label: str = ""
-    #: what the plugin that discovered the job notes for the loaders (``msprobe_load_dump`` gets the job)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: what the plugin that discovered the job notes for its loader, under the plugin's name (docs/plugins.md)
+    plugin_data: dict[str, Any] = field(default_factory=dict)
     #: the ``DumpTable.kind`` its tables will have, when its discovery knows it ("": known once loaded);
     #: options declared for other kinds (``OptionSpec.kinds``) are refused for the run
     kind: str = ""
@@ -467,9 +467,9 @@ class CommandLineClaim:
 class MetricContext:
     """What a metric set sees: both tables, the pairs, the cells so far and the options.
 
-    ``meta`` is the result's ``meta``: what a metric set notes there (per-row findings the
-    verdict rules or the writer of the same plugin read) goes with the table. ``host``: the run's
-    plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
+    ``meta``: the result's :class:`~msprobe_core.model.ResultNotes`; what a metric set keeps in its
+    ``plugin_data[<plugin name>]`` (findings its verdict rules or writer read) goes with the table. ``host``: the
+    run's plugin host (its frameworks, tensor metrics and executors), for a metric set that asks it.
     """
 
     target: DumpTable
@@ -477,7 +477,7 @@ class MetricContext:
     match: MatchResult
     columns: dict[str, list[Any]]
     options: CompareOptions
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ResultNotes = field(default_factory=ResultNotes)
     host: PluginHost | None = None
 
 
@@ -486,8 +486,8 @@ class VerdictContext:
     """What a verdict rule sees (``msprobe_register_verdicts``).
 
     ``columns``: every column so far, by name (metric columns, and what rules before this
-    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's ``meta``,
-    where a rule may leave per-row findings for the writers (row colours…).
+    one gave); ``group_of_row``: the target API of each row; ``meta``: the result's ``ResultNotes``, where
+    a rule may leave per-row findings for its writer (row colours…) in ``plugin_data[<plugin name>]``.
     """
 
     mode: str
@@ -497,4 +497,4 @@ class VerdictContext:
     columns: dict[str, list[Any]]
     group_of_row: list[int]
     options: CompareOptions
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ResultNotes = field(default_factory=ResultNotes)

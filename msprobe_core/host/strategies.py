@@ -129,7 +129,9 @@ class DumpIndex:
     dtypes: list[str | None]
     tensor_dir: Path | None = None
     stack: Any = None  # the target's stack once attached (for the built-in loader: records or a StackIndex)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: the scanned table's :attr:`~msprobe_core.model.DumpTable.unrecognised` and ``dialects``
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)
+    dialects: list[str] = field(default_factory=list)
     #: whether two rows have one compare-key hash, once :meth:`repeats_a_row` has looked (``None``: not yet)
     repeated_rows: bool | None = None
     reader: Callable[[DumpIndex], EntryReader] | None = None

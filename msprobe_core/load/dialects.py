@@ -17,7 +17,7 @@ The loader maps each old shape onto the rows the engine knows, by one general ru
 
 Anything else, a ``data`` key that names no forward/backward call, an entry member or a leaf field
 outside these lists, is never dropped silently: the loader records it in an :class:`Unrecognised`
-account (kept in ``DumpTable.extra["unrecognised"]``), the engine names it on the console, and the
+account (kept in ``DumpTable.unrecognised``), the engine names it on the console, and the
 run's summary (console and ``--json-summary``) carries it under ``unrecognised``.
 """
 
@@ -67,11 +67,6 @@ LEAF_FIELDS = LEAF_DATA_FIELDS | LEAF_METADATA
 #: the members of a ``torch.distributed.P2POp`` record (its tensor is the row)
 P2P_FIELDS = frozenset({"class_type", "tensor", "op", "peer", "tag", "group_id"})
 
-#: ``DumpTable.extra`` key of the account
-EXTRA_KEY = "unrecognised"
-#: ``DumpTable.extra`` key of the old shapes the loader recognised (for the log)
-DIALECT_KEY = "dialect"
-
 #: what each kind of record means, for the console
 KIND_TEXT = {
     "data key": "data keys that name no forward/backward/parameters_grad call (not compared)",
@@ -118,13 +113,12 @@ class Unrecognised:
 
 def records_of(table: Any) -> list[dict[str, Any]]:
     """The unrecognised-shape records a loader left on ``table`` (none for a fully understood file)."""
-    extra = getattr(table, "extra", None)
-    return list(extra.get(EXTRA_KEY, ())) if isinstance(extra, Mapping) else []
+    return list(getattr(table, "unrecognised", None) or ())
 
 
 def note_dialect(table: Any, feature: str) -> None:
     """Record that ``table``'s file uses a shape the loader maps (1.0.1's ``grad_input``, numeric md5...)."""
-    features = table.extra.setdefault(DIALECT_KEY, [])
+    features = table.dialects
     if feature not in features:
         features.append(feature)
 

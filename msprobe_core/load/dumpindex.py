@@ -98,7 +98,8 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         head=np.frombuffer(cols[2], dtype=np.uint64), rank=np.frombuffer(cols[3], dtype=np.int32),
         n_rows=n_rows, first_row=first_row, suffix=suffix, dtype=dtype_ids,
         flags=np.frombuffer(cols[7], dtype=np.uint8),
-        suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], extra=table.extra,
+        suffixes=suffixes, dtypes=[None, *(d.decode("utf-8") for d in dtypes)], unrecognised=table.unrecognised,
+        dialects=table.dialects,
         whole=_whole_file,  # the built-in loader adds its reader of byte ranges (builtin.msprobe_load_dump)
     )
 
@@ -165,5 +166,6 @@ def index_table(table: Any, renumber: bool, reader: Any, whole: Any) -> DumpInde
         offsets=np.arange(len(apis) + 1, dtype=np.int64), key_hash=key_hashes([api.key for api in apis]),
         head=np.zeros(len(apis), dtype=np.uint64), rank=rank, n_rows=n_rows, first_row=first_row, suffix=suffix,
         dtype=dtype, flags=flags, suffixes=suffixes, dtypes=list(dtypes), tensor_dir=table.tensor_dir,
-        extra=dict(table.extra), reader=reader, whole=whole,
+        unrecognised=list(table.unrecognised), dialects=list(table.dialects), reader=reader,
+        whole=whole,
     )

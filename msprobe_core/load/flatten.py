@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DumpFormatError
 from ..files.validation import describe, find_json_path, json_path
 from ..model import NA, STATE_PARAMETERS_GRAD, DumpTable
-from .dialects import EXTRA_KEY, LEAF_FIELDS, P2P_FIELDS, Unrecognised, note_dialect
+from .dialects import LEAF_FIELDS, P2P_FIELDS, Unrecognised, note_dialect
 
 
 def crc32_text(value: Any) -> str:
@@ -96,7 +96,7 @@ class Flattener:
     def keep_account(self) -> None:
         """Put the account of what was not understood on the table (nothing when all was)."""
         if self.unrecognised:
-            self.t.extra[EXTRA_KEY] = self.unrecognised.records(str(self.t.source))
+            self.t.unrecognised = self.unrecognised.records(str(self.t.source))
 
     @property
     def has_md5(self) -> bool:

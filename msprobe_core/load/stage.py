@@ -126,10 +126,10 @@ def check_tensor_dir(table: DumpTable) -> None:
 
 def account_unrecognised(job: CompareJob, target: DumpTable, golden: DumpTable) -> None:
     """Name what the two tables' files held that the loader did not understand, and keep it on the job."""
-    from .dialects import DIALECT_KEY, merge_records, records_of, warn_unrecognised
+    from .dialects import merge_records, records_of, warn_unrecognised
 
     for table in (target, golden):
-        features = table.extra.get(DIALECT_KEY)
+        features = table.dialects
         if features:
             log.info("%s: %s.", table.source, "; ".join(features))
     records = merge_records([records_of(target), records_of(golden)])

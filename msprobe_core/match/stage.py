@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..host.specs import MatchContext
-from ..model import PAIRING_NOTE, CompareOptions, DumpTable, MatchResult, pairing_note
+from ..model import CompareOptions, DumpTable, MatchResult, pairing_note
 from .frameworks import dtype_compat, resolve_frameworks
 from .matching import apply_dtype_gate
 
@@ -18,7 +18,7 @@ def match_tables(
 ) -> MatchResult:
     """Normalise names on both sides, run the applicable mapper and the dtype gate.
 
-    The result's ``notes["frameworks"]`` holds the (target, golden) :class:`FrameworkSpec`
+    The result's ``notes.frameworks`` holds the (target, golden) :class:`FrameworkSpec`
     pair, for the metric and verdict stages.
     """
     tf, gf = resolve_frameworks(target, golden, host)
@@ -28,6 +28,6 @@ def match_tables(
     match = host.mapper_for(options, kind=target.kind).run(ctx)
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, dtype_compat(tf, gf))
-    match.notes["frameworks"] = (tf, gf)
-    match.notes[PAIRING_NOTE] = pairing_note(len(golden), len({j for j in match.golden if j >= 0}))
+    match.notes.frameworks = (tf, gf)
+    match.notes.pairing = pairing_note(len(golden), len({j for j in match.golden if j >= 0}))
     return match

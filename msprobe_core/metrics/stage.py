@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import result_columns as C
 from ..errors import UsageError
 from ..host.specs import MetricContext
-from ..model import MODE_TENSOR, PAIRING_NOTE, CompareOptions, DumpTable, MatchResult
+from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, ResultNotes
 from ..result import base_columns, data_name_column, result_columns, stack_column
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def metric_columns(
     target: DumpTable, golden: DumpTable, match: MatchResult, options: CompareOptions, host: PluginHost
-) -> tuple[list[str], dict[str, Any], list[int], dict[str, Any]]:
+) -> tuple[list[str], dict[str, Any], list[int], ResultNotes]:
     """``(column order, columns, target API of each row, meta)`` of the result of matched pairs, verdicts to come.
 
     A metric set declared ``whole_table`` gives every column itself (kernel dumps: msprobe's kernel table,
@@ -32,11 +32,9 @@ def metric_columns(
     spec = host.metric_set(mode, options)
     if spec is None:
         raise UsageError(f"no installed plugin computes metrics for {mode} mode")
-    meta = {"target": target.source, "golden": golden.source, "attachments": list(match.notes.get("attachments", ()))}
-    if match.notes.get(PAIRING_NOTE):  # the golden rows no target row took, for the run's summary
-        meta[PAIRING_NOTE] = dict(match.notes[PAIRING_NOTE])
-    if match.notes.get("summary_notes"):  # a mapper's account of its pairing, for the run's summary
-        meta["notes"] = list(match.notes["summary_notes"])
+    notes = match.notes  # the golden rows no target row took and a mapper's account, for the run's summary
+    meta = ResultNotes(target.source, golden.source, attachments=list(notes.attachments),
+                       pairing=dict(notes.pairing) if notes.pairing else None, summary_notes=list(notes.summary_notes))
     if spec.whole_table:
         columns = spec.compute(MetricContext(target, golden, match, {}, options, meta, host))
         n = len(next(iter(columns.values()), ()))

@@ -40,9 +40,6 @@ MIN_CHUNK_BYTES = 4 * 1024 * 1024
 MAX_CHUNK_BYTES = 256 * 1024 * 1024
 #: the sides of a pair as msprobe's tables name them (NPU: the target, Bench: the golden)
 NPU_SIDE, BENCH_SIDE = "NPU", "Bench"
-#: ``meta`` key of a tensor table's rows whose files could not be read: row → the reason (a verdict rule reads it)
-UNREAD_META = "unread_tensors"
-
 
 @dataclass(frozen=True)
 class TensorTask:
@@ -446,12 +443,12 @@ def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     tasks: list[TensorTask] = []
     warnings: list[str] = []
     # rows whose data could not be read: not compared, which the verdicts must say (no silent ``pass``)
-    unread: dict[int, str] = ctx.meta.setdefault(UNREAD_META, {})
+    unread: dict[int, str] = ctx.meta.unread_tensors
     tensor_path = _TensorPaths()
     shapes: dict[object, tuple[int, ...] | None] = {}
     # the frameworks the match stage resolved (a dump.json without a ``framework`` field: from its dtypes, else
     # the default framework), not the tables' own fields, which are empty then
-    t_spec, g_spec = match.notes.get("frameworks") or resolved_specs(host, target, golden)
+    t_spec, g_spec = match.notes.frameworks or resolved_specs(host, target, golden)
     t_name, g_name = (spec.name if spec is not None else table.framework
                       for spec, table in ((t_spec, target), (g_spec, golden)))
     for k, (i, j) in enumerate(zip(match.target, match.golden)):

@@ -48,7 +48,7 @@ from .worst import WorstRows, merge_worst, worst_rows_metric
 WORST_ROWS = 10
 
 
-#: ``ResultTable.meta`` / ``ViewPartial.extra`` key: lines a stage wrote for the run's summary (a mapper's account)
+#: ``ViewPartial.extra`` key: lines a stage wrote for the run's summary (a mapper's account)
 NOTES_KEY = "notes"
 
 
@@ -143,10 +143,10 @@ class ViewAccumulator:
         self.note_table(table)
 
     def note_table(self, table: Any) -> None:
-        """Carry what the stages said about ``table`` for the summary (``meta["notes"]``: a mapper's account of
-        how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
-        meta = getattr(table, "meta", None) or {}
-        notes = meta.get(NOTES_KEY)
+        """Carry what the stages said about ``table`` for the summary (``meta.summary_notes``: a mapper's account
+        of how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
+        meta = getattr(table, "meta", None)
+        notes = getattr(meta, "summary_notes", None)
         if notes and self._partial is not None and NOTES_KEY not in self._partial.extra:
             self._partial.extra[NOTES_KEY] = [str(n) for n in notes]
         if self._partial is not None:
@@ -221,12 +221,10 @@ class ViewAccumulator:
         return self._partial
 
 
-def note_pairing(partial: ViewPartial, meta: Mapping[str, Any]) -> None:
-    """Take the match stage's account of the golden side (``meta["pairing"]``, see
-    :data:`~msprobe_core.report.unpaired.PAIRING_KEY`) into ``partial``, once per result."""
-    from .unpaired import PAIRING_KEY
-
-    pairing = meta.get(PAIRING_KEY)
+def note_pairing(partial: ViewPartial, meta: Any) -> None:
+    """Take the match stage's account of the golden side (a result's ``meta.pairing``, see
+    :attr:`~msprobe_core.model.MatchNotes.pairing`) into ``partial``, once per result."""
+    pairing = getattr(meta, "pairing", None)
     if pairing and partial.golden_rows is None:
         partial.golden_rows = int(pairing["golden_rows"])
         partial.golden_unmatched = int(pairing["golden_unmatched"])

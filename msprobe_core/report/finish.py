@@ -96,7 +96,7 @@ def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
             acc.add(replace(partial, label=label, files=files))
         elif outcome.table is not None:
             acc.add_view(view_from_table(outcome.table, label, files))
-            note_pairing(acc.partials[-1], getattr(outcome.table, "meta", None) or {})
+            note_pairing(acc.partials[-1], getattr(outcome.table, "meta", None))
         else:
             readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
             if readable:

@@ -8,7 +8,7 @@ less than :data:`MIN_MATCHED` of the target's rows were compared (``--min-matche
 The target side is counted from the result rows themselves (a row whose ``Bench Name`` is ``N/A``), so it is
 known wherever a result is read, result files included. The golden side is known only to the match stage (a
 result table lists the target's rows): it travels in each result's summary partial from the match's account
-(:data:`~msprobe_core.model.PAIRING_NOTE`), and is ``None`` where no match ran (``msprobe report``).
+(:attr:`~msprobe_core.model.MatchNotes.pairing`), and is ``None`` where no match ran (``msprobe report``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..files.validation import parse_share
-from ..model import PAIRING_NOTE
 
 __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_lines", "gate_shortfall"]
-
-#: the ``ResultTable.meta`` key of the match's account of the golden side (see :mod:`msprobe_core.model`)
-PAIRING_KEY = PAIRING_NOTE
 
 #: The least share of a side's rows that must have found a counterpart before a run counts as compared. Every
 #: same-program pair of the reference corpora pairs at least 80 % of its target rows and 99 % of its golden rows

@@ -270,18 +270,14 @@ def view_from_table(table: Any, label: str = "", files: Iterable[Path] = ()) -> 
     """A view of an in-memory :class:`~msprobe_core.result.ResultTable` (cells spelled as in the CSV, lazily)."""
     columns = [str(c) for c in table.columns]
     cells = SpelledColumns(table.data, columns)
-    meta = getattr(table, "meta", {}) or {}
-    fw = meta.get("frameworks")
-    if not fw:
-        pairs = getattr(table, "pairs", None)
-        specs = (getattr(pairs, "notes", None) or {}).get("frameworks") if pairs is not None else None
-        if specs and len(specs) == 2:
-            fw = tuple(getattr(s, "name", str(s)) for s in specs)
+    meta = getattr(table, "meta", None)
+    specs = getattr(getattr(getattr(table, "pairs", None), "notes", None), "frameworks", None)
+    fw = tuple(getattr(s, "name", str(s)) for s in specs) if specs and len(specs) == 2 else None
     mode = table.mode if table.mode in result_modes() else detect_mode(columns)
     if not fw:
         fw = guess_frameworks(cells, mode)
-    dump_mode = meta.get("dump_mode")
-    return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, meta.get("level"),
+    dump_mode = getattr(meta, "dump_mode", None)
+    return ResultView(label, mode, columns, cells, list(files), tuple(fw) if fw else None, None,
                       dump_mode if dump_mode and dump_mode != mode else None)
 
 

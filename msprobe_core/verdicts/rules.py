@@ -16,8 +16,7 @@ import numpy as np
 
 from .. import result_columns as C
 from ..match.frameworks import dtype_equal_column
-from ..metrics.tensor_stage import UNREAD_META
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, TWO_PROGRAMS_NOTE
+from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
 from .forms import SCALAR_RTOL
 
 if TYPE_CHECKING:
@@ -349,10 +348,10 @@ def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str
 
 def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
     """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
-    dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.get("frameworks"))
+    dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.frameworks)
     result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal,
-                                   unread=ctx.meta.get(UNREAD_META),
-                                   scalar_rtol=SCALAR_RTOL if ctx.match.notes.get(TWO_PROGRAMS_NOTE) else 0.0)
+                                   unread=ctx.meta.unread_tensors or None,
+                                   scalar_rtol=SCALAR_RTOL if ctx.match.notes.two_programs else 0.0)
     return {C.RESULT: result, C.ERR_MESSAGE: err}
 
 

@@ -22,7 +22,7 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
                  tail: Any = None, started: float | None = None) -> list[Path]:
     """Write a result table under the job's output dir with msprobe's file name.
 
-    A mapper may attach files to its match (``MatchResult.notes["attachments"]``:
+    A mapper may attach files to its match (``MatchResult.notes.attachments``:
     ``(name, text)`` pairs, ``{timestamp}`` in the name standing for the run's
     timestamp, ``{job}`` for the job's part of the result name, ``_rank0`` or nothing,
     e.g. the data mapping ``-lm`` generates); they are written first,
@@ -67,7 +67,7 @@ def write_attachments(table: ResultTable, directory: Path, timestamp: str, stem:
 
     job = stem.rsplit("compare_result", 1)[-1] if "compare_result" in stem else (f"_{stem}" if stem else "")
     written: list[Path] = []
-    for name, text in table.meta.get("attachments", ()):
+    for name, text in table.meta.attachments:
         spelled = name.replace("{timestamp}", timestamp).replace("{job}", job)
         path = directory / spelled
         if Path(path.name) != Path(spelled):

@@ -7,7 +7,7 @@ writes their CSV text into a side file, while this process builds the whole tabl
 (the summary and the Python API read it) and writes the rows before the boundary;
 the side file is then appended. A piece always starts at an API's first row
 (verdicts are decided per API) and is built with the facts that belong to whole
-columns (whether a statistics column holds only numbers, :data:`result.WHOLE_NUMBERS`),
+columns (whether a statistics column holds only numbers, :attr:`MatchNotes.whole_numbers`),
 so each piece's cells are those of the whole table. The child is only an
 accelerator: when it fails in any way, the CSV writer spells those rows itself,
 so the file is the same byte for byte.
@@ -149,11 +149,11 @@ def start_tail(
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
         warnings.simplefilter("ignore")
-        from ..result import WHOLE_NUMBERS, whole_numbers
+        from ..result import whole_numbers
 
         n = len(match.target)
-        notes = dict(match.notes)
-        notes[WHOLE_NUMBERS] = whole_numbers(target, golden, match)  # column-wide facts the parts must share
+        # column-wide facts the parts must share
+        notes = replace(match.notes, whole_numbers=whole_numbers(target, golden, match))
         with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             lo = start
             while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copied from the shared folder's tools/oracle_diff.py (the project's own cell-by-cell diff tool, not msprobe code);
-# tests/conftest.py uses the shared one when present and this copy otherwise.
+# tests/fixtures.py uses the shared one when present and this copy otherwise.
 """Diff a compare result table against a reference ("oracle") table, cell by cell.
 
     oracle_diff.py OURS REFERENCE [--rtol 1e-5] [--atol 1e-8] [--ignore COL ...] [--strip REGEX] [--show 3]

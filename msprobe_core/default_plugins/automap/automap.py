@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from msprobe_core.plugin import (
     TWO_PROGRAMS_COMMENT,
-    TWO_PROGRAMS_NOTE,
     CompareOptions,
     DumpTable,
     MapperSpec,
@@ -386,10 +385,9 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     keys = [proposal.mapping.get(name, name) for name in ctx.target.name]
     match = join_on_keys(keys, mapped_golden_keys(ctx))
     match.dtype_gate = False
-    match.notes[TWO_PROGRAMS_NOTE] = True  # the two sides may be two libraries' programs of the same math
-    match.notes.setdefault("attachments", []).append((AUTO_MAPPING_NAME, yaml_text(proposal)))
-    match.notes["auto_map_summary"] = proposal.summary
-    match.notes.setdefault("summary_notes", []).append(proposal.summary)
+    match.notes.two_programs = True  # the two sides may be two libraries' programs of the same math
+    match.notes.attachments.append((AUTO_MAPPING_NAME, yaml_text(proposal)))
+    match.notes.summary_notes.append(proposal.summary)
     return match
 
 

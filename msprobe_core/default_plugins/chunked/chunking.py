@@ -5,7 +5,7 @@ A chunk is a run of consecutive result rows that starts at a target API's first 
 entries of the target dump; its golden rows, whatever entries of the golden dump they are in (one run
 when both dumps hold the same calls in the same order). Both are read by byte range
 (the loader's reader of entries; the built-in one's: :mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
-with the column-wide facts of the whole result (:data:`msprobe_core.result.WHOLE_NUMBERS`), a chunk's
+with the column-wide facts of the whole result (:attr:`msprobe_core.plugin.MatchNotes.whole_numbers`), a chunk's
 cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import DumpIndex, DumpTable, EntryReader, MatchResult
+from msprobe_core.plugin import DumpIndex, DumpTable, EntryReader, MatchNotes, MatchResult
 from msprobe_core.plugin import result_columns as C
 
 from .index_match import IndexMatch, compare_keys
@@ -92,7 +92,7 @@ class ChunkSource:
     target: DumpIndex
     golden: DumpIndex
     match: IndexMatch
-    notes: dict[str, Any]
+    notes: MatchNotes
     stack: Any = None  # a StackIndex (:mod:`msprobe_core.load.stackindex`), or None without stack.json
 
     def open(self) -> tuple[EntryReader, EntryReader]:
@@ -209,7 +209,7 @@ def _write_in_order(source: ChunkSource, chunks: list[tuple[int, int]], first: i
     for k in range(first, stop):
         start, end = chunks[k]
         table = build(*source.tables(start, end, readers))
-        if table.meta.get("attachments"):
+        if table.meta.attachments:
             raise KeysDiffer("a chunk's result has files attached")  # written with the whole table
         out.append(table)
         if sink is not None:

@@ -271,7 +271,7 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], readers: Any, build
             current: tuple[int, Any] | None = None
             for start, stop in chunks:
                 table = build(*source.tables(start, stop, readers))
-                if table.meta.get("attachments"):
+                if table.meta.attachments:
                     raise ShareDeclined("a chunk's result has files attached")
                 if columns is None:
                     columns = [str(c) for c in table.columns]

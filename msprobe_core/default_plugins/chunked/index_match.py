@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from msprobe_core.plugin import DumpIndex
+from msprobe_core.plugin import DumpIndex, MatchNotes
 
 if TYPE_CHECKING:
     from msprobe_core.model import DumpTable
@@ -37,7 +37,7 @@ class IndexMatch:
     golden: np.ndarray | None
     rows: int
     hashed: bool = True
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: MatchNotes = field(default_factory=MatchNotes)
 
     def target_rows(self, start: int, stop: int) -> np.ndarray:
         """The target rows of result rows ``start:stop``."""

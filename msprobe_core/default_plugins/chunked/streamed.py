@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,13 +183,12 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     import logging
 
     from msprobe_core.files.outputs import output_policy
-    from msprobe_core.plugin import WHOLE_NUMBERS, entry_stacks, stage
+    from msprobe_core.plugin import entry_stacks, stage
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
 
     writer = host.writer(options.output_format)
-    notes = dict(match.notes)
-    notes[WHOLE_NUMBERS] = whole_numbers(match, target, golden)
+    notes = replace(match.notes, whole_numbers=whole_numbers(match, target, golden))
     chunks = plan_chunks(match, target, chunk_rows())
     _drop_match_arrays(target, golden)
     stack = entry_stacks(target)
@@ -240,15 +239,15 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     import logging
 
     from msprobe_core.pipeline.build import NO_MATCH
-    from msprobe_core.plugin import PAIRING_NOTE, dtype_compat, pairing_note, resolve_frameworks, stage
+    from msprobe_core.plugin import dtype_compat, pairing_note, resolve_frameworks, stage
 
     from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
 
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     tf, gf = resolve_frameworks(framework_view(target), framework_view(golden), host)
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
-    match.notes["frameworks"] = (tf, gf)
-    match.notes[PAIRING_NOTE] = pairing_note(len(golden), golden_paired(match, len(golden)))
+    match.notes.frameworks = (tf, gf)
+    match.notes.pairing = pairing_note(len(golden), golden_paired(match, len(golden)))
     if not match.rows:
         logging.getLogger("msprobe").warning(NO_MATCH)
         return None

@@ -108,10 +108,10 @@ def analyse_job(job: CompareJob, options: CompareOptions, host: PluginHost, conf
         return None
     table, target, golden, dump_mode = done.table, read["target"], read["golden"], read["dump_mode"]
     match = table.pairs
-    table.meta["dump_mode"] = dump_mode  # the summary reports the dump as it is, not as -da compared it
+    table.meta.dump_mode = dump_mode  # the summary reports the dump as it is, not as -da compared it
     tf, gf = host.framework(target.framework or None), host.framework(golden.framework or None)
     cross = tf is not None and gf is not None and tf.name != gf.name
-    nodes = build_nodes(target, table, match.notes["frameworks"], comm_specs(host), config, cross)
+    nodes = build_nodes(target, table, match.notes.frameworks, comm_specs(host), config, cross)
     # which mapper paired the rows, not which options were given: the options that select a mapper
     # belong to the plugins that declare them, and may not be installed
     mapper = host.mapper_for(options, kind=target.kind)
@@ -160,10 +160,10 @@ def _write_auto_mapping(table: Any, directory: Path, timestamp: str, stem: str) 
     attachment: with ``-da`` msprobe writes none of the files a mapping plugin may attach); its path."""
     from msprobe_core.plugin import write_attachments
 
-    mine = [a for a in table.meta.get("attachments", ()) if a[0] == _AUTO_MAPPING_NAME]
+    mine = [a for a in table.meta.attachments if a[0] == _AUTO_MAPPING_NAME]
     if not mine:
         return []
-    return write_attachments(replace(table, meta={**table.meta, "attachments": mine}), directory, timestamp, stem)
+    return write_attachments(replace(table, meta=replace(table.meta, attachments=mine)), directory, timestamp, stem)
 
 
 def run_diff_analyze(

@@ -115,7 +115,7 @@ def compare(
     ``is_print_compare_log``. Further keyword arguments: ``highlight`` (default True),
     ``data_mapping`` (yaml path or dict), ``workers``. Returns the files written.
     """
-    from msprobe_core.unstable import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     setup_logging()
     kwargs.update(stack_mode=stack_mode, auto_analyze=auto_analyze, fuzzy_match=fuzzy_match)
@@ -124,7 +124,7 @@ def compare(
 
 def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> list[Path]:
     """Compare two MindSpore dump.json files (or MindSpore vs PyTorch), as ``msprobe.mindspore.ms_compare``."""
-    from msprobe_core.unstable import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     setup_logging()
     return _compare(input_param, output_path, "mindspore", kwargs)
@@ -132,7 +132,7 @@ def ms_compare(input_param: dict, output_path: str | Path, **kwargs: Any) -> lis
 
 def _distributed(npu_dump_dir: str | Path, bench_dump_dir: str | Path, output_path: str | Path,
                  framework: str, kwargs: dict[str, Any]) -> list[Path]:
-    from msprobe_core.unstable import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     from .run import compare_dirs
 

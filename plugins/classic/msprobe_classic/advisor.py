@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, OutputError
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, OutputError, write_text_atomic
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import write_text_atomic
 
 from .table import ACCURACY, RESULT
 

@@ -64,7 +64,7 @@ def _optional(value: str | None) -> object:
 @click.pass_context
 def classic_compare(ctx: click.Context, **kw: object) -> None:
     """Compare the dumps named in compare.json (msprobe 8.3.3 interface: xlsx, highlights, advisor)."""
-    from msprobe_core.unstable import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     from .run import ClassicOptions, refuse_fuzzy_with_data_mapping, run_compare_json
 

@@ -20,6 +20,7 @@ from msprobe_core.plugin import (
     MODE_MD5,
     MODE_STATISTICS,
     MODE_TENSOR,
+    STATE_DEBUG,
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpFormatError,
@@ -29,7 +30,6 @@ from msprobe_core.plugin import (
     split_api_key,
 )
 from msprobe_core.unstable import (
-    STATE_DEBUG,
     FieldProblem,
     Flattener,
     parse_header,

@@ -20,8 +20,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import CompareOptions, DumpTable, FrameworkSpec, MatchContext, MatchResult, join_on_keys
-from msprobe_core.unstable import apply_dtype_gate
+from msprobe_core.plugin import (
+    CompareOptions,
+    DumpTable,
+    FrameworkSpec,
+    MatchContext,
+    MatchResult,
+    apply_dtype_gate,
+    join_on_keys,
+)
 
 from .settings import is_classic
 

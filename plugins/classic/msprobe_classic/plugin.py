@@ -67,7 +67,7 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
         if not settings.stack:
             table.stack = {}  # no NPU_Stack_Info: no stack.json is read (the core reads one beside a dump it finds)
         elif settings.stack_path is not None:
-            from msprobe_core.unstable import load_stack
+            from msprobe_core.plugin import load_stack
 
             table.stack = load_stack(settings.stack_path)
     return table

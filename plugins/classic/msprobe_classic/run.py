@@ -23,12 +23,13 @@ from msprobe_core.plugin import (
     PluginHost,
     ResultTable,
     UsageError,
+    banner_end,
+    get_host,
     read_json_file,
     run_compare,
 )
-from msprobe_core.unstable import banner_end, get_host
 
-from .settings import KEY, WRITER, ClassicSettings
+from .settings import PLUGIN, WRITER, ClassicSettings
 
 log = logging.getLogger("msprobe")
 _HOST: PluginHost | None = None
@@ -71,7 +72,7 @@ class ClassicOptions:
                 "cell_mapping": (self.cell_mapping or None) if ms else None,
                 "layer_mapping": (self.layer_mapping or None) if ms else None,
             },
-            extra={KEY: settings},
+            plugin_data={PLUGIN: settings},
         )
 
 
@@ -223,7 +224,7 @@ def run_compare_json(path: Path, opts: ClassicOptions, diff_analyze: bool = Fals
         raise UsageError("Missing npu_path in input configuration file, please check!", path=path)
     if not bench_path:
         raise UsageError("Missing bench_path in input configuration file, please check!", path=path)
-    from msprobe_core.unstable import validate
+    from msprobe_core.plugin import validate
 
     from .schemas import CompareJson  # pydantic: only when a compare.json is read
 
@@ -261,7 +262,7 @@ def _ids(value: Any, what: str) -> str:
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
     # -da is the default plugin diff_analyze's option
-    options = replace(opts.core_options(), extra={}, output_format="xlsx").with_values(diff_analyze=diff_analyze)
+    options = replace(opts.core_options(), plugin_data={}, output_format="xlsx").with_values(diff_analyze=diff_analyze)
     host = get_host()
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
         if host.options.get("rank") is None:

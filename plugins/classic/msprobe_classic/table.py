@@ -13,9 +13,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, DumpTable, MatchResult
+from msprobe_core.plugin import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    NA,
+    DumpTable,
+    MatchResult,
+    data_name_column,
+    stack_column,
+)
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import data_name_column, pandas_strtod, stack_column
+from msprobe_core.unstable import pandas_strtod
 
 from .vocabulary import (  # noqa: F401 - the table's names, imported from here by the other modules
     ACCURACY,
@@ -25,7 +34,6 @@ from .vocabulary import (  # noqa: F401 - the table's names, imported from here 
     EPSILON,
     ERR,
     MAGNITUDE,
-    MAGNITUDE_WARNINGS,
     MD5_COLUMNS,
     NAN_TEXT,
     NEED_CHECK,
@@ -188,16 +196,16 @@ def classic_columns(ctx: Any) -> dict[str, list[Any]]:
     """The classic metric set of every dump mode (``MetricSpec(whole_table=True)``): all columns but the verdicts.
 
     ``ctx`` is the core's :class:`~msprobe_core.plugin.MetricContext`. Statistics mode leaves its
-    per-row ``Warning`` findings in ``ctx.meta`` (:data:`MAGNITUDE_WARNINGS`) for the verdict rule.
+    per-row ``Warning`` findings in its :class:`~.settings.ClassicFindings` for the verdict rule.
     """
-    from .settings import settings_of
+    from .settings import findings_of, settings_of
 
     settings = settings_of(ctx.options)
     target, golden, match, options = ctx.target, ctx.golden, ctx.match, ctx.options
     data = base_columns(target, golden, match)
     matched = [j >= 0 for j in match.golden]
     if target.mode == MODE_STATISTICS:
-        ctx.meta[MAGNITUDE_WARNINGS] = stats_columns(data, matched)
+        findings_of(ctx.meta).magnitude_warnings = stats_columns(data, matched)
     elif target.mode == MODE_TENSOR:
         from .tensor import tensor_columns
 

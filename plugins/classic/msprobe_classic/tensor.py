@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import NA, DumpTable, TensorReadError
+from msprobe_core.plugin import NA, DumpTable, TensorReadError, safe_tensor_path
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import safe_tensor_path
 
 log = logging.getLogger("msprobe")
 
@@ -193,7 +192,7 @@ class PairTask:
 
 
 def _read(framework: str, path: str) -> np.ndarray:
-    from msprobe_core.unstable import get_host
+    from msprobe_core.plugin import get_host
 
     spec = get_host().framework(framework or None)
     if spec is None or spec.read_tensor is None:

@@ -5,7 +5,7 @@
   where a diff is large against its statistic), ``Result`` ``pass``/``Different`` in md5 mode;
 * ``classic-highlight`` (``-hl``, the default; dump.json results): the red and yellow rules,
   whose sentences are appended to ``Err_message`` and whose colour per row is left in the
-  result's ``meta`` (:data:`FILLS`) for the workbook writer.
+  result's findings (:class:`~msprobe_classic.settings.ClassicFindings`) for the workbook writer.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 from msprobe_core.plugin import MODE_MD5, MODE_TENSOR, NA
 from msprobe_core.plugin import result_columns as C
 
+from .settings import findings_of
 from .table import (
     ACCURACY,
     DIFFERENT,
     ERR,
-    MAGNITUDE_WARNINGS,
     NEED_CHECK,
     NO_BENCH,
     PASS,
@@ -28,9 +28,6 @@ from .table import (
     RESULT,
     WARNING,
 )
-
-#: ``meta`` key of a highlighted result: the colour of every row (``highlight.NONE``/``RED``/``YELLOW``)
-FILLS = "classic_fills"
 
 
 def classic_verdicts(ctx: Any) -> dict[str, list[Any]]:
@@ -44,7 +41,7 @@ def classic_verdicts(ctx: Any) -> dict[str, list[Any]]:
     if ctx.mode == MODE_MD5:
         a, b = data[C.NPU_MD5], data[C.BENCH_MD5]
         return {RESULT: [PASS if x == y else (DIFFERENT if m else NA) for x, y, m in zip(a, b, matched)]}
-    warn = ctx.meta.get(MAGNITUDE_WARNINGS) or [False] * len(matched)
+    warn = findings_of(ctx.meta).magnitude_warnings or [False] * len(matched)
     result, err = [], []
     for k, consistent in enumerate(data[REQ_GRAD_CONSIST]):
         if not matched[k]:
@@ -73,7 +70,7 @@ def highlight_rows(ctx: Any) -> dict[str, list[Any]]:
     api_key = [apis[row_api[i]].key for i in rows]
     state = [target.state[i] for i in rows]
     hl = find_rows(ctx.mode, ctx.columns, api_key, state)
-    ctx.meta[FILLS] = hl.colour
+    findings_of(ctx.meta).fills = hl.colour
     if ctx.mode == MODE_MD5:  # no Err_message in md5 mode (and no rule colours a row)
         return {}
     return {ERR: apply_messages(ctx.columns[ERR], hl)}

@@ -36,5 +36,3 @@ DIFFERENT = "Different"
 NAN_TEXT = "Nan"
 MAGNITUDE = 0.5
 EPSILON = 1e-10
-#: ``meta`` key of a statistics result: per row, whether a diff is large against its statistic (``Warning``)
-MAGNITUDE_WARNINGS = "classic_magnitude_warnings"

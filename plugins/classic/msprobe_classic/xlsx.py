@@ -21,8 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import HEADER_STYLE, OutputError, UsageError, XlsxStreamWriter, atomic_path, fill_style
-from msprobe_core.unstable import any_formula_like, neutralise
+from msprobe_core.plugin import (
+    HEADER_STYLE,
+    OutputError,
+    UsageError,
+    XlsxStreamWriter,
+    any_formula_like,
+    atomic_path,
+    fill_style,
+    neutralise,
+)
 
 from .highlight import RED, YELLOW
 
@@ -143,8 +151,7 @@ def write_classic(table: Any, path: Path, options: Any) -> list[Path]:
     8.3.3's warning.
     """
     from . import advisor
-    from .settings import settings_of
-    from .verdicts import FILLS
+    from .settings import findings_of, settings_of
 
     settings = settings_of(options)
     if settings is None:
@@ -157,7 +164,8 @@ def write_classic(table: Any, path: Path, options: Any) -> list[Path]:
     log.info("Saving result excel file in progress. The file path is: %s.", path.resolve())
     if settings.highlight:
         log.info("Coloring Excel in progress.")
-    written = [write_workbook(path, table.columns, table.rows(), len(table), table.meta.get(FILLS), settings.highlight)]
+    written = [write_workbook(path, table.columns, table.rows(), len(table), findings_of(table.meta).fills,
+                               settings.highlight)]
     if settings.auto_analyze:
         stem, _, stamp = path.stem.rpartition("_")
         suffix = next((stem[len(p):] for p in PREFIXES if stem.startswith(p)), "")

@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from msprobe_core.plugin import InputError, TensorReadError
+from msprobe_core.plugin import InputError, TensorReadError, compare_tensors, numpy_float_text
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import compare_tensors, numpy_float_text
 from msprobe_kernel.columns import (
     ACCURACY_REACHED,
     METRIC_COLUMNS,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,10 +39,28 @@ if TYPE_CHECKING:
     from msprobe_core.plugin import HierarchySpec, Register, TensorMetricSpec
 
 log = logging.getLogger("msprobe")
-#: ``CompareJob.extra`` key: the data directories of the job's (rank, step), ``{"target": [...], "golden": [...]}``
-DIRS = "kernel_dirs"
-#: ``DumpTable.extra`` keys: the side's records, the kind of dump (npy / statistic), its real root
-RECORDS, DUMP_MODE, ROOT = "kernel_records", "kernel_mode", "kernel_root"
+#: the name this plugin keeps its data under (``CompareJob.plugin_data``, ``DumpTable.plugin_data``)
+PLUGIN = "kernel"
+
+
+@dataclass
+class KernelJob:
+    """What discovery notes on a kernel job (``job.plugin_data["kernel"]``): each side's data directories
+    of the job's (rank, step)."""
+
+    target: list[Any]
+    golden: list[Any]
+
+
+@dataclass
+class KernelSide:
+    """What the loader keeps on a side's table (``table.plugin_data["kernel"]``): its records, the kind of
+    dump (npy / statistic) and its real root."""
+
+    records: list[Any]
+    mode: str
+    root: str
+
 #: kernel dumps are MindSpore dumps (the framework the msprobe-mindspore plugin registers)
 FRAMEWORK = "mindspore"
 #: A kernel row is named by the path of its file, ``<OpType>.<op_name>.<task>.<stream>.<timestamp>.<input|output>.
@@ -138,7 +157,7 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
             f"compare_result_{rank}_{step}",
             label=f"rank {rank} step {step}",
             kind=KIND,
-            extra={DIRS: {"target": npu_groups[(rank, step)], "golden": bench_groups[(rank, step)]}},
+            plugin_data={PLUGIN: KernelJob(npu_groups[(rank, step)], bench_groups[(rank, step)])},
         )
         for rank, step in common
     ]
@@ -147,19 +166,24 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
 @hookimpl
 def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | None) -> DumpTable | None:
     """One side of a kernel job: its data directories as a table of ``kernel`` kind (empty when unusable)."""
-    dirs = job.extra.get(DIRS) if job is not None else None
-    if dirs is None:
+    dirs = job.plugin_data.get(PLUGIN) if job is not None else None
+    if not isinstance(dirs, KernelJob):
         return None
     from .engine import read_side  # pandas: imported only when a kernel compare runs
 
     root = os.path.realpath(path)
-    mode, records = read_side(dirs["target" if path == job.target else "golden"], root)
+    mode, records = read_side(dirs.target if path == job.target else dirs.golden, root)
     n = len(records)
     return DumpTable(
         source=Path(path), kind=KIND, task=KIND, mode=KIND, framework=FRAMEWORK,
         row_api=[0] * n, name=[r.name for r in records],
-        extra={RECORDS: records, DUMP_MODE: mode, ROOT: root},
+        plugin_data={PLUGIN: KernelSide(records, mode, root)},
     )
+
+
+def _side(table: DumpTable) -> KernelSide:
+    """The kernel data :func:`msprobe_load_dump` kept on ``table``."""
+    return table.plugin_data[PLUGIN]
 
 
 def pair_kernel_rows(ctx: MatchContext) -> MatchResult:
@@ -170,13 +194,13 @@ def pair_kernel_rows(ctx: MatchContext) -> MatchResult:
     """
     from .engine import pair_records
 
-    t, g = ctx.target.extra, ctx.golden.extra
-    if t[DUMP_MODE] != g[DUMP_MODE]:
-        log.error("%s: NPU mode %s not equal to bench mode %s.", ctx.target.source, t[DUMP_MODE], g[DUMP_MODE])
+    t, g = _side(ctx.target), _side(ctx.golden)
+    if t.mode != g.mode:
+        log.error("%s: NPU mode %s not equal to bench mode %s.", ctx.target.source, t.mode, g.mode)
         return MatchResult([], [], dtype_gate=False)
-    t_row = {id(r): i for i, r in enumerate(t[RECORDS])}
-    g_row = {id(r): i for i, r in enumerate(g[RECORDS])}
-    pairs = pair_records(t[RECORDS], g[RECORDS])
+    t_row = {id(r): i for i, r in enumerate(t.records)}
+    g_row = {id(r): i for i, r in enumerate(g.records)}
+    pairs = pair_records(t.records, g.records)
     return MatchResult(
         [t_row[id(p.npu)] if p.npu is not None else -1 for p in pairs],
         [g_row[id(p.bench)] if p.bench is not None else -1 for p in pairs],
@@ -188,12 +212,12 @@ def kernel_columns(ctx: Any) -> dict[str, list[Any]]:
     """msprobe's kernel table for the matched rows (``MetricSpec(whole_table=True)``): every column, in order."""
     from .engine import RecordPair, table_rows
 
-    t, g = ctx.target.extra, ctx.golden.extra
+    t, g = _side(ctx.target), _side(ctx.golden)
     pairs = [
-        RecordPair(t[RECORDS][i] if i >= 0 else None, g[RECORDS][j] if j >= 0 else None)
+        RecordPair(t.records[i] if i >= 0 else None, g.records[j] if j >= 0 else None)
         for i, j in zip(ctx.match.target, ctx.match.golden)
     ]
-    columns, rows = table_rows(pairs, t[DUMP_MODE], t[ROOT], g[ROOT], workers=ctx.options.workers)
+    columns, rows = table_rows(pairs, t.mode, t.root, g.root, workers=ctx.options.workers)
     return {c: [row[k] for row in rows] for k, c in enumerate(columns)}
 
 

@@ -7,7 +7,7 @@ mappers declare that order in the chain of mappers: ``api-mapping`` before
 ``cell-mapping`` before ``layer-mapping`` before the core's ``data-mapping``.
 
 The data mapping ``-lm`` generates is attached to the match
-(``notes["attachments"]``) and written by the core next to the result, as
+(``notes.attachments``) and written by the core next to the result, as
 ``data_mapping_{timestamp}.yaml`` with the result's timestamp.
 
 Independently of who builds the keys, while a data mapping is *active* (``-dm``
@@ -65,9 +65,6 @@ CELL_MAPPING = OptionSpec("cell_mapping", ("-cm", "--cell_mapping"), "Cell→Mod
 LAYER_MAPPING = OptionSpec("layer_mapping", ("-lm", "--layer_mapping"), "Layer mapping yaml.", bare=True,
                           kinds=DUMP_KINDS)
 OPTIONS = (API_MAPPING, CELL_MAPPING, LAYER_MAPPING)
-
-#: notes key under which the generated layer mapping is kept on the match result.
-LAYER_MAPPING_NOTE = "layer_data_mapping"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +164,7 @@ def _join(
     generated mapping goes with the match, to be written next to the result.
 
     ``mapped``: the keys were built from the raw row names, so the golden side is
-    joined on its raw names too (:func:`~msprobe_core.unstable.mapped_golden_keys`;
+    joined on its raw names too (:func:`~msprobe_core.plugin.mapped_golden_keys`;
     msprobe joins them with backward-re-numbered golden keys, see docs/differences.md).
     """
     golden_keys = mapped_golden_keys(ctx) if mapped else ctx.golden_keys
@@ -177,9 +174,7 @@ def _join(
     else:  # what the chain does after a data mapping (-fm's aligner, else exact names), on the mapped keys
         match = ctx.run_after(DATA_MAPPER, target_keys=keys, golden_keys=golden_keys)
     if generated is not None:
-        match.notes[LAYER_MAPPING_NOTE] = generated
-        attachments = match.notes.setdefault("attachments", [])
-        attachments.append((GENERATED_MAPPING_NAME, M.data_mapping_yaml_text(generated)))
+        match.notes.attachments.append((GENERATED_MAPPING_NAME, M.data_mapping_yaml_text(generated)))
     return match
 
 
@@ -211,7 +206,7 @@ def run_api_mapping(ctx: MatchContext) -> MatchResult:
     match = _join(keys, ctx, active, generated)
     note = _few_paired_note(match, npu_rows)
     if note:  # said in the run's summary, next to its counts
-        match.notes.setdefault("summary_notes", []).append(note)
+        match.notes.summary_notes.append(note)
     return match
 
 

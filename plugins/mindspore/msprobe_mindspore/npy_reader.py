@@ -13,9 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from msprobe_core.plugin import current_arena
+from msprobe_core.plugin import NUMERIC_KINDS, current_arena
 from msprobe_core.plugin import read_npy as _read_npy
-from msprobe_core.unstable import NUMERIC_KINDS
 
 __all__ = ["MAX_NPY_BYTES", "NUMERIC_KINDS", "read_npy"]
 

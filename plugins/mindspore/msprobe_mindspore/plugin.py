@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from msprobe_core import hookimpl
-from msprobe_core.plugin import FrameworkSpec
-from msprobe_core.unstable import default_canonical
+from msprobe_core.plugin import FrameworkSpec, default_canonical
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS
 from .mappers import FRAMEWORK, OPTIONS, mapper_specs

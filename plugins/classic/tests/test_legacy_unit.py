@@ -19,8 +19,7 @@ from msprobe_classic.tensor import ZERO_D_MSG, accuracy, metrics
 
 from msprobe_core.cli.main import main
 from msprobe_core.text.strtod import pandas_strtod
-
-from .conftest import corpus_mark
+from tests.conftest import corpus_mark
 
 C01 = "pytorch/c01/{side}/step0/rank0/{file}"
 
@@ -186,7 +185,7 @@ def test_api_positional_flags_and_bool_check(corpora, tmp_path, monkeypatch):
 @corpus_mark("mindspore/kernel_l2_bug_2steps/oracle/rank0_step0")
 def test_kernel_form_of_compare_json(corpora, oracle_diff, tmp_path, monkeypatch):
     """``rank_id``/``step_id`` in compare.json: the kernel compare, named compare_result_{rank}_{step}_{ts}.xlsx."""
-    from .conftest import agree
+    from tests.conftest import agree
 
     case = corpora / "mindspore" / "kernel_l2_bug_2steps"
     monkeypatch.chdir(case)
@@ -222,7 +221,7 @@ def test_dir_form_accepts_a_proc_dir(corpora, oracle_diff, tmp_path, monkeypatch
     """8.3.3 refuses step dirs holding anything but rank*; ours also takes one proc<PID> dir per side."""
     import shutil
 
-    from .conftest import agree
+    from tests.conftest import agree
 
     for side, proc in (("target", "proc11"), ("golden", "proc22")):
         dst = tmp_path / side / "step0" / proc
@@ -245,7 +244,7 @@ def test_api_data_mapping_as_dict(corpora, oracle_diff, tmp_path, monkeypatch):
     """``data_mapping`` may be a dict (8.3.3 accepts dict or yaml path); no temporary file is left behind."""
     import yaml
 
-    from .conftest import agree
+    from tests.conftest import agree
 
     monkeypatch.chdir(corpora)
     mapping = yaml.safe_load((corpora / "legacy/c08/dm_hl/data_mapping.yaml").read_text(encoding="utf-8"))
@@ -299,9 +298,8 @@ def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
     from msprobe_classic.table import ACCURACY
 
     from msprobe_core.host.registry import TRACE_ENV
-
-    from .dumps import api, tensor, write_dump
-    from .plugin_session import traced_calls
+    from tests.dumps import api, tensor, write_dump
+    from tests.plugin_session import traced_calls
 
     t = write_dump(tmp_path / "t", {"Functional.relu.0.forward": api([tensor()], [tensor(mx=3.0, norm=9.0)])})
     g = write_dump(tmp_path / "g", {"Functional.relu.0.forward": api([tensor()], [tensor()])})

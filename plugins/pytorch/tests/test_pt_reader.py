@@ -27,8 +27,7 @@ from msprobe_pytorch.pt_writer import (
 )
 
 from msprobe_core.errors import TensorReadError, UnsafePickleError
-
-from .conftest import corpora_dir, corpus_mark, no_corpora_reason
+from tests.conftest import corpora_dir, corpus_mark, no_corpora_reason
 
 CORPORA = corpora_dir()
 C02 = CORPORA / "pytorch" / "c02"
@@ -497,7 +496,7 @@ def test_pickle_bombs_are_refused_at_once(tmp_path: Path, name: str) -> None:
     """
     import subprocess
 
-    from .pickle_bombs import BOMBS
+    from tests.pickle_bombs import BOMBS
 
     path = tmp_path / f"{name}.pt"
     _zip_tensor(path, BOMBS[name])
@@ -524,7 +523,7 @@ def test_deep_nesting_and_wide_values_are_bounded(tmp_path: Path) -> None:
 
 
 def test_the_bombs_differ_from_a_good_pickle_only_where_they_say(tmp_path: Path) -> None:
-    from .pickle_bombs import _rebuild
+    from tests.pickle_bombs import _rebuild
 
     _zip_tensor(tmp_path / "ok.pt", _rebuild(b"K\x00"))
     np.testing.assert_array_equal(read_pt(tmp_path / "ok.pt"), np.zeros(4, np.float32))
@@ -537,7 +536,7 @@ def test_caches_count_bytes_not_entries(tmp_path: Path) -> None:
     import gc
     import tracemalloc
 
-    from .pickle_bombs import GOOD
+    from tests.pickle_bombs import GOOD
 
     paths = []
     for k in range(48):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .waiting import BOUND, wait_until
+from tests.waiting import BOUND, wait_until
 
 pytest.importorskip("distributed")
 

@@ -22,9 +22,8 @@ import pytest
 from msprobe_classic.highlight import MSG_REL_YELLOW
 
 from msprobe_core.cli.main import main
-
-from .conftest import agree, corpora_dir
-from .legacy_harness import STRIP_HIGHLIGHT, advisor_lines, api_source, cli_args, outputs
+from tests.conftest import agree, corpora_dir
+from tests.legacy_harness import STRIP_HIGHLIGHT, advisor_lines, api_source, cli_args, outputs
 
 #: 8.3.3's -f relabels the columns of statistics/md5 results (bench columns shifted, md5 lost):
 #: its output is garbage. Ours fuzzy-matches for real; on these cases every row finds its exact

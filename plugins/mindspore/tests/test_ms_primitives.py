@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from msprobe_mindspore import mapping as M
 
-from . import mapping_rows as R
+from tests import mapping_rows as R
 
 
 def _rows(*names: str) -> list[R.Row]:
@@ -62,7 +62,7 @@ def test_a_golden_with_the_same_primitive_pairs_it_by_name() -> None:
 def test_am_says_when_it_paired_under_half(run_cli, tmp_path: Path) -> None:
     """A real MindSpore twin (other cell names, tests/data/automap) against its PyTorch golden: ``-am`` pairs
     147 of 444 rows; the summary says so and names the calls left, where msprobe says nothing."""
-    dumps = Path(__file__).parent / "data" / "automap" / "dumps"
+    dumps = Path(__file__).resolve().parents[3] / "tests" / "data" / "automap" / "dumps"
     summary = tmp_path / "s.json"
     proc = run_cli("compare", "-tp", dumps / "ms_mix" / "dump.json", "-gp", dumps / "golden_mix" / "dump.json",
                    "-o", tmp_path / "o", "-am", "--json-summary", summary)

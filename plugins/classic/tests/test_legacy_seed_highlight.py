@@ -5,7 +5,7 @@
 * yellow rule 3 in tensor mode too: an output whose MaxRelativeErr is above 0.1 while an input's is
   below 0.01 (8.3.3 applies it in statistics mode only).
 
-Against 8.3.3's own outputs: tests/test_legacy_oracles.py (``TENSOR_REL_YELLOW``); docs/differences.md.
+Against 8.3.3's own outputs: plugins/classic/tests/test_legacy_oracles.py (``TENSOR_REL_YELLOW``); docs/differences.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from msprobe_classic import compare
 from msprobe_classic.highlight import MSG_OVERFLOW, MSG_REL_YELLOW, RED, YELLOW, find_rows
 from msprobe_classic.table import header
 
-from .dumps import api, tensor, write_dump
+from tests.dumps import api, tensor, write_dump
 
 
 def _classic(tmp_path: Path, target: dict, golden: dict) -> dict[str, tuple[str | None, str]]:

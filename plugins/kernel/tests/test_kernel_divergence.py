@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 
 from msprobe_core.cli.main import main
-
-from .conftest import corpora_dir
+from tests.conftest import corpora_dir
 
 pytest.importorskip("msprobe_kernel", reason="the msprobe-kernel plugin is not installed")
 
-EPS_PAIR = Path(__file__).parent / "data" / "kernel_eps"
+EPS_PAIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "kernel_eps"
 EPS_ADD = "Add.Expand__AddScalar_Add-op0"  # layer 0: variance + eps (MindSpore lowers the scalar add to Mul and Add)
 
 

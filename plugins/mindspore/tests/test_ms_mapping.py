@@ -8,7 +8,7 @@ keys come from :mod:`msprobe_mindspore.mapping`, rows are joined on equal keys, 
 legacy CLI) in ``legacy/<case>/<variant>``. Corpora: ``corpora/`` of the shared folder
 (``$MSPROBE_SHARED``, default ``../shared``); the corpus tests are skipped when it is absent.
 
-Run: ``bash scripts/test.sh tests/test_ms_mapping.py``
+Run: ``bash scripts/test.sh plugins/mindspore/tests/test_ms_mapping.py``
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ import yaml
 from msprobe_mindspore import mapping as M
 
 from msprobe_core.errors import InputError, MappingError
-
-from . import mapping_rows as R
-from .conftest import corpora_dir, no_corpora_reason
+from tests import mapping_rows as R
+from tests.conftest import corpora_dir, no_corpora_reason
 
 CORPORA = corpora_dir()
 MS = CORPORA / "mindspore"

@@ -44,9 +44,8 @@ from msprobe_kernel.layout import (
 from msprobe_core.cli.main import main
 from msprobe_core.errors import UsageError
 from msprobe_core.text.cells import numpy_float_text
-
-from .conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
-from .dumps import same_text_or_blas_rounding
+from tests.conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
+from tests.dumps import same_text_or_blas_rounding
 
 CORPORA = corpora_dir()
 ORACLE_DIFF = oracle_diff_path()
@@ -380,7 +379,7 @@ def test_cli_selection_found_nowhere_says_what_is_there(tmp_path: Path, capsys) 
     assert "for --step 7" in err and "target: rank 0 steps 0,1; golden: rank 0 steps 0,1" in err
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PT_STEP = str(REPO / "examples" / "pytorch_stats" / "{side}" / "step0")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-KERNEL = Path(__file__).parent.parent / "examples" / "mindspore_kernel"
+KERNEL = Path(__file__).resolve().parents[3] / "examples" / "mindspore_kernel"
 
 
 def test_a_kernel_rows_why_names_its_metrics_and_the_worst_modules_their_files(run_cli, tmp_path):

@@ -18,8 +18,7 @@ import pytest
 from msprobe_core.cli.main import main
 from msprobe_core.errors import TensorReadError
 from msprobe_core.host.registry import PluginHost
-
-from .dumps import api, only_result, read_csv, write_dump
+from tests.dumps import api, only_result, read_csv, write_dump
 
 msprobe_mindspore = pytest.importorskip("msprobe_mindspore")
 
