@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.host.defaults import DEFAULT_PLUGINS
+
 from .plugin_session import REPO, project_pyprojects, read_pyproject
 
 PYPROJECTS = [REPO / "pyproject.toml", *project_pyprojects()]
@@ -154,6 +156,8 @@ def _reachable() -> set[str]:
     modules = _all_modules()
     known = set(modules)
     roots = {m for d in DISTRIBUTIONS for m in d.entry_modules}
+    # the default plugins are imported by name (msprobe_core.host.defaults), as an entry point's module is
+    roots |= {module for _name, module in DEFAULT_PLUGINS}
     roots |= {m for m in known if "." not in m or m.endswith(".__main__")}
     seen: set[str] = set()
     stack = [m for m in roots if m in known]

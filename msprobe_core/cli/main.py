@@ -83,16 +83,22 @@ class _CompareCommand(click.Command):
 
     def __init__(self) -> None:
         self._declared: list[click.Parameter] | None = None
+        #: the plugin host the options were built from: another host (a test's, a run with plugins turned off)
+        #: declares other options
+        self._declared_by: object = None
         super().__init__("compare", callback=compare_cmd, help=compare_cmd.__doc__,
                          context_settings={"help_option_names": ["-h", "--help"]})
 
     @property  # type: ignore[override]
     def params(self) -> list[click.Parameter]:
-        if self._declared is None:
-            from ..host.registry import get_host
+        from ..host.registry import get_host
+
+        host = get_host()
+        if self._declared is None or self._declared_by is not host:
             from ..options import click_option
 
-            self._declared = [click_option(spec) for spec in get_host().options.specs]
+            self._declared = [click_option(spec) for spec in host.options.specs]
+            self._declared_by = host
         return self._declared
 
     @params.setter
