@@ -34,6 +34,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
     ".host.registry": ("PluginHost", "reset_host"),
     ".run.frontend": ("run_compare",),
+    # the run-finished hooks: the finished run, the summary on it, a per-job partial (msprobe_core.run.finished)
+    ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
     # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
@@ -44,7 +46,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
-    ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml"),
+    ".files.validation": ("check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_share",
+                          "read_yaml"),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("read_npy",),
     ".files.arena": ("current_arena",),
@@ -93,7 +96,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import read_json_file
     from .files.npy_reader import read_npy
     from .files.outputs import atomic_path
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
+    from .files.validation import (
+        check_tensor_file,
+        confine,
+        dump_file_beside,
+        max_tensor_bytes,
+        parse_share,
+        read_yaml,
+    )
     from .host.hookspecs import hookimpl
     from .host.registry import PluginHost, reset_host
     from .host.specs import (
@@ -123,5 +133,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, ApiEntry, CompareOptions, DumpTable, MatchResult
     from .options import DUMP_KINDS, OptionSpec
     from .result import ResultTable
+    from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report import finish
-from msprobe_core.report.accumulate import ViewAccumulator, ViewPartial
+from msprobe_core.default_plugins.summary import finish
+from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator, ViewPartial
 
 # what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("as_in_a_run")
@@ -98,7 +98,7 @@ def test_ranks_hand_back_partials_and_the_summary_is_the_tables_one(ranks, from_
 def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     """A job whose result was never a whole table (a streamed compare fed the sink chunk by chunk) hands back
     its partial with its files; the run takes that one and makes none from a table it does not have."""
-    from msprobe_core.report.accumulate import ViewAccumulator
+    from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
     from msprobe_core.run.context import RunContext
     from msprobe_core.run.parallel import job_partial
 
@@ -112,8 +112,8 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
 def _whole_tree(views: list, outcomes: list) -> tuple:
     """The model tree's input as the whole results give it: each view's calls counted in this process (the
     ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
-    from msprobe_core.report.accumulate import SummaryAccumulator
-    from msprobe_core.report.finish import outcomes_hierarchy
+    from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator
+    from msprobe_core.default_plugins.summary.finish import outcomes_hierarchy
     from msprobe_core.report.tree import STATS_KEY
 
     acc = SummaryAccumulator(tree=True)

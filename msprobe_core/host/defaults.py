@@ -12,6 +12,10 @@ from collections.abc import Iterable
 #: ``MSPROBE_DISABLE_PLUGINS`` take and what ``msprobe plugins`` shows
 DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("fuzzy", "msprobe_core.default_plugins.fuzzy"),
+    # the run-finished hooks (msprobe_core.run.finished): the summary, and what reads it
+    ("summary", "msprobe_core.default_plugins.summary.plugin"),
+    ("gate", "msprobe_core.default_plugins.summary.gate"),
+    ("json_summary", "msprobe_core.default_plugins.summary.json_file"),
 )
 
 #: the variable naming plugins (default ones or installed ones, by their registered names) not to load

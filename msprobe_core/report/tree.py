@@ -2,7 +2,7 @@
 
 While a result streams by, :class:`NodeStats` keeps per call node (``Functional.linear.0.forward``, a
 module call, a kernel) its first position, its rows' verdict counts and its worst row by the mode's
-main metric (:func:`~msprobe_core.report.views.main_metric`); it rides in the summary partial's
+main metric (:func:`~msprobe_core.default_plugins.summary.views.main_metric`); it rides in the summary partial's
 ``extra`` (:data:`STATS_KEY`), so a rank's worker sends it back with its partial. At most
 :data:`MAX_NODES` calls are kept one by one; the calls beyond are counted per op (``Functional.linear``)
 and the tree says so. :func:`build_tree` then places every call under its ancestors (the run's
@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from msprobe_core.default_plugins.summary.views import ResultView, main_metric
+
 from .calls import CallNumbers
-from .views import ResultView, main_metric
 
 #: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
 STATS_KEY = "node_stats"

@@ -1,8 +1,8 @@
 r"""The run summary built incrementally: results fed chunk by chunk, ranks merged from their partials.
 
-:func:`~msprobe_core.report.summary.summarize` is "feed every chunk of every result and ask":
+:func:`~msprobe_core.default_plugins.summary.summary.summarize` is "feed every chunk of every result and ask":
 
-* a :class:`ViewAccumulator` takes the chunks of one result (:class:`~msprobe_core.report.chunks.ResultChunk`,
+* a :class:`ViewAccumulator` takes the chunks of one result (:class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`,
   in row order, or parts of a :class:`~msprobe_core.result.ResultTable` with :meth:`ViewAccumulator.feed_table`)
   and gives a :class:`ViewPartial`: its verdict counts, matched/unmatched rows, first-divergence candidates,
   worst-row candidates with the cells the summary shows, where the ``-da`` analysis' rows are, and an
@@ -25,9 +25,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import result_columns as C
-from ..model import MODE_TENSOR
-from ..workers.gcpause import gc_paused
+from msprobe_core.plugin import MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.report.tree import STATS_KEY, NodeStats
+from msprobe_core.workers.gcpause import gc_paused
+
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
     AnalysisQuery,
@@ -40,7 +42,6 @@ from .divergence import (
     mixed_labels,
 )
 from .drift import DriftScan
-from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -57,7 +58,7 @@ class ViewPartial(ResultHead):
     """What the summary keeps of one result (one rank pair, one part of a mixed dump…).
 
     ``label``, ``mode``, ``dump_mode``, ``columns``, ``files``, ``frameworks``, ``level``: as the
-    result's :class:`~msprobe_core.report.views.ResultView` has them; ``rows``, ``unmatched`` and
+    result's :class:`~msprobe_core.default_plugins.summary.views.ResultView` has them; ``rows``, ``unmatched`` and
     ``verdicts`` (``pass``/``warning``/``error`` counts) over every row; ``first_row``: the name of
     the first row in execution order (a mixed dump's part tells by it whether a divergence was carried
     in). ``divergence``, ``worst`` and ``search`` are the candidates of the first divergence, the
@@ -70,7 +71,7 @@ class ViewPartial(ResultHead):
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdicts.rules.MSG_UNREAD``)
     not_compared: int = 0
-    #: the unmatched rows by kind (:func:`~msprobe_core.report.unpaired.row_kind`: module, api, backward, other)
+    #: the unmatched rows by kind (:func:`~msprobe_core.default_plugins.summary.unpaired.row_kind`: module, api, backward, other)
     unmatched_kinds: dict[str, int] = field(default_factory=dict)
     #: the golden dump's rows and how many of them no target row took (``None``: not known, e.g. from result
     #: files: a table lists the target's rows only); set once per result by the match stage's account
@@ -118,8 +119,8 @@ class ViewAccumulator:
         return self._partial.rows if self._partial is not None else 0
 
     def feed(self, chunk: ResultView) -> None:
-        """Take the next chunk of the result (a :class:`~msprobe_core.report.chunks.ResultChunk`, or a whole
-        :class:`~msprobe_core.report.views.ResultView` as the only chunk)."""
+        """Take the next chunk of the result (a :class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`, or a whole
+        :class:`~msprobe_core.default_plugins.summary.views.ResultView` as the only chunk)."""
         start = chunk.start if isinstance(chunk, ResultChunk) else 0
         if start != self._origin + self.rows:
             raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self._origin + self.rows} rows")
@@ -135,7 +136,7 @@ class ViewAccumulator:
 
     def feed_table(self, table: Any, start: int = 0) -> None:
         """Take a :class:`~msprobe_core.result.ResultTable`, or the part of a result whose first row is row
-        ``start`` of the whole (parts in row order), in chunks of :data:`~msprobe_core.report.chunks.CHUNK_ROWS`."""
+        ``start`` of the whole (parts in row order), in chunks of :data:`~msprobe_core.default_plugins.summary.chunks.CHUNK_ROWS`."""
         frameworks = self._partial.frameworks if self._partial is not None else None
         with gc_paused():
             for chunk in table_chunks(table, start=start, frameworks=frameworks):
@@ -223,7 +224,7 @@ class ViewAccumulator:
 
 def note_pairing(partial: ViewPartial, meta: Mapping[str, Any]) -> None:
     """Take the match stage's account of the golden side (``meta["pairing"]``, see
-    :data:`~msprobe_core.report.unpaired.PAIRING_KEY`) into ``partial``, once per result."""
+    :data:`~msprobe_core.default_plugins.summary.unpaired.PAIRING_KEY`) into ``partial``, once per result."""
     from .unpaired import PAIRING_KEY
 
     pairing = meta.get(PAIRING_KEY)
@@ -246,7 +247,7 @@ def not_compared_rows(chunk: ResultView) -> int:
     """Rows of a tensor-mode chunk whose ``Err_message`` says their tensor data could not be read."""
     if chunk.mode != MODE_TENSOR:
         return 0
-    from ..verdicts.rules import UNREAD_PREFIX
+    from msprobe_core.verdicts.rules import UNREAD_PREFIX
 
     return sum(UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
 
@@ -271,7 +272,7 @@ class SummaryAccumulator:
     """Partials of the results of a run in, the run's summary dict out.
 
     ``analysis``: the ``-da`` answer (its ``diff_analyze_*.json`` path or document, or a
-    :class:`~msprobe_core.report.divergence.Divergence`), when it ran; make each result's
+    :class:`~msprobe_core.default_plugins.summary.divergence.Divergence`), when it ran; make each result's
     :class:`ViewAccumulator` with :meth:`view_accumulator` so that it looks for the analysis' rows.
     """
 
@@ -291,7 +292,7 @@ class SummaryAccumulator:
         #: known, e.g. a report of result files)
         self.inputs: tuple[str, str] | None = None
         #: the least share of a side's rows that must have found a counterpart
-        #: (:data:`~msprobe_core.report.unpaired.MIN_MATCHED`; ``--min-matched``)
+        #: (:data:`~msprobe_core.default_plugins.summary.unpaired.MIN_MATCHED`; ``--min-matched``)
         self.min_matched: float | None = None
 
     def view_accumulator(self) -> ViewAccumulator:
@@ -317,7 +318,7 @@ class SummaryAccumulator:
         errors: Iterable[str] = (),
         unrecognised: Iterable[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """The summary as :func:`~msprobe_core.report.summary.summarize` gives it."""
+        """The summary as :func:`~msprobe_core.default_plugins.summary.summary.summarize` gives it."""
         partials = self.partials
         counts = dict.fromkeys(VERDICTS, 0)
         total = unmatched = not_compared = 0
@@ -389,13 +390,13 @@ class SummaryAccumulator:
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
-        from .steps_view import add_steps
+        from msprobe_core.report.steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary
 
     def _first_divergence(self) -> tuple[Divergence | None, list[Divergence]]:
-        """The rule of :func:`~msprobe_core.report.divergence.first_divergence` over the partials."""
+        """The rule of :func:`~msprobe_core.default_plugins.summary.divergence.first_divergence` over the partials."""
         partials = self.partials
         per_view = [d for d in (p.first_divergence() for p in partials) if d is not None]
         if isinstance(self.analysis, Divergence):
