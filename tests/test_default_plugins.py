@@ -117,3 +117,41 @@ def test_the_group_help_documents_p():
     proc = _msprobe("--help")
     assert proc.returncode == 0
     assert "-p no:NAME" in proc.stdout and "MSPROBE_DISABLE_PLUGINS" in proc.stdout
+
+
+def test_summary_turned_off_a_compare_writes_its_table_and_says_nothing_more(tmp_path):
+    """Without the ``summary`` plugin: the result file, the banner, no summary text, no next dump's config, exit 0;
+    ``--min-matched`` (the summary's option) is then no option."""
+    off = _compare(tmp_path / "off", "-p", "no:summary")
+    assert off.returncode == 0, off.stderr
+    assert "ends successfully" in off.stdout.splitlines()[-2]  # the banner last: the summary text is the plugin's
+    assert [p.name.split("_2")[0] for p in (tmp_path / "off").iterdir()] == ["compare_result_rank0"]
+    on = _compare(tmp_path / "on")
+    assert "Compare summary" in on.stdout and list((tmp_path / "on").glob("next_dump_config_*.json"))
+    assert _result_rows(tmp_path / "off") == _result_rows(tmp_path / "on")  # the table is the core's
+    refused = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                       tmp_path / "mm", "--min-matched", "90%", env={DISABLE_ENV: "summary"})
+    assert refused.returncode == 2 and "default plugin 'summary'" in refused.stderr
+
+
+@pytest.mark.parametrize(("name", "flag", "value"), [("gate", "--fail-on", "error"),
+                                                     ("json_summary", "--json-summary", "s.json")])
+def test_gate_and_json_summary_turned_off_take_their_options_with_them(tmp_path, name, flag, value):
+    on = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                  tmp_path / "on", flag, tmp_path / value if flag == "--json-summary" else value)
+    assert on.returncode == (3 if name == "gate" else 0), on.stderr  # the example pair has error rows
+    off = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                   tmp_path / "off", flag, value, env={DISABLE_ENV: name})
+    assert off.returncode == 2 and not (tmp_path / "off").exists()
+    assert off.stderr.strip().splitlines() == [
+        f"msprobe: error: no such option '{flag}' (it is the default plugin '{name}''s, which is turned off by "
+        f"-p no:{name} or MSPROBE_DISABLE_PLUGINS)"]
+
+
+def test_the_gate_without_the_summary_fails_closed(tmp_path):
+    """``--fail-on`` with the ``summary`` plugin off: no summary to judge is no pass (exit 3, saying why)."""
+    proc = _msprobe("-p", "no:summary", "compare", "-tp", EXAMPLE / "target" / "step0", "-gp",
+                    EXAMPLE / "golden" / "step0", "-o", tmp_path / "out", "--fail-on", "error")
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "msprobe: error: --fail-on error: the run has no summary to judge (the plugin 'summary' is turned off)")
