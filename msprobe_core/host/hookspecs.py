@@ -288,7 +288,7 @@ def msprobe_register_partials(register: Register[PartialSpec]) -> None:
     registers ``"summary"`` (its per-result counts); a sink that makes another spec's partial and more names it
     in ``replaces``.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -299,7 +299,7 @@ def msprobe_run_outputs(run: FinishedRun) -> list[Path] | None:
     Called once the jobs are done, before ``msprobe_run_finished``; the core gathers them in ``run.outputs``
     (the summary lists them among the run's files). Write nothing here.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -313,7 +313,7 @@ def msprobe_run_finished(run: FinishedRun) -> None:
     (:class:`msprobe_core.plugin.RunSummary`) before any other runs (``None`` when that plugin is turned off).
     Print nothing meant for the user here (that is ``msprobe_run_terminal_summary``).
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -323,7 +323,7 @@ def msprobe_run_terminal_summary(run: FinishedRun) -> None:
 
     Called after every file is written and after the core's "ends successfully" banner.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -331,10 +331,10 @@ def msprobe_run_terminal_summary(run: FinishedRun) -> None:
 def msprobe_run_gate(run: FinishedRun) -> str | None:
     """Why the finished ``run`` fails this plugin's gate (one line), or ``None`` when it passes.
 
-    Called last, only when every job succeeded. Any reason makes ``msprobe compare`` exit with status 3
-    (:class:`msprobe_core.errors.GateFailed`; the reasons joined by ``"; "``, in plugin registration order).
+    Called last, only when every job succeeded. Any reason makes ``msprobe compare`` exit with status 3 (the
+    reasons joined by ``"; "``, in plugin registration order, after ``msprobe: error:``).
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
 
 
@@ -345,5 +345,5 @@ def msprobe_summarize(run: FinishedRun) -> RunSummary | None:
     Nothing is written or printed; ``RunSummary.results`` holds the results' whole views (what
     ``CompareResult.write_report`` shows). The ``summary`` plugin answers.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """
