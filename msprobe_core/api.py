@@ -162,6 +162,10 @@ class CompareResult:
             self._made = made
         return self._made
 
+    def _result_views(self) -> list[Any]:
+        """Every result's whole view (what the summary and the report were made of)."""
+        return list(self._run_summary().results)
+
     @property
     def summary(self) -> dict[str, Any]:
         """Verdict counts, unmatched rows, worst rows, first divergence and files, as ``--json-summary`` writes them."""
@@ -179,8 +183,7 @@ class CompareResult:
         200,000 rows, see docs/report.md) to ``path``; returns it."""
         from .report import write_report
 
-        made = self._run_summary()
-        views, summary = made.results, self.summary
+        views, summary = self._result_views(), self.summary
         with self._running():
             return write_report(views, summary, Path(path))
 

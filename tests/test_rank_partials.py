@@ -73,10 +73,10 @@ def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
     """The summary of a run that keeps its tables and makes no partials (as the Python API runs), made from the
     tables."""
     from msprobe_core.cli import main as cli_main
-    from msprobe_core.pipeline.sink import KEEP_TABLES
+    from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli_main, "_summary_extra", lambda report, results: {KEEP_TABLES: True})
+        mp.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: None, KEEP_TABLES: True})
         summary, outcomes = _run(*ranks, tmp_path_factory.mktemp("html"), "--workers", "1", "--report", "html")
     assert len(outcomes) == len(CASES) and all(o.table is not None and o.partial is None for o in outcomes)
     return summary
@@ -114,12 +114,11 @@ def _whole_tree(views: list, outcomes: list) -> tuple:
     ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
     from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator
     from msprobe_core.default_plugins.summary.finish import outcomes_hierarchy
-    from msprobe_core.report.tree import STATS_KEY
 
     acc = SummaryAccumulator(tree=True)
     for view in views:
         acc.add_view(view)
-    return [(p.label, p.extra[STATS_KEY]) for p in acc.partials], outcomes_hierarchy(outcomes, acc)
+    return [(p.label, p.node_stats) for p in acc.partials], outcomes_hierarchy(outcomes, acc)
 
 
 def _page_data(path: Path) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from msprobe_core.report.html import _dumps, build_payload
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.sample_sink import ReportSamples
 from msprobe_core.report.sampling import THRESHOLD_ENV, Budget, sample_views
-from msprobe_core.report.tree import STATS_KEY
 
 from .report_synth import write_synthetic_result
 
@@ -76,7 +75,7 @@ def test_msprobe_report_page_is_the_whole_view_one(two_ranks, tmp_path, monkeypa
     assert {k: v for k, v in summary.items() if k not in ("files", "run")} == json.loads(json.dumps(
         {k: v for k, v in whole.items() if k != "files"}))
     # the model tree counts every row of the whole views
-    stats = [(v.label, view_partial(v, tree=True).extra[STATS_KEY]) for v in views]
+    stats = [(v.label, view_partial(v, tree=True).node_stats) for v in views]
     expected = build_payload(views, summary, sample_above=threshold, tree=(stats, hierarchy))
     assert page["tree"] is not None
     assert ("sample" in page) == (threshold < 2 * ROWS)

@@ -151,9 +151,8 @@ def test_a_flat_dump_is_grouped_by_op():
 def test_calls_are_counted_only_for_a_report(mix_run):
     """Without --report html nothing is counted (the summary partial stays a few KB); with it, every call."""
     from msprobe_core.default_plugins.summary.accumulate import view_partial
-    from msprobe_core.report.tree import STATS_KEY
 
     view = mix_run[0]
-    assert STATS_KEY not in view_partial(view).extra
-    counted = view_partial(view, tree=True, rows=7).extra[STATS_KEY]
+    assert view_partial(view).node_stats is None
+    counted = view_partial(view, tree=True, rows=7).node_stats
     assert counted.nodes == _fed(view).nodes

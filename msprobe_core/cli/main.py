@@ -146,10 +146,14 @@ def compare_cmd(**kw: object) -> None:
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
     _refuse_summary_over_a_file(values, jobs, options)
+    from ..pipeline.sink import SUMMARY_SINK
     from ..run.finished import FinishedRun, choose_partials, finish_run
 
     sink, partial_names, single = choose_partials(host, options, values, len(jobs))  # msprobe_register_partials
-    run = RunContext(host, summary_sink=sink, keep_tables=False)  # the jobs hand back partials, no tables
+    fields = _summary_extra(values.get("report"), len(jobs))
+    if fields.setdefault(SUMMARY_SINK, sink) is None:  # a caller that asked for no partials at all
+        partial_names, single = {}, None
+    run = RunContext(host, **fields)
     started = time.time()
 
     def finished(outcomes: list, failed: bool) -> FinishedRun:
@@ -195,6 +199,16 @@ def _refuse_summary_over_a_file(values: dict[str, object], jobs: list, options: 
     refuse_outputs_over_inputs({"--json-summary": Path(summary)}, inputs)  # type: ignore[arg-type]
     refuse_other_kind("--json-summary", Path(summary), looks_like_json_object,  # type: ignore[arg-type]
                       "a JSON summary", force=bool(getattr(options, "force", False)))
+
+
+def _summary_extra(report: object, results: int) -> dict[str, object]:
+    """The :class:`~msprobe_core.run.context.RunContext` fields ``msprobe compare`` sets besides the plugins'
+    partials (``msprobe_register_partials``, :mod:`msprobe_core.run.finished`): each job hands back its partials
+    and keeps no table, so the run's memory does not grow with the ranks. A ``summary_sink`` set here replaces the
+    plugins' (``None``: no partials; the tests' reference runs keep their tables)."""
+    from ..pipeline.sink import KEEP_TABLES
+
+    return {KEEP_TABLES: False}
 
 
 cli.add_command(_CompareCommand())

@@ -27,7 +27,7 @@ from typing import Any
 
 from msprobe_core.plugin import MODE_TENSOR
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.report.tree import STATS_KEY, NodeStats
+from msprobe_core.report.tree import NodeStats
 from msprobe_core.workers.gcpause import gc_paused
 
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
@@ -49,7 +49,7 @@ from .worst import WorstRows, merge_worst, worst_rows_metric
 WORST_ROWS = 10
 
 
-#: ``ResultTable.meta`` / ``ViewPartial.extra`` key: lines a stage wrote for the run's summary (a mapper's account)
+#: ``ResultTable.meta`` key: lines a stage wrote for the run's summary (a mapper's account; ``ViewPartial.notes``)
 NOTES_KEY = "notes"
 
 
@@ -62,8 +62,10 @@ class ViewPartial(ResultHead):
     ``verdicts`` (``pass``/``warning``/``error`` counts) over every row; ``first_row``: the name of
     the first row in execution order (a mixed dump's part tells by it whether a divergence was carried
     in). ``divergence``, ``worst`` and ``search`` are the candidates of the first divergence, the
-    worst rows and the rows the ``-da`` analysis names. ``extra``: anything another consumer of the
-    chunks wants to carry with the partial (JSON-like values; the HTML report's aggregates).
+    worst rows and the rows the ``-da`` analysis names. ``node_stats``: every call's counts (the per-module
+    answers and the report's model tree; ``None`` unless asked for); ``notes``: what the stages said about the
+    result for the summary (a mapper's account). ``extra``: what the HTML report's sampled sink carries with the
+    partial (its sample), until the report registers a partial of its own (``msprobe_register_partials``).
     """
 
     rows: int = 0
@@ -83,6 +85,8 @@ class ViewPartial(ResultHead):
     search: RowSearch = field(default_factory=lambda: RowSearch(()))
     #: the first matched row whose values differ at all (a later step's difference carried in: see report/drift.py)
     drift: DriftScan = field(default_factory=DriftScan)
+    node_stats: NodeStats | None = None
+    notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def first_divergence(self) -> Divergence | None:
@@ -148,8 +152,8 @@ class ViewAccumulator:
         how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
         meta = getattr(table, "meta", None) or {}
         notes = meta.get(NOTES_KEY)
-        if notes and self._partial is not None and NOTES_KEY not in self._partial.extra:
-            self._partial.extra[NOTES_KEY] = [str(n) for n in notes]
+        if notes and self._partial is not None and not self._partial.notes:
+            self._partial.notes = [str(n) for n in notes]
         if self._partial is not None:
             note_pairing(self._partial, meta)
 
@@ -173,10 +177,9 @@ class ViewAccumulator:
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
         if self._tree:
-            stats = p.extra.get(STATS_KEY)
-            if stats is None:
-                stats = p.extra[STATS_KEY] = NodeStats()
-            stats.feed(chunk, start)
+            if p.node_stats is None:
+                p.node_stats = NodeStats()
+            p.node_stats.feed(chunk, start)
 
     def continued(self, start: int) -> ViewAccumulator:
         """A new accumulator for the rows of this result from row ``start`` on, made by another process
@@ -206,8 +209,10 @@ class ViewAccumulator:
         p.drift.absorb(later.drift)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
-        if STATS_KEY in later.extra:
-            p.extra.setdefault(STATS_KEY, NodeStats()).absorb(later.extra[STATS_KEY])
+        if later.node_stats is not None:
+            if p.node_stats is None:
+                p.node_stats = NodeStats()
+            p.node_stats.absorb(later.node_stats)
 
     def finish(self, files: Iterable[Path | str] | None = None) -> ViewPartial:
         """The partial of everything fed (``files``: the result's files, when known only now)."""
@@ -386,7 +391,7 @@ class SummaryAccumulator:
         from .unpaired import unpaired_view
 
         summary["unpaired"] = unpaired_view(partials, frameworks, self.inputs, self.min_matched)
-        notes = [{"rank": p.label, "text": n} for p in partials for n in p.extra.get(NOTES_KEY, ())]
+        notes = [{"rank": p.label, "text": n} for p in partials for n in p.notes]
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes

@@ -86,16 +86,14 @@ def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> Repo
     return samples
 
 
-def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any],
-                 partial_of: Callable[[Any], Any] | None = None) -> None:
+def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
     """Add each job that produced a result to the summary: its summary partial (made where the job ran,
-    see :mod:`msprobe_core.pipeline.sink`; ``partial_of(outcome)`` finds it, by default ``outcome.partial``), else
-    its table in memory, else its files read back in chunks."""
+    see :mod:`msprobe_core.pipeline.sink`), else its table in memory, else its files read back in chunks."""
     many = labelled(outcomes)
     for outcome in outcomes:
         label = outcome.job.label if many else ""
         files = [Path(f) for f in outcome.files]
-        partial = partial_of(outcome) if partial_of is not None else getattr(outcome, "partial", None)
+        partial = getattr(outcome, "partial", None)
         if partial is not None and acc.searched(partial):
             acc.add(replace(partial, label=label, files=files))
         elif outcome.table is not None:
@@ -260,7 +258,6 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     ``(per label, its calls' counts), hierarchy``. See :func:`finish_summary` for the other arguments."""
     from msprobe_core.console.progress import set_job
     from msprobe_core.report.hierarchy import run_hierarchy
-    from msprobe_core.report.tree import STATS_KEY
 
     set_job("")
     with gc_paused():
@@ -268,7 +265,7 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     if hierarchy is None:
         hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
     hierarchy.add_paths(summary)
-    tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
+    tree_input = ([(p.label, p.node_stats) for p in acc.partials], hierarchy)
     _add_modules(summary, *tree_input)
     if after_summary is not None:
         after_summary(summary)
@@ -329,8 +326,11 @@ def summarise_run(run: Any, report: Path | None = None) -> tuple[dict[str, Any],
     acc.min_matched = getattr(options, "min_matched", None)
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
+    # each outcome with the summary's own partial (a job of a run of several partials hands back all of them)
+    outcomes = [o if (mine := run.partial("summary", o)) is getattr(o, "partial", None) else replace(o, partial=mine)
+                for o in outcomes]
     with gc_paused():
-        add_outcomes(acc, outcomes, lambda o: run.partial("summary", o))
+        add_outcomes(acc, outcomes)
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
     from msprobe_core.load.dialects import merge_records
 
