@@ -42,7 +42,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".result": ("ResultTable",),
     ".errors": (
-        "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
+        "DumpFormatError", "GateFailed", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
         "UnsafePathError", "UnsafePickleError", "UsageError",
     ),
     # reading input safely, pairing rows, writing files
@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .analysis.comm import CommOpSpec
     from .errors import (
         DumpFormatError,
+        GateFailed,
         InputError,
         MappingError,
         MsprobeError,

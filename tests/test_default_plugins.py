@@ -155,3 +155,27 @@ def test_the_gate_without_the_summary_fails_closed(tmp_path):
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines()[-1] == (
         "msprobe: error: --fail-on error: the run has no summary to judge (the plugin 'summary' is turned off)")
+
+
+def test_a_plugin_whose_run_finished_hook_fails_is_named_and_the_results_stay(tmp_path):
+    """A third party's run-finished hook that raises: one line naming the plugin and the hook (exit 1), the result
+    file written all the same; one that raises the core's OutputError: that error's own line."""
+    (tmp_path / "bad_gate.py").write_text(
+        "from msprobe_core.plugin import OutputError, hookimpl\n"
+        "@hookimpl\n"
+        "def msprobe_run_gate(run):\n"
+        "    raise ValueError('broken gate')\n"
+        "@hookimpl\n"
+        "def msprobe_run_finished(run):\n"
+        "    if getattr(run.options, 'quiet', False):\n"
+        "        raise OutputError('cannot write the page', path=run.options.output_dir)\n")
+    env = {"MSPROBE_LOAD_PLUGINS": "bad_gate", "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = _compare(tmp_path / "out", env=env)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("msprobe: error: plugin 'bad_gate': msprobe_run_gate failed: ValueError: broken gate")
+    assert list((tmp_path / "out").glob("compare_result_*.csv"))
+    quiet = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                     tmp_path / "quiet", "-q", env=env)
+    assert quiet.returncode != 0 and "cannot write the page" in quiet.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr + quiet.stderr

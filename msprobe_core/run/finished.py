@@ -200,20 +200,38 @@ def finish_run(host: PluginHost, run: FinishedRun, announce: Callable[[], None] 
     ``announce``: the core's banner, called after every file is written and before the terminal summary."""
     from ..errors import GateFailed
 
-    hooks = host.pm.hook
-    for files in hooks.msprobe_run_outputs(run=run):
+    for files in call_each(host, "msprobe_run_outputs", run):
         run.outputs.extend(Path(f) for f in files or ())
-    hooks.msprobe_run_finished(run=run)
+    call_each(host, "msprobe_run_finished", run)
     from ..console.progress import clear_status
 
     clear_status()  # the progress line goes before anything is printed for good
     if announce is not None and not run.failed:
         announce()
-    hooks.msprobe_run_terminal_summary(run=run)
+    call_each(host, "msprobe_run_terminal_summary", run)
     if run.failed:
         return run
-    reasons = [r for r in reversed(hooks.msprobe_run_gate(run=run)) if r]
+    reasons = [str(r) for r in reversed(call_each(host, "msprobe_run_gate", run)) if r]
     if reasons:
         raise GateFailed("; ".join(reasons))
     return run
+
+
+def call_each(host: PluginHost, hook: str, run: FinishedRun) -> list[Any]:
+    """Every implementation of ``hook`` called with ``run`` in pluggy's order (``tryfirst`` first), each installed
+    plugin's through the guard of plugin code: its ``MsprobeError`` (an ``OutputError`` naming its file) goes through
+    as it is, anything else is reported as that plugin's failure; returns what each returned, in call order."""
+    from ..errors import MsprobeError
+    from ..host.plugin_calls import PluginCode
+    from ..host.registry import is_core_plugin
+
+    results = []
+    for impl in reversed(getattr(host.pm.hook, hook).get_hookimpls()):  # the order pluggy calls them in
+        if impl.hookwrapper or getattr(impl, "wrapper", False):
+            continue  # these hooks take plain implementations (order them with tryfirst/trylast)
+        function = impl.function
+        if not is_core_plugin(impl.plugin_name):
+            function = PluginCode(function, host.owner_label(impl.plugin_name), hook, passes=(MsprobeError,))
+        results.append(function(*[run for _name in impl.argnames]))
+    return results
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from msprobe_core.errors import GateFailed
+from msprobe_core.plugin import GateFailed
 from msprobe_core.report.result_files import read_files_as_view, read_result_chunks
 from msprobe_core.workers.gcpause import gc_paused
 

@@ -73,7 +73,9 @@ def msprobe_run_finished(run: FinishedRun) -> None:
     """The run's summary, on ``run.summary`` before any other plugin's run-finished hook runs."""
     from .finish import summarise_run
 
-    report = next((p for p in run.outputs if p == _html_report(run)), None) if run.values.get("report") else None
+    report = None
+    if run.values.get("report") == "html":  # the path msprobe_run_outputs gave (asked once: it may warn)
+        report = next((p for p in run.outputs if p.suffix == ".html" and p.name.startswith("compare_report_")), None)
     data, acc, tree_input = summarise_run(run, report)
     run.summary = RunSummary(data, analysis=acc.analysis, hierarchy=tree_input[1], module_stats=tree_input[0],
                              results=list(acc.partials))

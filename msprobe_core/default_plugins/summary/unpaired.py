@@ -18,8 +18,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from msprobe_core.files.validation import parse_share
 from msprobe_core.model import PAIRING_NOTE
+from msprobe_core.plugin import parse_share
 
 __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_lines", "gate_shortfall"]
 
