@@ -28,7 +28,7 @@ from pathlib import Path
 STAMP = re.compile(r"_?\d{14}(?:\d+)?")
 #: summary keys whose values differ between any two runs of one build
 VOLATILE = {"elapsed_s", "started", "finished", "duration_s", "wall_s", "output_dir", "files", "result_files",
-            "timestamp", "report", "path", "written"}
+            "timestamp", "report", "path", "written", "next_dump_config"}
 
 
 def commands(corpora: Path) -> list[tuple[Path, list[str], str]]:
