@@ -198,13 +198,21 @@ def finish_run(host: PluginHost, run: FinishedRun, announce: Callable[[], None] 
     """The four run-finished steps (see the module's doc); raises ``GateFailed`` (exit 3) when a gate says so.
 
     ``announce``: the core's banner, called after every file is written and before the terminal summary."""
+    from ..load.hierarchy import forget_stacks
+
+    try:
+        return _finish(host, run, announce)
+    finally:
+        forget_stacks()  # what the load stage kept of the targets' stack.json for the summary's paths
+
+
+def _finish(host: PluginHost, run: FinishedRun, announce: Callable[[], None] | None) -> FinishedRun:
+    from ..console.progress import clear_status
     from ..errors import GateFailed
 
     for files in call_each(host, "msprobe_run_outputs", run):
         run.outputs.extend(Path(f) for f in files or ())
     call_each(host, "msprobe_run_finished", run)
-    from ..console.progress import clear_status
-
     clear_status()  # the progress line goes before anything is printed for good
     if announce is not None and not run.failed:
         announce()

@@ -335,18 +335,13 @@ def summarise_run(run: Any, report: Path | None = None) -> tuple[dict[str, Any],
     from msprobe_core.load.dialects import merge_records
 
     unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
-    from msprobe_core.load.hierarchy import forget_stacks
-
-    try:
-        summary, tree_input = summary_of(
-            acc, outputs=run.outputs, errors=errors, unrecognised=unrecognised,
-            hierarchy=outcomes_hierarchy(outcomes, acc),
-            after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options))
-        if report is not None:
-            write_html(acc, summary, tree_input, report,
-                       report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish())
-    finally:
-        forget_stacks()  # what the load stage kept of the targets' stack.json for the paths
+    summary, tree_input = summary_of(
+        acc, outputs=run.outputs, errors=errors, unrecognised=unrecognised,
+        hierarchy=outcomes_hierarchy(outcomes, acc),
+        after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options))
+    if report is not None:
+        write_html(acc, summary, tree_input, report,
+                   report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish())
     return summary, acc, tree_input
 
 
