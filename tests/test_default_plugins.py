@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,109 @@ def test_a_plugin_whose_run_finished_hook_fails_is_named_and_the_results_stay(tm
                      tmp_path / "quiet", "-q", env=env)
     assert quiet.returncode != 0 and "cannot write the page" in quiet.stderr.strip().splitlines()[-1]
     assert "Traceback" not in proc.stderr + quiet.stderr
+
+
+_COUNTING_PLUGIN = '''
+import json
+from pathlib import Path
+
+from msprobe_core.plugin import PartialSpec, hookimpl
+
+
+class RowCounter:
+    """A sink counting the rows of one job's result (no continuation: a streamed job builds every chunk itself)."""
+
+    def __init__(self):
+        self.rows = 0
+
+    def feed_table(self, table, start=0):
+        self.rows += len(table)
+
+    def finish(self, files):
+        return {"rows": self.rows}
+
+
+@hookimpl
+def msprobe_register_partials(register):
+    register(PartialSpec("row_count", lambda options, values, jobs: RowCounter))
+
+
+@hookimpl
+def msprobe_run_finished(run):
+    counts = [run.partial("row_count", o) for o in run.outcomes]
+    summary_rows = [getattr(run.partial("summary", o), "rows", None) for o in run.outcomes]
+    Path(run.options.output_dir, "..", "counted.json").write_text(json.dumps({"counts": counts,
+                                                                             "summary": summary_rows}))
+'''
+
+
+def test_a_plugins_partial_is_made_beside_the_summarys_and_changes_nothing_of_it(tmp_path):
+    """A third party's ``PartialSpec`` next to the summary's: each job hands back both (the run's sinks fed
+    together), ``run.partial`` reads each, and the summary and the result are those of a run without it."""
+    (tmp_path / "counting.py").write_text(_COUNTING_PLUGIN)
+    env = {"MSPROBE_LOAD_PLUGINS": "counting", "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    sides = ("-tp", REPO / "examples" / "pytorch_multirank" / "target" / "step0",
+             "-gp", REPO / "examples" / "pytorch_multirank" / "golden" / "step0")
+    runs = {}
+    for name, extra in (("plain", {}), ("counted", env)):
+        (tmp_path / name).mkdir()
+        proc = _msprobe("compare", *sides, "-o", tmp_path / name / "out", "-q", "--json-summary",
+                        tmp_path / name / "s.json", env=extra)
+        assert proc.returncode == 0, proc.stderr
+        text = (tmp_path / name / "s.json").read_text().replace(str(tmp_path / name), "RUN")
+        runs[name] = json.loads(re.sub(r"_\d{14}", "", text))
+    assert runs["counted"] == runs["plain"]
+    counted = json.loads((tmp_path / "counted" / "counted.json").read_text())
+    rows = [r["rows"] for r in runs["plain"]["ranks"]]
+    assert counted == {"counts": [{"rows": n} for n in rows], "summary": rows} and len(rows) == 2
+
+
+class _Tagged:
+    """A sink whose partial is its tag."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def feed_table(self, table, start=0):
+        pass
+
+    def finish(self, files):
+        return self.tag
+
+
+def test_a_partial_that_replaces_the_summarys_is_read_as_both():
+    """``PartialSpec(replaces=("summary",))``: only its sink is made, and reading either name gives its partial;
+    a spec whose ``sink`` says ``None`` is not part of the run."""
+    from functools import partial
+    from types import SimpleNamespace
+
+    from msprobe_core.plugin import PartialSpec, hookimpl
+    from msprobe_core.run.finished import FinishedRun, SinkSet, choose_partials
+
+    class Bigger:
+        @hookimpl
+        def msprobe_register_partials(self, register):
+            register(PartialSpec("bigger", lambda options, values, jobs: bigger, replaces=("summary",)))
+            register(PartialSpec("never", lambda options, values, jobs: None))
+
+    class Beside:
+        @hookimpl
+        def msprobe_register_partials(self, register):
+            register(PartialSpec("beside", lambda options, values, jobs: partial(_Tagged, "beside")))
+
+    bigger = partial(_Tagged, "bigger")
+    host = PluginHost(autoload=False, extra_plugins=[Bigger()])
+    options = host.compare_options()
+    sink, names, single = choose_partials(host, options, {}, 1)
+    assert sink is bigger and single == "bigger" and names == {"bigger": "bigger", "summary": "bigger"}
+    outcome = SimpleNamespace(partial={"made": 1})
+    run = FinishedRun([outcome], options, partial_names=names, single_partial=single)
+    assert run.partial("summary", outcome) is outcome.partial is run.partial("bigger", outcome)
+    assert run.partial("never", outcome) is None
+    both = PluginHost(autoload=False, extra_plugins=[Bigger(), Beside()])
+    sink, names, single = choose_partials(both, options, {}, 1)
+    assert isinstance(sink, SinkSet) and single is None and set(names) == {"bigger", "summary", "beside"}
+    made = sink().finish([])
+    outcome = SimpleNamespace(partial=made)
+    run = FinishedRun([outcome], options, partial_names=names)
+    assert run.partial("summary", outcome) == "bigger" and run.partial("beside", outcome) == "beside"

@@ -155,7 +155,9 @@ def partial_specs(host: PluginHost) -> list[PartialSpec]:
     """Every :class:`PartialSpec` the plugins register, in pluggy's order (a failing plugin's are skipped)."""
     from dataclasses import replace
 
+    from ..errors import MsprobeError
     from ..host.loading import RegistrationFailed, call_registry_hook
+    from ..host.plugin_calls import PluginCode
     from ..host.registry import is_core_plugin
 
     hook = "msprobe_register_partials"
@@ -169,7 +171,12 @@ def partial_specs(host: PluginHost) -> list[PartialSpec]:
             log.warning("plugin '%s': %s failed: %s; what it registers there is skipped", impl.plugin_name, hook,
                         failed)
             continue
-        found.extend(replace(s, plugin=impl.plugin_name) for s in specs)
+        for spec in specs:
+            if not is_core_plugin(impl.plugin_name):  # its choice is plugin code: a bug there is named as its
+                spec = replace(spec, sink=PluginCode(spec.sink, host.owner_label(impl.plugin_name),
+                                                     f"partial '{spec.name}' (PartialSpec.sink)",
+                                                     passes=(MsprobeError,)))
+            found.append(replace(spec, plugin=impl.plugin_name))
     return found
 
 
