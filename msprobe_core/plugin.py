@@ -54,7 +54,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("join_on_keys",),
     ".match.seqalign": ("align", "align_in_gaps"),
-    ".files.outputs": ("atomic_path",),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path"),
+    # the plugin host of the run in progress (what a plugin's code run inside a compare asks)
+    ".running": ("run_host",),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns"}
@@ -96,7 +98,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import read_npy
-    from .files.outputs import atomic_path
+    from .files.outputs import TEXT_ERRORS, atomic_path
     from .files.validation import (
         check_tensor_file,
         confine,
@@ -136,4 +138,5 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .result import ResultTable
     from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
+    from .running import run_host
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 
 if TYPE_CHECKING:
-    from msprobe_core.host.registry import PluginHost
-    from msprobe_core.host.specs import MetricSpec, RowNames
+    from msprobe_core.plugin import MetricSpec, PluginHost, RowNames
     from msprobe_core.result_columns import ColumnSpec
 
 #: the dump modes the core's own result tables have
@@ -28,7 +27,7 @@ CORE_MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
 def _host(host: PluginHost | None) -> PluginHost | None:
     if host is not None:
         return host
-    from msprobe_core.running import run_host
+    from msprobe_core.plugin import run_host
 
     return run_host()
 

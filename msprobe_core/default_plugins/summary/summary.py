@@ -158,8 +158,7 @@ def gate_failures(summary: dict[str, Any], fail_on: str) -> int:
 
 def write_json_summary(summary: dict[str, Any], path: Path) -> Path:
     """Write the summary as JSON, atomically."""
-    from msprobe_core.files.outputs import TEXT_ERRORS
-    from msprobe_core.plugin import OutputError, atomic_path
+    from msprobe_core.plugin import TEXT_ERRORS, OutputError, atomic_path
 
     path = Path(path)
     try:

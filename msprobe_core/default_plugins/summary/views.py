@@ -20,7 +20,7 @@ from msprobe_core.plugin import result_columns as C
 from .modes import mode_frameworks, recognised_mode, result_modes, row_names, verdict_columns
 
 if TYPE_CHECKING:
-    from msprobe_core.host.specs import RowNames
+    from msprobe_core.plugin import RowNames
 
 #: Verdict levels, mildest first; ``--fail-on`` compares against this order.
 VERDICTS = ("pass", "warning", "error")
@@ -309,7 +309,7 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
 
 def framework_specs() -> list[Any]:
     """The run's framework specs, the default one first (they know every dtype; none outside a run)."""
-    from msprobe_core.running import run_host
+    from msprobe_core.plugin import run_host
 
     host = run_host()
     return [] if host is None else sorted(host.frameworks, key=lambda f: not f.is_default)
