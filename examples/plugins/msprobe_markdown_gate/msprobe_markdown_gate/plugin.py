@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import FinishedRun, OptionSpec, OutputError, Register, atomic_path, hookimpl
+from msprobe_core.plugin import TEXT_ERRORS, FinishedRun, OptionSpec, OutputError, Register, atomic_path, hookimpl
 
 
 @hookimpl
@@ -57,7 +57,7 @@ def msprobe_run_finished(run: FinishedRun) -> None:
         return
     try:
         with atomic_path(path) as tmp:
-            tmp.write_text(markdown(run.summary.data), encoding="utf-8")
+            tmp.write_text(markdown(run.summary.data), encoding="utf-8", errors=TEXT_ERRORS)
     except OSError as exc:
         raise OutputError(f"cannot write the Markdown summary ({exc.strerror or exc})", path=path) from None
 
