@@ -286,3 +286,12 @@ def test_a_partial_that_replaces_the_summarys_is_read_as_both():
     outcome = SimpleNamespace(partial=made)
     run = FinishedRun([outcome], options, partial_names=names)
     assert run.partial("summary", outcome) == "bigger" and run.partial("beside", outcome) == "beside"
+
+
+def test_json_summary_without_the_summary_plugin_says_it_writes_nothing(tmp_path):
+    proc = _msprobe("-p", "no:summary", "compare", "-tp", EXAMPLE / "target" / "step0", "-gp",
+                    EXAMPLE / "golden" / "step0", "-o", tmp_path / "out", "--json-summary", tmp_path / "s.json")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "s.json").exists()
+    assert ("--json-summary: the run has no summary (the plugin 'summary' is turned off); "
+            f"{tmp_path / 's.json'} is not written") in proc.stdout + proc.stderr
