@@ -16,6 +16,10 @@ plugins, in four steps (``msprobe_core.host.hookspecs``, "the run-finished hooks
 A plugin that needs something of each job's result where the job ran (on a worker, without the table coming
 back) registers a :class:`PartialSpec` (``msprobe_register_partials``): the run feeds every job's result to the
 spec's sink and hands its partial back on the job's outcome; ``run.partial(name, outcome)`` reads it.
+
+Each implementation is called in pluggy's order (``tryfirst``/``trylast`` place it; hook wrappers are not called
+on these hooks), an installed plugin's through the guard of plugin code: its ``MsprobeError`` ends the command
+with that error's line, any other exception with one naming the plugin and the hook.
 """
 
 from __future__ import annotations
