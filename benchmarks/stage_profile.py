@@ -188,9 +188,9 @@ def install(clock: StageClock) -> Callable[[], None]:
     """Wrap the engine's and the summary's stage functions (module attributes, as they are looked up);
     returns the function that puts the originals back."""
     from msprobe_core import report
+    from msprobe_core.default_plugins.summary import finish
     from msprobe_core.pipeline import build, whole
     from msprobe_core.pipeline import job as engine
-    from msprobe_core.report import finish
     from msprobe_core.run import jobs
 
     saved: list[tuple[Any, str, Any]] = []
@@ -327,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_fork:
         os.environ["MSPROBE_NO_FORK"] = "1"
     import msprobe_core.cli.main  # noqa: F401 - imports before the clock starts
+    import msprobe_core.default_plugins.summary.finish  # noqa: F401
     import msprobe_core.pipeline.job  # noqa: F401
-    import msprobe_core.report.finish  # noqa: F401
 
     with tempfile.TemporaryDirectory(prefix="msprobe-stages-") as tmp:
         out = args.keep_output or Path(tmp) / "out"

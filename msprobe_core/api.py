@@ -141,34 +141,36 @@ class CompareResult:
         self._options = options
         self._started = started
         self._summary: dict[str, Any] | None = None
-        self._views: list[Any] | None = None
+        self._made: Any = None  # the summary plugin's RunSummary
         self.files: list[Path] = [Path(f) for o in self._outcomes for f in o.files]
         self.table = _frame(self._outcomes)
 
     # -- summary and report ------------------------------------------------------
-    def _result_views(self) -> list[Any]:
-        if self._views is None:
-            from .report.finish import views_from_outcomes
+    def _run_summary(self) -> Any:
+        """The summary plugin's answer (``msprobe_summarize``), made once."""
+        if self._made is None:
+            from .errors import UsageError
+            from .host.registry import get_host
+            from .run.finished import FinishedRun
 
+            host = self._host or get_host()
             with self._running():
-                self._views = views_from_outcomes(self._outcomes)
-        return self._views
+                made = host.pm.hook.msprobe_summarize(run=FinishedRun(self._outcomes, self._options,
+                                                                      started=self._started))
+            if made is None:
+                raise UsageError("no summary: the plugin 'summary' is turned off")
+            self._made = made
+        return self._made
+
+    def _result_views(self) -> list[Any]:
+        """Every result's whole view (what the summary and the report were made of)."""
+        return list(self._run_summary().results)
 
     @property
     def summary(self) -> dict[str, Any]:
         """Verdict counts, unmatched rows, worst rows, first divergence and files, as ``--json-summary`` writes them."""
         if self._summary is None:
-            from .report.summary import summarize
-
-            analysis = None
-            if getattr(self._options, "diff_analyze", False) and self.files:  # -da: the default plugin's answer
-                from .report.finish import find_analysis
-
-                analysis = find_analysis(Path(self._options.output_dir), self._started)
-            errors = [f"{o.job.label}: {o.error}" for o in self._outcomes if o.error]
-            views = self._result_views()
-            with self._running():
-                self._summary = summarize(views, analysis=analysis, errors=errors)
+            self._summary = self._run_summary().data
         return self._summary
 
     @property

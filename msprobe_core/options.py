@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OptionError, UsageError
-from .files.validation import check_byte_size, parse_share
+from .files.validation import check_byte_size
 from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
@@ -453,13 +453,6 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                "adds (see 'msprobe plugins').", default="csv", metavar="NAME"),
     OptionSpec("report", ("--report",), "Also write a self-contained HTML report (compare_report_<timestamp>.html) "
                "into the output dir.", kind=CHOICE, choices=("html",), api=False, attribute=False),
-    OptionSpec("json_summary", ("--json-summary",), "Write the run summary (verdict counts, worst rows, first "
-               "divergence, files) as JSON.", kind=PATH, metavar="FILE", api=False, attribute=False),
-    OptionSpec("fail_on", ("--fail-on",), "Exit with status 3 when any row has this verdict or a worse one (for CI).",
-               kind=CHOICE, choices=("error", "warning"), api=False, attribute=False),
-    OptionSpec("min_matched", ("--min-matched",), "Least share of the target's rows that must find a golden "
-               "counterpart (default 50%): below it the summary says so first and --fail-on exits with status 3.",
-               metavar="SHARE", validate=parse_share, api=False, attribute=False),
 )
 CORE_BY_NAME: dict[str, OptionSpec] = {s.name: s for s in CORE_OPTIONS}
 

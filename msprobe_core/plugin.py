@@ -21,33 +21,27 @@ from typing import TYPE_CHECKING, Any
 
 #: home module (relative to ``msprobe_core``) -> the public names it gives plugins
 _HOMES: dict[str, tuple[str, ...]] = {
-    # hooks, what plugins register, and the typed callables in it
     ".host.hookspecs": ("hookimpl",),
     ".host.specs": (
-        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
-        "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
-        "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
+        "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction",
+        "MapperSpec", "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register",
+        "RowNames", "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
         "EXACT_MAPPER", "default_canonical",
     ),
-    # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
     ".load.dumpindex": ("index_table",),
     ".load.hierarchy": ("entry_stacks",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
-    # the default plugin diff_analyze's (-da): its communication rules, a job's rank
     ".host.ranks": ("CommOpSpec", "rank_number"),
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
-    # the plugin host (tests: a host with your plugin registered) and the entry for a front end of your own
     ".host.defaults": ("BUILTIN_PLUGIN",),
     ".host.registry": ("PluginHost", "get_host", "reset_host"),
     ".run.frontend": ("run_compare",),
-    # running one job through the compare's stages, another way than the plain run (``msprobe_run_jobs``: -da)
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
     ".pipeline.whole": ("WholeTables",),
-    # the data model
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
@@ -55,12 +49,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
-        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
-        "UnsafePathError", "UnsafePickleError", "UsageError",
+        "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
+        "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed",
     ),
-    # reading input safely, pairing rows, writing files
-    ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
-                          "parse_ids", "read_yaml"),
+    ".files.validation": (
+        "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
+        "parse_share",
+    ),
     ".files.jsonfile": ("read_json_file",),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
@@ -69,29 +64,25 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
-    # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
-    # name mappings (-dm files): reading one, writing one, and the module nesting a dump records
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
     ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
     ".load.construct": ("load_construct",),
-    # xlsx workbooks: written row by row in constant memory (the xlsx format, a plugin's own workbook)
     ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
     ".write.writers": ("any_formula_like", "write_xlsx"),
     ".write.chunked": ("open_xlsx_chunked",),
-    # the stage events a run sends (msprobe_stage_started/advanced/finished) and the words they carry
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
         "stage", "tick",
     ),
-    # what the first-party plugins took from msprobe_core.unstable and a third party may need as well (issue 33)
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text"),
     ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
-    # the console as msprobe speaks it, for a front end of your own
     ".console.logs": ("banner_end", "setup_logging"),
+    ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
+    ".running": ("run_host",),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
@@ -133,6 +124,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .errors import (
         CompareFailed,
         DumpFormatError,
+        GateFailed,
         InputError,
         MappingError,
         MsprobeError,
@@ -154,6 +146,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         dump_file_beside,
         max_tensor_bytes,
         parse_ids,
+        parse_share,
         read_yaml,
     )
     from .files.yaml_names import yaml_comment, yaml_mapping_entry
@@ -222,7 +215,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .pipeline.strategy import whole_tables
     from .pipeline.whole import WholeTables
     from .result import ResultTable, data_name_column, stack_column
+    from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
+    from .running import run_host
     from .text.cells import neutralise, numpy_float_text
     from .verdicts import forms as verdict_forms
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus

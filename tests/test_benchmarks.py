@@ -192,9 +192,9 @@ def test_entry_counts_are_parsed_or_refused():
 def test_stage_profile_times_every_stage(tmp_path, capsys):
     import stage_profile
 
+    from msprobe_core.default_plugins.summary import finish
     from msprobe_core.pipeline import job as engine
     from msprobe_core.pipeline import whole
-    from msprobe_core.report import finish
     from msprobe_core.run import jobs
 
     root = tmp_path / "stats"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,180 @@ def test_the_group_help_documents_p():
     proc = _msprobe("--help")
     assert proc.returncode == 0
     assert "-p no:NAME" in proc.stdout and "MSPROBE_DISABLE_PLUGINS" in proc.stdout
+
+
+def test_summary_turned_off_a_compare_writes_its_table_and_says_nothing_more(tmp_path):
+    """Without the ``summary`` plugin: the result file, the banner, no summary text, no next dump's config, exit 0;
+    ``--min-matched`` (the summary's option) is then no option."""
+    off = _compare(tmp_path / "off", "-p", "no:summary")
+    assert off.returncode == 0, off.stderr
+    assert "ends successfully" in off.stdout.splitlines()[-2]  # the banner last: the summary text is the plugin's
+    assert [p.name.split("_2")[0] for p in (tmp_path / "off").iterdir()] == ["compare_result_rank0"]
+    on = _compare(tmp_path / "on")
+    assert "Compare summary" in on.stdout and list((tmp_path / "on").glob("next_dump_config_*.json"))
+    assert _result_rows(tmp_path / "off") == _result_rows(tmp_path / "on")  # the table is the core's
+    refused = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                       tmp_path / "mm", "--min-matched", "90%", env={DISABLE_ENV: "summary"})
+    assert refused.returncode == 2 and "default plugin 'summary'" in refused.stderr
+
+
+@pytest.mark.parametrize(("name", "flag", "value"), [("gate", "--fail-on", "error"),
+                                                     ("json_summary", "--json-summary", "s.json")])
+def test_gate_and_json_summary_turned_off_take_their_options_with_them(tmp_path, name, flag, value):
+    on = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                  tmp_path / "on", flag, tmp_path / value if flag == "--json-summary" else value)
+    assert on.returncode == (3 if name == "gate" else 0), on.stderr  # the example pair has error rows
+    off = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                   tmp_path / "off", flag, value, env={DISABLE_ENV: name})
+    assert off.returncode == 2 and not (tmp_path / "off").exists()
+    assert off.stderr.strip().splitlines() == [
+        f"msprobe: error: no such option '{flag}' (it is the default plugin '{name}''s, which is turned off by "
+        f"-p no:{name} or MSPROBE_DISABLE_PLUGINS)"]
+
+
+def test_the_gate_without_the_summary_fails_closed(tmp_path):
+    """``--fail-on`` with the ``summary`` plugin off: no summary to judge is no pass (exit 3, saying why)."""
+    proc = _msprobe("-p", "no:summary", "compare", "-tp", EXAMPLE / "target" / "step0", "-gp",
+                    EXAMPLE / "golden" / "step0", "-o", tmp_path / "out", "--fail-on", "error")
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "msprobe: error: --fail-on error: the run has no summary to judge (the plugin 'summary' is turned off)")
+
+
+def test_a_plugin_whose_run_finished_hook_fails_is_named_and_the_results_stay(tmp_path):
+    """A third party's run-finished hook that raises: one line naming the plugin and the hook (exit 1), the result
+    file written all the same; one that raises the core's OutputError: that error's own line."""
+    (tmp_path / "bad_gate.py").write_text(
+        "from msprobe_core.plugin import OutputError, hookimpl\n"
+        "@hookimpl\n"
+        "def msprobe_run_gate(run):\n"
+        "    raise ValueError('broken gate')\n"
+        "@hookimpl\n"
+        "def msprobe_run_finished(run):\n"
+        "    if getattr(run.options, 'quiet', False):\n"
+        "        raise OutputError('cannot write the page', path=run.options.output_dir)\n")
+    env = {"MSPROBE_LOAD_PLUGINS": "bad_gate", "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = _compare(tmp_path / "out", env=env)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("msprobe: error: plugin 'bad_gate': msprobe_run_gate failed: ValueError: broken gate")
+    assert list((tmp_path / "out").glob("compare_result_*.csv"))
+    quiet = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                     tmp_path / "quiet", "-q", env=env)
+    assert quiet.returncode != 0 and "cannot write the page" in quiet.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr + quiet.stderr
+
+
+_COUNTING_PLUGIN = '''
+import json
+from pathlib import Path
+
+from msprobe_core.plugin import PartialSpec, hookimpl
+
+
+class RowCounter:
+    """A sink counting the rows of one job's result (no continuation: a streamed job builds every chunk itself)."""
+
+    def __init__(self):
+        self.rows = 0
+
+    def feed_table(self, table, start=0):
+        self.rows += len(table)
+
+    def finish(self, files):
+        return {"rows": self.rows}
+
+
+@hookimpl
+def msprobe_register_partials(register):
+    register(PartialSpec("row_count", lambda options, values, jobs: RowCounter))
+
+
+@hookimpl
+def msprobe_run_finished(run):
+    counts = [run.partial("row_count", o) for o in run.outcomes]
+    summary_rows = [getattr(run.partial("summary", o), "rows", None) for o in run.outcomes]
+    Path(run.options.output_dir, "..", "counted.json").write_text(json.dumps({"counts": counts,
+                                                                             "summary": summary_rows}))
+'''
+
+
+def test_a_plugins_partial_is_made_beside_the_summarys_and_changes_nothing_of_it(tmp_path):
+    """A third party's ``PartialSpec`` next to the summary's: each job hands back both (the run's sinks fed
+    together), ``run.partial`` reads each, and the summary and the result are those of a run without it."""
+    (tmp_path / "counting.py").write_text(_COUNTING_PLUGIN)
+    env = {"MSPROBE_LOAD_PLUGINS": "counting", "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    sides = ("-tp", REPO / "examples" / "pytorch_multirank" / "target" / "step0",
+             "-gp", REPO / "examples" / "pytorch_multirank" / "golden" / "step0")
+    runs = {}
+    for name, extra in (("plain", {}), ("counted", env)):
+        (tmp_path / name).mkdir()
+        proc = _msprobe("compare", *sides, "-o", tmp_path / name / "out", "-q", "--json-summary",
+                        tmp_path / name / "s.json", env=extra)
+        assert proc.returncode == 0, proc.stderr
+        text = (tmp_path / name / "s.json").read_text().replace(str(tmp_path / name), "RUN")
+        runs[name] = json.loads(re.sub(r"_\d{14}", "", text))
+    assert runs["counted"] == runs["plain"]
+    counted = json.loads((tmp_path / "counted" / "counted.json").read_text())
+    rows = [r["rows"] for r in runs["plain"]["ranks"]]
+    assert counted == {"counts": [{"rows": n} for n in rows], "summary": rows} and len(rows) == 2
+
+
+class _Tagged:
+    """A sink whose partial is its tag."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def feed_table(self, table, start=0):
+        pass
+
+    def finish(self, files):
+        return self.tag
+
+
+def test_a_partial_that_replaces_the_summarys_is_read_as_both():
+    """``PartialSpec(replaces=("summary",))``: only its sink is made, and reading either name gives its partial;
+    a spec whose ``sink`` says ``None`` is not part of the run."""
+    from functools import partial
+    from types import SimpleNamespace
+
+    from msprobe_core.plugin import PartialSpec, hookimpl
+    from msprobe_core.run.finished import FinishedRun, SinkSet, choose_partials
+
+    class Bigger:
+        @hookimpl
+        def msprobe_register_partials(self, register):
+            register(PartialSpec("bigger", lambda options, values, jobs: bigger, replaces=("summary",)))
+            register(PartialSpec("never", lambda options, values, jobs: None))
+
+    class Beside:
+        @hookimpl
+        def msprobe_register_partials(self, register):
+            register(PartialSpec("beside", lambda options, values, jobs: partial(_Tagged, "beside")))
+
+    bigger = partial(_Tagged, "bigger")
+    host = PluginHost(autoload=False, extra_plugins=[Bigger()])
+    options = host.compare_options()
+    sink, names, single = choose_partials(host, options, {}, 1)
+    assert sink is bigger and single == "bigger" and names == {"bigger": "bigger", "summary": "bigger"}
+    outcome = SimpleNamespace(partial={"made": 1})
+    run = FinishedRun([outcome], options, partial_names=names, single_partial=single)
+    assert run.partial("summary", outcome) is outcome.partial is run.partial("bigger", outcome)
+    assert run.partial("never", outcome) is None
+    both = PluginHost(autoload=False, extra_plugins=[Bigger(), Beside()])
+    sink, names, single = choose_partials(both, options, {}, 1)
+    assert isinstance(sink, SinkSet) and single is None and set(names) == {"bigger", "summary", "beside"}
+    made = sink().finish([])
+    outcome = SimpleNamespace(partial=made)
+    run = FinishedRun([outcome], options, partial_names=names)
+    assert run.partial("summary", outcome) == "bigger" and run.partial("beside", outcome) == "beside"
+
+
+def test_json_summary_without_the_summary_plugin_says_it_writes_nothing(tmp_path):
+    proc = _msprobe("-p", "no:summary", "compare", "-tp", EXAMPLE / "target" / "step0", "-gp",
+                    EXAMPLE / "golden" / "step0", "-o", tmp_path / "out", "--json-summary", tmp_path / "s.json")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "s.json").exists()
+    assert ("--json-summary: the run has no summary (the plugin 'summary' is turned off); "
+            f"{tmp_path / 's.json'} is not written") in proc.stdout + proc.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.report.next_dump import is_module_call, next_dump_config, region, step_and_rank
+from msprobe_core.default_plugins.summary.next_dump import is_module_call, next_dump_config, region, step_and_rank
 
 HERE = Path(__file__).parent
 MODEL = HERE / "next_dump_model.py"

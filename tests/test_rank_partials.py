@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report import finish
-from msprobe_core.report.accumulate import ViewAccumulator, ViewPartial
+from msprobe_core.default_plugins.summary import finish
+from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator, ViewPartial
 
 # what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("as_in_a_run")
@@ -73,10 +73,10 @@ def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
     """The summary of a run that keeps its tables and makes no partials (as the Python API runs), made from the
     tables."""
     from msprobe_core.cli import main as cli_main
-    from msprobe_core.pipeline.sink import KEEP_TABLES
+    from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli_main, "_summary_extra", lambda report, results: {KEEP_TABLES: True})
+        mp.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: None, KEEP_TABLES: True})
         summary, outcomes = _run(*ranks, tmp_path_factory.mktemp("html"), "--workers", "1", "--report", "html")
     assert len(outcomes) == len(CASES) and all(o.table is not None and o.partial is None for o in outcomes)
     return summary
@@ -98,7 +98,7 @@ def test_ranks_hand_back_partials_and_the_summary_is_the_tables_one(ranks, from_
 def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     """A job whose result was never a whole table (a streamed compare fed the sink chunk by chunk) hands back
     its partial with its files; the run takes that one and makes none from a table it does not have."""
-    from msprobe_core.report.accumulate import ViewAccumulator
+    from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
     from msprobe_core.run.context import RunContext
     from msprobe_core.run.parallel import job_partial
 
@@ -112,14 +112,13 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
 def _whole_tree(views: list, outcomes: list) -> tuple:
     """The model tree's input as the whole results give it: each view's calls counted in this process (the
     ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
-    from msprobe_core.report.accumulate import SummaryAccumulator
-    from msprobe_core.report.finish import outcomes_hierarchy
-    from msprobe_core.report.tree import STATS_KEY
+    from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator
+    from msprobe_core.default_plugins.summary.finish import outcomes_hierarchy
 
     acc = SummaryAccumulator(tree=True)
     for view in views:
         acc.add_view(view)
-    return [(p.label, p.extra[STATS_KEY]) for p in acc.partials], outcomes_hierarchy(outcomes, acc)
+    return [(p.label, p.node_stats) for p in acc.partials], outcomes_hierarchy(outcomes, acc)
 
 
 def _page_data(path: Path) -> dict[str, Any]:

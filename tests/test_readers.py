@@ -243,7 +243,7 @@ def test_layer_mapping_reads_stack_and_construct_with_the_core_json_reader(tmp_p
 
 
 def test_an_unreadable_analysis_file_gives_no_divergence(tmp_path):
-    from msprobe_core.report.divergence import read_analysis
+    from msprobe_core.default_plugins.summary.divergence import read_analysis
 
     path = tmp_path / "diff_analyze.json"
     for text in ("", "{not json", "[" * 100_000):

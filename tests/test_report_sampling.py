@@ -17,8 +17,10 @@ import pytest
 
 import msprobe_core
 from msprobe_core.cli.main import main
-from msprobe_core.report.chunks import view_chunks, view_cut
-from msprobe_core.report.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
+from msprobe_core.default_plugins.summary.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.summary import summarize
+from msprobe_core.default_plugins.summary.worst import worst_rows
 from msprobe_core.report.html import build_payload, render_html
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.sampling import (
@@ -29,8 +31,6 @@ from msprobe_core.report.sampling import (
     sample_threshold,
     sample_views,
 )
-from msprobe_core.report.summary import summarize
-from msprobe_core.report.worst import worst_rows
 
 from .report_synth import write_synthetic_result
 
@@ -235,8 +235,8 @@ def _corpus_results() -> list[Path]:
 def test_call_numbers_agree_with_node_of_on_every_corpus_result():
     """The call numbering's shortcut (a row whose leaf surely stays in its call is not parsed) numbers the calls
     as runs of :func:`node_of` do, whatever the chunk boundaries, on every result name of the corpora."""
+    from msprobe_core.default_plugins.summary.views import node_of
     from msprobe_core.report.calls import CallNumbers
-    from msprobe_core.report.views import node_of
 
     rnd = random.Random(11)
     names: list[str] = []
@@ -264,7 +264,7 @@ def test_odd_metric_cells_sample_without_numpy_warnings(synthetic):
     and the rows holding the infinities are kept (they are the plots' extremes)."""
     import warnings
 
-    from msprobe_core.report.views import ResultView
+    from msprobe_core.default_plugins.summary.views import ResultView
 
     _, view = synthetic
     cells = {c: list(view.cells[c]) for c in view.columns}

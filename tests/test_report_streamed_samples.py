@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.accumulate import view_partial
+from msprobe_core.default_plugins.summary.accumulate import view_partial
+from msprobe_core.default_plugins.summary.summary import summarize
 from msprobe_core.report.hierarchy import run_hierarchy
 from msprobe_core.report.html import _dumps, build_payload
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.sample_sink import ReportSamples
 from msprobe_core.report.sampling import THRESHOLD_ENV, Budget, sample_views
-from msprobe_core.report.summary import summarize
-from msprobe_core.report.tree import STATS_KEY
 
 from .report_synth import write_synthetic_result
 
@@ -76,7 +75,7 @@ def test_msprobe_report_page_is_the_whole_view_one(two_ranks, tmp_path, monkeypa
     assert {k: v for k, v in summary.items() if k not in ("files", "run")} == json.loads(json.dumps(
         {k: v for k, v in whole.items() if k != "files"}))
     # the model tree counts every row of the whole views
-    stats = [(v.label, view_partial(v, tree=True).extra[STATS_KEY]) for v in views]
+    stats = [(v.label, view_partial(v, tree=True).node_stats) for v in views]
     expected = build_payload(views, summary, sample_above=threshold, tree=(stats, hierarchy))
     assert page["tree"] is not None
     assert ("sample" in page) == (threshold < 2 * ROWS)
@@ -85,7 +84,7 @@ def test_msprobe_report_page_is_the_whole_view_one(two_ranks, tmp_path, monkeypa
 
 def test_streamed_samples_without_the_environment_match_whole_views(two_ranks):
     """The same with the threshold given (no environment), fed in small odd chunks."""
-    from msprobe_core.report.chunks import view_cut
+    from msprobe_core.default_plugins.summary.chunks import view_cut
 
     _, views = two_ranks
     for limit in (2 * ROWS, ROWS + 1, ROWS - 1, 0):
@@ -106,7 +105,7 @@ def test_streamed_samples_without_the_environment_match_whole_views(two_ranks):
 def test_above_the_threshold_each_result_is_its_whole_view_sample(two_ranks):
     """With a budget that keeps a fraction of the rows: the first result, kept whole while the report fitted,
     and the second, which overflowed the allowance mid-way, are each the sample of their whole view."""
-    from msprobe_core.report.chunks import view_cut
+    from msprobe_core.default_plugins.summary.chunks import view_cut
 
     _, views = two_ranks
     small = Budget(nonpass_first=300, nonpass_sample=200, pass_sample=150, worst=40, radius=25, buckets=64, groups=64)
@@ -130,7 +129,7 @@ def test_a_sink_fed_parts_of_a_table_gives_the_whole_views_sample_and_partial(tm
     import pickle
 
     import msprobe_core
-    from msprobe_core.report.accumulate import SummaryAccumulator, table_partial
+    from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator, table_partial
     from msprobe_core.report.sample_sink import SAMPLE_KEY, SampledSink
     from msprobe_core.result import ResultTable
 

@@ -10,12 +10,12 @@ from collections import Counter
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
+from msprobe_core.default_plugins.summary.views import node_of
 from msprobe_core.host.specs import HierarchySpec
-from msprobe_core.report.chunks import view_chunks, view_cut
 from msprobe_core.report.hierarchy import RunHierarchy, SideHierarchy, run_hierarchy
 from msprobe_core.report.result_files import read_result_file
 from msprobe_core.report.tree import ALIAS_KEY, TREE_NODES, NodeStats, build_tree, row_tree_index
-from msprobe_core.report.views import node_of
 
 from .conftest import corpora_dir
 
@@ -150,10 +150,9 @@ def test_a_flat_dump_is_grouped_by_op():
 
 def test_calls_are_counted_only_for_a_report(mix_run):
     """Without --report html nothing is counted (the summary partial stays a few KB); with it, every call."""
-    from msprobe_core.report.accumulate import view_partial
-    from msprobe_core.report.tree import STATS_KEY
+    from msprobe_core.default_plugins.summary.accumulate import view_partial
 
     view = mix_run[0]
-    assert STATS_KEY not in view_partial(view).extra
-    counted = view_partial(view, tree=True, rows=7).extra[STATS_KEY]
+    assert view_partial(view).node_stats is None
+    counted = view_partial(view, tree=True, rows=7).node_stats
     assert counted.nodes == _fed(view).nodes

@@ -12,10 +12,10 @@ import pytest
 
 from msprobe_core import hookimpl
 from msprobe_core import result_columns as C
+from msprobe_core.default_plugins.summary.views import detect_mode, plot_metrics, view_from_table
 from msprobe_core.host.registry import PluginHost, current_host, reset_host
 from msprobe_core.host.specs import MetricSpec, TensorMetricSpec
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from msprobe_core.report.views import detect_mode, plot_metrics, view_from_table
 from msprobe_core.result import ResultTable, result_columns
 
 from .conftest import corpora_dir, no_corpora_reason

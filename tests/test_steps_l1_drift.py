@@ -59,9 +59,9 @@ def test_step1_alone_is_the_run_and_names_it_too(tmp_path, run_cli):
 
 def test_a_step_whose_first_difference_is_computed_is_not_carried():
     """The first differing row is an output (the step computed the difference): no note, the thresholds' answer."""
-    from msprobe_core.report.accumulate import view_partial
+    from msprobe_core.default_plugins.summary.accumulate import view_partial
+    from msprobe_core.default_plugins.summary.views import ResultView
     from msprobe_core.report.steps_view import carried_drift
-    from msprobe_core.report.views import ResultView
 
     names = ["Functional.linear.0.forward.input.0", "Functional.linear.0.forward.output.0"]
     cells = {"NPU Name": names, "Bench Name": names, "NormRelativeErr": ["0", "5%"], "L2norm diff": ["0", "1"],
@@ -92,8 +92,8 @@ def test_the_drift_scan_survives_pickling_empty_and_found():
     """A partial crosses processes pickled (a rank's worker, a chunk worker): the scan comes back as it went."""
     import pickle
 
-    from msprobe_core.report.divergence import Divergence
-    from msprobe_core.report.drift import DriftScan
+    from msprobe_core.default_plugins.summary.divergence import Divergence
+    from msprobe_core.default_plugins.summary.drift import DriftScan
 
     empty = pickle.loads(pickle.dumps(DriftScan()))
     assert empty.found is None
@@ -104,7 +104,7 @@ def test_the_drift_scan_survives_pickling_empty_and_found():
 
 def _stats_view(label: str, rows: list[tuple[str, str]]):
     """A statistics result of ``(name, NormRelativeErr)`` rows (the diff cells follow the error: 0 or not)."""
-    from msprobe_core.report.views import ResultView
+    from msprobe_core.default_plugins.summary.views import ResultView
 
     names = [n for n, _ in rows]
     diff = ["0" if e == "0" else "0.5" for _, e in rows]
@@ -116,7 +116,7 @@ def _stats_view(label: str, rows: list[tuple[str, str]]):
 
 def test_the_runs_first_divergence_in_a_later_step_is_the_carried_one():
     """Step 0 has no divergence: the run's first divergence is step 1's, named at the drifted weight's first use."""
-    from msprobe_core.report.summary import summarize
+    from msprobe_core.default_plugins.summary.summary import summarize
 
     step0 = _stats_view("step0/rank0", [("Functional.linear.0.forward.input.0", "0"),
                                         ("Functional.linear.0.forward.output.0", "0")])

@@ -1,4 +1,4 @@
-"""The incremental summary (msprobe_core.report.accumulate) on random results cut into random chunks.
+"""The incremental summary (msprobe_core.default_plugins.summary.accumulate) on random results cut into random chunks.
 
 Every summary answer (verdict counts, first divergence per result and for the run, worst rows with their
 cells, the ``-da`` row search) must not depend on where the chunk boundaries fall, nor on a partial
@@ -16,13 +16,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msprobe_core import result_columns as C
+from msprobe_core.default_plugins.summary.accumulate import (
+    SummaryAccumulator,
+    ViewAccumulator,
+    note_pairing,
+    view_partial,
+)
+from msprobe_core.default_plugins.summary.chunks import view_cut
+from msprobe_core.default_plugins.summary.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.summary import summarize
+from msprobe_core.default_plugins.summary.views import ResultView
+from msprobe_core.default_plugins.summary.worst import worst_rows
 from msprobe_core.model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from msprobe_core.report.accumulate import SummaryAccumulator, ViewAccumulator, note_pairing, view_partial
-from msprobe_core.report.chunks import view_cut
-from msprobe_core.report.divergence import first_divergence_of
-from msprobe_core.report.summary import summarize
-from msprobe_core.report.views import ResultView
-from msprobe_core.report.worst import worst_rows
 from msprobe_core.result import result_columns
 
 _APIS = ["Functional.linear", "Torch.matmul", "Tensor.__add__", "Functional.softmax"]
@@ -102,11 +107,10 @@ def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: ob
 def finished(summary: dict, acc: SummaryAccumulator, hierarchy: object) -> dict:
     """What a run adds to its accumulator's summary from the dumps: each first divergence's path, and the
     per-module answers (whose frames, on calling-code paths, number the path's visits)."""
-    from msprobe_core.report.finish import _add_modules
-    from msprobe_core.report.tree import STATS_KEY
+    from msprobe_core.default_plugins.summary.finish import _add_modules
 
     hierarchy.add_paths(summary)
-    _add_modules(summary, [(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
+    _add_modules(summary, [(p.label, p.node_stats) for p in acc.partials], hierarchy)
     return summary
 
 

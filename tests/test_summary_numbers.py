@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.report.views import SpelledColumns, to_number, view_from_table
+from msprobe_core.default_plugins.summary.views import SpelledColumns, to_number, view_from_table
 from msprobe_core.result import ResultTable
 from msprobe_core.text.columns import CodedTextColumn
 
@@ -55,7 +55,7 @@ def test_spelled_columns_spell_only_what_is_read():
 
 
 def test_unmatched_rows_are_computed_once_and_forgotten_on_invalidate() -> None:
-    from msprobe_core.report.views import ResultView
+    from msprobe_core.default_plugins.summary.views import ResultView
 
     view = ResultView("", "statistics", ["NPU Name", "Bench Name"],
                       {"NPU Name": ["a", "b", "c"], "Bench Name": ["a", "N/A", " "]})

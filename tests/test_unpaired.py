@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.summary.unpaired import MIN_MATCHED, row_kind
 from msprobe_core.files.validation import parse_share
-from msprobe_core.report.unpaired import MIN_MATCHED, row_kind
 
 from .dumps import api, only_result, tensor, write_dump
 

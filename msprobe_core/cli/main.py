@@ -152,19 +152,27 @@ def compare_cmd(**kw: object) -> None:
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
     _refuse_summary_over_a_file(values, jobs, options)
-    run = RunContext(host, **_summary_extra(values["report"], len(jobs)))
+    from ..pipeline.sink import SUMMARY_SINK
+    from ..run.finished import FinishedRun, choose_partials, finish_run
+
+    sink, partial_names, single = choose_partials(host, options, values, len(jobs))  # msprobe_register_partials
+    fields = _summary_extra(values.get("report"), len(jobs))
+    if fields.setdefault(SUMMARY_SINK, sink) is None:  # a caller that asked for no partials at all
+        partial_names, single = {}, None
+    run = RunContext(host, **fields)
     started = time.time()
+
+    def finished(outcomes: list, failed: bool) -> FinishedRun:
+        return FinishedRun(outcomes, options, values=values, inputs=(values["target"], values["golden"]),
+                           started=started, failed=failed, partial_names=partial_names, single_partial=single)
+
     try:
         outcomes = run_jobs(jobs, options, host, run)
     except CompareFailed as exc:  # some ranks failed: still summarise (and report) what was written
         if exc.outcomes is None:
             raise
-        from ..report.finish import finish_run
-
-        finish_run(exc.outcomes, options, report=values["report"], json_summary=values["json_summary"],
-                   started=started, inputs=(values["target"], values["golden"]), min_matched=values["min_matched"])
+        finish_run(host, finished(exc.outcomes, failed=True))
         raise
-    from ..report.finish import finish_run
     from ..write.tailbuild import finish_removals
 
     def announce() -> None:  # once the report and the JSON summary are written too
@@ -172,9 +180,7 @@ def compare_cmd(**kw: object) -> None:
             banner_end(log)
 
     try:  # a side file of the split write is still being removed meanwhile (tailbuild.Tail.close)
-        finish_run(outcomes, options, report=values["report"], json_summary=values["json_summary"],
-                   fail_on=values["fail_on"], started=started, announce=announce,
-                   inputs=(values["target"], values["golden"]), min_matched=values["min_matched"])
+        finish_run(host, finished(outcomes, failed=False), announce)  # the run-finished hooks; a gate: exit 3
     finally:
         finish_removals()
 
@@ -202,22 +208,13 @@ def _refuse_summary_over_a_file(values: dict[str, object], jobs: list, options: 
 
 
 def _summary_extra(report: object, results: int) -> dict[str, object]:
-    """The run's :class:`~msprobe_core.run.context.RunContext` fields for its summary: each job hands back its
-    result's summary partial and keeps no table (the run's memory does not grow with the ranks); for the HTML
-    report, the partial carries the result's sample for the page (:mod:`msprobe_core.report.sample_sink`;
-    ``results``: the jobs, which share the sample's budget)."""
-    from ..pipeline.sink import KEEP_TABLES, SUMMARY_SINK
+    """The :class:`~msprobe_core.run.context.RunContext` fields ``msprobe compare`` sets besides the plugins'
+    partials (``msprobe_register_partials``, :mod:`msprobe_core.run.finished`): each job hands back its partials
+    and keeps no table, so the run's memory does not grow with the ranks. A ``summary_sink`` set here replaces the
+    plugins' (``None``: no partials; the tests' reference runs keep their tables)."""
+    from ..pipeline.sink import KEEP_TABLES
 
-    if report == "html":
-        from ..report.sample_sink import sink_factory
-
-        return {SUMMARY_SINK: sink_factory(results), KEEP_TABLES: False}
-    from functools import partial
-
-    from ..report.accumulate import ViewAccumulator
-
-    # every call counted (the summary's per-module answers); a partial of the class travels to workers
-    return {SUMMARY_SINK: partial(ViewAccumulator, tree=True), KEEP_TABLES: False}
+    return {KEEP_TABLES: False}
 
 
 cli.add_command(_CompareCommand())

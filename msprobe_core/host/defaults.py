@@ -24,6 +24,10 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
     ("chunked", "msprobe_core.default_plugins.chunked"),
+    # the run-finished hooks (msprobe_core.run.finished): the summary, and what reads it
+    ("summary", "msprobe_core.default_plugins.summary.plugin"),
+    ("gate", "msprobe_core.default_plugins.summary.gate"),
+    ("json_summary", "msprobe_core.default_plugins.summary.json_file"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..options import OptionSpec
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
+    from ..run.finished import FinishedRun, PartialSpec, RunSummary
     from ..workers.executors import ExecutorSpec
     from .ranks import CommOpSpec
     from .registry import PluginHost
@@ -364,6 +365,82 @@ def msprobe_stage_finished(event: StageEvent) -> None:
     """A run or a piece of counted work ended (the same ``key`` as its start; counted work with its final
     ``done``), or (``kind`` ``stage``) the current stage is done with the terminal: output outside the log (the
     summary) follows. As for ``msprobe_stage_started``.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- the run-finished hooks
+# (issue 33: the summary, the gate, the JSON summary and the HTML report are plugins; see msprobe_core.run.finished)
+
+
+@hookspec
+def msprobe_register_partials(register: Register[PartialSpec]) -> None:
+    """Make something of each job's result where the job runs: ``register(PartialSpec(name, sink, replaces=()))``.
+
+    Before the jobs run, ``sink(options, values, jobs)`` is asked for a picklable factory of one job's sink
+    (``None``: this run needs none). Each job (on this process or a worker) feeds its result table to a new
+    sink, part by part as it is built (``feed_table(table, start)``), and hands back ``sink.finish(files)``,
+    which must pickle; the run-finished hooks read it with ``run.partial(name, outcome)``. The ``summary`` plugin
+    registers ``"summary"`` (its per-result counts); a sink that makes another spec's partial and more names it
+    in ``replaces``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_outputs(run: FinishedRun) -> list[Path] | None:
+    """The files this plugin will write for the finished ``run`` (e.g. a report beside the results), or ``None``.
+
+    Called once the jobs are done, before ``msprobe_run_finished``; the core gathers them in ``run.outputs``
+    (the summary lists them among the run's files). Write nothing here.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_finished(run: FinishedRun) -> None:
+    """The jobs are done: compute and write what this plugin makes of the run (a report, a summary file).
+
+    ``run`` (:class:`msprobe_core.plugin.FinishedRun`): the outcomes, the options and command-line values, the
+    inputs, the start time, ``failed`` (some job failed; what was written is still there), ``outputs`` and the
+    partials. The ``summary`` plugin's implementation is ``tryfirst``: it sets ``run.summary``
+    (:class:`msprobe_core.plugin.RunSummary`) before any other runs (``None`` when that plugin is turned off).
+    Print nothing meant for the user here (that is ``msprobe_run_terminal_summary``).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_terminal_summary(run: FinishedRun) -> None:
+    """Print what this plugin tells the user about the finished ``run`` (the summary text).
+
+    Called after every file is written and after the core's "ends successfully" banner.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_gate(run: FinishedRun) -> str | None:
+    """Why the finished ``run`` fails this plugin's gate (one line), or ``None`` when it passes.
+
+    Called last, only when every job succeeded. Any reason makes ``msprobe compare`` exit with status 3 (the
+    reasons joined by ``"; "``, in plugin registration order, after ``msprobe: error:``).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_summarize(run: FinishedRun) -> RunSummary | None:
+    """The summary of a run whose results are in memory (the Python API's ``CompareResult.summary``), or ``None``.
+
+    Nothing is written or printed; ``RunSummary.results`` holds the results' whole views (what
+    ``CompareResult.write_report`` shows). The ``summary`` plugin answers.
 
     .. versionadded:: 0.1
     """

@@ -102,6 +102,7 @@ _EXPECTED: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "msprobe_register_hierarchies": ("a HierarchySpec",
                                      lambda s: isinstance(s, HierarchySpec) and _has_name(s)),
     "msprobe_register_commands": ("a click.Command", _is_command),
+    "msprobe_register_partials": ("a PartialSpec", lambda s: _has_name(s) and callable(getattr(s, "sink", None))),
 }
 #: the functions a spec's code is called through: (field, may it be None)
 _CALLABLES = {

@@ -2,11 +2,10 @@
 
 ``msprobe compare`` does not keep result tables: each job (on this process or on a worker of the
 run's executor) feeds its result to a *summary sink* and hands back what the sink makes of it, a
-small picklable partial (:class:`~msprobe_core.report.accumulate.ViewPartial`), which the run merges
-in job order. The layer that starts the run chooses the sink (the command line puts
-:class:`~msprobe_core.report.accumulate.ViewAccumulator` in the run's
-:class:`~msprobe_core.run.context.RunContext`, ``summary_sink``); the stages below never import the
-report package.
+small picklable partial, which the run's run-finished hooks read (:mod:`msprobe_core.run.finished`). The layer
+that starts the run chooses the sink: ``msprobe compare`` asks the plugins (``msprobe_register_partials``: the
+``summary`` default plugin's ``ViewAccumulator``, a third party's beside it) and puts the factory in the run's
+:class:`~msprobe_core.run.context.RunContext`, ``summary_sink``; the stages below never import a plugin.
 
 A sink is made by calling the factory with no argument and has two methods:
 

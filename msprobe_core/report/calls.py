@@ -1,7 +1,7 @@
 """The calls of a result, numbered in execution order as the rows stream by (the report's sampler keeps
 each call's worst row).
 
-A call is a run of consecutive rows of one node (:func:`~msprobe_core.report.views.node_of`); deciding
+A call is a run of consecutive rows of one node (:func:`~msprobe_core.default_plugins.summary.views.node_of`); deciding
 the node of every row is the cost, so rows whose name is their call's name plus a leaf known to stay in
 the call (``input.0``) are taken without asking."""
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .views import node_of
+from msprobe_core.default_plugins.summary.views import node_of
 
 if TYPE_CHECKING:
     from ..host.specs import RowNames

@@ -227,7 +227,7 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
 
 def _share_option(value: str | None) -> float | None:
     """``--min-matched`` of ``msprobe report`` as a share (a bad value: a usage error naming the option)."""
-    from .unpaired import parse_share
+    from msprobe_core.default_plugins.summary.unpaired import parse_share
 
     if value is None:
         return None
@@ -270,11 +270,12 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
     compared before and after: which rows got better or worse, which appeared or disappeared, and where the
     first divergence was and is (see --versus).
     """
+    from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator
+    from msprobe_core.default_plugins.summary.finish import finish_summary
+
     from ..console.logs import setup_logging
     from ..console.stages import file_sizes, run_status, stage
     from ..workers.gcpause import gc_paused
-    from .accumulate import SummaryAccumulator
-    from .finish import finish_summary
     from .result_files import read_result_chunks
     from .sample_sink import ReportSamples
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.summary.views import node_of
+
 from ..errors import MsprobeError, PluginFailed
 from ..host.specs import AncestorLookup, HierarchySpec
-from .views import node_of
 
 log = logging.getLogger("msprobe")
 

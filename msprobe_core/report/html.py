@@ -27,15 +27,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.summary.divergence import Divergence, carried_in, is_mixed_layout
+from msprobe_core.default_plugins.summary.modes import page_declarations
+from msprobe_core.default_plugins.summary.views import ResultView, node_of, plot_metrics, view_grammar
+
 from ..console.stages import fraction_text, tick
 from ..errors import OutputError
 from ..files.outputs import TEXT_ERRORS
 from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
 from ..write.writers import atomic_path
-from .divergence import Divergence, carried_in, is_mixed_layout
-from .modes import page_declarations
 from .sampling import ViewSample, sample_note, sample_threshold, sample_views, watched_calls
-from .views import ResultView, node_of, plot_metrics, view_grammar
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
 #: as its target-side twin, and the tensor file names as the row names they start with.

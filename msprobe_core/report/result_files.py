@@ -1,4 +1,4 @@
-"""Result files read back as :class:`~msprobe_core.report.views.ResultView` (``msprobe report``): CSV and xlsx."""
+"""Result files read back as :class:`~msprobe_core.default_plugins.summary.views.ResultView` (``msprobe report``): CSV and xlsx."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.summary.chunks import ResultChunk, concat_chunks
+from msprobe_core.default_plugins.summary.views import ResultView, detect_mode, guess_frameworks
+
 from .. import result_columns as C
 from ..errors import InputError
-from .chunks import ResultChunk, concat_chunks
-from .views import ResultView, detect_mode, guess_frameworks
 
 _RANK_IN_NAME = re.compile(r"(?:^|_)(rank\d*|proc\d+|\d+_\d+)_\d{14}(?:_part_\d+)?$")
 
@@ -33,7 +34,7 @@ def label_from_path(path: Path) -> str:
 
 #: Rows read from a result file at a time (its cells, as strings, are what a chunk of a file costs).
 READ_ROWS = 16384
-#: Rows the frameworks of a result are guessed from (:func:`~msprobe_core.report.views.guess_frameworks`).
+#: Rows the frameworks of a result are guessed from (:func:`~msprobe_core.default_plugins.summary.views.guess_frameworks`).
 GUESS_ROWS = 2000
 
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator, ViewPartial
+from msprobe_core.default_plugins.summary.chunks import table_chunks
+
 from ..workers.gcpause import gc_paused
-from .accumulate import ViewAccumulator, ViewPartial
-from .chunks import table_chunks
 from .sampling import Budget, RowAllowance, ViewSample, ViewSampler, sample_threshold, sample_views, watched_calls
 
 #: ``ViewPartial.extra`` key of the result's :class:`~msprobe_core.report.sampling.ViewSample`.
@@ -91,7 +92,7 @@ class ReportSamples:
 
 class SampledSink:
     """A summary sink (:mod:`msprobe_core.pipeline.sink`) that also samples the result for the HTML report:
-    ``finish`` gives the :class:`~msprobe_core.report.accumulate.ViewPartial` with the
+    ``finish`` gives the :class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial` with the
     :class:`~msprobe_core.report.sampling.ViewSample` in ``extra[SAMPLE_KEY]``."""
 
     def __init__(self, budget: Budget, limit: int) -> None:

@@ -3,12 +3,12 @@ r"""The HTML report of a large result: a bounded sample of its rows, chosen chun
 Above :func:`sample_threshold` rows in all (:data:`BIG_ROWS`, or ``MSPROBE_REPORT_SAMPLE_ABOVE``), the
 report does not embed every cell: the full table is in the result files, the summary (counts, worst
 rows, first divergence) is over every row, and the page shows a sample. Each result is fed to a
-:class:`ViewSampler` in chunks of rows (:class:`~msprobe_core.report.chunks.ResultChunk`, execution
+:class:`ViewSampler` in chunks of rows (:class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`, execution
 order: whole views are cut by :func:`sample_views`, a streamed producer feeds its chunks as they come),
 which keeps, within a :class:`Budget`:
 
 * every non-passing row up to a cap, then an evenly spaced sample of the later ones;
-* the worst rows by the mode's main metric (ranked as :mod:`~msprobe_core.report.worst` ranks them);
+* the worst rows by the mode's main metric (ranked as :mod:`~msprobe_core.default_plugins.summary.worst` ranks them);
 * the neighbourhood (``radius`` rows either side) of every candidate of the first divergence (the
   rule's first hit, the first error row, the first unmatched error row) and of the calls a ``-da``
   analysis names, and the first row;
@@ -39,13 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import result_columns as C
-from ..result_columns import known_columns
-from .buckets import Buckets, Decimated, TopRows
-from .calls import CallNumbers
-from .chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
-from .divergence import first_divergence_of
-from .views import (
+from msprobe_core.default_plugins.summary.chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
+from msprobe_core.default_plugins.summary.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.views import (
     VERDICT_LEVEL,
     ResultHead,
     ResultView,
@@ -55,6 +51,11 @@ from .views import (
     plot_metrics,
     view_grammar,
 )
+
+from .. import result_columns as C
+from ..result_columns import known_columns
+from .buckets import Buckets, Decimated, TopRows
+from .calls import CallNumbers
 
 #: Above this many rows (all results together) the report shows a sample; at or below it, every row.
 BIG_ROWS = 200_000
@@ -261,7 +262,7 @@ class ViewSampler:
             self._prune()
 
     def _offer_worst(self, chunk: ResultView, verd: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """The worst-rows candidates of the chunk, ranked as :func:`~msprobe_core.report.worst.worst_rows` ranks."""
+        """The worst-rows candidates of the chunk, ranked as :func:`~msprobe_core.default_plugins.summary.worst.worst_rows` ranks."""
         level = -verd.astype(np.float64)
         if self._main is None:
             rows = verd > 0
@@ -423,7 +424,7 @@ def _share_parsed(view: ResultView, chunk: Any) -> None:
 
 def watched_calls(analysis: Any) -> list[str]:
     """The calls a ``-da`` analysis names (its nodes and the communication calls they came through)."""
-    from .divergence import read_analysis
+    from msprobe_core.default_plugins.summary.divergence import read_analysis
 
     doc = read_analysis(Path(analysis)) if isinstance(analysis, (str, Path)) else analysis
     if not isinstance(doc, dict):
@@ -439,7 +440,7 @@ def watched_calls(analysis: Any) -> list[str]:
 def sample_note(samples: Sequence[ViewSample]) -> dict[str, Any]:
     """What the page says about its samples: rows shown and in all, per verdict ``[shown, in all]``, the
     result files that hold every row, and how many non-passing rows of each result are all kept."""
-    from .views import VERDICTS, row_verdicts
+    from msprobe_core.default_plugins.summary.views import VERDICTS, row_verdicts
 
     shown = dict.fromkeys(VERDICTS, 0)
     for s in samples:

@@ -3,13 +3,13 @@
 A compare of two dump roots holding ``step<N>`` directories runs one result per (step, rank), labelled
 ``step1/rank0`` (the default plugin ``steps``, :mod:`msprobe_core.default_plugins.steps`). The summary's ``steps`` list is made from those results'
 partials alone (no row is read again): per step its verdict counts, its first divergence by the run's rule
-(:func:`~msprobe_core.report.divergence.choose_divergence`) and, per rank, its worst verdict and first divergent
+(:func:`~msprobe_core.default_plugins.summary.divergence.choose_divergence`) and, per rank, its worst verdict and first divergent
 node, which the report draws as a steps × ranks map. A step only one run has is listed too, as ``absent``.
 
 In a step after the first, a first divergence at a call's parameters was set before the step ran: the previous
 step updated the weights differently. Its entry says so (``carried``), and so does the console. An L1 dump has no
 ``parameters`` rows: there, when the first row of a step's result whose values differ at all is an input of a
-forward call (:mod:`msprobe_core.report.drift`: nothing the step computed before it differs) and comes no later
+forward call (:mod:`msprobe_core.default_plugins.summary.drift`: nothing the step computed before it differs) and comes no later
 than the first row past a threshold, that call is the step's first divergence, carried from the previous step's
 update (``carried``, ``carried_from``, and ``past_threshold``: the row the thresholds alone would name).
 """
@@ -19,10 +19,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from msprobe_core.default_plugins.summary.divergence import (
+    Divergence,
+    analysis_queries,
+    carried_into,
+    choose_divergence,
+)
+from msprobe_core.default_plugins.summary.drift import carried_input
+from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, VERDICTS
+
 from ..load.discover import step_label
-from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
-from .drift import carried_input
-from .views import VERDICT_LEVEL, VERDICTS
 
 
 def _number(step: str) -> int:
@@ -65,7 +71,7 @@ def steps_view(partials: Sequence[Any], absent: Sequence[Mapping[str, str]] = ()
                analyses: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The ``steps`` entries of a run whose results are labelled by step (empty when none is).
 
-    ``partials``: the run's :class:`~msprobe_core.report.accumulate.ViewPartial`\\ s in result order;
+    ``partials``: the run's :class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial`\\ s in result order;
     ``absent``: ``{"step", "side", "path"}`` of each step only one run has (``side``: the run that has it,
     empty when neither has it); ``analyses``: per step its ``-da`` analysis, whose answer is then the step's first
     divergence (else the rule of results without ``-da``).
@@ -143,7 +149,7 @@ def _previous(step: str, steps: Sequence[str]) -> str:
 
 def carried_drift(partial: Any, step: str, previous: str) -> tuple[Divergence | None, dict[str, Any]]:
     """``(first divergence, what its entry adds)`` of a later step's result whose first differing row is an input of
-    a forward call no later than its first row past a threshold (:mod:`msprobe_core.report.drift`); ``(None, {})``
+    a forward call no later than its first row past a threshold (:mod:`msprobe_core.default_plugins.summary.drift`); ``(None, {})``
     otherwise, and where that row is a ``parameters`` row (whose own note, :func:`carried_note`, says it)."""
     d = partial.first_divergence()
     drift = partial.drift.found

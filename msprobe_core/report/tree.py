@@ -2,8 +2,8 @@
 
 While a result streams by, :class:`NodeStats` keeps per call node (``Functional.linear.0.forward``, a
 module call, a kernel) its first position, its rows' verdict counts and its worst row by the mode's
-main metric (:func:`~msprobe_core.report.views.main_metric`); it rides in the summary partial's
-``extra`` (:data:`STATS_KEY`), so a rank's worker sends it back with its partial. At most
+main metric (:func:`~msprobe_core.default_plugins.summary.views.main_metric`); it rides in the summary partial's
+typed field ``ViewPartial.node_stats``, so a rank's worker sends it back with its partial. At most
 :data:`MAX_NODES` calls are kept one by one; the calls beyond are counted per op (``Functional.linear``)
 and the tree says so. :func:`build_tree` then places every call under its ancestors (the run's
 :class:`~msprobe_core.report.hierarchy.RunHierarchy`), sums each module's subtree (worst verdict, counts,
@@ -21,11 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .calls import CallNumbers
-from .views import ResultView, main_metric
+from msprobe_core.default_plugins.summary.views import ResultView, main_metric
 
-#: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
-STATS_KEY = "node_stats"
+from .calls import CallNumbers
+
 #: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
 #: an HTML report is made
 MAX_NODES = 20_000

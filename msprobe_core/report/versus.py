@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, ResultView, main_metric
+
 from .. import result_columns as C
-from .views import VERDICT_LEVEL, ResultView, main_metric
 
 #: A row's metric must move by this factor (its distance from perfect doubled, or halved) to count.
 FACTOR = 2.0
@@ -140,7 +141,7 @@ def divergence_change(before: dict[str, Any] | None, after: dict[str, Any] | Non
 def versus_summary(old_views: Sequence[ResultView], new_views: Sequence[ResultView],
                    old_paths: Sequence[Path], new_paths: Sequence[Path]) -> dict[str, Any]:
     """The JSON-ready answer of ``msprobe report OLD NEW``."""
-    from .summary import summarize
+    from msprobe_core.default_plugins.summary.summary import summarize
 
     sides = {}
     for key, views, paths in (("before", old_views, old_paths), ("after", new_views, new_paths)):

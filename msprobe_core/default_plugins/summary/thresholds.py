@@ -1,4 +1,4 @@
-"""The metric thresholds of the built-in first-divergence rule (:mod:`msprobe_core.report.divergence`).
+"""The metric thresholds of the built-in first-divergence rule (:mod:`msprobe_core.default_plugins.summary.divergence`).
 
 Tensor rows: Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001, or MaxAbsErr > 1, or a relative L2-norm
 error (EucDist over the golden tensor's L2 norm) over 1 %, the statistics rows' rule on the tensors themselves: a
@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .. import result_columns as C
-from ..model import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+
 from .modes import CORE_MODES
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import result_columns as C
-from ..result_columns import known_columns
+from msprobe_core.plugin import result_columns as C
+
 from .reasons import cell_number, people_text, row_reason
 from .views import VERDICT_LEVEL, ResultView, main_metric, view_grammar
 
@@ -167,7 +167,7 @@ def _finite(key: float) -> float:
 def _no_difference_key(metric: tuple[str, bool] | None) -> float | None:
     """The sort value of the main metric's value meaning no difference (Cosine 1, an error 0): it ranks
     after the rows the metric shows a difference on (on a failed row it cannot say why the row failed)."""
-    best = known_columns().best(metric[0]) if metric is not None else None
+    best = C.known_columns().best(metric[0]) if metric is not None else None
     if best is None:
         return None
     return -abs(best) if metric[1] else best  # type: ignore[index]
@@ -220,7 +220,7 @@ def _positions(view: ResultView) -> list[int]:
 
 def _absolute_fallback(view: ResultView, metric: str) -> list[float | None] | None:
     # an infinite relative error (a zero golden statistic) would rank every zero-golden row first
-    col = known_columns().stand_in(metric)
+    col = C.known_columns().stand_in(metric)
     return view.numbers(col) if col else None
 
 
@@ -232,7 +232,7 @@ def _sort_abs(x: float, diff: float | None) -> float:
 def _numbered_cell(view: ResultView, i: int, metric: str) -> tuple[str, str]:
     """(metric, value) of a row ranked by its number: the metric cell, or the absolute difference that stood in."""
     x = view.numbers(metric)[i]  # type: ignore[index]
-    fallback = known_columns().stand_in(metric)
+    fallback = C.known_columns().stand_in(metric)
     if x is not None and abs(x) == math.inf and fallback and (main_metric(view.mode) or ("", False))[1]:
         d = view.numbers(fallback)
         if d is not None and d[i] is not None and math.isfinite(d[i]):  # type: ignore[arg-type]
@@ -252,7 +252,7 @@ def _unnumbered_cell(view: ResultView, i: int, metric: str | None) -> tuple[str,
 
 def worst_rows_metric(worst: Sequence[Mapping[str, Any]]) -> str:
     """The metric a worst-rows list is headed by: the first row's main metric (rows that show another say so)."""
-    fallbacks = {s.stand_in for s in known_columns() if s.stand_in}
+    fallbacks = {s.stand_in for s in C.known_columns() if s.stand_in}
     for w in worst:
         if w["metric"] and w["metric"] not in fallbacks:
             return str(w["metric"])

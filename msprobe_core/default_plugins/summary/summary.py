@@ -1,6 +1,6 @@
 r"""What a finished compare says, in a few lines: verdict counts, worst rows, first divergence, files.
 
-:func:`summarize` works on :class:`~msprobe_core.report.views.ResultView`\ s — result tables as
+:func:`summarize` works on :class:`~msprobe_core.default_plugins.summary.views.ResultView`\ s — result tables as
 their cells are written — so a summary made right after a compare and one made later from the
 result files (``msprobe report``) are identical. The same summary feeds the console block printed
 after every compare, ``--json-summary``, the HTML report and the ``--fail-on`` gate.
@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..workers.gcpause import gc_paused
+from msprobe_core.report.hierarchy import format_path
+from msprobe_core.workers.gcpause import gc_paused
+
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
-from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -33,10 +34,10 @@ def summarize(
     """The summary of a run as a JSON-ready dict (also what the console block and the report show).
 
     Every view is fed to the incremental summary in chunks of ``rows`` rows
-    (:mod:`msprobe_core.report.accumulate`), which gives the same answers whatever the chunks.
+    (:mod:`msprobe_core.default_plugins.summary.accumulate`), which gives the same answers whatever the chunks.
     ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
     that the loader did not understand (see :mod:`msprobe_core.load.dialects`); listed under that key.
-    The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.report.finish`
+    The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.default_plugins.summary.finish`
     adds it (:meth:`~msprobe_core.report.hierarchy.RunHierarchy.add_paths`).
     """
     acc = SummaryAccumulator(analysis)
@@ -113,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
         lines.extend(module_lines(rank_modules(summary["modules"])))
     if summary.get("steps"):
-        from .steps_view import steps_lines
+        from msprobe_core.report.steps_view import steps_lines
 
         lines.extend(steps_lines(summary["steps"]))
     worst = summary["worst_rows"]
@@ -157,9 +158,7 @@ def gate_failures(summary: dict[str, Any], fail_on: str) -> int:
 
 def write_json_summary(summary: dict[str, Any], path: Path) -> Path:
     """Write the summary as JSON, atomically."""
-    from ..errors import OutputError
-    from ..files.outputs import TEXT_ERRORS
-    from ..write.writers import atomic_path
+    from msprobe_core.plugin import TEXT_ERRORS, OutputError, atomic_path
 
     path = Path(path)
     try:

@@ -1,11 +1,11 @@
 r"""Results in chunks of rows: :class:`ResultChunk` and the functions that cut views and tables into them.
 
-A result of millions of rows is summarised (:class:`~msprobe_core.report.accumulate.ViewAccumulator`)
+A result of millions of rows is summarised (:class:`~msprobe_core.default_plugins.summary.accumulate.ViewAccumulator`)
 and sampled for the HTML report chunk by chunk, so that no consumer needs the whole table at once:
 a :class:`ResultChunk` is the rows ``[start, start + len(chunk))`` of one result, with every column of
 the result and the result's own label, mode, files and frameworks. It *is* a
-:class:`~msprobe_core.report.views.ResultView` (cells spelled as in the CSV), so whatever reads a view
-reads a chunk; only :meth:`~msprobe_core.report.views.ResultView.order` is the chunk's own (tables of a
+:class:`~msprobe_core.default_plugins.summary.views.ResultView` (cells spelled as in the CSV), so whatever reads a view
+reads a chunk; only :meth:`~msprobe_core.default_plugins.summary.views.ResultView.order` is the chunk's own (tables of a
 mode named by their files, which may be sorted otherwise, are put in execution order by whoever needs the
 whole: the accumulator gathers their chunks).
 
@@ -42,7 +42,7 @@ class ResultChunk(ResultView):
 
     ``label``, ``mode``, ``columns``, ``files``, ``frameworks``, ``level`` and ``dump_mode`` are the
     whole result's (``frameworks``: as the whole result's first rows tell them, see
-    :func:`~msprobe_core.report.views.guess_frameworks`). ``cells`` hold this chunk's rows only.
+    :func:`~msprobe_core.default_plugins.summary.views.guess_frameworks`). ``cells`` hold this chunk's rows only.
     """
 
     start: int = 0
@@ -144,7 +144,7 @@ def table_chunks(
     """An in-memory :class:`~msprobe_core.result.ResultTable` (or a part of a result: its first row is row
     ``start`` of the whole) in chunks of ``rows`` rows, cells spelled as the CSV writer spells them.
 
-    ``frameworks`` overrides what :func:`~msprobe_core.report.views.view_from_table` finds (a later part of a
+    ``frameworks`` overrides what :func:`~msprobe_core.default_plugins.summary.views.view_from_table` finds (a later part of a
     result passes the first part's, so that every chunk of a result agrees).
     """
     view = view_from_table(table, label, files)

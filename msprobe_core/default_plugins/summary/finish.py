@@ -3,7 +3,7 @@
 ``msprobe compare`` calls :func:`finish_run` with the job outcomes (each with its result's summary
 partial, its table or its files); ``msprobe report`` feeds the result files read back from disk
 chunk by chunk and calls :func:`finish_summary`; :func:`finish_views` takes whole views. All print
-the same summary (:mod:`msprobe_core.report.accumulate`) and apply the same ``--fail-on`` rule.
+the same summary (:mod:`msprobe_core.default_plugins.summary.accumulate`) and apply the same ``--fail-on`` rule.
 """
 
 from __future__ import annotations
@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import GateFailed
-from ..workers.gcpause import gc_paused
+from msprobe_core.plugin import GateFailed
+from msprobe_core.report.result_files import read_files_as_view, read_result_chunks
+from msprobe_core.workers.gcpause import gc_paused
+
 from .accumulate import SummaryAccumulator, note_pairing
-from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .unpaired import gate_shortfall
 from .views import ResultView, view_from_table
 
 if TYPE_CHECKING:
-    from .sample_sink import ReportSamples
-    from .sampling import ViewSample
+    from msprobe_core.report.sample_sink import ReportSamples
+    from msprobe_core.report.sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -61,8 +62,9 @@ def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> Repo
     """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
     :mod:`msprobe_core.report.sample_sink`; no table kept), else one made here from its table in memory, else
     from its files read back in chunks."""
+    from msprobe_core.report.sample_sink import ReportSamples, chunks_sample, partial_sample
+
     from .chunks import table_chunks
-    from .sample_sink import ReportSamples, chunks_sample, partial_sample
 
     many = labelled(outcomes)
     found: list[tuple[Any, str, list[Path]]] = []
@@ -107,14 +109,14 @@ def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
 
 
 def _module_answers(parts: Any, hierarchy: Any) -> dict[str, Any] | None:
-    """The summary's ``modules`` (:mod:`msprobe_core.report.modules`), where the results counted their calls."""
+    """The summary's ``modules`` (:mod:`msprobe_core.default_plugins.summary.modules`), where the results counted their calls."""
     from .modules import module_answers
 
     return module_answers(parts, hierarchy)
 
 
 def _add_modules(summary: dict[str, Any], parts: Any, hierarchy: Any) -> None:
-    """The summary's ``modules``, and its calling-code paths numbered by visit (:mod:`msprobe_core.report.modules`)."""
+    """The summary's ``modules``, and its calling-code paths numbered by visit (:mod:`msprobe_core.default_plugins.summary.modules`)."""
     from .modules import number_paths
 
     answers = _module_answers(parts, hierarchy)
@@ -175,7 +177,7 @@ def finish_views(
     unrecognised: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """:func:`finish_summary` of whole views (the summary fed each view chunk by chunk)."""
-    from ..console.stages import set_job, stage
+    from msprobe_core.plugin import set_job, stage
 
     set_job("")
     stage("summary", f"{sum(len(v) for v in views):,} rows")
@@ -221,36 +223,18 @@ def finish_summary(
     report its model tree.
     ``after_summary``: called with the summary once its paths are known, before anything is written or printed
     (it may write a file of its own and note it in the summary: the next dump's config).
+
+    ``msprobe report`` calls it; ``msprobe compare`` goes through the run-finished hooks, which call the same
+    steps (:func:`summary_of`, :func:`write_html`, :func:`gate_reason`) from the default plugins.
     """
-    from ..console.stages import clear_status, set_job, stage
-    from .hierarchy import run_hierarchy
-    from .tree import STATS_KEY
+    from msprobe_core.plugin import clear_status
 
-    extra_files = [p for p in (report, json_summary) if p is not None]
-    set_job("")
-    with gc_paused():
-        summary = acc.summary(files=extra_files, errors=errors, unrecognised=unrecognised)
-    if hierarchy is None:
-        hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
-    hierarchy.add_paths(summary)
-    tree_input = ([(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)
-    _add_modules(summary, *tree_input)
-    if after_summary is not None:
-        after_summary(summary)
-    if run is not None:
-        summary["run"] = run
+    summary, tree_input = summary_of(acc, outputs=[p for p in (report, json_summary) if p is not None],
+                                     errors=errors, unrecognised=unrecognised, hierarchy=hierarchy,
+                                     after_summary=after_summary, run=run)
     if report is not None:
-        from . import write_report
-
-        stage("HTML report", Path(report).name)
-        if report_samples is not None:
-            write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
-                         samples=report_samples(), tree=tree_input)
-        else:
-            views = report_views() if report_views is not None else []
-            write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
-                         tree=tree_input)
-        log.info("The report file path is: %s.", Path(report).resolve())
+        write_html(acc, summary, tree_input, report, title=title, sample_above=sample_above,
+                   report_views=report_views, report_samples=report_samples)
     if json_summary is not None:
         write_json_summary(summary, json_summary)
     clear_status()
@@ -259,89 +243,118 @@ def finish_summary(
     if not quiet:
         click.echo(format_summary(summary))
     if fail_on:
-        bad = gate_failures(summary, fail_on)
-        why = []
-        if bad:
-            what = "error" if fail_on == "error" else "warning or error"
-            why.append(f"{bad} of {summary['rows']} rows have the verdict {what}")
-        short = gate_shortfall(summary)
-        if short:  # a run that compared almost nothing is no pass (see report/unpaired.py)
-            why.append(short)
+        why = gate_reason(summary, fail_on)
         if why:
-            raise GateFailed(f"--fail-on {fail_on}: " + "; ".join(why))
+            raise GateFailed(why)
     return summary
 
 
-def finish_run(
-    outcomes: Sequence[Any],
-    options: Any,
-    *,
-    report: str | None = None,
-    json_summary: Path | None = None,
-    fail_on: str | None = None,
-    started: float | None = None,
-    announce: Callable[[], None] | None = None,
-    inputs: tuple[Any, Any] | None = None,
-    min_matched: float | None = None,
-) -> dict[str, Any]:
-    """After ``msprobe compare``: summary of every job's result, report and gate (``announce``: see
-    :func:`finish_summary`; ``inputs``: the run's target and golden as given, else the one job's; ``min_matched``:
-    the least matched share, see :mod:`msprobe_core.report.unpaired`). The summary takes each job's summary partial where the run made one
-    (``msprobe compare`` keeps no table then), else its table, else its files read back in chunks; the HTML report
-    the samples the jobs made with their partials (:func:`samples_from_outcomes`)."""
-    from ..console.stages import set_job, stage
+def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors: Sequence[str] = (),
+               unrecognised: Sequence[dict[str, Any]] = (), hierarchy: Any = None,
+               after_summary: Callable[[dict[str, Any]], None] | None = None,
+               run: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+    """The run's summary of every result added to ``acc`` (``outputs``: the files written beside the results,
+    listed among its files), with its module paths and per-module answers; and the report's model-tree input
+    ``(per label, its calls' counts), hierarchy``. See :func:`finish_summary` for the other arguments."""
+    from msprobe_core.plugin import set_job
+    from msprobe_core.report.hierarchy import run_hierarchy
 
-    output_dir = Path(options.output_dir)
+    set_job("")
+    with gc_paused():
+        summary = acc.summary(files=list(outputs), errors=errors, unrecognised=unrecognised)
+    if hierarchy is None:
+        hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
+    hierarchy.add_paths(summary)
+    tree_input = ([(p.label, p.node_stats) for p in acc.partials], hierarchy)
+    _add_modules(summary, *tree_input)
+    if after_summary is not None:
+        after_summary(summary)
+    if run is not None:
+        summary["run"] = run
+    return summary, tree_input
+
+
+def write_html(acc: SummaryAccumulator, summary: dict[str, Any], tree_input: Any, report: Path, *,
+               title: str = "msprobe compare report", sample_above: int | None = None,
+               report_views: Callable[[], Sequence[ResultView]] | None = None,
+               report_samples: Callable[[], Sequence[ViewSample]] | None = None) -> None:
+    """The HTML report of the summary (the report's, until it listens to the run-finished hook itself)."""
+    from msprobe_core.plugin import stage
+    from msprobe_core.report import write_report
+
+    stage("HTML report", Path(report).name)
+    if report_samples is not None:
+        write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
+                     samples=report_samples(), tree=tree_input)
+    else:
+        views = report_views() if report_views is not None else []
+        write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
+                     tree=tree_input)
+    log.info("The report file path is: %s.", Path(report).resolve())
+
+
+def gate_reason(summary: dict[str, Any], fail_on: str) -> str | None:
+    """Why the run fails ``--fail-on fail_on`` (rows with that verdict or worse, too few rows compared), else
+    ``None``."""
+    bad = gate_failures(summary, fail_on)
+    why = []
+    if bad:
+        what = "error" if fail_on == "error" else "warning or error"
+        why.append(f"{bad} of {summary['rows']} rows have the verdict {what}")
+    short = gate_shortfall(summary)
+    if short:  # a run that compared almost nothing is no pass (see unpaired.py)
+        why.append(short)
+    return f"--fail-on {fail_on}: " + "; ".join(why) if why else None
+
+
+def summarise_run(run: Any, report: Path | None = None) -> tuple[dict[str, Any], SummaryAccumulator, Any]:
+    """``msprobe compare``'s summary of a finished run (:class:`msprobe_core.plugin.FinishedRun`): every job's
+    result added (its summary partial where the run made one, else its table, else its files read back in chunks),
+    the next dump's config written beside the results; with ``report``, the HTML report of the samples the jobs
+    made with their partials (:func:`samples_from_outcomes`). Returns the summary, its accumulator and the report's
+    model-tree input."""
+    from msprobe_core.plugin import set_job, stage
+
+    outcomes, options = run.outcomes, run.options
     analysis = None
     if getattr(options, "diff_analyze", False):
-        analysis = _analysis_answer(outcomes, output_dir, started or 0.0)
+        analysis = _analysis_answer(outcomes, Path(options.output_dir), run.started or 0.0)
     acc = SummaryAccumulator(analysis, tree=True)  # the per-module answers count every call
     acc.steps_absent = steps_absent(outcomes)
     acc.step_analyses = step_analyses(outcomes)
-    acc.inputs = run_inputs(outcomes, inputs)
-    acc.min_matched = min_matched
+    acc.inputs = run_inputs(outcomes, run.inputs)
+    acc.min_matched = getattr(options, "min_matched", None)
     set_job("")
     stage("summary", f"{len(outcomes):,} result{'s' if len(outcomes) != 1 else ''}")
+    # each outcome with the summary's own partial (a job of a run of several partials hands back all of them)
+    outcomes = [o if (mine := run.partial("summary", o)) is getattr(o, "partial", None) else replace(o, partial=mine)
+                for o in outcomes]
     with gc_paused():
         add_outcomes(acc, outcomes)
-    report_path = None
-    if report == "html":
-        report_path = _report_path(output_dir, [f for p in acc.partials for f in p.files],
-                                   force=bool(getattr(options, "force", False)))
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
-    from ..load.dialects import merge_records
+    from msprobe_core.load.dialects import merge_records
 
     unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
-    from ..load.hierarchy import forget_stacks
-
-    try:
-        return _finish(acc, outcomes, report_path, json_summary, fail_on, options, errors, announce, unrecognised)
-    finally:
-        forget_stacks()  # what the load stage kept of the targets' stack.json for the paths
-
-
-def _finish(acc: SummaryAccumulator, outcomes: Sequence[Any], report_path: Path | None, json_summary: Path | None,
-            fail_on: str | None, options: Any, errors: list[str], announce: Callable[[], None] | None,
-            unrecognised: Any) -> dict[str, Any]:
-    return finish_summary(
-        acc,
-        report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish(),
-        report=report_path,
-        json_summary=json_summary,
-        fail_on=fail_on,
-        quiet=bool(getattr(options, "quiet", False)),
-        errors=errors,
-        announce=announce,
-        unrecognised=unrecognised,
+    summary, tree_input = summary_of(
+        acc, outputs=run.outputs, errors=errors, unrecognised=unrecognised,
         hierarchy=outcomes_hierarchy(outcomes, acc),
-        after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options),
-    )
+        after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options))
+    if report is not None:
+        write_html(acc, summary, tree_input, report,
+                   report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish())
+    return summary, acc, tree_input
+
+
+def report_path_of(outcomes: Sequence[Any], options: Any) -> Path:
+    """Where ``--report html`` writes the report of these outcomes (the results' stamp; see :func:`_report_path`)."""
+    return _report_path(Path(options.output_dir), [Path(f) for o in outcomes for f in o.files],
+                        force=bool(getattr(options, "force", False)))
 
 
 def _write_next_dump(summary: dict[str, Any], outcomes: Sequence[Any], acc: SummaryAccumulator,
                      options: Any) -> None:
     """The next, narrower dump's config for the first divergence, beside the results
-    (:mod:`msprobe_core.report.next_dump`)."""
+    (:mod:`msprobe_core.default_plugins.summary.next_dump`)."""
     from .next_dump import write_next_dump_config
 
     many = labelled(outcomes)
@@ -381,7 +394,7 @@ def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
 def outcomes_hierarchy(outcomes: Sequence[Any], acc: SummaryAccumulator) -> Any:
     """The hierarchies of the jobs' dumps (their ``construct.json``/``stack.json``, a plugin's source), by the
     labels their results have in the summary; read once per dump, after the compare."""
-    from .hierarchy import run_hierarchy
+    from msprobe_core.report.hierarchy import run_hierarchy
 
     many = labelled(outcomes)
     heads = {p.label: p for p in acc.partials}

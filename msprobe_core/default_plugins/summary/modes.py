@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
 
 if TYPE_CHECKING:
-    from ..host.registry import PluginHost
-    from ..host.specs import MetricSpec, RowNames
-    from ..result_columns import ColumnSpec
+    from msprobe_core.plugin import MetricSpec, PluginHost, RowNames
+    from msprobe_core.result_columns import ColumnSpec
 
 #: the dump modes the core's own result tables have
 CORE_MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
@@ -28,7 +27,7 @@ CORE_MODES = (MODE_TENSOR, MODE_STATISTICS, MODE_MD5)
 def _host(host: PluginHost | None) -> PluginHost | None:
     if host is not None:
         return host
-    from ..running import run_host
+    from msprobe_core.plugin import run_host
 
     return run_host()
 
@@ -88,9 +87,9 @@ def verdict_columns(host: PluginHost | None = None) -> list[ColumnSpec]:
     """The verdict columns plugins declare with their warning and error cells (``ColumnSpec.levels``)."""
     h = _host(host)
     if h is None:
-        from ..result_columns import CORE_COLUMNS
+        from msprobe_core.plugin import result_columns
 
-        return CORE_COLUMNS.verdict_levels()
+        return result_columns.CORE_COLUMNS.verdict_levels()
     return h.columns.verdict_levels()
 
 

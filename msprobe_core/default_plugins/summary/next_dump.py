@@ -112,8 +112,7 @@ def write_next_dump_config(summary: dict[str, Any], dumps: Mapping[str, Path], o
     """
     import logging
 
-    from ..files.outputs import TEXT_ERRORS
-    from ..write.writers import atomic_path
+    from msprobe_core.plugin import TEXT_ERRORS, atomic_path
 
     first = summary.get("first_divergence")
     if not first:

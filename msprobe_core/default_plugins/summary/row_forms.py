@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import result_columns as C
-from ..verdicts import forms
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.verdicts import forms
+
 from .thresholds import COSINE_MIN
 from .views import ResultView, framework_specs
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
-from .. import result_columns as C
-from ..model import MODE_STATISTICS, MODE_TENSOR
-from ..verdicts.rules import MSG_COSINE_WARN, MSG_ONE_THOUSANDTH, MSG_REL_WARN
+from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.verdicts.rules import MSG_COSINE_WARN, MSG_ONE_THOUSANDTH, MSG_REL_WARN
+
 from .divergence import plain_messages
 from .views import ResultView, err_messages, levelled_verdict
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import result_columns as C
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
-from ..result_columns import known_columns
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+
 from .modes import mode_frameworks, recognised_mode, result_modes, row_names, verdict_columns
 
 if TYPE_CHECKING:
-    from ..host.specs import RowNames
+    from msprobe_core.plugin import RowNames
 
 #: Verdict levels, mildest first; ``--fail-on`` compares against this order.
 VERDICTS = ("pass", "warning", "error")
@@ -29,18 +29,18 @@ VERDICT_LEVEL = {v: i for i, v in enumerate(VERDICTS)}
 
 def plot_metrics(mode: str) -> tuple[str, ...]:
     """The metrics plotted along execution order for ``mode`` (the first one is also the heat-map default)."""
-    return known_columns().plot_metrics(mode)
+    return C.known_columns().plot_metrics(mode)
 
 
 def main_metric(mode: str) -> tuple[str, bool] | None:
     """(main metric, True when larger is worse) used to rank the worst rows of ``mode``."""
-    return known_columns().main_metric(mode)
+    return C.known_columns().main_metric(mode)
 
 
 @dataclass
 class ResultHead:
     """What names one result and where it came from: the fields its summary partial
-    (:class:`~msprobe_core.report.accumulate.ViewPartial`) and its report sample
+    (:class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial`) and its report sample
     (:class:`~msprobe_core.report.sampling.ViewSample`) share with the :class:`ResultView` they stand for."""
 
     label: str
@@ -185,7 +185,7 @@ class SpelledColumns(Mapping[str, list[str]]):
         if cells is None:
             if name not in self._data or name not in self._columns:
                 raise KeyError(name)
-            from ..text.cells import csv_column
+            from msprobe_core.text.cells import csv_column
 
             column = self._data[name]
             start, stop = self._range
@@ -205,8 +205,8 @@ class SpelledColumns(Mapping[str, list[str]]):
         its numbers (:class:`~msprobe_core.text.columns.CodedTextColumn`); ``None`` for any other column."""
         import numpy as np
 
-        from ..text.cells import neutralise
-        from ..text.columns import CodedTextColumn
+        from msprobe_core.text.cells import neutralise
+        from msprobe_core.text.columns import CodedTextColumn
 
         column = self._data.get(name) if name in self._columns else None
         if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
@@ -233,9 +233,9 @@ class SpelledColumns(Mapping[str, list[str]]):
             return [spelled[i] for i in rows]
         if name not in self._data or name not in self._columns:
             raise KeyError(name)
-        from ..text.cells import csv_column
-        from ..text.columns import CodedTextColumn
-        from ..text.statcells import FLOAT, NONE, StatCells
+        from msprobe_core.text.cells import csv_column
+        from msprobe_core.text.columns import CodedTextColumn
+        from msprobe_core.text.statcells import FLOAT, NONE, StatCells
 
         base = self._range[0]
         at = [base + i for i in rows]
@@ -305,7 +305,7 @@ def guess_frameworks(cells: Mapping[str, list[str]], mode: str = "") -> tuple[st
 
 def framework_specs() -> list[Any]:
     """The run's framework specs, the default one first (they know every dtype; none outside a run)."""
-    from ..running import run_host
+    from msprobe_core.plugin import run_host
 
     host = run_host()
     return [] if host is None else sorted(host.frameworks, key=lambda f: not f.is_default)

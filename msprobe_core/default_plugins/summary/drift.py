@@ -1,9 +1,9 @@
 """The first row whose values differ at all, and whether a later step's difference was carried into it.
 
-The first divergence (:mod:`msprobe_core.report.divergence`) is the first row past a threshold. In a step after the
+The first divergence (:mod:`msprobe_core.default_plugins.summary.divergence`) is the first row past a threshold. In a step after the
 first, the weights the previous step's update moved differ before anything the step computes does, often by far
 less than a threshold (1e-5 relative): the first row past one is then a call somewhere after them, named as if the
-fault were there. An L0/mix dump shows such weights as ``parameters`` rows (:func:`~msprobe_core.report.divergence.
+fault were there. An L0/mix dump shows such weights as ``parameters`` rows (:func:`~msprobe_core.default_plugins.summary.divergence.
 carried_into`); an L1 dump has none: a weight is an *input* of the call that uses it.
 
 :class:`DriftScan` finds, in execution order, the first matched row whose values differ at all (a statistic or
@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import result_columns as C
-from ..model import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+
 from .divergence import Divergence
 from .views import ResultView, node_of, view_grammar
 
@@ -36,7 +37,7 @@ def _differs(value: float | None) -> bool:
 
 class DriftScan:
     """The first matched row, in execution order, whose values differ at all (``found``), over a result fed chunk
-    by chunk as :class:`~msprobe_core.report.divergence.DivergenceScan` is. Picklable (a rank's partial carries it)."""
+    by chunk as :class:`~msprobe_core.default_plugins.summary.divergence.DivergenceScan` is. Picklable (a rank's partial carries it)."""
 
     __slots__ = ("found",)
 

@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from ..files.validation import parse_share
+from msprobe_core.plugin import parse_share
 
 __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_lines", "gate_shortfall"]
 
@@ -67,7 +67,7 @@ def _command(inputs: tuple[str, str] | None, option: str) -> str:
 def _cause(kinds: dict[str, int], frameworks: Sequence[dict[str, str]],
            inputs: tuple[str, str] | None) -> tuple[str, list[str]]:
     """(the likely cause, the commands to try) of a run whose rows mostly found no counterpart."""
-    from ..known_plugins import mapping_options
+    from msprobe_core.known_plugins import mapping_options
 
     modules, apis = kinds.get("module", 0), kinds.get("api", 0)
     crossed = [f for f in frameworks if f.get("target") and f.get("golden") and f["target"] != f["golden"]]
@@ -90,7 +90,7 @@ def _cause(kinds: dict[str, int], frameworks: Sequence[dict[str, str]],
 
 def unpaired_view(partials: Sequence[Any], frameworks: Sequence[dict[str, str]],
                   inputs: tuple[str, str] | None, min_matched: float | None) -> dict[str, Any]:
-    """The summary's ``unpaired`` entry from the run's partials (:class:`~msprobe_core.report.accumulate.ViewPartial`).
+    """The summary's ``unpaired`` entry from the run's partials (:class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial`).
 
     ``target``/``golden``: rows, matched, unmatched and the matched share of each side (``golden`` is ``None``
     when some result's golden side is not known); ``kinds``: the unmatched target rows by :func:`row_kind`;

@@ -1,8 +1,8 @@
 r"""The run summary built incrementally: results fed chunk by chunk, ranks merged from their partials.
 
-:func:`~msprobe_core.report.summary.summarize` is "feed every chunk of every result and ask":
+:func:`~msprobe_core.default_plugins.summary.summary.summarize` is "feed every chunk of every result and ask":
 
-* a :class:`ViewAccumulator` takes the chunks of one result (:class:`~msprobe_core.report.chunks.ResultChunk`,
+* a :class:`ViewAccumulator` takes the chunks of one result (:class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`,
   in row order, or parts of a :class:`~msprobe_core.result.ResultTable` with :meth:`ViewAccumulator.feed_table`)
   and gives a :class:`ViewPartial`: its verdict counts, matched/unmatched rows, first-divergence candidates,
   worst-row candidates with the cells the summary shows, where the ``-da`` analysis' rows are, and an
@@ -25,9 +25,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import result_columns as C
-from ..model import MODE_TENSOR
-from ..workers.gcpause import gc_paused
+from msprobe_core.plugin import MODE_TENSOR
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.report.tree import NodeStats
+from msprobe_core.workers.gcpause import gc_paused
+
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
     AnalysisQuery,
@@ -40,7 +42,6 @@ from .divergence import (
     mixed_labels,
 )
 from .drift import DriftScan
-from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -48,7 +49,7 @@ from .worst import WorstRows, merge_worst, worst_rows_metric
 WORST_ROWS = 10
 
 
-#: ``ViewPartial.extra`` key: lines a stage wrote for the run's summary (a mapper's account)
+#: ``ResultTable.meta`` key of old: lines a stage wrote for the run's summary (now ``ResultNotes.summary_notes``)
 NOTES_KEY = "notes"
 
 
@@ -57,12 +58,14 @@ class ViewPartial(ResultHead):
     """What the summary keeps of one result (one rank pair, one part of a mixed dump…).
 
     ``label``, ``mode``, ``dump_mode``, ``columns``, ``files``, ``frameworks``, ``level``: as the
-    result's :class:`~msprobe_core.report.views.ResultView` has them; ``rows``, ``unmatched`` and
+    result's :class:`~msprobe_core.default_plugins.summary.views.ResultView` has them; ``rows``, ``unmatched`` and
     ``verdicts`` (``pass``/``warning``/``error`` counts) over every row; ``first_row``: the name of
     the first row in execution order (a mixed dump's part tells by it whether a divergence was carried
     in). ``divergence``, ``worst`` and ``search`` are the candidates of the first divergence, the
-    worst rows and the rows the ``-da`` analysis names. ``extra``: anything another consumer of the
-    chunks wants to carry with the partial (JSON-like values; the HTML report's aggregates).
+    worst rows and the rows the ``-da`` analysis names. ``node_stats``: every call's counts (the per-module
+    answers and the report's model tree; ``None`` unless asked for); ``notes``: what the stages said about the
+    result for the summary (a mapper's account). ``extra``: what the HTML report's sampled sink carries with the
+    partial (its sample), until the report registers a partial of its own (``msprobe_register_partials``).
     """
 
     rows: int = 0
@@ -70,7 +73,7 @@ class ViewPartial(ResultHead):
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdicts.rules.MSG_UNREAD``)
     not_compared: int = 0
-    #: the unmatched rows by kind (:func:`~msprobe_core.report.unpaired.row_kind`: module, api, backward, other)
+    #: the unmatched rows by kind (:func:`~msprobe_core.default_plugins.summary.unpaired.row_kind`: module, api, backward, other)
     unmatched_kinds: dict[str, int] = field(default_factory=dict)
     #: the golden dump's rows and how many of them no target row took (``None``: not known, e.g. from result
     #: files: a table lists the target's rows only); set once per result by the match stage's account
@@ -82,6 +85,8 @@ class ViewPartial(ResultHead):
     search: RowSearch = field(default_factory=lambda: RowSearch(()))
     #: the first matched row whose values differ at all (a later step's difference carried in: see report/drift.py)
     drift: DriftScan = field(default_factory=DriftScan)
+    node_stats: NodeStats | None = None
+    notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def first_divergence(self) -> Divergence | None:
@@ -118,8 +123,8 @@ class ViewAccumulator:
         return self._partial.rows if self._partial is not None else 0
 
     def feed(self, chunk: ResultView) -> None:
-        """Take the next chunk of the result (a :class:`~msprobe_core.report.chunks.ResultChunk`, or a whole
-        :class:`~msprobe_core.report.views.ResultView` as the only chunk)."""
+        """Take the next chunk of the result (a :class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`, or a whole
+        :class:`~msprobe_core.default_plugins.summary.views.ResultView` as the only chunk)."""
         start = chunk.start if isinstance(chunk, ResultChunk) else 0
         if start != self._origin + self.rows:
             raise ValueError(f"chunk of rows {start}:{start + len(chunk)} fed after {self._origin + self.rows} rows")
@@ -135,7 +140,7 @@ class ViewAccumulator:
 
     def feed_table(self, table: Any, start: int = 0) -> None:
         """Take a :class:`~msprobe_core.result.ResultTable`, or the part of a result whose first row is row
-        ``start`` of the whole (parts in row order), in chunks of :data:`~msprobe_core.report.chunks.CHUNK_ROWS`."""
+        ``start`` of the whole (parts in row order), in chunks of :data:`~msprobe_core.default_plugins.summary.chunks.CHUNK_ROWS`."""
         frameworks = self._partial.frameworks if self._partial is not None else None
         with gc_paused():
             for chunk in table_chunks(table, start=start, frameworks=frameworks):
@@ -147,8 +152,8 @@ class ViewAccumulator:
         of how it paired the rows, such as ``--auto-map``'s) into the partial, once per result."""
         meta = getattr(table, "meta", None)
         notes = getattr(meta, "summary_notes", None)
-        if notes and self._partial is not None and NOTES_KEY not in self._partial.extra:
-            self._partial.extra[NOTES_KEY] = [str(n) for n in notes]
+        if notes and self._partial is not None and not self._partial.notes:
+            self._partial.notes = [str(n) for n in notes]
         if self._partial is not None:
             note_pairing(self._partial, meta)
 
@@ -172,10 +177,9 @@ class ViewAccumulator:
         p.worst.feed(chunk, start)
         p.search.feed(chunk, start)
         if self._tree:
-            stats = p.extra.get(STATS_KEY)
-            if stats is None:
-                stats = p.extra[STATS_KEY] = NodeStats()
-            stats.feed(chunk, start)
+            if p.node_stats is None:
+                p.node_stats = NodeStats()
+            p.node_stats.feed(chunk, start)
 
     def continued(self, start: int) -> ViewAccumulator:
         """A new accumulator for the rows of this result from row ``start`` on, made by another process
@@ -205,8 +209,10 @@ class ViewAccumulator:
         p.drift.absorb(later.drift)
         p.worst.absorb(later.worst)
         p.search.absorb(later.search)
-        if STATS_KEY in later.extra:
-            p.extra.setdefault(STATS_KEY, NodeStats()).absorb(later.extra[STATS_KEY])
+        if later.node_stats is not None:
+            if p.node_stats is None:
+                p.node_stats = NodeStats()
+            p.node_stats.absorb(later.node_stats)
 
     def finish(self, files: Iterable[Path | str] | None = None) -> ViewPartial:
         """The partial of everything fed (``files``: the result's files, when known only now)."""
@@ -223,7 +229,7 @@ class ViewAccumulator:
 
 def note_pairing(partial: ViewPartial, meta: Any) -> None:
     """Take the match stage's account of the golden side (a result's ``meta.pairing``, see
-    :attr:`~msprobe_core.model.MatchNotes.pairing`) into ``partial``, once per result."""
+    :attr:`msprobe_core.plugin.MatchNotes.pairing`) into ``partial``, once per result."""
     pairing = getattr(meta, "pairing", None)
     if pairing and partial.golden_rows is None:
         partial.golden_rows = int(pairing["golden_rows"])
@@ -244,7 +250,7 @@ def not_compared_rows(chunk: ResultView) -> int:
     """Rows of a tensor-mode chunk whose ``Err_message`` says their tensor data could not be read."""
     if chunk.mode != MODE_TENSOR:
         return 0
-    from ..verdicts.rules import UNREAD_PREFIX
+    from msprobe_core.verdicts.rules import UNREAD_PREFIX
 
     return sum(UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
 
@@ -269,7 +275,7 @@ class SummaryAccumulator:
     """Partials of the results of a run in, the run's summary dict out.
 
     ``analysis``: the ``-da`` answer (its ``diff_analyze_*.json`` path or document, or a
-    :class:`~msprobe_core.report.divergence.Divergence`), when it ran; make each result's
+    :class:`~msprobe_core.default_plugins.summary.divergence.Divergence`), when it ran; make each result's
     :class:`ViewAccumulator` with :meth:`view_accumulator` so that it looks for the analysis' rows.
     """
 
@@ -289,7 +295,7 @@ class SummaryAccumulator:
         #: known, e.g. a report of result files)
         self.inputs: tuple[str, str] | None = None
         #: the least share of a side's rows that must have found a counterpart
-        #: (:data:`~msprobe_core.report.unpaired.MIN_MATCHED`; ``--min-matched``)
+        #: (:data:`~msprobe_core.default_plugins.summary.unpaired.MIN_MATCHED`; ``--min-matched``)
         self.min_matched: float | None = None
 
     def view_accumulator(self) -> ViewAccumulator:
@@ -315,7 +321,7 @@ class SummaryAccumulator:
         errors: Iterable[str] = (),
         unrecognised: Iterable[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """The summary as :func:`~msprobe_core.report.summary.summarize` gives it."""
+        """The summary as :func:`~msprobe_core.default_plugins.summary.summary.summarize` gives it."""
         partials = self.partials
         counts = dict.fromkeys(VERDICTS, 0)
         total = unmatched = not_compared = 0
@@ -383,17 +389,17 @@ class SummaryAccumulator:
         from .unpaired import unpaired_view
 
         summary["unpaired"] = unpaired_view(partials, frameworks, self.inputs, self.min_matched)
-        notes = [{"rank": p.label, "text": n} for p in partials for n in p.extra.get(NOTES_KEY, ())]
+        notes = [{"rank": p.label, "text": n} for p in partials for n in p.notes]
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
-        from .steps_view import add_steps
+        from msprobe_core.report.steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary
 
     def _first_divergence(self) -> tuple[Divergence | None, list[Divergence]]:
-        """The rule of :func:`~msprobe_core.report.divergence.first_divergence` over the partials."""
+        """The rule of :func:`~msprobe_core.default_plugins.summary.divergence.first_divergence` over the partials."""
         partials = self.partials
         per_view = [d for d in (p.first_divergence() for p in partials) if d is not None]
         if isinstance(self.analysis, Divergence):

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import result_columns as C
-from ..verdicts.rules import MSG_SHAPE_RECORDED_APART
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.verdicts.rules import MSG_SHAPE_RECORDED_APART
+
 from .modes import relative_errors
 from .row_forms import form_note, row_form
 from .thresholds import threshold_columns, threshold_reason
@@ -61,7 +62,7 @@ def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]
         info = spec.dtype_info(dtype)
         if info is not None:
             return info.canonical, info.family
-    from ..host.specs import default_canonical
+    from msprobe_core.host.specs import default_canonical
 
     return default_canonical(dtype), None
 
@@ -134,7 +135,7 @@ def first_divergence_of(view: ResultView) -> Divergence | None:
     error (``MetricSpec.relative_errors``), whose verdict is the absolute rule the
     relative thresholds replace), when its two sides differ in
     floating-point dtype or in shape (dtypes compared framework-neutrally), or when a metric
-    crosses a threshold (:mod:`msprobe_core.report.thresholds`): rows with a Cosine —
+    crosses a threshold (:mod:`msprobe_core.default_plugins.summary.thresholds`): rows with a Cosine —
     Cosine < 0.9, or Cosine < 0.99 with MaxAbsErr > 0.001; then MaxAbsErr > 1 (the
     classic "accuracy not reached" rule), or for a mode judged on relative error an
     error of more than 1 % of the golden tensor (EucDist / Bench l2norm, or
@@ -408,8 +409,7 @@ def _analysis_divergence(views: Sequence[ResultView], analysis: Any) -> Divergen
 
 def read_analysis(path: Path) -> Any:
     """The parsed ``diff_analyze_*.json`` (``None`` when it cannot be read: the summary then does without)."""
-    from ..errors import MsprobeError
-    from ..files.jsonfile import read_json_file
+    from msprobe_core.plugin import MsprobeError, read_json_file
 
     try:
         return read_json_file(path, "analysis")
