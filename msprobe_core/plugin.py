@@ -27,7 +27,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction", "MapperSpec",
         "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register", "RowNames",
         "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
-        "EXACT_MAPPER", "default_canonical",
+        "EXACT_MAPPER", "default_canonical", "AncestorLookup",
     ),
     # the chunked strategy (issue 33): how a job runs, and the index a loader gives to be streamed
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
@@ -56,7 +56,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError", "TensorReadError",
-        "UnsafePathError", "UnsafePickleError", "UsageError",
+        "UnsafePathError", "UnsafePickleError", "UsageError", "PluginFailed",
     ),
     # reading input safely, pairing rows, writing files
     ".files.validation": ("check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes",
@@ -67,7 +67,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
-    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic", "run_stamp"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     # the core's discovery of a step directory's jobs, and what the default plugin steps needs around it
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
@@ -87,11 +87,18 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # what the first-party plugins took from msprobe_core.unstable and a third party may need as well (issue 33)
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
-    ".text.cells": ("neutralise", "numpy_float_text"),
+    ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like"),
     ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
     # the console as msprobe speaks it, for a front end of your own
     ".console.logs": ("banner_end", "setup_logging"),
+    # what the HTML report, `msprobe report` and `merge_result` (default plugins, issue 33) take from the core:
+    # the run's host and hierarchy sources, refusing an output over an input, cells and numbers as written
+    ".running": ("run_host",),
+    ".load.hierarchy": ("BUILTIN_HIERARCHIES",),
+    ".files.overlap": ("looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs"),
+    ".text.strtod": ("pandas_strtod",),
+    ".text.csv_rows": ("csv_line",),
 }
 #: modules given as they are
 _MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
@@ -137,6 +144,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MappingError,
         MsprobeError,
         OutputError,
+        PluginFailed,
         TensorReadError,
         UnsafePathError,
         UnsafePickleError,
@@ -145,7 +153,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.arena import current_arena
     from .files.jsonfile import read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
-    from .files.outputs import TEXT_ERRORS, atomic_path, write_text_atomic
+    from .files.outputs import TEXT_ERRORS, atomic_path, run_stamp, write_text_atomic
+    from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
     from .files.schemas import validate
     from .files.validation import (
         check_ids,
@@ -163,6 +172,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
         EXACT_MAPPER,
+        AncestorLookup,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
@@ -189,6 +199,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.hierarchy import BUILTIN_HIERARCHIES
     from .load.dumpindex import index_table
     from .load.dumpjson import load_stack
     from .load.hierarchy import entry_stacks
@@ -223,7 +234,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .pipeline.whole import WholeTables
     from .result import ResultTable, data_name_column, stack_column
     from .run.frontend import run_compare
-    from .text.cells import neutralise, numpy_float_text
+    from .running import run_host
+    from .text.cells import is_formula_like, neutralise, numpy_float_text
+    from .text.csv_rows import csv_line
+    from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked

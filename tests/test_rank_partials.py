@@ -114,7 +114,7 @@ def _whole_tree(views: list, outcomes: list) -> tuple:
     ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
     from msprobe_core.report.accumulate import SummaryAccumulator
     from msprobe_core.report.finish import outcomes_hierarchy
-    from msprobe_core.report.tree import STATS_KEY
+    from msprobe_core.default_plugins.report.tree import STATS_KEY
 
     acc = SummaryAccumulator(tree=True)
     for view in views:
@@ -140,10 +140,10 @@ def _page_data(path: Path) -> dict[str, Any]:
 def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor, threshold, monkeypatch):
     """``--report html``: no rank's table reaches the run, each hands back its sample with its partial, and the
     page is the one made from the whole results (every row below the threshold, their samples above it)."""
-    from msprobe_core.report.html import _dumps, build_payload
-    from msprobe_core.report.result_files import read_files_as_view
-    from msprobe_core.report.sample_sink import SAMPLE_KEY
-    from msprobe_core.report.sampling import THRESHOLD_ENV, ViewSample
+    from msprobe_core.default_plugins.report.html import _dumps, build_payload
+    from msprobe_core.default_plugins.report.result_files import read_files_as_view
+    from msprobe_core.default_plugins.report.sample_sink import SAMPLE_KEY
+    from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, ViewSample
 
     if threshold is None:
         monkeypatch.delenv(THRESHOLD_ENV, raising=False)
@@ -222,10 +222,10 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     """With many ranks the rows the jobs hand back stay within the threshold together: each keeps every row only
     up to its share (threshold / ranks) and samples beyond it; when all results together fit, the page still has
     every row, the sampled ranks read back from their files."""
-    from msprobe_core.report.html import _dumps, build_payload
-    from msprobe_core.report.result_files import read_files_as_view
-    from msprobe_core.report.sample_sink import SAMPLE_KEY
-    from msprobe_core.report.sampling import THRESHOLD_ENV, Budget
+    from msprobe_core.default_plugins.report.html import _dumps, build_payload
+    from msprobe_core.default_plugins.report.result_files import read_files_as_view
+    from msprobe_core.default_plugins.report.sample_sink import SAMPLE_KEY
+    from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget
 
     # budgets small enough that a rank over its share is really sampled (the local pool's workers are forks)
     monkeypatch.setattr(Budget, "for_views", classmethod(lambda cls, n: cls(10, 10, 10, 5, 2, 32, 32)))

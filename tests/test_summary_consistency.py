@@ -31,7 +31,7 @@ from msprobe_core.report import finish
 from msprobe_core.report.accumulate import SummaryAccumulator, note_pairing, view_partial
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
 from msprobe_core.report.modes import row_names
-from msprobe_core.report.result_files import read_files_as_view, read_result_file
+from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.report.summary import format_summary, summarize
 from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_number
 
@@ -234,7 +234,7 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
     sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
     from msprobe_core.report.finish import outcomes_hierarchy, views_from_outcomes
-    from msprobe_core.report.result_files import read_result_chunks
+    from msprobe_core.default_plugins.report.result_files import read_result_chunks
 
     run = compare(case, args)
     if run.rc == 2 or run.outcomes is None:
@@ -479,7 +479,7 @@ def _msprobe_results() -> list[Any]:
 @pytest.mark.parametrize("folder", _msprobe_results())
 def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
     """msprobe's own tables (26.x and the classic 8.3.3 ones), read back as ``msprobe report`` reads them."""
-    from msprobe_core.report.command import collect_result_files
+    from msprobe_core.default_plugins.report.command import collect_result_files
     from msprobe_core.report.finish import read_files_as_view
 
     groups, _ = collect_result_files((folder,), "all")

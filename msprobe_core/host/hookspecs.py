@@ -255,10 +255,12 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 def msprobe_register_commands(register: Register[click.Command]) -> None:
     """Add sub-commands to ``msprobe``: ``register(command)`` with a :class:`click.Command`.
 
-    Plugin modules are imported only when a command needs them, so a plugin's
-    command is found when it is invoked (``msprobe NAME``), not listed by
-    ``msprobe --help``; ``msprobe plugins`` names the plugins that add commands.
-    A name a built-in command has is refused with a warning.
+    Every sub-command but the core's own ``compare`` and ``plugins`` arrives this way
+    (``msprobe report`` and ``msprobe merge_result`` are default plugins'): ``msprobe
+    --help`` lists each with the first paragraph of its help, so registering one must
+    stay light (import the command's module, never numpy or pandas: do that in the
+    command's body). A name a built-in command or an earlier plugin has is refused
+    with a warning; ``-p no:NAME`` takes the plugin's commands away with it.
 
     .. versionadded:: 0.1
     """

@@ -1,7 +1,8 @@
-"""The HTML report: one self-contained file with the summary, plots, heat map and the full table.
+"""The summary of a run (what ``msprobe compare`` prints and ``--json-summary`` writes).
 
-``write_report(views, summary, path)`` is what ``msprobe compare --report html``
-and ``msprobe report`` call; see :mod:`msprobe_core.report.html`.
+``write_report(views, summary, path)`` (the HTML page that ``--report html`` writes) is the ``report`` default
+plugin's (:mod:`msprobe_core.default_plugins.report.html`); it is reached from here until the summary's wiring
+after a run listens to a hook (issue 33).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ __all__ = ["build_payload", "render_html", "write_report"]
 
 
 def __getattr__(name: str) -> Any:
-    # lazy: importing this package (``msprobe --help`` registers ``msprobe report``) must not import numpy
+    # lazy: importing this package must not import numpy
     if name in __all__:
-        from . import html
+        from msprobe_core.default_plugins.report import html
 
         return getattr(html, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.report.tree import STATS_KEY, NodeStats
+
 from .. import result_columns as C
 from ..model import MODE_TENSOR
 from ..workers.gcpause import gc_paused
@@ -40,7 +42,6 @@ from .divergence import (
     mixed_labels,
 )
 from .drift import DriftScan
-from .tree import STATS_KEY, NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -387,7 +388,7 @@ class SummaryAccumulator:
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
-        from .steps_view import add_steps
+        from msprobe_core.default_plugins.report.steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary

@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_chunks
+
 from ..errors import GateFailed
 from ..workers.gcpause import gc_paused
 from .accumulate import SummaryAccumulator, note_pairing
-from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .unpaired import gate_shortfall
 from .views import ResultView, view_from_table
 
 if TYPE_CHECKING:
-    from .sample_sink import ReportSamples
-    from .sampling import ViewSample
+    from msprobe_core.default_plugins.report.sample_sink import ReportSamples
+    from msprobe_core.default_plugins.report.sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -61,8 +62,9 @@ def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> Repo
     """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
     :mod:`msprobe_core.report.sample_sink`; no table kept), else one made here from its table in memory, else
     from its files read back in chunks."""
+    from msprobe_core.default_plugins.report.sample_sink import ReportSamples, chunks_sample, partial_sample
+
     from .chunks import table_chunks
-    from .sample_sink import ReportSamples, chunks_sample, partial_sample
 
     many = labelled(outcomes)
     found: list[tuple[Any, str, list[Path]]] = []
@@ -222,9 +224,10 @@ def finish_summary(
     ``after_summary``: called with the summary once its paths are known, before anything is written or printed
     (it may write a file of its own and note it in the summary: the next dump's config).
     """
+    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
+    from msprobe_core.default_plugins.report.tree import STATS_KEY
+
     from ..console.stages import clear_status, set_job, stage
-    from .hierarchy import run_hierarchy
-    from .tree import STATS_KEY
 
     extra_files = [p for p in (report, json_summary) if p is not None]
     set_job("")
@@ -381,7 +384,7 @@ def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
 def outcomes_hierarchy(outcomes: Sequence[Any], acc: SummaryAccumulator) -> Any:
     """The hierarchies of the jobs' dumps (their ``construct.json``/``stack.json``, a plugin's source), by the
     labels their results have in the summary; read once per dump, after the compare."""
-    from .hierarchy import run_hierarchy
+    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
 
     many = labelled(outcomes)
     heads = {p.label: p for p in acc.partials}

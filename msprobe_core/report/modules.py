@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .tree import FRAMES_NOTE, NodeStats, _TreeNode, assemble, find_call
+from msprobe_core.default_plugins.report.tree import FRAMES_NOTE, NodeStats, _TreeNode, assemble, find_call
 
 #: Modules the console lists.
 CONSOLE_MODULES = 5

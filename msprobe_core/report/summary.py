@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.report.hierarchy import format_path
+
 from ..workers.gcpause import gc_paused
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
-from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -113,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
         lines.extend(module_lines(rank_modules(summary["modules"])))
     if summary.get("steps"):
-        from .steps_view import steps_lines
+        from msprobe_core.default_plugins.report.steps_view import steps_lines
 
         lines.extend(steps_lines(summary["steps"]))
     worst = summary["worst_rows"]

@@ -27,21 +27,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..console.stages import fraction_text, tick
-from ..errors import OutputError
-from ..files.outputs import TEXT_ERRORS
-from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
-from ..write.writers import atomic_path
-from .divergence import Divergence, carried_in, is_mixed_layout
-from .modes import page_declarations
+from msprobe_core.plugin import TEXT_ERRORS, OutputError, atomic_path, fraction_text, tick
+from msprobe_core.plugin import result_columns as C
+
 from .sampling import ViewSample, sample_note, sample_threshold, sample_views, watched_calls
-from .views import ResultView, node_of, plot_metrics, view_grammar
+from .seams import (
+    Divergence,
+    ResultView,
+    carried_in,
+    is_mixed_layout,
+    node_of,
+    page_declarations,
+    plot_metrics,
+    view_grammar,
+)
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
 #: as its target-side twin, and the tensor file names as the row names they start with.
 _TWINS = {
-    **{name: CORE_COLUMNS.twin(name) for name in CORE_COLUMNS.names(side=BENCH) if CORE_COLUMNS.twin(name)},
-    DATA_NAME: NPU_NAME,
+    **{name: C.CORE_COLUMNS.twin(name) for name in C.CORE_COLUMNS.names(side=C.BENCH) if C.CORE_COLUMNS.twin(name)},
+    C.DATA_NAME: C.NPU_NAME,
 }
 
 
@@ -232,7 +237,7 @@ def build_payload(
         node_names = list(nodes)
         for n_col, col in enumerate(view.columns, start=1):
             tick(f"column {fraction_text(n_col, len(view.columns))}{' of ' + view.label if view.label else ''}")
-            if col == NPU_NAME:
+            if col == C.NPU_NAME:
                 named = _encode_names(view.cells[col], row_nodes, node_names)
                 if named is not None:
                     enc.append(named)

@@ -18,10 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..workers.gcpause import gc_paused
-from .accumulate import ViewAccumulator, ViewPartial
-from .chunks import table_chunks
 from .sampling import Budget, RowAllowance, ViewSample, ViewSampler, sample_threshold, sample_views, watched_calls
+from .seams import ViewAccumulator, ViewPartial, gc_paused, table_chunks
 
 #: ``ViewPartial.extra`` key of the result's :class:`~msprobe_core.report.sampling.ViewSample`.
 SAMPLE_KEY = "report_sample"
@@ -67,7 +65,8 @@ class ReportSamples:
 
     def _reread(self, sample: ViewSample) -> ViewSample:
         """Every row of a sampled result, from its files (the sample itself when they cannot be read)."""
-        from ..errors import MsprobeError
+        from msprobe_core.plugin import MsprobeError
+
         from .result_files import read_result_chunks
 
         files = [Path(f) for f in sample.files if Path(f).suffix.lower() in (".csv", ".xlsx")]

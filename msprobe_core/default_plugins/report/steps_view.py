@@ -19,10 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..load.discover import step_label
-from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
-from .drift import carried_input
-from .views import VERDICT_LEVEL, VERDICTS
+from msprobe_core.plugin import step_label
+
+from .seams import (
+    VERDICT_LEVEL,
+    VERDICTS,
+    Divergence,
+    analysis_queries,
+    carried_input,
+    carried_into,
+    choose_divergence,
+)
 
 
 def _number(step: str) -> int:
@@ -49,7 +56,7 @@ def step_answer(analysis: Any, step: str, labels: Sequence[str]) -> Divergence |
     """The first divergence ``-da`` found in ``step`` (its ``diff_analyze_*.json``): a cause before a propagated
     divergence, then the lowest rank; ``labels``: the step's result labels in rank order, to name the result.
     Its ``index`` is ``-1``: the position is known only where the run's summary searched for the row."""
-    from ..host.ranks import rank_number
+    from msprobe_core.plugin import rank_number
 
     queries = sorted(analysis_queries(analysis), key=lambda q: (not q.cause, q.rank_key))
     if not queries:

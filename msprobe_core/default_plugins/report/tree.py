@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .calls import CallNumbers
-from .views import ResultView, main_metric
+from .seams import ResultView, main_metric
 
 #: ``ViewPartial.extra`` key of the result's :class:`NodeStats`
 STATS_KEY = "node_stats"

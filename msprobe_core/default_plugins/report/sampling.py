@@ -39,20 +39,24 @@ from typing import Any
 
 import numpy as np
 
-from .. import result_columns as C
-from ..result_columns import known_columns
+from msprobe_core.plugin import result_columns as C
+
 from .buckets import Buckets, Decimated, TopRows
 from .calls import CallNumbers
-from .chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
-from .divergence import first_divergence_of
-from .views import (
+from .seams import (
+    CHUNK_ROWS,
     VERDICT_LEVEL,
+    CellWindow,
+    ResultChunk,
     ResultHead,
     ResultView,
     SpelledColumns,
+    concat_chunks,
+    first_divergence_of,
     head_of,
     main_metric,
     plot_metrics,
+    view_chunks,
     view_grammar,
 )
 
@@ -272,7 +276,7 @@ class ViewSampler:
         numbered = ~np.isnan(x)
         if larger_worse:
             size = np.abs(x)
-            stand_in = known_columns().stand_in(metric)
+            stand_in = C.known_columns().stand_in(metric)
             if stand_in and np.isinf(size).any():  # an infinite relative error ranks as its finite difference
                 fb = _numbers(chunk, stand_in)
                 if fb is not None:
@@ -285,7 +289,7 @@ class ViewSampler:
         # what the main metric cannot rank follows in execution order, as worst.WorstRows ranks: no finite
         # number (kind 1), then the value meaning no difference (kind 2)
         kind = np.where(numbered & np.isfinite(value), 0.0, 1.0)
-        best = known_columns().best(metric)
+        best = C.known_columns().best(metric)
         if best is not None:
             kind[(kind == 0) & (value == (-abs(best) if larger_worse else best))] = 2.0
         key = np.where(kind > 0, pos.astype(np.float64), value)
@@ -423,7 +427,7 @@ def _share_parsed(view: ResultView, chunk: Any) -> None:
 
 def watched_calls(analysis: Any) -> list[str]:
     """The calls a ``-da`` analysis names (its nodes and the communication calls they came through)."""
-    from .divergence import read_analysis
+    from .seams import read_analysis
 
     doc = read_analysis(Path(analysis)) if isinstance(analysis, (str, Path)) else analysis
     if not isinstance(doc, dict):
@@ -439,7 +443,7 @@ def watched_calls(analysis: Any) -> list[str]:
 def sample_note(samples: Sequence[ViewSample]) -> dict[str, Any]:
     """What the page says about its samples: rows shown and in all, per verdict ``[shown, in all]``, the
     result files that hold every row, and how many non-passing rows of each result are all kept."""
-    from .views import VERDICTS, row_verdicts
+    from .seams import VERDICTS, row_verdicts
 
     shown = dict.fromkeys(VERDICTS, 0)
     for s in samples:

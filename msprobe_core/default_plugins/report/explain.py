@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import result_columns as C
-from ..model import MODE_MD5, MODE_STATISTICS
-from .views import ResultView
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS
+from msprobe_core.plugin import result_columns as C
+
+from .seams import ResultView
 
 #: (label, target column, golden column) of the values a row compares, in the order shown.
 VALUE_PAIRS = tuple((of, C.CORE_COLUMNS.column_of(C.NPU, of), C.CORE_COLUMNS.column_of(C.BENCH, of))
@@ -60,7 +61,7 @@ def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], orde
 
 def _load(analysis: Any) -> dict[str, Any] | None:
     if isinstance(analysis, (str, Path)):
-        from .divergence import read_analysis
+        from .seams import read_analysis
 
         analysis = read_analysis(Path(analysis))
     return analysis if isinstance(analysis, dict) else None
