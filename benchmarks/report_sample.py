@@ -36,10 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = p.parse_args(argv)
 
-    from msprobe_core.report import write_report
-    from msprobe_core.report.chunks import ResultChunk
     from msprobe_core.default_plugins.report.result_files import label_from_path
     from msprobe_core.default_plugins.report.sampling import Budget, ViewSampler
+    from msprobe_core.report import write_report
+    from msprobe_core.report.chunks import ResultChunk
     from msprobe_core.report.summary import summarize
     from msprobe_core.report.views import detect_mode, guess_frameworks
 

@@ -112,9 +112,9 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
 def _whole_tree(views: list, outcomes: list) -> tuple:
     """The model tree's input as the whole results give it: each view's calls counted in this process (the
     ranks' own counts, made where they ran, must equal these), the hierarchy of the jobs' dumps."""
+    from msprobe_core.default_plugins.report.tree import STATS_KEY
     from msprobe_core.report.accumulate import SummaryAccumulator
     from msprobe_core.report.finish import outcomes_hierarchy
-    from msprobe_core.default_plugins.report.tree import STATS_KEY
 
     acc = SummaryAccumulator(tree=True)
     for view in views:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.divergence import carried_in, first_divergence, first_divergence_of
 from msprobe_core.default_plugins.report.explain import MAX_DETAIL_ROWS, divergence_detail, divergence_spread
+from msprobe_core.report.divergence import carried_in, first_divergence, first_divergence_of
 from msprobe_core.report.summary import summarize
 from msprobe_core.report.views import ResultView
 

@@ -17,8 +17,6 @@ import pytest
 
 import msprobe_core
 from msprobe_core.cli.main import main
-from msprobe_core.report.chunks import view_chunks, view_cut
-from msprobe_core.report.divergence import first_divergence_of
 from msprobe_core.default_plugins.report.html import build_payload, render_html
 from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.sampling import (
@@ -29,6 +27,8 @@ from msprobe_core.default_plugins.report.sampling import (
     sample_threshold,
     sample_views,
 )
+from msprobe_core.report.chunks import view_chunks, view_cut
+from msprobe_core.report.divergence import first_divergence_of
 from msprobe_core.report.summary import summarize
 from msprobe_core.report.worst import worst_rows
 

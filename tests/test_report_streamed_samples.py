@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.accumulate import view_partial
 from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
 from msprobe_core.default_plugins.report.html import _dumps, build_payload
 from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.sample_sink import ReportSamples
 from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget, sample_views
-from msprobe_core.report.summary import summarize
 from msprobe_core.default_plugins.report.tree import STATS_KEY
+from msprobe_core.report.accumulate import view_partial
+from msprobe_core.report.summary import summarize
 
 from .report_synth import write_synthetic_result
 
@@ -130,8 +130,8 @@ def test_a_sink_fed_parts_of_a_table_gives_the_whole_views_sample_and_partial(tm
     import pickle
 
     import msprobe_core
-    from msprobe_core.report.accumulate import SummaryAccumulator, table_partial
     from msprobe_core.default_plugins.report.sample_sink import SAMPLE_KEY, SampledSink
+    from msprobe_core.report.accumulate import SummaryAccumulator, table_partial
     from msprobe_core.result import ResultTable
 
     result = msprobe_core.compare(STATS / "target/step0", STATS / "golden/step0", tmp_path / "out")

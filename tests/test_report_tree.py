@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.host.specs import HierarchySpec
-from msprobe_core.report.chunks import view_chunks, view_cut
 from msprobe_core.default_plugins.report.hierarchy import RunHierarchy, SideHierarchy, run_hierarchy
 from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.tree import ALIAS_KEY, TREE_NODES, NodeStats, build_tree, row_tree_index
+from msprobe_core.host.specs import HierarchySpec
+from msprobe_core.report.chunks import view_chunks, view_cut
 from msprobe_core.report.views import node_of
 
 from .conftest import corpora_dir
@@ -150,8 +150,8 @@ def test_a_flat_dump_is_grouped_by_op():
 
 def test_calls_are_counted_only_for_a_report(mix_run):
     """Without --report html nothing is counted (the summary partial stays a few KB); with it, every call."""
-    from msprobe_core.report.accumulate import view_partial
     from msprobe_core.default_plugins.report.tree import STATS_KEY
+    from msprobe_core.report.accumulate import view_partial
 
     view = mix_run[0]
     assert STATS_KEY not in view_partial(view).extra

@@ -102,8 +102,8 @@ def chunked_summary(views: list[ResultView], cuts: list[list[int]], analysis: ob
 def finished(summary: dict, acc: SummaryAccumulator, hierarchy: object) -> dict:
     """What a run adds to its accumulator's summary from the dumps: each first divergence's path, and the
     per-module answers (whose frames, on calling-code paths, number the path's visits)."""
-    from msprobe_core.report.finish import _add_modules
     from msprobe_core.default_plugins.report.tree import STATS_KEY
+    from msprobe_core.report.finish import _add_modules
 
     hierarchy.add_paths(summary)
     _add_modules(summary, [(p.label, p.extra.get(STATS_KEY)) for p in acc.partials], hierarchy)

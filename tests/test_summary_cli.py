@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.report.divergence import first_divergence_of
 from msprobe_core.report.modes import row_names
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.report.summary import summarize
 from msprobe_core.report.views import ResultView, node_of, row_verdicts
 

@@ -26,12 +26,12 @@ from hypothesis import strategies as st
 
 from msprobe_core.cli import main as cli_main
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.pipeline.sink import KEEP_TABLES
 from msprobe_core.report import finish
 from msprobe_core.report.accumulate import SummaryAccumulator, note_pairing, view_partial
 from msprobe_core.report.divergence import first_divergence_of, plain_messages
 from msprobe_core.report.modes import row_names
-from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.report.summary import format_summary, summarize
 from msprobe_core.report.views import VERDICT_LEVEL, ResultView, node_of, to_number
 
@@ -233,8 +233,8 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     """Differential: every corpus compare's summary (made by its jobs' partials, a pool's workers for several
     ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
     sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
-    from msprobe_core.report.finish import outcomes_hierarchy, views_from_outcomes
     from msprobe_core.default_plugins.report.result_files import read_result_chunks
+    from msprobe_core.report.finish import outcomes_hierarchy, views_from_outcomes
 
     run = compare(case, args)
     if run.rc == 2 or run.outcomes is None:

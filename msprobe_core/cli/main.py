@@ -418,9 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] not in _CORE_LIGHT and args[0] not in _GROUP_OPTIONS:
         # knowing compare's flags, a plugin's command, or which plugin claims the command line, loads the
         # plugins: say what goes wrong there as compare would
-        from ..console.logs import setup_logging
+        if args[0] == "compare" or args[0].startswith("-"):  # a plugin's own command owns its stdout
+            from ..console.logs import setup_logging
 
-        setup_logging(bool({"-q", "--quiet"} & set(args)))
+            setup_logging(bool({"-q", "--quiet"} & set(args)))
         # the plugins load here, inside the guard: a bad MSPROBE_LOAD_PLUGINS is one line and exit 2
         from ..host.registry import get_host
 
