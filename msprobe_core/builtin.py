@@ -18,11 +18,12 @@ from .load.dumpjson import load_dump_file
 from .match.matching import join_on_keys
 from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
-from .write.writers import write_csv
 
 if TYPE_CHECKING:
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
+    from .result import ResultTable
+    from .write.tailbuild import Tail
 
 
 @hookimpl
@@ -150,11 +151,19 @@ def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
         register(spec)
 
 
+def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+    # the writers (numpy, through the cells' spelling) load when a result is written, not when the plugins
+    # register: `msprobe compare --help` imports no numpy
+    from .write.writers import write_csv
+
+    return write_csv(table, path, tail=tail)
+
+
 @hookimpl
 def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """CSV (default; takes rows a forked child already spelled, see ``tailbuild``); the default plugin ``xlsx``
     adds xlsx."""
-    register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
+    register(WriterSpec("csv", ".csv", _write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
 
 
 def _chunked_csv(path: Path, rows: int) -> Any:
