@@ -9,6 +9,10 @@ them run by run, and prints the median wall time of each and the ratios to the f
 ``--help`` it also prints how many modules a fresh process imported and whether numpy was among them (the
 command is run under ``-X importtime``, which only a ``python -m`` prefix takes).
 
+A command may start with ``VAR=VALUE`` settings for it alone: ``PYTHONPATH=BASE:BASE/plugins/pytorch:…`` runs
+another checkout's sources (``git worktree add BASE COMMIT``, its compiled ``msprobe_core/*.so`` copied in) with
+this venv, so both builds are timed with the same interpreter and libraries.
+
 The statistics pair (``--entries`` API entries per side, one rank) is made once with :mod:`dumpgen` under
 ``--workdir``. Figures only: nothing here asserts a speed.
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -36,11 +41,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _named_command(text: str) -> tuple[str, list[str]]:
+def _named_command(text: str) -> tuple[str, list[str], dict[str, str]]:
+    """``NAME=COMMAND``: the name, the command prefix and the variables set before it (``VAR=VALUE`` tokens)."""
     name, sep, command = text.partition("=")
-    if not sep or not name or not command.strip():
-        raise argparse.ArgumentTypeError(f"--cmd takes NAME=COMMAND, not {text!r}")
-    return name, shlex.split(command)
+    tokens = shlex.split(command)
+    env: dict[str, str] = {}
+    while tokens and re.match(r"^[A-Z_][A-Z0-9_]*=", tokens[0]):
+        key, _, value = tokens.pop(0).partition("=")
+        env[key] = value
+    if not sep or not name or not tokens:
+        raise argparse.ArgumentTypeError(f"--cmd takes NAME=[VAR=VALUE ...] COMMAND, not {text!r}")
+    return name, tokens, env
 
 
 def _pair(workdir: Path, entries: int, seed: int) -> tuple[Path, Path]:
@@ -89,21 +100,21 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"statistics pair: {target} / {golden}")
     for case, case_args in cases.items():
-        times: dict[str, list[float]] = {name: [] for name, _ in args.cmd}
+        times: dict[str, list[float]] = {name: [] for name, _, _ in args.cmd}
         for _ in range(args.repeat):
-            for name, prefix in args.cmd:
+            for name, prefix, own in args.cmd:
                 with tempfile.TemporaryDirectory(prefix="msprobe-startup-") as out:
                     extra = ["-o", out] if case_args[0] == "compare" and "--help" not in case_args else []
-                    seconds, proc = _timed([*prefix, *case_args, *extra], env)
+                    seconds, proc = _timed([*prefix, *case_args, *extra], {**env, **own})
                 if proc.returncode != 0:
                     print(f"{name}: {case} failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
                     return 1
                 times[name].append(seconds)
         base = statistics.median(times[args.cmd[0][0]])
         print(f"\n{case} (median of {args.repeat}):")
-        for name, prefix in args.cmd:
+        for name, prefix, own in args.cmd:
             median = statistics.median(times[name])
-            imports = _imports(prefix, case_args, env) if "--help" in case_args else ""
+            imports = _imports(prefix, case_args, {**env, **own}) if "--help" in case_args else ""
             print(f"  {name:<16} {median:8.3f} s   x{median / base:6.2f} of {args.cmd[0][0]}"
                   + (f"   [{imports}]" if imports else ""))
     return 0
