@@ -33,7 +33,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
     ".load.dumpindex": ("index_table",),
-    ".load.hierarchy": ("entry_stacks",),
+    ".load.hierarchy": ("entry_stacks", "BUILTIN_HIERARCHIES"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     # the default plugin diff_analyze's (-da): its communication rules, a job's rank
@@ -95,7 +95,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # what the HTML report, `msprobe report` and `merge_result` (default plugins, issue 33) take from the core:
     # the run's host and hierarchy sources, refusing an output over an input, cells and numbers as written
     ".running": ("run_host",),
-    ".load.hierarchy": ("BUILTIN_HIERARCHIES",),
     ".files.overlap": ("looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs"),
     ".text.strtod": ("pandas_strtod",),
     ".text.csv_rows": ("csv_line",),
@@ -199,10 +198,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .load.hierarchy import BUILTIN_HIERARCHIES
     from .load.dumpindex import index_table
     from .load.dumpjson import load_stack
-    from .load.hierarchy import entry_stacks
+    from .load.hierarchy import BUILTIN_HIERARCHIES, entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
