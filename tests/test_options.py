@@ -60,7 +60,7 @@ def test_framework_options_come_from_their_plugins():
 
 def test_the_model_is_derived_from_the_core_declarations():
     fields = [f.name for f in dataclasses.fields(CompareOptions)]
-    assert fields == [s.name for s in CORE_OPTIONS if s.attribute] + ["plugins", "extra"]
+    assert fields == [s.name for s in CORE_OPTIONS if s.attribute] + ["plugins", "extra", "plugin_data"]
     defaults = CompareOptions()
     for spec in CORE_OPTIONS:
         if spec.attribute:
