@@ -45,8 +45,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
-        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note",
+        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note", "ROW_COLUMNS", "STAT_COLUMNS",
     ),
+    ".text.statcells": ("StatCells",),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
@@ -85,7 +86,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".running": ("run_host",),
 }
 #: modules given as they are
-_MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
+_MODULES = {
+    "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms",
+    # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
+    "forking": ".workers.forking",
+}
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 __all__ = sorted([*_HOME_OF, *_MODULES])
@@ -196,6 +201,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
+        ROW_COLUMNS,
+        STAT_COLUMNS,
         STATE_DEBUG,
         STATE_INPUT,
         STATE_OUTPUT,
@@ -219,7 +226,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .run.frontend import run_compare
     from .running import run_host
     from .text.cells import neutralise, numpy_float_text
+    from .text.statcells import StatCells
     from .verdicts import forms as verdict_forms
+    from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result

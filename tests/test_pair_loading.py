@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.pair_loading import pairload, tablewire
 from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
 from msprobe_core.files import jsonfile
-from msprobe_core.load import pairload, tablewire
 from msprobe_core.load.dumpjson import load_dump_file, load_stack
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
