@@ -438,6 +438,7 @@ def test_a_stopped_pair_load_child_is_given_up_after_the_stall_limit(big_pair: l
 
 
 
+@pytest.mark.exercises_hooks("msprobe_load_pair")
 def test_pair_loading_turned_off_the_core_loads_the_pair_serially_with_the_same_files(
         big_pair: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``pair_loading`` turned off: no plugin implements ``msprobe_load_pair`` and the core loads the target, then the
@@ -465,6 +466,7 @@ def test_pair_loading_turned_off_the_core_loads_the_pair_serially_with_the_same_
     assert PluginHost().pm.hook.msprobe_load_pair.get_hookimpls() == []
 
 
+@pytest.mark.exercises_hooks("msprobe_load_pair")
 def test_a_plugins_msprobe_load_pair_is_used_and_its_junk_named(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A third party's ``msprobe_load_pair`` comes before the default plugin's: what it gives is the pair; a
