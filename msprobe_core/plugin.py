@@ -30,7 +30,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
-    ".load.dumpindex": ("index_table",),
+    ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
     ".load.hierarchy": ("entry_stacks",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
@@ -57,10 +57,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
         "parse_share",
     ),
-    ".files.jsonfile": ("read_json_file",),
+    ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
-    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
+    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "finish_streamed",
+                       "new_table"),
+    # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan)
+    ".load.dialects": ("CURRENT_MEMBERS", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS"),
+    ".load.flatten": ("EMPTY_CRC", "non_tensor"),
+    ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
@@ -79,7 +84,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text"),
-    ".load.dumpjson": ("load_stack",),
+    ".load.dumpjson": ("load_stack", "load_dump_file"),
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
@@ -140,7 +145,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UsageError,
     )
     from .files.arena import current_arena
-    from .files.jsonfile import read_json_file
+    from .files.jsonfile import check_json_file, read_json_file
+    from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, write_text_atomic
     from .files.schemas import validate
@@ -185,10 +191,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load.construct import load_construct
+    from .load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
-    from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .load.dumpindex import index_table
-    from .load.dumpjson import load_stack
+    from .load.document import detect_kind, finish_streamed, flatten_dump, new_table, split_api_key, strip_call_number
+    from .load.dumpindex import dump_scanner, index_table, key_hashes
+    from .load.dumpjson import load_dump_file, load_stack
+    from .load.flatten import EMPTY_CRC, non_tensor
     from .load.hierarchy import entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks

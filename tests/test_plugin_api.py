@@ -42,8 +42,8 @@ def test_every_public_name_is_its_home_object():
         home = importlib.import_module(public._HOME_OF[name], "msprobe_core")
         assert value is getattr(home, name), name
     assert public.hookimpl is msprobe_core.hookimpl
-    with pytest.raises(AttributeError, match="no attribute 'load_dump_file'"):
-        public.load_dump_file  # noqa: B018 - not public: the loader is the built-in plugin's
+    with pytest.raises(AttributeError, match="no attribute 'walk_members'"):
+        public.walk_members  # noqa: B018 - not public: the document walk is msprobe_core.unstable's
 
 
 #: the most names the stable plugin API may have (issue 22: specs, contexts, data model, errors, safe readers;

@@ -26,6 +26,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("chunked", "msprobe_core.default_plugins.chunked"),
     # the load's accelerators (the core's loader is the pure-Python one)
     ("pair_loading", "msprobe_core.default_plugins.pair_loading"),
+    ("fast_scan", "msprobe_core.default_plugins.fast_scan"),
     # the run-finished hooks (msprobe_core.run.finished): the summary, and what reads it
     ("summary", "msprobe_core.default_plugins.summary.plugin"),
     ("gate", "msprobe_core.default_plugins.summary.gate"),
