@@ -101,8 +101,8 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
 
     ``index`` is not ``None`` when the chunked strategy asks for the file's index instead of a table (the value:
     whether backward calls are renumbered): a loader opts in to being compared chunk by chunk by returning a
-    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the built-in loader
-    gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
+    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the default plugin
+    ``fast_scan`` gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
     only leaves the argument out (declared, it must have no default value: pluggy passes no argument that has
     one).
 

@@ -40,7 +40,7 @@ def index_table(table: Any, renumber: bool, reader: Any, whole: Any) -> DumpInde
     ``renumber``: the compare keys with backward calls renumbered, as the built-in normaliser renumbers them (the
     ``index`` argument of ``msprobe_load_dump``); ``reader(index)`` and ``whole(index)``: see ``DumpIndex``
     (``offsets`` holds each entry's number, for a reader that finds entries again by number). The row hashes are
-    the built-in index's, so such an index pairs with one of the built-in loader's.
+    the C scanner's index's, so such an index pairs with one of the default plugin ``fast_scan``'s.
     """
     apis = list(table.apis)
     rank = np.full(len(apis), -1, dtype=np.int32)
