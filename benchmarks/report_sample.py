@@ -2,7 +2,7 @@
 """The sampled HTML report of a big result file, made chunk by chunk: page size, CPU time, peak RSS.
 
 Reads a compare result CSV in blocks of rows (never the whole table), feeds each block to a
-:class:`~msprobe_core.report.sampling.ViewSampler` as a
+:class:`~msprobe_core.default_plugins.report.sampling.ViewSampler` as a
 :class:`~msprobe_core.default_plugins.summary.chunks.ResultChunk`, and writes the report page from the sample
 (``write_report(..., samples=...)``). This measures what the sampled report itself costs, apart from
 reading a whole result into memory (``msprobe report`` reads whole files until the report reads
@@ -36,12 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = p.parse_args(argv)
 
+    from msprobe_core.default_plugins.report.html import write_report
+    from msprobe_core.default_plugins.report.result_files import label_from_path
+    from msprobe_core.default_plugins.report.sampling import Budget, ViewSampler
     from msprobe_core.default_plugins.summary.chunks import ResultChunk
     from msprobe_core.default_plugins.summary.summary import summarize
     from msprobe_core.default_plugins.summary.views import detect_mode, guess_frameworks
-    from msprobe_core.report import write_report
-    from msprobe_core.report.result_files import label_from_path
-    from msprobe_core.report.sampling import Budget, ViewSampler
 
     t0, c0 = time.perf_counter(), time.process_time()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))

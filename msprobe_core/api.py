@@ -181,11 +181,16 @@ class CompareResult:
     def write_report(self, path: str | os.PathLike[str]) -> Path:
         """Write the self-contained HTML report (summary, error plots, the whole table: a sample of it above
         200,000 rows, see docs/report.md) to ``path``; returns it."""
-        from .report import write_report
+        from .errors import UsageError
+        from .host.registry import get_host
 
         views, summary = self._result_views(), self.summary
         with self._running():
-            return write_report(views, summary, Path(path))
+            written = (self._host or get_host()).pm.hook.msprobe_write_report(views=views, summary=summary,
+                                                                                path=Path(path))
+        if written is None:
+            raise UsageError("no report: the plugin 'report' is turned off")
+        return written
 
     def _running(self) -> Any:
         """The block in which the summary and the report know the run's plugins (:mod:`msprobe_core.running`)."""

@@ -12,17 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from .host.hookspecs import hookimpl
 from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
-from .load import discover
-from .load.document import detect_kind
-from .load.dumpjson import load_dump_file
-from .match.matching import join_on_keys
-from .match.naming import renumber_backward
 from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
-from .write.writers import write_csv
 
 if TYPE_CHECKING:
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
     from .options import OptionSpec
+    from .result import ResultTable
+    from .write.tailbuild import Tail
 
 
 @hookimpl
@@ -37,6 +33,8 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 @hookimpl(trylast=True)
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list | None:
     """File pairs, step directories with rank/proc dirs, and graph/pynative mixed dumps."""
+    from .load import discover  # the stages load when a run needs them, not when `--help` lists the plugins
+
     return discover.discover_jobs(target, golden, options)
 
 
@@ -46,6 +44,9 @@ def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
     reads the files its C scanner understands, and indexes them for a chunked compare, before this is asked)."""
     if path.is_dir():
         return None
+    from .load.document import detect_kind
+    from .load.dumpjson import load_dump_file
+
     table = load_dump_file(path, detect_kind(path))
     table.tensor_dir = path.parent / "dump_tensor_data"
     return table
@@ -55,6 +56,8 @@ def _renumber(table: DumpTable, side: str, keys: list[str], options: CompareOpti
     # -fm (the default plugin 'fuzzy') pairs calls as the dump numbers them: msprobe renumbers no backward call
     if getattr(options, "fuzzy_match", False):
         return keys
+    from .match.naming import renumber_backward
+
     return renumber_backward(table, keys)
 
 
@@ -65,6 +68,8 @@ def msprobe_register_normalizers(register: Register[NormalizerSpec]) -> None:
 
 
 def _exact(ctx: MatchContext) -> MatchResult:
+    from .match.matching import join_on_keys
+
     return join_on_keys(ctx.target_keys, ctx.golden_keys)
 
 
@@ -135,11 +140,19 @@ def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
         register(spec)
 
 
+def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+    # the writers (numpy, through the cells' spelling) load when a result is written, not when the plugins
+    # register: `msprobe compare --help` imports no numpy
+    from .write.writers import write_csv
+
+    return write_csv(table, path, tail=tail)
+
+
 @hookimpl
 def msprobe_register_writers(register: Register[WriterSpec]) -> None:
     """CSV (default; takes rows a forked child already spelled, see ``tailbuild``); the default plugin ``xlsx``
     adds xlsx."""
-    register(WriterSpec("csv", ".csv", write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
+    register(WriterSpec("csv", ".csv", _write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
 
 
 def _chunked_csv(path: Path, rows: int) -> Any:

@@ -26,12 +26,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction",
         "MapperSpec", "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register",
         "RowNames", "TensorMetricSpec", "VerdictContext", "VerdictSpec", "WriterFunction", "WriterSpec",
-        "EXACT_MAPPER", "default_canonical",
+        "EXACT_MAPPER", "default_canonical", "AncestorLookup",
     ),
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
     ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
-    ".load.hierarchy": ("entry_stacks",),
+    ".load.hierarchy": ("entry_stacks", "BUILTIN_HIERARCHIES"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -51,7 +51,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
-        "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed",
+        "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
         "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
@@ -68,7 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
-    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic", "run_stamp"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
@@ -83,12 +83,17 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
-    ".text.cells": ("neutralise", "numpy_float_text"),
+    ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like"),
     ".load.dumpjson": ("load_stack", "load_dump_file"),
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
     ".running": ("run_host",),
+    ".files.overlap": (
+        "looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs",
+    ),
+    ".text.strtod": ("pandas_strtod",),
+    ".text.csv_rows": ("csv_line",),
 }
 #: modules given as they are
 _MODULES = {
@@ -139,6 +144,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MappingError,
         MsprobeError,
         OutputError,
+        PluginFailed,
         TensorReadError,
         UnsafePathError,
         UnsafePickleError,
@@ -148,7 +154,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import check_json_file, read_json_file
     from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
-    from .files.outputs import TEXT_ERRORS, atomic_path, write_text_atomic
+    from .files.outputs import TEXT_ERRORS, atomic_path, run_stamp, write_text_atomic
+    from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
     from .files.schemas import validate
     from .files.validation import (
         check_ids,
@@ -167,6 +174,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
         EXACT_MAPPER,
+        AncestorLookup,
         CommandLineClaim,
         CompareJob,
         DtypeInfo,
@@ -197,7 +205,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import dump_scanner, index_table, key_hashes
     from .load.dumpjson import load_dump_file, load_stack
     from .load.flatten import EMPTY_CRC, non_tensor
-    from .load.hierarchy import entry_stacks
+    from .load.hierarchy import BUILTIN_HIERARCHIES, entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
@@ -233,8 +241,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
     from .running import run_host
-    from .text.cells import neutralise, numpy_float_text
+    from .text.cells import is_formula_like, neutralise, numpy_float_text
+    from .text.csv_rows import csv_line
     from .text.statcells import StatCells
+    from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
     from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus

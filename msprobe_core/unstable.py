@@ -17,8 +17,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # dump.json and the files beside it, as the classic loader reads them
     ".load.document": ("parse_header", "walk_members"),
     ".load.flatten": ("FieldProblem", "Flattener"),
-    # the numbers of 8.3.3's tables
-    ".text.strtod": ("pandas_strtod",),
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -40,4 +38,3 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import parse_header, walk_members
     from .load.flatten import FieldProblem, Flattener
-    from .text.strtod import pandas_strtod

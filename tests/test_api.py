@@ -38,7 +38,7 @@ def test_help_shows_the_signature_and_every_option():
     assert "(*args, **kwargs)" not in text
 
 
-@pytest.mark.exercises_hooks("msprobe_summarize")
+@pytest.mark.exercises_hooks("msprobe_summarize", "msprobe_write_report")
 def test_compare_returns_a_result_object(tmp_path):
     t, g = STATS / "target/step0", STATS / "golden/step0"
     result = msprobe_core.compare(t, g, tmp_path / "out")

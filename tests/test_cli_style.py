@@ -80,7 +80,9 @@ def test_top_level_help_shows_full_descriptions_and_the_classic_form(run_cli):
     proc = run_cli("--help")
     assert proc.returncode == 0
     out = _normal(proc.stdout)
-    for name, command in cli.commands.items():
+    from msprobe_core.cli.main import plugin_commands
+
+    for name, command in {**cli.commands, **plugin_commands()}.items():  # report, merge_result: default plugins'
         first_paragraph = _normal(inspect.cleandoc(command.help or "").split("\n\n")[0])
         assert f"{name} {first_paragraph}" in out, name
     commands = proc.stdout.split("Commands:")[1].split("Classic interface")[0]

@@ -293,7 +293,7 @@ def yaml_file_loaders() -> list[Callable[[Path], object]]:
     from msprobe_mindspore.layer_mapping import load_layer_mapping_yaml
     from msprobe_mindspore.mapping import load_api_mapping_yaml, load_cell_mapping_yaml
 
-    from msprobe_core.report.merge_result import load_config
+    from msprobe_core.default_plugins.merge_result import load_config
 
     return [load_api_mapping_yaml, load_cell_mapping_yaml, load_layer_mapping_yaml, load_config]
 

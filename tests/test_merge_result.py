@@ -10,7 +10,7 @@ import openpyxl
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.merge_result import merge
+from msprobe_core.default_plugins.merge_result import merge
 
 ORACLES = [("merge_result", "merge_config.yaml"), ("merge_result_all_index", "merge_config_all_index.yaml")]
 

@@ -25,9 +25,6 @@ KEYED_METHODS = frozenset({"get", "setdefault", "pop"})
 ALLOWED = {
     # the Python API's ``extra=`` values that name no option: a caller's value, read by the feature that owns it
     ("msprobe_core/default_plugins/diff_analyze/runner.py", "CONFIG_KEY"),
-    # the summary partial's one untyped value left: the HTML report's sample, carried by the summary's partial until
-    # the report registers a partial of its own (msprobe_register_partials)
-    ("msprobe_core/report/sample_sink.py", "SAMPLE_KEY"),
 }
 
 

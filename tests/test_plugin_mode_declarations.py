@@ -11,11 +11,11 @@ import pytest
 
 from msprobe_core import hookimpl
 from msprobe_core import result_columns as C
+from msprobe_core.default_plugins.report.html import build_payload
 from msprobe_core.default_plugins.summary.summary import summarize
 from msprobe_core.default_plugins.summary.views import detect_mode, node_of, view_from_table, view_grammar
 from msprobe_core.host.registry import PluginHost, current_host, reset_host
 from msprobe_core.host.specs import MetricSpec, RowNames
-from msprobe_core.report.html import build_payload
 from msprobe_core.result import ResultTable
 
 # what these tests read of results (columns, modes, summaries) they read as a run does (tests/conftest.py)

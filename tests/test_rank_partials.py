@@ -139,10 +139,9 @@ def _page_data(path: Path) -> dict[str, Any]:
 def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor, threshold, monkeypatch):
     """``--report html``: no rank's table reaches the run, each hands back its sample with its partial, and the
     page is the one made from the whole results (every row below the threshold, their samples above it)."""
-    from msprobe_core.report.html import _dumps, build_payload
-    from msprobe_core.report.result_files import read_files_as_view
-    from msprobe_core.report.sample_sink import SAMPLE_KEY
-    from msprobe_core.report.sampling import THRESHOLD_ENV, ViewSample
+    from msprobe_core.default_plugins.report.html import _dumps, build_payload
+    from msprobe_core.default_plugins.report.result_files import read_files_as_view
+    from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, ViewSample
 
     if threshold is None:
         monkeypatch.delenv(THRESHOLD_ENV, raising=False)
@@ -151,7 +150,7 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
     extra = _executor_flags(executor)
     _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
     assert all(o.table is None for o in outcomes), "a rank's table reached the run"
-    samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
+    samples = [o.partial.sample for o in outcomes]
     assert all(isinstance(s, ViewSample) for s in samples)
     assert [s.total for s in samples] == [o.partial.rows for o in outcomes]
     if threshold is None:
@@ -166,7 +165,7 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
 
 
 class PartsCounted:
-    """A summary sink that also counts the parts of the result it was fed (in ``partial.extra["parts"]``):
+    """A summary sink that also counts the parts of the result it was fed (in ``partial.parts``):
     one part for a result built as a whole table, one per chunk for a result streamed chunk by chunk."""
 
     def __init__(self) -> None:
@@ -179,7 +178,7 @@ class PartsCounted:
 
     def finish(self, files: Any) -> Any:
         partial = self._inner.finish(files)
-        partial.extra["parts"] = self._parts
+        partial.parts = self._parts  # the test's own count, on the partial it made
         return partial
 
 
@@ -209,9 +208,9 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     _, whole = _run(*ranks, tmp_path / "whole", *extra)
     rows = [o.partial.rows for o in streamed]
     assert rows == [o.partial.rows for o in whole] and min(rows) > 8
-    assert [o.partial.extra["parts"] for o in whole] == [1] * len(CASES)
+    assert [o.partial.parts for o in whole] == [1] * len(CASES)
     # API-aligned chunks of about 4 rows: many parts per rank
-    assert all(o.partial.extra["parts"] >= r // 8 for o, r in zip(streamed, rows))
+    assert all(o.partial.parts >= r // 8 for o, r in zip(streamed, rows))
     assert _result_files(tmp_path / "streamed" / "o") == _result_files(tmp_path / "whole" / "o")
 
 
@@ -221,10 +220,9 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     """With many ranks the rows the jobs hand back stay within the threshold together: each keeps every row only
     up to its share (threshold / ranks) and samples beyond it; when all results together fit, the page still has
     every row, the sampled ranks read back from their files."""
-    from msprobe_core.report.html import _dumps, build_payload
-    from msprobe_core.report.result_files import read_files_as_view
-    from msprobe_core.report.sample_sink import SAMPLE_KEY
-    from msprobe_core.report.sampling import THRESHOLD_ENV, Budget
+    from msprobe_core.default_plugins.report.html import _dumps, build_payload
+    from msprobe_core.default_plugins.report.result_files import read_files_as_view
+    from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget
 
     # budgets small enough that a rank over its share is really sampled (the local pool's workers are forks)
     monkeypatch.setattr(Budget, "for_views", classmethod(lambda cls, n: cls(10, 10, 10, 5, 2, 32, 32)))
@@ -234,7 +232,7 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     monkeypatch.setenv(THRESHOLD_ENV, str(threshold))
     extra = _executor_flags(executor)
     _, outcomes = _run(*ranks, tmp_path, *extra, "--report", "html")
-    samples = [o.partial.extra[SAMPLE_KEY] for o in outcomes]
+    samples = [o.partial.sample for o in outcomes]
     share = threshold // len(rows)
     assert all(s.complete == (s.total <= share) for s in samples)
     assert not all(s.complete for s in samples)
@@ -263,6 +261,6 @@ def test_small_rank_pairs_on_a_worker_are_compared_on_whole_tables(ranks, tmp_pa
     monkeypatch.setenv(ENV_STREAM_MIN_BYTES, "0")
     _, streamed = _run(*ranks, tmp_path / "streamed", *extra)
     assert all(o.table is None for o in small + streamed)
-    assert [o.partial.extra["parts"] for o in small] == [1] * len(CASES)
-    assert all(o.partial.extra["parts"] > 1 for o in streamed)
+    assert [o.partial.parts for o in small] == [1] * len(CASES)
+    assert all(o.partial.parts > 1 for o in streamed)
     assert _result_files(tmp_path / "default" / "o") == _result_files(tmp_path / "streamed" / "o")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.report.explain import MAX_DETAIL_ROWS, divergence_detail, divergence_spread
 from msprobe_core.default_plugins.summary.divergence import carried_in, first_divergence, first_divergence_of
 from msprobe_core.default_plugins.summary.summary import summarize
 from msprobe_core.default_plugins.summary.views import ResultView
-from msprobe_core.report.explain import MAX_DETAIL_ROWS, divergence_detail, divergence_spread
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -149,7 +149,7 @@ def test_mixed_report_points_at_the_part_where_the_fault_is(tmp_path):
 def test_summary_of_ranks_has_no_mixed_note():
     view = _stats_view("rank0", [("A.0.forward.output.0", "5%")])
     other = _stats_view("rank1", [("A.0.forward.output.0", "0")])
-    from msprobe_core.report.html import build_payload
+    from msprobe_core.default_plugins.report.html import build_payload
 
     data = build_payload([view, other], summarize([view, other]))
     assert data["mixed"] is False and "carried" not in data["parts"][0]["first"]

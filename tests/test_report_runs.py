@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.report.command import collect_result_files, run_stamp
+from msprobe_core.default_plugins.report.command import collect_result_files, run_stamp
 
 REPO = Path(__file__).resolve().parents[1]
 MULTI = REPO / "examples" / "pytorch_multirank"

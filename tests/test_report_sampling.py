@@ -17,13 +17,9 @@ import pytest
 
 import msprobe_core
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
-from msprobe_core.default_plugins.summary.divergence import first_divergence_of
-from msprobe_core.default_plugins.summary.summary import summarize
-from msprobe_core.default_plugins.summary.worst import worst_rows
-from msprobe_core.report.html import build_payload, render_html
-from msprobe_core.report.result_files import read_result_file
-from msprobe_core.report.sampling import (
+from msprobe_core.default_plugins.report.html import build_payload, render_html
+from msprobe_core.default_plugins.report.result_files import read_result_file
+from msprobe_core.default_plugins.report.sampling import (
     BIG_ROWS,
     THRESHOLD_ENV,
     Budget,
@@ -31,6 +27,10 @@ from msprobe_core.report.sampling import (
     sample_threshold,
     sample_views,
 )
+from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
+from msprobe_core.default_plugins.summary.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.summary import summarize
+from msprobe_core.default_plugins.summary.worst import worst_rows
 
 from .report_synth import write_synthetic_result
 
@@ -195,7 +195,7 @@ def test_several_results_share_the_budget(synthetic, tmp_path):
 def test_samplers_fed_chunks_keep_every_row_while_the_report_fits(synthetic):
     """A streamed run does not know its row count in advance: below the threshold its samples are every row
     and the page is the whole-table one; above it, each result's sample as if fed whole."""
-    from msprobe_core.report.sampling import RowAllowance
+    from msprobe_core.default_plugins.report.sampling import RowAllowance
 
     _, view = synthetic
     summary = summarize([view])
@@ -235,8 +235,8 @@ def _corpus_results() -> list[Path]:
 def test_call_numbers_agree_with_node_of_on_every_corpus_result():
     """The call numbering's shortcut (a row whose leaf surely stays in its call is not parsed) numbers the calls
     as runs of :func:`node_of` do, whatever the chunk boundaries, on every result name of the corpora."""
+    from msprobe_core.default_plugins.report.calls import CallNumbers
     from msprobe_core.default_plugins.summary.views import node_of
-    from msprobe_core.report.calls import CallNumbers
 
     rnd = random.Random(11)
     names: list[str] = []

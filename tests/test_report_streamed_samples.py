@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
+from msprobe_core.default_plugins.report.html import _dumps, build_payload
+from msprobe_core.default_plugins.report.result_files import read_result_file
+from msprobe_core.default_plugins.report.sample_sink import ReportSamples
+from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget, sample_views
 from msprobe_core.default_plugins.summary.accumulate import view_partial
 from msprobe_core.default_plugins.summary.summary import summarize
-from msprobe_core.report.hierarchy import run_hierarchy
-from msprobe_core.report.html import _dumps, build_payload
-from msprobe_core.report.result_files import read_result_file
-from msprobe_core.report.sample_sink import ReportSamples
-from msprobe_core.report.sampling import THRESHOLD_ENV, Budget, sample_views
 
 from .report_synth import write_synthetic_result
 
@@ -129,8 +129,8 @@ def test_a_sink_fed_parts_of_a_table_gives_the_whole_views_sample_and_partial(tm
     import pickle
 
     import msprobe_core
+    from msprobe_core.default_plugins.report.sample_sink import SampledSink
     from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator, table_partial
-    from msprobe_core.report.sample_sink import SAMPLE_KEY, SampledSink
     from msprobe_core.result import ResultTable
 
     result = msprobe_core.compare(STATS / "target/step0", STATS / "golden/step0", tmp_path / "out")
@@ -152,7 +152,7 @@ def test_a_sink_fed_parts_of_a_table_gives_the_whole_views_sample_and_partial(tm
                 sink.feed_table(part, a)
             a = b
         partial = pickle.loads(pickle.dumps(sink.finish(result.files)))
-        sample = partial.extra.pop(SAMPLE_KEY)
+        sample, partial.sample = partial.sample, None
         assert (sample.positions, sample.cells, sample.total) == (expected.positions, expected.cells, len(view))
         assert sample.files == [Path(f) for f in result.files]
         summaries = []

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.summary.views import node_of
-from msprobe_core.report.result_files import read_result_file
 
 from .browser import ARTIFACTS, start_browser
 from .conftest import corpora_dir

@@ -129,7 +129,7 @@ def test_plugin_columns_are_known_to_the_host_summary_and_report(host_with_plugi
     assert C.known_columns() is cols
     assert plot_metrics(MODE_TENSOR) == (C.COSINE, C.MAX_RELATIVE_ERR, "MedianAbsErr")
 
-    from msprobe_core.report.html import build_payload
+    from msprobe_core.default_plugins.report.html import build_payload
 
     names = result_columns(MODE_TENSOR, False, ["MedianAbsErr"])
     data = {c: ["Functional.a.0.forward.output.0" if "Name" in c else "1.0"] for c in names}

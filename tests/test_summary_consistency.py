@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from msprobe_core.cli import main as cli_main
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.default_plugins.summary import finish
 from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator, note_pairing, view_partial
 from msprobe_core.default_plugins.summary.divergence import first_divergence_of, plain_messages
@@ -33,7 +34,6 @@ from msprobe_core.default_plugins.summary.modes import row_names
 from msprobe_core.default_plugins.summary.summary import format_summary, summarize
 from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, ResultView, node_of, to_number
 from msprobe_core.pipeline.sink import KEEP_TABLES
-from msprobe_core.report.result_files import read_files_as_view, read_result_file
 
 from .conftest import corpora_dir
 from .dumps import api, only_result, tensor, write_dump
@@ -233,8 +233,8 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     """Differential: every corpus compare's summary (made by its jobs' partials, a pool's workers for several
     ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
     sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
+    from msprobe_core.default_plugins.report.result_files import read_result_chunks
     from msprobe_core.default_plugins.summary.finish import outcomes_hierarchy, views_from_outcomes
-    from msprobe_core.report.result_files import read_result_chunks
 
     run = compare(case, args)
     if run.rc == 2 or run.outcomes is None:
@@ -479,8 +479,8 @@ def _msprobe_results() -> list[Any]:
 @pytest.mark.parametrize("folder", _msprobe_results())
 def test_summary_of_msprobe_result_files_is_consistent(corpora, folder):
     """msprobe's own tables (26.x and the classic 8.3.3 ones), read back as ``msprobe report`` reads them."""
+    from msprobe_core.default_plugins.report.command import collect_result_files
     from msprobe_core.default_plugins.summary.finish import read_files_as_view
-    from msprobe_core.report.command import collect_result_files
 
     groups, _ = collect_result_files((folder,), "all")
     views = [read_files_as_view(g, str(k) if len(groups) > 1 else "") for k, g in enumerate(groups)]

@@ -9,10 +9,10 @@ import math
 import re
 from pathlib import Path
 
+from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.summary.reasons import cell_number, people_text
 from msprobe_core.default_plugins.summary.summary import format_summary, summarize
 from msprobe_core.default_plugins.summary.views import ResultView
-from msprobe_core.report.result_files import read_result_file
 
 from .dumps import api, only_result, tensor, write_dump
 

@@ -1,8 +1,9 @@
 """The ``msprobe`` command line: the command group, ``compare`` and ``plugins``, and :func:`main`.
 
 Whatever a command raises becomes one message and an exit code in :func:`msprobe_core.cli.guard.guarded`;
-``msprobe report`` and ``msprobe merge_result`` are the report package's commands; a command line the
-core cannot parse is offered to the plugins (``msprobe_claim_command_line``).
+every other sub-command (``msprobe report`` and ``msprobe merge_result`` too, default plugins') arrives through
+``msprobe_register_commands``; a command line the core cannot parse is offered to the plugins
+(``msprobe_claim_command_line``).
 """
 
 from __future__ import annotations
@@ -26,26 +27,26 @@ log = logging.getLogger("msprobe")
 
 
 class _MsprobeGroup(click.Group):
-    """The ``msprobe`` group: the built-in commands, and those plugins add (``msprobe_register_commands``).
+    """The ``msprobe`` group: the core's ``compare`` and ``plugins``, and every command a plugin adds
+    (``msprobe_register_commands``: the default plugins' ``report`` and ``merge_result`` as a third party's).
 
-    Plugin commands are looked up only when a name is not a built-in one: loading the
-    plugins is left to the commands that need them (``msprobe --help`` stays light).
+    The plugins are loaded for a name that is not the core's, and for ``msprobe --help``, which lists every
+    command; registering a command imports its module only (numpy and the rest load when it runs).
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *sorted(plugin_commands())]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name and not cmd_name.startswith("-"):
-            from ..host.registry import get_host
-
-            host = get_host()
-            command = host.register_commands(tuple(self.commands)).get(cmd_name)
-            hint = None if command is not None else hint_for("command", cmd_name, host.loaded_distributions())
-            if hint:  # click would only say "No such command"
-                raise click.UsageError(f"no such command '{cmd_name}' ({hint})", ctx)
+            command = plugin_commands().get(cmd_name)
+            if command is None:
+                raise_no_such_command(cmd_name, ctx)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """Every built-in command with the whole first paragraph of its help."""
+        """Every command (the core's, then the plugins' by name) with the whole first paragraph of its help."""
         rows = []
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
@@ -58,8 +59,38 @@ class _MsprobeGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+def plugin_commands() -> dict[str, click.Command]:
+    """The commands the loaded plugins add, by name (loads the plugins once)."""
+    from ..host.registry import get_host
+
+    return get_host().register_commands(tuple(cli.commands))
+
+
+def command_named(name: str) -> click.Command | None:
+    """The sub-command ``name``: the core's, else a plugin's (the plugins are loaded only for a name not the core's)."""
+    if not name or name.startswith("-"):
+        return None
+    return cli.commands.get(name) or plugin_commands().get(name)
+
+
+def raise_no_such_command(name: str, ctx: click.Context | None = None) -> None:
+    """A usage error for a command no plugin gives that names who would give it: a known plugin not installed, or
+    the default plugin turned off (``-p no:report``); returns when there is nothing to add to click's own."""
+    from ..host.defaults import turned_off_command_owner
+    from ..host.registry import get_host
+
+    host = get_host()
+    hint = hint_for("command", name, host.loaded_distributions())
+    if hint:  # click would only say "No such command"
+        raise click.UsageError(f"no such command '{name}' ({hint})", ctx)
+    owner = turned_off_command_owner(name, host.disabled)
+    if owner:
+        raise click.UsageError(f"no such command '{name}' (it is the default plugin '{owner}''s, which is turned "
+                               f"off by -p no:{owner} or MSPROBE_DISABLE_PLUGINS)", ctx)
+
+
 _EPILOG = "\b\n" + "".join(line + "\n" for line in command_line_usage()) + """--debug may go anywhere on the command line; the exit code stays the same.
-Plugins may add commands of their own; 'msprobe plugins' lists the installed plugins,
+The commands above include the plugins'; 'msprobe plugins' lists the installed plugins,
 what each gives, and the known plugins not installed with their install command.
 Run 'msprobe COMMAND --help' for the options of a command."""
 
@@ -220,15 +251,6 @@ def _summary_extra(report: object, results: int) -> dict[str, object]:
 cli.add_command(_CompareCommand())
 
 
-def _add_report_command() -> None:
-    from ..report.command import report_cmd
-
-    cli.add_command(report_cmd)
-
-
-_add_report_command()
-
-
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def plugins_cmd(as_json: bool) -> None:
@@ -245,20 +267,11 @@ def plugins_cmd(as_json: bool) -> None:
     click.echo(plugins_text(entries))
 
 
-def _add_merge_result_command() -> None:
-    from ..report.merge_result import merge_result_cmd
-
-    cli.add_command(merge_result_cmd)
-
-
-_add_merge_result_command()
-
-
 def _unknown_option(args: list[str]) -> str | None:
     """The first option token the chosen sub-command does not know (click would split ``-fr`` into ``-f r``)."""
-    if not args or args[0] not in cli.commands:
+    command = command_named(args[0]) if args else None
+    if command is None:
         return None
-    command = cli.commands[args[0]]
     known = {"--help", "-h"}
     for param in command.params:
         known.update(getattr(param, "opts", []))
@@ -276,7 +289,7 @@ def _did_you_mean(args: list[str], bad: str) -> str:
     answers a mistyped command), else ``""``; single-dash options (``-fm``, ``-tp``) are candidates too."""
     import difflib
 
-    command = cli.commands[args[0]]
+    command = command_named(args[0])
     declared = [o for param in command.params for o in [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]]
     close = difflib.get_close_matches(bad.split("=", 1)[0], declared, n=1)
     return f". Did you mean '{close[0]}'?" if close else ""
@@ -346,11 +359,13 @@ def _foreign(args: list[str]) -> bool:
         return False
     if args[0].startswith("-"):
         return args[0].split("=", 1)[0] not in _GROUP_OPTIONS
-    return args[0] in cli.commands and _unknown_option(args) is not None
+    return _unknown_option(args) is not None
 
 
 #: the options of the ``msprobe`` group itself (anything else before a command is not msprobe's syntax)
 _GROUP_OPTIONS = ("-h", "--help", "--version")
+#: the core's commands that load no plugin before they run
+_CORE_LIGHT = ("plugins",)
 
 
 def _missing_plugin(args: list[str]) -> str | None:
@@ -397,12 +412,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.UsageError as exc:
         click.echo(usage_error_line(exc.message, "msprobe"), err=True)
         return 2
-    if args[:1] == ["compare"] or (args and args[0].startswith("-") and args[0] not in _GROUP_OPTIONS):
-        # knowing compare's flags, or which plugin claims the command line, loads the plugins: say what
-        # goes wrong there as compare would
-        from ..console.logs import setup_logging
+    if args and args[0] not in _CORE_LIGHT and args[0] not in _GROUP_OPTIONS:
+        # knowing compare's flags, a plugin's command, or which plugin claims the command line, loads the
+        # plugins: say what goes wrong there as compare would
+        if args[0] == "compare" or args[0].startswith("-"):  # a plugin's own command owns its stdout
+            from ..console.logs import setup_logging
 
-        setup_logging(bool({"-q", "--quiet"} & set(args)))
+            setup_logging(bool({"-q", "--quiet"} & set(args)))
         # the plugins load here, inside the guard: a bad MSPROBE_LOAD_PLUGINS is one line and exit 2
         from ..host.registry import get_host
 
@@ -423,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         click.echo(_no_such_option(bad, args), err=True)
         return 2
-    path = f"msprobe {args[0]}" if args and args[0] in cli.commands else "msprobe"
+    path = f"msprobe {args[0]}" if args and command_named(args[0]) is not None else "msprobe"
     return guarded(_with_run_host(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False)),
                    debug=debug, command_path=path)
 

@@ -7,7 +7,28 @@ part :func:`msprobe_core.plugin.open_xlsx_chunked`), which the classic plugin's 
 
 from __future__ import annotations
 
-from msprobe_core.plugin import OptionSpec, Register, WriterSpec, hookimpl, open_xlsx_chunked, write_xlsx
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from msprobe_core.plugin import OptionSpec, Register, WriterSpec, hookimpl
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import ResultTable
+
+
+def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
+    """The workbook of ``table`` (:func:`msprobe_core.plugin.write_xlsx`, imported with the first one written:
+    registering the format, which ``msprobe --help`` does, loads no writer and no numpy)."""
+    from msprobe_core.plugin import write_xlsx as write
+
+    return write(table, path)
+
+
+def open_xlsx_chunked(path: Path, rows: int) -> Any:
+    """The workbook written part by part (:func:`msprobe_core.plugin.open_xlsx_chunked`, imported when used)."""
+    from msprobe_core.plugin import open_xlsx_chunked as open_chunked
+
+    return open_chunked(path, rows)
 
 
 @hookimpl

@@ -31,6 +31,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("summary", "msprobe_core.default_plugins.summary.plugin"),
     ("gate", "msprobe_core.default_plugins.summary.gate"),
     ("json_summary", "msprobe_core.default_plugins.summary.json_file"),
+    ("report", "msprobe_core.default_plugins.report"),
+    ("merge_result", "msprobe_core.default_plugins.merge_result"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under
@@ -127,3 +129,12 @@ def warn_unknown_disabled(disabled: Iterable[str], found: Iterable[str]) -> None
     for name in sorted(set(disabled) - set(found) - set(default_plugin_names())):
         logging.getLogger("msprobe").warning("no plugin is named '%s' (turned off by -p no:%s or %s); 'msprobe "
                                              "plugins' lists the names", name, name, DISABLE_ENV)
+
+
+def turned_off_command_owner(command: str, disabled: Iterable[str]) -> str | None:
+    """The default plugin among ``disabled`` that adds the sub-command ``command`` (``report``), else ``None``:
+    what a "no such command" says when the command's plugin was turned off."""
+    for name in disabled:
+        if any(getattr(c, "name", None) == command for c in turned_off_specs("msprobe_register_commands", [name])):
+            return name
+    return None

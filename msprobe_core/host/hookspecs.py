@@ -281,10 +281,12 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 def msprobe_register_commands(register: Register[click.Command]) -> None:
     """Add sub-commands to ``msprobe``: ``register(command)`` with a :class:`click.Command`.
 
-    Plugin modules are imported only when a command needs them, so a plugin's
-    command is found when it is invoked (``msprobe NAME``), not listed by
-    ``msprobe --help``; ``msprobe plugins`` names the plugins that add commands.
-    A name a built-in command has is refused with a warning.
+    Every sub-command but the core's own ``compare`` and ``plugins`` arrives this way
+    (``msprobe report`` and ``msprobe merge_result`` are default plugins'): ``msprobe
+    --help`` lists each with the first paragraph of its help, so registering one must
+    stay light (import the command's module, never numpy or pandas: do that in the
+    command's body). A name a built-in command or an earlier plugin has is refused
+    with a warning; ``-p no:NAME`` takes the plugin's commands away with it.
 
     .. versionadded:: 0.1
     """
@@ -466,6 +468,17 @@ def msprobe_summarize(run: FinishedRun) -> RunSummary | None:
 
     Nothing is written or printed; ``RunSummary.results`` holds the results' whole views (what
     ``CompareResult.write_report`` shows). The ``summary`` plugin answers.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def msprobe_write_report(views: list[Any], summary: dict[str, Any], path: Path) -> Path | None:
+    """Write the report page of results held in memory (the Python API's ``CompareResult.write_report(path)``:
+    ``views``, every result's whole view; ``summary``, the run's summary as ``--json-summary`` writes it) to
+    ``path``, and return the path written; ``None`` to leave it to another plugin. The ``report`` plugin answers
+    with its HTML page; with no answer the call is a usage error.
 
     .. versionadded:: 0.1
     """

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.report.tree import NodeStats
 from msprobe_core.plugin import MODE_TENSOR
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.report.tree import NodeStats
 from msprobe_core.workers.gcpause import gc_paused
 
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
@@ -87,7 +87,8 @@ class ViewPartial(ResultHead):
     drift: DriftScan = field(default_factory=DriftScan)
     node_stats: NodeStats | None = None
     notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: the HTML report's sample of the result (the ``report`` plugin's ``ViewSample``), made where the job ran
+    sample: Any = None
 
     def first_divergence(self) -> Divergence | None:
         """This result's own first divergence (labelled with this partial's label)."""
@@ -102,7 +103,7 @@ class ViewAccumulator:
     before it), or whole tables and parts of tables (:meth:`feed_table`), then call :meth:`finish` once.
     ``queries``: the nodes of a ``-da`` analysis whose rows the summary names
     (:attr:`SummaryAccumulator.queries`); ``limit``: how many worst rows are kept; ``tree``: also count
-    each call for the HTML report's model tree (:class:`~msprobe_core.report.tree.NodeStats` in ``extra``).
+    each call for the HTML report's model tree (:class:`~msprobe_core.default_plugins.report.tree.NodeStats` in ``extra``).
     """
 
     def __init__(self, queries: Sequence[AnalysisQuery] = (), limit: int = WORST_ROWS, tree: bool = False) -> None:
@@ -393,7 +394,7 @@ class SummaryAccumulator:
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
-        from msprobe_core.report.steps_view import add_steps
+        from msprobe_core.default_plugins.report.steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary

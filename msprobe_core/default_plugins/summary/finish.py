@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_chunks
 from msprobe_core.plugin import GateFailed
-from msprobe_core.report.result_files import read_files_as_view, read_result_chunks
 from msprobe_core.workers.gcpause import gc_paused
 
 from .accumulate import SummaryAccumulator, note_pairing
@@ -29,8 +29,8 @@ from .unpaired import gate_shortfall
 from .views import ResultView, view_from_table
 
 if TYPE_CHECKING:
-    from msprobe_core.report.sample_sink import ReportSamples
-    from msprobe_core.report.sampling import ViewSample
+    from msprobe_core.default_plugins.report.sample_sink import ReportSamples
+    from msprobe_core.default_plugins.report.sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -60,9 +60,9 @@ def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
 
 def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> ReportSamples:
     """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
-    :mod:`msprobe_core.report.sample_sink`; no table kept), else one made here from its table in memory, else
+    :mod:`msprobe_core.default_plugins.report.sample_sink`; no table kept), else one made here from its table in memory, else
     from its files read back in chunks."""
-    from msprobe_core.report.sample_sink import ReportSamples, chunks_sample, partial_sample
+    from msprobe_core.default_plugins.report.sample_sink import ReportSamples, chunks_sample, partial_sample
 
     from .chunks import table_chunks
 
@@ -212,13 +212,13 @@ def finish_summary(
 
     ``acc``: every result of the run added (its ``analysis`` is the ``-da`` answer, if any).
     ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set);
-    ``report_samples``, in its place: gives their samples (:mod:`msprobe_core.report.sample_sink`; every row
-    while the results fit ``sample_above``, see :func:`~msprobe_core.report.html.build_payload`).
+    ``report_samples``, in its place: gives their samples (:mod:`msprobe_core.default_plugins.report.sample_sink`; every row
+    while the results fit ``sample_above``, see :func:`~msprobe_core.default_plugins.report.html.build_payload`).
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
     ``unrecognised``: what the dumps held that the loader did not understand (:mod:`msprobe_core.load.dialects`).
-    ``hierarchy``: the run's :class:`~msprobe_core.report.hierarchy.RunHierarchy` (from the dumps; without it
+    ``hierarchy``: the run's :class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy` (from the dumps; without it
     only what the names say, e.g. a kernel's scope), which gives each first divergence its ``path`` and the
     report its model tree.
     ``after_summary``: called with the summary once its paths are known, before anything is written or printed
@@ -256,8 +256,8 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     """The run's summary of every result added to ``acc`` (``outputs``: the files written beside the results,
     listed among its files), with its module paths and per-module answers; and the report's model-tree input
     ``(per label, its calls' counts), hierarchy``. See :func:`finish_summary` for the other arguments."""
+    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
     from msprobe_core.plugin import set_job
-    from msprobe_core.report.hierarchy import run_hierarchy
 
     set_job("")
     with gc_paused():
@@ -279,8 +279,8 @@ def write_html(acc: SummaryAccumulator, summary: dict[str, Any], tree_input: Any
                report_views: Callable[[], Sequence[ResultView]] | None = None,
                report_samples: Callable[[], Sequence[ViewSample]] | None = None) -> None:
     """The HTML report of the summary (the report's, until it listens to the run-finished hook itself)."""
+    from msprobe_core.default_plugins.report.html import write_report
     from msprobe_core.plugin import stage
-    from msprobe_core.report import write_report
 
     stage("HTML report", Path(report).name)
     if report_samples is not None:
@@ -394,7 +394,7 @@ def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
 def outcomes_hierarchy(outcomes: Sequence[Any], acc: SummaryAccumulator) -> Any:
     """The hierarchies of the jobs' dumps (their ``construct.json``/``stack.json``, a plugin's source), by the
     labels their results have in the summary; read once per dump, after the compare."""
-    from msprobe_core.report.hierarchy import run_hierarchy
+    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
 
     many = labelled(outcomes)
     heads = {p.label: p for p in acc.partials}

@@ -38,7 +38,7 @@ def _summary_sink(options: Any, values: Mapping[str, Any], jobs: int) -> Callabl
     report's sampled sink, which makes the same partial and the result's sample (until the report plugin
     registers its own spec replacing this one)."""
     if values.get("report") == "html":
-        from msprobe_core.report.sample_sink import sink_factory
+        from msprobe_core.default_plugins.report.sample_sink import sink_factory
 
         return sink_factory(jobs)
     from .accumulate import ViewAccumulator

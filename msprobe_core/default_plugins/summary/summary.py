@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.report.hierarchy import format_path
+from msprobe_core.default_plugins.report.hierarchy import format_path
 from msprobe_core.workers.gcpause import gc_paused
 
 from .accumulate import SummaryAccumulator
@@ -38,7 +38,7 @@ def summarize(
     ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
     that the loader did not understand (see :mod:`msprobe_core.load.dialects`); listed under that key.
     The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.default_plugins.summary.finish`
-    adds it (:meth:`~msprobe_core.report.hierarchy.RunHierarchy.add_paths`).
+    adds it (:meth:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy.add_paths`).
     """
     acc = SummaryAccumulator(analysis)
     with gc_paused():
@@ -114,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
         lines.extend(module_lines(rank_modules(summary["modules"])))
     if summary.get("steps"):
-        from msprobe_core.report.steps_view import steps_lines
+        from msprobe_core.default_plugins.report.steps_view import steps_lines
 
         lines.extend(steps_lines(summary["steps"]))
     worst = summary["worst_rows"]

@@ -2,7 +2,7 @@
 
 Everything the summary and the report compute works on a :class:`ResultView`, the table's
 cells as the CSV spells them (strings), so a summary made right after a compare and one made
-later from the result files (:mod:`msprobe_core.report.result_files`) are identical. The
+later from the result files (:mod:`msprobe_core.default_plugins.report.result_files`) are identical. The
 helpers here read cells: numbers, verdicts, error messages, the node a row belongs to.
 """
 
@@ -41,7 +41,7 @@ def main_metric(mode: str) -> tuple[str, bool] | None:
 class ResultHead:
     """What names one result and where it came from: the fields its summary partial
     (:class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial`) and its report sample
-    (:class:`~msprobe_core.report.sampling.ViewSample`) share with the :class:`ResultView` they stand for."""
+    (:class:`~msprobe_core.default_plugins.report.sampling.ViewSample`) share with the :class:`ResultView` they stand for."""
 
     label: str
     mode: str

@@ -30,12 +30,10 @@ from msprobe_core.plugin import (
     join_on_keys,
 )
 
-from .settings import is_classic
+from .settings import CLASSIC_MAPPER, is_classic
 
 log = logging.getLogger("msprobe")
 KEY_SEP = "\x00"
-#: the name of this plugin's mapper, at the head of the chain of mappers
-CLASSIC_MAPPER = "classic"
 
 
 def _shape_text(shape: str | None) -> str:

@@ -37,11 +37,18 @@ from msprobe_core.plugin import (
     hookimpl,
 )
 
-from .matching import CLASSIC_MAPPER, classic_keys, classic_match
-from .settings import WRITER, is_classic, settings_of
+from .settings import CLASSIC_MAPPER, WRITER, is_classic, settings_of
 
 if TYPE_CHECKING:
-    from msprobe_core.plugin import MetricContext, Register, ResultTable, TensorMetricSpec, VerdictContext
+    from msprobe_core.plugin import (
+        MatchContext,
+        MatchResult,
+        MetricContext,
+        Register,
+        ResultTable,
+        TensorMetricSpec,
+        VerdictContext,
+    )
 
 
 @hookimpl
@@ -71,6 +78,23 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
 
             table.stack = load_stack(settings.stack_path)
     return table
+
+
+def classic_keys(table: DumpTable, side: str, keys: list[str], options: CompareOptions) -> list[str]:
+    """8.3.3's (name, shape) compare keys (:func:`msprobe_classic.matching.classic_keys`) in a classic run; any
+    other run's keys as they are, without importing the matching."""
+    if not is_classic(options):
+        return keys
+    from .matching import classic_keys as keys_of
+
+    return keys_of(table, side, keys, options)
+
+
+def classic_match(ctx: MatchContext) -> MatchResult:
+    """The ``classic`` mapper (:func:`msprobe_classic.matching.classic_match`; imported when a classic run pairs)."""
+    from .matching import classic_match as match
+
+    return match(ctx)
 
 
 @hookimpl

@@ -62,3 +62,5 @@ def findings_of(meta: Any) -> ClassicFindings:
 
 #: the classic workbook writer (registered by :mod:`.plugin`; the front end asks for it by this name)
 WRITER = "classic-xlsx"
+#: the classic mapper's name (registered by :mod:`.plugin`; :mod:`.matching` hands on after it)
+CLASSIC_MAPPER = "classic"

@@ -21,10 +21,10 @@ from msprobe_core.plugin import (
     DumpTable,
     MatchResult,
     data_name_column,
+    pandas_strtod,
     stack_column,
 )
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.unstable import pandas_strtod
 
 from .vocabulary import (  # noqa: F401 - the table's names, imported from here by the other modules
     ACCURACY,

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from msprobe_kernel.layout import parse_id_list, parse_kernel_file_name
-
 __version__ = "0.1.0"
 __all__ = ["compare_group", "compare_kernel_dumps", "parse_id_list", "parse_kernel_file_name"]
 
 
 def __getattr__(name: str) -> Any:
-    # the engine needs pandas: import it on first use, not when the plugin is loaded (start-up time)
+    # on first use, not when the plugin is loaded: the engine needs pandas, and a run that holds no kernel dump
+    # loads neither it nor the layout (start-up time)
     if name in ("compare_group", "compare_kernel_dumps"):
         from msprobe_kernel import engine
 
         return getattr(engine, name)
+    if name in ("parse_id_list", "parse_kernel_file_name"):
+        from msprobe_kernel import layout
+
+        return getattr(layout, name)
     raise AttributeError(f"module 'msprobe_kernel' has no attribute {name!r}")

@@ -34,6 +34,8 @@ from pathlib import Path
 
 from msprobe_core.plugin import InputError, UsageError
 
+from .roots import _RANK_DIR, KBYK_CONFIG, is_kernel_dump_root  # noqa: F401 - the layout's names, as before
+
 logger = logging.getLogger("msprobe_kernel")
 
 NPY_SUFFIX = ".npy"
@@ -44,7 +46,6 @@ MODE_NPY = "NPY_MODE"
 MODE_STATISTIC = "STATISTIC_MODE"
 
 _IO_TOKENS = ("input", "output")
-_RANK_DIR = re.compile(r"^rank_(\d+)$")
 _INT = re.compile(r"^\d+$")
 
 
@@ -192,27 +193,6 @@ def rank_step_of(dir_path: str | os.PathLike[str]) -> tuple[int, int] | None:
         if len(parts) >= depth and _INT.match(parts[-depth]):
             return int(parts[-depth]), step
     return None
-
-
-KBYK_CONFIG = "kernel_kbyk_dump.json"
-
-
-def is_kernel_dump_root(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is the root of a kernel dump (or one of its ``rank_<r>`` directories).
-
-    A root holds ``rank_<r>`` directories (MindSpore's e2e dump) or msprobe's
-    ``kernel_kbyk_dump.json``; msprobe's own dumps use ``rank<r>`` without the
-    underscore, so the two layouts never look alike.
-    """
-    p = Path(path)
-    if not p.is_dir():
-        return False
-    if _RANK_DIR.match(p.name) or (p / KBYK_CONFIG).is_file():
-        return True
-    try:
-        return any(_RANK_DIR.match(e.name) and e.is_dir() for e in os.scandir(p))
-    except OSError:
-        return False
 
 
 def find_dump_dirs(root: str | os.PathLike[str]) -> list[DumpDir]:

@@ -33,10 +33,12 @@ from msprobe_core.plugin import (
 )
 
 from .columns import KIND
-from .layout import DumpDir, group_dump_dirs, is_kernel_dump_root, parse_id_list
+from .roots import is_kernel_dump_root  # asked by every compare: the layout and the engine load for a kernel dump
 
 if TYPE_CHECKING:
     from msprobe_core.plugin import HierarchySpec, Register, TensorMetricSpec
+
+    from .layout import DumpDir
 
 log = logging.getLogger("msprobe")
 #: the name this plugin keeps its data under (``CompareJob.plugin_data``, ``DumpTable.plugin_data``)
@@ -74,6 +76,8 @@ ROW_NAMES = RowNames(
 
 def _id_list(what: str) -> Any:
     def check(value: str) -> str:
+        from .layout import parse_id_list
+
         try:
             parse_id_list(value, what)
         except UsageError as exc:
@@ -126,6 +130,8 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
     if not any(kernel.values()):
         _refuse_kernel_options(options, target)
         return None
+    from .layout import group_dump_dirs, parse_id_list
+
     if not all(kernel.values()):
         (dump, _), (other, other_path) = sorted((("-tp", target), ("-gp", golden)), key=lambda fp: not kernel[fp[0]])
         raise InputError(f"{dump} is a kernel dump (rank_<r>/<net>/<graph>/<step>/) but {other} is not",

@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msprobe_core.plugin import (
     DUMP_KINDS,
@@ -46,7 +46,19 @@ from msprobe_core.plugin import (
     read_json_file,
 )
 
-from . import mapping as M
+if TYPE_CHECKING:
+    from . import mapping as M
+else:
+    class _Rules:
+        """:mod:`msprobe_mindspore.mapping`, imported on first use: registering the mappers (every run) loads none
+        of the rules and their YAML tables; a run without ``-am``/``-cm``/``-lm`` never does."""
+
+        def __getattr__(self, name: str) -> Any:
+            from . import mapping
+
+            return getattr(mapping, name)
+
+    M = _Rules()
 
 log = logging.getLogger("msprobe")
 

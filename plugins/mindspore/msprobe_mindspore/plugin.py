@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import FrameworkSpec, default_canonical
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS
 from .mappers import FRAMEWORK, OPTIONS, mapper_specs
-from .npy_reader import read_npy
-from .numparse import pandas_precise_xstrtod
 
 if TYPE_CHECKING:
     from msprobe_core.plugin import MapperSpec, OptionSpec, Register
@@ -30,14 +27,31 @@ def canonical_dtype(dtype: str) -> str:
 
 
 def read_tensor(path: Path) -> Any:
-    """Read one ``.npy`` tensor (see :func:`msprobe_mindspore.npy_reader.read_npy`)."""
-    array: np.ndarray = read_npy(path)
-    return array
+    """Read one ``.npy`` tensor (see :func:`msprobe_mindspore.npy_reader.read_npy`; numpy loads with the first)."""
+    from .npy_reader import read_npy
+
+    return read_npy(path)
 
 
 def write_tensor(path: Path, array: Any) -> None:
     """Write ``array`` as a ``.npy`` file, as the MindSpore dumper does: for test fixtures' dumps."""
+    import numpy as np
+
     np.save(path, np.asarray(array), allow_pickle=False)
+
+
+#: the statistic parser, once a MindSpore run first asks for it (:mod:`msprobe_mindspore.numparse`)
+_PARSER: list[Callable[[str], float | None]] = []
+
+
+def parse_statistic(text: str) -> float | None:
+    """A statistic cell's number as msprobe's MindSpore comparator reads it
+    (:func:`msprobe_mindspore.numparse.pandas_precise_xstrtod`, imported by the first MindSpore run that asks)."""
+    if not _PARSER:
+        from .numparse import pandas_precise_xstrtod
+
+        _PARSER.append(pandas_precise_xstrtod)
+    return _PARSER[0](text)
 
 
 #: Calls whose two tensor operands give the same result in either order, as msprobe's MindSpore dumper
@@ -72,7 +86,7 @@ def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
             write_tensor=write_tensor,
             dtypes=DTYPES,
             commutative_calls=COMMUTATIVE_CALLS,
-            parse_statistic=pandas_precise_xstrtod,
+            parse_statistic=parse_statistic,
         )
     )
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import numpy as np
 
 from msprobe_core import hookimpl
 from msprobe_core.plugin import (
@@ -47,6 +46,8 @@ from msprobe_core.plugin import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from msprobe_core.plugin import MetricSpec, Register
 
 
@@ -95,6 +96,8 @@ def mean_abs_err(npu: np.ndarray, bench: np.ndarray) -> float | str:
     so check what you rely on. Returning a string writes that string into the cell;
     raising makes the cell ``unsupported`` without stopping the run.
     """
+    import numpy as np  # here, not at the top: `msprobe --help` loads every plugin and should stay light
+
     a = np.asarray(npu, dtype=np.float64).reshape(-1)
     b = np.asarray(bench, dtype=np.float64).reshape(-1)
     if a.size == 0 or a.shape != b.shape:
@@ -118,6 +121,8 @@ def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) 
 
 def _json_value(value: Any) -> Any:
     """A cell as JSON: finite numbers and booleans stay typed, everything else becomes text."""
+    import numpy as np
+
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

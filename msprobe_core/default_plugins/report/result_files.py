@@ -11,11 +11,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.chunks import ResultChunk, concat_chunks
-from msprobe_core.default_plugins.summary.views import ResultView, detect_mode, guess_frameworks
+from msprobe_core.plugin import InputError
+from msprobe_core.plugin import result_columns as C
 
-from .. import result_columns as C
-from ..errors import InputError
+from .seams import ResultChunk, ResultView, concat_chunks, detect_mode, guess_frameworks
 
 _RANK_IN_NAME = re.compile(r"(?:^|_)(rank\d*|proc\d+|\d+_\d+)_\d{14}(?:_part_\d+)?$")
 

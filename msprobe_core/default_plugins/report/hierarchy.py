@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.views import node_of
+from msprobe_core.plugin import AncestorLookup, HierarchySpec, MsprobeError, PluginFailed
 
-from ..errors import MsprobeError, PluginFailed
-from ..host.specs import AncestorLookup, HierarchySpec
+from .seams import node_of
 
 log = logging.getLogger("msprobe")
 
@@ -34,12 +33,12 @@ CALLING_CODE = "stack.json frames of the calling code (the dump records no modul
 
 def hierarchy_specs() -> list[HierarchySpec]:
     """The run's hierarchy sources, plugins' first (the core's built-ins outside a run)."""
-    from ..running import run_host
+    from msprobe_core.plugin import run_host
 
     host = run_host()
     specs = [] if host is None else list(host.hierarchies)
     if not specs:
-        from ..load.hierarchy import BUILTIN_HIERARCHIES
+        from msprobe_core.plugin import BUILTIN_HIERARCHIES
 
         specs = list(BUILTIN_HIERARCHIES)
     return specs

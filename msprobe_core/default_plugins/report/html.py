@@ -27,22 +27,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.divergence import Divergence, carried_in, is_mixed_layout
-from msprobe_core.default_plugins.summary.modes import page_declarations
-from msprobe_core.default_plugins.summary.views import ResultView, node_of, plot_metrics, view_grammar
+from msprobe_core.plugin import TEXT_ERRORS, OutputError, atomic_path, fraction_text, tick
+from msprobe_core.plugin import result_columns as C
 
-from ..console.stages import fraction_text, tick
-from ..errors import OutputError
-from ..files.outputs import TEXT_ERRORS
-from ..result_columns import BENCH, CORE_COLUMNS, DATA_NAME, NPU_NAME
-from ..write.writers import atomic_path
 from .sampling import ViewSample, sample_note, sample_threshold, sample_views, watched_calls
+from .seams import (
+    Divergence,
+    ResultView,
+    carried_in,
+    is_mixed_layout,
+    node_of,
+    page_declarations,
+    plot_metrics,
+    view_grammar,
+)
 
 #: Columns the report stores as "same as column X except at these rows": each golden-side column
 #: as its target-side twin, and the tensor file names as the row names they start with.
 _TWINS = {
-    **{name: CORE_COLUMNS.twin(name) for name in CORE_COLUMNS.names(side=BENCH) if CORE_COLUMNS.twin(name)},
-    DATA_NAME: NPU_NAME,
+    **{name: C.CORE_COLUMNS.twin(name) for name in C.CORE_COLUMNS.names(side=C.BENCH) if C.CORE_COLUMNS.twin(name)},
+    C.DATA_NAME: C.NPU_NAME,
 }
 
 
@@ -182,21 +186,21 @@ def build_payload(
     """Everything the page shows, as one JSON-ready dict.
 
     Besides the tables: ``detail``, the values of the first divergent call's rows
-    (:func:`~msprobe_core.report.explain.divergence_detail`); ``spread``, how ``-da``
-    says the divergence reached other ranks (:func:`~msprobe_core.report.explain.divergence_spread`);
+    (:func:`~msprobe_core.default_plugins.report.explain.divergence_detail`); ``spread``, how ``-da``
+    says the divergence reached other ranks (:func:`~msprobe_core.default_plugins.report.explain.divergence_spread`);
     ``mixed``, whether the results are the parts of a mixed graph/pynative dump (each
     part's first divergence then says whether it was carried into the part).
 
-    Above :func:`~msprobe_core.report.sampling.sample_threshold` rows in all (``sample_above``
-    overrides it) the tables are samples of the results (:mod:`msprobe_core.report.sampling`);
+    Above :func:`~msprobe_core.default_plugins.report.sampling.sample_threshold` rows in all (``sample_above``
+    overrides it) the tables are samples of the results (:mod:`msprobe_core.default_plugins.report.sampling`);
     ``samples`` gives them already made (fed chunk by chunk elsewhere), and ``views`` is then not read
     (complete samples of at most that many rows in all are every row: the page is the whole-table one).
     Each sampled part has ``pos`` (each row's position in its result) and ``total``; ``sample``
     says how many rows are shown of how many, and which files hold them all.
 
-    ``tree``: ``(stats, hierarchy)``, each result's :class:`~msprobe_core.report.tree.NodeStats` by label and the
-    run's :class:`~msprobe_core.report.hierarchy.RunHierarchy`; the page's ``tree`` is the model tree
-    (:func:`~msprobe_core.report.tree.build_tree`) with ``of``, each call node's tree node.
+    ``tree``: ``(stats, hierarchy)``, each result's :class:`~msprobe_core.default_plugins.report.tree.NodeStats` by label and the
+    run's :class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy`; the page's ``tree`` is the model tree
+    (:func:`~msprobe_core.default_plugins.report.tree.build_tree`) with ``of``, each call node's tree node.
     """
     from .explain import divergence_detail, divergence_spread
 
@@ -233,7 +237,7 @@ def build_payload(
         node_names = list(nodes)
         for n_col, col in enumerate(view.columns, start=1):
             tick(f"column {fraction_text(n_col, len(view.columns))}{' of ' + view.label if view.label else ''}")
-            if col == NPU_NAME:
+            if col == C.NPU_NAME:
                 named = _encode_names(view.cells[col], row_nodes, node_names)
                 if named is not None:
                     enc.append(named)

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.views import ResultView
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS
+from msprobe_core.plugin import result_columns as C
 
-from .. import result_columns as C
-from ..model import MODE_MD5, MODE_STATISTICS
+from .seams import ResultView
 
 #: (label, target column, golden column) of the values a row compares, in the order shown.
 VALUE_PAIRS = tuple((of, C.CORE_COLUMNS.column_of(C.NPU, of), C.CORE_COLUMNS.column_of(C.BENCH, of))
@@ -34,7 +34,7 @@ def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], orde
     ``{"rows": [{"row", "name", "first", "verdict", "values": [[label, target, golden], …],
     "metrics": [[column, value], …]}, …], "more": n}``, in execution order; at most
     :data:`MAX_DETAIL_ROWS` rows around ``row`` (``more`` counts the others). ``row_nodes``
-    gives each row's call (as :func:`~msprobe_core.report.html.build_payload` numbers them),
+    gives each row's call (as :func:`~msprobe_core.default_plugins.report.html.build_payload` numbers them),
     ``order`` the rows in execution order (:meth:`ResultView.order`).
     """
     node = row_nodes[row]
@@ -61,7 +61,7 @@ def divergence_detail(view: ResultView, row: int, row_nodes: Sequence[int], orde
 
 def _load(analysis: Any) -> dict[str, Any] | None:
     if isinstance(analysis, (str, Path)):
-        from msprobe_core.default_plugins.summary.divergence import read_analysis
+        from .seams import read_analysis
 
         analysis = read_analysis(Path(analysis))
     return analysis if isinstance(analysis, dict) else None

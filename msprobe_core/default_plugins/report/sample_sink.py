@@ -1,14 +1,14 @@
 """The HTML report's samples made while the results stream by: no whole result table is kept for the page.
 
 ``msprobe report`` feeds each chunk of a result file to the summary and to a :class:`ReportSamples`'
-sampler (:class:`~msprobe_core.report.sampling.ViewSampler`); ``msprobe compare --report html`` puts a
+sampler (:class:`~msprobe_core.default_plugins.report.sampling.ViewSampler`); ``msprobe compare --report html`` puts a
 :class:`SampledSinkFactory` in the run's context (:mod:`msprobe_core.pipeline.sink`), so each job,
-wherever it ran, hands back its :class:`~msprobe_core.report.sampling.ViewSample` in its summary
+wherever it ran, hands back its :class:`~msprobe_core.default_plugins.report.sampling.ViewSample` in its summary
 partial's ``extra`` (:data:`SAMPLE_KEY`) instead of its table.
 
-While all results together have at most :func:`~msprobe_core.report.sampling.sample_threshold` rows,
+While all results together have at most :func:`~msprobe_core.default_plugins.report.sampling.sample_threshold` rows,
 every row is kept and the page is the whole-table one; above it, each result's sample is within
-``Budget.for_views(results)``, as :func:`~msprobe_core.report.sampling.sample_views` samples whole views.
+``Budget.for_views(results)``, as :func:`~msprobe_core.default_plugins.report.sampling.sample_views` samples whole views.
 """
 
 from __future__ import annotations
@@ -18,13 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator, ViewPartial
-from msprobe_core.default_plugins.summary.chunks import table_chunks
-
-from ..workers.gcpause import gc_paused
 from .sampling import Budget, RowAllowance, ViewSample, ViewSampler, sample_threshold, sample_views, watched_calls
+from .seams import ViewAccumulator, ViewPartial, gc_paused, table_chunks
 
-#: ``ViewPartial.extra`` key of the result's :class:`~msprobe_core.report.sampling.ViewSample`.
+#: the key the result's :class:`~msprobe_core.default_plugins.report.sampling.ViewSample` was kept under in a summary
+#: partial before it had a field of its own (``ViewPartial.sample``)
 SAMPLE_KEY = "report_sample"
 
 
@@ -33,8 +31,8 @@ class ReportSamples:
 
     ``results``: how many results the report has (they share the budget); ``analysis``: the ``-da``
     answer (its calls are kept with their neighbourhood); ``limit``: the threshold (default:
-    :func:`~msprobe_core.report.sampling.sample_threshold`); ``budget``: default ``Budget.for_views(results)``. Results fed here share one
-    :class:`~msprobe_core.report.sampling.RowAllowance`, so the rows kept whole never exceed ``limit``.
+    :func:`~msprobe_core.default_plugins.report.sampling.sample_threshold`); ``budget``: default ``Budget.for_views(results)``. Results fed here share one
+    :class:`~msprobe_core.default_plugins.report.sampling.RowAllowance`, so the rows kept whole never exceed ``limit``.
     """
 
     def __init__(self, results: int, analysis: Any = None, limit: int | None = None,
@@ -54,7 +52,7 @@ class ReportSamples:
         self.samples.append(sample)
 
     def finish(self) -> list[ViewSample]:
-        """The samples for :func:`~msprobe_core.report.html.write_report` (``samples=``, ``sample_above=limit``).
+        """The samples for :func:`~msprobe_core.default_plugins.report.html.write_report` (``samples=``, ``sample_above=limit``).
 
         Below the threshold they are every row (the page is the whole-table one): a job's result sampled
         because it passed its share of the threshold (:class:`SampledSinkFactory`) is read back from its
@@ -68,7 +66,8 @@ class ReportSamples:
 
     def _reread(self, sample: ViewSample) -> ViewSample:
         """Every row of a sampled result, from its files (the sample itself when they cannot be read)."""
-        from ..errors import MsprobeError
+        from msprobe_core.plugin import MsprobeError
+
         from .result_files import read_result_chunks
 
         files = [Path(f) for f in sample.files if Path(f).suffix.lower() in (".csv", ".xlsx")]
@@ -93,7 +92,7 @@ class ReportSamples:
 class SampledSink:
     """A summary sink (:mod:`msprobe_core.pipeline.sink`) that also samples the result for the HTML report:
     ``finish`` gives the :class:`~msprobe_core.default_plugins.summary.accumulate.ViewPartial` with the
-    :class:`~msprobe_core.report.sampling.ViewSample` in ``extra[SAMPLE_KEY]``."""
+    :class:`~msprobe_core.default_plugins.report.sampling.ViewSample` in ``extra[SAMPLE_KEY]``."""
 
     def __init__(self, budget: Budget, limit: int) -> None:
         self._summary = ViewAccumulator(tree=True)  # the report's model tree counts every call
@@ -114,7 +113,7 @@ class SampledSink:
         partial = self._summary.finish(files)
         sample = self._sampler.finish()
         sample.files = list(partial.files)
-        partial.extra[SAMPLE_KEY] = sample
+        partial.sample = sample
         return partial
 
 
@@ -136,13 +135,13 @@ class SampledSinkFactory:
 
 
 def sink_factory(results: int, limit: int | None = None) -> SampledSinkFactory:
-    """The factory for a run of ``results`` jobs (``limit``: see :func:`~msprobe_core.report.sampling.sample_threshold`)."""
+    """The factory for a run of ``results`` jobs (``limit``: see :func:`~msprobe_core.default_plugins.report.sampling.sample_threshold`)."""
     return SampledSinkFactory(max(1, int(results)), sample_threshold(limit))
 
 
 def partial_sample(partial: ViewPartial | None, label: str, files: Sequence[Path]) -> ViewSample | None:
     """The sample a job's sink left in its partial, labelled and with the files as the run names them."""
-    sample = partial.extra.get(SAMPLE_KEY) if partial is not None else None
+    sample = partial.sample if partial is not None else None
     return None if sample is None else replace(sample, label=label, files=list(files))
 
 

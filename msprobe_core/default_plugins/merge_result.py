@@ -25,9 +25,17 @@ from typing import Any
 
 import click
 
-from .. import result_columns as C
-from ..errors import InputError, MappingError, OutputError
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import (
+    MODE_MD5,
+    MODE_STATISTICS,
+    MODE_TENSOR,
+    InputError,
+    MappingError,
+    OutputError,
+    Register,
+    hookimpl,
+)
+from msprobe_core.plugin import result_columns as C
 
 log = logging.getLogger("msprobe")
 
@@ -99,9 +107,9 @@ def result_files(input_dir: Path) -> list[tuple[int, list[Path]]]:
 
 def load_config(path: Path) -> tuple[list[str], list[str] | None]:
     """``api`` and ``compare_index`` of the merge config, validated as msprobe does (§9 step 2)."""
-    from ..match.data_mapping import load_yaml_file
+    from msprobe_core.plugin import read_yaml
 
-    doc = load_yaml_file(Path(path), "merge config")
+    doc = read_yaml(Path(path), "merge config", error=MappingError)
     if not doc:
         raise MappingError("config.yaml is empty, please check.", path=path)
     if not isinstance(doc, dict):
@@ -118,7 +126,7 @@ def load_config(path: Path) -> tuple[list[str], list[str] | None]:
 
 
 def _numeric_text(value: Any) -> float | int | None:
-    from ..text.strtod import pandas_strtod
+    from msprobe_core.plugin import pandas_strtod
 
     if value.__class__ is bool:
         return None
@@ -155,7 +163,7 @@ def read_result(rank: int, path: Path | list[Path]) -> RankResult:
     all its ``_part_N`` files) keeps its cells as text, as written (they are written back to a CSV)."""
     paths = [path] if isinstance(path, Path) else list(path)
     if paths[0].suffix == ".csv":
-        from .result_files import read_csv_table
+        from .report.result_files import read_csv_table  # the report's reader of result files
 
         header, body = read_csv_table(paths[0])
         for part in paths[1:]:
@@ -216,7 +224,7 @@ def valid_indexes(result: RankResult) -> list[str]:
 
 
 def _check_value(value: Any) -> None:
-    from ..text.cells import is_formula_like  # cells imports numpy: not at start-up (msprobe --help)
+    from msprobe_core.plugin import is_formula_like  # cells imports numpy: not at start-up (msprobe --help)
 
     if isinstance(value, str) and is_formula_like(value):
         raise InputError(f"Malicious value [{value}] is not allowed to be written into the merged xlsx.")
@@ -254,7 +262,7 @@ def extract(result: RankResult, apis: list[str], indexes: list[str]) -> dict[str
 
 def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
     """Run the whole merge; returns the workbook written."""
-    from ..files.outputs import run_stamp
+    from msprobe_core.plugin import run_stamp
 
     files = result_files(Path(input_dir))
     apis, configured = load_config(Path(config))
@@ -336,7 +344,7 @@ def _cell(value: Any) -> Any:
 def _write(path: Path, sheets: list[tuple[str, list[str], list[list[Any]]]]) -> None:
     from openpyxl import Workbook
 
-    from ..write.writers import atomic_path
+    from msprobe_core.plugin import atomic_path
 
     wb = Workbook(write_only=True)
     for title, header, rows in sheets:
@@ -353,9 +361,7 @@ def _write(path: Path, sheets: list[tuple[str, list[str], list[list[Any]]]]) -> 
 
 def _write_csv(path: Path, sheets: list[tuple[str, list[str], list[list[Any]]]]) -> None:
     """The sheets one after the other in one CSV: ``Compare Index``, then a sheet's columns."""
-    from ..text.cells import neutralise
-    from ..text.csv_rows import csv_line
-    from ..write.writers import atomic_path
+    from msprobe_core.plugin import atomic_path, csv_line, neutralise
 
     header = [INDEX_COLUMN, *sheets[0][1]] if sheets else [INDEX_COLUMN, C.NPU_NAME]
     try:
@@ -381,7 +387,13 @@ def _sheet_title(name: str) -> str:
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 def merge_result_cmd(input_dir: Path, output_dir: Path, config_path: Path, quiet: bool) -> None:
     """Merge chosen APIs' metrics of multi-rank results: one sheet per metric, one column per rank."""
-    from ..console.logs import setup_logging
+    from msprobe_core.plugin import setup_logging
 
     setup_logging(quiet)
     merge(input_dir, output_dir, config_path)
+
+
+@hookimpl
+def msprobe_register_commands(register: Register[click.Command]) -> None:
+    """``msprobe merge_result``: one workbook (or CSV) of chosen APIs' metrics across per-rank results."""
+    register(merge_result_cmd)

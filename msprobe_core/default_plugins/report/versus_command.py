@@ -23,12 +23,9 @@ def report_versus(results: Sequence[Path], sides: tuple[list[list[Path]], list[l
                   quiet: bool) -> dict:
     """Compare the two sides before and after (``labels``: each side's result labels); writes ``output`` (HTML)
     and ``json_summary``; returns the summary."""
-    from msprobe_core.default_plugins.summary.summary import write_json_summary
+    from msprobe_core.plugin import TEXT_ERRORS, OutputError, atomic_path, clear_status, stage
 
-    from ..console.stages import clear_status, stage
-    from ..errors import OutputError
-    from ..files.outputs import TEXT_ERRORS
-    from ..write.writers import atomic_path
+    from .seams import write_json_summary
     from .versus import format_versus, versus_summary
     from .versus_html import versus_page
 

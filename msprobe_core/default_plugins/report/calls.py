@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from msprobe_core.default_plugins.summary.views import node_of
+from .seams import node_of
 
 if TYPE_CHECKING:
-    from ..host.specs import RowNames
+    from msprobe_core.plugin import RowNames
 
 _LEAVES = ("input.", "output.", "parameters.")
 

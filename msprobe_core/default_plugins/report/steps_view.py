@@ -19,16 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from msprobe_core.default_plugins.summary.divergence import (
+from msprobe_core.plugin import step_label
+
+from .seams import (
+    VERDICT_LEVEL,
+    VERDICTS,
     Divergence,
     analysis_queries,
+    carried_input,
     carried_into,
     choose_divergence,
 )
-from msprobe_core.default_plugins.summary.drift import carried_input
-from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, VERDICTS
-
-from ..load.discover import step_label
 
 
 def _number(step: str) -> int:
@@ -55,7 +56,7 @@ def step_answer(analysis: Any, step: str, labels: Sequence[str]) -> Divergence |
     """The first divergence ``-da`` found in ``step`` (its ``diff_analyze_*.json``): a cause before a propagated
     divergence, then the lowest rank; ``labels``: the step's result labels in rank order, to name the result.
     Its ``index`` is ``-1``: the position is known only where the run's summary searched for the row."""
-    from ..host.ranks import rank_number
+    from msprobe_core.plugin import rank_number
 
     queries = sorted(analysis_queries(analysis), key=lambda q: (not q.cause, q.rank_key))
     if not queries:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, ResultView, main_metric
+from msprobe_core.plugin import result_columns as C
 
-from .. import result_columns as C
+from .seams import VERDICT_LEVEL, ResultView, main_metric
 
 #: A row's metric must move by this factor (its distance from perfect doubled, or halved) to count.
 FACTOR = 2.0
@@ -51,13 +51,12 @@ class Row:
 
 def side_rows(views: Iterable[ResultView]) -> dict[tuple[str, str], Row]:
     """Every row of one side's results, keyed by (result label, row name)."""
-    from ..result_columns import known_columns
 
     rows: dict[tuple[str, str], Row] = {}
     for view in views:
         metric = main_metric(view.mode)
         name_col, values = metric or ("", False), None
-        best = known_columns().best(name_col[0]) if metric else None
+        best = C.known_columns().best(name_col[0]) if metric else None
         if metric is not None:
             values = view.numbers(metric[0])
         npu, bench = view.names, view.column(C.BENCH_NAME) or [""] * len(view)
@@ -141,7 +140,7 @@ def divergence_change(before: dict[str, Any] | None, after: dict[str, Any] | Non
 def versus_summary(old_views: Sequence[ResultView], new_views: Sequence[ResultView],
                    old_paths: Sequence[Path], new_paths: Sequence[Path]) -> dict[str, Any]:
     """The JSON-ready answer of ``msprobe report OLD NEW``."""
-    from msprobe_core.default_plugins.summary.summary import summarize
+    from .seams import summarize
 
     sides = {}
     for key, views, paths in (("before", old_views, old_paths), ("after", new_views, new_paths)):

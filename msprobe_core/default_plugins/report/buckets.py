@@ -1,6 +1,6 @@
 """Bounded summaries of a stream of rows, fed chunk by chunk, whatever the stream's length.
 
-The HTML report of a result of millions of rows (:mod:`msprobe_core.report.sampling`) keeps a few
+The HTML report of a result of millions of rows (:mod:`msprobe_core.default_plugins.report.sampling`) keeps a few
 thousand rows of it, chosen by these structures. Each gives the same answer whatever the chunk
 sizes (ties go to the earliest row), so a result fed in chunks of 7 rows or of 65,536 is sampled
 alike, and each is small and picklable.

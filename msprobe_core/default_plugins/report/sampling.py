@@ -19,11 +19,11 @@ which keeps, within a :class:`Budget`:
 
 The result is a :class:`ViewSample`: a few tens of thousands of rows whatever the row count, and
 picklable, so a rank's worker can send it back instead of its table. Which rows are kept does not
-depend on the chunk sizes. :func:`~msprobe_core.report.html.build_payload` makes the page from it.
+depend on the chunk sizes. :func:`~msprobe_core.default_plugins.report.html.build_payload` makes the page from it.
 
 A streamed run, which knows its row count only at the end, makes one :class:`RowAllowance` per report
 and one ``ViewSampler(Budget.for_views(results), watch, allowance)`` per result, feeds each its chunks,
-and passes the samples to :func:`~msprobe_core.report.html.write_report` (``samples=``): while all
+and passes the samples to :func:`~msprobe_core.default_plugins.report.html.write_report` (``samples=``): while all
 results together fit the threshold every row is kept and the page is the whole-table one.
 """
 
@@ -39,23 +39,26 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.default_plugins.summary.chunks import CHUNK_ROWS, CellWindow, ResultChunk, concat_chunks, view_chunks
-from msprobe_core.default_plugins.summary.divergence import first_divergence_of
-from msprobe_core.default_plugins.summary.views import (
+from msprobe_core.plugin import result_columns as C
+
+from .buckets import Buckets, Decimated, TopRows
+from .calls import CallNumbers
+from .seams import (
+    CHUNK_ROWS,
     VERDICT_LEVEL,
+    CellWindow,
+    ResultChunk,
     ResultHead,
     ResultView,
     SpelledColumns,
+    concat_chunks,
+    first_divergence_of,
     head_of,
     main_metric,
     plot_metrics,
+    view_chunks,
     view_grammar,
 )
-
-from .. import result_columns as C
-from ..result_columns import known_columns
-from .buckets import Buckets, Decimated, TopRows
-from .calls import CallNumbers
 
 #: Above this many rows (all results together) the report shows a sample; at or below it, every row.
 BIG_ROWS = 200_000
@@ -273,7 +276,7 @@ class ViewSampler:
         numbered = ~np.isnan(x)
         if larger_worse:
             size = np.abs(x)
-            stand_in = known_columns().stand_in(metric)
+            stand_in = C.known_columns().stand_in(metric)
             if stand_in and np.isinf(size).any():  # an infinite relative error ranks as its finite difference
                 fb = _numbers(chunk, stand_in)
                 if fb is not None:
@@ -286,7 +289,7 @@ class ViewSampler:
         # what the main metric cannot rank follows in execution order, as worst.WorstRows ranks: no finite
         # number (kind 1), then the value meaning no difference (kind 2)
         kind = np.where(numbered & np.isfinite(value), 0.0, 1.0)
-        best = known_columns().best(metric)
+        best = C.known_columns().best(metric)
         if best is not None:
             kind[(kind == 0) & (value == (-abs(best) if larger_worse else best))] = 2.0
         key = np.where(kind > 0, pos.astype(np.float64), value)
@@ -424,7 +427,7 @@ def _share_parsed(view: ResultView, chunk: Any) -> None:
 
 def watched_calls(analysis: Any) -> list[str]:
     """The calls a ``-da`` analysis names (its nodes and the communication calls they came through)."""
-    from msprobe_core.default_plugins.summary.divergence import read_analysis
+    from .seams import read_analysis
 
     doc = read_analysis(Path(analysis)) if isinstance(analysis, (str, Path)) else analysis
     if not isinstance(doc, dict):
@@ -440,7 +443,7 @@ def watched_calls(analysis: Any) -> list[str]:
 def sample_note(samples: Sequence[ViewSample]) -> dict[str, Any]:
     """What the page says about its samples: rows shown and in all, per verdict ``[shown, in all]``, the
     result files that hold every row, and how many non-passing rows of each result are all kept."""
-    from msprobe_core.default_plugins.summary.views import VERDICTS, row_verdicts
+    from .seams import VERDICTS, row_verdicts
 
     shown = dict.fromkeys(VERDICTS, 0)
     for s in samples:

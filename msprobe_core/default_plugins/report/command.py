@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError, UsageError
+from msprobe_core.plugin import InputError, UsageError
 
 log = logging.getLogger("msprobe")
 
@@ -208,7 +208,7 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
                                  named: tuple[Path, ...]) -> None:
     """Before any work: neither output is a result file read (or found in a directory named), nor a
     ``diff_analyze_*.json``; an existing output holds what it writes (an HTML page, a JSON summary)."""
-    from ..files.overlap import (
+    from msprobe_core.plugin import (
         looks_like_html,
         looks_like_json_object,
         refuse_other_kind,
@@ -227,7 +227,7 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
 
 def _share_option(value: str | None) -> float | None:
     """``--min-matched`` of ``msprobe report`` as a share (a bad value: a usage error naming the option)."""
-    from msprobe_core.default_plugins.summary.unpaired import parse_share
+    from .seams import parse_share
 
     if value is None:
         return None
@@ -270,14 +270,11 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
     compared before and after: which rows got better or worse, which appeared or disappeared, and where the
     first divergence was and is (see --versus).
     """
-    from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator
-    from msprobe_core.default_plugins.summary.finish import finish_summary
+    from msprobe_core.plugin import file_sizes, run_status, setup_logging, stage
 
-    from ..console.logs import setup_logging
-    from ..console.stages import file_sizes, run_status, stage
-    from ..workers.gcpause import gc_paused
     from .result_files import read_result_chunks
     from .sample_sink import ReportSamples
+    from .seams import SummaryAccumulator, finish_summary, gc_paused
 
     setup_logging(quiet)
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
