@@ -39,30 +39,15 @@ def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -
 
 
 @hookimpl(trylast=True)
-def msprobe_load_dump(path: Path, options: CompareOptions, index: bool | None) -> DumpTable | None:
-    """Any msprobe ``dump.json`` / ``debug.json``.
-
-    A chunked compare asks for the file's index instead (``index``: whether its compare keys are
-    backward-renumbered): the built-in loader opts in as a third party's would (docs/plugins.md), with a
-    :class:`~msprobe_core.plugin.DumpIndex` when the C scanner indexes the file (its entries read back by byte
-    range, :class:`~msprobe_core.load.chunks.ChunkReader`), else the table as always.
-    """
+def msprobe_load_dump(path: Path, options: CompareOptions) -> DumpTable | None:
+    """Any msprobe ``dump.json`` / ``debug.json``, by the pure-Python loader (the default plugin ``fast_scan``
+    reads the files its C scanner understands, and indexes them for a chunked compare, before this is asked)."""
     if path.is_dir():
         return None
     from .load.document import detect_kind
     from .load.dumpjson import load_dump_file
 
-    kind = detect_kind(path)
-    if index is not None:
-        from .load.chunks import ChunkReader
-        from .load.dumpindex import index_dump_file
-
-        indexed = index_dump_file(path, kind, renumber=bool(index))
-        if indexed is not None:
-            indexed.tensor_dir = path.parent / "dump_tensor_data"
-            indexed.reader = ChunkReader
-            return indexed
-    table = load_dump_file(path, kind)
+    table = load_dump_file(path, detect_kind(path))
     table.tensor_dir = path.parent / "dump_tensor_data"
     return table
 

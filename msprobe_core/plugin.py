@@ -30,7 +30,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables",),
-    ".load.dumpindex": ("index_table",),
+    ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
     ".load.hierarchy": ("entry_stacks", "BUILTIN_HIERARCHIES"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
@@ -45,8 +45,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
         "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
-        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note",
+        "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note", "ROW_COLUMNS", "STAT_COLUMNS",
     ),
+    ".text.statcells": ("StatCells",),
     ".result": ("ResultTable", "data_name_column", "stack_column"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
@@ -56,10 +57,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
         "parse_share",
     ),
-    ".files.jsonfile": ("read_json_file",),
+    ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena",),
-    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
+    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "finish_streamed",
+                       "new_table"),
+    # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan)
+    ".load.dialects": ("CURRENT_MEMBERS", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS"),
+    ".load.flatten": ("EMPTY_CRC", "non_tensor"),
+    ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic", "run_stamp"),
@@ -78,7 +84,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like"),
-    ".load.dumpjson": ("load_stack",),
+    ".load.dumpjson": ("load_stack", "load_dump_file"),
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
@@ -90,7 +96,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".text.csv_rows": ("csv_line",),
 }
 #: modules given as they are
-_MODULES = {"result_columns": ".result_columns", "verdict_forms": ".verdicts.forms"}
+_MODULES = {
+    "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms",
+    # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
+    "forking": ".workers.forking",
+}
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 __all__ = sorted([*_HOME_OF, *_MODULES])
@@ -141,7 +151,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UsageError,
     )
     from .files.arena import current_arena
-    from .files.jsonfile import read_json_file
+    from .files.jsonfile import check_json_file, read_json_file
+    from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, run_stamp, write_text_atomic
     from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
@@ -188,10 +199,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load.construct import load_construct
+    from .load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
-    from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
-    from .load.dumpindex import index_table
-    from .load.dumpjson import load_stack
+    from .load.document import detect_kind, finish_streamed, flatten_dump, new_table, split_api_key, strip_call_number
+    from .load.dumpindex import dump_scanner, index_table, key_hashes
+    from .load.dumpjson import load_dump_file, load_stack
+    from .load.flatten import EMPTY_CRC, non_tensor
     from .load.hierarchy import BUILTIN_HIERARCHIES, entry_stacks
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
@@ -204,6 +217,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         MODE_STATISTICS,
         MODE_TENSOR,
         NA,
+        ROW_COLUMNS,
+        STAT_COLUMNS,
         STATE_DEBUG,
         STATE_INPUT,
         STATE_OUTPUT,
@@ -228,8 +243,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .running import run_host
     from .text.cells import is_formula_like, neutralise, numpy_float_text
     from .text.csv_rows import csv_line
+    from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
+    from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result

@@ -21,8 +21,8 @@ import pytest
 
 from msprobe_core.cli.main import main
 from msprobe_core.default_plugins.chunked import chunking, chunkworker
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
-from msprobe_core.load import dumpscan
 from msprobe_core.workers import forking
 from msprobe_core.write import writers
 from msprobe_core.write.tailbuild import finish_removals

@@ -18,9 +18,9 @@ import pytest
 
 from msprobe_core import api
 from msprobe_core.default_plugins.chunked import chunking
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.host.defaults import DISABLE_ENV
 from msprobe_core.host.registry import PluginHost, reset_host
-from msprobe_core.load import dumpscan
 from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 from msprobe_core.pipeline.strategy import ENV_SERIAL_STREAM_MIN_BYTES
 

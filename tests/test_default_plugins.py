@@ -295,3 +295,38 @@ def test_json_summary_without_the_summary_plugin_says_it_writes_nothing(tmp_path
     assert not (tmp_path / "s.json").exists()
     assert ("--json-summary: the run has no summary (the plugin 'summary' is turned off); "
             f"{tmp_path / 's.json'} is not written") in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_fast_scan_turned_off_the_pure_python_loader_writes_the_same_csv_on_a_corpus_case(tmp_path, streamed,
+                                                                                           monkeypatch):
+    """Without ``fast_scan`` the core's pure-Python loader reads every dump (no C scanner, no index: a chunked
+    compare falls back to whole tables) and the result CSV of a corpus case is byte for byte the same."""
+    from msprobe_core.host.strategies import DumpIndex
+    from msprobe_core.model import CompareOptions
+    from msprobe_core.text.statcells import StatCells
+
+    from .conftest import corpora_dir
+
+    case = corpora_dir() / "pytorch" / "c01"
+    if not case.is_dir():
+        pytest.skip("the corpora are not here")
+    env = {"MSPROBE_STREAM_MIN_BYTES": "0"} if streamed else {}
+    runs = {}
+    for label, off in (("on", {}), ("off", {DISABLE_ENV: "fast_scan"})):
+        out = tmp_path / label
+        proc = _msprobe("compare", "-tp", case / "target" / "step0", "-gp", case / "golden" / "step0", "-o", out,
+                        env={**env, **off})
+        assert proc.returncode == 0, proc.stderr
+        [table] = out.rglob("compare_result_*.csv")
+        runs[label] = table.read_bytes()
+    assert runs["off"] == runs["on"] and runs["on"].count(b"\n") > 1
+
+    [dump] = (case / "target").rglob("dump.json")
+    pytest.importorskip("msprobe_core._dumpscan", reason="the C scanner is not built here")
+    monkeypatch.delenv(DISABLE_ENV, raising=False)
+    assert isinstance(PluginHost().load_dump(dump, CompareOptions(), None, True), DumpIndex)
+    assert isinstance(PluginHost().load_dump(dump, CompareOptions()).max, StatCells)
+    monkeypatch.setenv(DISABLE_ENV, "fast_scan")
+    table = PluginHost().load_dump(dump, CompareOptions(), None, True)
+    assert not isinstance(table, DumpIndex) and isinstance(table.max, list)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msprobe_core.cli.main import main
-from msprobe_core.load import dumpscan
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.load.dialects import ARGUMENT_MEMBERS, ENTRY_METADATA, LEAF_FIELDS, records_of
 from msprobe_core.load.document import split_api_key
 from msprobe_core.load.dumpjson import load_dump_file

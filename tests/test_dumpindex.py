@@ -18,9 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from msprobe_core.default_plugins.chunked.index_match import IndexMatch, _sort_merge, gate_dtypes
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
+from msprobe_core.default_plugins.fast_scan.index import index_dump_file
 from msprobe_core.errors import MsprobeError
-from msprobe_core.load import dumpscan
-from msprobe_core.load.dumpindex import index_dump_file, key_hashes
+from msprobe_core.load.dumpindex import key_hashes
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
 from msprobe_core.text.statcells import FLOAT, INT

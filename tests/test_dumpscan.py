@@ -20,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
+from msprobe_core.default_plugins.pair_loading.tablewire import COLUMNS
 from msprobe_core.errors import MsprobeError
-from msprobe_core.load import dumpscan
 from msprobe_core.load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, records_of
 from msprobe_core.load.document import split_api_key
 from msprobe_core.load.dumpjson import load_dump_file
-from msprobe_core.load.tablewire import COLUMNS
 from msprobe_core.model import DumpTable
 
 from .conftest import corpora_dir, no_corpora_reason

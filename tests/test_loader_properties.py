@@ -28,6 +28,7 @@ from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 
 from msprobe_core.builtin import msprobe_load_dump
+from msprobe_core.default_plugins.fast_scan import msprobe_load_dump as fast_scan_load
 from msprobe_core.errors import DumpFormatError, MsprobeError, TensorReadError
 from msprobe_core.files.npy_reader import read_npy
 from msprobe_core.files.validation import json_path
@@ -36,8 +37,10 @@ from msprobe_core.model import CompareOptions
 
 
 def load_file(path: Path):
-    """The built-in dump.json loader as the engine calls it (whatever its implementation: streaming or not)."""
-    return msprobe_load_dump(path, CompareOptions(), None)
+    """The dump.json loaders as the engine calls them: the default plugin ``fast_scan``'s C scanner, else the
+    built-in pure-Python loader (whatever its implementation: streaming or not)."""
+    options = CompareOptions()
+    return fast_scan_load(path, options, None) or msprobe_load_dump(path, options)
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

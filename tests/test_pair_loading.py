@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.pair_loading import pairload, tablewire
 from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
 from msprobe_core.files import jsonfile
-from msprobe_core.load import pairload, tablewire
 from msprobe_core.load.dumpjson import load_dump_file, load_stack
 from msprobe_core.match.matching import apply_dtype_gate, join_on_keys
 from msprobe_core.match.naming import renumber_backward
@@ -435,3 +435,71 @@ def test_a_stopped_pair_load_child_is_given_up_after_the_stall_limit(big_pair: l
         return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
 
     assert files(out) == files(tmp_path / "serial")
+
+
+
+@pytest.mark.exercises_hooks("msprobe_load_pair")
+def test_pair_loading_turned_off_the_core_loads_the_pair_serially_with_the_same_files(
+        big_pair: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pair_loading`` turned off: no plugin implements ``msprobe_load_pair`` and the core loads the target, then the
+    golden, in its own process; the files are byte for byte those of the default run (the target in a child)."""
+    import re
+
+    from msprobe_core.host.registry import PluginHost
+
+    from .test_hostile_inputs import _spawn
+
+    env = {**os.environ, "MSPROBE_NO_CHUNK_WORKER": "1", "MSPROBE_NO_FORK": ""}
+    env.pop(pairload.ENV_SERIAL, None)
+    forked = _spawn([*big_pair, "-o", str(tmp_path / "forked")], env=env)
+    serial = _spawn([*big_pair, "-o", str(tmp_path / "serial")], env={**env, "MSPROBE_DISABLE_PLUGINS": "pair_loading"})
+    for proc in (forked, serial):
+        _, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0 and not stderr.strip(), stderr
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {re.sub(r"_\d{14}", "", p.name): p.read_bytes() for p in root.iterdir()}
+
+    assert files(tmp_path / "serial") == files(tmp_path / "forked") and files(tmp_path / "serial")
+    assert [i.plugin_name for i in PluginHost().pm.hook.msprobe_load_pair.get_hookimpls()] == ["pair_loading"]
+    monkeypatch.setenv("MSPROBE_DISABLE_PLUGINS", "pair_loading")
+    assert PluginHost().pm.hook.msprobe_load_pair.get_hookimpls() == []
+
+
+@pytest.mark.exercises_hooks("msprobe_load_pair")
+def test_a_plugins_msprobe_load_pair_is_used_and_its_junk_named(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third party's ``msprobe_load_pair`` comes before the default plugin's: what it gives is the pair; a
+    result that is no pair of tables is named as that plugin's, not a crash deep in the stage."""
+    from msprobe_core import hookimpl
+    from msprobe_core.errors import PluginFailed
+    from msprobe_core.host.registry import PluginHost
+
+    target = tmp_path / "t.json"
+    golden = tmp_path / "g.json"
+    for path in (target, golden):
+        path.write_text("{}")
+    seen: list[str] = []
+
+    class Reversed:
+        """Loads the golden first (an order of its own), then the target."""
+
+        @hookimpl(tryfirst=True)
+        def msprobe_load_pair(self, load, target, golden, meanwhile):
+            g = load(golden)
+            meanwhile(g)
+            return load(target), g
+
+    class Junk:
+        @hookimpl(tryfirst=True)
+        def msprobe_load_pair(self, load, target, golden, meanwhile):
+            return "both"
+
+    def load(path: Path):
+        seen.append(path.name)
+        return DumpTable(source=path, kind="dump", task="statistics", mode="statistics", framework="pytorch")
+
+    t, g = PluginHost(extra_plugins=[Reversed()]).load_pair(load, target, golden, lambda table: seen.append("x"))
+    assert (t.source, g.source) == (target, golden) and seen == ["g.json", "x", "t.json"]
+    with pytest.raises(PluginFailed, match="msprobe_load_pair"):
+        PluginHost(extra_plugins=[Junk()]).load_pair(load, target, golden, lambda table: None)

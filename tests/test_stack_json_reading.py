@@ -6,7 +6,7 @@ bounded memory and from one version of the file.
   2.4 GB in both strategies). Measured as the peak memory of a child process, against padding many times
   the bound.
 * A file rewritten in place or replaced while it is read is refused with one line naming it, as a ``dump.json``
-  that changes between the passes of a streamed compare is (``load.chunks.changed``): what was parsed mixes two
+  that changes between the passes of a streamed compare is (``fast_scan.chunks.changed``): what was parsed mixes two
   versions. The change is made from the reader's own callback, at a known point of the read.
 """
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from msprobe_core.default_plugins.fast_scan.scan import Scanner
 from msprobe_core.files import jsonfile
 from msprobe_core.load import stackindex
-from msprobe_core.load.dumpindex import Scanner, key_hashes
+from msprobe_core.load.dumpindex import key_hashes
 from msprobe_core.load.dumpjson import load_stack
 from msprobe_core.load.stackindex import StackIndex, read_stack_records, stack_index_file
 

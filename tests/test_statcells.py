@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.load.tablewire import decode_column, encode_column
+from msprobe_core.default_plugins.pair_loading.tablewire import decode_column, encode_column
 from msprobe_core.model import NA
 from msprobe_core.result import _pick, all_numbers, numeric_column
 from msprobe_core.text.cells import csv_cells

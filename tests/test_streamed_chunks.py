@@ -21,8 +21,8 @@ import pytest
 from msprobe_core import api
 from msprobe_core.default_plugins.chunked import chunking
 from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
+from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.errors import MsprobeError
-from msprobe_core.load import dumpscan
 from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 from msprobe_core.write import writers
 
@@ -323,7 +323,7 @@ def test_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_a_dump_changed_between_the_passes_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _pair(tmp_path)
-    from msprobe_core.load import chunks
+    from msprobe_core.default_plugins.fast_scan import chunks
 
     real = chunks.ChunkReader.__enter__
 
@@ -346,7 +346,7 @@ def test_entries_that_differ_from_the_index_in_an_unchanged_looking_file_fall_ba
     import os
 
     target, golden = _pair(tmp_path)
-    from msprobe_core.load import chunks
+    from msprobe_core.default_plugins.fast_scan import chunks
 
     real = chunks.ChunkReader.__enter__
 

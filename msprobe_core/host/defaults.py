@@ -24,6 +24,9 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
     ("chunked", "msprobe_core.default_plugins.chunked"),
+    # the load's accelerators (the core's loader is the pure-Python one)
+    ("pair_loading", "msprobe_core.default_plugins.pair_loading"),
+    ("fast_scan", "msprobe_core.default_plugins.fast_scan"),
     # the run-finished hooks (msprobe_core.run.finished): the summary, and what reads it
     ("summary", "msprobe_core.default_plugins.summary.plugin"),
     ("gate", "msprobe_core.default_plugins.summary.gate"),

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import click
 
     from ..console.stages import StageEvent
@@ -99,10 +101,33 @@ def msprobe_load_dump(path: Path, options: CompareOptions, job: CompareJob | Non
 
     ``index`` is not ``None`` when the chunked strategy asks for the file's index instead of a table (the value:
     whether backward calls are renumbered): a loader opts in to being compared chunk by chunk by returning a
-    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the built-in loader
-    gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
+    :class:`~msprobe_core.plugin.DumpIndex` then (``index_table`` makes one from a table; the default plugin
+    ``fast_scan`` gives one for any file its C scanner indexes), or returns its table as always. A loader that gives tables
     only leaves the argument out (declared, it must have no default value: pluggy passes no argument that has
     one).
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- pair_loading (issue 33): the two sides of a job loaded at once ---------------------------------------------
+
+
+@hookspec(firstresult=True)
+def msprobe_load_pair(
+    load: Callable[[Path], DumpTable | DumpIndex],
+    target: Path,
+    golden: Path,
+    meanwhile: Callable[[DumpTable | DumpIndex], None],
+) -> tuple[DumpTable | DumpIndex, DumpTable | DumpIndex] | None:
+    """Both sides of a job, ``(load(target), load(golden))``, loaded this plugin's way, or ``None``.
+
+    Called once per job by the load stage; ``load(path)`` is the plugins' loader (``msprobe_load_dump``).
+    An implementation may load the two at once (the default plugin ``pair_loading`` loads the target in a forked
+    child); it must give what a serial load gives, and raise the target's error before the golden's.
+    ``meanwhile(golden)`` (it never raises) may be called after the golden is loaded and before the target is
+    taken: work that fills the wait. ``None``: the core loads the target, then the golden, and calls no
+    ``meanwhile``.
 
     .. versionadded:: 0.1
     """

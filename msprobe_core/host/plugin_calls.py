@@ -233,6 +233,14 @@ def _table(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | 
     return f"{_short(result)}, not a DumpTable"
 
 
+def _pair(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    # msprobe_load_pair (the pair_loading plugin's hook): two of what msprobe_load_dump gives
+    if result is None or (isinstance(result, tuple) and len(result) == 2
+                          and all(_table(side, args, kwargs) is None and side is not None for side in result)):
+        return None
+    return f"{_short(result)}, not a (target, golden) pair of DumpTable"
+
+
 def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     # duck-typed: the pipeline's JobOutcome sits above the host
     if result is None or (isinstance(result, list) and all(hasattr(o, "job") and hasattr(o, "files") for o in result)):
@@ -271,7 +279,7 @@ def _watcher(hook: str, plugin: str, function: Callable[..., Any],
 
 #: the first-result hooks the host calls during a run -> the check of what an implementation returns
 HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table,
-                                        "msprobe_run_jobs": _outcomes}
+                                        "msprobe_run_jobs": _outcomes, "msprobe_load_pair": _pair}
 
 #: spec type name -> (field, check of its result); a field left out is guarded without a check
 _FIELDS: dict[str, tuple[tuple[str, ReturnCheck | None], ...]] = {

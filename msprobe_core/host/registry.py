@@ -354,6 +354,15 @@ class PluginHost(RegistryLookups):
             raise UsageError(f"no installed plugin can read {path}")
         return table
 
+    def load_pair(self, load: Callable[[Path], Any], target: Path, golden: Path,
+                  meanwhile: Callable[[Any], None]) -> tuple[Any, Any]:
+        """``(load(target), load(golden))``: through the first plugin that loads a pair its way
+        (``msprobe_load_pair``: the default plugin ``pair_loading``), else the target, then the golden, here."""
+        pair = self._first_result("msprobe_load_pair", load=load, target=target, golden=golden, meanwhile=meanwhile)
+        if pair is None:
+            return load(target), load(golden)
+        return pair
+
     def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any) -> list[Any] | None:
         """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``."""
         return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run)

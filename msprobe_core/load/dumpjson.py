@@ -1,8 +1,8 @@
 """Load an msprobe ``dump.json`` / ``debug.json`` into a :class:`DumpTable`, and read ``stack.json``.
 
-The C scanner (:mod:`msprobe_core.load.dumpscan`) reads the file when it can; otherwise the
-document is streamed entry by entry (:func:`msprobe_core.files.jsonfile.parse_streamed`) into
-the functions of :mod:`msprobe_core.load.document`.
+The document is streamed entry by entry (:func:`msprobe_core.files.jsonfile.parse_streamed`) into the
+functions of :mod:`msprobe_core.load.document`: the core's pure-Python loader. The default plugin ``fast_scan``
+reads the files its C scanner fully understands ahead of it (through ``msprobe_load_dump``).
 """
 
 from __future__ import annotations
@@ -18,19 +18,11 @@ from .flatten import Flattener
 
 
 def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
-    """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time.
-
-    The C scanner of :mod:`msprobe_core.load.dumpscan` reads the file when it is built and the
-    document is one it fully understands; otherwise (or when it declines half way) the
-    walk below reads it, and reports any problem.
-    """
+    """Read and flatten a dump.json/debug.json, decoding one ``data`` entry at a time (the pure-Python loader:
+    the default plugin ``fast_scan`` reads the documents its C scanner fully understands before this is asked),
+    and report any problem of the file."""
     kind = kind or detect_kind(path)
     check_json_file(path, f"{kind}.json")
-    from .dumpscan import scan_dump  # numpy (its columns): loaded when a dump is read
-
-    fast = scan_dump(path, kind)
-    if fast is not None:
-        return fast
     table = new_table(path, kind, "")
     fl = Flattener(table)
     debug = kind == "debug"

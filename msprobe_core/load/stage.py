@@ -1,7 +1,7 @@
 """The load stage for one job: both dumps read into tables, checked as a pair, with what goes with them.
 
-The two sides load at once (:mod:`msprobe_core.load.pairload`) through the plugins' loaders
-(``msprobe_load_dump``); the target's ``stack.json`` is attached, tensor directories are checked,
+The two sides load through the plugins' loaders (``msprobe_load_dump``), at once where a plugin
+loads the pair its way (``msprobe_load_pair``: the default plugin ``pair_loading``), else one after the other; the target's ``stack.json`` is attached, tensor directories are checked,
 and what either file held that the loader did not understand is accounted for.
 """
 
@@ -43,14 +43,12 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
     ``index``: not ``None`` for a streamed compare's load, which asks the loader for each dump's
     :class:`~msprobe_core.load.dumpindex.DumpIndex` (the value: whether backward calls are renumbered).
     """
-    from .pairload import load_two
-
     guess = job.target.parent / "stack.json"
     early: dict[str, Any] = {}
     indexing = index is not None  # the target is indexed: its stack is kept as records, not a dict
 
     def preload_stack(golden: DumpTable) -> None:
-        # while the target loads in a child: read stack.json now; an error is not reported
+        # while the target loads elsewhere (msprobe_load_pair): read stack.json now; an error is not reported
         # here but where it is read below, in its usual order
         from ..files.validation import is_within
 
@@ -71,7 +69,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
 
     from ..files.validation import dump_file_beside
 
-    target, golden = load_two(lambda path: host.load_dump(path, options, job, index), job.target, job.golden, preload_stack)
+    target, golden = host.load_pair(lambda path: host.load_dump(path, options, job, index), job.target, job.golden,
+                                    preload_stack)
     check_pair(target, golden)
     if target.mode == MODE_TENSOR:
         for table in (target, golden):

@@ -1,6 +1,6 @@
 """A statistics column (``Max``/``Min``/``Mean``/``Norm``) held as arrays instead of Python objects.
 
-The C scanner of dump.json (:mod:`msprobe_core.load.dumpscan`) gives the four statistics
+The C scanner of dump.json (the default plugin ``fast_scan``) gives the four statistics
 columns of a table as :class:`StatCells`: a kind code and a float64 per row, plus the
 few values that are not floats (ints, texts such as ``"Nan"``, anything else) kept as
 they are, by row. A 100k-entry dump holds ~1.4 million statistics; as float objects in

@@ -4,7 +4,7 @@ A chunk is a run of consecutive result rows that starts at a target API's first 
 :data:`CHUNK_ROWS` rows (it never splits an API: verdicts fold per API). Its target rows are a run of
 entries of the target dump; its golden rows, whatever entries of the golden dump they are in (one run
 when both dumps hold the same calls in the same order). Both are read by byte range
-(the loader's reader of entries; the built-in one's: :mod:`msprobe_core.load.chunks`) into small tables, and the chunk's rows are numbered in them: built
+(the loader's reader of entries; the default plugin fast_scan's: its ``chunks`` module) into small tables, and the chunk's rows are numbered in them: built
 with the column-wide facts of the whole result (:attr:`msprobe_core.plugin.MatchNotes.whole_numbers`), a chunk's
 cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
 """

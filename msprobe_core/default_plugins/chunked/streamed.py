@@ -1,7 +1,7 @@
 """The streamed statistics and md5 compare: one job matched on the dumps' indexes (docs/streaming-design.md).
 
-Pass 1 asks each side's loader for its :class:`~msprobe_core.plugin.DumpIndex` (the built-in loader gives one
-for a file its C scanner indexes; a third party's loader may opt in, docs/plugins.md), matching runs on the
+Pass 1 asks each side's loader for its :class:`~msprobe_core.plugin.DumpIndex` (the default plugin ``fast_scan`` gives
+one for a file its C scanner indexes; a third party's loader may opt in, docs/plugins.md), matching runs on the
 indexes (:mod:`.index_match`), and the result is built and written from there, each chunk read back through the
 loader's reader of entries. Whatever the streamed path does not handle goes back to whole tables, automatically
 and silently (:class:`~msprobe_core.plugin.WholeTablesNeeded`, raised before any result file exists): a loader

@@ -11,7 +11,7 @@ buffers instead, chosen by what the column holds:
 * ``num``: statistics → a float64 array plus a map of the rows whose value is
   not a ``float`` (ints, strings, ``None``…) to that exact value;
 * ``int``: machine-size integers → an int64 array;
-* ``stat``: a statistics column held as :class:`~msprobe_core.text.statcells.StatCells` → its
+* ``stat``: a statistics column held as :class:`~msprobe_core.plugin.StatCells` → its
   arrays' bytes and its dict of other values;
 * ``obj``: anything else, pickled as it is.
 
@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable
-from ..text.statcells import StatCells
+from msprobe_core.plugin import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable, StatCells
 
 _NONE = type(None)
 #: row columns of a table, in field order

@@ -1,6 +1,6 @@
 """Pass 2 of a streamed compare: the rows of a few entries of a dump, read by byte range into a table.
 
-The index of a dump (:mod:`msprobe_core.load.dumpindex`) knows where each entry starts. A run of
+The index of a dump (:mod:`.index`) knows where each entry starts. A run of
 consecutive entries is one byte range of the file; read with ``os.pread`` and wrapped as a small
 document (``{"data": {…}}``), it goes through the same C scanner as a whole file, in table mode, and
 gives the same rows the whole table has for those entries (``row_api`` and the rows numbered from the
@@ -18,12 +18,18 @@ from types import TracebackType
 
 import numpy as np
 
-from ..errors import InputError
-from ..host.strategies import WholeTablesNeeded
-from ..model import ROW_COLUMNS, DumpTable
-from .document import new_table
-from .dumpindex import DumpIndex, FileIdentity, key_hashes
-from .dumpscan import _CONSTANTS, _KNOWN, Scanner, other_leaf_reader, take_rows
+from msprobe_core.plugin import (
+    ROW_COLUMNS,
+    DumpIndex,
+    DumpTable,
+    FileIdentity,
+    InputError,
+    WholeTablesNeeded,
+    key_hashes,
+    new_table,
+)
+
+from .scan import _CONSTANTS, _KNOWN, Scanner, other_leaf_reader, take_rows
 
 _BLANKS = b" \t\r\n"
 

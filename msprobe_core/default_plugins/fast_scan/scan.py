@@ -1,4 +1,5 @@
-"""The fast path of :func:`msprobe_core.load.dumpjson.load_dump_file`: the optional C scanner ``_dumpscan``.
+"""The default plugin ``fast_scan``'s table load: the optional C scanner ``_dumpscan``, ahead of the core's
+pure-Python :func:`msprobe_core.plugin.load_dump_file`.
 
 On a 100k-entry statistics dump, Python's json decoder and the Python walk cost about
 2.5 s per side; the scanner reads the bytes block by block and appends the same rows in
@@ -6,7 +7,7 @@ a fraction of that. It is an accelerator only: it declines every document it doe
 fully understand (a syntax error, an escape in a name, a wrong field type, a repeated key,
 see ``_dumpscan.c``), and :func:`scan_dump` then returns ``None`` so the Python walk reads
 the file and reports any problem exactly as before. The four statistics columns come as
-:class:`~msprobe_core.text.statcells.StatCells` (arrays, not float objects), which read as the
+:class:`~msprobe_core.plugin.StatCells` (arrays, not float objects), which read as the
 Python walk's lists. Without a C compiler at install time
 the module is absent and the Python walk always runs. ``tests/test_dumpscan.py`` checks
 that both paths give the same table, value by value and type by type.
@@ -23,8 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from ..files.jsonstream import BLOCK_BYTES
-from ..model import (
+from msprobe_core.plugin import (
+    BLOCK_BYTES,
+    CURRENT_MEMBERS,
+    EMPTY_CRC,
+    ENTRY_METADATA,
+    LEAF_DATA_FIELDS,
+    LEAF_METADATA,
+    P2P_FIELDS,
     ROW_COLUMNS,
     STAT_COLUMNS,
     STATE_DEBUG,
@@ -34,16 +41,15 @@ from ..model import (
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpTable,
+    StatCells,
+    dump_scanner,
+    finish_streamed,
+    new_table,
+    non_tensor,
 )
-from ..text.statcells import StatCells
-from .dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
-from .document import finish_streamed, new_table
-from .flatten import EMPTY_CRC, non_tensor
 
-try:
-    from .._dumpscan import Scanner
-except ImportError:  # built without a C compiler: the Python walk reads every file
-    Scanner = None
+#: the C scanner, or ``None`` where the extension was built without a C compiler (the core's loader reads every file)
+Scanner = dump_scanner()
 
 #: set to any non-empty value to always read dump files with the Python walk
 ENV_PYTHON_LOADER = "MSPROBE_PY_LOADER"
@@ -125,7 +131,7 @@ def feed_file(scanner: Any, path: Path) -> bool:
     as fast, but a file truncated by another program while it is mapped kills the process.)
     Each block goes with its offset in the file (where the index mode records the entries).
     """
-    from ..console.stages import size_text, tick
+    from msprobe_core.plugin import size_text, tick
 
     filled = 0  # bytes at the front of buf not consumed yet
     at = 0  # file offset of buf[0]

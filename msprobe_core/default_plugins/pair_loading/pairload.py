@@ -3,11 +3,11 @@
 The two sides are independent and loading one is pure Python (one core each), so
 on a machine with two or more cores the target is loaded in a forked child while
 this process loads the golden; the child sends the table back in the compact wire
-form of :mod:`msprobe_core.load.tablewire` through a pipe.
+form of :mod:`.tablewire` through a pipe.
 
 The child is only an accelerator: whenever it fails, for whatever reason (an
 input error, no memory, a table the wire form cannot carry, a killed child, a child
-that makes no progress for the stall limit of :mod:`msprobe_core.workers.forking`), the
+that makes no progress for the stall limit of :mod:`msprobe_core.plugin.forking`), the
 target is loaded here again, so every error reaches the user exactly as a
 serial load reports it, and the target's error still comes before the golden's.
 Small files, platforms without ``fork``, processes with other threads and
@@ -24,9 +24,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..model import DumpTable
-from ..workers import forking
-from ..workers.forking import fork_allowed
+from msprobe_core.plugin import DumpTable, forking
+
 from .tablewire import TableBuilder, can_encode, encode_parts
 
 #: below this many bytes (the target dump file) a fork costs more than it saves
@@ -46,8 +45,13 @@ def _file_size(path: Path) -> int:
         return 0
 
 
+def fork_allowed() -> bool:
+    """Whether this process may fork a child at all (the rule of :func:`msprobe_core.plugin.forking.fork_allowed`)."""
+    return forking.fork_allowed()
+
+
 def can_fork(target: Path) -> bool:
-    """Whether loading the target in a forked child is worth it and safe here (see :func:`forking.fork_allowed`)."""
+    """Whether loading the target in a forked child is worth it and safe here (see :func:`fork_allowed`)."""
     if os.environ.get(ENV_SERIAL) or not fork_allowed():
         return False
     return _file_size(target) >= MIN_FORK_BYTES
