@@ -20,7 +20,7 @@ from typing import Any
 
 import pluggy
 
-from ..errors import InputError, PluginFailed, UsageError
+from ..errors import InputError, UsageError
 from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
@@ -35,6 +35,7 @@ from .defaults import (
     turned_off_specs,
     warn_unknown_disabled,
 )
+from .event_calls import EventCalls
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
@@ -44,7 +45,6 @@ from .loading import (
     call_registry_hook,
     failure_text,
     import_named_modules,
-    is_plugin_failure,
     load_entry_points,
     normalized_distribution,
     trace_hook_calls,
@@ -54,7 +54,6 @@ from .lookups import RegistryLookups
 from .plugin_calls import HOOK_RESULTS as _HOOK_RESULTS
 from .plugin_calls import PluginCode, guard_spec, guard_watchers
 from .specs import (
-    CommandLineClaim,
     CompareJob,
     FrameworkSpec,
     MapperSpec,
@@ -72,7 +71,7 @@ from .tracing import start_trace, traced
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 
-class PluginHost(RegistryLookups):
+class PluginHost(RegistryLookups, EventCalls):
     """Owns the pluggy manager and the registries collected from it (what the stages ask of them:
     :class:`~msprobe_core.host.lookups.RegistryLookups`)."""
 
@@ -377,40 +376,6 @@ class PluginHost(RegistryLookups):
             result = traced(self.trace, hook, impl, partial(function, *[kwargs[name] for name in impl.argnames]))
             if result is not None:
                 return result
-        return None
-
-    def notify(self, hook: str, **kwargs: Any) -> None:
-        """Call every implementation of the event hook ``hook`` (the stage events); a plugin's that fails is
-        warned about once and not called again by this host (an event never stops the run)."""
-        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
-            if impl.plugin_name in self.quiet_listeners:
-                continue
-            if is_core_plugin(impl.plugin_name):
-                impl.function(*[kwargs[name] for name in impl.argnames])
-                continue
-            try:
-                PluginCode(impl.function, self.owner_label(impl.plugin_name), hook, passes=())(
-                    *[kwargs[name] for name in impl.argnames])
-            except PluginFailed as exc:
-                self.quiet_listeners.add(impl.plugin_name)
-                import logging
-
-                logging.getLogger("msprobe").warning("%s (its stage events are no longer sent to it)", exc)
-
-    def claim_command_line(self, args: Sequence[str]) -> CommandLineClaim | None:
-        """The claim of the first plugin that takes ``args`` over (``msprobe_claim_command_line``), or ``None``."""
-        for impl in reversed(self.pm.hook.msprobe_claim_command_line.get_hookimpls()):  # pluggy's order
-            try:
-                claim = traced(self.trace, "msprobe_claim_command_line", impl,
-                               partial(impl.function, args=list(args)))
-            except BaseException as exc:  # one plugin's bug: the others may still claim the line
-                if is_core_plugin(impl.plugin_name) or not is_plugin_failure(exc):
-                    raise
-                self._skip(impl.plugin_name, f"msprobe_claim_command_line failed: {failure_text(exc)}",
-                           then="the other plugins are asked")
-                continue
-            if claim is not None:
-                return claim
         return None
 
     def compare_options(self, **values: Any) -> CompareOptions:
