@@ -187,7 +187,7 @@ def structure_sizes(target: Any, golden: Any, match: Any, table: Any) -> dict[st
 def install(clock: StageClock) -> Callable[[], None]:
     """Wrap the engine's and the summary's stage functions (module attributes, as they are looked up);
     returns the function that puts the originals back."""
-    from msprobe_core import report
+    from msprobe_core.default_plugins.report import html as report
     from msprobe_core.default_plugins.summary import finish
     from msprobe_core.pipeline import build, whole
     from msprobe_core.pipeline import job as engine
@@ -202,7 +202,7 @@ def install(clock: StageClock) -> Callable[[], None]:
                                      ("format", "format_summary"))),
                            (report, (("report", "write_report"),))):
         for name, attr in stages:
-            original = getattr(module, attr)  # the report package's are lazy: set here, then found first
+            original = getattr(module, attr)
             saved.append((module, attr, module.__dict__.get(attr)))
             setattr(module, attr, clock.wrap(name, original))
 
