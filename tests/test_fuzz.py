@@ -40,6 +40,7 @@ from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt, write_storage_pt
 
 from msprobe_core.builtin import msprobe_load_dump
+from msprobe_core.default_plugins.fast_scan import msprobe_load_dump as scan_dump
 from msprobe_core.errors import MsprobeError, TensorReadError
 from msprobe_core.files.npy_reader import read_npy
 from msprobe_core.files.schemas import NameMapping, validate
@@ -50,8 +51,12 @@ from msprobe_core.model import CompareOptions
 
 
 def load_file(path: Path):
-    """The built-in dump.json loader as the engine calls it (whatever its implementation: streaming or not)."""
-    return msprobe_load_dump(path, CompareOptions(), None)
+    """The dump.json loaders as the engine calls them: the core's pure-Python one, then the default plugin
+    ``fast_scan``'s C scanner (which hands a file it does not fully understand on: ``None``); each may refuse the
+    file with an ``MsprobeError``, nothing else."""
+    table = msprobe_load_dump(path, CompareOptions())
+    scanned = scan_dump(path, CompareOptions(), None)
+    return table if scanned is None else scanned
 
 
 EXAMPLES = int(os.environ.get("MSPROBE_FUZZ_EXAMPLES", "10000"))
