@@ -76,7 +76,7 @@ def command_named(name: str) -> click.Command | None:
 def raise_no_such_command(name: str, ctx: click.Context | None = None) -> None:
     """A usage error for a command no plugin gives that names who would give it: a known plugin not installed, or
     the default plugin turned off (``-p no:report``); returns when there is nothing to add to click's own."""
-    from ..host.defaults import turned_off_command_owner
+    from ..host.defaults import turned_off_command_owner, turned_off_note
     from ..host.registry import get_host
 
     host = get_host()
@@ -85,8 +85,7 @@ def raise_no_such_command(name: str, ctx: click.Context | None = None) -> None:
         raise click.UsageError(f"no such command '{name}' ({hint})", ctx)
     owner = turned_off_command_owner(name, host.disabled)
     if owner:
-        raise click.UsageError(f"no such command '{name}' (it is the default plugin '{owner}''s, which is turned "
-                               f"off by -p no:{owner} or MSPROBE_DISABLE_PLUGINS)", ctx)
+        raise click.UsageError(f"no such command '{name}' ({turned_off_note(owner)})", ctx)
 
 
 _EPILOG = "\b\n" + "".join(line + "\n" for line in command_line_usage()) + """--debug may go anywhere on the command line; the exit code stays the same.
@@ -386,7 +385,7 @@ def _missing_plugin(args: list[str]) -> str | None:
 def _no_such_option(bad: str, args: list[str]) -> str:
     """``no such option``, naming the known plugin that brings the option when it is not loaded, else the closest
     option the sub-command declares."""
-    from ..host.defaults import turned_off_owner
+    from ..host.defaults import turned_off_note, turned_off_owner
     from ..host.registry import get_host
     from ..known_plugins import hint_for
 
@@ -398,8 +397,7 @@ def _no_such_option(bad: str, args: list[str]) -> str:
         return f"msprobe: error: no such option '{bad}' ({hint})"
     owner = turned_off_owner(flag, host.disabled) if command == "compare" else None
     if owner:
-        return (f"msprobe: error: no such option '{bad}' (it is the default plugin '{owner}''s, which is turned off "
-                f"by -p no:{owner} or MSPROBE_DISABLE_PLUGINS)")
+        return f"msprobe: error: no such option '{bad}' ({turned_off_note(owner)})"
     return usage_error_line(f"no such option '{bad}'{_did_you_mean(args, bad)}", f"msprobe {command}")
 
 

@@ -92,20 +92,13 @@ def turned_off_specs(hook: str, disabled: Iterable[str], *, named: bool = False)
 def turned_off_owner(flag: str, disabled: Iterable[str]) -> str | None:
     """The default plugin among ``disabled`` that declares the compare option ``flag`` (``-fm``), else ``None``:
     what a "no such option" says when the option's plugin was turned off."""
-    import importlib
+    declared = turned_off_specs("msprobe_register_options", disabled, named=True)
+    return next((spec.plugin for spec in declared if flag in spec.flags), None)
 
-    modules = dict(DEFAULT_PLUGINS)
-    for name in disabled:
-        if name not in modules:
-            continue
-        declare = getattr(importlib.import_module(modules[name]), "msprobe_register_options", None)
-        if declare is None:
-            continue
-        declared: list = []
-        declare(register=declared.append)
-        if any(flag in spec.flags for spec in declared):
-            return name
-    return None
+
+def turned_off_note(owner: str) -> str:
+    """How a message says that something is the turned-off default plugin ``owner``'s."""
+    return f"it is the default plugin '{owner}''s, which is turned off by -p no:{owner} or {DISABLE_ENV}"
 
 
 def register_default_plugins(pm: Any) -> set[str]:

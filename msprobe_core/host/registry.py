@@ -32,6 +32,7 @@ from .defaults import (
     CORE_PLUGINS,  # noqa: F401 (plugins and tests import it from here)
     is_core_plugin,
     register_default_plugins,
+    turned_off_note,
     turned_off_specs,
     warn_unknown_disabled,
 )
@@ -423,8 +424,7 @@ class PluginHost(RegistryLookups, EventCalls):
         """``; it is the default plugin 'P''s, …`` when a turned-off default plugin registers ``name`` there."""
         owner = next((spec.plugin for spec in turned_off_specs(hook, sorted(self.disabled), named=True)
                       if spec.name == name), None)
-        return (f"; it is the default plugin '{owner}''s, which is turned off by -p no:{owner} or "
-                "MSPROBE_DISABLE_PLUGINS") if owner else ""
+        return f"; {turned_off_note(owner)}" if owner else ""
 
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""
