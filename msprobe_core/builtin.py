@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .host.hookspecs import hookimpl
 from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
-from .model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, CompareOptions, DumpTable, MatchResult
+from .model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
 
 if TYPE_CHECKING:
     from .host.specs import HierarchySpec, Register, TensorMetricSpec
@@ -100,18 +100,11 @@ def _md5_columns(ctx: Any) -> dict[str, list[Any]]:
     return {}
 
 
-def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
-    from .metrics.tensor_stage import tensor_metric_columns
-
-    return tensor_metric_columns(ctx)
-
-
 @hookimpl
 def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
-    """The metric sets of the three dump modes."""
+    """The metric sets of statistics and md5 mode (tensor mode's is the default plugin ``tensor_metrics``'s)."""
     register(MetricSpec(MODE_STATISTICS, _stats_columns, splittable=True))
     register(MetricSpec(MODE_MD5, _md5_columns, splittable=True))
-    register(MetricSpec(MODE_TENSOR, _tensor_columns))
 
 
 def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:

@@ -36,7 +36,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for"),
     ".host.defaults": ("BUILTIN_PLUGIN",),
     ".host.registry": ("PluginHost", "get_host", "reset_host"),
     ".run.frontend": ("run_compare",),
@@ -59,7 +59,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
-    ".files.arena": ("current_arena",),
+    ".files.arena": ("current_arena", "Arena", "use_arena"),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "finish_streamed",
                        "new_table"),
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan)
@@ -150,7 +150,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UnsafePickleError,
         UsageError,
     )
-    from .files.arena import current_arena
+    from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
     from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
@@ -247,7 +247,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
     from .workers import forking
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, usable_cpus
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result
     from .write.writers import any_formula_like, write_xlsx

@@ -18,8 +18,8 @@ import pytest
 from msprobe_core.cli.main import main
 from msprobe_core.default_plugins.local_executor import LocalExecutor, LocalRef
 from msprobe_core.default_plugins.progress.display import Progress
+from msprobe_core.default_plugins.tensor_metrics.stage import TensorTask, plan_chunks
 from msprobe_core.host.registry import get_host
-from msprobe_core.metrics.tensor_stage import TensorTask, plan_chunks
 from msprobe_core.workers.executors import executor_name
 
 from .conftest import corpus_mark
@@ -236,7 +236,7 @@ def test_prefault_reads_mapped_arrays_in_place(tmp_path):
 
     import numpy as np
 
-    from msprobe_core.metrics.tensor_stage import _prefault
+    from msprobe_core.default_plugins.tensor_metrics.stage import _prefault
 
     data = np.arange(300_000, dtype=np.float32)
     path = tmp_path / "raw.bin"
@@ -253,7 +253,7 @@ def test_run_tasks_same_cells_inline_pool_and_per_pair(tmp_path, pool_always):
     import numpy as np
 
     pt_writer = pytest.importorskip("msprobe_pytorch.pt_writer")
-    from msprobe_core.metrics.tensor_stage import compute_pair, run_tasks
+    from msprobe_core.default_plugins.tensor_metrics.stage import compute_pair, run_tasks
 
     rng = np.random.default_rng(0)
     tasks = []

@@ -55,7 +55,7 @@ def test_msprobe_fixture_without_framework_reads_its_npy_tensors_as_mindspore(ru
 
 
 def test_a_tensor_read_without_a_known_framework_says_so_in_words():
-    from msprobe_core.metrics.tensor_stage import no_reader
+    from msprobe_core.default_plugins.tensor_metrics.stage import no_reader
 
     assert "  " not in no_reader("") and "framework" in no_reader("") and "unknown" in no_reader("")
     assert no_reader("jax") == "no installed plugin reads jax tensors"

@@ -90,7 +90,7 @@ HOST_READERS = ("cli/", "api.py", "run/", "testing/")
 #: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
 #: stage hands the run's host down). The summary, the report and the column registry ask the run's host
 #: (``running.py``, set by the layer that starts the run), never the process's.
-STILL_LOOKED_UP = {"metrics/tensor_stage.py"}
+STILL_LOOKED_UP = {"default_plugins/tensor_metrics/stage.py"}
 AMBIENT_HOST = re.compile(r"\bget_host\(\)|\bcurrent_host\(\)|sys\.modules\.get\([^)]*host\.registry")
 
 

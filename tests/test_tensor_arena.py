@@ -11,10 +11,10 @@ from msprobe_pytorch import pt_reader
 from msprobe_pytorch.pt_reader import read_pt
 from msprobe_pytorch.pt_writer import write_pt
 
+from msprobe_core.default_plugins.tensor_metrics import stage as tensor_stage
 from msprobe_core.errors import TensorReadError, UnsafePathError
 from msprobe_core.files.arena import ALIGN, Arena, current_arena, use_arena
 from msprobe_core.files.validation import resolve_within
-from msprobe_core.metrics import tensor_stage
 
 
 # --------------------------------------------------------------------------- arena

@@ -21,6 +21,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("automap", "msprobe_core.default_plugins.automap"),
     ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
     ("xlsx", "msprobe_core.default_plugins.xlsx"),
+    ("tensor_metrics", "msprobe_core.default_plugins.tensor_metrics"),
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
     ("chunked", "msprobe_core.default_plugins.chunked"),

@@ -21,15 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TensorReadError
-from ..files.arena import Arena, use_arena
-from ..files.validation import check_tensor_file, max_tensor_bytes
-from .metric_failures import failure_of, settle_failures
-from .tensor_paths import TensorPaths as _TensorPaths
+from msprobe_core.plugin import Arena, TensorReadError, check_tensor_file, max_tensor_bytes, use_arena
+
+from .failures import failure_of, settle_failures
+from .paths import TensorPaths as _TensorPaths
 
 if TYPE_CHECKING:
-    from ..host.registry import PluginHost
-    from ..host.tensor_row import TensorRow
+    from msprobe_core.plugin import PluginHost, TensorRow
 
 log = logging.getLogger("msprobe")
 
@@ -111,11 +109,13 @@ class _Readers:
     """
 
     def __init__(self, metrics: tuple[str, ...] | None = None, host: PluginHost | None = None) -> None:
-        from .tensor_metrics import compare_tensors, squeeze_loaded
+        import numpy as np
+
+        from msprobe_core.plugin import compare_tensors
 
         self.host = host if host is not None else _task_host()
         self.cap = max_tensor_bytes()
-        self.squeeze = squeeze_loaded
+        self.squeeze = np.squeeze  # what msprobe does to every loaded tensor (the core's ``squeeze_loaded``)
         self.compare = compare_tensors
         self.metrics = [m for m in self.host.tensor_metrics if metrics is None or m.column in metrics]
         self._specs: dict[str, tuple[Any, str, bool]] = {}
@@ -181,7 +181,7 @@ def _prefault(array: Any) -> Any:
 def _task_host() -> PluginHost:
     """The plugin host of a process that runs tensor pairs as an executor's task (a pool or Dask worker): that
     process's own, loaded there with the same plugins; the process that runs the stage passes its run's host."""
-    from ..host.registry import get_host
+    from msprobe_core.plugin import get_host
 
     return get_host()
 
@@ -388,8 +388,7 @@ def run_tasks(
     """
     from contextlib import ExitStack
 
-    from ..console.stages import Progress
-    from ..workers.executors import InlineExecutor, usable_cpus
+    from msprobe_core.plugin import InlineExecutor, Progress, usable_cpus
 
     sizes = [_pair_bytes(t) for t in tasks]
     total = sum(sizes)
@@ -417,8 +416,7 @@ def run_tasks(
 
 def _row_context(target: Any, golden: Any, i: int, j: int, t_name: str, g_name: str) -> TensorRow:
     """What a tensor metric with ``row_context`` gets of target row ``i`` and golden row ``j``."""
-    from ..host.tensor_row import TensorRow
-    from ..model import NA
+    from msprobe_core.plugin import NA, TensorRow
 
     def text(value: Any) -> str | None:
         return None if value is None or value == NA else str(value)
@@ -429,15 +427,15 @@ def _row_context(target: Any, golden: Any, i: int, j: int, t_name: str, g_name: 
 
 def tensor_metric_columns(ctx: Any) -> dict[str, list[Any]]:
     """The metric columns of tensor mode for a matched table (the built-in tensor metric set)."""
-    from ..result import TENSOR_METRIC_COLUMNS
-    from ..workers.executors import executor_for
+    from msprobe_core.plugin import executor_for
+    from msprobe_core.plugin import result_columns as C
 
     target, golden, match, host = ctx.target, ctx.golden, ctx.match, ctx.host
     if host is None:
         raise TypeError("the tensor metric set needs the run's host (MetricContext.host)")
     extra = tuple(m.column for m in host.tensor_metrics_for(ctx.options))
     with_row = any(m.row_context for m in host.tensor_metrics_for(ctx.options))  # else no row travels to workers
-    names = TENSOR_METRIC_COLUMNS + list(extra)
+    names = C.TENSOR_METRIC_COLUMNS + list(extra)
     width = len(names)
     cells: list[tuple[Any, ...]] = []
     tasks: list[TensorTask] = []
