@@ -1,5 +1,6 @@
-"""The default plugins ``automap``, ``data_mapping``, ``xlsx``, ``progress`` and ``local_executor`` (issue 33):
-each one turned off takes its option with it (the error names the plugin), and what is left still works.
+"""The default plugins ``automap``, ``data_mapping``, ``xlsx``, ``progress``, ``local_executor`` and
+``tensor_metrics`` (issue 33): each one turned off takes its option with it (the error names the plugin), and what
+is left still works.
 
 The command lines run the real console script in a fresh process, the way a user turns a plugin off
 (``MSPROBE_DISABLE_PLUGINS=NAME``); a host made here reads the same variable.
@@ -229,3 +230,58 @@ def test_local_executor_turned_off_gives_the_same_results_and_names_itself_when_
     assert named.returncode == 2 and not (tmp_path / "named").exists()
     assert "unknown executor 'local'" in named.stderr
     assert "it is the default plugin 'local_executor''s, which is turned off" in named.stderr
+
+
+# --------------------------------------------------------------------------- tensor_metrics
+#: a third party's tensor metric, computed by the tensor_metrics plugin's engine like the six built-in ones
+ABS_SUM_PLUGIN = """
+import numpy as np
+
+from msprobe_core.plugin import TensorMetricSpec, hookimpl
+
+
+def abs_sum(npu, bench):
+    return float(np.abs(np.asarray(npu, dtype=np.float64) - bench).sum()) if npu.shape == bench.shape else "x"
+
+
+@hookimpl
+def msprobe_register_metrics(register):
+    register(TensorMetricSpec("AbsSum", abs_sum))
+"""
+
+
+def test_tensor_metrics_turned_off_writes_the_table_with_na_metric_cells_and_one_warning(tmp_path):
+    """``-p no:tensor_metrics``: a tensor-mode compare still writes its table, the same but for the metric cells
+    (the six and a plugin's, each ``N/A``) and the verdicts that judge them, and says once why."""
+    (tmp_path / "abs_sum.py").write_text(ABS_SUM_PLUGIN, encoding="utf-8")
+    pair = REPO / "examples" / "pytorch_tensor"
+    sides = ("-tp", pair / "target" / "step0", "-gp", pair / "golden" / "step0")
+    env = {**{k: v for k, v in os.environ.items() if k != DISABLE_ENV}, "MSPROBE_LOAD_PLUGINS": "abs_sum",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+
+    def compare(out: str, *before: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "msprobe_core", *before, "compare", *map(str, sides), "-o",
+                               str(tmp_path / out)], capture_output=True, text=True, env=env, timeout=600)
+
+    on, off = compare("on"), compare("off", "-p", "no:tensor_metrics")
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    header, *computed = _rows(tmp_path / "on")
+    off_header, *left = _rows(tmp_path / "off")
+    assert off_header == header and len(left) == len(computed) > 100
+    metrics = ["Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+               "Five Thousandths Err Ratio", "AbsSum"]
+    at = [header.index(name) for name in metrics]
+    assert any(row[at[0]] not in ("N/A", "unsupported") for row in computed)  # the plugin on computes them
+    assert any(row[at[-1]] not in ("N/A", "unsupported") for row in computed)
+    assert all(row[k] == "N/A" for row in left for k in at)
+    judged = [header.index(name) for name in ("Result", "Err_message")]
+    kept = [k for k in range(len(header)) if k not in at + judged]
+    assert [[row[k] for k in kept] for row in left] == [[row[k] for k in kept] for row in computed]
+    said = (off.stdout + off.stderr).splitlines()
+    warned = [line for line in said if "metric set is not computed" in line]
+    assert len(warned) == 1 and "[WARNING]" in warned[0], said
+    assert warned[0].split("[WARNING] ")[1] == (
+        "tensor mode's metric set is not computed: every metric cell says N/A, the verdicts judge the other columns "
+        "only (it is the default plugin 'tensor_metrics''s, which is turned off by -p no:tensor_metrics or "
+        "MSPROBE_DISABLE_PLUGINS)")
+    assert not any("metric set is not computed" in line for line in (on.stdout + on.stderr).splitlines())
