@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from msprobe_core.default_plugins.summary.views import SpelledColumns, to_number, view_from_table
 from msprobe_core.result import ResultTable
 from msprobe_core.text.columns import CodedTextColumn
+from msprobe_core.text.statcells import StatCells
 
 LABELS = ["", "N/A", "Nan", "inf", "-inf", "Diff", "0"]
 
@@ -27,6 +28,26 @@ def test_numbers_of_a_coded_column_equal_parsing_its_cells(cells, suffix):
     column = CodedTextColumn(values, codes, LABELS, suffix)
     cells = SpelledColumns({"m": column}, ["m"])
     assert cells.numbers("m") == [to_number(text) for text in cells["m"]]  # the cells as the CSV has them
+
+
+STAT_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.integers(-(10**20), 10**20),
+    st.sampled_from(["Nan", "inf", "-inf", "-3", "=1+1", "1.5%", "N/A", "", " 2"]),
+    st.booleans(),
+    st.none(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(STAT_VALUES, max_size=60), st.integers(0, 60), st.integers(0, 60))
+def test_numbers_of_a_statistics_column_equal_parsing_its_cells(values, a, b):
+    column = StatCells.from_values(values)
+    start, stop = min(a, b, len(values)), min(max(a, b), len(values))
+    cells = SpelledColumns({"NPU max": column}, ["NPU max"], start, stop)
+    parsed = [to_number(text) for text in cells["NPU max"]]  # the cells as the CSV has them
+    assert cells.numbers("NPU max") == parsed
+    assert [type(v) for v in cells.numbers("NPU max")] == [type(v) for v in parsed]
 
 
 def test_view_numbers_agree_for_plain_and_coded_columns():

@@ -17,7 +17,7 @@ values, of the same types, as the Python walk's lists hold.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -209,6 +209,19 @@ class StatCells(RangeSequence):
             out[i] = text
         for i in np.flatnonzero(kinds == OTHER).tolist():
             out[i] = csv_cell(others[start + i])
+        return out
+
+    def csv_numbers(self, start: int, stop: int | None, parse: Callable[[str], float | None]) -> list[float | None]:
+        """The cells ``start:stop`` read back as numbers from their CSV spelling (:meth:`csv_texts`), without spelling
+        the floats: a float is itself (its text is ``repr``, which reads back exactly; ``" inf"`` is infinite),
+        a NaN or ``None`` is no number (``None``), and any other cell (int, text…) is ``parse`` of its CSV text."""
+        kinds = self.kinds[start:stop]
+        nums = self.nums[start:stop]
+        out: list[float | None] = nums.tolist()
+        first = start or 0
+        for i in np.flatnonzero((kinds != FLOAT) | np.isnan(nums)).tolist():
+            kind = kinds[i]
+            out[i] = None if kind == FLOAT or kind == NONE else parse(csv_cell(self.others[first + i]))
         return out
 
 

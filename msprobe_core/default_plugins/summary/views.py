@@ -209,6 +209,9 @@ class SpelledColumns(Mapping[str, list[str]]):
         from msprobe_core.text.columns import CodedTextColumn
 
         column = self._data.get(name) if name in self._columns else None
+        read_back = getattr(column, "csv_numbers", None)  # a statistics column held as arrays reads its own
+        if read_back is not None:
+            return read_back(*self._range, to_number)
         if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
             return None
         start, stop = self._range
