@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.trace import TRACE_PLUGINS_ENV
 from msprobe_core.host.defaults import DISABLE_ENV
-from msprobe_core.host.tracing import TRACE_PLUGINS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

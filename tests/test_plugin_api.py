@@ -53,7 +53,9 @@ def test_every_public_name_is_its_home_object():
 #: 146 names then; the run-finished hooks, their finished run, summary and partials; the report and merge_result
 #: plugins' output refusals, the run's host and hierarchy sources, the cells' and numbers' spelling: 163; the load's
 #: accelerators as default plugins: pair_loading's forked child and table columns, fast_scan's dump.json vocabulary
-#: (the dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner): 181)
+#: (the dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner): 181;
+#: the rank pairs run at once as the default plugin parallel_jobs: a worker's task makes its executor and host the
+#: current ones, its job's summary partial, the pairs' bytes for its progress: 185)
 MAX_PUBLIC_NAMES = 185
 
 
