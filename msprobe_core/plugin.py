@@ -29,18 +29,20 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "EXACT_MAPPER", "default_canonical", "AncestorLookup",
     ),
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
-    ".pipeline.strategy": ("whole_tables",),
+    ".pipeline.strategy": ("whole_tables", "job_bytes"),
     ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
     ".load.hierarchy": ("entry_stacks", "BUILTIN_HIERARCHIES"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
-    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for"),
+    ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for",
+                           "using"),
     ".host.defaults": ("BUILTIN_PLUGIN",),
     ".host.registry": ("PluginHost", "get_host", "reset_host"),
     ".run.frontend": ("run_compare",),
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
+    ".run.jobs": ("job_partial",),
     ".pipeline.whole": ("WholeTables",),
     ".model": (
         "MODE_MD5", "MODE_STATISTICS", "MODE_TENSOR", "NA", "ApiEntry", "CompareOptions", "DumpTable", "MatchResult",
@@ -88,7 +90,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
-    ".running": ("run_host",),
+    ".running": ("run_host", "running_with"),
     ".files.overlap": (
         "looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs",
     ),
@@ -235,19 +237,20 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .options import DUMP_KINDS, OptionSpec, option_label
     from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
-    from .pipeline.strategy import whole_tables
+    from .pipeline.strategy import job_bytes, whole_tables
     from .pipeline.whole import WholeTables
     from .result import ResultTable, data_name_column, stack_column
     from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
-    from .running import run_host
+    from .run.jobs import job_partial
+    from .running import run_host, running_with
     from .text.cells import is_formula_like, neutralise, numpy_float_text
     from .text.csv_rows import csv_line
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
     from .workers import forking
-    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus
+    from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result
     from .write.writers import any_formula_like, write_xlsx

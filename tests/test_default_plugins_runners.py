@@ -1,6 +1,7 @@
 """The default plugins ``diff_analyze`` (``-da``, a runner of its own through ``msprobe_run_jobs``), ``steps``
 (dump roots of ``step<N>`` directories, ``--step``) and ``tensor_log`` (``-tensor_log``, through
-``msprobe_tensor_rows_compared``), and ``MSPROBE_TRACE_PLUGINS`` (hook calls traced through pluggy's monitoring).
+``msprobe_tensor_rows_compared``), and ``trace`` (``MSPROBE_TRACE_PLUGINS``: hook calls traced through pluggy's
+monitoring and the host's, started from ``msprobe_plugins_loaded``).
 
 Each case runs the real console script in a fresh process on the bundled examples, turning a plugin off the way a
 user does (``MSPROBE_DISABLE_PLUGINS``).
@@ -16,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.trace import TRACE_PLUGINS_ENV
 from msprobe_core.host.defaults import DISABLE_ENV
-from msprobe_core.host.tracing import TRACE_PLUGINS_ENV
+from msprobe_core.host.registry import PluginHost
+from msprobe_core.plugin import InlineExecutor, hookimpl
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -189,3 +192,55 @@ def test_a_runner_that_returns_junk_is_named(tmp_path):
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert "plugin 'junk_runner'" in line and "msprobe_run_jobs" in line and "not a list of JobOutcome" in line, line
+
+
+def test_trace_turned_off_writes_no_trace_and_the_compare_runs(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    off = _msprobe("compare", *_sides("pytorch_stats"), "-o", tmp_path / "off",
+                   env={TRACE_PLUGINS_ENV: str(trace), DISABLE_ENV: "trace"})
+    assert off.returncode == 0, off.stderr
+    assert list((tmp_path / "off").glob("compare_result_*.csv")) and not trace.exists()
+
+
+class _HostCalls:
+    """A plugin watching the calls the host makes one implementation at a time, from ``msprobe_plugins_loaded``."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, object]] = []
+        self.stop = None
+
+    @hookimpl
+    def msprobe_plugins_loaded(self, host):
+        self.stop = host.add_hostcall_monitoring(lambda hook_name, hook_impls, kwargs: None, self.after)
+
+    def after(self, outcome, hook_name, hook_impls, kwargs):
+        [impl] = hook_impls
+        self.seen.append((hook_name, impl.plugin_name, outcome.get_result()))
+
+
+@pytest.mark.exercises_hooks("msprobe_plugins_loaded")
+def test_a_plugin_watches_the_hosts_own_calls_from_msprobe_plugins_loaded():
+    watcher = _HostCalls()
+    host = PluginHost(autoload=False, extra_plugins=[watcher])
+    # the registry hooks, collected after the plugins are loaded, one implementation at a time
+    [options] = [r for h, plugin, r in watcher.seen if (h, plugin) == ("msprobe_register_options", "diff_analyze")]
+    assert [spec.name for spec in options] == ["diff_analyze"]
+    options = host.compare_options()
+    watcher.seen.clear()
+    assert host.run_jobs([], options, None, InlineExecutor()) is None
+    assert watcher.seen == [("msprobe_run_jobs", "diff_analyze", None), ("msprobe_run_jobs", "parallel_jobs", None)]
+    watcher.stop()
+    host.run_jobs([], options, None, InlineExecutor())
+    assert len(watcher.seen) == 2  # no longer watched
+
+
+def test_a_watcher_of_the_loaded_plugins_that_fails_is_named_and_the_host_goes_on(caplog):
+    class Broken:
+        @hookimpl
+        def msprobe_plugins_loaded(self, host):
+            raise RuntimeError("cannot watch")
+
+    host = PluginHost(autoload=False, extra_plugins=[Broken()])
+    assert host.options.get("diff_analyze") is not None  # every registration collected
+    assert ("plugin 'Broken': msprobe_plugins_loaded failed: RuntimeError: cannot watch; the run goes on without it"
+            in caplog.text)

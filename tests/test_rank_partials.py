@@ -100,7 +100,7 @@ def test_a_job_that_left_its_partial_hands_that_one_back(ranks, tmp_path):
     its partial with its files; the run takes that one and makes none from a table it does not have."""
     from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
     from msprobe_core.run.context import RunContext
-    from msprobe_core.run.parallel import job_partial
+    from msprobe_core.run.jobs import job_partial
 
     assert job_partial(RunContext(), None, []) is None  # no sink asked for, nothing left
     run = RunContext(summary_sink=ViewAccumulator)
@@ -194,7 +194,7 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     from msprobe_core.default_plugins.chunked.chunking import ENV_CHUNK_ROWS
     from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
-    from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
+    from msprobe_core.pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES as ENV_STREAM_MIN_BYTES
 
     extra = _executor_flags(executor)
     if executor == "dask":  # Dask's worker processes import the sink's module by name
@@ -250,7 +250,7 @@ def test_small_rank_pairs_on_a_worker_are_compared_on_whole_tables(ranks, tmp_pa
     tables, faster for small pairs; the run still gets partials, never tables, and the same files."""
     from msprobe_core.cli import main as cli_main
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
-    from msprobe_core.run.parallel import ENV_STREAM_MIN_BYTES
+    from msprobe_core.pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES as ENV_STREAM_MIN_BYTES
 
     monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
                                                                             KEEP_TABLES: False})

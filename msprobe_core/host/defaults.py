@@ -24,6 +24,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("tensor_metrics", "msprobe_core.default_plugins.tensor_metrics"),
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
+    ("parallel_jobs", "msprobe_core.default_plugins.parallel_jobs"),
     ("chunked", "msprobe_core.default_plugins.chunked"),
     # the load's accelerators (the core's loader is the pure-Python one)
     ("pair_loading", "msprobe_core.default_plugins.pair_loading"),
@@ -34,6 +35,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("json_summary", "msprobe_core.default_plugins.summary.json_file"),
     ("report", "msprobe_core.default_plugins.report"),
     ("merge_result", "msprobe_core.default_plugins.merge_result"),
+    ("trace", "msprobe_core.default_plugins.trace"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under

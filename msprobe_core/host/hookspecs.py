@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
     from ..run.finished import FinishedRun, PartialSpec, RunSummary
-    from ..workers.executors import ExecutorSpec
+    from ..workers.executors import Executor, ExecutorSpec
     from .ranks import CommOpSpec
     from .registry import PluginHost
     from .specs import (
@@ -330,17 +330,18 @@ def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
 # -- diff_analyze, steps, tensor_log (issue 33): ways to run, discover and watch that default plugins take over ----
 @hookspec(firstresult=True)
 def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost,
-                     run: RunContext) -> list[JobOutcome] | None:
+                     run: RunContext, executor: Executor) -> list[JobOutcome] | None:
     """Run the jobs of a compare your own way, or return ``None`` to leave them to the plain compare.
 
-    Called once per run, after the output directory is prepared and the run's timestamp taken (``run.stamp``),
-    with every job the discovery made. The first plugin that returns a list of
-    :class:`~msprobe_core.plugin.JobOutcome` (one per job, in order) has run them: its files are the run's
-    outputs. Return ``None`` when the options do not ask for your way of running (the default plugin
-    ``diff_analyze`` takes the run only with ``-da``) or the jobs are not ones you can run; then the next plugin
-    is asked, and the plain compare (every job through the pipeline, on the run's executor) runs when none
-    takes it. A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that
-    stops it.
+    Called once per run, after the output directory is prepared, the run's timestamp taken (``run.stamp``) and
+    the run's ``executor`` opened (the stages' current one; every path of ``jobs`` and ``options`` is absolute
+    when its workers do not share this directory), with every job the discovery made. The first plugin that
+    returns a list of :class:`~msprobe_core.plugin.JobOutcome` (one per job, in order) has run them: its files
+    are the run's outputs. Return ``None`` when the options do not ask for your way of running (the default
+    plugin ``diff_analyze`` takes the run only with ``-da``) or the jobs are not ones you can run; then the next
+    plugin is asked, and the plain compare (every job through the pipeline, one after the other) runs when none
+    takes it. The default plugin ``parallel_jobs`` (``trylast``) runs several rank pairs as ``executor`` tasks.
+    A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that stops it.
 
     .. versionadded:: 0.1
     """
@@ -479,6 +480,19 @@ def msprobe_write_report(views: list[Any], summary: dict[str, Any], path: Path) 
     ``views``, every result's whole view; ``summary``, the run's summary as ``--json-summary`` writes it) to
     ``path``, and return the path written; ``None`` to leave it to another plugin. The ``report`` plugin answers
     with its HTML page; with no answer the call is a usage error.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- trace (issue 33: MSPROBE_TRACE_PLUGINS)
+@hookspec
+def msprobe_plugins_loaded(host: PluginHost) -> None:
+    """Every plugin of ``host`` is registered (called once per host, in each process, before the registry hooks):
+    watch its hook calls here. ``host.pm.add_hookcall_monitoring(before, after)`` is pluggy's monitoring of the
+    calls made through ``pm.hook``; ``host.add_hostcall_monitoring(before, after)`` the same for those the host makes
+    one implementation at a time (registry, first-result and command-line hooks). The default plugin ``trace``
+    (``MSPROBE_TRACE_PLUGINS``) uses both.
 
     .. versionadded:: 0.1
     """

@@ -66,7 +66,6 @@ from .specs import (
     always_applies,
 )
 from .strategies import StrategySpec
-from .tracing import start_trace, traced
 
 #: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
@@ -104,9 +103,9 @@ class PluginHost(RegistryLookups, EventCalls):
             self._drop(name, why)
         if os.environ.get(TRACE_ENV):
             trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
-        #: ``MSPROBE_TRACE_PLUGINS``: pluggy's monitoring of every hook call, also those made impl by impl here
-        self.trace = start_trace(self.pm)
         guard_watchers(self.pm, is_core_plugin, self._watcher_failed)
+        self.monitors = []  # who watches the calls made impl by impl here (MSPROBE_TRACE_PLUGINS: 'trace')
+        self.pm.hook.msprobe_plugins_loaded(host=self)
         self.frameworks: list[FrameworkSpec] = []
         self.mappers: list[MapperSpec] = []
         self.normalizers: list[NormalizerSpec] = []
@@ -214,9 +213,9 @@ class PluginHost(RegistryLookups, EventCalls):
     def _registered(self, impl: Any, hook: str) -> list[Any]:
         """What one plugin's registry hook registers: all of it, or nothing when the hook fails."""
         if is_core_plugin(impl.plugin_name):  # the core's own registrations: a failure is a bug, raised
-            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
+            return self._monitored(hook, impl, lambda: call_registry_hook(impl, hook))
         try:
-            return traced(self.trace, hook, impl, lambda: call_registry_hook(impl, hook))
+            return self._monitored(hook, impl, lambda: call_registry_hook(impl, hook))
         except RegistrationFailed as failed:
             self._skip(impl.plugin_name, f"{hook} failed: {failed}")
             return []
@@ -363,9 +362,11 @@ class PluginHost(RegistryLookups, EventCalls):
             return load(target), load(golden)
         return pair
 
-    def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any) -> list[Any] | None:
-        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``), else ``None``."""
-        return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run)
+    def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any, executor: Any) -> list[Any] | None:
+        """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``, several rank
+        pairs at once), else ``None``."""
+        return self._first_result("msprobe_run_jobs", jobs=jobs, options=options, host=self, run=run,
+                                  executor=executor)
 
     def _first_result(self, hook: str, **kwargs: Any) -> Any:
         """pluggy's first-result call, made one implementation at a time through the guard of plugin code
@@ -374,7 +375,7 @@ class PluginHost(RegistryLookups, EventCalls):
             function = impl.function
             if not is_core_plugin(impl.plugin_name):
                 function = PluginCode(function, self.owner_label(impl.plugin_name), hook, _HOOK_RESULTS[hook])
-            result = traced(self.trace, hook, impl, partial(function, *[kwargs[name] for name in impl.argnames]))
+            result = self._monitored(hook, impl, partial(function, *[kwargs[name] for name in impl.argnames]))
             if result is not None:
                 return result
         return None

@@ -51,9 +51,9 @@ def run_compare(
     """Compare every job through the core's stages, with the plugins of ``host``, and write each result.
 
     By default the jobs run as ``msprobe compare`` runs them: the output directory is checked first,
-    the run holds a timestamp no earlier result in it has (unless ``options.force``), several rank pairs
-    run side by side on the run's executor, progress lines are shown, a plugin that takes the run (``msprobe_run_jobs``: ``-da``) runs
-    it instead, and a failing job fails the run once the others are written.
+    the run holds a timestamp no earlier result in it has (unless ``options.force``), progress lines are shown, a
+    plugin that takes the run (``msprobe_run_jobs``: ``-da``; several rank pairs side by side on the run's executor:
+    ``parallel_jobs``) runs it, and a failing job fails the run once the others are written.
 
     ``stages_only=True`` runs each job's stages alone, one after the other, for a front end that owns the
     rest (its output directory, its console, its way of going on after a failure): no progress lines,

@@ -1,9 +1,10 @@
-"""The run: every job of a compare, one after the other or side by side on the run's executor.
+"""The run: every job of a compare, one after the other, unless a plugin runs them its own way.
 
-The run prepares the output directory, holds the run's timestamp, pauses the garbage collector,
-and hands each job to the pipeline (:mod:`msprobe_core.pipeline.job`), to the executor's tasks
-(:mod:`msprobe_core.run.parallel`) or, when a plugin takes the run (``msprobe_run_jobs``: ``-da``, the default
-plugin ``diff_analyze``), to that plugin. Only the jobs' own stages write result files.
+The run prepares the output directory, holds the run's timestamp, pauses the garbage collector, opens the run's
+executor, and hands the jobs to the plugin that takes the run (``msprobe_run_jobs``: ``-da``, the default plugin
+``diff_analyze``; several rank pairs side by side on the executor, the default plugin ``parallel_jobs``) or, when
+none does, each job in turn to the pipeline (:mod:`msprobe_core.pipeline.job`). Only the jobs' own stages write
+result files.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from ..console.stages import set_job, stage
+from ..console.stages import set_job
 from ..errors import MsprobeError, OutputError
 from ..files.outputs import output_policy, prepare_output_dir, run_stamp
 from ..host.registry import PluginHost, get_host
@@ -21,9 +23,9 @@ from ..host.specs import CompareJob
 from ..model import CompareOptions
 from ..pipeline.job import JobOutcome, raise_if_partly_failed, run_job
 from ..running import running_with
+from ..workers.executors import executor_for
 from ..workers.gcpause import gc_paused
 from .context import RunContext
-from .parallel import job_partial
 
 log = logging.getLogger("msprobe")
 
@@ -46,32 +48,20 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
                    keep_earlier=not options.force) as timestamp:
         # both travel to worker processes
         run = replace(run or RunContext(), host=host, started=time.time(), stamp=timestamp)
-        with gc_paused(freeze=True), output_policy(force=options.force, started=run.started), running_with(host):
-            # a plugin may run the jobs its own way (-da: the default plugin diff_analyze); else the plain compare
-            taken = host.run_jobs(jobs, options, run)
+        with gc_paused(freeze=True), output_policy(force=options.force, started=run.started), running_with(host), \
+                executor_for(options, host) as executor:  # the run's executor (--executor): one for every job
+            if not executor.shares_working_directory:  # its workers: another directory, maybe another machine
+                from .shipping import absolute_paths
+
+                jobs, options = absolute_paths(jobs), absolute_paths(options)
+            # a plugin may run the jobs its own way (-da: the default plugin diff_analyze; several rank pairs at
+            # once: parallel_jobs); else one after the other here
+            taken = host.run_jobs(jobs, options, run, executor)
             if taken is not None:
                 return taken
-            outcomes = _run_on_executor(jobs, options, run)
+            outcomes = _run_all(jobs, options, run)
     raise_if_partly_failed(outcomes, len(jobs))
     return outcomes
-
-
-def _run_on_executor(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -> list[JobOutcome]:
-    """Open the run's executor (``--executor``): several rank pairs run as its tasks, else here."""
-    from ..workers.executors import executor_for
-    from .parallel import run_parallel, wants_parallel
-
-    with executor_for(options, run.host) as executor:
-        if not executor.shares_working_directory:  # its workers: another directory, maybe another machine
-            from .shipping import absolute_paths
-
-            jobs, options = absolute_paths(jobs), absolute_paths(options)
-        if wants_parallel(jobs, executor):
-            stage("compare", f"{len(jobs)} pairs side by side")
-            outcomes = run_parallel(jobs, options, run, executor)
-            if outcomes is not None:
-                return outcomes
-        return _run_all(jobs, options, run)
 
 
 def _run_all(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -> list[JobOutcome]:
@@ -103,3 +93,13 @@ def _run_all(jobs: list[CompareJob], options: CompareOptions, run: RunContext) -
         outcome.partial = job_partial(run, outcome.table, outcome.files, left)
         outcome.table = outcome.table if run.keep_tables else None
     return outcomes
+
+
+def job_partial(run: RunContext, table: Any, files: list[Path], left: Any = None) -> Any:
+    """The summary partial of one job's result (``None`` when the run asks for none): ``left``, the partial a job
+    streamed chunk by chunk made as it went, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
+    from ..pipeline.sink import summarise_table
+
+    if left is not None or table is None:
+        return left
+    return summarise_table(run, table, files)

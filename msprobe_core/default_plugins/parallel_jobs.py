@@ -1,12 +1,13 @@
-"""Running several jobs (rank pairs) at once on the run's executor.
+"""The default plugin ``parallel_jobs``: several jobs (rank pairs) run at once on the run's executor.
 
-Each job becomes a task: it loads, matches, computes and writes its own
-result on the worker (on a cluster the output directory must be on storage
-shared with the client, like the dumps), and sends back a small report: the
-files written, its error if any, and the log records it emitted, which the
-client re-emits in job order, so the console reads as in a serial run. A
+It takes a run through ``msprobe_run_jobs`` (``trylast``: a plugin with a way of its own, ``-da``, is asked first)
+when more than one job can run and the executor has more than one worker. Each job becomes a task: it loads,
+matches, computes and writes its own result on the worker (on a cluster the output directory must be on storage
+shared with the client, like the dumps), and sends back a small report: the files written, its error if any, and
+the log records it emitted, which the client re-emits in job order, so the console reads as in a serial run. A
 task's own sub-tasks (tensor chunks) go to the executor its parent described
-(:meth:`~msprobe_core.workers.executors.Executor.for_task`).
+(:meth:`~msprobe_core.plugin.Executor.for_task`). Turned off (``-p no:parallel_jobs``), the core runs the jobs
+one after the other, with the same result files.
 """
 
 from __future__ import annotations
@@ -18,20 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MsprobeError
-from ..pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES, job_bytes
+from msprobe_core.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from ..host.specs import CompareJob
-    from ..model import CompareOptions
-    from ..pipeline.job import JobOutcome
-    from ..workers.executors import Executor, ExecutorRef
-    from .context import RunContext
+    from msprobe_core.plugin import CompareJob, CompareOptions, Executor, ExecutorRef, JobOutcome
 
 log = logging.getLogger("msprobe")
-
-#: the variable that sets the size from which a rank pair on a worker is streamed (see pipeline.strategy)
-ENV_STREAM_MIN_BYTES = ENV_WORKER_STREAM_MIN_BYTES
 
 
 @dataclass
@@ -40,21 +33,21 @@ class JobTask:
 
     job: CompareJob
     options: CompareOptions
-    run: RunContext
+    run: Any  # the run's context (msprobe_run_jobs' ``run``) without its host
     executor: ExecutorRef
 
 
 @dataclass
 class JobReport:
     """What a worker sends back for one job: its files, and its result's summary partial
-    (:mod:`msprobe_core.pipeline.sink`) or, when the run keeps tables, its table."""
+    (:func:`~msprobe_core.plugin.job_partial`) or, when the run keeps tables, its table."""
 
     files: list[Path] = field(default_factory=list)
     table: Any = None
     partial: Any = None
     error: str | None = None
     records: list[logging.LogRecord] = field(default_factory=list)
-    unrecognised: list[dict[str, Any]] = field(default_factory=list)  # see msprobe_core.load.dialects
+    unrecognised: list[dict[str, Any]] = field(default_factory=list)  # the job's entries no dialect knows
 
 
 class _Collect(logging.Handler):
@@ -76,10 +69,7 @@ def run_job_task(task: JobTask) -> JobReport:
     """Run one job where the executor put it; module-level so that it pickles by reference."""
     from dataclasses import replace
 
-    from ..host.registry import get_host
-    from ..pipeline.job import run_job
-    from ..running import running_with
-    from ..workers.executors import using
+    from msprobe_core.plugin import MsprobeError, get_host, job_partial, run_job, running_with, using
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate, list(logger.filters))
@@ -111,31 +101,32 @@ def run_job_task(task: JobTask) -> JobReport:
     return report
 
 
-def job_partial(run: RunContext, table: Any, files: list[Path], left: Any = None) -> Any:
-    """The summary partial of one job's result (``None`` when the run asks for none): ``left``, the partial a job
-    streamed chunk by chunk made as it went, else one made from its ``table`` (:mod:`msprobe_core.pipeline.sink`)."""
-    from ..pipeline.sink import summarise_table
-
-    if left is not None or table is None:
-        return left
-    return summarise_table(run, table, files)
-
-
 def wants_parallel(jobs: list[CompareJob], executor: Executor) -> bool:
     """Whether the jobs should run as executor tasks (several runnable jobs, more than one worker)."""
     runnable = [j for j in jobs if not j.missing]
     return len(runnable) > 1 and executor.parallelism() > 1
 
 
-def run_parallel(
-    jobs: list[CompareJob],
-    options: CompareOptions,
-    run: RunContext,
-    executor: Executor,
-) -> list[JobOutcome] | None:
+@hookimpl(trylast=True)
+def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, run: Any,
+                     executor: Executor) -> list[JobOutcome] | None:
+    """Several runnable jobs and more than one worker: every job a task of ``executor`` (``None``: one job, one
+    worker, or a job that cannot be shipped; the core then runs them one after the other)."""
+    if not wants_parallel(jobs, executor):
+        return None
+    from msprobe_core.plugin import raise_if_partly_failed, stage
+
+    stage("compare", f"{len(jobs)} pairs side by side")
+    outcomes = run_parallel(jobs, options, run, executor)
+    if outcomes is not None:
+        raise_if_partly_failed(outcomes, len(jobs))
+    return outcomes
+
+
+def run_parallel(jobs: list[CompareJob], options: CompareOptions, run: Any,
+                 executor: Executor) -> list[JobOutcome] | None:
     """Run the jobs as executor tasks; ``None`` when they cannot be shipped (unpicklable job)."""
-    from ..console.stages import Progress
-    from ..pipeline.job import JobOutcome
+    from msprobe_core.plugin import JobOutcome, Progress, job_bytes
 
     outcomes = [JobOutcome(job) for job in jobs]
     runnable = [k for k, job in enumerate(jobs) if not job.missing]
