@@ -53,8 +53,10 @@ def test_every_public_name_is_its_home_object():
 #: 146 names then; the run-finished hooks, their finished run, summary and partials; the report and merge_result
 #: plugins' output refusals, the run's host and hierarchy sources, the cells' and numbers' spelling: 163; the load's
 #: accelerators as default plugins: pair_loading's forked child and table columns, fast_scan's dump.json vocabulary
-#: (the dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner): 181)
-MAX_PUBLIC_NAMES = 185
+#: (the dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner): 181;
+#: the summary and the report without exceptions to that contract: the gc pause, the dumps' unrecognised records,
+#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 186)
+MAX_PUBLIC_NAMES = 186
 
 
 def test_the_public_api_is_small():

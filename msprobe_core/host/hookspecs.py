@@ -482,3 +482,18 @@ def msprobe_write_report(views: list[Any], summary: dict[str, Any], path: Path) 
 
     .. versionadded:: 0.1
     """
+
+
+# --------------------------------------------------------------------------- what the summary asks the plugins
+
+
+@hookspec(firstresult=True)
+def msprobe_mapping_options(framework: str) -> tuple[tuple[str, str], ...] | None:
+    """The options that pair the names of ``framework``'s dumps with another framework's, each with the rows it
+    pairs (``"api"`` or ``"module"``), e.g. ``(("-am", "api"), ("-cm", "module"))``; ``None``: none of this plugin's.
+
+    Asked by the ``summary`` plugin when most rows of a cross-framework run found no counterpart: the commands it
+    suggests to try name these options (the most rows they would pair first), then ``--auto-map``.
+
+    .. versionadded:: 0.1
+    """
