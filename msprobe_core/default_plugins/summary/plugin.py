@@ -1,7 +1,8 @@
 """The ``summary`` default plugin: each job's summary partial, the run's summary, and its text on the console.
 
 Turned off (``-p no:summary``), a compare writes its result files and prints nothing more; ``--min-matched`` is
-then no option, and the plugins that read ``run.summary`` (the gate, the JSON summary) have none.
+then no option, and the plugins that read ``run.summary`` (the gate, the JSON summary) have none (the ``report``
+plugin makes the summary its page draws itself). The summary writes no page: the report reads it from the run.
 """
 
 from __future__ import annotations
