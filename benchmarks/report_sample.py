@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from msprobe_core.default_plugins.report.html import write_report
-    from msprobe_core.default_plugins.report.result_files import label_from_path
     from msprobe_core.default_plugins.report.sampling import Budget, ViewSampler
     from msprobe_core.default_plugins.summary.chunks import ResultChunk
+    from msprobe_core.default_plugins.summary.result_files import label_from_path
     from msprobe_core.default_plugins.summary.summary import summarize
     from msprobe_core.default_plugins.summary.views import detect_mode, guess_frameworks
 

@@ -19,7 +19,7 @@ def __getattr__(name: str) -> object:
 
         return __version__
     if name == "hookimpl":
-        from .host.hookspecs import hookimpl
+        from .host.markers import hookimpl
 
         return hookimpl
     if name in _FROM_API:

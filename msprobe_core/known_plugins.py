@@ -80,9 +80,6 @@ class KnownPlugin:
     python_api: tuple[str, ...] = ()
     #: the other known distributions it depends on (they are not published: a checkout installs them too)
     needs: tuple[str, ...] = ()
-    #: its options that pair the names of its frameworks' dumps with another framework's, each with the rows it
-    #: pairs (``api`` or ``module``): what the summary suggests when a cross-framework compare paired few rows
-    mappings: tuple[tuple[str, str], ...] = ()
 
 
 def _is_classic_form(args: Sequence[str]) -> bool:
@@ -101,8 +98,7 @@ KNOWN_PLUGINS: tuple[KnownPlugin, ...] = (
     KnownPlugin("msprobe-mindspore", "plugins/mindspore", "mindspore", "msprobe_mindspore",
                 "MindSpore and MindTorch dumps (.npy tensors), MindSpore-vs-PyTorch compares, -am/-cm/-lm",
                 frameworks=("mindspore", "mindtorch"),
-                options=("-am", "--api_mapping", "-cm", "--cell_mapping", "-lm", "--layer_mapping"),
-                mappings=(("-am", "api"), ("-cm", "module"))),
+                options=("-am", "--api_mapping", "-cm", "--cell_mapping", "-lm", "--layer_mapping")),
     KnownPlugin("msprobe-kernel", "plugins/kernel", "kernel", "msprobe_kernel",
                 "MindSpore static-graph kernel dumps (rank_<r> directories), --rank/--step",
                 options=("--rank",),
@@ -157,13 +153,6 @@ def bringing(kind: str, value: str) -> KnownPlugin | None:
         if kind == "module" and value in plugin.modules:
             return plugin
     return None
-
-
-def mapping_options(framework: str) -> tuple[tuple[str, str], ...]:
-    """The options that pair ``framework``'s names with another framework's, each with the rows it pairs (``api``,
-    ``module``); empty when no known plugin has any."""
-    plugin = bringing("framework", framework)
-    return plugin.mappings if plugin is not None else ()
 
 
 def command_line_usage() -> list[str]:

@@ -451,8 +451,6 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
                attribute=False),
     OptionSpec("output_format", ("--output_format",), "Result file format: csv (default), xlsx, or one a plugin "
                "adds (see 'msprobe plugins').", default="csv", metavar="NAME"),
-    OptionSpec("report", ("--report",), "Also write a self-contained HTML report (compare_report_<timestamp>.html) "
-               "into the output dir.", kind=CHOICE, choices=("html",), api=False, attribute=False),
 )
 CORE_BY_NAME: dict[str, OptionSpec] = {s.name: s for s in CORE_OPTIONS}
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 #: home module (relative to ``msprobe_core``) -> the public names it gives plugins
 _HOMES: dict[str, tuple[str, ...]] = {
-    ".host.hookspecs": ("hookimpl",),
+    ".host.markers": ("hookimpl",),
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction",
         "MapperSpec", "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register",
@@ -65,7 +65,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "finish_streamed",
                        "new_table"),
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan)
-    ".load.dialects": ("CURRENT_MEMBERS", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS"),
+    ".load.dialects": ("CURRENT_MEMBERS", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS",
+                       "merge_records"),
     ".load.flatten": ("EMPTY_CRC", "non_tensor"),
     ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
@@ -85,7 +86,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
-    ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like"),
+    ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like", "csv_column"),
+    ".text.columns": ("CodedTextColumn",),
+    ".workers.gcpause": ("gc_paused",),
     ".load.dumpjson": ("load_stack", "load_dump_file"),
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
@@ -99,7 +102,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 #: modules given as they are
 _MODULES = {
-    "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms",
+    "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms", "verdict_messages": ".verdicts.messages",
     # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
     "forking": ".workers.forking",
 }
@@ -171,7 +174,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .files.yaml_names import yaml_comment, yaml_mapping_entry
     from .host.defaults import BUILTIN_PLUGIN
-    from .host.hookspecs import hookimpl
+    from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
     from .host.registry import PluginHost, get_host, reset_host
     from .host.specs import (
@@ -201,7 +204,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load.construct import load_construct
-    from .load.dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS
+    from .load.dialects import (
+        CURRENT_MEMBERS,
+        ENTRY_METADATA,
+        LEAF_DATA_FIELDS,
+        LEAF_METADATA,
+        P2P_FIELDS,
+        merge_records,
+    )
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
     from .load.document import detect_kind, finish_streamed, flatten_dump, new_table, split_api_key, strip_call_number
     from .load.dumpindex import dump_scanner, index_table, key_hashes
@@ -244,13 +254,16 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .run.frontend import run_compare
     from .run.jobs import job_partial
     from .running import run_host, running_with
-    from .text.cells import is_formula_like, neutralise, numpy_float_text
+    from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
+    from .text.columns import CodedTextColumn
     from .text.csv_rows import csv_line
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
+    from .verdicts import messages as verdict_messages
     from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
+    from .workers.gcpause import gc_paused
     from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result
     from .write.writers import any_formula_like, write_xlsx

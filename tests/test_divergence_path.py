@@ -15,7 +15,7 @@ import pytest
 from msprobe_kernel.scopes import kernel_ancestors, scope_segments
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.hierarchy import NO_HIERARCHY
+from msprobe_core.default_plugins.summary.hierarchy import NO_HIERARCHY
 from msprobe_core.host.hookspecs import hookimpl
 from msprobe_core.host.registry import PluginHost, reset_host
 from msprobe_core.host.specs import HierarchySpec

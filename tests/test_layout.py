@@ -119,12 +119,7 @@ def test_no_core_module_is_over_500_lines():
 
 #: import edges left out of the cycle check, each with its reason (the same as pyproject.toml's acyclic contract):
 #: (importing module, prefix of the modules it imports)
-KNOWN_EDGES = {
-    # issue 33, left: the summary writes the HTML page and counts the model tree with the report's modules, and the
-    # page reads the summary's views through report/seams.py, until the report listens to the run-finished hooks
-    # with a partial of its own
-    ("msprobe_core.default_plugins.report.seams", "msprobe_core.default_plugins.summary"),
-}
+KNOWN_EDGES: set[tuple[str, str]] = set()
 
 
 def test_the_core_has_no_import_cycle():

@@ -109,7 +109,7 @@ def test_compare_replaces_an_earlier_json_summary(run_cli, tmp_path):
 
 
 def test_a_compare_report_named_like_an_earlier_file_keeps_that_file(tmp_path):
-    from msprobe_core.default_plugins.summary.finish import _report_path
+    from msprobe_core.default_plugins.report.run_page import _report_path
 
     stamp = "20260101120000"
     earlier = tmp_path / f"compare_report_{stamp}.html"

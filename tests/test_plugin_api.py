@@ -56,8 +56,10 @@ def test_every_public_name_is_its_home_object():
 #: (the dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner): 181;
 #: the tensor metric engine as the default plugin tensor_metrics: the run's executor and the read buffers it reuses: 184;
 #: the rank pairs run at once as the default plugin parallel_jobs: a worker's task makes its executor and host the
-#: current ones, its job's summary partial, the pairs' bytes for its progress: 188)
-MAX_PUBLIC_NAMES = 188
+#: current ones, its job's summary partial, the pairs' bytes for its progress: 188;
+#: the summary and the report without exceptions to that contract: the gc pause, the dumps' unrecognised records,
+#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 193)
+MAX_PUBLIC_NAMES = 193
 
 
 def test_the_public_api_is_small():

@@ -76,7 +76,7 @@ def from_tables(ranks, tmp_path_factory) -> dict[str, Any]:
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: None, KEEP_TABLES: True})
+        mp.setattr(cli_main, "_summary_extra", lambda results: {SUMMARY_SINK: None, KEEP_TABLES: True})
         summary, outcomes = _run(*ranks, tmp_path_factory.mktemp("html"), "--workers", "1", "--report", "html")
     assert len(outcomes) == len(CASES) and all(o.table is not None and o.partial is None for o in outcomes)
     return summary
@@ -140,8 +140,8 @@ def test_report_html_pages_come_from_the_ranks_samples(ranks, tmp_path, executor
     """``--report html``: no rank's table reaches the run, each hands back its sample with its partial, and the
     page is the one made from the whole results (every row below the threshold, their samples above it)."""
     from msprobe_core.default_plugins.report.html import _dumps, build_payload
-    from msprobe_core.default_plugins.report.result_files import read_files_as_view
     from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, ViewSample
+    from msprobe_core.default_plugins.summary.result_files import read_files_as_view
 
     if threshold is None:
         monkeypatch.delenv(THRESHOLD_ENV, raising=False)
@@ -199,7 +199,7 @@ def test_rank_jobs_stream_their_results_on_every_executor(ranks, tmp_path, execu
     extra = _executor_flags(executor)
     if executor == "dask":  # Dask's worker processes import the sink's module by name
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
-    monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
+    monkeypatch.setattr(cli_main, "_summary_extra", lambda results: {SUMMARY_SINK: PartsCounted,
                                                                             KEEP_TABLES: False})
     monkeypatch.setenv(ENV_CHUNK_ROWS, "4")
     monkeypatch.setenv(ENV_STREAM_MIN_BYTES, "0")  # the corpus' ranks are small: a worker streams every pair
@@ -221,8 +221,8 @@ def test_each_rank_keeps_whole_rows_only_up_to_its_share_and_a_page_that_fits_is
     up to its share (threshold / ranks) and samples beyond it; when all results together fit, the page still has
     every row, the sampled ranks read back from their files."""
     from msprobe_core.default_plugins.report.html import _dumps, build_payload
-    from msprobe_core.default_plugins.report.result_files import read_files_as_view
     from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget
+    from msprobe_core.default_plugins.summary.result_files import read_files_as_view
 
     # budgets small enough that a rank over its share is really sampled (the local pool's workers are forks)
     monkeypatch.setattr(Budget, "for_views", classmethod(lambda cls, n: cls(10, 10, 10, 5, 2, 32, 32)))
@@ -252,7 +252,7 @@ def test_small_rank_pairs_on_a_worker_are_compared_on_whole_tables(ranks, tmp_pa
     from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
     from msprobe_core.pipeline.strategy import ENV_WORKER_STREAM_MIN_BYTES as ENV_STREAM_MIN_BYTES
 
-    monkeypatch.setattr(cli_main, "_summary_extra", lambda report, results: {SUMMARY_SINK: PartsCounted,
+    monkeypatch.setattr(cli_main, "_summary_extra", lambda results: {SUMMARY_SINK: PartsCounted,
                                                                             KEEP_TABLES: False})
     monkeypatch.setenv("MSPROBE_CHUNK_ROWS", "4")
     extra = ("--executor", "local", "--workers", "2")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.result_files import read_result_file
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 
 from .browser import screenshot, start_browser
 from .conftest import corpora_dir

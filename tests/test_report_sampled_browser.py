@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, sample_views
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.summary import summarize
 
 from .browser import screenshot, start_browser

@@ -18,7 +18,6 @@ import pytest
 import msprobe_core
 from msprobe_core.cli.main import main
 from msprobe_core.default_plugins.report.html import build_payload, render_html
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.sampling import (
     BIG_ROWS,
     THRESHOLD_ENV,
@@ -29,6 +28,7 @@ from msprobe_core.default_plugins.report.sampling import (
 )
 from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
 from msprobe_core.default_plugins.summary.divergence import first_divergence_of
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.summary import summarize
 from msprobe_core.default_plugins.summary.worst import worst_rows
 
@@ -235,7 +235,7 @@ def _corpus_results() -> list[Path]:
 def test_call_numbers_agree_with_node_of_on_every_corpus_result():
     """The call numbering's shortcut (a row whose leaf surely stays in its call is not parsed) numbers the calls
     as runs of :func:`node_of` do, whatever the chunk boundaries, on every result name of the corpora."""
-    from msprobe_core.default_plugins.report.calls import CallNumbers
+    from msprobe_core.default_plugins.summary.calls import CallNumbers
     from msprobe_core.default_plugins.summary.views import node_of
 
     rnd = random.Random(11)

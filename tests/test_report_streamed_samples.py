@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
 from msprobe_core.default_plugins.report.html import _dumps, build_payload
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.report.sample_sink import ReportSamples
 from msprobe_core.default_plugins.report.sampling import THRESHOLD_ENV, Budget, sample_views
 from msprobe_core.default_plugins.summary.accumulate import view_partial
+from msprobe_core.default_plugins.summary.hierarchy import run_hierarchy
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.summary import summarize
 
 from .report_synth import write_synthetic_result

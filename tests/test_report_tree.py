@@ -10,10 +10,10 @@ from collections import Counter
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.hierarchy import RunHierarchy, SideHierarchy, run_hierarchy
-from msprobe_core.default_plugins.report.result_files import read_result_file
-from msprobe_core.default_plugins.report.tree import ALIAS_KEY, TREE_NODES, NodeStats, build_tree, row_tree_index
 from msprobe_core.default_plugins.summary.chunks import view_chunks, view_cut
+from msprobe_core.default_plugins.summary.hierarchy import RunHierarchy, SideHierarchy, run_hierarchy
+from msprobe_core.default_plugins.summary.result_files import read_result_file
+from msprobe_core.default_plugins.summary.tree import ALIAS_KEY, TREE_NODES, NodeStats, build_tree, row_tree_index
 from msprobe_core.default_plugins.summary.views import node_of
 from msprobe_core.host.specs import HierarchySpec
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.result_files import read_result_file
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.views import node_of
 
 from .browser import ARTIFACTS, start_browser

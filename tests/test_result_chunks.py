@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msprobe_core import result_columns as C
-from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_chunks, read_result_file
 from msprobe_core.default_plugins.summary.chunks import ResultChunk
+from msprobe_core.default_plugins.summary.result_files import read_files_as_view, read_result_chunks, read_result_file
 from msprobe_core.errors import InputError
 from msprobe_core.result import result_columns
 

@@ -125,7 +125,7 @@ def test_the_host_grep_finds_a_lookup(tmp_path):
 def test_outside_a_run_the_report_knows_the_core_alone_inside_it_the_runs_plugins():
     """What the summary and the report know of plugins is the run's host, for the run only: before it (and
     after it) the core's columns, modes and hierarchy sources, whatever host the process made earlier."""
-    from msprobe_core.default_plugins.report.hierarchy import hierarchy_specs
+    from msprobe_core.default_plugins.summary.hierarchy import hierarchy_specs
     from msprobe_core.default_plugins.summary.modes import CORE_MODES, result_modes
     from msprobe_core.default_plugins.summary.views import framework_specs
     from msprobe_core.host.registry import get_host

@@ -59,8 +59,8 @@ def test_step1_alone_is_the_run_and_names_it_too(tmp_path, run_cli):
 
 def test_a_step_whose_first_difference_is_computed_is_not_carried():
     """The first differing row is an output (the step computed the difference): no note, the thresholds' answer."""
-    from msprobe_core.default_plugins.report.steps_view import carried_drift
     from msprobe_core.default_plugins.summary.accumulate import view_partial
+    from msprobe_core.default_plugins.summary.steps_view import carried_drift
     from msprobe_core.default_plugins.summary.views import ResultView
 
     names = ["Functional.linear.0.forward.input.0", "Functional.linear.0.forward.output.0"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.summary.divergence import first_divergence_of
 from msprobe_core.default_plugins.summary.modes import row_names
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.summary import summarize
 from msprobe_core.default_plugins.summary.views import ResultView, node_of, row_verdicts
 

@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 
 from msprobe_core.cli import main as cli_main
 from msprobe_core.cli.main import main
-from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_file
 from msprobe_core.default_plugins.summary import finish
 from msprobe_core.default_plugins.summary.accumulate import SummaryAccumulator, note_pairing, view_partial
 from msprobe_core.default_plugins.summary.divergence import first_divergence_of, plain_messages
 from msprobe_core.default_plugins.summary.modes import row_names
+from msprobe_core.default_plugins.summary.result_files import read_files_as_view, read_result_file
 from msprobe_core.default_plugins.summary.summary import format_summary, summarize
 from msprobe_core.default_plugins.summary.views import VERDICT_LEVEL, ResultView, node_of, to_number
 from msprobe_core.pipeline.sink import KEEP_TABLES
@@ -116,7 +116,7 @@ def compare(tmp_path_factory):
                 mp.setattr(finish, "add_outcomes", add_outcomes)
                 # the jobs keep their tables too (msprobe compare keeps none): the reference of the tests below
                 mp.setattr(cli_main, "_summary_extra",
-                           lambda report, results, _real=cli_main._summary_extra: {**_real(report, results),
+                           lambda results, _real=cli_main._summary_extra: {**_real(results),
                                                                                    KEEP_TABLES: True})
                 rc = main(["compare", *args, "-o", str(out / "out"), "--report", "html",
                            "--json-summary", str(summary_file)])
@@ -233,8 +233,8 @@ def test_summary_fed_in_chunks_is_the_summary_of_whole_tables(compare, case, arg
     """Differential: every corpus compare's summary (made by its jobs' partials, a pool's workers for several
     ranks) equals the summary of its whole tables fed as one chunk each, and the one fed in chunks of random
     sizes (empty chunks too), and the one of its result files read back in chunks of random sizes."""
-    from msprobe_core.default_plugins.report.result_files import read_result_chunks
     from msprobe_core.default_plugins.summary.finish import outcomes_hierarchy, views_from_outcomes
+    from msprobe_core.default_plugins.summary.result_files import read_result_chunks
 
     run = compare(case, args)
     if run.rc == 2 or run.outcomes is None:

@@ -9,8 +9,8 @@ import math
 import re
 from pathlib import Path
 
-from msprobe_core.default_plugins.report.result_files import read_result_file
 from msprobe_core.default_plugins.summary.reasons import cell_number, people_text
+from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.summary import format_summary, summarize
 from msprobe_core.default_plugins.summary.views import ResultView
 

@@ -186,7 +186,7 @@ def compare_cmd(**kw: object) -> None:
     from ..run.finished import FinishedRun, choose_partials, finish_run
 
     sink, partial_names, single = choose_partials(host, options, values, len(jobs))  # msprobe_register_partials
-    fields = _summary_extra(values.get("report"), len(jobs))
+    fields = _summary_extra(len(jobs))
     if fields.setdefault(SUMMARY_SINK, sink) is None:  # a caller that asked for no partials at all
         partial_names, single = {}, None
     run = RunContext(host, **fields)
@@ -237,7 +237,7 @@ def _refuse_summary_over_a_file(values: dict[str, object], jobs: list, options: 
                       "a JSON summary", force=bool(getattr(options, "force", False)))
 
 
-def _summary_extra(report: object, results: int) -> dict[str, object]:
+def _summary_extra(results: int) -> dict[str, object]:
     """The :class:`~msprobe_core.run.context.RunContext` fields ``msprobe compare`` sets besides the plugins'
     partials (``msprobe_register_partials``, :mod:`msprobe_core.run.finished`): each job hands back its partials
     and keeps no table, so the run's memory does not grow with the ranks. A ``summary_sink`` set here replaces the

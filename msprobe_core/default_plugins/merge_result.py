@@ -163,7 +163,7 @@ def read_result(rank: int, path: Path | list[Path]) -> RankResult:
     all its ``_part_N`` files) keeps its cells as text, as written (they are written back to a CSV)."""
     paths = [path] if isinstance(path, Path) else list(path)
     if paths[0].suffix == ".csv":
-        from .report.result_files import read_csv_table  # the report's reader of result files
+        from .summary.result_files import read_csv_table  # the summary's reader of result files
 
         header, body = read_csv_table(paths[0])
         for part in paths[1:]:

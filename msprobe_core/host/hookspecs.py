@@ -16,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -28,7 +26,6 @@ if TYPE_CHECKING:
     from ..options import OptionSpec
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
-    from ..run.finished import FinishedRun, PartialSpec, RunSummary
     from ..workers.executors import Executor, ExecutorSpec
     from .ranks import CommOpSpec
     from .registry import PluginHost
@@ -47,10 +44,9 @@ if TYPE_CHECKING:
     )
     from .strategies import DumpIndex, StrategySpec
 
-PROJECT = "msprobe_core"
-hookspec = pluggy.HookspecMarker(PROJECT)
-#: the decorator of a plugin's hook implementations (``@hookimpl def msprobe_register_mappers(register): ...``)
-hookimpl = pluggy.HookimplMarker(PROJECT)
+from .markers import PROJECT, hookimpl, hookspec
+
+__all__ = ["PROJECT", "hookimpl", "hookspec"]
 
 
 @hookspec
@@ -398,101 +394,27 @@ def msprobe_stage_finished(event: StageEvent) -> None:
     """
 
 
-# --------------------------------------------------------------------------- the run-finished hooks
-# (issue 33: the summary, the gate, the JSON summary and the HTML report are plugins; see msprobe_core.run.finished)
+# the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), hooks of this module too
+from .run_hookspecs import (  # noqa: E402
+    msprobe_mapping_options,
+    msprobe_plugins_loaded,
+    msprobe_register_partials,
+    msprobe_run_finished,
+    msprobe_run_gate,
+    msprobe_run_outputs,
+    msprobe_run_terminal_summary,
+    msprobe_summarize,
+    msprobe_write_report,
+)
 
-
-@hookspec
-def msprobe_register_partials(register: Register[PartialSpec]) -> None:
-    """Make something of each job's result where the job runs: ``register(PartialSpec(name, sink, replaces=()))``.
-
-    Before the jobs run, ``sink(options, values, jobs)`` is asked for a picklable factory of one job's sink
-    (``None``: this run needs none). Each job (on this process or a worker) feeds its result table to a new
-    sink, part by part as it is built (``feed_table(table, start)``), and hands back ``sink.finish(files)``,
-    which must pickle; the run-finished hooks read it with ``run.partial(name, outcome)``. The ``summary`` plugin
-    registers ``"summary"`` (its per-result counts); a sink that makes another spec's partial and more names it
-    in ``replaces``.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_run_outputs(run: FinishedRun) -> list[Path] | None:
-    """The files this plugin will write for the finished ``run`` (e.g. a report beside the results), or ``None``.
-
-    Called once the jobs are done, before ``msprobe_run_finished``; the core gathers them in ``run.outputs``
-    (the summary lists them among the run's files). Write nothing here.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_run_finished(run: FinishedRun) -> None:
-    """The jobs are done: compute and write what this plugin makes of the run (a report, a summary file).
-
-    ``run`` (:class:`msprobe_core.plugin.FinishedRun`): the outcomes, the options and command-line values, the
-    inputs, the start time, ``failed`` (some job failed; what was written is still there), ``outputs`` and the
-    partials. The ``summary`` plugin's implementation is ``tryfirst``: it sets ``run.summary``
-    (:class:`msprobe_core.plugin.RunSummary`) before any other runs (``None`` when that plugin is turned off).
-    Print nothing meant for the user here (that is ``msprobe_run_terminal_summary``).
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_run_terminal_summary(run: FinishedRun) -> None:
-    """Print what this plugin tells the user about the finished ``run`` (the summary text).
-
-    Called after every file is written and after the core's "ends successfully" banner.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_run_gate(run: FinishedRun) -> str | None:
-    """Why the finished ``run`` fails this plugin's gate (one line), or ``None`` when it passes.
-
-    Called last, only when every job succeeded. Any reason makes ``msprobe compare`` exit with status 3 (the
-    reasons joined by ``"; "``, in plugin registration order, after ``msprobe: error:``).
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec(firstresult=True)
-def msprobe_summarize(run: FinishedRun) -> RunSummary | None:
-    """The summary of a run whose results are in memory (the Python API's ``CompareResult.summary``), or ``None``.
-
-    Nothing is written or printed; ``RunSummary.results`` holds the results' whole views (what
-    ``CompareResult.write_report`` shows). The ``summary`` plugin answers.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec(firstresult=True)
-def msprobe_write_report(views: list[Any], summary: dict[str, Any], path: Path) -> Path | None:
-    """Write the report page of results held in memory (the Python API's ``CompareResult.write_report(path)``:
-    ``views``, every result's whole view; ``summary``, the run's summary as ``--json-summary`` writes it) to
-    ``path``, and return the path written; ``None`` to leave it to another plugin. The ``report`` plugin answers
-    with its HTML page; with no answer the call is a usage error.
-
-    .. versionadded:: 0.1
-    """
-
-
-# --------------------------------------------------------------------------- trace (issue 33: MSPROBE_TRACE_PLUGINS)
-@hookspec
-def msprobe_plugins_loaded(host: PluginHost) -> None:
-    """Every plugin of ``host`` is registered (called once per host, in each process, before the registry hooks):
-    watch its hook calls here. ``host.pm.add_hookcall_monitoring(before, after)`` is pluggy's monitoring of the
-    calls made through ``pm.hook``; ``host.add_hostcall_monitoring(before, after)`` the same for those the host makes
-    one implementation at a time (registry, first-result and command-line hooks). The default plugin ``trace``
-    (``MSPROBE_TRACE_PLUGINS``) uses both.
-
-    .. versionadded:: 0.1
-    """
+__all__ += [
+    "msprobe_register_partials",
+    "msprobe_run_outputs",
+    "msprobe_run_finished",
+    "msprobe_run_terminal_summary",
+    "msprobe_run_gate",
+    "msprobe_summarize",
+    "msprobe_write_report",
+    "msprobe_plugins_loaded",
+    "msprobe_mapping_options",
+]

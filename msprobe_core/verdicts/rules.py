@@ -18,6 +18,22 @@ from .. import result_columns as C
 from ..match.frameworks import dtype_equal_column
 from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
 from .forms import SCALAR_RTOL
+from .messages import (  # the messages the rules write, public as msprobe_core.plugin.verdict_messages
+    MSG_COSINE_WARN,
+    MSG_DTYPE,
+    MSG_INF_NAN,
+    MSG_MD5_ERR,
+    MSG_MD5_WARN,
+    MSG_NORM_REL,
+    MSG_ONE_THOUSANDTH,
+    MSG_PARAMETERS,
+    MSG_REL_WARN,
+    MSG_REQUIRES_GRAD,
+    MSG_SHAPE,
+    MSG_SHAPE_FOLDED,
+    MSG_SHAPE_RECORDED_APART,
+    MSG_UNREAD,
+)
 
 if TYPE_CHECKING:
     from ..host.specs import VerdictContext
@@ -25,27 +41,6 @@ if TYPE_CHECKING:
 PASS, WARNING, ERROR = 0, 1, 2
 LEVEL_TEXT = ("pass", "warning", "error")
 
-MSG_INF_NAN = "error: There is nan/inf/-inf in the maximum or minimum value of NPU."
-MSG_ONE_THOUSANDTH = "error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6."
-MSG_NORM_REL = "error: The NormRelativeErr of output is greater than 0.5."
-MSG_REQUIRES_GRAD = "error: The Required_Grad of NPU and Bench are inconsistent"
-MSG_PARAMETERS = "error: The scalar parameters of NPU and Bench are inconsistent."
-MSG_DTYPE = "error: The dtype of NPU and Bench are inconsistent."
-MSG_SHAPE = "error: The shape of NPU and Bench are inconsistent."
-#: ours, not msprobe's: a backward tensor two frameworks record with other shapes is not judged (docs/differences.md)
-MSG_SHAPE_RECORDED_APART = ("warning: The shape of NPU and Bench are inconsistent: the two frameworks record this "
-                            "backward tensor differently, so its values were not judged.")
-#: ours, not msprobe's: a forward tensor of another shape that holds the same elements, the leading dimensions folded
-#: otherwise (``[16, 64]`` against ``[2, 8, 64]``), and the same values, in a cross-framework pair (docs/differences.md)
-MSG_SHAPE_FOLDED = ("warning: The shape of NPU and Bench are inconsistent: the same elements with the leading "
-                    "dimensions folded otherwise, and values that agree.")
-MSG_COSINE_WARN = "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1"
-MSG_REL_WARN = "warning: The norm relative error of output is 10 times that of input."
-MSG_MD5_WARN = "warning: The parameter of NPU does not match the bench."
-MSG_MD5_ERR = "error: The CRC-32 value of NPU differs from that of the bench."
-#: a tensor row whose file could not be read (not msprobe's: it says ``pass``); ``{}``: side, file and reason
-UNREAD_PREFIX = "warning: Dump file not found or read failed, the row is not compared: "
-MSG_UNREAD = UNREAD_PREFIX + "{}"
 
 #: ``Requires_grad`` cells that say nothing: ``N/A`` (the dump has no flag, e.g. every MindSpore dump) or empty.
 #: msprobe flags ``N/A`` vs ``True`` as inconsistent; an unknown flag cannot contradict the other side.

@@ -8,6 +8,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -132,7 +133,7 @@ def describe_runs(choice: RunChoice) -> list[str]:
 def result_labels(groups: list[list[Path]]) -> list[str]:
     """One label per result: its rank (``rank1``), with its folder when ranks repeat
     (``graph/step0/rank0``), and its run's timestamp when several runs are shown."""
-    from .result_files import label_from_path
+    from .seams import label_from_path
 
     if len(groups) < 2:
         return [""]
@@ -186,7 +187,7 @@ def versus_sides(results: tuple[Path, ...], run: str, *, forced: bool
     two folders of one model's compares, or two result files of the same rank); ``forced`` (``--versus``) takes any
     two, and refuses anything but two.
     """
-    from .result_files import label_from_path
+    from .seams import label_from_path
 
     if len(results) != 2 or (results[0].exists() and results[1].exists() and results[0].samefile(results[1])):
         if forced:
@@ -270,11 +271,10 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
     compared before and after: which rows got better or worse, which appeared or disappeared, and where the
     first divergence was and is (see --versus).
     """
-    from msprobe_core.plugin import file_sizes, run_status, setup_logging, stage
+    from msprobe_core.plugin import file_sizes, gc_paused, run_status, setup_logging, stage
 
-    from .result_files import read_result_chunks
     from .sample_sink import ReportSamples
-    from .seams import SummaryAccumulator, finish_summary, gc_paused
+    from .seams import SummaryAccumulator, finish_summary, read_result_chunks
 
     setup_logging(quiet)
     click.get_current_context().with_resource(run_status("msprobe report", quiet=quiet))
@@ -318,5 +318,11 @@ def report_cmd(results: tuple[Path, ...], output: Path | None, run: str, json_su
             if fed:
                 samples.add(sampler.finish())
     stage("summary", f"{sum(p.rows for p in acc.partials):,} rows")
-    finish_summary(acc, report_samples=samples.finish, sample_above=samples.limit, report=output,
-                   json_summary=json_summary, fail_on=fail_on, quiet=quiet, title=title, run=choice.as_dict())
+    from .run_page import write_html
+
+    def draw_page(summary: dict, tree_input: Any) -> None:
+        write_html(acc.analysis, summary, tree_input, output, title=title, sample_above=samples.limit,
+                   report_samples=samples.finish)
+
+    finish_summary(acc, page=output, draw_page=draw_page, json_summary=json_summary, fail_on=fail_on, quiet=quiet,
+                   run=choice.as_dict())

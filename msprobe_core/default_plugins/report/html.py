@@ -198,9 +198,9 @@ def build_payload(
     Each sampled part has ``pos`` (each row's position in its result) and ``total``; ``sample``
     says how many rows are shown of how many, and which files hold them all.
 
-    ``tree``: ``(stats, hierarchy)``, each result's :class:`~msprobe_core.default_plugins.report.tree.NodeStats` by label and the
-    run's :class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy`; the page's ``tree`` is the model tree
-    (:func:`~msprobe_core.default_plugins.report.tree.build_tree`) with ``of``, each call node's tree node.
+    ``tree``: ``(stats, hierarchy)``, each result's :class:`~msprobe_core.default_plugins.summary.tree.NodeStats` by label and the
+    run's :class:`~msprobe_core.default_plugins.summary.hierarchy.RunHierarchy`; the page's ``tree`` is the model tree
+    (:func:`~msprobe_core.default_plugins.summary.tree.build_tree`) with ``of``, each call node's tree node.
     """
     from .explain import divergence_detail, divergence_spread
 
@@ -302,7 +302,7 @@ def _model_tree(tree: Any, summary: dict[str, Any], spread: list[dict[str, Any]]
     """The page's model tree (see :func:`build_payload`), ``None`` without stats."""
     if tree is None:
         return None
-    from .tree import ALIAS_KEY, build_tree, row_tree_index
+    from .seams import ALIAS_KEY, build_tree, row_tree_index
 
     stats, hierarchy = tree
     built = build_tree(stats, hierarchy, summary, spread)

@@ -18,8 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.plugin import gc_paused
+
 from .sampling import Budget, RowAllowance, ViewSample, ViewSampler, sample_threshold, sample_views, watched_calls
-from .seams import ViewAccumulator, ViewPartial, gc_paused, table_chunks
+from .seams import ViewAccumulator, ViewPartial, table_chunks
 
 #: the key the result's :class:`~msprobe_core.default_plugins.report.sampling.ViewSample` was kept under in a summary
 #: partial before it had a field of its own (``ViewPartial.sample``)
@@ -68,7 +70,7 @@ class ReportSamples:
         """Every row of a sampled result, from its files (the sample itself when they cannot be read)."""
         from msprobe_core.plugin import MsprobeError
 
-        from .result_files import read_result_chunks
+        from .seams import read_result_chunks
 
         files = [Path(f) for f in sample.files if Path(f).suffix.lower() in (".csv", ".xlsx")]
         sampler = ViewSampler(self.budget, self.watch, RowAllowance(self.limit))

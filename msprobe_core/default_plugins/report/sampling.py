@@ -42,10 +42,10 @@ import numpy as np
 from msprobe_core.plugin import result_columns as C
 
 from .buckets import Buckets, Decimated, TopRows
-from .calls import CallNumbers
 from .seams import (
     CHUNK_ROWS,
     VERDICT_LEVEL,
+    CallNumbers,
     CellWindow,
     ResultChunk,
     ResultHead,

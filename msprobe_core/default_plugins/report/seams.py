@@ -1,10 +1,11 @@
-"""What the HTML report and ``msprobe report`` take from modules that leave the core at the same time (issue 33).
+"""What the HTML report and ``msprobe report`` take from the ``summary`` default plugin's machinery, in one place.
 
-The summary (``msprobe_core.default_plugins.report``: the result views, the first divergence, the result chunks, the summary
-itself) and the garbage-collector pause are being moved into
-default plugins of their own by other changes; until they land, the report reaches them through this one
-module, so that rewiring them is one edit here. Each name is imported from its home on first use, as
-:mod:`msprobe_core.plugin` does: ``msprobe --help`` (which registers ``msprobe report``) loads none of them.
+The page draws the summary: it reads results as the summary's views (:mod:`..summary.views`) and chunks, their
+first divergence, their model tree and steps, and ``msprobe report`` makes the summary of result files. The report
+depends on the summary this one way (the summary imports nothing of the report: an import contract in
+``pyproject.toml``); on a run, what the summary made comes through the run-finished hooks (``run.summary``).
+Each name is imported from its home on first use, as :mod:`msprobe_core.plugin` does: ``msprobe --help`` (which
+registers ``msprobe report``) loads none of them.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-#: home module -> the names the report takes from it
+#: home module (in the summary's package) -> the names the report takes from it
 _HOMES: dict[str, tuple[str, ...]] = {
-    # the summary's (another default plugin, moving at the same time)
     "views": ("VERDICTS", "VERDICT_LEVEL", "ResultHead", "ResultView", "SpelledColumns", "detect_mode",
               "guess_frameworks", "head_of", "main_metric", "node_of", "plot_metrics", "row_verdicts", "view_grammar"),
     "divergence": ("Divergence", "analysis_queries", "carried_in", "carried_into", "choose_divergence",
@@ -22,17 +22,18 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "modes": ("page_declarations",),
     "chunks": ("CHUNK_ROWS", "CellWindow", "ResultChunk", "concat_chunks", "table_chunks", "view_chunks"),
     "accumulate": ("SummaryAccumulator", "ViewAccumulator", "ViewPartial"),
-    "finish": ("finish_summary",),
+    "finish": ("finish_summary", "labelled", "summarise_run"),
     "unpaired": ("parse_share",),
     "drift": ("carried_input",),
     "summary": ("summarize", "write_json_summary"),
-    # the process pool's (the default plugin local_executor's, the pause still in the core's workers/)
-    "gcpause": ("gc_paused",),
+    "calls": ("CallNumbers",),
+    "tree": ("ALIAS_KEY", "build_tree", "row_tree_index"),
+    "result_files": ("label_from_path", "read_files_as_view", "read_result_chunks"),
 }
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 
 
-def _module(home: str) -> ModuleType:  # noqa: PLR0911 - one import each, spelled out for the import contracts
+def _module(home: str) -> ModuleType:  # noqa: PLR0911, C901 - one import each, spelled out for the import contracts
     if home == "views":
         from msprobe_core.default_plugins.summary import views
         return views
@@ -60,8 +61,14 @@ def _module(home: str) -> ModuleType:  # noqa: PLR0911 - one import each, spelle
     if home == "summary":
         from msprobe_core.default_plugins.summary import summary
         return summary
-    from msprobe_core.workers import gcpause
-    return gcpause
+    if home == "calls":
+        from msprobe_core.default_plugins.summary import calls
+        return calls
+    if home == "tree":
+        from msprobe_core.default_plugins.summary import tree
+        return tree
+    from msprobe_core.default_plugins.summary import result_files
+    return result_files
 
 
 def __getattr__(name: str) -> Any:

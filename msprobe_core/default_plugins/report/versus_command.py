@@ -13,7 +13,7 @@ log = logging.getLogger("msprobe")
 
 def read_side(groups: Sequence[Sequence[Path]], labels: Sequence[str]) -> list:
     """One side's result views, each with its label (as ``msprobe report`` labels them)."""
-    from .result_files import read_files_as_view
+    from .seams import read_files_as_view
 
     return [read_files_as_view(list(group), label) for group, label in zip(groups, labels)]
 

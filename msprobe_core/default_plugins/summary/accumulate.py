@@ -25,10 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.report.tree import NodeStats
-from msprobe_core.plugin import MODE_TENSOR
+from msprobe_core.plugin import MODE_TENSOR, gc_paused
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.workers.gcpause import gc_paused
 
 from .chunks import CHUNK_ROWS, ResultChunk, concat_chunks, table_chunks, view_chunks
 from .divergence import (
@@ -42,6 +40,7 @@ from .divergence import (
     mixed_labels,
 )
 from .drift import DriftScan
+from .tree import NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric
 
@@ -103,7 +102,7 @@ class ViewAccumulator:
     before it), or whole tables and parts of tables (:meth:`feed_table`), then call :meth:`finish` once.
     ``queries``: the nodes of a ``-da`` analysis whose rows the summary names
     (:attr:`SummaryAccumulator.queries`); ``limit``: how many worst rows are kept; ``tree``: also count
-    each call for the HTML report's model tree (:class:`~msprobe_core.default_plugins.report.tree.NodeStats` in ``extra``).
+    each call for the HTML report's model tree (:class:`~msprobe_core.default_plugins.summary.tree.NodeStats` in ``extra``).
     """
 
     def __init__(self, queries: Sequence[AnalysisQuery] = (), limit: int = WORST_ROWS, tree: bool = False) -> None:
@@ -251,9 +250,9 @@ def not_compared_rows(chunk: ResultView) -> int:
     """Rows of a tensor-mode chunk whose ``Err_message`` says their tensor data could not be read."""
     if chunk.mode != MODE_TENSOR:
         return 0
-    from msprobe_core.verdicts.rules import UNREAD_PREFIX
+    from msprobe_core.plugin import verdict_messages
 
-    return sum(UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
+    return sum(verdict_messages.UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
 
 
 def view_partial(view: ResultView, queries: Sequence[AnalysisQuery] = (), *, rows: int = CHUNK_ROWS,
@@ -394,7 +393,7 @@ class SummaryAccumulator:
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
-        from msprobe_core.default_plugins.report.steps_view import add_steps
+        from .steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)
         return summary

@@ -15,7 +15,7 @@ Where chunks come from:
 * :func:`table_chunks` cuts an in-memory :class:`~msprobe_core.result.ResultTable`, or a part of one
   (``start``: the row of the whole result the part begins at: a streamed compare feeds its parts as
   they are built);
-* :func:`~msprobe_core.default_plugins.report.result_files.read_result_chunks` reads result files (CSV in blocks of
+* :func:`~msprobe_core.default_plugins.summary.result_files.read_result_chunks` reads result files (CSV in blocks of
   rows, xlsx sheet rows) without ever holding more than a chunk of cells.
 
 Every producer yields at least one chunk per result (an empty result: one empty chunk), in row order,

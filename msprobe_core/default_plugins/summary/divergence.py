@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.verdicts.rules import MSG_SHAPE_RECORDED_APART
+from msprobe_core.plugin import verdict_messages
 
 from .modes import relative_errors
 from .row_forms import form_note, row_form
@@ -62,7 +62,7 @@ def _dtype_of(view: ResultView, side: int, dtype: str) -> tuple[str, str | None]
         info = spec.dtype_info(dtype)
         if info is not None:
             return info.canonical, info.family
-    from msprobe_core.host.specs import default_canonical
+    from msprobe_core.plugin import default_canonical
 
     return default_canonical(dtype), None
 
@@ -89,7 +89,7 @@ def _drift_reason(view: ResultView, i: int) -> str | None:
 #: Error messages that do not by themselves mean the numbers differ: requires_grad flags, and dtype spellings
 #: (a floating-point dtype change is caught by the drift rule; an integer width change is not a divergence).
 _NOT_NUMERIC = ("Required_Grad", "Requires_grad inconsistent", "dtype of NPU and Bench", "Dtype of NPU and bench")
-_NOT_JUDGED = MSG_SHAPE_RECORDED_APART.split(": ", 1)[1]  # the verdict rule found two tensors under one name
+_NOT_JUDGED = verdict_messages.MSG_SHAPE_RECORDED_APART.split(": ", 1)[1]  # the verdict rule found two tensors under one name
 _LEVEL_PREFIX = re.compile(r"^\s*(error|warning)\s*:\s*", re.IGNORECASE)
 
 

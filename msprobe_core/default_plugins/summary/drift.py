@@ -10,7 +10,7 @@ carried_into`); an L1 dump has none: a weight is an *input* of the call that use
 element that is not equal). When that row is an input of a forward call, nothing the step computed before it
 differs, so the difference came into the step from outside it: in a later step, the state the previous step
 left (its update of the weights, an optimizer's state). The steps view then names that call as the step's first
-divergence and says the difference was carried from the previous step (:mod:`msprobe_core.default_plugins.report.steps_view`).
+divergence and says the difference was carried from the previous step (:mod:`msprobe_core.default_plugins.summary.steps_view`).
 """
 
 from __future__ import annotations

@@ -1,36 +1,31 @@
-"""What happens after the compare jobs ran: HTML report, console summary, JSON summary, CI gate.
+"""What happens after the compare jobs ran: the summary (console, JSON file), the CI gate.
 
-``msprobe compare`` calls :func:`finish_run` with the job outcomes (each with its result's summary
-partial, its table or its files); ``msprobe report`` feeds the result files read back from disk
-chunk by chunk and calls :func:`finish_summary`; :func:`finish_views` takes whole views. All print
-the same summary (:mod:`msprobe_core.default_plugins.summary.accumulate`) and apply the same ``--fail-on`` rule.
+``msprobe compare`` goes through the run-finished hooks (:func:`summarise_run` from the ``summary`` plugin's,
+:func:`gate_reason` from the ``gate`` plugin's); ``msprobe report`` feeds the result files read back from disk
+chunk by chunk and calls :func:`finish_summary`, which draws its page through a callable it is given (the
+summary writes no page). All print the same summary (:mod:`msprobe_core.default_plugins.summary.accumulate`) and
+apply the same ``--fail-on`` rule.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from msprobe_core.default_plugins.report.result_files import read_files_as_view, read_result_chunks
-from msprobe_core.plugin import GateFailed
-from msprobe_core.workers.gcpause import gc_paused
+from msprobe_core.plugin import GateFailed, gc_paused
 
 from .accumulate import SummaryAccumulator, note_pairing
+from .result_files import read_files_as_view, read_result_chunks
 from .summary import format_summary, gate_failures, write_json_summary
 from .unpaired import gate_shortfall
 from .views import ResultView, view_from_table
-
-if TYPE_CHECKING:
-    from msprobe_core.default_plugins.report.sample_sink import ReportSamples
-    from msprobe_core.default_plugins.report.sampling import ViewSample
 
 log = logging.getLogger("msprobe")
 _STAMP = re.compile(r"_(\d{14})(?:_part_\d+)?\.[A-Za-z]+$")
@@ -56,34 +51,6 @@ def views_from_outcomes(outcomes: Sequence[Any]) -> list[ResultView]:
             if readable:
                 views.append(read_files_as_view(readable, label))
     return views
-
-
-def samples_from_outcomes(outcomes: Sequence[Any], analysis: Any = None) -> ReportSamples:
-    """The HTML report's samples of the jobs' results: the sample each job's sink made where the job ran (see
-    :mod:`msprobe_core.default_plugins.report.sample_sink`; no table kept), else one made here from its table in memory, else
-    from its files read back in chunks."""
-    from msprobe_core.default_plugins.report.sample_sink import ReportSamples, chunks_sample, partial_sample
-
-    from .chunks import table_chunks
-
-    many = labelled(outcomes)
-    found: list[tuple[Any, str, list[Path]]] = []
-    for outcome in outcomes:
-        files = [Path(f) for f in outcome.files]
-        if (getattr(outcome, "partial", None) is not None or outcome.table is not None
-                or any(f.suffix.lower() in (".csv", ".xlsx") for f in files)):
-            found.append((outcome, outcome.job.label if many else "", files))
-    samples = ReportSamples(len(found), analysis)
-    for outcome, label, files in found:
-        sample = partial_sample(getattr(outcome, "partial", None), label, files)
-        if sample is None and outcome.table is not None:
-            sample = chunks_sample(samples, table_chunks(outcome.table, label, files))
-        elif sample is None:
-            readable = [f for f in files if f.suffix.lower() in (".csv", ".xlsx")]
-            sample = chunks_sample(samples, read_result_chunks(readable, label)) if readable else None
-        if sample is not None:
-            samples.add(sample)
-    return samples
 
 
 def add_outcomes(acc: SummaryAccumulator, outcomes: Sequence[Any]) -> None:
@@ -135,24 +102,6 @@ def run_stamp(files: Sequence[Path]) -> str:
     return time.strftime("%Y%m%d%H%M%S")
 
 
-def _report_path(output_dir: Path, files: Sequence[Path], force: bool = False) -> Path:
-    """``compare_report_<stamp>.html`` with the results' stamp; a report already there is never replaced
-    (without ``--force``): the next second whose name is free is taken, and the log says so."""
-    stamp = next((m.group(1) for m in (_STAMP.search(Path(f).name) for f in files) if m), None)
-    first = output_dir / f"compare_report_{stamp}.html" if stamp else None
-    if first is not None and (force or not os.path.lexists(first)):
-        return first
-    start = time.time()
-    for k in range(3600):
-        path = output_dir / f"compare_report_{time.strftime('%Y%m%d%H%M%S', time.localtime(start + k))}.html"
-        if not os.path.lexists(path):
-            break
-    if first is not None:
-        log.warning("%s already exists (not written by this run) and is kept; this run's report is %s.", first,
-                    path.name)
-    return path
-
-
 def find_analysis(output_dir: Path, since: float) -> Path | None:
     """The newest ``diff_analyze_*.json`` written into ``output_dir`` during this run (by ``-da``)."""
     try:
@@ -162,79 +111,46 @@ def find_analysis(output_dir: Path, since: float) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def finish_views(
-    views: Sequence[ResultView],
-    *,
-    report: Path | None = None,
-    json_summary: Path | None = None,
-    fail_on: str | None = None,
-    quiet: bool = False,
-    analysis: Any = None,
-    errors: Sequence[str] = (),
-    title: str = "msprobe compare report",
-    run: dict[str, Any] | None = None,
-    announce: Callable[[], None] | None = None,
-    unrecognised: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
-    """:func:`finish_summary` of whole views (the summary fed each view chunk by chunk)."""
-    from msprobe_core.plugin import set_job, stage
-
-    set_job("")
-    stage("summary", f"{sum(len(v) for v in views):,} rows")
-    acc = SummaryAccumulator(analysis, tree=True)  # the per-module answers count every call
-    with gc_paused():
-        for view in views:
-            acc.add_view(view)
-    return finish_summary(acc, report_views=lambda: views, report=report, json_summary=json_summary,
-                          fail_on=fail_on, quiet=quiet, errors=errors, title=title, run=run, announce=announce,
-                          unrecognised=unrecognised)
-
-
 def finish_summary(
     acc: SummaryAccumulator,
     *,
-    report_views: Callable[[], Sequence[ResultView]] | None = None,
-    report_samples: Callable[[], Sequence[ViewSample]] | None = None,
-    sample_above: int | None = None,
-    report: Path | None = None,
+    page: Path | None = None,
+    draw_page: Callable[[dict[str, Any], Any], None] | None = None,
     json_summary: Path | None = None,
     fail_on: str | None = None,
     quiet: bool = False,
     errors: Sequence[str] = (),
-    title: str = "msprobe compare report",
     run: dict[str, Any] | None = None,
     announce: Callable[[], None] | None = None,
     unrecognised: Sequence[dict[str, Any]] = (),
     hierarchy: Any = None,
     after_summary: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Write the report and the JSON summary, print the summary, apply the gate; returns the summary.
+    """Draw the page and write the JSON summary, print the summary, apply the gate; returns the summary.
 
     ``acc``: every result of the run added (its ``analysis`` is the ``-da`` answer, if any).
-    ``report_views``: gives the results' views for the HTML report (called only when ``report`` is set);
-    ``report_samples``, in its place: gives their samples (:mod:`msprobe_core.default_plugins.report.sample_sink`; every row
-    while the results fit ``sample_above``, see :func:`~msprobe_core.default_plugins.report.html.build_payload`).
+    ``page``: the page the caller draws (listed among the summary's files); ``draw_page(summary, tree_input)``
+    draws it once the summary is made (``tree_input``: see :func:`summary_of`).
     ``run`` (from ``msprobe report``) says which compare runs were found and which are shown.
     ``announce``: called once every file is written, before the summary is printed (the
     "ends successfully" banner of ``msprobe compare``: not before a report that fails).
     ``unrecognised``: what the dumps held that the loader did not understand (:mod:`msprobe_core.load.dialects`).
-    ``hierarchy``: the run's :class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy` (from the dumps; without it
+    ``hierarchy``: the run's :class:`~msprobe_core.default_plugins.summary.hierarchy.RunHierarchy` (from the dumps; without it
     only what the names say, e.g. a kernel's scope), which gives each first divergence its ``path`` and the
     report its model tree.
     ``after_summary``: called with the summary once its paths are known, before anything is written or printed
     (it may write a file of its own and note it in the summary: the next dump's config).
 
     ``msprobe report`` calls it; ``msprobe compare`` goes through the run-finished hooks, which call the same
-    steps (:func:`summary_of`, :func:`write_html`, :func:`gate_reason`) from the default plugins.
+    steps (:func:`summary_of`, :func:`gate_reason`) from the default plugins.
     """
     from msprobe_core.plugin import clear_status
 
-    summary, tree_input = summary_of(acc, outputs=[p for p in (report, json_summary) if p is not None],
+    summary, tree_input = summary_of(acc, outputs=[p for p in (page, json_summary) if p is not None],
                                      errors=errors, unrecognised=unrecognised, hierarchy=hierarchy,
                                      after_summary=after_summary, run=run)
-    if report is not None:
-        write_html(acc, summary, tree_input, report, title=title, sample_above=sample_above,
-                   report_views=report_views, report_samples=report_samples)
+    if draw_page is not None:
+        draw_page(summary, tree_input)
     if json_summary is not None:
         write_json_summary(summary, json_summary)
     clear_status()
@@ -256,8 +172,9 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     """The run's summary of every result added to ``acc`` (``outputs``: the files written beside the results,
     listed among its files), with its module paths and per-module answers; and the report's model-tree input
     ``(per label, its calls' counts), hierarchy``. See :func:`finish_summary` for the other arguments."""
-    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
     from msprobe_core.plugin import set_job
+
+    from .hierarchy import run_hierarchy
 
     set_job("")
     with gc_paused():
@@ -274,25 +191,6 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     return summary, tree_input
 
 
-def write_html(acc: SummaryAccumulator, summary: dict[str, Any], tree_input: Any, report: Path, *,
-               title: str = "msprobe compare report", sample_above: int | None = None,
-               report_views: Callable[[], Sequence[ResultView]] | None = None,
-               report_samples: Callable[[], Sequence[ViewSample]] | None = None) -> None:
-    """The HTML report of the summary (the report's, until it listens to the run-finished hook itself)."""
-    from msprobe_core.default_plugins.report.html import write_report
-    from msprobe_core.plugin import stage
-
-    stage("HTML report", Path(report).name)
-    if report_samples is not None:
-        write_report([], summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
-                     samples=report_samples(), tree=tree_input)
-    else:
-        views = report_views() if report_views is not None else []
-        write_report(views, summary, report, title=title, analysis=acc.analysis, sample_above=sample_above,
-                     tree=tree_input)
-    log.info("The report file path is: %s.", Path(report).resolve())
-
-
 def gate_reason(summary: dict[str, Any], fail_on: str) -> str | None:
     """Why the run fails ``--fail-on fail_on`` (rows with that verdict or worse, too few rows compared), else
     ``None``."""
@@ -307,12 +205,12 @@ def gate_reason(summary: dict[str, Any], fail_on: str) -> str | None:
     return f"--fail-on {fail_on}: " + "; ".join(why) if why else None
 
 
-def summarise_run(run: Any, report: Path | None = None) -> tuple[dict[str, Any], SummaryAccumulator, Any]:
+def summarise_run(run: Any, next_dump: bool = True) -> tuple[dict[str, Any], SummaryAccumulator, Any]:
     """``msprobe compare``'s summary of a finished run (:class:`msprobe_core.plugin.FinishedRun`): every job's
     result added (its summary partial where the run made one, else its table, else its files read back in chunks),
-    the next dump's config written beside the results; with ``report``, the HTML report of the samples the jobs
-    made with their partials (:func:`samples_from_outcomes`). Returns the summary, its accumulator and the report's
-    model-tree input."""
+    the next dump's config written beside the results (not with ``next_dump=False``: the summary a page draws
+    when the ``summary`` plugin is turned off). Returns the summary, its accumulator and the model-tree input
+    (:func:`summary_of`)."""
     from msprobe_core.plugin import set_job, stage
 
     outcomes, options = run.outcomes, run.options
@@ -332,23 +230,14 @@ def summarise_run(run: Any, report: Path | None = None) -> tuple[dict[str, Any],
     with gc_paused():
         add_outcomes(acc, outcomes)
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
-    from msprobe_core.load.dialects import merge_records
+    from msprobe_core.plugin import merge_records
 
     unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
     summary, tree_input = summary_of(
         acc, outputs=run.outputs, errors=errors, unrecognised=unrecognised,
         hierarchy=outcomes_hierarchy(outcomes, acc),
-        after_summary=lambda summary: _write_next_dump(summary, outcomes, acc, options))
-    if report is not None:
-        write_html(acc, summary, tree_input, report,
-                   report_samples=lambda: samples_from_outcomes(outcomes, acc.analysis).finish())
+        after_summary=(lambda summary: _write_next_dump(summary, outcomes, acc, options)) if next_dump else None)
     return summary, acc, tree_input
-
-
-def report_path_of(outcomes: Sequence[Any], options: Any) -> Path:
-    """Where ``--report html`` writes the report of these outcomes (the results' stamp; see :func:`_report_path`)."""
-    return _report_path(Path(options.output_dir), [Path(f) for o in outcomes for f in o.files],
-                        force=bool(getattr(options, "force", False)))
 
 
 def _write_next_dump(summary: dict[str, Any], outcomes: Sequence[Any], acc: SummaryAccumulator,
@@ -394,7 +283,7 @@ def step_analyses(outcomes: Sequence[Any]) -> dict[str, Any]:
 def outcomes_hierarchy(outcomes: Sequence[Any], acc: SummaryAccumulator) -> Any:
     """The hierarchies of the jobs' dumps (their ``construct.json``/``stack.json``, a plugin's source), by the
     labels their results have in the summary; read once per dump, after the compare."""
-    from msprobe_core.default_plugins.report.hierarchy import run_hierarchy
+    from .hierarchy import run_hierarchy
 
     many = labelled(outcomes)
     heads = {p.label: p for p in acc.partials}

@@ -1,6 +1,6 @@
 """Per-module answers: each module of the dumps' hierarchy with its rows' verdicts and worst row.
 
-The report's model tree (:mod:`msprobe_core.default_plugins.report.tree`) already counts every call's rows while the results
+The report's model tree (:mod:`msprobe_core.default_plugins.summary.tree`) already counts every call's rows while the results
 stream by and places each call under its modules; this module reads the same tree for ``--json-summary``
 (``modules``) and the console (the few worst), so a CI job or a terminal answers "which module is worst?" without
 the HTML page. Where the hierarchy is calling code (``stack.json`` of an API-level dump), the nodes are code
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from msprobe_core.default_plugins.report.tree import FRAMES_NOTE, NodeStats, _TreeNode, assemble, find_call
+from .tree import FRAMES_NOTE, NodeStats, _TreeNode, assemble, find_call
 
 #: Modules the console lists.
 CONSOLE_MODULES = 5

@@ -1,7 +1,8 @@
 """The ``summary`` default plugin: each job's summary partial, the run's summary, and its text on the console.
 
 Turned off (``-p no:summary``), a compare writes its result files and prints nothing more; ``--min-matched`` is
-then no option, and the plugins that read ``run.summary`` (the gate, the JSON summary) have none.
+then no option, and the plugins that read ``run.summary`` (the gate, the JSON summary) have none (the ``report``
+plugin makes the summary its page draws itself). The summary writes no page: the report reads it from the run.
 """
 
 from __future__ import annotations
@@ -34,13 +35,7 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 
 
 def _summary_sink(options: Any, values: Mapping[str, Any], jobs: int) -> Callable[[], Any]:
-    """Each job's summary partial (every call counted: the per-module answers); with ``--report html``, the
-    report's sampled sink, which makes the same partial and the result's sample (until the report plugin
-    registers its own spec replacing this one)."""
-    if values.get("report") == "html":
-        from msprobe_core.default_plugins.report.sample_sink import sink_factory
-
-        return sink_factory(jobs)
+    """Each job's summary partial (every call counted: the per-module answers)."""
     from .accumulate import ViewAccumulator
 
     return partial(ViewAccumulator, tree=True)  # a partial of the class travels to workers
@@ -52,31 +47,12 @@ def msprobe_register_partials(register: Register[PartialSpec]) -> None:
     register(PartialSpec(SUMMARY, _summary_sink))
 
 
-def _html_report(run: FinishedRun) -> Path | None:
-    """``--report html``: where the report goes (written here until the report plugin listens to the hooks)."""
-    if run.values.get("report") != "html":
-        return None
-    from .finish import report_path_of
-
-    return report_path_of(run.outcomes, run.options)
-
-
-@hookimpl(tryfirst=True)
-def msprobe_run_outputs(run: FinishedRun) -> list[Path] | None:
-    """The HTML report's file (first among the files the summary lists beside the results)."""
-    path = _html_report(run)
-    return None if path is None else [path]
-
-
 @hookimpl(tryfirst=True)
 def msprobe_run_finished(run: FinishedRun) -> None:
     """The run's summary, on ``run.summary`` before any other plugin's run-finished hook runs."""
     from .finish import summarise_run
 
-    report = None
-    if run.values.get("report") == "html":  # the path msprobe_run_outputs gave (asked once: it may warn)
-        report = next((p for p in run.outputs if p.suffix == ".html" and p.name.startswith("compare_report_")), None)
-    data, acc, tree_input = summarise_run(run, report)
+    data, acc, tree_input = summarise_run(run)
     run.summary = RunSummary(data, analysis=acc.analysis, hierarchy=tree_input[1], module_stats=tree_input[0],
                              results=list(acc.partials))
 

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import math
 
-from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
+from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR, verdict_messages
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.verdicts.rules import MSG_COSINE_WARN, MSG_ONE_THOUSANDTH, MSG_REL_WARN
 
 from .divergence import plain_messages
 from .views import ResultView, err_messages, levelled_verdict
 
 #: what msprobe's own message gets wrong, said after it (the verdict itself is msprobe's, kept)
 _NOTES = {
-    MSG_ONE_THOUSANDTH: "msprobe tests output < 0.1",
+    verdict_messages.MSG_ONE_THOUSANDTH: "msprobe tests output < 0.1",
     # a call's warning is written on its first output row, whatever that row's own value (0 included)
-    MSG_REL_WARN: "over the call's outputs, marked on its first",
-    MSG_COSINE_WARN: "over the call's outputs, marked on its first",
+    verdict_messages.MSG_REL_WARN: "over the call's outputs, marked on its first",
+    verdict_messages.MSG_COSINE_WARN: "over the call's outputs, marked on its first",
 }
 
 #: the rule that let a row pass, per mode of msprobe's rules, for input (False) and output (True) rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.verdicts import forms
+from msprobe_core.plugin import verdict_forms as forms
 
 from .thresholds import COSINE_MIN
 from .views import ResultView, framework_specs

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.default_plugins.report.hierarchy import format_path
-from msprobe_core.workers.gcpause import gc_paused
+from msprobe_core.plugin import gc_paused
 
 from .accumulate import SummaryAccumulator
 from .chunks import CHUNK_ROWS
+from .hierarchy import format_path
 from .views import VERDICT_LEVEL, ResultView
 from .worst import MD5_METRIC, worst_rows_metric
 
@@ -38,7 +38,7 @@ def summarize(
     ``unrecognised``: records ``{"file", "kind", "name", "count", "first"}`` of what the dumps held
     that the loader did not understand (see :mod:`msprobe_core.load.dialects`); listed under that key.
     The first divergences have no ``path`` here (the dumps are not at hand): :mod:`msprobe_core.default_plugins.summary.finish`
-    adds it (:meth:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy.add_paths`).
+    adds it (:meth:`~msprobe_core.default_plugins.summary.hierarchy.RunHierarchy.add_paths`).
     """
     acc = SummaryAccumulator(analysis)
     with gc_paused():
@@ -114,7 +114,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
         lines.extend(module_lines(rank_modules(summary["modules"])))
     if summary.get("steps"):
-        from msprobe_core.default_plugins.report.steps_view import steps_lines
+        from .steps_view import steps_lines
 
         lines.extend(steps_lines(summary["steps"]))
     worst = summary["worst_rows"]

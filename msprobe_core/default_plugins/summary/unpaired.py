@@ -64,16 +64,23 @@ def _command(inputs: tuple[str, str] | None, option: str) -> str:
     return f"msprobe compare -tp {quote(target)} -gp {quote(golden)} {option}"
 
 
+def _mapping_options(framework: str) -> tuple[tuple[str, str], ...]:
+    """The options that pair ``framework``'s names with another framework's, as its plugin answers
+    (``msprobe_mapping_options``); none without a run's host or an answer."""
+    from msprobe_core.plugin import run_host
+
+    host = run_host()
+    return (host.pm.hook.msprobe_mapping_options(framework=framework) if host is not None else None) or ()
+
+
 def _cause(kinds: dict[str, int], frameworks: Sequence[dict[str, str]],
            inputs: tuple[str, str] | None) -> tuple[str, list[str]]:
     """(the likely cause, the commands to try) of a run whose rows mostly found no counterpart."""
-    from msprobe_core.known_plugins import mapping_options
-
     modules, apis = kinds.get("module", 0), kinds.get("api", 0)
     crossed = [f for f in frameworks if f.get("target") and f.get("golden") and f["target"] != f["golden"]]
     if crossed:
         f = crossed[0]
-        options = mapping_options(f["target"]) or mapping_options(f["golden"])
+        options = _mapping_options(f["target"]) or _mapping_options(f["golden"])
         wanted = [flag for flag, what in options if (what == "module" and modules) or (what == "api" and apis)]
         wanted.sort(key=lambda flag: -(modules if dict(options)[flag] == "module" else apis))
         cause = (f"the two dumps come from different frameworks ({f['target']} vs {f['golden']}), whose names pair "

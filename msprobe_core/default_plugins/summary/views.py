@@ -2,7 +2,7 @@
 
 Everything the summary and the report compute works on a :class:`ResultView`, the table's
 cells as the CSV spells them (strings), so a summary made right after a compare and one made
-later from the result files (:mod:`msprobe_core.default_plugins.report.result_files`) are identical. The
+later from the result files (:mod:`msprobe_core.default_plugins.summary.result_files`) are identical. The
 helpers here read cells: numbers, verdicts, error messages, the node a row belongs to.
 """
 
@@ -185,7 +185,7 @@ class SpelledColumns(Mapping[str, list[str]]):
         if cells is None:
             if name not in self._data or name not in self._columns:
                 raise KeyError(name)
-            from msprobe_core.text.cells import csv_column
+            from msprobe_core.plugin import csv_column
 
             column = self._data[name]
             start, stop = self._range
@@ -205,8 +205,7 @@ class SpelledColumns(Mapping[str, list[str]]):
         its numbers (:class:`~msprobe_core.text.columns.CodedTextColumn`); ``None`` for any other column."""
         import numpy as np
 
-        from msprobe_core.text.cells import neutralise
-        from msprobe_core.text.columns import CodedTextColumn
+        from msprobe_core.plugin import CodedTextColumn, neutralise
 
         column = self._data.get(name) if name in self._columns else None
         read_back = getattr(column, "csv_numbers", None)  # a statistics column held as arrays reads its own
@@ -236,19 +235,15 @@ class SpelledColumns(Mapping[str, list[str]]):
             return [spelled[i] for i in rows]
         if name not in self._data or name not in self._columns:
             raise KeyError(name)
-        from msprobe_core.text.cells import csv_column
-        from msprobe_core.text.columns import CodedTextColumn
-        from msprobe_core.text.statcells import FLOAT, NONE, StatCells
+        from msprobe_core.plugin import CodedTextColumn, StatCells, csv_column
 
         base = self._range[0]
         at = [base + i for i in rows]
         column = self._data[name]
         if isinstance(column, CodedTextColumn):  # the same spelling, over the rows taken
             return CodedTextColumn(column.numbers()[at], column.codes[at], column.labels, column.suffix).csv_texts()
-        if isinstance(column, StatCells):
-            kinds = column.kinds[at]
-            others = {k: column.others[at[k]] for k in ((kinds != FLOAT) & (kinds != NONE)).nonzero()[0].tolist()}
-            return StatCells(kinds, column.nums[at], others).csv_texts()
+        if isinstance(column, StatCells):  # its values at these rows, held and spelled as it holds and spells them
+            return StatCells.from_values(column.values_at(at)).csv_texts()
         spell = getattr(column, "csv_texts", None)
         if spell is None:  # a list or an array: csv_column spells cell by cell, whichever cells it is given
             return csv_column([column[i] for i in at])

@@ -640,7 +640,7 @@ def test_a_kernel_result_read_back_names_the_frameworks_the_plugin_declares(monk
     (``MetricSpec.frameworks``), not from anything the core knows about kernel dumps."""
     from dataclasses import replace
 
-    from msprobe_core.default_plugins.report.result_files import read_files_as_view
+    from msprobe_core.default_plugins.summary.result_files import read_files_as_view
     from msprobe_core.host.registry import get_host
     from msprobe_core.running import running_with
 

@@ -92,6 +92,13 @@ def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
 
 
 @hookimpl
+def msprobe_mapping_options(framework: str) -> tuple[tuple[str, str], ...] | None:
+    """``-am`` pairs API names and ``-cm`` cell (module) names of a MindSpore or MindTorch dump with PyTorch's (what
+    the summary suggests when a cross-framework run paired few rows)."""
+    return (("-am", "api"), ("-cm", "module")) if framework in (FRAMEWORK, "mindtorch") else None
+
+
+@hookimpl
 def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """``-am``, ``-cm`` and ``-lm`` (``api_mapping``, ``cell_mapping``, ``layer_mapping`` in Python)."""
     for spec in OPTIONS:

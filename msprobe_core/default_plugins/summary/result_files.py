@@ -14,7 +14,8 @@ from typing import Any
 from msprobe_core.plugin import InputError
 from msprobe_core.plugin import result_columns as C
 
-from .seams import ResultChunk, ResultView, concat_chunks, detect_mode, guess_frameworks
+from .chunks import ResultChunk, concat_chunks
+from .views import ResultView, detect_mode, guess_frameworks
 
 _RANK_IN_NAME = re.compile(r"(?:^|_)(rank\d*|proc\d+|\d+_\d+)_\d{14}(?:_part_\d+)?$")
 

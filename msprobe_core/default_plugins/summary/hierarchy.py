@@ -20,7 +20,7 @@ from typing import Any
 
 from msprobe_core.plugin import AncestorLookup, HierarchySpec, MsprobeError, PluginFailed
 
-from .seams import node_of
+from .views import node_of
 
 log = logging.getLogger("msprobe")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .seams import node_of
+from .views import node_of
 
 if TYPE_CHECKING:
     from msprobe_core.plugin import RowNames

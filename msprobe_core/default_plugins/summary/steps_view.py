@@ -21,15 +21,9 @@ from typing import Any
 
 from msprobe_core.plugin import step_label
 
-from .seams import (
-    VERDICT_LEVEL,
-    VERDICTS,
-    Divergence,
-    analysis_queries,
-    carried_input,
-    carried_into,
-    choose_divergence,
-)
+from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
+from .drift import carried_input
+from .views import VERDICT_LEVEL, VERDICTS
 
 
 def _number(step: str) -> int:

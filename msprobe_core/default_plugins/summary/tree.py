@@ -6,7 +6,7 @@ main metric (:func:`~msprobe_core.default_plugins.summary.views.main_metric`); i
 typed field ``ViewPartial.node_stats``, so a rank's worker sends it back with its partial. At most
 :data:`MAX_NODES` calls are kept one by one; the calls beyond are counted per op (``Functional.linear``)
 and the tree says so. :func:`build_tree` then places every call under its ancestors (the run's
-:class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy`), sums each module's subtree (worst verdict, counts,
+:class:`~msprobe_core.default_plugins.summary.hierarchy.RunHierarchy`), sums each module's subtree (worst verdict, counts,
 worst row), marks the first divergence's path and every rank's first divergence, and, when the tree
 would pass :data:`TREE_NODES` nodes, folds calls into their modules (then modules into theirs) so that
 the page stays small whatever the row count.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .calls import CallNumbers
-from .seams import ResultView, main_metric
+from .views import ResultView, main_metric
 
 #: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
 #: an HTML report is made
@@ -64,7 +64,7 @@ class NodeStats:
     def feed(self, chunk: ResultView, start: int = 0) -> None:
         """Count the rows of ``chunk`` (positions ``start`` onwards in execution order).
 
-        The rows are cut into calls (runs of one node, :class:`~msprobe_core.default_plugins.report.calls.CallNumbers`,
+        The rows are cut into calls (runs of one node, :class:`~msprobe_core.default_plugins.summary.calls.CallNumbers`,
         which parses a name only where a call may start) and each call's counts and worst row are found
         with numpy; only the calls, not the rows, pass through Python."""
         n = len(chunk)
@@ -261,7 +261,7 @@ def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, su
     """The page's ``tree``: every result's calls under their modules (results of one model merged).
 
     ``parts``: (label, stats) per result; ``hierarchy``: the run's
-    :class:`~msprobe_core.default_plugins.report.hierarchy.RunHierarchy`; ``summary``: its first divergences (with their
+    :class:`~msprobe_core.default_plugins.summary.hierarchy.RunHierarchy`; ``summary``: its first divergences (with their
     ``path``); ``spread``: the ``-da`` entries (:func:`~msprobe_core.default_plugins.report.explain.divergence_spread`).
     ``None`` when no result has stats.
     """

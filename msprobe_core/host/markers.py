@@ -1,0 +1,10 @@
+"""The pluggy markers of msprobe-core's hooks, in a module of their own so that each module of hook specs can use them."""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "msprobe_core"
+hookspec = pluggy.HookspecMarker(PROJECT)
+#: the decorator of a plugin's hook implementations (``@hookimpl def msprobe_register_mappers(register): ...``)
+hookimpl = pluggy.HookimplMarker(PROJECT)
