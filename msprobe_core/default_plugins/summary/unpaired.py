@@ -67,7 +67,9 @@ def _command(inputs: tuple[str, str] | None, option: str) -> str:
 def _cause(kinds: dict[str, int], frameworks: Sequence[dict[str, str]],
            inputs: tuple[str, str] | None) -> tuple[str, list[str]]:
     """(the likely cause, the commands to try) of a run whose rows mostly found no counterpart."""
-    from msprobe_core.known_plugins import mapping_options
+    from msprobe_core.plugin import get_host, run_host
+
+    mapping_options = (run_host() or get_host()).mapping_options  # the known plugins' (msprobe_mapping_options)
 
     modules, apis = kinds.get("module", 0), kinds.get("api", 0)
     crossed = [f for f in frameworks if f.get("target") and f.get("golden") and f["target"] != f["golden"]]
