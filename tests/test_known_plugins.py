@@ -169,6 +169,7 @@ def test_an_installed_plugin_that_did_not_load_is_not_installed_again():
     assert hint_for("framework", "tensorflow", set()) is None  # no known plugin brings it
 
 
+@pytest.mark.exercises_hooks("msprobe_install_hint")
 def test_a_sub_command_of_a_known_plugin_names_it(monkeypatch, capsys):
     frob = KnownPlugin("msprobe-frob", "plugins/frob", "frob", "msprobe_frob", "frobs", commands=("frobnicate",))
     monkeypatch.setattr(known_plugins, "KNOWN_PLUGINS", (*KNOWN_PLUGINS, frob))
@@ -274,6 +275,7 @@ def test_the_dask_executor_names_the_dask_plugin(core_and_pytorch, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.exercises_hooks("msprobe_list_plugins")
 def test_plugins_lists_what_each_gives_and_the_known_plugins_not_installed(core_and_pytorch, tmp_path):
     listed = json.loads(run(core_and_pytorch, "plugins", "--json", cwd=tmp_path).stdout)
     by_distribution = {e["distribution"]: e for e in listed}
@@ -345,6 +347,7 @@ def test_turned_off_the_python_api_and_the_old_import_path_name_no_plugin(core_a
         "msprobe_core.legacy is no longer part of msprobe-core: its Python API moved to a plugin"], proc.stderr
 
 
+@pytest.mark.exercises_hooks("msprobe_command_line_usage", "msprobe_option_help")
 def test_turned_off_the_help_keeps_its_epilog_without_the_classic_usage():
     def msprobe(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,

@@ -81,6 +81,7 @@ def test_min_matched_sets_the_share(tmp_path, run_cli):
     assert not (tmp_path / "bad").exists() or not list((tmp_path / "bad").iterdir())
 
 
+@pytest.mark.exercises_hooks("msprobe_mapping_options")
 def test_a_cross_framework_pair_without_a_mapping_suggests_one(tmp_path, run_cli):
     target, golden = CROSS / "target" / "step0", CROSS / "golden" / "step0"
     proc, summary = _compare(run_cli, tmp_path, target, golden, "--fail-on", "error")

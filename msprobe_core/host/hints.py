@@ -27,11 +27,11 @@ class PluginHints:
         """How to get the plugin that would handle ``value`` of ``kind`` (``msprobe_install_hint``), or ``None``."""
         return self.pm.hook.msprobe_install_hint(kind=kind, value=value, loaded=self.loaded_distributions())
 
-    def first_party_distributions(self) -> frozenset[str]:
-        """The normalised names of the distributions of msprobe-core's own repository
-        (``msprobe_first_party_distributions``)."""
-        return frozenset(normalized_distribution(name)
-                         for names in self.pm.hook.msprobe_first_party_distributions() for name in names)
+    def first_party_distributions(self) -> tuple[str, ...]:
+        """The normalised names of the distributions of msprobe-core's own repository, in the order the plugins
+        give them (``msprobe_first_party_distributions``)."""
+        said = reversed(self.pm.hook.msprobe_first_party_distributions())  # in registration order
+        return tuple(dict.fromkeys(normalized_distribution(name) for names in said for name in names))
 
     def command_line_usage(self) -> list[str]:
         """The lines ``msprobe --help`` shows for the command lines of another syntax (``msprobe_command_line_usage``),

@@ -35,8 +35,8 @@ def framework_distributions() -> tuple[str, ...]:
     compares no ``dump.json``."""
     with _environment({DISTRIBUTIONS_ENV: None, LOAD_ENV: None, DISABLE_ENV: None}):
         host = PluginHost(autoload=True)
-    found = [host.distribution_of(f.plugin) for f in host.frameworks]
-    return tuple(d for d in dict.fromkeys(found) if normalized_distribution(d) in host.first_party)
+    found = {normalized_distribution(host.distribution_of(f.plugin)) for f in host.frameworks}
+    return tuple(d for d in host.first_party if d in found)
 
 
 def plugin_environment(plugins: Sequence[object], installed: Iterable[str]) -> dict[str, str | None]:
