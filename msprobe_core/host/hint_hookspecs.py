@@ -13,6 +13,9 @@ import pluggy
 
 #: the marker of :mod:`msprobe_core.host.hookspecs` (pluggy knows a spec by its project's name)
 hookspec = pluggy.HookspecMarker("msprobe_core")
+#: what :mod:`msprobe_core.host.hookspecs` takes in
+__all__ = ["msprobe_command_line_usage", "msprobe_first_party_distributions", "msprobe_install_hint",
+           "msprobe_list_plugins", "msprobe_mapping_options", "msprobe_option_help"]
 
 
 @hookspec(firstresult=True)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from .hint_hookspecs import *  # noqa: F403 (the default plugin known_plugins' hooks, apart: this module is at 500 lines)
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -307,17 +309,6 @@ def msprobe_claim_command_line(args: list[str]) -> CommandLineClaim | None:
     .. versionadded:: 0.1
     """
 
-
-# --- known_plugins (issue 33): what the table of this repository's plugins tells a user of plugins not loaded (install
-# hints, 'msprobe plugins', 'msprobe --help'); declared in hint_hookspecs.py as this module is at its 500-line bound
-from .hint_hookspecs import (  # noqa: E402, F401
-    msprobe_command_line_usage,
-    msprobe_first_party_distributions,
-    msprobe_install_hint,
-    msprobe_list_plugins,
-    msprobe_mapping_options,
-    msprobe_option_help,
-)
 
 # --- the chunked strategy (issue 33) ---
 
