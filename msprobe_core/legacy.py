@@ -1,16 +1,11 @@
-"""Where the classic Python API went: the plugin the known-plugins table says stands for this module.
+"""Where the classic Python API went: importing this module says, in one error, what to import instead.
 
-The core imports no plugin, so this module does not forward to it: importing it only
-says, in one error, what to import instead and how to install it.
+The core imports no plugin, so this module does not forward to it: the install hints of the default plugins
+(``msprobe_install_hint``, kind ``module``; no installed plugin is loaded for it) say which plugin stands for it
+and how to install it.
 """
 
-from .known_plugins import bringing, install_command
+from .host.registry import PluginHost
 
-_PLUGIN = bringing("module", __name__)
-assert _PLUGIN is not None  # the table's entry; tests/test_known_plugins.py pins it
-
-raise ImportError(
-    f"{__name__} is now the {_PLUGIN.distribution} plugin: use 'from {_PLUGIN.package} import "
-    f"{', '.join(_PLUGIN.python_api)}' ({install_command(_PLUGIN)})",
-    name=__name__,
-)
+raise ImportError(PluginHost(autoload=False).install_hint("module", __name__)
+                  or f"{__name__} is no longer part of msprobe-core: its Python API moved to a plugin", name=__name__)

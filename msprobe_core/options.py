@@ -29,7 +29,6 @@ from typing import Any
 
 from .errors import OptionError, UsageError
 from .files.validation import check_byte_size
-from .known_plugins import KNOWN_PLUGINS
 
 #: kinds of value an option takes
 FLAG, TEXT, INT, PATH, CHOICE = "flag", "text", "int", "path", "choice"
@@ -255,6 +254,8 @@ class OptionSet:
         self.by_name: dict[str, OptionSpec] = {}
         self._flags: dict[str, OptionSpec] = {}
         self._aliases: dict[str, OptionSpec] = {}
+        #: how to get the plugin of a flag no loaded plugin declares (set by the plugin host: ``msprobe_install_hint``)
+        self.install_hint: Callable[[str], str | None] = lambda flag: None
         for spec in specs:
             self.add(spec)
 
@@ -345,13 +346,7 @@ def _from_bare(spec: OptionSpec, value: Any) -> Any:
 def _suggest(name: str, options: OptionSet) -> str:
     import difflib
 
-    from .known_plugins import hint_for
-
-    # a keyword of a known plugin that is not loaded (its long flag is --NAME); the plugins that declared options
-    # here are loaded, which the hint needs for what to install with it
-    declared = {s.plugin for s in options.specs}
-    loaded = {p.distribution for p in KNOWN_PLUGINS if p.entry_point in declared}
-    hint = hint_for("option", f"--{name}", loaded)
+    hint = options.install_hint(f"--{name}")  # a keyword of a plugin that is not loaded (its long flag is --NAME)
     if hint:
         return f" ({hint})"
     close = difflib.get_close_matches(name, [s.name for s in options.specs if s.api], n=1)
@@ -429,9 +424,6 @@ def api_doc(options: OptionSet, plugin_names: Mapping[str, str] | None = None) -
 
 
 # --------------------------------------------------------------------------- core declarations
-#: the executors the known plugins add, for --executor's help (each with its distribution)
-_EXECUTORS = ", ".join(f"{name} from {p.distribution}" for p in KNOWN_PLUGINS for name in p.executors)
-
 #: The framework-neutral options of the core (registered by ``msprobe_core.builtin``), in ``--help`` order.
 CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("target", ("-tp", "--target_path"), "Target (NPU) dump.json, step dir or dump root.", kind=PATH,
@@ -441,8 +433,9 @@ CORE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("output_dir", ("-o", "--output_path"), "Output directory.", kind=PATH, default=Path("./output"),
                bare="./output", show_default=True, api=False),
     OptionSpec("workers", ("--workers",), "Worker processes (default: all cores).", kind=INT),
+    # the default plugin 'known_plugins' names the executors this repository's plugins add (msprobe_option_help)
     OptionSpec("executor", ("--executor",), "Where rank pairs and tensor chunks run: local (default) or one a "
-               f"plugin adds ({_EXECUTORS}).", metavar="NAME"),
+               "plugin adds.", metavar="NAME"),
     OptionSpec("quiet", ("-q", "--quiet"), "Print only errors.", kind=FLAG, default=False),
     OptionSpec("force", ("--force",), "Replace result files left in the output dir by an earlier run.", kind=FLAG,
                default=False),

@@ -2,8 +2,9 @@
 
 What one plugin needs of the core (the kernel plugin's mode, its verdict column, the grammar of MindSpore's kernel
 ``.npy`` file names, the MindSpore plugin's mapping options, the classic ``compare.json``) is declared by that plugin
-through a spec field and asked of the host; ``msprobe_core/known_plugins.py`` is the one core module that names the
-plugins (their distributions, frameworks, options, layouts and command lines), for install hints.
+through a spec field and asked of the host; the table of the default plugin ``known_plugins``
+(``msprobe_core/default_plugins/known_plugins/table.py``) is the one module that names the plugins (their
+distributions, frameworks, options, layouts and command lines), for install hints.
 
 The scan reads code, not prose: the string constants (docstrings left out) and identifiers of every Python module
 of ``msprobe_core`` (from its syntax tree), and the page script ``report/assets/report.js`` without its comments.
@@ -21,7 +22,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[1] / "msprobe_core"
 #: the one module that names the plugins
-TABLE = CORE / "known_plugins.py"
+TABLE = CORE / "default_plugins" / "known_plugins" / "table.py"
 
 #: what a plugin brings, as code would spell it: modes, columns, frameworks, distributions, options, file names
 _NAMES = (
@@ -87,7 +88,7 @@ def plugin_names_in_core(core: Path = CORE) -> list[str]:
     """``module:line: text`` for every plugin name the core's code spells outside the known-plugins table."""
     out = []
     for path in sorted(core.rglob("*.py")):
-        if path == core / TABLE.name:
+        if path == core / TABLE.relative_to(CORE):
             continue
         rel = path.relative_to(core).as_posix()
         for line, text, identifier in _python_texts(path):

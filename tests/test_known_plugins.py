@@ -1,4 +1,5 @@
-"""The table of known plugins (``msprobe_core/known_plugins.py``) and the install hints built from it.
+"""The table of known plugins (the default plugin ``known_plugins``: ``msprobe_core/default_plugins/known_plugins``)
+and the install hints built from it.
 
 * the table cannot drift: each entry's distribution, folder, entry point, package and dependencies are
   those of its ``pyproject.toml``, and what it says the plugin brings (frameworks, option flags, dump
@@ -12,16 +13,25 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from msprobe_core import known_plugins
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.known_plugins import table as known_plugins
+from msprobe_core.default_plugins.known_plugins.table import (
+    KNOWN_PLUGINS,
+    DumpLayout,
+    KnownPlugin,
+    hint_for,
+    install_command,
+    missing_hint,
+)
 from msprobe_core.host.registry import ENTRY_POINT_GROUP, PluginHost
-from msprobe_core.known_plugins import KNOWN_PLUGINS, DumpLayout, KnownPlugin, hint_for, install_command, missing_hint
 
 from .dumps import api, tensor, write_dump
 from .plugin_session import REPO, read_pyproject
@@ -127,13 +137,13 @@ def test_no_other_core_module_names_a_plugin_distribution_or_the_kernel_layout()
     patterns = [lay.child_dir.pattern for p in KNOWN_PLUGINS for lay in p.layouts]
     found = {}
     for path in sorted((REPO / "msprobe_core").rglob("*.py")):
-        if path.name == "known_plugins.py" and path.parent.name == "msprobe_core":
+        if path == Path(known_plugins.__file__):
             continue
         text = path.read_text(encoding="utf-8").lower()
         hits = [n for n in names if n in text] + [p for p in patterns if p.lower() in text]
         if hits:
             found[path.relative_to(REPO).as_posix()] = hits
-    assert not found, f"only msprobe_core/known_plugins.py may name plugins: {found}"
+    assert not found, f"only the known plugins' table ({known_plugins.__name__}) may name plugins: {found}"
 
 
 # --------------------------------------------------------------------------- the hints
@@ -159,6 +169,7 @@ def test_an_installed_plugin_that_did_not_load_is_not_installed_again():
     assert hint_for("framework", "tensorflow", set()) is None  # no known plugin brings it
 
 
+@pytest.mark.exercises_hooks("msprobe_install_hint")
 def test_a_sub_command_of_a_known_plugin_names_it(monkeypatch, capsys):
     frob = KnownPlugin("msprobe-frob", "plugins/frob", "frob", "msprobe_frob", "frobs", commands=("frobnicate",))
     monkeypatch.setattr(known_plugins, "KNOWN_PLUGINS", (*KNOWN_PLUGINS, frob))
@@ -264,6 +275,7 @@ def test_the_dask_executor_names_the_dask_plugin(core_and_pytorch, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.exercises_hooks("msprobe_list_plugins")
 def test_plugins_lists_what_each_gives_and_the_known_plugins_not_installed(core_and_pytorch, tmp_path):
     listed = json.loads(run(core_and_pytorch, "plugins", "--json", cwd=tmp_path).stdout)
     by_distribution = {e["distribution"]: e for e in listed}
@@ -279,3 +291,72 @@ def test_plugins_lists_what_each_gives_and_the_known_plugins_not_installed(core_
     assert "msprobe-pytorch    PyTorch dumps" in gives and "msprobe-mindspore" not in gives
     for entry in missing:
         assert f"  {entry['distribution']}" in not_loaded and f"  {entry['hint']}\n" in not_loaded + "\n"
+
+
+# --------------------------------------------------------------------------- the default plugin turned off
+def test_turned_off_every_missing_plugin_is_an_error_without_the_hint(core_and_pytorch, tmp_path):
+    """``-p no:known_plugins``: what a missing plugin brings is refused as the core refuses what nobody handles
+    (exit 2, nothing written), naming no plugin; ``msprobe plugins`` lists only what is installed."""
+    t = write_dump(tmp_path / "t", {"Torch.add.0.forward": api([tensor()])})
+    ms = write_dump(tmp_path / "ms", {"Mint.add.0.forward": api([tensor("Float32")])}, framework="mindspore")
+    for side in "tg":
+        (tmp_path / "k" / side / "rank_0" / "Net" / "0" / "0").mkdir(parents=True)
+    out = tmp_path / "out"
+    cases = {
+        "-am": (["compare", "-tp", t, "-gp", t, "-o", out, "-am"],
+                "msprobe: error: no such option '-am'. Did you mean '-fm'? (see 'msprobe compare --help')"),
+        "--executor dask": (["compare", "-tp", t, "-gp", t, "-o", out, "--executor", "dask"],
+                            "msprobe: error: unknown executor 'dask' (installed: local)"),
+        "mindspore": (["compare", "-tp", ms, "-gp", ms, "-o", out],
+                      f"msprobe: error: {ms}: framework 'mindspore' is not handled by any installed plugin "
+                      "(installed: pytorch)"),
+        "kernel": (["compare", "-tp", tmp_path / "k" / "t", "-gp", tmp_path / "k" / "g", "-o", out], None),
+        "classic": (["-f", "pytorch", "compare", "-i", tmp_path / "c.json", "-o", out], None),
+    }
+    for name, (args, line) in cases.items():
+        on = run(core_and_pytorch, *args, cwd=tmp_path)
+        off = run(core_and_pytorch, "-p", "no:known_plugins", *args, cwd=tmp_path)
+        assert on.returncode == off.returncode == 2, name
+        assert "install the" in on.stderr and "install the" not in off.stderr and "msprobe-" not in off.stderr, name
+        assert len(off.stderr.splitlines()) == 1, (name, off.stderr)
+        if line is not None:
+            assert off.stderr.splitlines() == [line], name
+        assert not out.exists(), name
+    listed = json.loads(run(core_and_pytorch, "-p", "no:known_plugins", "plugins", "--json", cwd=tmp_path).stdout)
+    assert "msprobe-pytorch" in {e["distribution"] for e in listed}
+    assert "msprobe-mindspore" not in {e["distribution"] for e in listed}
+    assert "Known plugins not loaded" not in run(core_and_pytorch, "-p", "no:known_plugins", "plugins",
+                                                 cwd=tmp_path).stdout
+
+
+def test_turned_off_the_python_api_and_the_old_import_path_name_no_plugin(core_and_pytorch, tmp_path):
+    python = core_and_pytorch.parent / "python"
+    script = ("import msprobe_core\n"
+              "try:\n"
+              "    msprobe_core.compare('t', 'g', rank='0')\n"
+              "except TypeError as exc:\n"
+              "    print(exc)\n"
+              "try:\n"
+              "    import msprobe_core.legacy\n"
+              "except ImportError as exc:\n"
+              "    print(exc)\n")
+    proc = subprocess.run([python, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**os.environ, "MSPROBE_DISABLE_PLUGINS": "known_plugins"})
+    assert proc.stdout.splitlines() == [
+        "compare() got an unexpected keyword argument 'rank'",
+        "msprobe_core.legacy is no longer part of msprobe-core: its Python API moved to a plugin"], proc.stderr
+
+
+@pytest.mark.exercises_hooks("msprobe_command_line_usage", "msprobe_option_help")
+def test_turned_off_the_help_keeps_its_epilog_without_the_classic_usage():
+    def msprobe(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "msprobe_core", *args], capture_output=True, text=True,
+                              timeout=600)
+
+    on, off = msprobe("--help"), msprobe("-p", "no:known_plugins", "--help")
+    assert on.returncode == off.returncode == 0
+    assert "msprobe -f pytorch|mindspore compare -i compare.json" in on.stdout
+    assert "compare.json" not in off.stdout and "--debug may go anywhere" in off.stdout
+    executor = "local (default) or one a plugin adds"
+    assert f"{executor} (dask from msprobe-dask)." in " ".join(msprobe("compare", "--help").stdout.split())
+    assert f"{executor}. " in " ".join(msprobe("-p", "no:known_plugins", "compare", "--help").stdout.split())

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from msprobe_core import hookimpl
-from msprobe_core.host.loading import FIRST_PARTY_DISTRIBUTIONS
 from msprobe_core.host.registry import BUILTIN_PLUGIN, PluginHost, is_core_plugin
 from msprobe_core.host.specs import MapperSpec, WriterSpec
 from msprobe_core.options import OptionSpec
@@ -278,10 +277,11 @@ def test_between_third_party_plugins_the_first_loaded_keeps_an_option(tmp_path, 
         in caplog.text
 
 
+@pytest.mark.exercises_hooks("msprobe_first_party_distributions")
 def test_first_party_means_the_distributions_of_plugins_folder():
     names = {read_pyproject(p)["project"]["name"] for p in REPO.glob("plugins/*/pyproject.toml")}
-    assert FIRST_PARTY_DISTRIBUTIONS == names
     host = PluginHost()
+    assert set(host.first_party) == names
     assert {host._tier(name) for name, _ in host.pm.list_name_plugin() if not is_core_plugin(name)} <= {1, 2}
     assert host._tier(BUILTIN_PLUGIN) == 0 and host._tier("kernel") == 1
 

@@ -20,7 +20,6 @@ from typing import Any
 import click
 
 from ..errors import CompareFailed
-from ..known_plugins import command_line_usage, hint_for
 from .guard import escape_unencodable_output, guarded, usage_error_line
 
 log = logging.getLogger("msprobe")
@@ -58,6 +57,16 @@ class _MsprobeGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The usage of the command lines of another syntax that plugins tell of (``msprobe_command_line_usage``: the
+        classic interface's), kept as it is written, then the epilog."""
+        from ..host.registry import get_host
+
+        usage = "".join(line + "\n" for line in get_host().command_line_usage())
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(inspect.cleandoc(("\b\n" + usage if usage else "") + (self.epilog or "")))
+
 
 def plugin_commands() -> dict[str, click.Command]:
     """The commands the loaded plugins add, by name (loads the plugins once)."""
@@ -80,7 +89,7 @@ def raise_no_such_command(name: str, ctx: click.Context | None = None) -> None:
     from ..host.registry import get_host
 
     host = get_host()
-    hint = hint_for("command", name, host.loaded_distributions())
+    hint = host.install_hint("command", name)
     if hint:  # click would only say "No such command"
         raise click.UsageError(f"no such command '{name}' ({hint})", ctx)
     owner = turned_off_command_owner(name, host.disabled)
@@ -88,7 +97,7 @@ def raise_no_such_command(name: str, ctx: click.Context | None = None) -> None:
         raise click.UsageError(f"no such command '{name}' ({turned_off_note(owner)})", ctx)
 
 
-_EPILOG = "\b\n" + "".join(line + "\n" for line in command_line_usage()) + """--debug may go anywhere on the command line; the exit code stays the same.
+_EPILOG = """--debug may go anywhere on the command line; the exit code stays the same.
 The commands above include the plugins'; 'msprobe plugins' lists the installed plugins,
 what each gives, and the known plugins not installed with their install command.
 Run 'msprobe COMMAND --help' for the options of a command."""
@@ -256,10 +265,9 @@ def plugins_cmd(as_json: bool) -> None:
     """List installed plugins, their versions, what they give and the hooks they implement, and the known
     plugins that are not installed with the command that installs each (a table; JSON with --json)."""
     from ..host.registry import get_host
-    from .plugin_table import plugins_text, with_known_plugins
+    from .plugin_table import plugins_text
 
-    host = get_host()
-    entries = with_known_plugins(host.describe(), host.loaded_distributions())
+    entries = get_host().list_plugins()
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return
@@ -369,17 +377,12 @@ _CORE_LIGHT = ("plugins",)
 
 def _missing_plugin(args: list[str]) -> str | None:
     """The error line for a command line whose form a known plugin that is not loaded provides (else ``None``)."""
-    from ..host.registry import get_host
-    from ..known_plugins import command_line_of, missing_hint
+    import shlex
 
-    found = command_line_of(args)
-    if found is None:
-        return None
-    plugin, form = found
-    loaded = get_host().loaded_distributions()
-    if plugin.distribution in loaded:
-        return None
-    return f"msprobe: error: {form.what} is not available ({missing_hint(plugin, loaded)})"
+    from ..host.registry import get_host
+
+    said = get_host().install_hint("command_line", shlex.join(args))
+    return f"msprobe: error: {said}" if said else None
 
 
 def _no_such_option(bad: str, args: list[str]) -> str:
@@ -387,12 +390,11 @@ def _no_such_option(bad: str, args: list[str]) -> str:
     option the sub-command declares."""
     from ..host.defaults import turned_off_note, turned_off_owner
     from ..host.registry import get_host
-    from ..known_plugins import hint_for
 
     command = args[0]
     flag = bad.split("=", 1)[0]
     host = get_host()
-    hint = hint_for("option", flag, host.loaded_distributions()) if command == "compare" else None
+    hint = host.install_hint("option", flag) if command == "compare" else None
     if hint:  # the fix is the install, not compare's --help
         return f"msprobe: error: no such option '{bad}' ({hint})"
     owner = turned_off_owner(flag, host.disabled) if command == "compare" else None

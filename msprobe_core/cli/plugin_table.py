@@ -1,13 +1,12 @@
 """``msprobe plugins``: one installed plugin per row, its hooks wrapped to the terminal width; then what the
-known plugins give a user, and those of them that are not loaded with the command that installs each."""
+known plugins give a user, and those of them that are not loaded with the command that installs each (the entries
+the default plugin ``known_plugins`` adds through ``msprobe_list_plugins``)."""
 
 from __future__ import annotations
 
 import shutil
 import textwrap
 from typing import Any
-
-from ..known_plugins import KNOWN_PLUGINS, by_distribution, install_command, is_present, missing_hint
 
 HEADERS = ("PLUGIN", "VERSION", "DISTRIBUTION", "HOOKS")
 _HOOK_PREFIX = "msprobe_"
@@ -43,38 +42,11 @@ def plugin_table(described: list[dict[str, Any]], width: int | None = None) -> s
     return "\n".join(lines)
 
 
-def with_known_plugins(described: list[dict[str, Any]], loaded: set[str]) -> list[dict[str, Any]]:
-    """The plugins of :meth:`PluginHost.describe`, each with ``gives`` (what it gives a user; ``None`` for a
-    plugin the table of known plugins does not list) and ``loaded``; then every known plugin not among them
-    (``loaded`` false, ``install``: the command that installs it, ``None`` when it is installed but was not
-    loaded; ``hint``: what to do, in one line).
-
-    ``loaded``: the normalised names of the distributions whose plugins the host loaded.
-    """
-    out: list[dict[str, Any]] = []
-    listed: set[str] = set()
-    for entry in described:
-        known = by_distribution(entry.get("distribution") or "") or next(
-            (p for p in KNOWN_PLUGINS if entry.get("distribution") is None and p.entry_point == entry.get("name")),
-            None)
-        if known is not None:
-            listed.add(known.distribution)
-        failed_import = entry.get("distribution") is None and bool(entry.get("error"))
-        out.append({**entry, "gives": known.gives if known else None, "loaded": not failed_import})
-    for plugin in KNOWN_PLUGINS:
-        if plugin.distribution in listed:
-            continue
-        present = is_present(plugin.distribution)
-        out.append({"name": plugin.entry_point, "version": None, "distribution": plugin.distribution, "hooks": [],
-                    "gives": plugin.gives, "loaded": False,
-                    "install": None if present else install_command(plugin, loaded),
-                    "hint": missing_hint(plugin, loaded)})
-    return out
-
-
 def plugins_text(entries: list[dict[str, Any]], width: int | None = None) -> str:
-    """:func:`with_known_plugins`' list as text: the table of the installed plugins, what the known ones give,
-    and the known plugins that are not loaded, each with its install command (never wrapped: it is copied)."""
+    """The entries of ``msprobe_list_plugins`` (each plugin of :meth:`PluginHost.describe`, with ``gives`` and
+    ``loaded``, then the known plugins not loaded, each with its ``hint``) as text: the table of the installed
+    plugins, what the known ones give, and the known plugins that are not loaded, each with its install command
+    (never wrapped: it is copied)."""
     width = width or shutil.get_terminal_size((80, 24)).columns
     installed = [e for e in entries if "hint" not in e]
     lines = [plugin_table(installed, width)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from ..known_plugins import by_distribution
+from .loading import normalized_distribution
 
 
 @dataclass(frozen=True)
@@ -76,5 +76,6 @@ def culprit_of(exc: BaseException, host: Any) -> Culprit | None:
         distribution = packages.get(module.partition(".")[0])
         if distribution is not None:
             where = f"{filename.rsplit('/', 1)[-1]}:{line}"
-            return Culprit(distribution, where, by_distribution(distribution) is not None)
+            first_party = normalized_distribution(distribution) in getattr(host, "first_party", frozenset())
+            return Culprit(distribution, where, first_party)
     return None

@@ -1,14 +1,11 @@
 """What the host decides about the specs it holds: the order of a chain of specs that declare ``before``/``after``
-(the mappers, the verdict rules), and which known plugin a directory nobody claimed belongs to."""
+(the mappers, the verdict rules)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
-
-from ..errors import InputError
 
 
 def chain_mappers(mappers: Sequence[Any], absent: Sequence[Any] = ()) -> list[Any]:
@@ -43,17 +40,3 @@ def chain_mappers(mappers: Sequence[Any], absent: Sequence[Any] = ()) -> list[An
         left.remove(ready)
     return ordered
 
-
-def unloaded_layout(path: str | None, loaded: Collection[str]) -> InputError | None:
-    """The refusal of a directory no loaded plugin understood whose layout a known plugin claims that is not
-    among ``loaded`` (a dump whose plugin is not installed): it names the plugin and how to install it."""
-    from ..known_plugins import layout_of, missing_hint
-
-    found = layout_of(Path(path)) if path and Path(path).is_dir() else None
-    if found is None:
-        return None
-    plugin, layout = found
-    if plugin.distribution in loaded:  # loaded, yet it left the directory: not the layout after all
-        return None
-    return InputError(f"this is {layout.what}, which no loaded plugin compares ({missing_hint(plugin, loaded)})",
-                      path=path)

@@ -394,7 +394,9 @@ def msprobe_stage_finished(event: StageEvent) -> None:
     """
 
 
-# the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), hooks of this module too
+# the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), and the default plugin
+# known_plugins' (msprobe_core.host.hint_hookspecs): hooks of this module too, declared apart to keep it short
+from .hint_hookspecs import *  # noqa: E402, F403
 from .run_hookspecs import (  # noqa: E402
     msprobe_mapping_options,
     msprobe_plugins_loaded,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,6 @@ from typing import Any
 import pluggy
 
 from ..errors import UsageError
-from ..known_plugins import KNOWN_PLUGINS, normalized_name
 from ..options import OptionSpec
 from .specs import (
     FrameworkSpec,
@@ -33,9 +33,6 @@ from .specs import (
     WriterSpec,
 )
 
-#: the plugin distributions of msprobe-core's own repository (the known plugins' table): their options are settled
-#: before any other plugin's (a third-party plugin cannot take ``--rank`` from them)
-FIRST_PARTY_DISTRIBUTIONS = frozenset(plugin.distribution for plugin in KNOWN_PLUGINS)
 #: the variable naming plugin modules to load without installing them
 LOAD_ENV = "MSPROBE_LOAD_PLUGINS"
 ENTRY_POINT_GROUP = "msprobe_core.plugins"
@@ -213,8 +210,9 @@ def load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str]
     return seen
 
 
-#: a distribution name as packaging compares them (the known plugins' table's definition)
-normalized_distribution = normalized_name
+def normalized_distribution(distribution: str) -> str:
+    """A distribution name as packaging compares them (``My_Plugin.x`` is ``my-plugin-x``)."""
+    return re.sub(r"[-_.]+", "-", distribution).lower().strip()
 
 
 def distribution_filter() -> set[str] | None:

@@ -21,12 +21,11 @@ from typing import Any
 import pluggy
 
 from ..errors import InputError, UsageError
-from ..known_plugins import hint_for, normalized_name
 from ..model import CompareOptions, DumpTable
 from ..options import OptionSet, OptionSpec
 from ..result_columns import CORE_COLUMNS, METRIC, ColumnRegistry, ColumnSpec
 from . import hookspecs
-from .decisions import chain_mappers, unloaded_layout
+from .decisions import chain_mappers
 from .defaults import (
     BUILTIN_PLUGIN,
     CORE_PLUGINS,  # noqa: F401 (plugins and tests import it from here)
@@ -37,10 +36,10 @@ from .defaults import (
     warn_unknown_disabled,
 )
 from .event_calls import EventCalls
+from .hints import PluginHints
 from .loading import (
     DISTRIBUTIONS_ENV,  # noqa: F401 (tests and plugins import it from here)
     ENTRY_POINT_GROUP,  # noqa: F401 (tests and plugins import it from here)
-    FIRST_PARTY_DISTRIBUTIONS,
     LOAD_ENV,
     RegistrationFailed,
     call_registry_hook,
@@ -71,7 +70,7 @@ from .strategies import StrategySpec
 TRACE_ENV = "MSPROBE_TRACE_HOOKS"
 
 
-class PluginHost(RegistryLookups, EventCalls):
+class PluginHost(RegistryLookups, EventCalls, PluginHints):
     """Owns the pluggy manager and the registries collected from it (what the stages ask of them:
     :class:`~msprobe_core.host.lookups.RegistryLookups`)."""
 
@@ -126,6 +125,8 @@ class PluginHost(RegistryLookups, EventCalls):
         self.options = OptionSet()
         self.commands: dict[str, Any] = {}
         self._commands_collected = False
+        #: the normalised names of the distributions of this repository (their options are settled first)
+        self.first_party = self.first_party_distributions()
         self._collect()
 
     # -- registry collection -------------------------------------------------
@@ -175,20 +176,22 @@ class PluginHost(RegistryLookups, EventCalls):
 
         loaded = {name: i for i, (name, _) in enumerate(self.pm.list_name_plugin())}
         for spec in sorted(declared, key=lambda s: (self._tier(s.plugin), loaded.get(s.plugin, len(loaded)))):
+            spec = self.with_help(spec)
             refused = default_problem(spec) or self.options.add(spec)
             if refused:
                 logging.getLogger("msprobe").warning("plugin '%s': option '%s' is ignored: %s", spec.plugin,
                                                      spec.name, refused)
         self.options.specs.sort(key=lambda s: (self._tier(s.plugin), "" if self._tier(s.plugin) == 0 else s.plugin))
         remember_defaults(self.options)
+        self.options.install_hint = partial(self.install_hint, "option")
 
     def _tier(self, plugin: str) -> int:
-        """0: the core; 1: a plugin of a first-party distribution (:data:`FIRST_PARTY_DISTRIBUTIONS`); 2: others."""
+        """0: the core; 1: a plugin of a first-party distribution (:attr:`first_party`); 2: others."""
         if is_core_plugin(plugin):
             return 0
         found = self.pm.get_plugin(plugin)
         dist = self.dists.get(id(found)) if found is not None else None
-        return 1 if dist is not None and normalized_distribution(dist[0]) in FIRST_PARTY_DISTRIBUTIONS else 2
+        return 1 if dist is not None and normalized_distribution(dist[0]) in self.first_party else 2
 
     def register_commands(self, builtin: Sequence[str]) -> dict[str, Any]:
         """The sub-commands plugins add (``msprobe_register_commands``), once; ``builtin`` names are refused."""
@@ -326,9 +329,9 @@ class PluginHost(RegistryLookups, EventCalls):
         try:
             jobs = self._first_result("msprobe_discover_jobs", target=target, golden=golden, options=options)
         except InputError as exc:
-            refused = unloaded_layout(exc.path, self.loaded_distributions())
+            refused = self.install_hint("layout", exc.path) if exc.path else None
             if refused is not None:
-                raise refused from None
+                raise InputError(refused, path=exc.path) from None
             raise
         if jobs is None:
             raise UsageError(f"no installed plugin recognises the dump layout of {target} and {golden}")
@@ -416,7 +419,7 @@ class PluginHost(RegistryLookups, EventCalls):
         try:
             return self.executors[name]
         except KeyError:
-            hint = hint_for("executor", name, self.loaded_distributions())
+            hint = self.install_hint("executor", name)
             raise UsageError(f"unknown executor '{name}' (installed: {', '.join(sorted(self.executors))}"
                              f"{'; ' + hint if hint else ''}{self._turned_off('msprobe_register_executors', name)})"
                              ) from None
@@ -426,10 +429,6 @@ class PluginHost(RegistryLookups, EventCalls):
         owner = next((spec.plugin for spec in turned_off_specs(hook, sorted(self.disabled), named=True)
                       if spec.name == name), None)
         return f"; {turned_off_note(owner)}" if owner else ""
-
-    def loaded_distributions(self) -> set[str]:
-        """The normalised names of the distributions whose plugins this host loaded."""
-        return {normalized_name(name) for name, _version in self.dists.values()}
 
     def distribution_of(self, plugin_name: str) -> str:
         """The distribution a registered plugin comes from (its registration name when not installed as one)."""

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from .. import result_columns as C
 from ..errors import UsageError
 from ..host.specs import FrameworkSpec
-from ..known_plugins import default_framework_plugin, hint_for
 from ..model import NA, DumpTable
 
 if TYPE_CHECKING:
@@ -32,11 +31,10 @@ def resolve_frameworks(target: DumpTable, golden: DumpTable, host: PluginHost) -
         spec = host.framework(table.framework or guess)
         if spec is None:
             if not table.framework:
-                default = default_framework_plugin()
-                hint = default and hint_for("framework", default.frameworks[0], host.loaded_distributions())
+                hint = host.install_hint("framework", "")  # the default framework's plugin
                 raise UsageError("dump has no 'framework' field and no default framework plugin is installed"
                                  + (f" ({hint})" if hint else ""), path=table.source)
-            hint = hint_for("framework", table.framework, host.loaded_distributions())
+            hint = host.install_hint("framework", table.framework)
             raise UsageError(
                 f"framework '{table.framework}' is not handled by any installed plugin "
                 f"(installed: {', '.join(f.name for f in host.frameworks) or 'none'}{'; ' + hint if hint else ''})",

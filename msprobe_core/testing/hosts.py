@@ -19,9 +19,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..host.loading import DISTRIBUTIONS_ENV, LOAD_ENV
+from ..host.loading import DISTRIBUTIONS_ENV, LOAD_ENV, normalized_distribution
 from ..host.registry import PluginHost, current_host, reset_host
-from ..known_plugins import KNOWN_PLUGINS, is_present, normalized_name
 
 #: the variable that switches the entry points off (cleared while an exact host is built)
 DISABLE_ENV = "MSPROBE_DISABLE_PLUGIN_AUTOLOAD"
@@ -32,9 +31,12 @@ class PluginNotLoaded(UsageError):
 
 
 def framework_distributions() -> tuple[str, ...]:
-    """The installed known plugins that bring a framework (PyTorch's, MindSpore's): a host
-    without them compares no ``dump.json``."""
-    return tuple(p.distribution for p in KNOWN_PLUGINS if p.frameworks and is_present(p.distribution))
+    """The installed first-party plugins that bring a framework (PyTorch's, MindSpore's): a host without them
+    compares no ``dump.json``."""
+    with _environment({DISTRIBUTIONS_ENV: None, LOAD_ENV: None, DISABLE_ENV: None}):
+        host = PluginHost(autoload=True)
+    found = {normalized_distribution(host.distribution_of(f.plugin)) for f in host.frameworks}
+    return tuple(d for d in host.first_party if d in found)
 
 
 def plugin_environment(plugins: Sequence[object], installed: Iterable[str]) -> dict[str, str | None]:
@@ -42,7 +44,7 @@ def plugin_environment(plugins: Sequence[object], installed: Iterable[str]) -> d
     :func:`exact_host` loads: only the distributions ``installed``, and the plugins handed in that are
     importable modules (``None``: the variable is unset)."""
     modules = [p.__name__ for p in plugins if isinstance(p, types.ModuleType)]
-    return {DISTRIBUTIONS_ENV: ",".join(normalized_name(d) for d in installed), LOAD_ENV: ",".join(modules) or None,
+    return {DISTRIBUTIONS_ENV: ",".join(normalized_distribution(d) for d in installed), LOAD_ENV: ",".join(modules) or None,
             DISABLE_ENV: None}
 
 

@@ -2,10 +2,11 @@
 
 The core imports no plugin, yet when a user asks for something only a plugin gives (a MindSpore
 dump, ``-am``, ``--rank``, a kernel dump, the classic command line, ``--executor dask``) the error
-should name the plugin and a command that installs it. This table is where the core learns which
-plugin brings what; it is the only core module that names a plugin distribution
+should name the plugin and a command that installs it. This table is where the default plugin
+``known_plugins`` learns which plugin brings what (it answers the core's hooks from it,
+:mod:`.plugin`); it is the only module of ``msprobe_core`` that names a plugin distribution
 (``tests/test_known_plugins.py`` checks that, and that each entry matches what the installed plugin
-really registers). It imports nothing of the core, so every layer may ask it.
+really registers). It imports nothing of the core.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: the directory holding the ``msprobe_core`` package: a checkout of msprobe-core when ``plugins/`` is beside it
-CORE_ROOT = Path(__file__).resolve().parent.parent
+CORE_ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True)
