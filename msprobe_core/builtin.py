@@ -32,7 +32,7 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 
 @hookimpl(trylast=True)
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list | None:
-    """File pairs, step directories with rank/proc dirs, and graph/pynative mixed dumps."""
+    """File pairs and step directories with rank/proc dirs (other layouts are the plugins', asked first)."""
     from .load import discover  # the stages load when a run needs them, not when `--help` lists the plugins
 
     return discover.discover_jobs(target, golden, options)

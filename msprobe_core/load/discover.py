@@ -1,10 +1,11 @@
 """Which dump files to compare, given the two paths the user named.
 
-Handles a pair of files, a pair of step directories (``rank*`` children
-paired by sorted position, or a single ``proc<PID>`` child on each side),
-graph/pynative mixed dumps (one compare per ``graph|pynative``/``step`` dir). Dump roots holding ``step<N>``
+Handles a pair of files and a pair of step directories (``rank*`` children
+paired by sorted position, or a single ``proc<PID>`` child on each side). Dump roots holding ``step<N>``
 dirs (one compare per step) are the default plugin ``steps``'s (it claims them first, through
-``msprobe_discover_jobs``); with it turned off such a root is refused, saying so.
+``msprobe_discover_jobs``); with it turned off such a root is refused, saying so. Any other layout is a plugin's
+(it claims it first through that hook, and may hand each step directory back to :func:`discover_jobs`); a directory
+holding none of these is refused, and the host adds the install hint of a known plugin whose layout it has.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ log = logging.getLogger("msprobe")
 
 RANK_DIR = re.compile(r"^rank(?:0|[1-9][0-9]*)?\Z")  # \Z: "$" also matches before a final newline
 PROC_DIR = re.compile(r"^proc[0-9]+\Z")
-MIX_DIRS = ("graph", "pynative")
 #: a step directory's whole name (used with ``fullmatch``: ``$`` would also match before a trailing newline)
 STEP_DIR = re.compile(r"step(0|[1-9][0-9]*)")
 
@@ -94,9 +94,6 @@ def discover_jobs(target: Path, golden: Path, options: CompareOptions, *, depth:
         _refuse_step_option(options, target)
         return [CompareJob(target, golden, out, file_stem(kinds.pop()), label=target.name)]
     if depth == 0:
-        mixed = sorted(set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS))
-        if mixed:
-            return _mixed_jobs(target, golden, options, mixed)
         if holds_step_dirs(target, golden):  # the default plugin steps claims these first: it is turned off
             root = next(p for p in (target, golden) if _step_names(p) and not (_rank_dirs(p) or _procs(p)))
             raise UsageError(
@@ -115,12 +112,12 @@ def _step_names(path: Path) -> list[str]:
 
 
 def holds_step_dirs(target: Path, golden: Path) -> bool:
-    """Whether ``-tp``/``-gp`` are two dump roots to compare step by step: directories, no graph/pynative mixed
-    dump, and one of them holds ``step<N>`` directories and no ``rank*``/``proc<PID>`` ones."""
+    """Whether ``-tp``/``-gp`` are two dump roots to compare step by step: directories, and one of them holds
+    ``step<N>`` directories and no ``rank*``/``proc<PID>`` ones (an unreadable one is an ``InputError``)."""
     if not (target.is_dir() and golden.is_dir()):
         return False
-    if set(_listdir(target)) & set(_listdir(golden)) & set(MIX_DIRS):
-        return False
+    for root in (target, golden):
+        _listdir(root)  # a root that cannot be listed is said so, not taken for one without steps
     return any(_step_names(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden))
 
 
@@ -141,25 +138,6 @@ def _refuse_step_option(options: CompareOptions, target: Path) -> None:
         + ("(a pair of files is one compare)" if target.is_file() else "(this is one step directory)"),
         path=target,
     )
-
-
-def _mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
-    from dataclasses import replace
-
-    jobs: list[CompareJob] = []
-    for folder in folders:
-        t_dir, g_dir = target / folder, golden / folder
-        steps = sorted(set(_listdir(t_dir)) & set(_listdir(g_dir)), key=_natural_key)
-        for step in steps:
-            if not (t_dir / step).is_dir() or not (g_dir / step).is_dir():
-                continue
-            sub = replace(options, output_dir=Path(options.output_dir) / folder / step)
-            for job in discover_jobs(t_dir / step, g_dir / step, sub, depth=1):
-                job.label = f"{folder}/{step}/{job.label}"
-                jobs.append(job)
-    if not jobs:
-        raise InputError(f"no common step directories under {', '.join(folders)}", path=target)
-    return jobs
 
 
 def _natural_key(name: str) -> tuple:

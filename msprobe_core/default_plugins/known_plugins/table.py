@@ -24,17 +24,20 @@ CORE_ROOT = Path(__file__).resolve().parents[3]
 @dataclass(frozen=True)
 class DumpLayout:
     """A dump directory layout a plugin's discovery claims: a directory holding a directory that ``child_dir``
-    matches, or one that it matches itself, or one holding the file ``marker``."""
+    matches, or (``named``) one that it matches itself, or one holding the file ``marker``."""
 
     name: str
     #: what the layout is, for a message ("a MindSpore kernel dump (rank_<r> directories)")
     what: str
     child_dir: re.Pattern[str]
     marker: str | None = None
+    #: whether a directory whose own name ``child_dir`` matches has the layout too (a kernel dump's ``rank_<r>``;
+    #: not a mixed dump's ``graph`` folder, which holds step directories any discovery compares)
+    named: bool = True
 
     def matches(self, path: Path) -> bool:
         """Whether the directory ``path`` has this layout (``False`` when it cannot be listed)."""
-        if self.child_dir.match(path.name) or (self.marker and (path / self.marker).is_file()):
+        if (self.named and self.child_dir.match(path.name)) or (self.marker and (path / self.marker).is_file()):
             return True
         try:
             with os.scandir(path) as entries:
@@ -97,9 +100,12 @@ KNOWN_PLUGINS: tuple[KnownPlugin, ...] = (
                 "PyTorch dumps (.pt tensors, read without torch)",
                 frameworks=("pytorch",), default_framework=True),
     KnownPlugin("msprobe-mindspore", "plugins/mindspore", "mindspore", "msprobe_mindspore",
-                "MindSpore and MindTorch dumps (.npy tensors), MindSpore-vs-PyTorch compares, -am/-cm/-lm",
+                "MindSpore and MindTorch dumps (.npy tensors), graph/pynative mixed dumps, MindSpore-vs-PyTorch compares, "
+                "-am/-cm/-lm",
                 frameworks=("mindspore", "mindtorch"),
-                options=("-am", "--api_mapping", "-cm", "--cell_mapping", "-lm", "--layer_mapping")),
+                options=("-am", "--api_mapping", "-cm", "--cell_mapping", "-lm", "--layer_mapping"),
+                layouts=(DumpLayout("mixed", "a MindSpore graph/pynative mixed dump (graph and pynative directories)",
+                                    re.compile(r"^(?:graph|pynative)$"), named=False),)),
     KnownPlugin("msprobe-kernel", "plugins/kernel", "kernel", "msprobe_kernel",
                 "MindSpore static-graph kernel dumps (rank_<r> directories), --rank/--step",
                 options=("--rank",),

@@ -120,11 +120,13 @@ def _keys_text(groups: dict[tuple[int, int], list[DumpDir]]) -> str:
     )
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list[CompareJob] | None:
     """Claim kernel dump roots: one job per (rank, step) present on both sides.
 
-    ``--rank``/``--step`` select ranks and steps (left out or given without a value: all of them).
+    ``--rank``/``--step`` select ranks and steps (left out or given without a value: all of them). Asked before
+    the other discoveries (``tryfirst``), so that ``--rank`` given for dumps of another layout (the MindSpore
+    plugin's mixed graph/pynative dumps) is refused, whatever order the plugins were installed in.
     """
     kernel = {flag: is_kernel_dump_root(path) for flag, path in (("-tp", target), ("-gp", golden))}
     if not any(kernel.values()):

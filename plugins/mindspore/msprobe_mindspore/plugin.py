@@ -11,9 +11,10 @@ from msprobe_core.plugin import FrameworkSpec, default_canonical
 
 from .dtypes import DTYPES, MINDSPORE_FLOATS
 from .mappers import FRAMEWORK, OPTIONS, mapper_specs
+from .mixed_dumps import mixed_folders  # asked by every directory compare: lists two directories, imports nothing
 
 if TYPE_CHECKING:
-    from msprobe_core.plugin import MapperSpec, OptionSpec, Register
+    from msprobe_core.plugin import CompareJob, CompareOptions, MapperSpec, OptionSpec, Register
 
 
 def canonical_dtype(dtype: str) -> str:
@@ -110,3 +111,19 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """``-am``, ``-cm`` and ``-lm`` (``-dm`` is the core's ``data-mapping`` mapper)."""
     for spec in mapper_specs():
         register(spec)
+
+
+@hookimpl
+def msprobe_discover_jobs(target: Path, golden: Path, options: CompareOptions) -> list[CompareJob] | None:
+    """Two graph/pynative mixed dump roots: one compare per ``<graph|pynative>/<step>`` both have
+    (:mod:`msprobe_mindspore.mixed_dumps`); else not ours. Before the default plugins' discoveries and the core's."""
+    folders = mixed_folders(target, golden)
+    if not folders:
+        return None
+    from msprobe_core.plugin import option_label, warn_if_symlink
+
+    from .mixed_dumps import mixed_jobs
+
+    for path, side in ((target, "target"), (golden, "golden")):
+        warn_if_symlink(path, option_label(side, short=True))
+    return mixed_jobs(target, golden, options, folders)
