@@ -29,6 +29,7 @@ _NAMES = (
     r"\bkernel\b", r"accuracy reached", r"mind_?spore", r"mindtorch", r"py_?torch", r"\btorch\b", r"\.npy\b",
     r"\b(?:api|cell|layer)_mapping\b", r"(?<![\w-])-(?:am|cm|lm)\b", r"kbyk", r"rank_\[", r"compare\.json",
     r"msprobe[-_](?:pytorch|mindspore|kernel|classic|dask)\b", r"\bdask\b", r"\bclassic\b",
+    r"\bpynative\b",  # a MindSpore mixed dump's folder: its discovery is the MindSpore plugin's
 )
 STRING_NAMES = re.compile("|".join(_NAMES), re.IGNORECASE)
 #: an identifier naming a plugin's mode, framework or file (``MODE_KERNEL``, ``_KERNEL_FILE``, ``ApiMapping``,
@@ -44,6 +45,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     # dump.json is the core's format; its non-tensor leaves spell three value types of the PyTorch dumper that
     # msprobe's own (framework-neutral) compare renders specially, and the flattener renders them as it does
     **{("load/flatten.py", m): "dump.json value types" for m in ("torch",)},
+    # the summary orders the divergences of a mixed dump's parts by the labels the MindSpore plugin's jobs carry
+    **{("default_plugins/summary/divergence.py", m): "a mixed dump's job labels" for m in ("pynative",)},
 }
 
 

@@ -85,7 +85,10 @@ def test_what_the_table_says_a_plugin_brings_is_what_it_registers(plugin):
 #: (how, name): "child" a directory holding directory ``name``, "self" directory ``name`` itself, "file" a directory
 #: holding file ``name``
 LAYOUT_EXAMPLES = {"kernel": ((("child", "rank_3"), ("self", "rank_3"), ("file", "kernel_kbyk_dump.json")),
-                              (("child", "rank3"), ("child", "proc7"), ("file", "dump.json")))}
+                              (("child", "rank3"), ("child", "proc7"), ("file", "dump.json"))),
+                   # a mixed dump's graph folder holds step directories: it is no mixed dump itself
+                   "mixed": ((("child", "graph"), ("child", "pynative")),
+                             (("self", "graph"), ("self", "pynative"), ("child", "rank3"), ("child", "step0")))}
 
 
 def _make(root: Path, how: str, name: str) -> Path:
