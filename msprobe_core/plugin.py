@@ -105,6 +105,8 @@ _MODULES = {
     "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms", "verdict_messages": ".verdicts.messages",
     # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
     "forking": ".workers.forking",
+    # the names and locks of what a live run writes while it works (the default plugin sweep removes a killed run's)
+    "leftovers": ".files.leftovers",
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -155,6 +157,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UnsafePickleError,
         UsageError,
     )
+    from .files import leftovers
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
     from .files.jsonstream import BLOCK_BYTES

@@ -321,7 +321,7 @@ def test_a_worker_killed_from_outside_changes_nothing_but_the_time(big_pair: lis
 def test_a_run_killed_outright_leaves_its_side_files_to_a_later_runs_sweep(big_pair: list[str], tmp_path: Path) -> None:
     """SIGKILL cannot be handled: the side directory stays, locked while the run (or its worker) lives, and a
     later run's sweep removes it once nothing holds it."""
-    from msprobe_core.files.leftovers import sweep_stale
+    from msprobe_core.default_plugins.sweep import sweep_stale
 
     from .test_hostile_inputs import _spawn
 

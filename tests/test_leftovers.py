@@ -1,7 +1,8 @@
 """The sweep of killed runs' leftovers removes only what msprobe provably made (issue 21, item 1).
 
-Every compare sweeps its output directory, which is the user's: a file or folder whose name merely
-looks like a temporary file of ours (``.thesis.tex.part``, ``.msprobe-notes.chunks/``) must survive.
+Every compare sweeps its output directory (the default plugin ``sweep``), which is the user's: a file or folder
+whose name merely looks like a temporary file of ours (``.thesis.tex.part``, ``.msprobe-notes.chunks/``) must
+survive. Turned off (``-p no:sweep``), a compare works and leaves every leftover where it is.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.sweep import sweep_stale
 from msprobe_core.files import leftovers
-from msprobe_core.files.leftovers import make_side_dir, part_name, run_lock_name, sweep_stale
+from msprobe_core.files.leftovers import make_side_dir, part_name, run_lock_name
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "pytorch_stats"
@@ -52,9 +54,9 @@ def _users_files(out: Path) -> dict[Path, bytes]:
     return files
 
 
-def _compare(out: Path) -> subprocess.CompletedProcess:
+def _compare(out: Path, *before: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "msprobe_core", "compare", "-tp", str(EXAMPLE / "target" / "step0"),
+        [sys.executable, "-m", "msprobe_core", *before, "compare", "-tp", str(EXAMPLE / "target" / "step0"),
          "-gp", str(EXAMPLE / "golden" / "step0"), "-o", str(out)],
         capture_output=True, text=True, timeout=600)
 
@@ -72,6 +74,7 @@ def test_a_compare_leaves_the_users_look_alike_files_alone(tmp_path: Path) -> No
     assert "Removed" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.exercises_hooks("msprobe_output_dirs_ready")
 def test_a_compare_removes_what_killed_runs_left_and_says_so(tmp_path: Path) -> None:
     """What this program makes (by its own functions) and a killed run left is swept by the next run, each
     removal logged; a marked side directory holding a user's file keeps that file."""
@@ -98,6 +101,26 @@ def test_a_compare_removes_what_killed_runs_left_and_says_so(tmp_path: Path) -> 
     assert (shared / "mine.txt").read_text() == "a user put this here"
     assert not (shared / "round-0-part-0.csv").exists()
     assert f"Left {shared} in place" in proc.stdout + proc.stderr
+
+
+def test_with_the_sweep_turned_off_a_compare_works_and_leaves_the_leftovers(tmp_path: Path) -> None:
+    """``-p no:sweep``: the compare writes its table and removes nothing a killed run left, nor logs a removal."""
+    out = tmp_path / "out"
+    out.mkdir()
+    part = part_name(out / "compare_result_rank0_20200101000000.csv")
+    part.write_text("half a result")
+    lock = run_lock_name(out, "20200101000000")
+    lock.touch()
+    side, fd = make_side_dir(out)
+    os.close(fd)
+    (side / "round-0-part-0.csv").write_text("rows")
+    _age(part, lock, side)
+    proc = _compare(out, "-p", "no:sweep")
+    assert proc.returncode == 0, proc.stderr
+    assert len(list(out.glob("compare_result_*.csv"))) == 1
+    assert part.read_text() == "half a result" and lock.exists() and (side / "round-0-part-0.csv").exists()
+    assert "Removed" not in proc.stdout + proc.stderr
+    assert sorted(sweep_stale(out)) == sorted([part, lock, side])  # they were leftovers: the sweep takes them
 
 
 def test_the_shapes_the_writers_make_are_the_shapes_the_sweep_takes(tmp_path: Path) -> None:

@@ -1,35 +1,27 @@
-"""What killed runs leave behind, and the locks that tell it from what live runs are using.
+"""The names and locks of what a live run writes while it works: what a killed run leaves behind.
 
 Every live writer holds an advisory lock on its own temporary file (``outputs.atomic_path``), run
 lock (``outputs.run_stamp``) or side directory (:func:`make_side_dir`); a run killed outright
-(SIGKILL, a power cut) cannot remove them, and :func:`sweep_stale` removes those no live process
-holds once they have not changed for a while.
-
-The sweep runs in the user's output directory, so it removes only what this program provably made:
-names of the exact shapes it generates (:func:`part_name`, :func:`run_lock_name`, a side directory
-from :func:`make_side_dir`), regular files (never a link), and side directories only when they carry
-the marker written into them at creation, and then only the files of the shapes written there. A
-user's ``.thesis.tex.part`` or ``.msprobe-notes.chunks/`` is never touched. Each removal is logged.
+(SIGKILL, a power cut) cannot remove them. The names have exact shapes (:func:`part_name`,
+:func:`run_lock_name`, a side directory from :func:`make_side_dir`, marked inside with
+:data:`SIDE_MARKER`), so that a later run can tell them from a user's files that merely look alike and
+remove those no live process holds: the default plugin ``sweep`` does (``msprobe_output_dirs_ready``),
+reading the shapes here (``msprobe_core.plugin.leftovers``).
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import re
 import secrets
 import shutil
-import stat
 import tempfile
-import time
 from pathlib import Path
 
 #: the suffix of a hidden temporary file being written (``.<name>.msprobe-<12 hex>.part``)
 PART_SUFFIX = ".part"
+#: a run lock's name is ``<RUN_LOCK_PREFIX><YYYYmmddHHMMSS><RUN_LOCK_SUFFIX>`` (:func:`run_lock_name`)
 RUN_LOCK_PREFIX = ".msprobe-run-"
 RUN_LOCK_SUFFIX = ".lock"
-#: a hidden temporary file or run lock older than this, that no process holds locked, is a leftover
-STALE_AFTER_S = 60.0
 #: the prefix of the probe file that checks an output directory is writable (removed at once)
 WRITE_PROBE_PREFIX = ".msprobe-write-test."
 
@@ -39,21 +31,10 @@ SIDE_DIR_PREFIX, SIDE_DIR_SUFFIX = ".msprobe-", ".chunks"
 SIDE_MARKER = ".msprobe-side-dir"
 SIDE_MARKER_TEXT = "made by msprobe-core for a running compare; removed when no run holds it\n"
 
-_HEX = r"[0-9a-f]"
-_TEMPFILE_CHARS = r"[a-z0-9_]"  # what tempfile's random names are made of
-_PART = re.compile(rf"\..+\.msprobe-{_HEX}{{12}}\.part")
-_PROBE = re.compile(rf"{re.escape(WRITE_PROBE_PREFIX)}{_TEMPFILE_CHARS}{{8}}\.part")
-_RUN_LOCK = re.compile(rf"{re.escape(RUN_LOCK_PREFIX)}\d{{14}}{re.escape(RUN_LOCK_SUFFIX)}")
-_SIDE_DIR = re.compile(rf"{re.escape(SIDE_DIR_PREFIX)}{_TEMPFILE_CHARS}{{8}}{re.escape(SIDE_DIR_SUFFIX)}")
-#: the files a chunk worker writes into its side directory (``chunkworker._build_share``)
-_SIDE_FILE = re.compile(r"round-\d+-part-\d+\.csv")
-
-log = logging.getLogger("msprobe")
-
 
 def part_name(final: Path) -> Path:
     """A fresh name for the hidden temporary file that becomes ``final``: ``.<name>.msprobe-<12 hex>.part``
-    next to it (the name cut to 80 bytes), a shape :func:`sweep_stale` recognises as this program's."""
+    next to it (the name cut to 80 bytes), a shape a later run's sweep recognises as this program's."""
     name = final.name
     base = name[:80] if len(name.encode()) > 80 else name
     return final.parent / f".{base}.msprobe-{secrets.token_hex(6)}{PART_SUFFIX}"
@@ -75,28 +56,11 @@ def take_lock(fd: int) -> bool:
         return False
 
 
-def _unheld(path: str) -> bool:
-    """Whether no process holds a lock on ``path`` (False when that cannot be known)."""
-    try:
-        import fcntl
-
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except (ImportError, OSError):
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:  # held by a live writer (EWOULDBLOCK), or locks do not work here
-        return False
-    finally:
-        os.close(fd)
-
-
 def make_side_dir(place: Path) -> tuple[Path, int]:
     """Make a run's side directory in ``place``, mark it as this program's and lock it while the run uses it.
 
     Returns the directory and the lock's descriptor (``-1`` where locks do not work): close it when done. A
-    killed run's side directory is then a leftover for :func:`sweep_stale`. Raises ``OSError`` when the
+    killed run's side directory is then a leftover a later run's sweep removes. Raises ``OSError`` when the
     directory cannot be made (the marker is written before anything else goes in).
     """
     side = Path(tempfile.mkdtemp(prefix=SIDE_DIR_PREFIX, suffix=SIDE_DIR_SUFFIX, dir=place))
@@ -120,101 +84,3 @@ def hold_side_dir(path: Path) -> int:
         os.close(fd)
         return -1
     return fd
-
-
-def _ours_file(entry: os.DirEntry, st: os.stat_result) -> bool:
-    """A hidden temporary file, write probe or run lock of this program's: its exact name shape, a regular file
-    (never a link), and a run lock or probe empty as this program leaves them."""
-    if not stat.S_ISREG(st.st_mode):
-        return False
-    name = entry.name
-    if _PART.fullmatch(name):
-        return True
-    return bool(_RUN_LOCK.fullmatch(name) or _PROBE.fullmatch(name)) and st.st_size == 0
-
-
-def _marked(path: str) -> bool:
-    """Whether the side directory ``path`` holds this program's marker, as written (a regular file, its text)."""
-    marker = os.path.join(path, SIDE_MARKER)
-    try:
-        st = os.lstat(marker)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(SIDE_MARKER_TEXT.encode()):
-            return False
-        with open(marker, encoding="utf-8") as fh:
-            return fh.read() == SIDE_MARKER_TEXT
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _clear_side_dir(path: str) -> bool:
-    """Remove this program's files from the side directory ``path``, then the directory if nothing else is in
-    it; whatever else is there stays (with the marker, so the directory is still recognised). True if the
-    directory went."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return False
-    foreign = False
-    for entry in entries:
-        if entry.name == SIDE_MARKER:
-            continue
-        if _SIDE_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                foreign = True
-            continue
-        foreign = True
-    if foreign:
-        log.warning("Left %s in place: it holds files msprobe did not write there.", path)
-        return False
-    try:
-        os.unlink(os.path.join(path, SIDE_MARKER))
-        os.rmdir(path)
-    except OSError:
-        return False
-    return True
-
-
-def sweep_stale(directory: Path, *, older_than: float = STALE_AFTER_S) -> list[Path]:
-    """Remove what killed runs of this program left in ``directory``: its hidden temporary files, run locks and
-    side directories that no live process holds and that have not changed for ``older_than`` seconds.
-
-    Only names of the exact shapes this program generates are considered, only regular files (and marked side
-    directories) are removed, and each removal is logged; anything else, whatever its name, is left alone.
-    Returns what was removed; errors are ignored (it is housekeeping).
-    """
-    removed: list[Path] = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return removed
-    for entry in entries:
-        name = entry.name
-        side = bool(_SIDE_DIR.fullmatch(name))
-        if not side and not name.startswith("."):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if side:
-            if not stat.S_ISDIR(st.st_mode) or not _marked(entry.path):
-                continue
-        elif not _ours_file(entry, st):
-            continue
-        if now - st.st_mtime < older_than or not _unheld(entry.path):
-            continue
-        if side:
-            gone = _clear_side_dir(entry.path)
-        else:
-            try:
-                os.unlink(entry.path)
-                gone = True
-            except OSError:
-                gone = False
-        if gone:
-            removed.append(Path(entry.path))
-            log.info("Removed %s, left by an msprobe run that was killed (no process holds it).", entry.path)
-    return removed

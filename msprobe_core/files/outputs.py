@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import OutputError, os_reason
-from .leftovers import PART_SUFFIX, WRITE_PROBE_PREFIX, part_name, run_lock_name, sweep_stale, take_lock
+from .leftovers import PART_SUFFIX, WRITE_PROBE_PREFIX, part_name, run_lock_name, take_lock
 
 __all__ = [
     "atomic_path",
@@ -130,8 +130,8 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
     holds its stamp by creating ``.msprobe-run-<stamp>.lock`` exclusively: normally the
     current second; when another live run holds it, or (``keep_earlier``) a file in
     ``directory`` or the directories in ``also`` already carries it, the next free second
-    (the log says so). The directory is created; leftovers of killed runs in it and in
-    ``also`` are removed (:func:`sweep_stale`).
+    (the log says so). The directory is created (the run's caller has had the plugins tidy it first:
+    ``msprobe_output_dirs_ready``).
     """
     directory = Path(directory)
     created = []  # the directories made here, outermost first: removed again if the run writes nothing
@@ -149,8 +149,6 @@ def run_stamp(directory: Path, *, also: Iterable[Path] = (), keep_earlier: bool 
         except OSError as exc:
             raise output_error(exc, directory, "output directory") from None
         dirs = [directory, *(Path(d) for d in also if Path(d) != directory)]
-        for d in dirs:
-            sweep_stale(d)
         taken = _stamps_in(dirs) if keep_earlier else set()
         start = int(time.time() if now is None else now)
         for k in range(3600):
@@ -310,7 +308,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
             break
         else:
             raise OutputError("cannot create a temporary file next to the result", path=final)
-        take_lock(fd)  # held while the file is written: a later run's sweep_stale() leaves it alone
+        take_lock(fd)  # held while the file is written: a later run's sweep leaves it alone
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_umask())
         _commit(tmp_path, final)

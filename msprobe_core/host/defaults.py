@@ -36,6 +36,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("report", "msprobe_core.default_plugins.report"),
     ("merge_result", "msprobe_core.default_plugins.merge_result"),
     ("trace", "msprobe_core.default_plugins.trace"),
+    # what killed runs left in a run's output directories, removed before it writes there
+    ("sweep", "msprobe_core.default_plugins.sweep"),
     # the table of this repository's plugins: install hints, and what 'msprobe plugins' says of the known ones
     ("known_plugins", "msprobe_core.default_plugins.known_plugins.plugin"),
 )

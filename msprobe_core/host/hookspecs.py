@@ -394,6 +394,24 @@ def msprobe_stage_finished(event: StageEvent) -> None:
     """
 
 
+# --------------------------------------------------------------------------- a run's output directories (issue 33:
+# the default plugin 'sweep' removes what killed runs left there)
+@hookspec
+def msprobe_output_dirs_ready(directories: list[Path]) -> None:
+    """A run is about to write into ``directories``: tidy them before it takes its timestamp there.
+
+    Called once per run in the run's process, before anything is written: ``msprobe compare`` gives its output
+    directory and then each job's (those not made yet are given too; an implementation skips what it cannot
+    list), :func:`~msprobe_core.plugin.run_compare` with ``stages_only`` each job's, ``msprobe merge_result`` its
+    output directory. The default plugin ``sweep`` removes the temporary files, run locks and side directories
+    that killed runs of this program left (names of the shapes :mod:`msprobe_core.plugin.leftovers` gives them,
+    that no live process holds). The return value is ignored; an installed plugin's implementation that raises is
+    named in a warning and the run goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
 # the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), and the default plugin
 # known_plugins' (msprobe_core.host.hint_hookspecs): hooks of this module too, declared apart to keep it short
 from .hint_hookspecs import *  # noqa: E402, F403

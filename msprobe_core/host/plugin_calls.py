@@ -249,7 +249,7 @@ def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str
 
 
 #: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
-WATCH_HOOKS = ("msprobe_tensor_rows_compared", "msprobe_plugins_loaded")
+WATCH_HOOKS = ("msprobe_tensor_rows_compared", "msprobe_plugins_loaded", "msprobe_output_dirs_ready")
 
 
 def guard_watchers(pm: Any, is_core: Callable[[str], bool],

@@ -75,6 +75,7 @@ def _stages(job: CompareJob, options: CompareOptions, host: PluginHost,
             on_loaded: Callable[[DumpTable, DumpTable], None] | None) -> CompareRun:
     """One job's stages, nothing around them (``run_compare(stages_only=True)``): the one orchestration on whole
     tables in this process, the result named by a second no other run holds in its directory."""
+    host.pm.hook.msprobe_output_dirs_ready(directories=[Path(job.output_dir)])  # the default plugin sweep's
     with run_stamp(Path(job.output_dir), keep_earlier=False) as stamp:
         done = run_job(job, options, host, timestamp=stamp, strategy=WholeTables(tail=False), on_loaded=on_loaded,
                        check_empty=False)

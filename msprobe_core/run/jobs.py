@@ -42,10 +42,12 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
 
     forget_stacks()  # what an earlier run that stopped before its summary kept of its stack.json files
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
+    job_dirs = sorted({Path(job.output_dir) for job in jobs})
+    # what killed runs left there goes first (the default plugin sweep)
+    host.pm.hook.msprobe_output_dirs_ready(directories=[Path(options.output_dir), *job_dirs])
     # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
     # without --force, not a name a file from an earlier run has either
-    with run_stamp(Path(options.output_dir), also=sorted({Path(job.output_dir) for job in jobs}),
-                   keep_earlier=not options.force) as timestamp:
+    with run_stamp(Path(options.output_dir), also=job_dirs, keep_earlier=not options.force) as timestamp:
         # both travel to worker processes
         run = replace(run or RunContext(), host=host, started=time.time(), stamp=timestamp)
         with gc_paused(freeze=True), output_policy(force=options.force, started=run.started), running_with(host), \
