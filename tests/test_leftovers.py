@@ -168,3 +168,28 @@ def test_a_marker_that_is_not_ours_does_not_make_a_directory_ours(tmp_path: Path
     (tmp_path / "elsewhere").write_text(leftovers.SIDE_MARKER_TEXT)
     assert sweep_stale(tmp_path) == []
     assert len(list(tmp_path.glob(".msprobe-*.chunks/round-0-part-0.csv"))) == 2
+
+
+def test_a_plugin_tidying_the_output_directories_that_fails_is_named_and_the_run_goes_on(tmp_path: Path) -> None:
+    """An installed plugin's ``msprobe_output_dirs_ready`` that raises is a warning naming it; the sweep still
+    removes what a killed run left, and the result is written."""
+    (tmp_path / "bad_tidy.py").write_text(
+        "from msprobe_core.plugin import hookimpl\n\n\n"
+        "@hookimpl\ndef msprobe_output_dirs_ready(directories):\n    raise RuntimeError('cannot tidy')\n",
+        encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    part = part_name(out / "compare_result_rank0_20200101000000.csv")
+    part.write_text("half a result")
+    _age(part)
+    env = {**os.environ, "MSPROBE_LOAD_PLUGINS": "bad_tidy",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "msprobe_core", "compare", "-tp", str(EXAMPLE / "target" / "step0"),
+         "-gp", str(EXAMPLE / "golden" / "step0"), "-o", str(out)], capture_output=True, text=True, env=env,
+        timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert said.count("plugin 'bad_tidy': msprobe_output_dirs_ready failed: RuntimeError: cannot tidy") == 1, said
+    assert not part.exists() and f"Removed {part}," in said
+    assert len(list(out.glob("compare_result_*.csv"))) == 1
