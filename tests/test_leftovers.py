@@ -193,3 +193,23 @@ def test_a_plugin_tidying_the_output_directories_that_fails_is_named_and_the_run
     assert said.count("plugin 'bad_tidy': msprobe_output_dirs_ready failed: RuntimeError: cannot tidy") == 1, said
     assert not part.exists() and f"Removed {part}," in said
     assert len(list(out.glob("compare_result_*.csv"))) == 1
+
+
+def test_merge_result_sweeps_its_output_directory(corpora: Path, tmp_path: Path) -> None:
+    """``msprobe merge_result`` writes into an output directory too: what a killed run left there goes first."""
+    import shutil
+
+    from msprobe_core.cli.main import main
+
+    ranked = tmp_path / "in"
+    shutil.copytree(corpora / "pytorch" / "c09a" / "oracle" / "compare_xlsx", ranked)
+    (tmp_path / "config.yaml").write_text("api: [Distributed.all_reduce]\n", encoding="utf-8")
+    out = tmp_path / "merged"
+    out.mkdir()
+    part = part_name(out / "multi_ranks_compare_merge_20200101000000.xlsx")
+    part.write_text("half a merge")
+    _age(part)
+    assert main(["merge_result", "-i", str(ranked), "-o", str(out), "-config", str(tmp_path / "config.yaml"),
+                 "-q"]) == 0
+    assert not part.exists()
+    assert len(list(out.glob("multi_ranks_compare_merge_*.xlsx"))) == 1

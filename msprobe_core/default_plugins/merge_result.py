@@ -262,7 +262,7 @@ def extract(result: RankResult, apis: list[str], indexes: list[str]) -> dict[str
 
 def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
     """Run the whole merge; returns the workbook written."""
-    from msprobe_core.plugin import get_host, run_stamp
+    from msprobe_core.plugin import run_host, run_stamp
 
     files = result_files(Path(input_dir))
     apis, configured = load_config(Path(config))
@@ -321,7 +321,9 @@ def merge(input_dir: Path, output_dir: Path, config: Path) -> Path:
     except OSError as exc:
         raise OutputError(f"cannot create output directory ({exc.strerror or exc})", path=out_dir) from None
     suffix = files[0][1][0].suffix  # every file is of one kind (result_files)
-    get_host().pm.hook.msprobe_output_dirs_ready(directories=[out_dir])  # what killed runs left (the plugin sweep)
+    host = run_host()  # the command's (msprobe merge_result); none when merge() is called on its own
+    if host is not None:  # what killed runs left goes first (the default plugin sweep)
+        host.pm.hook.msprobe_output_dirs_ready(directories=[out_dir])
     with run_stamp(out_dir, keep_earlier=False) as stamp:  # not the name another merge writes in this very second
         path = out_dir / f"multi_ranks_compare_merge_{stamp}{suffix}"
         if path.exists():
