@@ -403,9 +403,9 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
     Called once per run in the run's process, before anything is written: ``msprobe compare`` gives its output
     directory and then each job's (those not made yet are given too; an implementation skips what it cannot
     list), :func:`~msprobe_core.plugin.run_compare` with ``stages_only`` each job's, ``msprobe merge_result`` its
-    output directory (when it runs as the command). The default plugin ``sweep`` removes the temporary files, run locks and side directories
-    that killed runs of this program left (names of the shapes :mod:`msprobe_core.plugin.leftovers` gives them,
-    that no live process holds). The return value is ignored; an installed plugin's implementation that raises is
+    output directory (when it runs as the command). The default plugin ``sweep`` removes the temporary files, run
+    locks and side directories that killed runs of this program left (names of the shapes
+    :mod:`msprobe_core.plugin.leftovers` gives them, that no live process holds). The return value is ignored; an installed plugin's implementation that raises is
     named in a warning and the run goes on.
 
     .. versionadded:: 0.1
