@@ -39,7 +39,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for",
                            "using"),
     ".host.defaults": ("BUILTIN_PLUGIN",),
-    ".host.registry": ("PluginHost", "get_host", "reset_host"),
+    ".host.registry": ("PluginHost", "get_host", "reset_host", "current_host"),
+    # the command line run in-process (the plugin authors' test fixtures, msprobe-testing, run `msprobe` through it)
+    ".cli.main": ("main",),
     ".run.frontend": ("run_compare",),
     ".pipeline.job": ("JobOutcome", "raise_if_partly_failed", "run_job"),
     ".run.jobs": ("job_partial",),
@@ -128,6 +130,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from . import result_columns
+    from .cli.main import main
     from .console.logs import banner_end, setup_logging
     from .console.stages import (
         Progress,
@@ -176,7 +179,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
-    from .host.registry import PluginHost, get_host, reset_host
+    from .host.registry import PluginHost, current_host, get_host, reset_host
     from .host.specs import (
         EXACT_MAPPER,
         AncestorLookup,

@@ -58,8 +58,10 @@ def test_every_public_name_is_its_home_object():
 #: the rank pairs run at once as the default plugin parallel_jobs: a worker's task makes its executor and host the
 #: current ones, its job's summary partial, the pairs' bytes for its progress: 188;
 #: the summary and the report without exceptions to that contract: the gc pause, the dumps' unrecognised records,
-#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 193)
-MAX_PUBLIC_NAMES = 193
+#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 193;
+#: the plugin authors' test fixtures left the core for their own distribution, msprobe-testing, on this module alone:
+#: the process-wide host to put back after a test, and the command line run in-process: 195)
+MAX_PUBLIC_NAMES = 195
 
 
 def test_the_public_api_is_small():

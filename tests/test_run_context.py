@@ -83,10 +83,9 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
     assert CompareJob(Path("a"), Path("b"), tmp_path, "s").unrecognised == []
 
 
-#: where the process-wide plugin host may be looked up: the layers that start a run (``testing/``: the plugin
-#: authors' fixtures, which set the host a test's run uses; the default plugin ``parallel_jobs``, whose task starts
-#: a job's run in a worker process)
-HOST_READERS = ("cli/", "api.py", "run/", "testing/", "default_plugins/parallel_jobs.py")
+#: where the process-wide plugin host may be looked up: the layers that start a run (the default plugin
+#: ``parallel_jobs``, whose task starts a job's run in a worker process)
+HOST_READERS = ("cli/", "api.py", "run/", "default_plugins/parallel_jobs.py")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage where its pairs run as
 #: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
 #: stage hands the run's host down). The summary, the report and the column registry ask the run's host

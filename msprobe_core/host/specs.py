@@ -125,7 +125,7 @@ class FrameworkSpec:
     parse_statistic: Callable[[str], float | None] | None = None
     is_default: bool = False
     #: Writes a numpy array as one tensor file of this framework (a name ending with ``tensor_suffix``),
-    #: as ``write_tensor(path, array)``; optional. Only test fixtures call it (:mod:`msprobe_core.testing`
+    #: as ``write_tensor(path, array)``; optional. Only test fixtures call it (msprobe-testing's ``msprobe_testing``
     #: writes the tensor-mode dumps of a framework through it): the core never writes dumps.
     write_tensor: Callable[[Path, Any], None] | None = None
     commutative_calls: frozenset[str] = frozenset()
