@@ -634,6 +634,55 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
     assert table.data["NPU Name"][-1] == "" and table.data["Bench Name"][-1].endswith(".npy")  # golden-only row
 
 
+def _csv_rows(out: Path) -> list[list[str]]:
+    """The rows of the tables in ``out``, by (rank, step), each header once."""
+    rows: list[list[str]] = []
+    for path in sorted(out.iterdir()):
+        with path.open(newline="") as fh:
+            header, *body = list(csv.reader(fh))
+        rows += ([header] if not rows else []) + body
+    return rows
+
+
+@pytest.mark.exercises_hooks("msprobe_compare_tensors")
+def test_tensor_metrics_turned_off_writes_the_kernel_table_with_na_metric_cells_and_one_warning(
+        tmp_path: Path, run_cli) -> None:
+    """The six metrics of a kernel pair are the default plugin ``tensor_metrics``'s (``msprobe_compare_tensors``):
+    turned off, the tables are still written, the same but for those cells (``N/A``) and the verdict that judges
+    them (``None``: not judged), and each table says once why (as a tensor-mode table does)."""
+    npu = {"Default_a-op0": np.array([1, 2, 3], np.float32), "Default_b-op1": np.array([3, 4], np.float32),
+           "Default_c-op2": np.array([5, 6], np.float32)}
+    bench = {"Default_a-op0": np.array([1, 2.5, 3], np.float32), "Default_b-op1": np.array([3, 4], np.float32),
+             "Default_d-op3": np.array([7], np.float32)}
+    _make_dump(tmp_path / "t", ranks=(0, 1), arrays=npu)
+    _make_dump(tmp_path / "g", ranks=(0, 1), arrays=bench)
+    sides = ("-tp", tmp_path / "t", "-gp", tmp_path / "g", "--rank", "0,1")
+    on = run_cli("compare", *sides, "-o", tmp_path / "on")
+    off = run_cli("-p", "no:tensor_metrics", "compare", *sides, "-o", tmp_path / "off")
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    header, *computed = _csv_rows(tmp_path / "on")
+    off_header, *left = _csv_rows(tmp_path / "off")
+    assert off_header == header and len(left) == len(computed) == 8
+    metrics = [header.index(name) for name in ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                                               "One Thousandth Err Ratio", "Five Thousandths Err Ratio")]
+    verdict = header.index("Accuracy Reached or Not")
+    compared = [k for k, row in enumerate(computed) if row[verdict] in ("Yes", "No")]
+    assert len(compared) == 4 and computed[compared[0]][metrics[0]] not in ("", "N/A")  # on: computed and judged
+    assert [[left[k][m] for m in metrics] + [left[k][verdict]] for k in compared] == [["N/A"] * 6 + ["None"]] * 4
+    kept = [k for k in range(len(header)) if k not in [*metrics, verdict]]
+    assert [[row[k] for k in kept] for row in left] == [[row[k] for k in kept] for row in computed]
+    assert [row[verdict] for k, row in enumerate(left) if k not in compared] == \
+        [row[verdict] for k, row in enumerate(computed) if k not in compared]  # unpaired rows: as before
+    warned = [line.split("[WARNING] ", 1)[-1] for line in (off.stdout + off.stderr).splitlines()
+              if "metric cells are not computed" in line]
+    assert sorted(warned) == [
+        f"{tmp_path / 't' / f'rank_{rank}' / 'Net' / '0' / '0'}: the kernel table's metric cells are not computed: "
+        "each says N/A and Accuracy Reached or Not says None (no plugin answers msprobe_compare_tensors; the default "
+        "plugin 'tensor_metrics' does, turned off by -p no:tensor_metrics or MSPROBE_DISABLE_PLUGINS)"
+        for rank in (0, 1)], off.stdout + off.stderr
+    assert "metric cells are not computed" not in on.stdout + on.stderr
+
+
 @pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
 def test_a_kernel_result_read_back_names_the_frameworks_the_plugin_declares(monkeypatch: pytest.MonkeyPatch) -> None:
     """``msprobe report`` of a kernel result file: the frameworks come from the kernel plugin's metric set
