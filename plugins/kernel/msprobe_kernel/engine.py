@@ -326,6 +326,8 @@ def _npy_row(pair: RecordPair, npu_root: str, bench_root: str, metrics: PairMetr
     assert isinstance(n, np.ndarray) and isinstance(b, np.ndarray)
     try:
         computed = (metrics or PairMetrics())(n, b)
+        if computed is not None and len(computed) != len(METRIC_COLUMNS):  # a plugin's answer of another shape
+            raise ValueError(f"msprobe_compare_tensors answered {len(computed)} cells, not {len(METRIC_COLUMNS)}")
     except Exception as exc:  # one bad tensor must not stop the run
         logger.warning("Metrics failed for %s: %s", row[C.NPU_NAME], exc)
         computed = [UNSUPPORTED] * len(METRIC_COLUMNS)
@@ -567,6 +569,7 @@ __all__ = [
     "MODE_NPY",
     "MODE_STATISTIC",
     "NPY_COLUMNS",
+    "PairMetrics",
     "STATISTIC_COLUMNS",
     "STAT_HEADERS",
     "UnsafeDumpPath",
