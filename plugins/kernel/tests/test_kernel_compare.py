@@ -12,6 +12,7 @@ import csv
 import importlib.util
 import io
 import logging
+import os
 import re
 import shlex
 import shutil
@@ -681,6 +682,39 @@ def test_tensor_metrics_turned_off_writes_the_kernel_table_with_na_metric_cells_
         "plugin 'tensor_metrics' does, turned off by -p no:tensor_metrics or MSPROBE_DISABLE_PLUGINS)"
         for rank in (0, 1)], off.stdout + off.stderr
     assert "metric cells are not computed" not in on.stdout + on.stderr
+
+
+#: a third party's answer to msprobe_compare_tensors: fixed cells for a 3-element pair, a malformed answer for others
+FIXED_CELLS_PLUGIN = """
+from msprobe_core.plugin import hookimpl
+
+
+@hookimpl
+def msprobe_compare_tensors(npu, bench):
+    return (0.5, 1.25, 2.0, 3.0, 0.25, 0.75) if npu.size == 3 else (1.0,)
+"""
+
+
+def test_a_plugin_answering_msprobe_compare_tensors_gives_the_kernel_cells(tmp_path: Path, run_cli) -> None:
+    """The kernel table's metric cells are whatever answers ``msprobe_compare_tensors`` first (here a plugin loaded
+    after the default ones); an answer that is not six cells fails only its row (``unsupported``, a warning)."""
+    (tmp_path / "fixed_cells.py").write_text(FIXED_CELLS_PLUGIN, encoding="utf-8")
+    _make_dump(tmp_path / "t", arrays={"Default_a-op0": np.array([1, 2, 3], np.float32),
+                                       "Default_b-op1": np.array([3, 4], np.float32)})
+    _make_dump(tmp_path / "g", arrays={"Default_a-op0": np.array([1, 2, 3], np.float32),
+                                       "Default_b-op1": np.array([3, 4], np.float32)})
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "o",
+                   env={"MSPROBE_LOAD_PLUGINS": "fixed_cells",
+                        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    assert proc.returncode == 0, proc.stderr
+    header, *rows = _csv_rows(tmp_path / "o")
+    at = [header.index(name) for name in ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                                          "One Thousandth Err Ratio", "Five Thousandths Err Ratio",
+                                          "Accuracy Reached or Not")]
+    assert [[row[k] for k in at] for row in rows] == [
+        ["0.5", "1.25", "2.0", "3.0", "0.25", "0.75", "No"],  # identical arrays: the plugin's cells, not tensor mode's
+        ["unsupported"] * 6 + ["None"]]
+    assert "msprobe_compare_tensors answered 1 cells, not 6" in proc.stdout + proc.stderr
 
 
 @pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")
