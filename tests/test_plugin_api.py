@@ -58,8 +58,9 @@ def test_every_public_name_is_its_home_object():
 #: the rank pairs run at once as the default plugin parallel_jobs: a worker's task makes its executor and host the
 #: current ones, its job's summary partial, the pairs' bytes for its progress: 188;
 #: the summary and the report without exceptions to that contract: the gc pause, the dumps' unrecognised records,
-#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 193)
-MAX_PUBLIC_NAMES = 193
+#: a column's CSV spelling and its lean coded column, the verdict rules' messages: 193;
+#: tensor_metrics' metric functions moved into it, the kernel plugin asks for them through msprobe_compare_tensors: 192)
+MAX_PUBLIC_NAMES = 192
 
 
 def test_the_public_api_is_small():
