@@ -86,7 +86,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
         "stage", "tick",
     ),
-    ".metrics.tensor_metrics": ("compare_tensors",),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like", "csv_column"),
     ".text.columns": ("CodedTextColumn",),
@@ -225,7 +224,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .match.seqalign import align, align_in_gaps, longest_increasing
-    from .metrics.tensor_metrics import compare_tensors
     from .metrics.tensor_paths import safe_tensor_path
     from .model import (
         MODE_MD5,

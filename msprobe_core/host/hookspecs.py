@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import click
+    import numpy
 
     from ..console.stages import StageEvent
     from ..model import CompareOptions, DumpTable, MatchResult
@@ -354,6 +355,21 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
     logs each row with ``-tensor_log``. The return value is ignored; an installed plugin's implementation that
     raises is named in a warning (once) and the run goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- tensor_metrics (issue 33): tensor mode's six metrics of a pair of arrays, for a plugin that reads its own ------
+@hookspec(firstresult=True)
+def msprobe_compare_tensors(npu: numpy.ndarray, bench: numpy.ndarray) -> tuple[Any, ...] | None:
+    """Tensor mode's six metric cells of a pair of arrays (squeezed as msprobe does; never modify them), or ``None``.
+
+    Called by a plugin that reads tensors of its own (the kernel plugin, per pair of ``.npy`` files, from several
+    threads) through its metric set's host: ``ctx.host.pm.hook.msprobe_compare_tensors(npu=n, bench=b)``. The
+    answer is ``(Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, Five Thousandths Err
+    Ratio)``, floats or msprobe's strings (``unsupported``, ``shape unmatched``, ``N/A``, ``Nan``). The default
+    plugin ``tensor_metrics`` answers; turned off, none does: ``None``, and the caller's cells say ``N/A``.
 
     .. versionadded:: 0.1
     """
