@@ -161,6 +161,8 @@ def compare_files(
     npu_json: Path, bench_json: Path, stack_json: Path | None, opts: ClassicOptions, suffix: str = ""
 ) -> Outcome:
     """One classic compare of two dump.json (or debug.json) files."""
+    from .xlsx import open_sheets_of  # numpy: when a compare runs
+
     npu_json, bench_json = Path(npu_json), Path(bench_json)
     for p in (npu_json, bench_json):
         if not p.is_file():
@@ -169,6 +171,8 @@ def compare_files(
     stack_mode, stack_path = _stack_mode(npu_json, Path(stack_json) if stack_json else None, opts.stack_mode)
     if stack_mode and (stack_path is None or not stack_path.is_file()):
         raise InputError("stack.json does not exist", path=stack_path)
+    host = classic_host()
+    open_sheets_of(host)  # no xlsx format (-p no:xlsx): one line before any work
     log.info("Please check whether the input data belongs to you. If not, there may be security risks.")
     out_dir = Path(opts.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
@@ -177,7 +181,7 @@ def compare_files(
     options = opts.core_options(stack=stack_mode, stack_path=explicit)
     prefix = "debug_compare_result" if kind == "debug" else "compare_result"
     job = CompareJob(npu_json, bench_json, out_dir, f"{prefix}{suffix}", label=npu_json.parent.name)
-    return run_job(job, options, classic_host())
+    return run_job(job, options, host)
 
 
 def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outcome:
