@@ -167,12 +167,12 @@ def compare_files(
     for p in (npu_json, bench_json):
         if not p.is_file():
             raise InputError("dump file does not exist or is not a file", path=p)
+    host = classic_host()
+    open_sheets_of(host)  # no xlsx format (-p no:xlsx): one line before any work
     kind = _check_names(npu_json, bench_json)
     stack_mode, stack_path = _stack_mode(npu_json, Path(stack_json) if stack_json else None, opts.stack_mode)
     if stack_mode and (stack_path is None or not stack_path.is_file()):
         raise InputError("stack.json does not exist", path=stack_path)
-    host = classic_host()
-    open_sheets_of(host)  # no xlsx format (-p no:xlsx): one line before any work
     log.info("Please check whether the input data belongs to you. If not, there may be security risks.")
     out_dir = Path(opts.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
@@ -265,9 +265,12 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
+    from .xlsx import open_sheets_of
+
     # -da is the default plugin diff_analyze's option
     options = replace(opts.core_options(), plugin_data={}, output_format="xlsx").with_values(diff_analyze=diff_analyze)
     host = get_host()
+    open_sheets_of(host)  # the results are the xlsx format's workbooks: none (-p no:xlsx) is one line, before any work
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
         if host.options.get("rank") is None:
             raise UsageError("rank_id/step_id in compare.json compare kernel dumps, which needs the msprobe-kernel plugin")
