@@ -151,4 +151,4 @@ def msprobe_register_writers(register: Register[WriterSpec]) -> None:
 def _chunked_csv(path: Path, rows: int) -> Any:
     from .write.chunked import ChunkedResult
 
-    return ChunkedResult(path, rows, xlsx=False)
+    return ChunkedResult(path, rows)
