@@ -15,7 +15,7 @@ from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, Norm
 from .model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
 
 if TYPE_CHECKING:
-    from .host.specs import HierarchySpec, Register, TensorMetricSpec
+    from .host.specs import Register, TensorMetricSpec
     from .options import OptionSpec
     from .result import ResultTable
     from .write.tailbuild import Tail
@@ -119,18 +119,6 @@ def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
 def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
     register(VerdictSpec("msprobe", _msprobe_verdicts))
-
-
-@hookimpl
-
-
-@hookimpl
-def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
-    """``construct.json`` (the enclosing module/cell of each call) and ``stack.json`` (the calling code)."""
-    from .load.hierarchy import BUILTIN_HIERARCHIES
-
-    for spec in BUILTIN_HIERARCHIES:
-        register(spec)
 
 
 def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
