@@ -15,7 +15,7 @@ from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, Norm
 from .model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
 
 if TYPE_CHECKING:
-    from .host.specs import HierarchySpec, Register, TensorMetricSpec
+    from .host.specs import Register, TensorMetricSpec
     from .options import OptionSpec
     from .result import ResultTable
     from .write.tailbuild import Tail
@@ -121,18 +121,6 @@ def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
     register(VerdictSpec("msprobe", _msprobe_verdicts))
 
 
-@hookimpl
-
-
-@hookimpl
-def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
-    """``construct.json`` (the enclosing module/cell of each call) and ``stack.json`` (the calling code)."""
-    from .load.hierarchy import BUILTIN_HIERARCHIES
-
-    for spec in BUILTIN_HIERARCHIES:
-        register(spec)
-
-
 def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
     # the writers (numpy, through the cells' spelling) load when a result is written, not when the plugins
     # register: `msprobe compare --help` imports no numpy
@@ -151,4 +139,4 @@ def msprobe_register_writers(register: Register[WriterSpec]) -> None:
 def _chunked_csv(path: Path, rows: int) -> Any:
     from .write.chunked import ChunkedResult
 
-    return ChunkedResult(path, rows, xlsx=False)
+    return ChunkedResult(path, rows)

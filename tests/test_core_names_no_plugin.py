@@ -28,7 +28,7 @@ TABLE = CORE / "default_plugins" / "known_plugins" / "table.py"
 _NAMES = (
     r"\bkernel\b", r"accuracy reached", r"mind_?spore", r"mindtorch", r"py_?torch", r"\btorch\b", r"\.npy\b",
     r"\b(?:api|cell|layer)_mapping\b", r"(?<![\w-])-(?:am|cm|lm)\b", r"kbyk", r"rank_\[", r"compare\.json",
-    r"msprobe[-_](?:pytorch|mindspore|kernel|classic|dask)\b", r"\bdask\b", r"\bclassic\b",
+    r"msprobe[-_](?:pytorch|mindspore|kernel|classic|dask|testing)\b", r"\bdask\b", r"\bclassic\b",
     r"\bpynative\b",  # a MindSpore mixed dump's folder: its discovery is the MindSpore plugin's
 )
 STRING_NAMES = re.compile("|".join(_NAMES), re.IGNORECASE)

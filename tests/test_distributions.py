@@ -7,7 +7,7 @@ its own finder. Then, for every module a wheel would hold:
 
 * its name does not mark it as a test (``test_*``, ``*_test``, ``conftest``, ``tests/``, ``*for_tests*``);
 * it imports neither pytest, hypothesis nor the ``tests`` package (but a pytest plugin shipped for users' own
-  tests, the module a ``pytest11`` entry point names, imports pytest: ``msprobe_core.testing``);
+  tests, the module a ``pytest11`` entry point names, imports pytest: msprobe-testing's ``msprobe_testing``);
 * some distribution of this repository uses it: it is reachable through imports (lazy ones included) from
   an entry point, a console script, a ``__main__`` module or a top-level package. A module only the tests
   (or nothing) import is test-only or dead code; a deliberate exception is listed in
@@ -185,7 +185,7 @@ def _imported_by_tests() -> set[str]:
 def test_every_distribution_is_read():
     names = {d.name for d in DISTRIBUTIONS}
     assert {"msprobe-core", "msprobe-pytorch", "msprobe-mindspore", "msprobe-kernel", "msprobe-dask",
-            "msprobe-classic", "msprobe-example-plugin"} <= names
+            "msprobe-classic", "msprobe-testing", "msprobe-example-plugin"} <= names
     for d in DISTRIBUTIONS:
         assert d.modules(), f"{d.name}: no module found: the package discovery here is wrong"
     core = next(d for d in DISTRIBUTIONS if d.name == "msprobe-core")

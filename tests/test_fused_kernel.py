@@ -1,4 +1,4 @@
-"""The optional C kernel of tensor mode (``msprobe_core._fused``) gives the numpy path's cells, bit for bit.
+"""The optional C kernel of tensor mode (``msprobe_core.default_plugins.tensor_metrics._fused``) gives the numpy path's cells, bit for bit.
 
 Each float32 pair is computed twice, with the kernel and with it switched off, and every cell
 must be the same object value (``repr``): zeros in the bench side (msprobe's eps rule),
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from msprobe_core.metrics import tensor_blocks as tb
-from msprobe_core.metrics import tensor_metrics as tm
+from msprobe_core.default_plugins.tensor_metrics import blocks as tb
+from msprobe_core.default_plugins.tensor_metrics import metrics as tm
 
-fused = pytest.importorskip("msprobe_core._fused", reason="the C kernel was not built here (no compiler)")
+fused = pytest.importorskip("msprobe_core.default_plugins.tensor_metrics._fused", reason="the C kernel was not built here (no compiler)")
 
 
 def _both(n: np.ndarray, b: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple]:

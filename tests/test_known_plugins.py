@@ -37,7 +37,9 @@ from .dumps import api, tensor, write_dump
 from .plugin_session import REPO, read_pyproject
 from .selective_venv import run
 
-PLUGIN_DIRS = sorted(p.parent for p in REPO.glob("plugins/*/pyproject.toml"))
+#: the msprobe plugins of the checkout (plugins/testing, msprobe-testing, is a pytest plugin: no msprobe one)
+PLUGIN_DIRS = sorted(p.parent for p in REPO.glob("plugins/*/pyproject.toml")
+                     if ENTRY_POINT_GROUP in read_pyproject(p)["project"].get("entry-points", {}))
 HOST = PluginHost()  # every plugin of the test venv (the session loads this repository's)
 
 

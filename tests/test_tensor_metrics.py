@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from msprobe_pytorch.pt_reader import read_pt
 
-import msprobe_core.metrics.tensor_blocks as tb
-import msprobe_core.metrics.tensor_metrics as tm
-from msprobe_core.metrics.tensor_metrics import (
+import msprobe_core.default_plugins.tensor_metrics.blocks as tb
+import msprobe_core.default_plugins.tensor_metrics.metrics as tm
+from msprobe_core.default_plugins.tensor_metrics.metrics import (
     METRIC_COLUMNS,
     compare_tensors,
     reference_metrics,

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pytest
 
-import msprobe_core.metrics.tensor_blocks as tb
-import msprobe_core.metrics.tensor_metrics as tm
-import msprobe_core.metrics.tensor_reference as tr
-from msprobe_core.metrics.tensor_metrics import compare_tensors
+import msprobe_core.default_plugins.tensor_metrics.blocks as tb
+import msprobe_core.default_plugins.tensor_metrics.metrics as tm
+import msprobe_core.default_plugins.tensor_metrics.reference as tr
+from msprobe_core.default_plugins.tensor_metrics.metrics import compare_tensors
 
 
 def _direct_cells(n: np.ndarray, b: np.ndarray) -> tuple:

@@ -404,7 +404,8 @@ def _no_such_option(bad: str, args: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``msprobe`` console script; returns the exit code."""
+    """Run the ``msprobe`` command line ``argv`` (default: ``sys.argv[1:]``) in this process; returns the exit code
+    (the console script, :mod:`msprobe_core.entry`, exits with it)."""
     escape_unencodable_output()
     args, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
     try:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import click
+    import numpy
 
     from ..console.stages import StageEvent
     from ..model import CompareOptions, DumpTable, MatchResult
@@ -250,9 +251,34 @@ def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
     ``load(dump, mode, framework)`` reads what the dump keeps of its hierarchy once and returns a
     lookup ``node -> ancestors`` (outermost first), or ``None`` when the dump is not its kind. The
     summary's first divergence gets its ``path`` from the first lookup that knows the node, and the
-    HTML report's model tree is built from the same lookups. The core registers ``construct.json``
-    (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers the scope
-    in kernel names.
+    HTML report's model tree is built from the same lookups. The default plugin ``hierarchy`` registers
+    ``construct.json`` (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers
+    the scope in kernel names.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- hierarchy (issue 33): what a hierarchy source may keep of the run's reads instead of reading a file again ---
+@hookspec
+def msprobe_stack_read(path: Path, stack: Any, key_hash: Any) -> None:
+    """The compare read a target's ``stack.json`` at ``path`` (for the result's stack column): a plugin that reads
+    the dump's calling code later in the run (a hierarchy source) may keep ``stack`` instead of reading the file
+    again.
+
+    ``stack``: the file's ``{call: frames}`` dict (``key_hash`` ``None``), or, for a target read in chunks, the
+    per-entry stack of :func:`msprobe_core.plugin.entry_stacks` (``stack.stacks(entries, keys)``) with
+    ``key_hash`` the index's key hash of each entry (:func:`msprobe_core.plugin.key_hashes`). Called once per read,
+    in the process that read it; keep it only until ``msprobe_run_released``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_released() -> None:
+    """Let go of what was kept of the run's reads (``msprobe_stack_read``): called when a run starts (what an
+    earlier run that stopped early kept) and once the run-finished hooks are done, also when a gate failed.
 
     .. versionadded:: 0.1
     """
@@ -359,6 +385,21 @@ def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: Ma
     """
 
 
+# --- tensor_metrics (issue 33): tensor mode's six metrics of a pair of arrays, for a plugin that reads its own ------
+@hookspec(firstresult=True)
+def msprobe_compare_tensors(npu: numpy.ndarray, bench: numpy.ndarray) -> tuple[Any, ...] | None:
+    """Tensor mode's six metric cells of a pair of arrays (squeezed as msprobe does; never modify them), or ``None``.
+
+    Called by a plugin that reads tensors of its own (the kernel plugin, per pair of ``.npy`` files, from several
+    threads) through its metric set's host: ``ctx.host.pm.hook.msprobe_compare_tensors(npu=n, bench=b)``. The
+    answer is ``(Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, Five Thousandths Err
+    Ratio)``, floats or msprobe's strings (``unsupported``, ``shape unmatched``, ``N/A``, ``Nan``). The default
+    plugin ``tensor_metrics`` answers; turned off, none does: ``None``, and the caller's cells say ``N/A``.
+
+    .. versionadded:: 0.1
+    """
+
+
 # --------------------------------------------------------------------------- stage events (issue 33: the default
 # plugin 'progress' listens; the core's stages send them through msprobe_core.console.stages)
 @hookspec
@@ -405,8 +446,8 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
     list), :func:`~msprobe_core.plugin.run_compare` with ``stages_only`` each job's, ``msprobe merge_result`` its
     output directory (when it runs as the command). The default plugin ``sweep`` removes the temporary files, run
     locks and side directories that killed runs of this program left (names of the shapes
-    :mod:`msprobe_core.plugin.leftovers` gives them, that no live process holds). The return value is ignored; an installed plugin's implementation that raises is
-    named in a warning and the run goes on.
+    :mod:`msprobe_core.plugin.leftovers` gives them, that no live process holds). The return value is ignored; an
+    installed plugin's implementation that raises is named in a warning and the run goes on.
 
     .. versionadded:: 0.1
     """

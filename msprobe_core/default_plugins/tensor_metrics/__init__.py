@@ -3,9 +3,12 @@
 
 It registers the tensor-mode metric set through ``msprobe_register_metrics``, as a third party's would. Its engine
 (:mod:`.stage`) reads every matched tensor pair once, through the frameworks' readers into reusable buffers, in
-chunks on the run's executor, and computes the cells with the core's public :func:`~msprobe_core.plugin.compare_tensors`
-(the pure metrics a plugin reuses, as the kernel plugin does). Turned off (``-p no:tensor_metrics``), a tensor-mode
-compare still writes its table: the metric cells say ``N/A`` and the run warns once that this plugin is off.
+chunks on the run's executor, and computes the cells with :func:`.metrics.compare_tensors` (the six metrics of one
+pair: :mod:`.metrics`, its blocked pass :mod:`.blocks` with the optional C kernel ``_fused``, msprobe's own
+expressions :mod:`.reference`). A plugin that reads tensors of its own (the kernel plugin) asks for the same cells
+through ``msprobe_compare_tensors``, which this plugin answers. Turned off (``-p no:tensor_metrics``), a tensor-mode
+compare still writes its table: the metric cells say ``N/A`` and the run warns once that this plugin is off; so does
+a kernel compare.
 """
 
 from __future__ import annotations
@@ -26,3 +29,11 @@ def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
 def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
     """The metric set of tensor mode: the six metrics of every pair, and the plugins' tensor metrics."""
     register(MetricSpec(MODE_TENSOR, _tensor_columns))
+
+
+@hookimpl
+def msprobe_compare_tensors(npu: Any, bench: Any) -> tuple[Any, ...]:
+    """The six metric cells of one pair of squeezed arrays, as tensor mode computes them."""
+    from .metrics import compare_tensors  # numpy: loaded by the first pair, not when the plugins register
+
+    return compare_tensors(npu, bench)

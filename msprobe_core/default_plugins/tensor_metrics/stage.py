@@ -111,7 +111,7 @@ class _Readers:
     def __init__(self, metrics: tuple[str, ...] | None = None, host: PluginHost | None = None) -> None:
         import numpy as np
 
-        from msprobe_core.plugin import compare_tensors
+        from .metrics import compare_tensors
 
         self.host = host if host is not None else _task_host()
         self.cap = max_tensor_bytes()

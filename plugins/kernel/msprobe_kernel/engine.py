@@ -15,6 +15,11 @@ Cells hold what msprobe's csv shows: numpy scalars for max/min (so a float32
 prints as ``3.0211627``), Python floats for mean/l2norm, ``""`` for cells
 msprobe leaves empty. ±inf stays a float in the DataFrame;
 :func:`write_kernel_results` writes it as `` inf``/`` -inf`` like msprobe.
+
+The six metric cells of a pair of ``.npy`` files are tensor mode's: they are asked of the plugins through
+``msprobe_compare_tensors`` (:class:`PairMetrics`), which the default plugin ``tensor_metrics`` answers. With
+that plugin turned off the table is still written: every metric cell ``N/A``, the verdict ``None``, and one
+warning naming the table.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from msprobe_core.plugin import InputError, TensorReadError, compare_tensors, numpy_float_text
+from msprobe_core.plugin import InputError, TensorReadError, numpy_float_text
 from msprobe_core.plugin import result_columns as C
 from msprobe_kernel.columns import (
     ACCURACY_REACHED,
@@ -54,6 +60,9 @@ from msprobe_kernel.layout import (
     read_npy_records,
     read_statistic_records,
 )
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import PluginHost
 
 logger = logging.getLogger("msprobe")
 
@@ -112,6 +121,39 @@ def pair_records(npu: Iterable[KernelRecord], bench: Iterable[KernelRecord]) -> 
 
 # --------------------------------------------------------------------------------------------------
 # npy mode
+
+
+class PairMetrics:
+    """The six metric cells of a pair of squeezed arrays, asked of the plugins (``msprobe_compare_tensors``).
+
+    ``host``: the plugin host to ask (a metric set's ``MetricContext.host``; default: the process's). A call
+    answers ``None`` when no plugin computes the cells (the default plugin ``tensor_metrics`` turned off); then
+    :attr:`missing` is set, so that the table says so once. Safe to call from several threads.
+    """
+
+    def __init__(self, host: PluginHost | None = None) -> None:
+        if host is None:
+            from msprobe_core.plugin import get_host
+
+            host = get_host()
+        self._ask = host.pm.hook.msprobe_compare_tensors
+        #: whether some pair got no answer (its cells are N/A)
+        self.missing = False
+
+    def __call__(self, n: np.ndarray, b: np.ndarray) -> Sequence[Any] | None:
+        cells = self._ask(npu=n, bench=b)
+        if cells is None:
+            self.missing = True
+        return cells
+
+    def warn_missing(self, where: object) -> None:
+        """One warning for the table of ``where`` (as tensor mode says it once per table) when some pair's metric
+        cells were not computed."""
+        if self.missing:
+            logger.warning("%s: the kernel table's metric cells are not computed: each says %s and %s says %s (no "
+                           "plugin answers msprobe_compare_tensors; the default plugin 'tensor_metrics' does, turned "
+                           "off by -p no:tensor_metrics or MSPROBE_DISABLE_PLUGINS)",
+                           where, NA_TEXT, ACCURACY_REACHED.name, NONE)
 
 
 def load_npy_within(path: str, root: str) -> np.ndarray:
@@ -250,7 +292,9 @@ def _load_side(rec: KernelRecord | None, root: str) -> np.ndarray | object | Non
     return _READ_FAILED
 
 
-def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
+def _npy_row(pair: RecordPair, npu_root: str, bench_root: str, metrics: PairMetrics | None = None) -> list[object]:
+    """One row of the npy table: both sides' files read, checked and compared (``metrics``: default, the
+    process host's)."""
     row: dict[str, object] = dict.fromkeys(NPY_COLUMNS, "")
     n = _load_side(pair.npu, npu_root)
     b = _load_side(pair.bench, bench_root)
@@ -281,10 +325,18 @@ def _npy_row(pair: RecordPair, npu_root: str, bench_root: str) -> list[object]:
         return list(row.values())
     assert isinstance(n, np.ndarray) and isinstance(b, np.ndarray)
     try:
-        cells = list(compare_tensors(n, b))
+        computed = (metrics or PairMetrics())(n, b)
+        if computed is not None and len(computed) != len(METRIC_COLUMNS):  # a plugin's answer of another shape
+            raise ValueError(f"msprobe_compare_tensors answered {len(computed)} cells, not {len(METRIC_COLUMNS)}")
     except Exception as exc:  # one bad tensor must not stop the run
         logger.warning("Metrics failed for %s: %s", row[C.NPU_NAME], exc)
-        cells = [UNSUPPORTED] * len(METRIC_COLUMNS)
+        computed = [UNSUPPORTED] * len(METRIC_COLUMNS)
+    if computed is None:  # no plugin computes them: N/A, and no verdict on metrics that are not there
+        for col in METRIC_COLUMNS:
+            row[col] = NA_TEXT
+        row[ACCURACY_REACHED.name] = NONE
+        return list(row.values())
+    cells = list(computed)
     for col, val in zip(METRIC_COLUMNS, cells, strict=True):
         row[col] = val
     row[ACCURACY_REACHED.name] = check_accuracy(cells[0], cells[2])
@@ -457,14 +509,20 @@ def read_side(dirs: Sequence[DumpDir], root: str) -> tuple[str | None, list[Kern
 
 
 def table_rows(
-    pairs: Sequence[RecordPair], mode: str, npu_root: str, bench_root: str, *, workers: int | None = None
+    pairs: Sequence[RecordPair], mode: str, npu_root: str, bench_root: str, *, workers: int | None = None,
+    host: PluginHost | None = None,
 ) -> tuple[list[str], list[list[object]]]:
-    """The columns and rows of the table of ``pairs`` (npy or statistics mode), rows in pair order."""
+    """The columns and rows of the table of ``pairs`` (npy or statistics mode), rows in pair order.
+
+    ``host``: the plugin host whose plugins compute the tensor metrics (default: the process's).
+    """
+    metrics: PairMetrics | None = None
     if mode == MODE_NPY:
         columns = NPY_COLUMNS
+        metrics = PairMetrics(host)
 
         def work(p: RecordPair) -> list[object]:
-            return _npy_row(p, npu_root, bench_root)
+            return _npy_row(p, npu_root, bench_root, metrics)
 
     else:
         columns = STATISTIC_COLUMNS
@@ -475,6 +533,9 @@ def table_rows(
             rows = list(pool.map(work, pairs))
     else:
         rows = [work(p) for p in pairs]
+    if metrics is not None:
+        first = next((r for p in pairs for r in (p.npu, p.bench) if r is not None), None)
+        metrics.warn_missing(os.path.dirname(first.name) if first is not None else npu_root)
     return columns, rows
 
 
@@ -508,6 +569,7 @@ __all__ = [
     "MODE_NPY",
     "MODE_STATISTIC",
     "NPY_COLUMNS",
+    "PairMetrics",
     "STATISTIC_COLUMNS",
     "STAT_HEADERS",
     "UnsafeDumpPath",

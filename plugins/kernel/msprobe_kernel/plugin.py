@@ -225,7 +225,7 @@ def kernel_columns(ctx: Any) -> dict[str, list[Any]]:
         RecordPair(t.records[i] if i >= 0 else None, g.records[j] if j >= 0 else None)
         for i, j in zip(ctx.match.target, ctx.match.golden)
     ]
-    columns, rows = table_rows(pairs, t.mode, t.root, g.root, workers=ctx.options.workers)
+    columns, rows = table_rows(pairs, t.mode, t.root, g.root, workers=ctx.options.workers, host=ctx.host)
     return {c: [row[k] for row in rows] for k, c in enumerate(columns)}
 
 

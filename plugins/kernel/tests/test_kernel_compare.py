@@ -12,6 +12,7 @@ import csv
 import importlib.util
 import io
 import logging
+import os
 import re
 import shlex
 import shutil
@@ -632,6 +633,88 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
     assert table is not None and table.mode == "kernel" and table.columns == NPY_COLUMNS
     assert {c: list(table.data[c]) for c in table.columns} == {c: df[c].tolist() for c in df.columns}
     assert table.data["NPU Name"][-1] == "" and table.data["Bench Name"][-1].endswith(".npy")  # golden-only row
+
+
+def _csv_rows(out: Path) -> list[list[str]]:
+    """The rows of the tables in ``out``, by (rank, step), each header once."""
+    rows: list[list[str]] = []
+    for path in sorted(out.iterdir()):
+        with path.open(newline="") as fh:
+            header, *body = list(csv.reader(fh))
+        rows += ([header] if not rows else []) + body
+    return rows
+
+
+@pytest.mark.exercises_hooks("msprobe_compare_tensors")
+def test_tensor_metrics_turned_off_writes_the_kernel_table_with_na_metric_cells_and_one_warning(
+        tmp_path: Path, run_cli) -> None:
+    """The six metrics of a kernel pair are the default plugin ``tensor_metrics``'s (``msprobe_compare_tensors``):
+    turned off, the tables are still written, the same but for those cells (``N/A``) and the verdict that judges
+    them (``None``: not judged), and each table says once why (as a tensor-mode table does)."""
+    npu = {"Default_a-op0": np.array([1, 2, 3], np.float32), "Default_b-op1": np.array([3, 4], np.float32),
+           "Default_c-op2": np.array([5, 6], np.float32)}
+    bench = {"Default_a-op0": np.array([1, 2.5, 3], np.float32), "Default_b-op1": np.array([3, 4], np.float32),
+             "Default_d-op3": np.array([7], np.float32)}
+    _make_dump(tmp_path / "t", ranks=(0, 1), arrays=npu)
+    _make_dump(tmp_path / "g", ranks=(0, 1), arrays=bench)
+    sides = ("-tp", tmp_path / "t", "-gp", tmp_path / "g", "--rank", "0,1")
+    on = run_cli("compare", *sides, "-o", tmp_path / "on")
+    off = run_cli("-p", "no:tensor_metrics", "compare", *sides, "-o", tmp_path / "off")
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    header, *computed = _csv_rows(tmp_path / "on")
+    off_header, *left = _csv_rows(tmp_path / "off")
+    assert off_header == header and len(left) == len(computed) == 8
+    metrics = [header.index(name) for name in ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                                               "One Thousandth Err Ratio", "Five Thousandths Err Ratio")]
+    verdict = header.index("Accuracy Reached or Not")
+    compared = [k for k, row in enumerate(computed) if row[verdict] in ("Yes", "No")]
+    assert len(compared) == 4 and computed[compared[0]][metrics[0]] not in ("", "N/A")  # on: computed and judged
+    assert [[left[k][m] for m in metrics] + [left[k][verdict]] for k in compared] == [["N/A"] * 6 + ["None"]] * 4
+    kept = [k for k in range(len(header)) if k not in [*metrics, verdict]]
+    assert [[row[k] for k in kept] for row in left] == [[row[k] for k in kept] for row in computed]
+    assert [row[verdict] for k, row in enumerate(left) if k not in compared] == \
+        [row[verdict] for k, row in enumerate(computed) if k not in compared]  # unpaired rows: as before
+    warned = [line.split("[WARNING] ", 1)[-1] for line in (off.stdout + off.stderr).splitlines()
+              if "metric cells are not computed" in line]
+    assert sorted(warned) == [
+        f"{tmp_path / 't' / f'rank_{rank}' / 'Net' / '0' / '0'}: the kernel table's metric cells are not computed: "
+        "each says N/A and Accuracy Reached or Not says None (no plugin answers msprobe_compare_tensors; the default "
+        "plugin 'tensor_metrics' does, turned off by -p no:tensor_metrics or MSPROBE_DISABLE_PLUGINS)"
+        for rank in (0, 1)], off.stdout + off.stderr
+    assert "metric cells are not computed" not in on.stdout + on.stderr
+
+
+#: a third party's answer to msprobe_compare_tensors: fixed cells for a 3-element pair, a malformed answer for others
+FIXED_CELLS_PLUGIN = """
+from msprobe_core.plugin import hookimpl
+
+
+@hookimpl
+def msprobe_compare_tensors(npu, bench):
+    return (0.5, 1.25, 2.0, 3.0, 0.25, 0.75) if npu.size == 3 else (1.0,)
+"""
+
+
+def test_a_plugin_answering_msprobe_compare_tensors_gives_the_kernel_cells(tmp_path: Path, run_cli) -> None:
+    """The kernel table's metric cells are whatever answers ``msprobe_compare_tensors`` first (here a plugin loaded
+    after the default ones); an answer that is not six cells fails only its row (``unsupported``, a warning)."""
+    (tmp_path / "fixed_cells.py").write_text(FIXED_CELLS_PLUGIN, encoding="utf-8")
+    _make_dump(tmp_path / "t", arrays={"Default_a-op0": np.array([1, 2, 3], np.float32),
+                                       "Default_b-op1": np.array([3, 4], np.float32)})
+    _make_dump(tmp_path / "g", arrays={"Default_a-op0": np.array([1, 2, 3], np.float32),
+                                       "Default_b-op1": np.array([3, 4], np.float32)})
+    proc = run_cli("compare", "-tp", tmp_path / "t", "-gp", tmp_path / "g", "-o", tmp_path / "o",
+                   env={"MSPROBE_LOAD_PLUGINS": "fixed_cells",
+                        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    assert proc.returncode == 0, proc.stderr
+    header, *rows = _csv_rows(tmp_path / "o")
+    at = [header.index(name) for name in ("Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                                          "One Thousandth Err Ratio", "Five Thousandths Err Ratio",
+                                          "Accuracy Reached or Not")]
+    assert [[row[k] for k in at] for row in rows] == [
+        ["0.5", "1.25", "2.0", "3.0", "0.25", "0.75", "No"],  # identical arrays: the plugin's cells, not tensor mode's
+        ["unsupported"] * 6 + ["None"]]
+    assert "msprobe_compare_tensors answered 1 cells, not 6" in proc.stdout + proc.stderr
 
 
 @pytest.mark.skipif(not KERNEL_CASES, reason=no_corpora_reason() if not CORPORA.is_dir() else f"no kernel cases under {CORPORA}")

@@ -1,5 +1,5 @@
-"""Tests of the example plugin, written as a plugin author writes them: with msprobe-core's ``msprobe_tester``
-fixture (``docs/plugins.md``, "Testing your plugin"). Run them with ``pytest`` from this folder."""
+"""Tests of the example plugin, written as a plugin author writes them: with the ``msprobe_tester`` fixture of
+msprobe-testing (``docs/plugins.md``, "Testing your plugin"). Run them with ``pytest`` from this folder."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The test helper for plugin authors (``msprobe_core.testing``, the ``msprobe_tester`` fixture) does what
-docs/plugins.md ("Testing your plugin") says: a host with exactly the plugins named, a synthetic dump pair of
-each mode that msprobe compares, ``msprobe`` in-process, everything restored after the test; and the example
-plugin's own tests, which use it, pass when pytest runs them."""
+"""The test helper for plugin authors (the msprobe-testing distribution, ``msprobe_testing``: the ``msprobe_tester``
+fixture) does what docs/plugins.md ("Testing your plugin") says: pytest finds it through msprobe-testing's entry
+point, msprobe-core ships none of it, a host with exactly the plugins named, a synthetic dump pair of each mode that
+msprobe compares, ``msprobe`` in-process, everything restored after the test; and the example plugin's own tests,
+which use it, pass when pytest runs them."""
 
 from __future__ import annotations
 
@@ -14,16 +15,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from msprobe_testing import PluginNotLoaded, exact_host, hosts, run_cli
 
-from msprobe_core.errors import UsageError
+from msprobe_core.host import loading
 from msprobe_core.host.defaults import default_plugin_names
-from msprobe_core.host.loading import DISTRIBUTIONS_ENV, LOAD_ENV
-from msprobe_core.host.registry import PluginHost, current_host, reset_host
-from msprobe_core.plugin import FrameworkSpec, hookimpl
-from msprobe_core.testing import PluginNotLoaded, exact_host, run_cli
-
-from .dumps import read_csv
-from .plugin_fixture import PLUGIN, example_plugin  # noqa: F401  (the fixture)
+from msprobe_core.plugin import FrameworkSpec, PluginHost, UsageError, current_host, hookimpl, reset_host
+from tests.dumps import read_csv
+from tests.plugin_fixture import PLUGIN, example_plugin  # noqa: F401  (the fixture)
 
 FRAMEWORK_PLUGINS = ["pytorch", "mindspore"]
 #: the core's default plugins, registered right after the built-in one
@@ -35,18 +33,38 @@ def _pytest(*args: object, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-def test_pytest_finds_the_fixture_through_the_entry_point(request):
+def test_pytest_finds_the_fixture_through_the_entry_point_of_msprobe_testing(request):
     from importlib.metadata import entry_points
 
-    assert [ep.value for ep in entry_points(group="pytest11") if ep.name == "msprobe_core.testing"] == [
-        "msprobe_core.testing"], "reinstall msprobe-core (pip install -e .): its pytest11 entry point is missing"
-    assert request.config.pluginmanager.has_plugin("msprobe_core.testing")
+    found = [(ep.dist.name if ep.dist else None, ep.value) for ep in entry_points(group="pytest11")
+             if ep.value.split(":")[0].split(".")[0] in ("msprobe_testing", "msprobe_core")]
+    assert found == [("msprobe-testing", "msprobe_testing")], (
+        "reinstall msprobe-testing (pip install -e plugins/testing): its pytest11 entry point is missing")
+    assert request.config.pluginmanager.has_plugin("msprobe_testing")
+
+
+def test_msprobe_core_ships_none_of_it():
+    """A user who only runs compares installs no test helper: msprobe-core has no pytest11 entry point and no
+    testing package, and the core names the helper's package nowhere."""
+    import importlib.util
+    from importlib.metadata import distribution
+
+    core = distribution("msprobe-core")
+    assert not [ep for ep in core.entry_points if ep.group == "pytest11"]
+    assert importlib.util.find_spec("msprobe_core.testing") is None
+    assert "pytest" not in {r.split(";")[0].split(" ")[0].split(">")[0] for r in core.requires or []
+                            if "extra ==" not in r}
+
+
+def test_the_plugin_variables_are_the_ones_the_host_reads():
+    """msprobe_testing names the documented plugin variables itself (it imports only msprobe_core.plugin)."""
+    assert (hosts.DISTRIBUTIONS_ENV, hosts.LOAD_ENV) == (loading.DISTRIBUTIONS_ENV, loading.LOAD_ENV)
 
 
 def test_msprobe_itself_imports_neither_pytest_nor_the_helper(tmp_path):
     script = ("import sys\nfrom msprobe_core.entry import run\nsys.argv = ['msprobe', 'plugins', '--json']\n"
               "try:\n    run()\nexcept SystemExit:\n    pass\n"
-              "print('pytest' in sys.modules, 'msprobe_core.testing' in sys.modules, file=sys.stderr)\n")
+              "print('pytest' in sys.modules, 'msprobe_testing' in sys.modules, file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.stderr.split()[-2:] == ["False", "False"], proc.stderr
 
@@ -74,8 +92,8 @@ def test_an_msprobe_process_the_test_starts_loads_the_same_plugins(msprobe_teste
     from msprobe_example import plugin
 
     msprobe_tester.host(plugin)
-    assert os.environ[DISTRIBUTIONS_ENV] == "msprobe-pytorch,msprobe-mindspore"
-    assert os.environ[LOAD_ENV] == "msprobe_example.plugin"
+    assert os.environ[loading.DISTRIBUTIONS_ENV] == "msprobe-pytorch,msprobe-mindspore"
+    assert os.environ[loading.LOAD_ENV] == "msprobe_example.plugin"
     proc = subprocess.run([sys.executable, "-m", "msprobe_core", "plugins", "--json"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -188,7 +206,7 @@ def test_each_test_gets_its_host_back(tmp_path):
     """A real pytest session: the fixture comes from the entry point alone (no conftest, no import), and a test
     after one that used it finds the process-wide host as it was (none)."""
     (tmp_path / "test_restore.py").write_text(textwrap.dedent("""
-        from msprobe_core.host.registry import current_host
+        from msprobe_core.plugin import current_host
 
         def test_uses_it(msprobe_tester):
             msprobe_tester.host()

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .tensor_reference import FIVE_THOUSANDTHS, NAN, ONE_THOUSANDTH, UNSUPPORTED, Cells, cosine_cell, format_value
+from .reference import FIVE_THOUSANDTHS, NAN, ONE_THOUSANDTH, UNSUPPORTED, Cells, cosine_cell, format_value
 
 #: block length of the fused path (fits the per-core L2 cache with its scratch buffers)
 BLOCK = 1 << 17
@@ -51,7 +51,7 @@ _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2.0
 
 
 try:  # the optional C kernel (setup.py): one pass instead of a dozen numpy passes for float32 pairs
-    from .._fused import fused_f32 as _FUSED_F32
+    from ._fused import fused_f32 as _FUSED_F32
 except ImportError:  # no compiler where this was installed: the numpy path gives the same cells
     _FUSED_F32 = None
 

@@ -26,8 +26,9 @@ whatever the blocking; sums (Cosine, EucDist) are bit-identical to msprobe up to
 ``BLAS_SINGLE_THREAD`` elements and agree to ~1e-13 relative beyond (where msprobe's own value
 depends on how many threads its OpenBLAS used).
 :func:`reference_metrics` is the direct transcription of msprobe's expressions, used for 0-d
-and exotic dtypes and as the test oracle of the fast path (:mod:`msprobe_core.metrics.tensor_reference`;
-the blocked pass is :mod:`msprobe_core.metrics.tensor_blocks`). This module is the metrics' interface.
+and exotic dtypes and as the test oracle of the fast path (:mod:`.reference`; the blocked pass is
+:mod:`.blocks`). This module is the metrics' interface: the plugin's engine (:mod:`.stage`) calls it for every
+pair, and it answers ``msprobe_compare_tensors`` for a plugin with arrays of its own (the kernel plugin).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import os
 
 import numpy as np
 
-from .tensor_blocks import BLAS_SINGLE_THREAD, BLOCK, FAST_DTYPES, MAX_THREADS, PARALLEL_MIN, fused_metrics
-from .tensor_reference import (
+from .blocks import BLAS_SINGLE_THREAD, BLOCK, FAST_DTYPES, MAX_THREADS, PARALLEL_MIN, fused_metrics
+from .reference import (
     METRIC_COLUMNS,
     NAN,
     NOT_AVAILABLE,

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from msprobe_core.testing.dumps import write_dump_pair
-from msprobe_core.testing.hosts import exact_host
+from msprobe_testing.dumps import write_dump_pair
+from msprobe_testing.hosts import exact_host
 
 EXPECTED = {  # mode: (verdicts, the reason's start)
     "statistics": ({"pass": 13, "warning": 2, "error": 0}, "NormRelativeErr 14.83% > 1%"),

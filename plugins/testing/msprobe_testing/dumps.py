@@ -8,7 +8,7 @@ tensor files agree with each other. The target's linear layer is slightly off (`
 compare finds a divergence there and after it.
 
 What the files spell the framework's way (dtype names, tensor file suffix and content) comes from the
-framework's :class:`~msprobe_core.host.specs.FrameworkSpec` in the plugin host: the writer knows no
+framework's :class:`~msprobe_core.plugin.FrameworkSpec` in the plugin host: the writer knows no
 framework of its own.
 """
 
@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..host.registry import PluginHost
-from ..host.specs import FrameworkSpec
+from msprobe_core.plugin import FrameworkSpec, PluginHost, UsageError
 
 #: the dump modes a pair can be written in (the value of ``dump_pair(mode=...)``)
 PAIR_MODES = ("statistics", "tensor", "md5")

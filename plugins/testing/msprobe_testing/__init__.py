@@ -1,7 +1,8 @@
 """pytest support for plugin authors: the ``msprobe_tester`` fixture, in the style of pytest's ``pytester``.
 
-pytest loads this module through the ``pytest11`` entry point of msprobe-core (nothing to add to a
-``conftest.py``); ``msprobe`` itself never imports it. In a test::
+pytest loads this module through the ``pytest11`` entry point of the msprobe-testing distribution wherever that
+is installed (nothing to add to a ``conftest.py``); ``msprobe`` itself never imports it, and a user who only runs
+compares need not install it. In a test::
 
     from my_plugin import plugin
 
@@ -13,7 +14,7 @@ pytest loads this module through the ``pytest11`` entry point of msprobe-core (n
 
 Each test gets its own host and temporary directory; the process-wide host and the plugin variables
 of the environment are restored after it. ``docs/plugins.md`` ("Testing your plugin") has the whole
-story; :mod:`msprobe_core.testing.hosts` and :mod:`msprobe_core.testing.dumps` work without pytest.
+story; :mod:`msprobe_testing.hosts` and :mod:`msprobe_testing.dumps` work without pytest.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from ..host.registry import PluginHost, current_host, reset_host
+from msprobe_core.plugin import PluginHost, current_host, reset_host
+
 from .dumps import PAIR_MODES, DumpPair, write_dump_pair
 from .hosts import CliResult, PluginNotLoaded, exact_host, framework_distributions, plugin_environment, run_cli
 
@@ -69,7 +71,7 @@ class MsprobeTester:
     def dump_pair(self, mode: str = "statistics", *, framework: str | None = None, diverge: bool = True,
                   ranks: int = 1, nonfinite: bool = False) -> DumpPair:
         """Write a tiny synthetic target/golden pair of ``mode`` (``statistics``, ``tensor`` or ``md5``) under
-        :attr:`path` and return it (see :func:`msprobe_core.testing.dumps.write_dump_pair`)."""
+        :attr:`path` and return it (see :func:`msprobe_testing.dumps.write_dump_pair`)."""
         self._pairs += 1
         root = self.path / f"pair{self._pairs}-{mode}"
         return write_dump_pair(root, self.current, mode, framework=framework, diverge=diverge, ranks=ranks,

@@ -1,11 +1,12 @@
 """A plugin host with exactly the plugins a test names, and ``msprobe`` run in-process with it.
 
-:class:`~msprobe_core.host.registry.PluginHost` loads every installed plugin (or those of
+:class:`~msprobe_core.plugin.PluginHost` loads every installed plugin (or those of
 ``MSPROBE_PLUGIN_DISTRIBUTIONS``) and the modules of ``MSPROBE_LOAD_PLUGINS``: a test of one plugin
 would also run whatever else the developer's environment holds. :func:`exact_host` builds a host from
 the built-in plugin, the plugin objects handed in, and the entry points of the distributions named,
 nothing else; a plugin handed in that is also installed loads once. No pytest here: the fixture of
-:mod:`msprobe_core.testing` wraps these.
+:mod:`msprobe_testing` wraps these. Like a third party's code, this module uses only ``msprobe_core.plugin`` and
+the documented plugin variables of the environment.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ import types
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import UsageError
-from ..host.loading import DISTRIBUTIONS_ENV, LOAD_ENV, normalized_distribution
-from ..host.registry import PluginHost, current_host, reset_host
+from packaging.utils import canonicalize_name
 
+from msprobe_core.plugin import PluginHost, UsageError, current_host, reset_host
+
+#: the variable naming the only distributions whose entry-point plugins load (docs/plugins.md)
+DISTRIBUTIONS_ENV = "MSPROBE_PLUGIN_DISTRIBUTIONS"
+#: the variable naming plugin modules to import and register by name
+LOAD_ENV = "MSPROBE_LOAD_PLUGINS"
 #: the variable that switches the entry points off (cleared while an exact host is built)
 DISABLE_ENV = "MSPROBE_DISABLE_PLUGIN_AUTOLOAD"
 
@@ -35,7 +40,7 @@ def framework_distributions() -> tuple[str, ...]:
     compares no ``dump.json``."""
     with _environment({DISTRIBUTIONS_ENV: None, LOAD_ENV: None, DISABLE_ENV: None}):
         host = PluginHost(autoload=True)
-    found = {normalized_distribution(host.distribution_of(f.plugin)) for f in host.frameworks}
+    found = {canonicalize_name(host.distribution_of(f.plugin)) for f in host.frameworks}
     return tuple(d for d in host.first_party if d in found)
 
 
@@ -44,7 +49,7 @@ def plugin_environment(plugins: Sequence[object], installed: Iterable[str]) -> d
     :func:`exact_host` loads: only the distributions ``installed``, and the plugins handed in that are
     importable modules (``None``: the variable is unset)."""
     modules = [p.__name__ for p in plugins if isinstance(p, types.ModuleType)]
-    return {DISTRIBUTIONS_ENV: ",".join(normalized_distribution(d) for d in installed), LOAD_ENV: ",".join(modules) or None,
+    return {DISTRIBUTIONS_ENV: ",".join(canonicalize_name(d) for d in installed), LOAD_ENV: ",".join(modules) or None,
             DISABLE_ENV: None}
 
 
@@ -110,7 +115,7 @@ def run_cli(*args: object, host: PluginHost | None = None) -> CliResult:
     current one), and return its exit code and output. The previous host, the ``msprobe`` logger and the
     standard streams are as they were afterwards.
     """
-    from ..cli.main import main
+    from msprobe_core.plugin import main  # the command line (click, the commands) only when a test runs it
 
     logger = logging.getLogger("msprobe")
     saved = (list(logger.handlers), logger.level, logger.propagate)

@@ -2,7 +2,7 @@
 
 :func:`reference_metrics` is the direct transcription of msprobe's whole-array numpy
 expressions: the path of 0-d and exotic dtypes, and the test oracle of the blocked path
-(:mod:`msprobe_core.metrics.tensor_blocks`). The literal cells, thresholds and rounding here are
+(:mod:`.blocks`). The literal cells, thresholds and rounding here are
 shared by both.
 """
 
@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ..result_columns import TENSOR_METRIC_COLUMNS
+from msprobe_core.plugin import result_columns as C
 
 UNSUPPORTED = "unsupported"
 SHAPE_UNMATCHED = "shape unmatched"
 NOT_AVAILABLE = "N/A"
 NAN = "Nan"
 #: the six columns :func:`compare_tensors` fills, in order
-METRIC_COLUMNS = tuple(TENSOR_METRIC_COLUMNS)
+METRIC_COLUMNS = tuple(C.TENSOR_METRIC_COLUMNS)
 Cells = tuple[Any, Any, Any, Any, Any, Any]
 FLOAT_EPSILON = float(np.finfo(float).eps)  # msprobe Const.FLOAT_EPSILON (cosine zero test)
 COSINE_THRESHOLD = 0.9999

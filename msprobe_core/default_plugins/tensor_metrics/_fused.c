@@ -1,4 +1,4 @@
-/* One pass over a piece of a float32 tensor pair: everything tensor_metrics._Plan._piece computes
+/* One pass over a piece of a float32 tensor pair: everything blocks._Plan._piece computes
  * with about a dozen numpy passes, except the float64 dot products (left to BLAS, so that Cosine and
  * EucDist stay bit-identical to msprobe's np.dot).
  *
@@ -165,7 +165,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "msprobe_core._fused",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "msprobe_core.default_plugins.tensor_metrics._fused",
                                     "The fused float32 metric pass of tensor mode (see _fused.c).", -1, methods};
 
 PyMODINIT_FUNC PyInit__fused(void) { return PyModule_Create(&module); }
