@@ -8,9 +8,9 @@ outputs break a red or yellow rule, some rows have inconsistent requires_grad), 
 
 * ``highlight``: every rule of spec compare-legacy.md §7 over all rows, and the Err_message update;
 * ``write`` (with ``--write``): the classic workbook with its fills, continued on further sheets
-  past 1,048,500 rows (``msprobe_core.write.xlsx_stream``, the streaming writer);
+  past 1,048,500 rows (``msprobe_core.default_plugins.xlsx.stream``, the streaming writer);
 * ``write_core`` (with ``--write-core``): the same table through the core ``--xlsx`` writer
-  (``msprobe_core.write.writers.write_xlsx``, same streaming writer, no fills).
+  (``msprobe_core.default_plugins.xlsx.workbook.write_xlsx``, same streaming writer, no fills).
 
 Prints one ``name: seconds`` line per stage (``*_cpu``: CPU seconds of this process, every thread
 counted, which leaves out time lost to other processes on a busy machine) and the row/colour counts.
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"write: {time.perf_counter() - t3:.2f}")
         print(f"write_cpu: {time.process_time() - c3:.2f}")
     if args.write_core:
+        from msprobe_core.default_plugins.xlsx.workbook import write_xlsx
         from msprobe_core.result import ResultTable
-        from msprobe_core.write.writers import write_xlsx
 
         core = ResultTable("statistics", table.columns, table.data, list(range(len(table))))
         t4, c4 = time.perf_counter(), time.process_time()

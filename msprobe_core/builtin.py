@@ -15,7 +15,7 @@ from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, NormalizerSpec, 
 from .model import CompareOptions, DumpTable, MatchResult
 
 if TYPE_CHECKING:
-    from .host.specs import HierarchySpec, Register
+    from .host.specs import Register
     from .options import OptionSpec
     from .result import ResultTable
     from .write.tailbuild import Tail
@@ -80,15 +80,6 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     register(MapperSpec(EXACT_MAPPER, _exact))
 
 
-@hookimpl
-def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
-    """``construct.json`` (the enclosing module/cell of each call) and ``stack.json`` (the calling code)."""
-    from .load.hierarchy import BUILTIN_HIERARCHIES
-
-    for spec in BUILTIN_HIERARCHIES:
-        register(spec)
-
-
 def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
     # the writers (numpy, through the cells' spelling) load when a result is written, not when the plugins
     # register: `msprobe compare --help` imports no numpy
@@ -107,4 +98,4 @@ def msprobe_register_writers(register: Register[WriterSpec]) -> None:
 def _chunked_csv(path: Path, rows: int) -> Any:
     from .write.chunked import ChunkedResult
 
-    return ChunkedResult(path, rows, xlsx=False)
+    return ChunkedResult(path, rows)

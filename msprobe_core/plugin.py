@@ -31,7 +31,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables", "job_bytes"),
     ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
-    ".load.hierarchy": ("entry_stacks", "BUILTIN_HIERARCHIES"),
+    ".load.stackindex": ("entry_stacks", "read_stack_records"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -73,15 +73,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
-    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "write_text_atomic", "run_stamp"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
     ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
     ".load.construct": ("load_construct",),
-    ".write.xlsx_stream": ("HEADER_STYLE", "XlsxStreamWriter", "fill_style"),
-    ".write.writers": ("any_formula_like", "write_xlsx"),
-    ".write.chunked": ("open_xlsx_chunked",),
+    ".write.writers": ("any_formula_like",),
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
         "stage", "tick",
@@ -100,6 +98,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".text.strtod": ("pandas_strtod",),
     ".text.csv_rows": ("csv_line",),
+    ".text.floattext": ("float_texts",),
 }
 #: modules given as they are
 _MODULES = {
@@ -164,7 +163,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import check_json_file, read_json_file
     from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
-    from .files.outputs import TEXT_ERRORS, atomic_path, run_stamp, write_text_atomic
+    from .files.outputs import TEXT_ERRORS, atomic_path, output_error, run_stamp, write_text_atomic
     from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
     from .files.schemas import validate
     from .files.validation import (
@@ -222,7 +221,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import dump_scanner, index_table, key_hashes
     from .load.dumpjson import load_dump_file, load_stack
     from .load.flatten import EMPTY_CRC, non_tensor
-    from .load.hierarchy import BUILTIN_HIERARCHIES, entry_stacks
+    from .load.stackindex import entry_stacks, read_stack_records
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
@@ -262,6 +261,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
     from .text.columns import CodedTextColumn
     from .text.csv_rows import csv_line
+    from .text.floattext import float_texts
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
     from .verdicts import forms as verdict_forms
@@ -269,7 +269,5 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused
-    from .write.chunked import open_xlsx_chunked
     from .write.stage import remove_files, write_attachments, write_result
-    from .write.writers import any_formula_like, write_xlsx
-    from .write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
+    from .write.writers import any_formula_like

@@ -123,12 +123,14 @@ def test_an_api_dump_gives_the_calling_code(tmp_path):
     assert fd["path"][-2].startswith("forward (common.py:")  # the innermost user frame: the model's forward
 
 
+@pytest.mark.exercises_hooks("msprobe_stack_read", "msprobe_run_released")
 @pytest.mark.parametrize("threshold", ["0", str(1 << 40)])  # chunk by chunk, and on whole tables
 def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch, threshold):
     """stack.json is read once, by the load stage: the path is found in what it kept (a streamed compare's stack
     index, a whole table's dict), not in a second read of the file, and is the same either way."""
-    import msprobe_core.load.hierarchy as hierarchy
+    import msprobe_core.default_plugins.hierarchy.sources as hierarchy
     import msprobe_core.load.stackindex as stackindex
+    import msprobe_core.plugin as plugin_api
 
     reads = {"records": 0, "whole": 0}
     read_records, whole_stack = stackindex.read_stack_records, hierarchy._whole_stack
@@ -141,7 +143,9 @@ def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch
         reads["whole"] += 1
         return whole_stack(*args)
 
-    monkeypatch.setattr(stackindex, "read_stack_records", counted_records)
+    # the hierarchy's read (msprobe_core.plugin's name, patched first: it is found in stackindex when first asked)
+    monkeypatch.setattr(plugin_api, "read_stack_records", counted_records)
+    monkeypatch.setattr(stackindex, "read_stack_records", counted_records)  # the load stage's read
     monkeypatch.setattr(hierarchy, "_whole_stack", counted_whole)
     monkeypatch.setenv("MSPROBE_STREAM_MIN_BYTES", threshold)
     case = _case("pytorch/c01")

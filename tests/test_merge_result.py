@@ -50,6 +50,18 @@ def test_merge_agrees_with_msprobe(corpora, oracle_diff, tmp_path, variant, conf
     assert_same_workbook(oracle_diff, _merged(tmp_path), case / "oracle" / variant / "multi_ranks_compare_merge.xlsx")
 
 
+def test_merge_needs_no_xlsx_plugin(corpora, oracle_diff, tmp_path, run_cli):
+    """merge_result reads and writes its workbooks itself (openpyxl), not through the xlsx format: with the default
+    plugin ``xlsx`` turned off it still merges msprobe's per-rank workbooks into msprobe's merged one."""
+    case = corpora / "pytorch" / "c09a"
+    for off, env in ((("-p", "no:xlsx"), {}), ((), {"MSPROBE_DISABLE_PLUGINS": "xlsx"})):
+        out = tmp_path / f"off{len(off)}"
+        proc = run_cli(*off, "merge_result", "-i", case / "oracle" / "compare_xlsx", "-o", out,
+                       "-config", case / "oracle" / "merge_config.yaml", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert_same_workbook(oracle_diff, _merged(out), case / "oracle" / "merge_result" / "multi_ranks_compare_merge.xlsx")
+
+
 @pytest.mark.parametrize("variant,config", ORACLES)
 def test_merge_of_our_xlsx_results(corpora, oracle_diff, tmp_path, variant, config):
     """Our own ``compare --xlsx`` results merge to msprobe's merged workbook."""

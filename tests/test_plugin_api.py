@@ -62,9 +62,10 @@ def test_every_public_name_is_its_home_object():
 #: tensor_metrics' metric functions moved into it, the kernel plugin asks for them through msprobe_compare_tensors: 192;
 #: the plugin authors' test fixtures left the core for their own distribution, msprobe-testing, on this module alone:
 #: the process-wide host to put back after a test, and the command line run in-process: 194;
-#: the statistics metric set and msprobe's verdict rule became default plugins, which read the dumped statistics
-#: through the classification of a statistics cell, the module stat_cells: 195)
-MAX_PUBLIC_NAMES = 195
+#: the xlsx writer moved into its default plugin, which takes the float spelling and the write errors (five names
+#: out, two in): 191; the statistics metric set and msprobe's verdict rule became default plugins, which read the
+#: dumped statistics through the classification of a statistics cell, the module stat_cells: 192)
+MAX_PUBLIC_NAMES = 192
 
 
 def test_the_public_api_is_small():

@@ -15,7 +15,9 @@ from msprobe_core.default_plugins.summary.hierarchy import RunHierarchy, SideHie
 from msprobe_core.default_plugins.summary.result_files import read_result_file
 from msprobe_core.default_plugins.summary.tree import ALIAS_KEY, TREE_NODES, NodeStats, build_tree, row_tree_index
 from msprobe_core.default_plugins.summary.views import node_of
+from msprobe_core.host.registry import get_host
 from msprobe_core.host.specs import HierarchySpec
+from msprobe_core.running import running_with
 
 from .conftest import corpora_dir
 
@@ -34,7 +36,9 @@ def mix_run(tmp_path_factory):
     view = read_result_file(csv)
     (t_dump,) = (case / "target/step0").rglob("dump.json")
     (g_dump,) = (case / "golden/step0").rglob("dump.json")
-    hierarchy = run_hierarchy([("", t_dump, g_dump, view.mode, ("pytorch", "pytorch"))])
+    # the hierarchy sources are the run's plugins' (construct.json: the default plugin hierarchy's)
+    with running_with(get_host()):
+        hierarchy = run_hierarchy([("", t_dump, g_dump, view.mode, ("pytorch", "pytorch"))])
     return view, json.loads((out / "s.json").read_text()), hierarchy, t_dump.parent
 
 

@@ -123,22 +123,24 @@ def test_the_host_grep_finds_a_lookup(tmp_path):
 
 def test_outside_a_run_the_report_knows_the_core_alone_inside_it_the_runs_plugins():
     """What the summary and the report know of plugins is the run's host, for the run only: before it (and
-    after it) the core's columns, modes and hierarchy sources, whatever host the process made earlier."""
+    after it) the core's columns and modes and no hierarchy source (the core registers none), whatever host the
+    process made earlier."""
     from msprobe_core.default_plugins.summary.hierarchy import hierarchy_specs
     from msprobe_core.default_plugins.summary.modes import CORE_MODES, result_modes
     from msprobe_core.default_plugins.summary.views import framework_specs
     from msprobe_core.host.registry import get_host
-    from msprobe_core.load.hierarchy import BUILTIN_HIERARCHIES
     from msprobe_core.result_columns import CORE_COLUMNS, known_columns
     from msprobe_core.running import run_host, running_with
 
     host = get_host()
     assert run_host() is None
     assert known_columns() is CORE_COLUMNS and result_modes() == CORE_MODES and framework_specs() == []
-    assert hierarchy_specs() == list(BUILTIN_HIERARCHIES)
+    assert hierarchy_specs() == []
     with running_with(host):
         assert run_host() is host and known_columns() is host.columns
         assert set(result_modes()) > set(CORE_MODES)  # the kernel plugin's mode, in this session
         assert framework_specs() and framework_specs()[0].is_default
-        assert len(hierarchy_specs()) > len(BUILTIN_HIERARCHIES)  # the kernel plugin's scopes
+        # the kernel plugin's scopes first, then the default plugin hierarchy's
+        assert [(s.name, s.plugin) for s in hierarchy_specs()][-3:] == [
+            ("kernel-scope", "kernel"), ("construct.json", "hierarchy"), ("stack.json", "hierarchy")]
     assert run_host() is None

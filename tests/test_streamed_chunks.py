@@ -22,6 +22,7 @@ from msprobe_core import api
 from msprobe_core.default_plugins.chunked import chunking
 from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
 from msprobe_core.default_plugins.fast_scan import scan as dumpscan
+from msprobe_core.default_plugins.xlsx import workbook as xlsx_workbook
 from msprobe_core.errors import MsprobeError
 from msprobe_core.pipeline.sink import KEEP_TABLES, SUMMARY_SINK
 from msprobe_core.write import writers
@@ -160,7 +161,7 @@ def test_xlsx_streamed_is_cell_for_cell_the_whole_tables_workbook(case: str, tmp
     path = _case(case)
     target, golden = _step(path, "target"), _step(path, "golden")
     options = {"output_format": "xlsx"}
-    monkeypatch.setattr(writers, "XLSX_SHEET_ROWS", 7)  # sheets switch inside chunks and between them
+    monkeypatch.setattr(xlsx_workbook, "XLSX_SHEET_ROWS", 7)  # sheets switch inside chunks and between them
     whole = _compare(target, golden, tmp_path / "whole", options, monkeypatch, streamed=False)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
     CHUNKED.clear()

@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from msprobe_classic import xlsx as legacy_xlsx
 from msprobe_classic.highlight import RED, YELLOW
 
+from msprobe_core.default_plugins.xlsx import stream as xlsx_stream
+from msprobe_core.default_plugins.xlsx import workbook
+from msprobe_core.default_plugins.xlsx.sheet import column_letter, xml_text
+from msprobe_core.default_plugins.xlsx.stream import HEADER_STYLE, XlsxStreamWriter, fill_style
+from msprobe_core.default_plugins.xlsx.workbook import xlsx_cell
 from msprobe_core.result import ResultTable
-from msprobe_core.text.cells import xlsx_cell
-from msprobe_core.write import writers, xlsx_stream
-from msprobe_core.write.xlsx_sheet import column_letter, xml_text
-from msprobe_core.write.xlsx_stream import HEADER_STYLE, XlsxStreamWriter, fill_style
 
 RED_FILL, YELLOW_FILL = "FFFF0000", "00FFFF00"
 
@@ -411,7 +412,7 @@ def _agree(ours: Path, reference: Path) -> None:
 
 def test_core_writer_agrees_with_openpyxl(tmp_path):
     table = _table(MIXED)
-    writers.write_xlsx(table, tmp_path / "ours.xlsx")
+    workbook.write_xlsx(table, tmp_path / "ours.xlsx")
     _openpyxl_core(table, tmp_path / "ref.xlsx")
     _agree(tmp_path / "ours.xlsx", tmp_path / "ref.xlsx")
     values = _read(tmp_path / "ours.xlsx")["Sheet1"]
@@ -434,17 +435,17 @@ def test_classic_writer_agrees_with_openpyxl(tmp_path, highlighted):
 
 
 def test_core_writer_splits_sheets(tmp_path, monkeypatch):
-    monkeypatch.setattr(writers, "XLSX_SHEET_ROWS", 3)
+    monkeypatch.setattr(workbook, "XLSX_SHEET_ROWS", 3)
     n = 8
     table = _table({"NPU Name": [f"op.{k}" for k in range(n)], "v": [k / 3 for k in range(n)]})
-    assert writers.write_xlsx(table, tmp_path / "r.xlsx") == [tmp_path / "r.xlsx"]
+    assert workbook.write_xlsx(table, tmp_path / "r.xlsx") == [tmp_path / "r.xlsx"]
     data = _read(tmp_path / "r.xlsx", read_only=True)
     assert list(data) == ["part_0", "part_1", "part_2"]
     assert all(rows[0] == ["NPU Name", "v"] for rows in data.values())
     body = [r for rows in data.values() for r in rows[1:]]
     assert body == [[f"op.{k}", k / 3 if k % 3 else k // 3] for k in range(n)]
-    monkeypatch.setattr(writers, "XLSX_SHEET_ROWS", 8)
-    writers.write_xlsx(table, tmp_path / "one.xlsx")
+    monkeypatch.setattr(workbook, "XLSX_SHEET_ROWS", 8)
+    workbook.write_xlsx(table, tmp_path / "one.xlsx")
     assert list(_read(tmp_path / "one.xlsx")) == ["Sheet1"]
 
 

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from msprobe_core.default_plugins.xlsx import sheet as xlsx_sheet
+from msprobe_core.default_plugins.xlsx import stream as xlsx_stream
+from msprobe_core.default_plugins.xlsx import workbook
+from msprobe_core.default_plugins.xlsx.workbook import xlsx_cell
 from msprobe_core.files.outputs import atomic_path
 from msprobe_core.result import ResultTable
-from msprobe_core.text.cells import xlsx_cell
 from msprobe_core.text.columns import CodedTextColumn, StackColumn
-from msprobe_core.write import writers, xlsx_sheet, xlsx_stream
 from tests.test_csv_writer import tables
 
 
@@ -29,8 +31,8 @@ def reference_xlsx(path: Path, columns: list[str], data: dict[str, list], n: int
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(xlsx_stream, "CHUNK_ROWS", 4)
-    monkeypatch.setattr(writers, "XLSX_STREAM_CHUNK", 4)
-    monkeypatch.setattr(writers, "XLSX_CHUNK_ROWS", 8)
+    monkeypatch.setattr(workbook, "XLSX_STREAM_CHUNK", 4)
+    monkeypatch.setattr(workbook, "XLSX_CHUNK_ROWS", 8)
     monkeypatch.setattr(xlsx_sheet, "_BULK_FLOATS", 2)
 
 
@@ -39,7 +41,7 @@ def _write_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: list[s
     table = ResultTable("statistics", columns, data, [0] * n)
     out = tmp_path / "new.xlsx"
     out.unlink(missing_ok=True)
-    writers.write_xlsx(table, out)
+    workbook.write_xlsx(table, out)
     with monkeypatch.context() as m:  # the general path: every column rendered cell by cell
         m.setattr(xlsx_sheet, "_column_kind", lambda values: xlsx_sheet._CELLS)
         m.setattr(xlsx_sheet, "_BULK_FLOATS", 10**9)

@@ -32,6 +32,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     # the load's accelerators (the core's loader is the pure-Python one)
     ("pair_loading", "msprobe_core.default_plugins.pair_loading"),
     ("fast_scan", "msprobe_core.default_plugins.fast_scan"),
+    # where in the model a call is (construct.json, stack.json): the summary's paths, the report's tree
+    ("hierarchy", "msprobe_core.default_plugins.hierarchy"),
     # the run-finished hooks (msprobe_core.run.finished): the summary, and what reads it
     ("summary", "msprobe_core.default_plugins.summary.plugin"),
     ("gate", "msprobe_core.default_plugins.summary.gate"),

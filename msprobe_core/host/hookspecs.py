@@ -251,9 +251,34 @@ def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
     ``load(dump, mode, framework)`` reads what the dump keeps of its hierarchy once and returns a
     lookup ``node -> ancestors`` (outermost first), or ``None`` when the dump is not its kind. The
     summary's first divergence gets its ``path`` from the first lookup that knows the node, and the
-    HTML report's model tree is built from the same lookups. The core registers ``construct.json``
-    (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers the scope
-    in kernel names.
+    HTML report's model tree is built from the same lookups. The default plugin ``hierarchy`` registers
+    ``construct.json`` (node -> enclosing call) and ``stack.json`` (calling code); the kernel plugin registers
+    the scope in kernel names.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- hierarchy (issue 33): what a hierarchy source may keep of the run's reads instead of reading a file again ---
+@hookspec
+def msprobe_stack_read(path: Path, stack: Any, key_hash: Any) -> None:
+    """The compare read a target's ``stack.json`` at ``path`` (for the result's stack column): a plugin that reads
+    the dump's calling code later in the run (a hierarchy source) may keep ``stack`` instead of reading the file
+    again.
+
+    ``stack``: the file's ``{call: frames}`` dict (``key_hash`` ``None``), or, for a target read in chunks, the
+    per-entry stack of :func:`msprobe_core.plugin.entry_stacks` (``stack.stacks(entries, keys)``) with
+    ``key_hash`` the index's key hash of each entry (:func:`msprobe_core.plugin.key_hashes`). Called once per read,
+    in the process that read it; keep it only until ``msprobe_run_released``.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def msprobe_run_released() -> None:
+    """Let go of what was kept of the run's reads (``msprobe_stack_read``): called when a run starts (what an
+    earlier run that stopped early kept) and once the run-finished hooks are done, also when a gate failed.
 
     .. versionadded:: 0.1
     """

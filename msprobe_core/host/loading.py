@@ -109,7 +109,7 @@ _CALLABLES = {
     MetricSpec: (("compute", False), ("applies", False)),
     TensorMetricSpec: (("fn", False), ("applies", False)),
     VerdictSpec: (("judge", False), ("applies", False)),
-    WriterSpec: (("write", False), ("open_chunked", True)),
+    WriterSpec: (("write", False), ("open_chunked", True), ("open_sheets", True)),
     HierarchySpec: (("load", False),),
 }
 #: the name lists of a spec (a bare string would be read letter by letter)

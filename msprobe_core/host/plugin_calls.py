@@ -289,7 +289,7 @@ _FIELDS: dict[str, tuple[tuple[str, ReturnCheck | None], ...]] = {
     "MetricSpec": (("compute", _columns), ("applies", None), ("recognizes", None)),
     "TensorMetricSpec": (("fn", _cell), ("applies", None)),
     "VerdictSpec": (("judge", _columns), ("applies", None)),
-    "WriterSpec": (("write", _files), ("open_chunked", _chunked)),
+    "WriterSpec": (("write", _files), ("open_chunked", _chunked), ("open_sheets", None)),
     "HierarchySpec": (("load", _lookup),),
     "ExecutorSpec": (("create", _executor), ("selected_by", None)),
     "CommOpSpec": (("kind", _comm_kind),),

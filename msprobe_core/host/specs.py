@@ -381,15 +381,14 @@ class TensorMetricSpec:
 class WriterSpec:
     """An output format: ``write(table, path) -> [files]``.
 
-    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the
-    rows from ``tail.start`` on already spelled as CSV by a forked child of the core's, and
-    appends that text instead of spelling them.
-    ``accepts_options``: the writer is called as ``write(table, path, options=CompareOptions)``
-    (a writer with settings of its own reads them from the run's options).
-    ``open_chunked``: the writer also takes a result part by part (a streamed compare):
-    ``open_chunked(path, rows)`` returns a context manager with ``append(table)`` (the next rows, in
-    order), ``commit() -> [files]`` and ``abort(exc)``, writing the same files ``write`` would; leaving it
-    without ``commit`` must remove every file begun. Without it, a streamed compare builds whole tables.
+    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the rows from ``tail.start`` on
+    already spelled as CSV by a forked child of the core's, and appends that text instead of spelling them.
+    ``accepts_options``: called as ``write(table, path, options=CompareOptions)`` (settings of its own are there).
+    ``open_chunked(path, rows)``: the result part by part (a streamed compare; without it, whole tables), a context
+    manager with ``append(table)`` (the next rows, in order), ``commit() -> [files]`` and ``abort(exc)`` writing the
+    files ``write`` would; leaving it without ``commit`` must remove every file begun.
+    ``open_sheets(path, styles)``: sheets for a plugin's own layout (classic's workbook), a context manager with
+    ``add_sheet``, ``append(row, style)``, ``append_rows``; style ``k``: ``styles[k-1]``, a hex fill or ``"header"``.
     """
 
     name: str
@@ -398,6 +397,7 @@ class WriterSpec:
     accepts_csv_tail: bool = False
     accepts_options: bool = False
     open_chunked: Callable[[Path, int], Any] | None = None
+    open_sheets: Callable[[Path, Sequence[str]], Any] | None = None
     plugin: str = ""
 
 

@@ -239,6 +239,32 @@ def read_stack_records(path: Path) -> StackRecords | None:
     return reader.result()
 
 
+def entry_stacks(index: Any) -> StackIndex | None:
+    """The calling code of an indexed target's entries, for a strategy that reads the target in chunks: an object
+    whose ``stacks(entries, keys)`` is a chunk table's ``stack`` (``None``: the dump has no ``stack.json``).
+
+    Asked once matching is done (the stack's records become a per-entry index then, with the index holding less);
+    handed to the run's plugins (``msprobe_stack_read``), so that the first divergence's path finds the calling
+    code there, not in a second read of ``stack.json``. A fallback to whole tables reads ``stack.json`` again
+    (:func:`~msprobe_core.pipeline.strategy.whole_tables`).
+    """
+    from ..running import run_host
+
+    stack = index.stack
+    if stack is None:
+        return None
+    if isinstance(stack, StackRecords):
+        stack = StackIndex.from_records(stack, index)
+    elif not isinstance(stack, StackIndex):
+        stack = StackIndex(stack, index)
+    index.stack = stack  # the records let go
+    host = run_host()
+    if host is not None:
+        host.notify("msprobe_stack_read", path=Path(index.source).parent / "stack.json", stack=stack,
+                    key_hash=index.key_hash)
+    return stack
+
+
 def stack_index_file(path: Path, index: DumpIndex) -> StackIndex:
     """The stack index of ``index``'s entries from ``stack.json`` at ``path``, as ``StackIndex(load_stack(path), index)``."""
     records = read_stack_records(path)

@@ -80,9 +80,8 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
     stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
     if stack_file is not None:
         target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None)
-        from .hierarchy import remember_stack
-
-        remember_stack(stack_file, target.stack)  # a whole table's: the first divergence's path reads it from here
+        if isinstance(target.stack, dict):  # a whole table's: a hierarchy source may keep it for the paths
+            host.notify("msprobe_stack_read", path=stack_file, stack=target.stack, key_hash=None)
     return target, golden
 
 

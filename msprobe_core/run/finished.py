@@ -209,12 +209,10 @@ def finish_run(host: PluginHost, run: FinishedRun, announce: Callable[[], None] 
     """The four run-finished steps (see the module's doc); raises ``GateFailed`` (exit 3) when a gate says so.
 
     ``announce``: the core's banner, called after every file is written and before the terminal summary."""
-    from ..load.hierarchy import forget_stacks
-
     try:
         return _finish(host, run, announce)
     finally:
-        forget_stacks()  # what the load stage kept of the targets' stack.json for the summary's paths
+        host.notify("msprobe_run_released")  # what was kept of the targets' stack.json for the summary's paths
 
 
 def _finish(host: PluginHost, run: FinishedRun, announce: Callable[[], None] | None) -> FinishedRun:

@@ -38,9 +38,7 @@ def run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost |
     kept; default: none, kept); the run sets its host, start time and timestamp and hands it to every stage.
     """
     host = host or (run.host if run is not None and run.host is not None else get_host())
-    from ..load.hierarchy import forget_stacks
-
-    forget_stacks()  # what an earlier run that stopped before its summary kept of its stack.json files
+    host.notify("msprobe_run_released")  # what an earlier run that stopped before its summary kept of its files
     prepare_output_dir(Path(options.output_dir))  # a bad output dir stops the run before any work
     # the run's timestamp, held against other runs into the same directory (outputs.run_stamp)
     # without --force, not a name a file from an earlier run has either

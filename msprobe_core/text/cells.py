@@ -1,4 +1,4 @@
-"""How one cell value is spelled in a CSV or an xlsx sheet, and formula neutralising."""
+"""How one cell value is spelled in a CSV file, and formula neutralising (which the xlsx writer uses too)."""
 
 from __future__ import annotations
 
@@ -85,29 +85,6 @@ def csv_cell(value: Any) -> str:
     if isinstance(value, np.floating):
         return csv_cell(float(value)) if not math.isfinite(float(value)) else numpy_float_text(value)
     return neutralise(str(value))
-
-
-def xlsx_cell(value: Any) -> Any:
-    """Value for an xlsx cell: numbers and bools stay typed, non-finite floats become text."""
-    t = type(value)
-    if t is str:
-        return neutralise(value)
-    if t is float:
-        if value != value:
-            return None
-        if value == math.inf:
-            return "inf"
-        if value == -math.inf:
-            return "-inf"
-        return value
-    if t is bool or t is int:
-        return value
-    if value is None:
-        return "None"
-    if isinstance(value, np.generic):
-        return xlsx_cell(value.item())
-    return neutralise(str(value))
-
 
 
 # type code of a cell, for splitting a mixed column into runs spelled in bulk

@@ -1,10 +1,10 @@
-"""A result written chunk by chunk (a streamed compare): the same files the whole-table writers give.
+"""A CSV result written chunk by chunk (a streamed compare): the same files the whole-table writer gives.
 
-The built-in CSV and xlsx writers (:mod:`msprobe_core.write.writers`) take a whole
+The built-in CSV writer (:mod:`msprobe_core.write.writers`) takes a whole
 :class:`~msprobe_core.result.ResultTable`; :class:`ChunkedResult` takes the parts of one, in row
-order, and writes each as it comes: CSV part files switch every ``CSV_MAX_ROWS`` rows and xlsx sheets
-every ``XLSX_SHEET_ROWS``, as there. Every file is written under its hidden temporary name and all are
-renamed only when the whole result is written (:meth:`ChunkedResult.commit`); any failure or
+order, and writes each as it comes: part files switch every ``CSV_MAX_ROWS`` rows, as there (the default
+plugin ``xlsx`` writes its workbook part by part itself). Every file is written under its hidden temporary
+name and all are renamed only when the whole result is written (:meth:`ChunkedResult.commit`); any failure or
 interruption before that, or :meth:`ChunkedResult.abort`, removes them all, so nothing that looks
 finished is left half-written.
 """
@@ -21,8 +21,7 @@ from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
 from ..host.strategies import WholeTablesNeeded
 from ..result import ResultTable
 from . import writers
-from .writers import XLSX_CHUNK_ROWS, _xlsx_values, write_csv_rows
-from .xlsx_stream import XlsxStreamWriter
+from .writers import write_csv_rows
 
 
 class ColumnsDiffer(WholeTablesNeeded):
@@ -31,23 +30,21 @@ class ColumnsDiffer(WholeTablesNeeded):
 
 
 class ChunkedResult:
-    """The files of one result of ``rows`` rows at ``path`` (``.csv`` or ``.xlsx``), written part by part.
+    """The files of one CSV result of ``rows`` rows at ``path``, written part by part.
 
     A context manager: leaving it without :meth:`commit` (an exception, Ctrl-C) removes every file begun.
     """
 
-    def __init__(self, path: Path, rows: int, xlsx: bool) -> None:
+    def __init__(self, path: Path, rows: int) -> None:
         self.path = path
         self.rows = rows
-        self.xlsx = xlsx
         self.header: list[str] | None = None
         self._stack = ExitStack()
         self._files: list[Path] = []
         self._csv: TextIO | None = None
-        self._book: XlsxStreamWriter | None = None
         self._done = 0  # rows written so far
         self._header_due = False
-        self._limit = writers.XLSX_SHEET_ROWS if xlsx else writers.CSV_MAX_ROWS
+        self._limit = writers.CSV_MAX_ROWS
         self._parts = max(1, -(-rows // self._limit))
 
     def __enter__(self) -> ChunkedResult:
@@ -78,15 +75,15 @@ class ChunkedResult:
     @property
     def part_rows(self) -> int | None:
         """Rows per CSV part file, when this result takes rows another process spelled as CSV text
-        (:meth:`adopt_csv`); ``None`` for xlsx."""
-        return None if self.xlsx else self._limit
+        (:meth:`adopt_csv`)."""
+        return self._limit
 
     def adopt_csv(self, columns: list[str], segments: list[tuple[int, int, Path]]) -> None:
         """Append rows another process spelled as this writer spells them: ``segments`` are ``(part, rows,
         file)`` in order, each ``file`` the CSV text of the next ``rows`` rows, all in part file ``part``
         (:attr:`part_rows` rows per part), with the header when they begin the part."""
-        if self.xlsx or self.header is None:
-            raise ValueError("CSV rows are adopted after the first part, into a CSV result")
+        if self.header is None:
+            raise ValueError("CSV rows are adopted after the first part")
         if list(columns) != self.header:
             raise ColumnsDiffer(f"{columns} after {self.header}")
         for part, rows, file in segments:
@@ -130,14 +127,6 @@ class ChunkedResult:
     def _begin(self, part: int) -> None:
         stack = self._stack
         assert stack is not None
-        if self.xlsx:
-            if self._book is None:
-                self._files.append(self.path)
-                tmp = stack.enter_context(atomic_path(self.path))
-                self._book = stack.enter_context(XlsxStreamWriter(tmp))
-            self._book.add_sheet("Sheet1" if self._parts == 1 else f"part_{part}")
-            self._book.append(self.header)
-            return
         if self._csv is not None:
             self._csv.close()
         final = self.path if self._parts == 1 else self.path.with_name(
@@ -149,20 +138,9 @@ class ChunkedResult:
 
     def _write(self, columns: list[Any], start: int, stop: int) -> None:
         try:
-            if self.xlsx:
-                assert self._book is not None
-                for k in range(start, stop, XLSX_CHUNK_ROWS):
-                    end = min(stop, k + XLSX_CHUNK_ROWS)
-                    self._book.append_rows(zip(*[_xlsx_values(col, k, end) for col in columns]))
-                return
             assert self._csv is not None
             header, self._header_due = (self.header if self._header_due else None), False
             write_csv_rows(self._csv, header, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, self._files[-1]) from None
 
-
-def open_xlsx_chunked(path: Path, rows: int) -> ChunkedResult:
-    """An xlsx result of ``rows`` rows at ``path`` written part by part (``WriterSpec.open_chunked`` of the xlsx
-    format): the workbook :func:`msprobe_core.write.writers.write_xlsx` writes, sheet for sheet."""
-    return ChunkedResult(path, rows, xlsx=True)

@@ -1,4 +1,4 @@
-"""Built-in result writers (CSV and xlsx); both write atomically.
+"""The built-in result writer (CSV), atomic; the default plugin ``xlsx`` writes xlsx.
 
 A result is first written to a hidden temporary file in the output
 directory and renamed into place only when complete, so an interrupted run
@@ -11,24 +11,20 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Sequence
-from math import isfinite
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
 from ..result import ResultTable
-from ..text.cells import FORMULA_PREFIXES, csv_cells, xlsx_cell
+from ..text.cells import FORMULA_PREFIXES, csv_cells
 from ..text.csv_rows import csv_chunk, csv_line
-from .xlsx_stream import CHUNK_ROWS as XLSX_STREAM_CHUNK
-from .xlsx_stream import XlsxStreamWriter
 
 if TYPE_CHECKING:
     from .tailbuild import Tail
 
-__all__ = ["WRITERS", "atomic_path", "write_csv", "write_xlsx"]
+__all__ = ["WRITERS", "atomic_path", "write_csv"]
 
-XLSX_SHEET_ROWS = 1_048_500
 CSV_MAX_ROWS = 1_000_000
 
 
@@ -156,68 +152,13 @@ def any_formula_like(values: list[str]) -> bool:
     """False when no text of ``values`` is formula-like (C-level scans); True when some may be."""
     if not _FORMULA_FIRST.isdisjoint(map(_first_char, values)):
         return True
-    return ";" in "".join(values)  # text after a ';' may be a formula: let xlsx_cell decide, cell by cell
+    return ";" in "".join(values)  # text after a ';' may be a formula: let neutralise decide, cell by cell
 
 
 _FORMULA_FIRST = frozenset("＋－＝％＠+-=%@" + FORMULA_PREFIXES)
 _first_char = itemgetter(slice(0, 1))
-_XLSX_TYPED = frozenset({float, int, bool})
-_XLSX_KEPT = frozenset({float, int, bool, type(None)})
-
-
-def _xlsx_column(values: list[Any]) -> list[Any]:
-    """:func:`xlsx_cell` over one column chunk; columns the stream writer already spells that way pass through."""
-    kinds = set(map(type, values))
-    if kinds <= _XLSX_TYPED:  # NaN: empty cell, inf: text "inf", as xlsx_cell has them
-        return values
-    if kinds == {str} and not any_formula_like(values):
-        return values
-    if str in kinds or not kinds <= _XLSX_KEPT:
-        return list(map(xlsx_cell, values))
-    # numbers with a few None cells (statistics): only the None and non-finite cells change
-    out = list(values)
-    for i, v in enumerate(values):
-        if v is None or (v.__class__ is float and not isfinite(v)):
-            out[i] = xlsx_cell(v)
-    return out
-
-
-XLSX_CHUNK_ROWS = 8 * XLSX_STREAM_CHUNK
-"""Rows converted at a time for the xlsx writer (a multiple of the stream writer's own chunk)."""
-
-
-def _xlsx_values(column: Sequence[Any], start: int, stop: int) -> list[Any]:
-    """Cells ``start:stop`` of one column as :func:`_xlsx_column` gives them, chunk by stream-writer chunk."""
-    spell = getattr(column, "csv_texts", None)
-    if spell is not None and not getattr(column, "typed_cells", False):
-        return spell(start, stop)  # lean text columns: xlsx_cell of a text is its neutralised text, as in the CSV
-    out: list[Any] = []
-    for k in range(start, stop, XLSX_STREAM_CHUNK):  # the chunks the stream writer would have converted
-        out += _xlsx_column(list(column[k : min(stop, k + XLSX_STREAM_CHUNK)]))
-    return out
-
-
-def write_xlsx(table: ResultTable, path: Path) -> list[Path]:
-    """Write ``table`` as an xlsx workbook (``Sheet1``, or ``part_N`` sheets past the row limit), streamed."""
-    columns = [table.data[c] for c in table.columns]
-    n = len(table)
-    rows = min([n, *map(len, columns)])
-    sheets = max(1, -(-n // XLSX_SHEET_ROWS))
-    try:
-        with atomic_path(path) as tmp, XlsxStreamWriter(tmp) as book:
-            for s in range(sheets):
-                book.add_sheet("Sheet1" if sheets == 1 else f"part_{s}")
-                book.append(table.columns)
-                first, last = s * XLSX_SHEET_ROWS, min(rows, (s + 1) * XLSX_SHEET_ROWS)
-                for k in range(first, last, XLSX_CHUNK_ROWS):
-                    stop = min(last, k + XLSX_CHUNK_ROWS)
-                    book.append_rows(zip(*[_xlsx_values(col, k, stop) for col in columns]))
-    except OSError as exc:
-        raise output_error(exc, path) from None
-    return [path]
 
 
 WRITERS: dict[str, tuple[str, Callable[[ResultTable, Path], list[Path]]]] = {
     "csv": (".csv", write_csv),
-    "xlsx": (".xlsx", write_xlsx),
 }

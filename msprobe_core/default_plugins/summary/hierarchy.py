@@ -1,8 +1,8 @@
 """Where in the model a node is: the chain of modules/cells/scopes enclosing it, from the registered sources.
 
 A :class:`SideHierarchy` asks every registered :class:`~msprobe_core.host.specs.HierarchySpec`
-(``msprobe_register_hierarchies``: the plugins' first, then the core's ``construct.json`` and
-``stack.json``) for a lookup of one side of one result, once; the first lookup that knows a node gives
+(``msprobe_register_hierarchies``: the plugins' first, then the default plugin ``hierarchy``'s ``construct.json``
+and ``stack.json``) for a lookup of one side of one result, once; the first lookup that knows a node gives
 its ancestors. A :class:`RunHierarchy` holds both sides of every result of a run, by result label, and
 adds ``path`` (outermost first, ending with the node) to each first divergence of a summary, with the
 golden counterpart's path for cross-framework results. Nothing is read from the tensors or the tables:
@@ -27,21 +27,28 @@ log = logging.getLogger("msprobe")
 #: what ``path_note`` says when no source knows the node
 NO_HIERARCHY = ("the dump records no module hierarchy for this node (no construct.json entry, no stack.json "
                 "frames, no scope in its name): the path is the node alone")
+#: what ``path_note`` says when no source knows the node and the run reads no construct.json and no stack.json
+NO_SOURCE = ("construct.json and stack.json are not read: the default plugin 'hierarchy' is turned off (-p "
+             "no:hierarchy or MSPROBE_DISABLE_PLUGINS); the path is the node alone")
 #: what ``path_note`` says of a path made of calling code
 CALLING_CODE = "stack.json frames of the calling code (the dump records no module hierarchy)"
 
 
 def hierarchy_specs() -> list[HierarchySpec]:
-    """The run's hierarchy sources, plugins' first (the core's built-ins outside a run)."""
+    """The run's hierarchy sources, plugins' first (none outside a run: the core registers none)."""
     from msprobe_core.plugin import run_host
 
     host = run_host()
-    specs = [] if host is None else list(host.hierarchies)
-    if not specs:
-        from msprobe_core.plugin import BUILTIN_HIERARCHIES
+    return [] if host is None else list(host.hierarchies)
 
-        specs = list(BUILTIN_HIERARCHIES)
-    return specs
+
+def unknown_note() -> str:
+    """What ``path_note`` says of a node no source knows: :data:`NO_SOURCE` in a run with the default plugin
+    ``hierarchy`` turned off, else :data:`NO_HIERARCHY`."""
+    from msprobe_core.plugin import run_host
+
+    host = run_host()
+    return NO_SOURCE if host is not None and "hierarchy" in host.disabled else NO_HIERARCHY
 
 
 @dataclass
@@ -49,12 +56,14 @@ class SideHierarchy:
     """The lookups of one side of one result (its dump), in the order they are asked."""
 
     lookups: list[tuple[HierarchySpec, AncestorLookup]] = field(default_factory=list)
+    #: the ``path_note`` of a node no lookup knows
+    unknown: str = NO_HIERARCHY
 
     @classmethod
     def of(cls, dump: Path | None, mode: str, framework: str,
            specs: Sequence[HierarchySpec] | None = None) -> SideHierarchy:
         """Ask every source once for its lookup of ``dump`` (a source that fails is skipped, with a warning)."""
-        out = cls()
+        out = cls(unknown=unknown_note())
         for spec in hierarchy_specs() if specs is None else specs:
             try:
                 lookup = spec.load(dump, mode, framework)
@@ -88,7 +97,7 @@ class SideHierarchy:
         chain, spec = self.ancestors(node)
         out: dict[str, Any] = {"path": [*chain, node], "path_source": (spec.source or spec.name) if spec else None}
         if spec is None:
-            out["path_note"] = NO_HIERARCHY
+            out["path_note"] = self.unknown
         elif not spec.modules:
             out["path_note"] = CALLING_CODE
         return out

@@ -161,10 +161,14 @@ def compare_files(
     npu_json: Path, bench_json: Path, stack_json: Path | None, opts: ClassicOptions, suffix: str = ""
 ) -> Outcome:
     """One classic compare of two dump.json (or debug.json) files."""
+    from .xlsx import open_sheets_of  # numpy: when a compare runs
+
     npu_json, bench_json = Path(npu_json), Path(bench_json)
     for p in (npu_json, bench_json):
         if not p.is_file():
             raise InputError("dump file does not exist or is not a file", path=p)
+    host = classic_host()
+    open_sheets_of(host)  # no xlsx format (-p no:xlsx): one line before any work
     kind = _check_names(npu_json, bench_json)
     stack_mode, stack_path = _stack_mode(npu_json, Path(stack_json) if stack_json else None, opts.stack_mode)
     if stack_mode and (stack_path is None or not stack_path.is_file()):
@@ -177,7 +181,7 @@ def compare_files(
     options = opts.core_options(stack=stack_mode, stack_path=explicit)
     prefix = "debug_compare_result" if kind == "debug" else "compare_result"
     job = CompareJob(npu_json, bench_json, out_dir, f"{prefix}{suffix}", label=npu_json.parent.name)
-    return run_job(job, options, classic_host())
+    return run_job(job, options, host)
 
 
 def run_job(job: CompareJob, options: CompareOptions, host: PluginHost) -> Outcome:
@@ -261,9 +265,12 @@ def _ids(value: Any, what: str) -> str:
 
 def _run_core(npu: Path, bench: Path, opts: ClassicOptions, doc: dict, diff_analyze: bool) -> None:
     """Kernel dumps (``rank_id``/``step_id``) and ``-da`` go to the core engine and its plugins."""
+    from .xlsx import open_sheets_of
+
     # -da is the default plugin diff_analyze's option
     options = replace(opts.core_options(), plugin_data={}, output_format="xlsx").with_values(diff_analyze=diff_analyze)
     host = get_host()
+    open_sheets_of(host)  # the results are the xlsx format's workbooks: none (-p no:xlsx) is one line, before any work
     if doc.get("rank_id") is not None or doc.get("step_id") is not None:
         if host.options.get("rank") is None:
             raise UsageError("rank_id/step_id in compare.json compare kernel dumps, which needs the msprobe-kernel plugin")

@@ -1,7 +1,7 @@
 """Writing the classic result workbook, with or without row fills (spec compare-legacy.md §5.3, §7.3).
 
-Both writers stream rows through :class:`msprobe_core.unstable.XlsxStreamWriter`
-(a million rows in seconds, where openpyxl needs a quarter of an hour). A highlighted
+Both writers stream rows through the sheets of the ``xlsx`` format (``WriterSpec.open_sheets`` of the
+default plugin ``xlsx``: a million rows in seconds, where openpyxl needs a quarter of an hour). A highlighted
 row is one style index (red ``FFFF0000`` or yellow ``FFFF00`` solid fill) given to every
 cell of the row, so colouring adds almost nothing to the write. Values are converted a
 column chunk at a time, with the per-cell rules of :func:`highlight_value` and
@@ -14,25 +14,27 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from msprobe_core.plugin import (
-    HEADER_STYLE,
     OutputError,
     UsageError,
-    XlsxStreamWriter,
     any_formula_like,
     atomic_path,
-    fill_style,
+    get_host,
     neutralise,
+    run_host,
 )
 
 from .highlight import RED, YELLOW
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import PluginHost
 
 log = logging.getLogger("msprobe")
 #: the result prefixes of the classic interface (the suffix after them, e.g. ``_rank0``, names the advisor file too)
@@ -120,7 +122,8 @@ def write_workbook(
     highlighted: bool,
 ) -> Path:
     """Write one result workbook atomically; ``colour`` (per row: 0/RED/YELLOW) only with ``highlighted``."""
-    styles = [fill_style(RED_RGB), fill_style(YELLOW_RGB), HEADER_STYLE]
+    open_sheets = open_sheets_of(run_host() or get_host())
+    styles = [RED_RGB, YELLOW_RGB, "header"]
     style_of_code = np.zeros(max(RED, YELLOW) + 1, dtype=np.int64)
     style_of_code[RED], style_of_code[YELLOW] = 1, 2
     row_styles = style_of_code[colour].tolist() if colour is not None and highlighted else None
@@ -128,7 +131,7 @@ def write_workbook(
     first_name = "Sheet" if highlighted else "Sheet1"
     it = iter(rows)
     try:
-        with atomic_path(path) as tmp, XlsxStreamWriter(tmp, styles) as book:
+        with atomic_path(path) as tmp, open_sheets(tmp, styles) as book:
             for name, start, end in _slices(n_rows):
                 book.add_sheet(name or first_name)
                 book.append(list(columns), style=0 if highlighted else 3)
@@ -140,6 +143,19 @@ def write_workbook(
     except OSError as exc:
         raise OutputError(f"cannot write result ({exc.strerror or exc})", path=path) from None
     return path
+
+
+def open_sheets_of(host: PluginHost) -> Callable[[Path, Sequence[str]], Any]:
+    """The sheets of ``host``'s ``xlsx`` format (the default plugin ``xlsx``'s streaming workbook), which the
+    classic workbook is written with; a one-line usage error when it has none (``-p no:xlsx``)."""
+    try:
+        spec = host.writer("xlsx")
+    except UsageError as exc:
+        raise UsageError(f"the classic interface writes xlsx workbooks: {exc}") from None
+    if spec.open_sheets is None:
+        raise UsageError(f"the classic interface writes xlsx workbooks, and the xlsx format of "
+                         f"{spec.plugin or 'a plugin'} opens no sheets of a plugin's own layout")
+    return spec.open_sheets
 
 
 def write_classic(table: Any, path: Path, options: Any) -> list[Path]:

@@ -317,6 +317,33 @@ def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
     assert set(CLASSIC_HOOKS) <= by_classic
 
 
+@pytest.mark.parametrize("kernel", [False, True])
+def test_without_the_xlsx_plugin_one_line_before_any_work(tmp_path, run_cli, kernel):
+    """The classic workbook is the xlsx format's (the default plugin ``xlsx`` gives it: ``open_sheets``): with
+    that plugin turned off, a classic compare says so in one line, exit 2, and writes nothing (a kernel
+    compare.json too, whose results the core writes in that format)."""
+    from tests.dumps import api, tensor, write_dump
+
+    t = write_dump(tmp_path / "t", {"Functional.relu.0.forward": api([tensor()], [tensor(mx=3.0, norm=9.0)])})
+    g = write_dump(tmp_path / "g", {"Functional.relu.0.forward": api([tensor()], [tensor()])})
+    doc = {"npu_path": str(t.parent), "bench_path": str(g.parent), "rank_id": [0]} if kernel else \
+        {"npu_path": str(t), "bench_path": str(g)}
+    cfg = _compare_json(tmp_path, doc)
+    if not kernel:  # with it: the workbook
+        on = run_cli("-f", "pytorch", "compare", "-i", cfg, "-o", tmp_path / "on")
+        assert on.returncode == 0 and len(list((tmp_path / "on").glob("compare_result_*.xlsx"))) == 1, on.stderr
+    for off in (("-p", "no:xlsx"), ()):
+        out = tmp_path / f"off{len(off)}"
+        proc = run_cli(*off, "-f", "pytorch", "compare", "-i", cfg, "-o", out,
+                       env={} if off else {"MSPROBE_DISABLE_PLUGINS": "xlsx"})
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.splitlines() == [
+            "msprobe: error: the classic interface writes xlsx workbooks: unknown output format 'xlsx' (installed: "
+            "classic-xlsx, csv; it is the default plugin 'xlsx''s, which is turned off by -p no:xlsx or "
+            "MSPROBE_DISABLE_PLUGINS)"], proc.stderr
+        assert not out.exists()
+
+
 def test_the_python_api_brings_its_plugin_into_a_host_without_it(corpora, tmp_path, monkeypatch):
     """A process-wide host built without msprobe-classic (autoload off): the API still compares the 8.3.3 way."""
     from msprobe_pytorch import plugin as pytorch_plugin

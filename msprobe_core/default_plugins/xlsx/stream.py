@@ -53,7 +53,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .xlsx_sheet import checked_column, column_letter, render_rows, xml_text
+from .sheet import checked_column, column_letter, render_rows, xml_text
 
 __all__ = [
     "CellStyle",

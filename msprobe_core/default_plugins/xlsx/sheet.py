@@ -3,7 +3,7 @@
 Each column of a chunk is classified with C-level scans (one type? finite? text needing no
 escape?), the classes pick a compiled f-string that renders a whole row, and only columns that
 need it (mixed types, escapes, empty cells) are rendered cell by cell in Python. How each value
-is typed and spelled is described in :mod:`msprobe_core.write.xlsx_stream`.
+is typed and spelled is described in :mod:`msprobe_core.default_plugins.xlsx.stream`.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def _number_texts(values: Sequence[float]) -> list[str]:
     """:func:`_float_text` of many finite floats: ``repr`` digits in one C call, ``.0`` trimmed as openpyxl does."""
     import numpy as np  # numpy and orjson: only once a sheet has many float cells
 
-    from ..text.floattext import float_texts
+    from msprobe_core.plugin import float_texts
 
     texts = float_texts(np.fromiter(values, dtype=np.float64, count=len(values)))
     return [t[:-2] if t[-2:] == ".0" else t for t in texts]

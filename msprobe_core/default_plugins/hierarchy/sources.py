@@ -1,7 +1,7 @@
 """What a ``dump.json`` dump keeps of the model's hierarchy: ``construct.json`` and ``stack.json``.
 
-Both are registered by the core's built-in plugin as :class:`~msprobe_core.host.specs.HierarchySpec`\\ s
-(``msprobe_register_hierarchies``), the same way a plugin registers its own:
+Both are registered by the default plugin ``hierarchy`` as :class:`~msprobe_core.plugin.HierarchySpec`\\ s
+(``msprobe_register_hierarchies``), the same way any plugin registers its own:
 
 * ``construct.json`` (L0 and mix dumps) maps each call to the module/cell call enclosing it; the
   ancestors of a node are its chain of parents, outermost first;
@@ -11,7 +11,8 @@ Both are registered by the core's built-in plugin as :class:`~msprobe_core.host.
 
 Each file is read once per dump (the lookups are made once per side of a result) and only the
 ``node -> parent`` map or the frames of each call are kept; ``stack.json`` is read only when a node is first
-asked for, member by member, its call names kept as hashes (a run with no divergence and no report reads none).
+asked for, member by member, its call names kept as hashes (a run with no divergence and no report reads none),
+and not at all when the compare read it already (``msprobe_stack_read``: :func:`remember_stack`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import MsprobeError
-from ..files.validation import dump_file_beside
-from ..host.specs import AncestorLookup, HierarchySpec
+from msprobe_core.plugin import AncestorLookup, HierarchySpec, MsprobeError, dump_file_beside
 
 log = logging.getLogger("msprobe")
 
@@ -105,40 +104,18 @@ def _frames_of(entry: object) -> tuple[list[str], list[str]] | None:
 WHOLE_STACK_BYTES = 64 << 20
 
 
-#: what the compare already read of each target's ``stack.json`` (by its resolved path): the load stage leaves it
-#: here so that the first divergence's path reads no file twice (:func:`remember_stack`, :func:`forget_stacks`)
+#: what the compare already read of each target's ``stack.json`` (by its resolved path): the load stage hands it
+#: here (``msprobe_stack_read``) so that the first divergence's path reads no file twice (:func:`remember_stack`,
+#: :func:`forget_stacks`)
 _READ_STACKS: dict[str, Any] = {}
 
 
 def remember_stack(path: Path, stack: Any, key_hash: Any = None) -> None:
-    """Keep what the compare read of ``path``: a ``{call: frames}`` dict, or a streamed compare's
-    :class:`~msprobe_core.load.stackindex.StackIndex` with its index's key hashes (one per call)."""
-    from .stackindex import StackIndex
-
-    if isinstance(stack, dict) or (isinstance(stack, StackIndex) and key_hash is not None):
+    """Keep what the compare read of ``path``: a ``{call: frames}`` dict, or a streamed compare's per-entry stack
+    (``stacks(entries, keys)``, see :func:`~msprobe_core.plugin.entry_stacks`) with its index's key hashes (one per
+    entry); anything else (records not made per entry yet) is not kept."""
+    if isinstance(stack, dict) or (key_hash is not None and callable(getattr(stack, "stacks", None))):
         _READ_STACKS[str(Path(path).resolve())] = stack if isinstance(stack, dict) else (key_hash, stack)
-
-
-def entry_stacks(index: Any) -> Any:
-    """The calling code of an indexed target's entries, for a strategy that reads the target in chunks: an object
-    whose ``stacks(entries, keys)`` is a chunk table's ``stack`` (``None``: the dump has no ``stack.json``).
-
-    Asked once matching is done (the stack's records become a per-entry index then, with the index holding less);
-    kept for the first divergence's path, which then finds the calling code here, not in a second read of
-    ``stack.json``. A fallback to whole tables reads ``stack.json`` again (:func:`whole_tables`).
-    """
-    from .stackindex import StackIndex, StackRecords
-
-    stack = index.stack
-    if stack is None:
-        return None
-    if isinstance(stack, StackRecords):
-        stack = StackIndex.from_records(stack, index)
-    elif not isinstance(stack, StackIndex):
-        stack = StackIndex(stack, index)
-    index.stack = stack  # the records let go
-    remember_stack(Path(index.source).parent / "stack.json", stack, index.key_hash)
-    return stack
 
 
 def forget_stacks() -> None:
@@ -149,7 +126,7 @@ def forget_stacks() -> None:
 class _StackFrames:
     """The calling code of each call in ``stack.json``, read when first asked (a run with no divergence and
     no report reads nothing) and held without its call names: per name a 64-bit hash and a record, each
-    distinct frame once (:func:`~msprobe_core.load.stackindex.read_stack_records`), so that a 10-million-entry
+    distinct frame once (:func:`~msprobe_core.plugin.read_stack_records`), so that a 10-million-entry
     dump's stacks cost a few bytes per call, not its parsed dict."""
 
     def __init__(self, path: Path) -> None:
@@ -165,7 +142,7 @@ class _StackFrames:
 
     def _load(self) -> None:
         self._read = True
-        from .dumpindex import hash_texts
+        from msprobe_core.plugin import dump_scanner
 
         known = _READ_STACKS.get(str(self.path.resolve()))
         if isinstance(known, dict):  # the whole table's {call: frames}, as the compare read it
@@ -177,8 +154,8 @@ class _StackFrames:
             return
 
         try:
-            if hash_texts is not None:
-                from .stackindex import read_stack_records
+            if dump_scanner() is not None:  # the C extension that hashes the names (the index's key hashes)
+                from msprobe_core.plugin import read_stack_records
 
                 records = read_stack_records(self.path)
                 if records is not None:
@@ -210,7 +187,7 @@ class _StackFrames:
     def _record_chain(self, node: str) -> tuple[str, ...] | None:
         import numpy as np
 
-        from .dumpindex import key_hashes
+        from msprobe_core.plugin import key_hashes
 
         rec = self._records
         wanted = key_hashes([node])[0]
@@ -229,7 +206,7 @@ class _StackFrames:
     def _indexed_chain(self, node: str) -> tuple[str, ...] | None:
         import numpy as np
 
-        from .dumpindex import key_hashes
+        from msprobe_core.plugin import key_hashes
 
         key_hash, stack = self._indexed  # type: ignore[misc]
         if self._sorted is None:
@@ -293,8 +270,8 @@ def stack_lookup(dump: Path | None, mode: str = "", framework: str = "") -> Ance
     return _StackFrames(path.absolute())  # read later, maybe from another working directory
 
 
-#: the core's own hierarchy sources, asked after every plugin's
-BUILTIN_HIERARCHIES = (
+#: the default plugin's hierarchy sources, asked after every installed plugin's
+HIERARCHIES = (
     HierarchySpec("construct.json", construct_lookup, source=CONSTRUCT_SOURCE, modules=True),
     HierarchySpec("stack.json", stack_lookup, source=STACK_SOURCE, modules=False),
 )
