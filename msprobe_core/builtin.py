@@ -1,4 +1,4 @@
-"""The built-in plugin: the core options, generic dump.json loading, layouts, matching, metrics and writers.
+"""The built-in plugin: the core options, generic dump.json loading, layouts, matching and the CSV writer.
 
 It is registered through the same hooks as any third-party plugin (see
 ``msprobe_core.host.hookspecs``); frameworks, framework-specific mappings and
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .host.hookspecs import hookimpl
-from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, MetricSpec, NormalizerSpec, VerdictSpec, WriterSpec
-from .model import MODE_MD5, MODE_STATISTICS, CompareOptions, DumpTable, MatchResult
+from .host.specs import EXACT_MAPPER, MapperSpec, MatchContext, NormalizerSpec, WriterSpec
+from .model import CompareOptions, DumpTable, MatchResult
 
 if TYPE_CHECKING:
-    from .host.specs import Register, TensorMetricSpec
+    from .host.specs import Register
     from .options import OptionSpec
     from .result import ResultTable
     from .write.tailbuild import Tail
@@ -78,47 +78,6 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """The end of the chain: exact names, which always apply (the default plugins ``automap``, ``data_mapping``
     and ``fuzzy`` put their mappers ahead of it)."""
     register(MapperSpec(EXACT_MAPPER, _exact))
-
-
-def _stats_columns(ctx: Any) -> dict[str, list[Any]]:
-    from .metrics.stats_metrics import stat_diffs
-    from .result import REL_COLUMNS_ORDER
-    from .result_columns import BENCH, NPU, stat_column
-
-    data = ctx.columns
-    frameworks = ctx.match.notes.frameworks
-    parse = frameworks[0].parse_statistic if frameworks else None
-    out: dict[str, list[Any]] = {}
-    for stat, diff_col, rel_col in REL_COLUMNS_ORDER:
-        diff, rel = stat_diffs(data[stat_column(NPU, stat)], data[stat_column(BENCH, stat)], parse)
-        out[diff_col] = diff
-        out[rel_col] = rel
-    return out
-
-
-def _md5_columns(ctx: Any) -> dict[str, list[Any]]:
-    return {}
-
-
-@hookimpl
-def msprobe_register_metrics(register: Register[MetricSpec | TensorMetricSpec]) -> None:
-    """The metric sets of statistics and md5 mode (tensor mode's is the default plugin ``tensor_metrics``'s)."""
-    register(MetricSpec(MODE_STATISTICS, _stats_columns, splittable=True))
-    register(MetricSpec(MODE_MD5, _md5_columns, splittable=True))
-
-
-def _msprobe_verdicts(ctx: Any) -> dict[str, list[str]]:
-    # the rules (numpy) are imported when rows are judged, not when the plugins register (which may come
-    # before the CLI's interrupt handling is in place)
-    from .verdicts.rules import msprobe_verdicts
-
-    return msprobe_verdicts(ctx)
-
-
-@hookimpl
-def msprobe_register_verdicts(register: Register[VerdictSpec]) -> None:
-    """``Result`` and ``Err_message`` of the three dump modes, as msprobe 26.2.0 judges rows (``msprobe``)."""
-    register(VerdictSpec("msprobe", _msprobe_verdicts))
 
 
 def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:

@@ -179,6 +179,8 @@ class ResultNotes:
     summary_notes: list[str] = field(default_factory=list)
     #: the rows whose tensor could not be read, with why (the tensor stage notes them, the verdict rules say so)
     unread_tensors: dict[int, str] = field(default_factory=dict)
+    #: no verdict rule judged the rows (the one that would is a turned-off default plugin's): verdict cells ``N/A``
+    not_judged: bool = False
     #: the mode of the dumps when the result was compared in another (``-da`` compares a tensor dump's
     #: statistics: the summary reports the dump as it is); ``None``: the result's own mode
     dump_mode: str | None = None

@@ -103,6 +103,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
 #: modules given as they are
 _MODULES = {
     "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms", "verdict_messages": ".verdicts.messages",
+    # how a statistics cell is classified (its kind codes, classify_values, cells_at): the statistics metric set and
+    # msprobe's verdict rule read the dumped statistics through it
+    "stat_cells": ".text.statcells",
     # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
     "forking": ".workers.forking",
     # the names and locks of what a live run writes while it works (the default plugin sweep removes a killed run's)
@@ -257,6 +260,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .run.frontend import run_compare
     from .run.jobs import job_partial
     from .running import run_host, running_with
+    from .text import statcells as stat_cells
     from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
     from .text.columns import CodedTextColumn
     from .text.csv_rows import csv_line

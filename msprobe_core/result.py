@@ -202,6 +202,3 @@ def data_name_column(target: DumpTable, golden: DumpTable, match: MatchResult) -
         str([target.data_name[i], golden.data_name[j] if j >= 0 else NA])
         for i, j in zip(match.target, match.golden)
     ]
-
-#: (statistic column suffix, diff column, relative-error column)
-REL_COLUMNS_ORDER = tuple(zip(C.STAT_NAMES, C.STAT_DIFF_COLUMNS, C.STAT_RELATIVE_COLUMNS))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.metrics.stats_metrics import stat_diffs
+from msprobe_core.default_plugins.statistics_metrics.diffs import stat_diffs
 from msprobe_core.model import NA
 from msprobe_core.result import _pick
 from msprobe_core.text.columns import ITER_CHUNK, CodedTextColumn, StackColumn

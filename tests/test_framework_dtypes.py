@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.msprobe_verdicts.rules import dtype_equal_column
 from msprobe_core.host.registry import get_host
 from msprobe_core.host.specs import DTYPE_FAMILIES, DtypeInfo, FrameworkSpec
-from msprobe_core.match.frameworks import dtype_compat, dtype_equal_column
+from msprobe_core.match.frameworks import dtype_compat
 from msprobe_core.result_columns import BENCH_DTYPE, NPU_DTYPE
 
 from .test_result_columns import _modules, _string_constants

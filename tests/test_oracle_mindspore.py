@@ -38,7 +38,13 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.verdicts.rules import MSG_DTYPE, MSG_NORM_REL, MSG_REQUIRES_GRAD, MSG_SHAPE, MSG_SHAPE_RECORDED_APART
+from msprobe_core.verdicts.messages import (
+    MSG_DTYPE,
+    MSG_NORM_REL,
+    MSG_REQUIRES_GRAD,
+    MSG_SHAPE,
+    MSG_SHAPE_RECORDED_APART,
+)
 
 from .conftest import agree, corpora_dir
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msprobe_core.metrics.stats_metrics import StatColumn
+from msprobe_core.default_plugins.msprobe_verdicts.rules import _is_inf_nan
+from msprobe_core.default_plugins.statistics_metrics.diffs import StatColumn
 from msprobe_core.text import statcells
-from msprobe_core.verdicts.rules import _is_inf_nan
 
 cells = st.lists(st.floats() | st.integers(-(2**70), 2**70) | st.sampled_from(["Nan", "inf", "-inf", "N/A", "cpu"])
                  | st.none() | st.booleans(), max_size=40)

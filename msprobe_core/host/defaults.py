@@ -22,6 +22,9 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("data_mapping", "msprobe_core.default_plugins.data_mapping"),
     ("xlsx", "msprobe_core.default_plugins.xlsx"),
     ("tensor_metrics", "msprobe_core.default_plugins.tensor_metrics"),
+    # the metric sets of statistics and md5 mode, and msprobe's verdict rule
+    ("statistics_metrics", "msprobe_core.default_plugins.statistics_metrics"),
+    ("msprobe_verdicts", "msprobe_core.default_plugins.msprobe_verdicts"),
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
     ("parallel_jobs", "msprobe_core.default_plugins.parallel_jobs"),

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .. import result_columns as C
 from ..errors import UsageError
 from ..host.specs import FrameworkSpec
-from ..model import NA, DumpTable
+from ..model import DumpTable
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
@@ -82,21 +81,3 @@ def dtype_compat(tf: FrameworkSpec, gf: FrameworkSpec) -> Callable[[str | None, 
         return ka is not None and ka == gf.dtype_family(b)
 
     return cross
-
-
-def dtype_equal_column(
-    columns: dict[str, list[Any]], frameworks: tuple[FrameworkSpec, FrameworkSpec] | None
-) -> list[bool] | None:
-    """Per row, whether both sides hold the same dtype, for cross-framework pairs only.
-
-    Same-framework pairs return ``None`` (the DType checker compares the strings).
-    Across frameworks the two frameworks' specs decide (:meth:`FrameworkSpec.same_dtype`):
-    ``Float32`` and ``torch.float32`` are the same dtype, and so are two integer dtypes.
-    """
-    if frameworks is None or frameworks[0] is frameworks[1]:
-        return None
-    tf, gf = frameworks
-    return [
-        a == b or (a != NA and b != NA and tf.same_dtype(a, gf, b))
-        for a, b in zip(columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE])
-    ]

@@ -1,1 +1,1 @@
-"""Stage 3, metrics: the metric columns of matched pairs (statistics diffs, tensor metrics)."""
+"""Stage 3, metrics: the metric stage (the metric sets of the modes are plugins: statistics_metrics, tensor_metrics)."""

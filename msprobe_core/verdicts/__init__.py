@@ -1,1 +1,1 @@
-"""Stage 4, verdicts: Result and Err_message per row, from the metric columns."""
+"""Stage 4, verdicts: the verdict stage, which runs the rules of a table's mode (msprobe's: the default plugin msprobe_verdicts)."""

@@ -70,8 +70,11 @@ class ViewPartial(ResultHead):
     rows: int = 0
     unmatched: int = 0
     verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
-    #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdicts.rules.MSG_UNREAD``)
+    #: rows whose tensor data could not be read (their verdict: ``warning``, see ``verdict_messages.MSG_UNREAD``)
     not_compared: int = 0
+    #: rows no verdict rule judged (their rule's default plugin is off: ``ResultNotes.not_judged``), counted here
+    #: and not as ``pass``
+    not_judged: int = 0
     #: the unmatched rows by kind (:func:`~msprobe_core.default_plugins.summary.unpaired.row_kind`: module, api, backward, other)
     unmatched_kinds: dict[str, int] = field(default_factory=dict)
     #: the golden dump's rows and how many of them no target row took (``None``: not known, e.g. from result
@@ -156,6 +159,10 @@ class ViewAccumulator:
             self._partial.notes = [str(n) for n in notes]
         if self._partial is not None:
             note_pairing(self._partial, meta)
+            if getattr(meta, "not_judged", False):  # an N/A Result reads as pass: these rows were never judged
+                p = self._partial
+                p.not_judged += p.verdicts["pass"]
+                p.verdicts["pass"] = 0
 
     def _take(self, chunk: ResultView, start: int) -> None:
         p = self._partial
@@ -199,6 +206,7 @@ class ViewAccumulator:
         p.rows += later.rows
         p.unmatched += later.unmatched
         p.not_compared += later.not_compared
+        p.not_judged += later.not_judged
         for kind, count in later.unmatched_kinds.items():
             p.unmatched_kinds[kind] = p.unmatched_kinds.get(kind, 0) + count
         if p.golden_rows is None:  # the match stage's account, whichever chunk's table carried it
@@ -324,7 +332,7 @@ class SummaryAccumulator:
         """The summary as :func:`~msprobe_core.default_plugins.summary.summary.summarize` gives it."""
         partials = self.partials
         counts = dict.fromkeys(VERDICTS, 0)
-        total = unmatched = not_compared = 0
+        total = unmatched = not_compared = not_judged = 0
         parts = []
         modes: list[str] = []
         compared_as: list[str] = []
@@ -335,6 +343,7 @@ class SummaryAccumulator:
             total += p.rows
             unmatched += p.unmatched
             not_compared += p.not_compared
+            not_judged += p.not_judged
             dump_mode = p.dump_mode or p.mode
             if dump_mode not in modes:
                 modes.append(dump_mode)
@@ -376,7 +385,7 @@ class SummaryAccumulator:
             "unmatched": unmatched,
             "verdicts": counts,
             "not_compared": not_compared,
-            "worst_verdict": VERDICTS[worst_level] if total else None,
+            "worst_verdict": VERDICTS[worst_level] if total > not_judged else None,
             "first_divergence": chosen.as_dict() if chosen else None,
             "first_divergence_by_rank": [d.as_dict() for d in per_view],
             "worst_rows": worst,
@@ -393,6 +402,13 @@ class SummaryAccumulator:
         notes += [{"rank": p.label, "text": n} for p in partials if (n := p.divergence.form_note())]
         if notes:  # only when a stage said something: the summary of every other run keeps its keys
             summary["notes"] = notes
+        if not_judged:  # only when no rule judged rows (-p no:msprobe_verdicts): the rows the pass count leaves out
+            summary["not_judged"] = not_judged
+            # the rule is off for the whole run: a row that reads as pass is one no rule judged
+            for row in [*worst, summary["first_divergence"], *summary["first_divergence_by_rank"]]:
+                for key in ("result", "verdict"):
+                    if row and row.get(key) == "pass":
+                        row[key] = "not judged"
         from .steps_view import add_steps
 
         add_steps(summary, partials, self.steps_absent, self.step_analyses)

@@ -202,6 +202,8 @@ def gate_reason(summary: dict[str, Any], fail_on: str) -> str | None:
     short = gate_shortfall(summary)
     if short:  # a run that compared almost nothing is no pass (see unpaired.py)
         why.append(short)
+    if summary.get("not_judged"):  # a gate that cannot look does not pass
+        why.append(f"{summary['not_judged']} of {summary['rows']} rows were judged by no verdict rule")
     return f"--fail-on {fail_on}: " + "; ".join(why) if why else None
 
 

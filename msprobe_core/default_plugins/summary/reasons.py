@@ -1,7 +1,7 @@
 """Why a worst row is listed with its verdict, and its metric value as people and programs read it.
 
 A worst row shows the rule behind its verdict: its ``Err_message`` when it has one (the sentences
-msprobe's rules wrote, see :mod:`msprobe_core.verdicts.rules`), else the rule that let it pass or
+msprobe's rules wrote, see the default plugin ``msprobe_verdicts``), else the rule that let it pass or
 the cell that made it fail. Its value is the table's cell (kept as the CSV spells it), the number
 that cell holds (for ``--json-summary``) and that number to 4 significant digits (console, page).
 """

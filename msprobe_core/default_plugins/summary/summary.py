@@ -86,6 +86,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary.get("not_compared"):
         lines.append(f"  not compared: {summary['not_compared']} rows whose tensor file is missing or unreadable "
                      "(warnings naming the file)")
+    if summary.get("not_judged"):
+        lines.append(f"  not judged: {summary['not_judged']} rows that no verdict rule judged (their Result says N/A: "
+                     "the rule's plugin is turned off)")
     fd = summary["first_divergence"]
     if fd:
         where = f" [{fd['rank']}]" if fd["rank"] else ""

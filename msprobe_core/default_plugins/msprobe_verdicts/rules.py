@@ -1,4 +1,4 @@
-"""The verdict engine: ``Result`` (pass/warning/error) and ``Err_message`` per row.
+"""msprobe's verdict rule: ``Result`` (pass/warning/error) and ``Err_message`` per row.
 
 Rows are grouped by the target API that produced them; per-row checkers and
 per-API checkers (input vs output of one call) raise each row's level and add
@@ -14,29 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import result_columns as C
-from ..match.frameworks import dtype_equal_column
-from ..model import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
-from .forms import SCALAR_RTOL
-from .messages import (  # the messages the rules write, public as msprobe_core.plugin.verdict_messages
-    MSG_COSINE_WARN,
-    MSG_DTYPE,
-    MSG_INF_NAN,
-    MSG_MD5_ERR,
-    MSG_MD5_WARN,
-    MSG_NORM_REL,
-    MSG_ONE_THOUSANDTH,
-    MSG_PARAMETERS,
-    MSG_REL_WARN,
-    MSG_REQUIRES_GRAD,
-    MSG_SHAPE,
-    MSG_SHAPE_FOLDED,
-    MSG_SHAPE_RECORDED_APART,
-    MSG_UNREAD,
-)
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CodedTextColumn
+from msprobe_core.plugin import result_columns as C
+from msprobe_core.plugin import stat_cells as _cells
+from msprobe_core.plugin import verdict_forms as F
+from msprobe_core.plugin import verdict_messages as M  # the messages the rules write (the summary reads them too)
 
 if TYPE_CHECKING:
-    from ..host.specs import VerdictContext
+    from msprobe_core.plugin import FrameworkSpec, VerdictContext
 
 PASS, WARNING, ERROR = 0, 1, 2
 LEVEL_TEXT = ("pass", "warning", "error")
@@ -104,8 +89,6 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     Its number cells are ``repr(x) + "%"``, which both readings turn into ``x / 100``;
     its few labels are read as text, once each.
     """
-    from ..text.columns import CodedTextColumn
-
     if not isinstance(values, CodedTextColumn) or values.suffix != "%":
         return None
     codes = values.codes
@@ -120,15 +103,13 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
 
 
 def _is_inf_nan(values: Sequence[Any]) -> np.ndarray:
-    from ..text.statcells import FLOAT, STR, cells_at, classify_values
-
-    kind, num = classify_values(values)
-    is_float = kind == FLOAT
+    kind, num = _cells.classify_values(values)
+    is_float = kind == _cells.FLOAT
     out = np.zeros(len(values), dtype=bool)
     if is_float.any():
         out[is_float] = ~np.isfinite(num[is_float])
-    texts = np.flatnonzero(kind == STR).tolist()
-    for i, text in zip(texts, cells_at(values, texts)):
+    texts = np.flatnonzero(kind == _cells.STR).tolist()
+    for i, text in zip(texts, _cells.cells_at(values, texts)):
         out[i] = text.strip().lower() in ("inf", "-inf", "nan")
     return out
 
@@ -174,7 +155,7 @@ def compute_verdicts(
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
 
     ``scalar_rtol``: how far apart (relatively) two number arguments may be and still be the same argument; 0 (as
-    msprobe judges): any difference is an inconsistency. Two different programs pass :data:`SCALAR_RTOL`.
+    msprobe judges): any difference is an inconsistency. Two different programs pass ``verdict_forms.SCALAR_RTOL``.
 
     ``unread``: rows (tensor mode) whose tensor file could not be read → what went wrong. Such a row
     was not compared: it is a ``warning`` whose first message names the file, whatever the other rules
@@ -213,12 +194,12 @@ def compute_verdicts(
         for i in range(n):
             if a[i] != b[i]:
                 soft = a[i] in (NA, "Nan", "") or b[i] in (NA, "Nan", "")
-                messages.setdefault(i, []).append(MSG_MD5_WARN if soft else MSG_MD5_ERR)
+                messages.setdefault(i, []).append(M.MSG_MD5_WARN if soft else M.MSG_MD5_ERR)
                 level[i] = WARNING if soft else ERROR
         return _finish(level, messages)
 
     for r, reason in sorted((unread or {}).items()):  # first: it explains every other cell of the row
-        messages.setdefault(r, []).append(MSG_UNREAD.format(reason))
+        messages.setdefault(r, []).append(M.MSG_UNREAD.format(reason))
         level[r] = max(level[r], WARNING)
     groups = _Groups(np.asarray(group_of_row))
     is_out = np.array([".output." in x for x in names], dtype=bool)
@@ -256,36 +237,34 @@ def compute_verdicts(
     # 1 InfNan
     bench_bad = _is_inf_nan(columns[C.BENCH_MAX]) | _is_inf_nan(columns[C.BENCH_MIN])
     npu_bad = _is_inf_nan(columns[C.NPU_MAX]) | _is_inf_nan(columns[C.NPU_MIN])
-    flag(row_check & ~bench_bad & npu_bad, ERROR, MSG_INF_NAN)
+    flag(row_check & ~bench_bad & npu_bad, ERROR, M.MSG_INF_NAN)
     # 2 OneThousandth / RelativeErr
     if mode == MODE_TENSOR:
         ratio = _agg_values(columns[C.ONE_THOUSANDTH_ERR_RATIO])
         mi = groups.fold(ratio, is_in, 1.0, use_max=False)
         mo = groups.fold(ratio, is_out, 1.0, use_max=False)
-        flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, MSG_ONE_THOUSANDTH)
+        flag(group_rows((mi > 0.9) & (mo < 0.1)), ERROR, M.MSG_ONE_THOUSANDTH)
     elif mode == MODE_STATISTICS:
         norm_agg, pct = _percent_columns(columns[C.NORM_RELATIVE_ERR])
         i_max = np.abs(groups.fold(norm_agg, is_in, 0.0, use_max=True))
         pct = np.abs(pct)
         with np.errstate(invalid="ignore"):
             rows = row_check & is_out & group_check[groups.id] & (i_max[groups.id] < 0.1) & (pct > 0.5)
-        flag(rows & ~apart, ERROR, MSG_NORM_REL)
+        flag(rows & ~apart, ERROR, M.MSG_NORM_REL)
     # 3 RequiresGrad: an unknown flag (MindSpore dumps record none) is no inconsistency
     nrg, brg = columns[C.NPU_REQUIRES_GRAD], columns[C.BENCH_REQUIRES_GRAD]
     rg = np.array([x != y and x not in UNKNOWN_FLAG and y not in UNKNOWN_FLAG for x, y in zip(nrg, brg)], dtype=bool)
-    flag(row_check & matched & rg, ERROR, MSG_REQUIRES_GRAD)
+    flag(row_check & matched & rg, ERROR, M.MSG_REQUIRES_GRAD)
     # 4 Parameters
     nd, bd = columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE]
     nshape = columns[C.NPU_SHAPE]
     nmax, bmax = columns[C.NPU_MAX], columns[C.BENCH_MAX]
     par = np.zeros(n, dtype=bool)
-    from ..text.statcells import cells_at
-
     scalars = np.flatnonzero(np.asarray(nshape, dtype=object) == "[]").tolist()
-    for i, n_max, b_max in zip(scalars, cells_at(nmax, scalars), cells_at(bmax, scalars)):
+    for i, n_max, b_max in zip(scalars, _cells.cells_at(nmax, scalars), _cells.cells_at(bmax, scalars)):
         par[i] = "class" in str(nd[i]) and "class" in str(bd[i]) and n_max != b_max and not (
             scalar_rtol and _same_number(n_max, b_max, scalar_rtol))
-    flag(row_check & is_in & matched & par, ERROR, MSG_PARAMETERS)
+    flag(row_check & is_in & matched & par, ERROR, M.MSG_PARAMETERS)
     # 5 DType
     differs = [nd[i] != bd[i] for i in range(n)] if dtype_equal is None else [not eq for eq in dtype_equal]
     dt = np.array(
@@ -293,26 +272,26 @@ def compute_verdicts(
         dtype=bool,
     )
     not_na = np.array([x != NA for x in names], dtype=bool)
-    flag(row_check & matched & not_na & dt, ERROR, MSG_DTYPE)
+    flag(row_check & matched & not_na & dt, ERROR, M.MSG_DTYPE)
     # 6 Shape
     bshape = columns[C.BENCH_SHAPE]
     sh = np.array([nshape[i] != bshape[i] for i in range(n)], dtype=bool)
-    flag(row_check & matched & sh & ~apart, ERROR, MSG_SHAPE)
-    flag(row_check & apart & ~folded, WARNING, MSG_SHAPE_RECORDED_APART)
-    flag(row_check & folded, WARNING, MSG_SHAPE_FOLDED)
+    flag(row_check & matched & sh & ~apart, ERROR, M.MSG_SHAPE)
+    flag(row_check & apart & ~folded, WARNING, M.MSG_SHAPE_RECORDED_APART)
+    flag(row_check & folded, WARNING, M.MSG_SHAPE_FOLDED)
     # 7 warnings
     if mode == MODE_TENSOR:
         cos = _agg_values(columns[C.COSINE])
         mi = groups.fold(cos, is_in, 1.0, use_max=False)
         mo = groups.fold(cos, is_out, 1.0, use_max=False)
-        flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, MSG_COSINE_WARN)
+        flag(group_rows((mi > 0.9) & (mi - mo > 0.1)), WARNING, M.MSG_COSINE_WARN)
     elif mode == MODE_STATISTICS:
         agg = norm_agg
         i = np.abs(groups.fold(agg, is_in, 0.0, use_max=True))
         o = np.abs(groups.fold(agg, is_out, 0.0, use_max=True))
         with np.errstate(divide="ignore", invalid="ignore"):
             cond = ((i == 0) & (o > 0.1)) | ((i != 0) & (o / np.where(i == 0, 1, i) > 10))
-        flag(group_rows(cond), WARNING, MSG_REL_WARN)
+        flag(group_rows(cond), WARNING, M.MSG_REL_WARN)
     return _finish(level, messages)
 
 
@@ -342,12 +321,30 @@ def _finish(level: np.ndarray, messages: dict[int, list[str]]) -> tuple[list[str
 
 
 def msprobe_verdicts(ctx: VerdictContext) -> dict[str, list[str]]:
-    """The core's verdict rule (``msprobe``): ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
+    """The verdict rule ``msprobe``: ``Result`` and ``Err_message`` as msprobe 26.2.0 judges rows."""
     dtype_equal = dtype_equal_column(ctx.columns, ctx.match.notes.frameworks)
     result, err = compute_verdicts(ctx.mode, ctx.columns, ctx.group_of_row, dtype_equal,
                                    unread=ctx.meta.unread_tensors or None,
-                                   scalar_rtol=SCALAR_RTOL if ctx.match.notes.two_programs else 0.0)
+                                   scalar_rtol=F.SCALAR_RTOL if ctx.match.notes.two_programs else 0.0)
     return {C.RESULT: result, C.ERR_MESSAGE: err}
+
+
+def dtype_equal_column(
+    columns: dict[str, list[Any]], frameworks: tuple[FrameworkSpec, FrameworkSpec] | None
+) -> list[bool] | None:
+    """Per row, whether both sides hold the same dtype, for cross-framework pairs only.
+
+    Same-framework pairs return ``None`` (the DType checker compares the strings).
+    Across frameworks the two frameworks' specs decide (:meth:`FrameworkSpec.same_dtype`):
+    ``Float32`` and ``torch.float32`` are the same dtype, and so are two integer dtypes.
+    """
+    if frameworks is None or frameworks[0] is frameworks[1]:
+        return None
+    tf, gf = frameworks
+    return [
+        a == b or (a != NA and b != NA and tf.same_dtype(a, gf, b))
+        for a, b in zip(columns[C.NPU_DTYPE], columns[C.BENCH_DTYPE])
+    ]
 
 
 def _folded_same_values(columns: Mapping[str, Sequence[Any]], n: int) -> np.ndarray:
@@ -355,8 +352,6 @@ def _folded_same_values(columns: Mapping[str, Sequence[Any]], n: int) -> np.ndar
     otherwise (one framework's layer flattens batch and sequence around its matmul), and whose statistics agree.
     A shape that gains or loses a last dimension, or ends in a 1 (``[3, 6, 1]`` against ``[3, 6, 1, 1]``, which
     broadcast otherwise), is no such row."""
-    from .forms import FORM_RTOL, same_elements_other_shape, shape_dims, stats_agree
-
     shapes_t, shapes_g = columns[C.NPU_SHAPE], columns[C.BENCH_SHAPE]
     stats = [(columns.get(C.stat_column(C.NPU, s)), columns.get(C.stat_column(C.BENCH, s))) for s in C.STAT_NAMES]
     out = np.zeros(n, dtype=bool)
@@ -364,12 +359,12 @@ def _folded_same_values(columns: Mapping[str, Sequence[Any]], n: int) -> np.ndar
         return out
     for i in range(n):
         a, b = str(shapes_t[i]), str(shapes_g[i])
-        if a == b or not same_elements_other_shape(a, b):
+        if a == b or not F.same_elements_other_shape(a, b):
             continue
-        da, db = shape_dims(a), shape_dims(b)
+        da, db = F.shape_dims(a), F.shape_dims(b)
         if not da or not db or da[-1] != db[-1] or da[-1] == 1:
             continue
-        out[i] = stats_agree([_float(t[i]) for t, _ in stats], [_float(g[i]) for _, g in stats], FORM_RTOL)
+        out[i] = F.stats_agree([_float(t[i]) for t, _ in stats], [_float(g[i]) for _, g in stats], F.FORM_RTOL)
     return out
 
 

@@ -13,13 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..model import NA
-from ..text.columns import CodedTextColumn
-from ..text.statcells import FLOAT as _T_FLOAT
-from ..text.statcells import INT as _T_INT
-from ..text.statcells import NONE as _T_NONE
-from ..text.statcells import STR as _T_STR
-from ..text.statcells import cells_at, classify_values
+from msprobe_core.plugin import NA, CodedTextColumn
+from msprobe_core.plugin import stat_cells as _cells
+
+_T_FLOAT, _T_INT, _T_NONE, _T_STR = _cells.FLOAT, _cells.INT, _cells.NONE, _cells.STR
+cells_at, classify_values = _cells.cells_at, _cells.classify_values
 
 NAN, INF, NEG_INF, NUM, DEVICE, NA_CLS, OTHER = range(7)
 
@@ -122,14 +120,14 @@ def stat_diffs(
 ) -> tuple[CodedTextColumn, CodedTextColumn]:
     """The ``<S> diff`` and ``<S>RelativeErr`` text columns for one statistic.
 
-    Each is a :class:`msprobe_core.text.columns.CodedTextColumn`: the cells read as
+    Each is a :class:`msprobe_core.plugin.CodedTextColumn`: the cells read as
     msprobe's text (``repr`` of the difference, ``x%`` for the relative error,
     or a label such as ``N/A``), spelled only when read; ``numbers()`` gives the
     differences and relative errors (in percent) without parsing text.
 
     ``parse`` turns the text of a numeric cell into the number the differences
     are computed from (default: the correctly rounded value, what ``float()``
-    gives); see :attr:`msprobe_core.host.specs.FrameworkSpec.parse_statistic`.
+    gives); see :attr:`msprobe_core.plugin.FrameworkSpec.parse_statistic`.
     """
     a, b = StatColumn(npu), StatColumn(bench)
     n = len(a.cls)
