@@ -63,8 +63,10 @@ def test_every_public_name_is_its_home_object():
 #: the plugin authors' test fixtures left the core for their own distribution, msprobe-testing, on this module alone:
 #: the process-wide host to put back after a test, and the command line run in-process: 194;
 #: the xlsx writer moved into its default plugin, which takes the float spelling and the write errors (five names
-#: out, two in): 191)
-MAX_PUBLIC_NAMES = 191
+#: out, two in): 191; the chunked plugin off the core's private modules: what a strategy's finish builds, returns and
+#: writes under, the core CSV's part-wise spelling and part size, the column-wide facts a part is built with, the side
+#: directory of its child: 198)
+MAX_PUBLIC_NAMES = 198
 
 
 def test_the_public_api_is_small():
