@@ -103,8 +103,8 @@ def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, round_ro
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, chunk)
     if round_rows:
         monkeypatch.setattr(chunkworker, "ROUND_ROWS", round_rows)  # many rounds
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 11)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 11)  # part files switch inside both shares
-    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 11)  # where the chunked plugin reads it
     monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
     alone = _run(target, golden, tmp_path / "alone", capsys)
     assert not workers_started

@@ -259,8 +259,8 @@ def _write_pair(root: Path, seed: int) -> tuple[Path, Path]:
 def test_random_pairs_streamed_in_tiny_chunks_are_the_whole_tables_result(seed: int, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _write_pair(tmp_path / "dumps", seed)
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 1 + seed % 9)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 1 + seed % 9)  # part files switch inside and between chunks
-    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 1 + seed % 9)  # where the chunked plugin reads it
     whole = _compare(target, golden, tmp_path / "whole", {}, monkeypatch, streamed=False)
     for chunk in (1, 4):
         monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, str(chunk))
@@ -293,8 +293,8 @@ class InterruptingSink(RecordingSink):
 def test_ctrl_c_between_chunks_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _pair(tmp_path)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 2)  # some part files are complete when it stops
-    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
         api.compare(target, golden, out, extra={SUMMARY_SINK: InterruptingSink, KEEP_TABLES: False})
@@ -306,8 +306,8 @@ def test_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     target, golden = _pair(tmp_path)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 2)
-    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)
     real = writers.write_csv_rows
     calls = []
 
