@@ -187,6 +187,7 @@ def structure_sizes(target: Any, golden: Any, match: Any, table: Any) -> dict[st
 def install(clock: StageClock) -> Callable[[], None]:
     """Wrap the engine's and the summary's stage functions (module attributes, as they are looked up);
     returns the function that puts the originals back."""
+    import msprobe_core.plugin as plugin_api
     from msprobe_core.default_plugins.report import html as report
     from msprobe_core.default_plugins.summary import finish
     from msprobe_core.pipeline import build, whole
@@ -197,6 +198,7 @@ def install(clock: StageClock) -> Callable[[], None]:
     for module, stages in ((engine, (("load", "load_pair"),)),
                            (whole, (("match", "match_tables"), ("tail", "_start_tail"), ("write", "write_result"))),
                            (build, (("build", "build_result"),)),
+                           (plugin_api, (("build", "build_result"),)),  # the chunked plugin builds through it
                            (jobs, (("summary", "job_partial"),)),
                            (finish, (("merge", "add_outcomes"), ("view", "view_from_table"),
                                      ("format", "format_summary"))),
@@ -206,12 +208,11 @@ def install(clock: StageClock) -> Callable[[], None]:
             saved.append((module, attr, module.__dict__.get(attr)))
             setattr(module, attr, clock.wrap(name, original))
 
-    from msprobe_core.default_plugins.chunked import chunking, streamed
-    from msprobe_core.write import chunked
+    from msprobe_core.default_plugins.chunked import chunking, csvparts, streamed
     from msprobe_core.write import stage as write_stage
 
     for owner, name, attr in ((streamed, "match", "match_indexes"), (write_stage, "write", "write_result"),
-                              (chunking.ChunkSource, "read", "tables"), (chunked.ChunkedResult, "write", "append")):
+                              (chunking.ChunkSource, "read", "tables"), (csvparts.ChunkedResult, "write", "append")):
         saved.append((owner, attr, owner.__dict__.get(attr)))
         setattr(owner, attr, clock.wrap(name, getattr(owner, attr)))
 

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from .host.specs import Register
     from .options import OptionSpec
     from .result import ResultTable
-    from .write.tailbuild import Tail
 
 
 @hookimpl
@@ -80,7 +79,7 @@ def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     register(MapperSpec(EXACT_MAPPER, _exact))
 
 
-def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+def _write_csv(table: ResultTable, path: Path, tail: Any = None) -> list[Path]:
     # the writers (numpy, through the cells' spelling) load when a result is written, not when the plugins
     # register: `msprobe compare --help` imports no numpy
     from .write.writers import write_csv
@@ -90,12 +89,6 @@ def _write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list
 
 @hookimpl
 def msprobe_register_writers(register: Register[WriterSpec]) -> None:
-    """CSV (default; takes rows a forked child already spelled, see ``tailbuild``); the default plugin ``xlsx``
-    adds xlsx."""
-    register(WriterSpec("csv", ".csv", _write_csv, accepts_csv_tail=True, open_chunked=_chunked_csv))
-
-
-def _chunked_csv(path: Path, rows: int) -> Any:
-    from .write.chunked import ChunkedResult
-
-    return ChunkedResult(path, rows)
+    """CSV (default; takes rows spelled elsewhere, see ``StrategySpec.tail``; the default plugin ``chunked`` writes
+    it part by part); the default plugin ``xlsx`` adds xlsx."""
+    register(WriterSpec("csv", ".csv", _write_csv, accepts_csv_tail=True))

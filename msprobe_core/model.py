@@ -151,8 +151,8 @@ class MatchNotes:
     #: files a mapper attaches to the match, ``(file name prefix, text)``: written next to the result as
     #: ``<prefix>_<timestamp>.yaml`` (``--auto-map``'s proposal, ``-lm``'s generated mapping)
     attachments: list[tuple[str, str]] = field(default_factory=list)
-    #: for a part of a bigger result (:mod:`msprobe_core.write.tailbuild`, the chunked path): whether each
-    #: statistics column of the whole result holds only numbers (:func:`msprobe_core.result.whole_numbers`)
+    #: for a part of a bigger result (the default plugin ``chunked``'s tails and chunks): whether each
+    #: statistics column of the whole result holds only numbers (:func:`msprobe_core.plugin.whole_numbers`)
     whole_numbers: dict[str, bool] | None = None
     #: set by a mapper that pairs two different programs of the same math (two libraries' implementations): a
     #: number argument equal up to float64 rounding (one computes it, the other writes it out) is then no

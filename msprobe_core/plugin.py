@@ -30,6 +30,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".host.strategies": ("DumpIndex", "EntryReader", "FileIdentity", "Strategy", "StrategySpec", "WholeTablesNeeded"),
     ".pipeline.strategy": ("whole_tables", "job_bytes"),
+    # what a strategy's finish builds and returns (the default plugin chunked)
+    ".pipeline.build": ("build_result",),
+    ".pipeline.sink": ("Written",),
     ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
     ".load.stackindex": ("entry_stacks", "read_stack_records"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
@@ -52,7 +55,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note", "ROW_COLUMNS", "STAT_COLUMNS",
     ),
     ".text.statcells": ("StatCells",),
-    ".result": ("ResultTable", "data_name_column", "stack_column"),
+    ".result": ("ResultTable", "data_name_column", "stack_column", "whole_numbers"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
@@ -73,13 +76,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonstream": ("BLOCK_BYTES",),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
-    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp"),
+    ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
     ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
     ".load.construct": ("load_construct",),
-    ".write.writers": ("any_formula_like",),
+    ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
         "stage", "tick",
@@ -166,7 +169,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import check_json_file, read_json_file
     from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
-    from .files.outputs import TEXT_ERRORS, atomic_path, output_error, run_stamp, write_text_atomic
+    from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
     from .files.schemas import validate
     from .files.validation import (
@@ -252,10 +255,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         pairing_note,
     )
     from .options import DUMP_KINDS, OptionSpec, option_label
+    from .pipeline.build import build_result
     from .pipeline.job import JobOutcome, raise_if_partly_failed, run_job
+    from .pipeline.sink import Written
     from .pipeline.strategy import job_bytes, whole_tables
     from .pipeline.whole import WholeTables
-    from .result import ResultTable, data_name_column, stack_column
+    from .result import ResultTable, data_name_column, stack_column, whole_numbers
     from .run.finished import FinishedRun, PartialSpec, RunSummary
     from .run.frontend import run_compare
     from .run.jobs import job_partial
@@ -273,4 +278,4 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused
     from .write.stage import remove_files, write_attachments, write_result
-    from .write.writers import any_formula_like
+    from .write.writers import CSV_MAX_ROWS, any_formula_like, write_csv_rows

@@ -89,7 +89,7 @@ def _pick(
     pick = getattr(values, "pick", None)  # a statistics column held as arrays (msprobe_core.text.statcells)
     if pick is not None:
         return pick(idx, missing, none, identity)
-    if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by tailbuild): look at those only
+    if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by a tail, the chunked plugin's): look at those only
         if none is None:
             return [values[j] if j >= 0 else missing for j in idx]
         return [missing if j < 0 else none if values[j] is None else values[j] for j in idx]
@@ -149,7 +149,9 @@ def _stat_columns(target: DumpTable, golden: DumpTable, match: MatchResult, iden
 
 
 def whole_numbers(target: DumpTable, golden: DumpTable, match: MatchResult) -> dict[str, bool]:
-    """:func:`all_numbers` of each statistics column of the result of ``match`` (for the parts of it)."""
+    """Whether each statistics column of the result of ``match`` holds only numbers (:func:`all_numbers`): the
+    column-wide facts a part of the result is built with (``MatchNotes.whole_numbers``) so that its cells are
+    spelled as the whole table's are."""
     return {name: all_numbers(cells) for name, cells in _stat_columns(target, golden, match)}
 
 
@@ -185,7 +187,7 @@ def stack_column(target: DumpTable, match: MatchResult) -> StackColumn:
     from .text.columns import StackColumn  # lazily, as numpy: see the module's imports
 
     stack = target.stack or {}
-    # only the rows of this result: a part of a big result (tailbuild) must not convert the whole table's column
+    # only the rows of this result: a part of a big result (a tail) must not convert the whole table's column
     apis = np.fromiter(map(target.row_api.__getitem__, match.target), dtype=np.int64, count=len(match.target))
     first = np.ones(len(apis), dtype=bool)  # the first row of each run of one API carries its stack
     first[1:] = apis[1:] != apis[:-1]

@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
+import msprobe_core.plugin as plugin_api
 from msprobe_core.cli.main import main
 from msprobe_core.default_plugins.chunked import chunking, chunkworker
 from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
 from msprobe_core.workers import forking
+from msprobe_core.workers.forking import finish_removals
 from msprobe_core.write import writers
-from msprobe_core.write.tailbuild import finish_removals
 
 from .conftest import corpora_dir, no_corpora_reason
 from .waiting import BOUND, process_gone, wait_until
@@ -102,6 +103,7 @@ def test_the_worker_gives_what_one_process_gives(case: str, chunk: str, round_ro
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, chunk)
     if round_rows:
         monkeypatch.setattr(chunkworker, "ROUND_ROWS", round_rows)  # many rounds
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 11)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 11)  # part files switch inside both shares
     monkeypatch.setenv(chunkworker.ENV_NO_CHUNK_WORKER, "1")
     alone = _run(target, golden, tmp_path / "alone", capsys)
@@ -127,6 +129,7 @@ def test_the_children_log_records_come_after_this_process_s_in_chunk_order(
         return real(target, golden, match, *args, **kwargs)
 
     monkeypatch.setattr(build, "build_result", telling)
+    monkeypatch.setattr(plugin_api, "build_result", telling)  # where the chunked plugin takes it
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "3")
     target, golden = _pair("pytorch/c05")
     alone = _run_alone(target, golden, tmp_path / "alone", capsys, monkeypatch)

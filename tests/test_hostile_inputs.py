@@ -1051,7 +1051,7 @@ def test_earlier_result_is_untouched_without_force(tmp_path: Path, capsys) -> No
 
 def test_disk_full_during_write(tmp_path: Path, capsys, monkeypatch) -> None:
     """ENOSPC while the result is being written: one-line error, exit 2, no result and no temp file."""
-    import msprobe_core.write.chunked as chunked
+    import msprobe_core.default_plugins.chunked.csvparts as chunked
     import msprobe_core.write.writers as writers
 
     real_open = open

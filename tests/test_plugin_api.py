@@ -67,8 +67,11 @@ def test_every_public_name_is_its_home_object():
 #: the sweep of killed runs' leftovers as the default plugin sweep: the module of the shapes of the names live
 #: writers give their working files, which the sweep recognises: 192;
 #: the statistics metric set and msprobe's verdict rule became default plugins, which read the
-#: dumped statistics through the classification of a statistics cell, the module stat_cells: 193)
-MAX_PUBLIC_NAMES = 193
+#: dumped statistics through the classification of a statistics cell, the module stat_cells: 193;
+#: the chunked plugin off the core's private modules: what a strategy's finish builds, returns and
+#: writes under, the core CSV's part-wise spelling and part size, the column-wide facts a part is built with, the side
+#: directory of its child (through the module leftovers, public for the sweep): 199)
+MAX_PUBLIC_NAMES = 199
 
 
 def test_the_public_api_is_small():

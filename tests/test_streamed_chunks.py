@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import msprobe_core.plugin as plugin_api
 from msprobe_core import api
 from msprobe_core.default_plugins.chunked import chunking
 from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
@@ -258,6 +259,7 @@ def _write_pair(root: Path, seed: int) -> tuple[Path, Path]:
 def test_random_pairs_streamed_in_tiny_chunks_are_the_whole_tables_result(seed: int, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _write_pair(tmp_path / "dumps", seed)
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 1 + seed % 9)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 1 + seed % 9)  # part files switch inside and between chunks
     whole = _compare(target, golden, tmp_path / "whole", {}, monkeypatch, streamed=False)
     for chunk in (1, 4):
@@ -291,6 +293,7 @@ class InterruptingSink(RecordingSink):
 def test_ctrl_c_between_chunks_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target, golden = _pair(tmp_path)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 2)  # some part files are complete when it stops
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
@@ -303,6 +306,7 @@ def test_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     target, golden = _pair(tmp_path)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    monkeypatch.setattr(plugin_api, "CSV_MAX_ROWS", 2)  # first: the plugin API caches the value it finds
     monkeypatch.setattr(writers, "CSV_MAX_ROWS", 2)
     real = writers.write_csv_rows
     calls = []
@@ -313,9 +317,9 @@ def test_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fh, *args, **kwargs)
 
-    from msprobe_core.write import chunked
+    from msprobe_core.default_plugins.chunked import csvparts
 
-    monkeypatch.setattr(chunked, "write_csv_rows", filling)
+    monkeypatch.setattr(csvparts, "write_csv_rows", filling)
     out = tmp_path / "out"
     with pytest.raises(MsprobeError, match="No space left|space"):
         api.compare(target, golden, out, extra=dict(STREAMED))

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from msprobe_core import api
+from msprobe_core.default_plugins.chunked import tailbuild
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
 from msprobe_core.pipeline import build as engine
 from msprobe_core.result import _pick
 from msprobe_core.workers import forking
-from msprobe_core.write import tailbuild, writers
+from msprobe_core.write import writers
 
 from .conftest import corpora_dir, no_corpora_reason
 
@@ -245,3 +246,25 @@ def test_a_full_disk_while_appending_leaves_nothing(tmp_path: Path, monkeypatch:
     assert "\n" not in str(err.value)
     assert split_always, "the child was not started"
     assert list(out.iterdir()) == [], "a half-written result or a side file was left behind"
+
+
+def test_chunked_turned_off_no_tail_starts_and_the_file_is_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     split_always: list[int]) -> None:
+    """The tail is lent by the default plugin ``chunked`` (``StrategySpec.tail``): turned off, none is lent and this
+    process builds and writes every row, the file byte for byte the same."""
+    from msprobe_core.host.defaults import DISABLE_ENV
+    from msprobe_core.plugin import reset_host
+
+    path = _case("pytorch/c05")
+    split = _run(path, tmp_path / "split", {})
+    assert [s for s in split_always if s > 0], "the plugin started no tail"
+    split_always.clear()
+    monkeypatch.setenv(DISABLE_ENV, "chunked")
+    reset_host(None)  # the next compare's host is made with the plugin off
+    try:
+        off = _run(path, tmp_path / "off", {})
+    finally:
+        monkeypatch.delenv(DISABLE_ENV)
+        reset_host(None)
+    assert not split_always, "a tail was started with the plugin off"
+    assert off == split

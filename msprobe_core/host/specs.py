@@ -381,12 +381,12 @@ class TensorMetricSpec:
 class WriterSpec:
     """An output format: ``write(table, path) -> [files]``.
 
-    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=Tail)``, the rows from ``tail.start`` on
-    already spelled as CSV by a forked child of the core's, and appends that text instead of spelling them.
+    ``accepts_csv_tail``: the writer also takes ``write(table, path, tail=tail)``, the rows from ``tail.start`` on
+    already spelled as CSV elsewhere (``StrategySpec.tail``), and appends that text instead of spelling them.
     ``accepts_options``: called as ``write(table, path, options=CompareOptions)`` (settings of its own are there).
-    ``open_chunked(path, rows)``: the result part by part (a streamed compare; without it, whole tables), a context
-    manager with ``append(table)`` (the next rows, in order), ``commit() -> [files]`` and ``abort(exc)`` writing the
-    files ``write`` would; leaving it without ``commit`` must remove every file begun.
+    ``open_chunked(path, rows)``: the result part by part (a streamed compare; without it, whole tables; the core's
+    CSV: the plugin ``chunked``'s), a context manager with ``append(table)`` (the next rows, in order), ``commit() ->
+    [files]`` and ``abort(exc)`` writing the files ``write`` would; leaving it without ``commit`` removes all begun.
     ``open_sheets(path, styles)``: sheets for a plugin's own layout (classic's workbook), a context manager with
     ``add_sheet``, ``append(row, style)``, ``append_rows``; style ``k``: ``styles[k-1]``, a hex fill or ``"header"``.
     """

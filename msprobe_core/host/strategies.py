@@ -38,7 +38,7 @@ class Strategy(Protocol):
         """What the load stage asks of the loader (see the class)."""
 
     def match(self, target: Any, golden: Any, options: CompareOptions, host: PluginHost) -> Any:
-        """The match stage on what the load gave (``None``: nothing matched, said on the console)."""
+        """The match stage on what the load gave (``None``: nothing matched; the run says so on the console)."""
 
     def finish(self, matched: Any, job: CompareJob, options: CompareOptions, timestamp: str | None,
                host: PluginHost, run: Any) -> Any:
@@ -54,12 +54,20 @@ class StrategySpec:
     that writes its result and whose larger dump file is at least the size from which the core offers it
     (``MSPROBE_STREAM_MIN_BYTES`` for a serial run's job, ``MSPROBE_RANK_STREAM_MIN_BYTES`` on a pool worker);
     the first strategy returned runs the job, none: whole tables.
+
+    ``tail(target, golden, match, options, build, directory)``, optional, lends the whole tables a second process
+    for a big statistics result whose writer takes CSV rows spelled elsewhere (``WriterSpec.accepts_csv_tail``,
+    one file) and whose metric set builds a part as the whole does: it returns a tail spelling the rows from
+    ``tail.start`` on (``build(target, golden, part)`` builds them) into ``tail.side`` under ``directory``, which
+    the writer appends when ``tail.finish()`` is true (``close()``: stop, remove the side file); ``None``: every
+    row is built here. The first spec's that has one is asked (the default plugin ``chunked``'s forks a child).
     """
 
     name: str
     choose: Callable[[CompareJob, CompareOptions, PluginHost, bool], Strategy | None]
     order: int = 100
     plugin: str = ""
+    tail: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,8 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost, run: Run
     golden)``, which may return the pair to go on with instead); ``check_empty=False`` leaves an empty dump to
     the match stage, which then pairs nothing and says so.
     """
-    from ..write.tailbuild import finish_removals
+    from ..workers.forking import finish_removals
+    from .build import NO_MATCH
     from .strategy import WholeTablesNeeded, choose_strategy, whole_tables
     from .whole import WholeTables
 
@@ -75,7 +76,10 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost, run: Run
     while loaded is not None:
         try:
             matched = strategy.match(*loaded, options, host)
-            return None if matched is None else strategy.finish(matched, job, options, timestamp, host, run)
+            if matched is None:  # whichever strategy matched: one warning
+                log.warning(NO_MATCH)
+                return None
+            return strategy.finish(matched, job, options, timestamp, host, run)
         except WholeTablesNeeded as why:
             if isinstance(strategy, WholeTables):
                 raise

@@ -57,11 +57,6 @@ class ResultSink(Protocol):
         """The partial of everything fed (``files``: the result files written)."""
 
 
-def continues(sink: Any) -> bool:
-    """Whether ``sink`` can hand the rows from some row on to another process (``continued``/``absorb``)."""
-    return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
-
-
 def summary_sink(run: Any) -> ResultSink | None:
     """A new sink for one job's result, when the run (its ``RunContext``) asks for partials (``summary_sink``)."""
     factory: Callable[[], ResultSink] | None = getattr(run, SUMMARY_SINK, None)
@@ -75,8 +70,3 @@ def summarise_table(run: Any, table: ResultTable, files: Iterable[Path]) -> Any:
         return None
     sink.feed_table(table, 0)
     return sink.finish(list(files))
-
-
-def keeps_tables(run: Any) -> bool:
-    """Whether the run (its ``RunContext``) keeps its jobs' result tables (``keep_tables``, default ``True``)."""
-    return bool(getattr(run, KEEP_TABLES, True))

@@ -2,14 +2,14 @@
 
 Its load asks for tables (no index); its match is the mapper chain's (:func:`match_loaded`); metrics,
 verdicts and the write run over the whole result, a big statistics result built and written by two
-processes when the writer and the metric set allow (:mod:`msprobe_core.write.tailbuild`). It takes
+processes when the writer and the metric set allow and a registered strategy lends a second one
+(``StrategySpec.tail``: the default plugin ``chunked``'s). It takes
 every job; a registered strategy (the default plugin ``chunked``) hands back to it whatever it
 cannot take.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from ..result import ResultTable
     from ..run.context import RunContext
 
-log = logging.getLogger("msprobe")
-
 # ``build.build_result`` is looked up at each call (the stage profiler and tests wrap it there)
 
 #: matched whole tables: the two tables and the rows paired in them
@@ -37,13 +35,10 @@ Matched = tuple[DumpTable, DumpTable, MatchResult]
 
 def match_loaded(target: DumpTable, golden: DumpTable, options: CompareOptions,
                  host: PluginHost) -> Matched | None:
-    """The match stage on whole tables (``None``, with a warning, when no row matched)."""
+    """The match stage on whole tables (``None`` when no row matched: the run says so)."""
     stage("match", f"{len(target):,} + {len(golden):,} rows", 2, 4)
     match = match_tables(target, golden, options, host)
-    if not match.target:
-        log.warning(build.NO_MATCH)
-        return None
-    return target, golden, match
+    return (target, golden, match) if match.target else None
 
 
 @dataclass(frozen=True)
@@ -75,7 +70,7 @@ class WholeTables:
                                  started=None if run is None else run.started)
         except BaseException:
             if tail is not None:
-                from ..write.tailbuild import finish_removals
+                from ..workers.forking import finish_removals
 
                 tail.close()
                 finish_removals()  # nothing of a failed run is left behind when the error reaches the user
@@ -87,15 +82,17 @@ class WholeTables:
 
 def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,
                 options: CompareOptions, host: PluginHost) -> Any:
-    from ..write.tailbuild import start_tail, wants_tail
+    from ..write.writers import CSV_MAX_ROWS
 
-    # the writer must take rows a child spelled, and the metric set give a part's rows as the whole gives them
+    lend = next((spec.tail for spec in host.strategies if spec.tail is not None), None)
+    # the writer must take rows a child spelled into one file, and the metric set give a part's rows as the
+    # whole gives them
     metrics = host.metric_set(target.mode, options)
     splittable = metrics is not None and metrics.splittable and not metrics.whole_table
-    if not wants_tail(target, match, options, host.writer(options.output_format).accepts_csv_tail and splittable):
+    if lend is None or not (splittable and host.writer(options.output_format).accepts_csv_tail and len(match.target) <= CSV_MAX_ROWS):
         return None
 
     def build_part(t: DumpTable, g: DumpTable, part: MatchResult) -> ResultTable:
         return build.build_result(t, g, part, options, host)
 
-    return start_tail(target, golden, match, options, build_part, Path(job.output_dir))
+    return lend(target, golden, match, options, build_part, Path(job.output_dir))

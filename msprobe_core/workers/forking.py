@@ -10,6 +10,9 @@ Every child is watched the same way while this process waits for it (:class:`Wat
 :meth:`Child.wait`, its answers through a pipe with :func:`pipe_reader`): a child that makes no progress (no
 CPU time spent, no byte sent) for :func:`stall_limit` seconds is stopped or stuck in I/O; it is killed, this
 process does its share itself and says so in one warning line (:meth:`Child.give_up`).
+
+A child's side files are removed by a thread (:func:`remove_later`), which the run waits for before it forks again
+and before it returns (:func:`finish_removals`).
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ import logging
 import multiprocessing
 import os
 import select
+import shutil
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: set to any non-empty value to never fork (everything then runs in this process)
@@ -38,6 +43,33 @@ STALL_S = 60.0
 ENV_STALL_S = "MSPROBE_CHILD_STALL_S"
 #: the setting's first name, from when only the chunk worker was watched; still honoured
 ENV_STALL_S_FORMER = "MSPROBE_CHUNK_WORKER_STALL_S"
+
+
+_REMOVERS: list[threading.Thread] = []
+
+
+def remove_later(path: Path) -> None:
+    """Remove a side file or directory by a thread while the run goes on (:func:`finish_removals` waits).
+
+    Freeing the blocks of a side file of a hundred megabytes takes the file system a noticeable time.
+    """
+    remover = threading.Thread(target=_remove, args=(path,), name="msprobe-remove-side-file")
+    remover.start()
+    _REMOVERS.append(remover)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def finish_removals() -> None:
+    """Wait for side files still being removed (before a fork: no other thread may run then)."""
+    while _REMOVERS:
+        _REMOVERS.pop().join()
 
 
 def usable_cores() -> int:

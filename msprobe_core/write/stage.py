@@ -27,7 +27,7 @@ def write_result(table: ResultTable, job: CompareJob, options: CompareOptions, t
     timestamp, ``{job}`` for the job's part of the result name, ``_rank0`` or nothing,
     e.g. the data mapping ``-lm`` generates); they are written first,
     atomically, into the same directory. Only the result files are returned.
-    ``tail``: a :class:`msprobe_core.write.tailbuild.Tail` already writing the last rows (for a writer
+    ``tail``: a tail already writing the last rows (``StrategySpec.tail``; for a writer
     declared ``accepts_csv_tail``); ``started``: when the run began (a ``time.time()``, default now), so that a
     worker process recognises the files of its own run.
     """

@@ -13,19 +13,18 @@ import shutil
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
 from ..result import ResultTable
 from ..text.cells import FORMULA_PREFIXES, csv_cells
 from ..text.csv_rows import csv_chunk, csv_line
 
-if TYPE_CHECKING:
-    from .tailbuild import Tail
-
 __all__ = ["WRITERS", "atomic_path", "write_csv"]
 
 CSV_MAX_ROWS = 1_000_000
+"""Rows per CSV file: a bigger result is split into ``_part_N`` files of this many rows (and so is one written in
+parts, the default plugin ``chunked``'s)."""
 
 
 CSV_CHUNK_ROWS = 2048
@@ -56,17 +55,17 @@ def write_csv_rows(fh: TextIO, header: list[str] | None, columns: list[Sequence[
         fh.write(csv_chunk(texts, charsets))
 
 
-def write_csv(table: ResultTable, path: Path, tail: Tail | None = None) -> list[Path]:
+def write_csv(table: ResultTable, path: Path, tail: Any = None) -> list[Path]:
     """Write ``table`` as CSV (split into ``_part_N`` files past one million rows), chunk by chunk.
 
-    ``tail``: a child already writing the rows from ``tail.start`` on (:mod:`msprobe_core.write.tailbuild`);
-    its text is appended, or those rows are written here if it failed.
+    ``tail``: a tail already spelling the rows from ``tail.start`` on (``StrategySpec.tail``: the default plugin
+    ``chunked``); its text is appended, or those rows are written here if it failed.
     """
     columns = [table.data[c] for c in table.columns]
     n = min(map(len, columns)) if columns else 0
     bounds = [(0, n)] if n <= CSV_MAX_ROWS else [(k, min(n, k + CSV_MAX_ROWS)) for k in range(0, n, CSV_MAX_ROWS)]
     if len(bounds) > 1:
-        tail = None  # a child's rows are for one file; tailbuild never starts one for such a table
+        tail = None  # a tail's rows are for one file; the core never asks for one for such a table
     written: list[Path] = []
     for part, (start, stop) in enumerate(bounds, start=1):
         target = path if len(bounds) == 1 else path.with_name(f"{path.stem}_part_{part}{path.suffix}")
@@ -140,7 +139,7 @@ def append_file(src: BinaryIO, dst: BinaryIO) -> None:
 
 
 def _write_with_tail(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int,
-                     tail: Tail) -> None:
+                     tail: Any) -> None:
     """Header and rows ``start:tail.start`` from here, then the child's text of the rest (or, if it failed, the
     rest spelled here)."""
     with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:

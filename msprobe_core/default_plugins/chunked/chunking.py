@@ -6,7 +6,7 @@ entries of the target dump; its golden rows, whatever entries of the golden dump
 when both dumps hold the same calls in the same order). Both are read by byte range
 (the loader's reader of entries; the default plugin fast_scan's: its ``chunks`` module) into small tables, and the chunk's rows are numbered in them: built
 with the column-wide facts of the whole result (:attr:`msprobe_core.plugin.MatchNotes.whole_numbers`), a chunk's
-cells are the whole table's (the property :mod:`msprobe_core.write.tailbuild` relies on too).
+cells are the whole table's (the property :mod:`.tailbuild` relies on too).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def runs_of(apis: np.ndarray) -> list[tuple[int, int]]:
 def write_chunks(source: ChunkSource, chunks: list[tuple[int, int]], out: Any,
                  build: Callable[[DumpTable, DumpTable, MatchResult], Any], sink: Any = None,
                  side_dir: Path | None = None) -> None:
-    """Read, build and write each chunk in order (``out``: a :class:`~msprobe_core.write.chunked.ChunkedResult`).
+    """Read, build and write each chunk in order (``out``: a part-by-part writer, :func:`.csvparts.open_parts`).
 
     ``build(target, golden, pairs)``: the result rows of a chunk's pairs; ``sink``: fed each built chunk
     with its first row (``feed_table(table, start)``), when given. With ``side_dir`` (where side files may

@@ -5,17 +5,17 @@ copied) every chunk can be read and built on its own. The chunks are taken in *r
 :data:`ROUND_ROWS` rows (:func:`plan_rounds`); :func:`start_worker` forks one child that takes the second
 half of each round (whole chunks, so whole APIs): it reads and builds them, spells their CSV text into side
 files (split where the result's part files split, each beginning with the header where it begins a part)
-and feeds them to a continuation of the run's summary sink (:mod:`msprobe_core.pipeline.sink`:
+and feeds them to a continuation of the run's summary sink (:func:`continues`:
 ``continued``/``absorb``). Meanwhile this process builds and writes the first half of the round; then it
 appends the child's side files, absorbs its partial and re-emits its log records and warnings after its own,
 in the order a single process would have given them, and removes the side files. The child runs at most
 one round ahead, so side files never hold more than about a round's rows, whatever the result's size.
 
-The child is only an accelerator (:mod:`msprobe_core.workers.forking`): when it fails in any way (a hash
+The child is only an accelerator (:mod:`msprobe_core.plugin.forking`): when it fails in any way (a hash
 collision, a changed dump, no memory, killed), this process builds the rest itself, so the files, the
 summary and the console are what one process gives, byte for byte. A child that makes no progress (stopped,
 or stuck in I/O) is killed after a while (the stall limit every forked child is watched by:
-:func:`msprobe_core.workers.forking.stall_limit`) and its share built here too, with one line saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
+:func:`msprobe_core.plugin.forking.stall_limit`) and its share built here too, with one line saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
 forking is not allowed.
 """
 
@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.pipeline.sink import continues
-from msprobe_core.workers import forking
+from msprobe_core.plugin import forking
 
 #: below this many result rows a worker costs more than it saves
 MIN_ROWS = forking.MIN_SPLIT_ROWS
@@ -100,6 +99,13 @@ def plan_rounds(chunks: list[tuple[int, int]], rows: int = 0) -> list[Round]:
     return rounds
 
 
+def continues(sink: Any) -> bool:
+    """Whether a summary sink can hand the rows from some row on to another process: ``continued(start)`` (a new
+    sink for the rows from ``start`` on, fed and finished there with ``finish(None)``) and ``absorb(partial)``
+    (take that sink's partial once every row before ``start`` was fed here)."""
+    return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
+
+
 def worker_wanted(chunks: list[tuple[int, int]], out: Any, sink: Any) -> bool:
     """Whether to hand chunks to a worker: enough rows in two chunks or more, a CSV result that takes spelled
     rows, a sink with a continuation (or none), a fork allowed here."""
@@ -115,14 +121,14 @@ class ChunkWorker:
 
     Made before anything else exists, so that whoever asked for it can close it whatever happens next
     (:func:`start_worker` fills it in as it goes: the pipes, then the child). The side directory is locked
-    while the run uses it (:func:`~msprobe_core.files.leftovers.make_side_dir`): a run killed outright leaves
+    while the run uses it (:func:`leftovers.make_side_dir <msprobe_core.plugin.leftovers>`): a run killed outright leaves
     it to a later run's sweep.
     """
 
     def __init__(self, place: Path) -> None:
-        from msprobe_core.files.leftovers import make_side_dir
+        from msprobe_core.plugin import leftovers
 
-        self.side, self._lock = make_side_dir(place)  # marked as ours: only then may a later sweep remove it
+        self.side, self._lock = leftovers.make_side_dir(place)  # marked as ours: only then may a later sweep remove it
         self.child = forking.Child(None)
         self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
         self._pipe: Any = None  # the watched reader of ``_answers`` once the child runs (forking.pipe_reader)
@@ -155,18 +161,14 @@ class ChunkWorker:
 
     def taken(self, result: WorkerResult) -> None:
         """The round's result is in the files: remove its side files, let the child go on."""
-        from msprobe_core.write.tailbuild import remove_later
-
         for _part, _rows, file in result.segments:
-            remove_later(Path(file))
+            forking.remove_later(Path(file))
         with contextlib.suppress(OSError):
             os.write(self._acks, b"1")
         self._since = time.monotonic()
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove its side files (by a thread: see ``tailbuild``)."""
-        from msprobe_core.write.tailbuild import remove_later
-
+        """Stop the child if it still runs and remove its side files (by a thread: ``forking.remove_later``)."""
         self.child.kill()
         if self._pipe is not None:
             self._pipe.close()  # closes ``_answers``
@@ -176,7 +178,7 @@ class ChunkWorker:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._answers = self._acks = self._lock = -1
-        remove_later(self.side)
+        forking.remove_later(self.side)
 
     def _read(self, n: int) -> bytes | None:
         """``n`` bytes of the child's answers (``None``: it ended or failed); raises ``forking.Stalled``."""
@@ -196,7 +198,7 @@ def start_worker(source: Any, chunks: list[tuple[int, int]], rounds: list[Round]
     chunk's result table; ``part_rows``: rows per CSV part file; ``directory``: where the side files go;
     ``into``: the caller's list, which holds the worker from its first resource on (close it, started or not).
     """
-    from msprobe_core.write.tailbuild import side_place
+    from .tailbuild import side_place
 
     try:
         into.append(ChunkWorker(side_place(directory)))
@@ -257,8 +259,7 @@ def _build_share(source: Any, chunks: list[tuple[int, int]], readers: Any, build
                  part_rows: int, prefix: Path, beat: Callable[[], object] = lambda: None) -> WorkerResult:
     """The child's work for one round: read, build, spell and summarise each chunk (raises on any failure);
     ``beat()`` after each chunk tells the parent it is making progress."""
-    from msprobe_core.plugin import TEXT_ERRORS
-    from msprobe_core.write.writers import write_csv_rows
+    from msprobe_core.plugin import TEXT_ERRORS, write_csv_rows
 
     logger = logging.getLogger("msprobe")
     collect = _Records()

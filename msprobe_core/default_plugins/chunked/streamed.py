@@ -29,17 +29,17 @@ from msprobe_core.plugin import (
     DumpTable,
     MatchResult,
     WholeTablesNeeded,
+    Written,
     whole_tables,
 )
 
 if TYPE_CHECKING:
-    from msprobe_core.pipeline.sink import Written
     from msprobe_core.plugin import PluginHost, ResultTable
     from msprobe_core.run.context import RunContext
 
     from .index_match import IndexMatch
 
-#: how a result is built from matched rows (``pipeline.build.build_result``)
+#: how a result is built from matched rows (:func:`msprobe_core.plugin.build_result`)
 Build = Callable[..., "ResultTable"]
 #: set to any non-empty value to load whole tables for every compare (the streamed path off)
 ENV_WHOLE_TABLES = "MSPROBE_WHOLE_TABLES"
@@ -150,8 +150,7 @@ class Chunked:
                host: PluginHost, run: RunContext | None) -> Written:
         """Metrics, verdicts and the write: chunk by chunk when the run summarises from a sink and keeps no table
         (no table is returned then, the sink's partial is), else from whole tables."""
-        from msprobe_core.pipeline import build
-        from msprobe_core.pipeline.sink import Written
+        from msprobe_core.plugin import build_result
 
         if timestamp is None:
             raise WholeTablesNeeded("the result is not written")
@@ -159,22 +158,24 @@ class Chunked:
         started = None if run is None else run.started
         sink = _chunk_sink(options, host, run)
         if sink is None:
-            return Written(*_build_whole(job, target, golden, match, options, timestamp, host, build.build_result, started))
-        files = _build_chunked(job, target, golden, match, options, timestamp, host, build.build_result, sink, started)
+            return Written(*_build_whole(job, target, golden, match, options, timestamp, host, build_result, started))
+        files = _build_chunked(job, target, golden, match, options, timestamp, host, build_result, sink, started)
         return Written(None, files, sink.finish(files))
 
 
 def _chunk_sink(options: CompareOptions, host: PluginHost, run: RunContext | None) -> Any:
     """The summary sink the chunks feed, when the result is built chunk by chunk (``None``: from whole tables).
 
-    Chunk by chunk when the run takes its summary from a sink and keeps no table
-    (:mod:`msprobe_core.pipeline.sink`) and the writer takes a result part by part (``WriterSpec.open_chunked``).
+    Chunk by chunk when the run takes its summary from a sink (``RunContext.summary_sink``) and keeps no table
+    (``RunContext.keep_tables``) and the result can be written part by part (:func:`.csvparts.open_parts`).
     """
-    from msprobe_core.pipeline.sink import keeps_tables, summary_sink
-
-    if run is None or keeps_tables(run) or host.writer(options.output_format).open_chunked is None:
+    if run is None or run.keep_tables or run.summary_sink is None:
         return None
-    return summary_sink(run)
+    from .csvparts import open_parts
+
+    if open_parts(host.writer(options.output_format)) is None:
+        return None
+    return run.summary_sink()
 
 
 def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,
@@ -182,10 +183,10 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
-    from msprobe_core.files.outputs import output_policy
-    from msprobe_core.plugin import entry_stacks, stage
+    from msprobe_core.plugin import entry_stacks, output_policy, stage
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
+    from .csvparts import open_parts
 
     writer = host.writer(options.output_format)
     notes = replace(match.notes, whole_numbers=whole_numbers(match, target, golden))
@@ -205,7 +206,7 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
         if options.force and path.exists():
             logging.getLogger("msprobe").warning("%s will be replaced (--force).", path)
         try:
-            with writer.open_chunked(path, match.rows) as out:
+            with open_parts(writer)(path, match.rows) as out:
                 write_chunks(source, chunks, out, build_part, sink, side_dir=path.parent)
                 stage("write", f"{match.rows:,} rows, the files put in place", 4, 4)
                 return out.commit()
@@ -236,9 +237,6 @@ def _drop_match_arrays(*indexes: DumpIndex) -> None:
 def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
                   host: PluginHost) -> IndexMatch | None:
     """The match stage on the indexes: frameworks, the exact join, the dtype gate (``None``: no row matched)."""
-    import logging
-
-    from msprobe_core.pipeline.build import NO_MATCH
     from msprobe_core.plugin import dtype_compat, pairing_note, resolve_frameworks, stage
 
     from .index_match import framework_view, gate_dtypes, golden_paired, join_indexes
@@ -248,10 +246,7 @@ def match_indexes(target: DumpIndex, golden: DumpIndex, options: CompareOptions,
     match = gate_dtypes(join_indexes(target, golden), target, golden, dtype_compat(tf, gf))
     match.notes.frameworks = (tf, gf)
     match.notes.pairing = pairing_note(len(golden), golden_paired(match, len(golden)))
-    if not match.rows:
-        logging.getLogger("msprobe").warning(NO_MATCH)
-        return None
-    return match
+    return match if match.rows else None
 
 
 def _build_whole(job: CompareJob, target: DumpIndex, golden: DumpIndex, match: IndexMatch, options: CompareOptions,

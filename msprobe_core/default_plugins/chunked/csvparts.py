@@ -1,12 +1,11 @@
-"""A CSV result written chunk by chunk (a streamed compare): the same files the whole-table writer gives.
+"""The core's CSV result written chunk by chunk (a streamed compare): the files the CSV writer gives.
 
-The built-in CSV writer (:mod:`msprobe_core.write.writers`) takes a whole
-:class:`~msprobe_core.result.ResultTable`; :class:`ChunkedResult` takes the parts of one, in row
-order, and writes each as it comes: part files switch every ``CSV_MAX_ROWS`` rows, as there (the default
-plugin ``xlsx`` writes its workbook part by part itself). Every file is written under its hidden temporary
-name and all are renamed only when the whole result is written (:meth:`ChunkedResult.commit`); any failure or
-interruption before that, or :meth:`ChunkedResult.abort`, removes them all, so nothing that looks
-finished is left half-written.
+The core's CSV writer takes a whole :class:`~msprobe_core.plugin.ResultTable`; :class:`ChunkedResult` takes the
+parts of one, in row order, and writes each as it comes: part files switch every ``CSV_MAX_ROWS`` rows, as there.
+Every file is written under its hidden temporary name and all are renamed only when the whole result is written
+(:meth:`ChunkedResult.commit`); any failure or interruption before that, or :meth:`ChunkedResult.abort`, removes
+them all, so nothing that looks finished is left half-written. Another format is written part by part by its own
+writer (``WriterSpec.open_chunked``: the ``xlsx`` format's).
 """
 
 from __future__ import annotations
@@ -17,11 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from ..files.outputs import TEXT_ERRORS, atomic_path, output_error
-from ..host.strategies import WholeTablesNeeded
-from ..result import ResultTable
-from . import writers
-from .writers import write_csv_rows
+import msprobe_core.plugin as api
+from msprobe_core.plugin import TEXT_ERRORS, ResultTable, WholeTablesNeeded, atomic_path, output_error, write_csv_rows
 
 
 class ColumnsDiffer(WholeTablesNeeded):
@@ -29,8 +25,18 @@ class ColumnsDiffer(WholeTablesNeeded):
     strategy writing parts hands the job back to whole tables)."""
 
 
+def open_parts(writer: Any) -> Any:
+    """How the result of ``writer`` (a :class:`~msprobe_core.plugin.WriterSpec`) is written part by part: its own
+    ``open_chunked``, this module's for the core's CSV writer, else ``None`` (whole tables)."""
+    if writer.open_chunked is not None:
+        return writer.open_chunked
+    if writer.name == "csv" and writer.plugin == api.BUILTIN_PLUGIN:
+        return ChunkedResult
+    return None
+
+
 class ChunkedResult:
-    """The files of one CSV result of ``rows`` rows at ``path``, written part by part.
+    """The CSV files of one result of ``rows`` rows at ``path``, written part by part.
 
     A context manager: leaving it without :meth:`commit` (an exception, Ctrl-C) removes every file begun.
     """
@@ -39,12 +45,12 @@ class ChunkedResult:
         self.path = path
         self.rows = rows
         self.header: list[str] | None = None
-        self._stack = ExitStack()
+        self._stack: ExitStack | None = ExitStack()
         self._files: list[Path] = []
         self._csv: TextIO | None = None
         self._done = 0  # rows written so far
         self._header_due = False
-        self._limit = writers.CSV_MAX_ROWS
+        self._limit = api.CSV_MAX_ROWS
         self._parts = max(1, -(-rows // self._limit))
 
     def __enter__(self) -> ChunkedResult:
@@ -73,9 +79,8 @@ class ChunkedResult:
             self._done += take
 
     @property
-    def part_rows(self) -> int | None:
-        """Rows per CSV part file, when this result takes rows another process spelled as CSV text
-        (:meth:`adopt_csv`)."""
+    def part_rows(self) -> int:
+        """Rows per CSV part file (what another process spelling rows for :meth:`adopt_csv` splits them by)."""
         return self._limit
 
     def adopt_csv(self, columns: list[str], segments: list[tuple[int, int, Path]]) -> None:
@@ -108,7 +113,7 @@ class ChunkedResult:
             raise ValueError("no part of the result was written")
         stack, self._stack = self._stack, None
         try:
-            stack.close()
+            stack.close()  # type: ignore[union-attr]
         except OSError as exc:
             raise output_error(exc, self._files[-1]) from None
         return list(self._files)
@@ -137,10 +142,9 @@ class ChunkedResult:
         self._header_due = True  # the header goes with the part's first rows (write_csv_rows)
 
     def _write(self, columns: list[Any], start: int, stop: int) -> None:
+        assert self._csv is not None
+        header, self._header_due = (self.header if self._header_due else None), False
         try:
-            assert self._csv is not None
-            header, self._header_due = (self.header if self._header_due else None), False
             write_csv_rows(self._csv, header, columns, start, stop)
         except OSError as exc:
             raise output_error(exc, self._files[-1]) from None
-

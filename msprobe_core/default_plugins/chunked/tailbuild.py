@@ -10,25 +10,22 @@ the side file is then appended. A piece always starts at an API's first row
 columns (whether a statistics column holds only numbers, :attr:`MatchNotes.whole_numbers`),
 so each piece's cells are those of the whole table. The child is only an
 accelerator: when it fails in any way, the CSV writer spells those rows itself,
-so the file is the same byte for byte.
+so the file is the same byte for byte. The core's whole-table strategy offers each big result through
+``StrategySpec.tail`` (this plugin's); with the plugin off, it builds and writes every row itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import shutil
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import MODE_TENSOR, CompareOptions, DumpTable, MatchResult
-from ..workers import forking
+from msprobe_core.plugin import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, forking
 
 #: share of the rows the child builds and writes: this process also builds the rows the child writes
 TAIL_SHARE = 0.6
@@ -53,28 +50,10 @@ class Tail:
 
         Freeing the blocks of a side file of a hundred megabytes takes the file system a
         noticeable time: it is removed by a thread while the run goes on (the interpreter
-        waits for it before exiting; :func:`finish_removals` waits for it sooner).
+        waits for it before exiting; the run waits for it sooner: ``forking.finish_removals``).
         """
         self.child.kill()
-        remove_later(self.side)
-
-
-_REMOVERS: list[threading.Thread] = []
-
-
-def remove_later(path: Path) -> None:
-    """Remove a side file or directory by a thread while the run goes on (:func:`finish_removals` waits)."""
-    remover = threading.Thread(target=_remove, args=(path,), name="msprobe-remove-side-file")
-    remover.start()
-    _REMOVERS.append(remover)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    with contextlib.suppress(OSError):
-        path.unlink()
+        forking.remove_later(self.side)
 
 
 def side_place(directory: Path) -> Path:
@@ -84,12 +63,6 @@ def side_place(directory: Path) -> Path:
     while not place.is_dir() and place != place.parent:
         place = place.parent
     return place
-
-
-def finish_removals() -> None:
-    """Wait for side files still being removed (before a fork: no other thread may run then)."""
-    while _REMOVERS:
-        _REMOVERS.pop().join()
 
 
 def api_boundary(target: DumpTable, match: MatchResult, row: int) -> int:
@@ -110,18 +83,12 @@ def tail_start(target: DumpTable, match: MatchResult, share: float = TAIL_SHARE)
     return api_boundary(target, match, int(len(match.target) * (1.0 - share)))
 
 
-def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions, capable: bool) -> bool:
-    """Whether a result is worth splitting: big, cheap metrics, a second core.
-
-    ``capable``: the run's writer takes rows spelled by a child (``WriterSpec.accepts_csv_tail``)
-    and the mode's metric set gives a part's rows as the whole table gives them
-    (``MetricSpec.splittable``; a metric set may depend on the whole table).
-    """
-    from .writers import CSV_MAX_ROWS
-
+def wants_tail(target: DumpTable, match: MatchResult, options: CompareOptions) -> bool:
+    """Whether a result the core offers (``StrategySpec.tail``: its writer takes rows spelled by a child, its
+    metric set gives a part's rows as the whole table gives them, one CSV file) is worth splitting: big, cheap
+    metrics, a second core."""
     n = len(match.target)
-    return (capable and target.mode != MODE_TENSOR
-            and forking.MIN_SPLIT_ROWS <= n <= CSV_MAX_ROWS and forking.fork_allowed())
+    return target.mode != MODE_TENSOR and forking.MIN_SPLIT_ROWS <= n and forking.fork_allowed()
 
 
 def start_tail(
@@ -144,12 +111,10 @@ def start_tail(
     side = Path(name)
 
     def work() -> None:
-        from ..files.outputs import TEXT_ERRORS
-        from .writers import write_csv_rows
+        from msprobe_core.plugin import TEXT_ERRORS, whole_numbers, write_csv_rows
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
         warnings.simplefilter("ignore")
-        from ..result import whole_numbers
 
         n = len(match.target)
         # column-wide facts the parts must share
