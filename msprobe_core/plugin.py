@@ -33,7 +33,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # what a strategy's finish builds and returns (the default plugin chunked)
     ".pipeline.build": ("build_result",),
     ".pipeline.sink": ("Written",),
-    ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
+    ".load.dumpindex": ("index_table", "key_hashes"),
     ".load.stackindex": ("entry_stacks", "read_stack_records"),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
@@ -67,13 +67,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena", "Arena", "use_arena"),
-    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "finish_streamed",
-                       "new_table"),
-    # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan)
-    ".load.dialects": ("CURRENT_MEMBERS", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS",
-                       "merge_records"),
-    ".load.flatten": ("EMPTY_CRC", "non_tensor"),
-    ".files.jsonstream": ("BLOCK_BYTES",),
+    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
@@ -91,7 +85,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like", "csv_column"),
     ".text.columns": ("CodedTextColumn",),
     ".workers.gcpause": ("gc_paused",),
-    ".load.dumpjson": ("load_stack", "load_dump_file"),
+    ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
@@ -113,6 +107,9 @@ _MODULES = {
     "forking": ".workers.forking",
     # the names and locks of what a live run writes while it works (the default plugin sweep removes a killed run's)
     "leftovers": ".files.leftovers",
+    # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
+    # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
+    "dump_json": ".load.dumpjson_parts",
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -167,7 +164,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files import leftovers
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
-    from .files.jsonstream import BLOCK_BYTES
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
@@ -213,20 +209,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     )
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
+    from .load import dumpjson_parts as dump_json
     from .load.construct import load_construct
-    from .load.dialects import (
-        CURRENT_MEMBERS,
-        ENTRY_METADATA,
-        LEAF_DATA_FIELDS,
-        LEAF_METADATA,
-        P2P_FIELDS,
-        merge_records,
-    )
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
-    from .load.document import detect_kind, finish_streamed, flatten_dump, new_table, split_api_key, strip_call_number
-    from .load.dumpindex import dump_scanner, index_table, key_hashes
-    from .load.dumpjson import load_dump_file, load_stack
-    from .load.flatten import EMPTY_CRC, non_tensor
+    from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.dumpindex import index_table, key_hashes
+    from .load.dumpjson import load_stack
     from .load.stackindex import entry_stacks, read_stack_records
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks

@@ -70,8 +70,11 @@ def test_every_public_name_is_its_home_object():
 #: dumped statistics through the classification of a statistics cell, the module stat_cells: 193;
 #: the chunked plugin off the core's private modules: what a strategy's finish builds, returns and
 #: writes under, the core CSV's part-wise spelling and part size, the column-wide facts a part is built with, the side
-#: directory of its child (through the module leftovers, public for the sweep): 199)
-MAX_PUBLIC_NAMES = 199
+#: directory of its child (through the module leftovers, public for the sweep): 199;
+#: the parts of the core's dump.json reader that only fast_scan's C scanner reads by (the dialects' member and field
+#: sets, the row helpers, the pure-Python loader it falls back to, the C scanner, the block size, and the summary's
+#: merge of the unrecognised records) grouped as one module, dump_json, instead of thirteen loose names: 187)
+MAX_PUBLIC_NAMES = 187
 
 
 def test_the_public_api_is_small():

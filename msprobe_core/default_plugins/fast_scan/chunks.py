@@ -25,8 +25,8 @@ from msprobe_core.plugin import (
     FileIdentity,
     InputError,
     WholeTablesNeeded,
+    dump_json,
     key_hashes,
-    new_table,
 )
 
 from .scan import _CONSTANTS, _KNOWN, Scanner, other_leaf_reader, take_rows
@@ -86,7 +86,7 @@ class ChunkReader:
                 parts.append(b",")
             parts.append(raw)
         parts.append(b"}}")
-        table = new_table(index.source, index.kind, index.framework)
+        table = dump_json.new_table(index.source, index.kind, index.framework)
         scanner = Scanner(tuple(getattr(table, c) for c in ROW_COLUMNS), index.kind == "debug",
                           other_leaf_reader(), _CONSTANTS, _KNOWN)
         if scanner.feed(b"".join(parts), True) < 0 or not scanner.done:

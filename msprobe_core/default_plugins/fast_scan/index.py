@@ -24,9 +24,7 @@ from msprobe_core.plugin import (
     DumpIndex,
     FileIdentity,
     MsprobeError,
-    finish_streamed,
-    load_dump_file,
-    new_table,
+    dump_json,
 )
 
 from .scan import _CONSTANTS, _KNOWN, Scanner, _header, available, feed_file, other_leaf_reader, scan_dump
@@ -55,7 +53,7 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
     """
     if Scanner is None or not available() or peek_task(path) == MODE_TENSOR:
         return None
-    table = new_table(path, kind, "")
+    table = dump_json.new_table(path, kind, "")
     columns = tuple([] for _ in ROW_COLUMNS)  # left empty: the index mode keeps no rows
     scanner = Scanner(columns, kind == "debug", other_leaf_reader(), _CONSTANTS, _KNOWN, 2 if renumber else 1)
     try:
@@ -65,7 +63,7 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
         header = _header(scanner.header)
         if header is None:
             return None
-        finish_streamed(table, scanner.md5_seen, header, path)
+        dump_json.finish_streamed(table, scanner.md5_seen, header, path)
     except (OSError, MsprobeError):  # the whole-table load reports it
         return None
     except Exception:  # noqa: BLE001 - anything unexpected: the whole-table load reads the file
@@ -105,4 +103,4 @@ def index_dump_file(path: Path, kind: str, renumber: bool) -> DumpIndex | None:
 
 def _whole_file(index: DumpIndex) -> Any:
     """The whole table of an indexed file (read whole, as without an index: the scanner, else the core's loader)."""
-    return scan_dump(index.source, index.kind) or load_dump_file(index.source, index.kind)
+    return scan_dump(index.source, index.kind) or dump_json.load_dump_file(index.source, index.kind)

@@ -1,5 +1,5 @@
 """The default plugin ``fast_scan``'s table load: the optional C scanner ``_dumpscan``, ahead of the core's
-pure-Python :func:`msprobe_core.plugin.load_dump_file`.
+pure-Python ``load_dump_file`` (:mod:`msprobe_core.plugin.dump_json`'s).
 
 On a 100k-entry statistics dump, Python's json decoder and the Python walk cost about
 2.5 s per side; the scanner reads the bytes block by block and appends the same rows in
@@ -25,13 +25,6 @@ from typing import Any
 import numpy as np
 
 from msprobe_core.plugin import (
-    BLOCK_BYTES,
-    CURRENT_MEMBERS,
-    EMPTY_CRC,
-    ENTRY_METADATA,
-    LEAF_DATA_FIELDS,
-    LEAF_METADATA,
-    P2P_FIELDS,
     ROW_COLUMNS,
     STAT_COLUMNS,
     STATE_DEBUG,
@@ -42,32 +35,32 @@ from msprobe_core.plugin import (
     ApiEntry,
     DumpTable,
     StatCells,
-    dump_scanner,
-    finish_streamed,
-    new_table,
-    non_tensor,
+    dump_json,
 )
 
+#: the core reader's block size and leaf reader, bound here: the tests shrink the block and break the leaf reader
+BLOCK_BYTES, non_tensor = dump_json.BLOCK_BYTES, dump_json.non_tensor
+
 #: the C scanner, or ``None`` where the extension was built without a C compiler (the core's loader reads every file)
-Scanner = dump_scanner()
+Scanner = dump_json.dump_scanner()
 
 #: set to any non-empty value to always read dump files with the Python walk
 ENV_PYTHON_LOADER = "MSPROBE_PY_LOADER"
 
 _CONSTANTS = (
     STATE_INPUT, STATE_OUTPUT, STATE_PARAMETERS, STATE_PARAMETERS_GRAD, STATE_DEBUG,
-    "-1", EMPTY_CRC, "True", "False", "Nan",
+    "-1", dump_json.EMPTY_CRC, "True", "False", "Nan",
 )
 
 
 #: the leaf fields most leaves have, first: the scanner checks each member key against the list in order
 _COMMON_FIELDS = ("type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad", "data_name", "md5", "value")
 #: what the scanner may read without declining: (entry members, leaf fields, P2P op members); its ENTRY_KEYS
-#: are the CURRENT_MEMBERS
+#: are the dump_json.CURRENT_MEMBERS
 _KNOWN = (
-    CURRENT_MEMBERS + tuple(sorted(ENTRY_METADATA)),
-    _COMMON_FIELDS + tuple(sorted((LEAF_DATA_FIELDS | LEAF_METADATA) - set(_COMMON_FIELDS))),
-    tuple(sorted(P2P_FIELDS)),
+    dump_json.CURRENT_MEMBERS + tuple(sorted(dump_json.ENTRY_METADATA)),
+    _COMMON_FIELDS + tuple(sorted((dump_json.LEAF_DATA_FIELDS | dump_json.LEAF_METADATA) - set(_COMMON_FIELDS))),
+    tuple(sorted(dump_json.P2P_FIELDS)),
 )
 
 
@@ -84,7 +77,7 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     """
     if not available():
         return None
-    table = new_table(path, kind, "")
+    table = dump_json.new_table(path, kind, "")
     columns = tuple(getattr(table, c) for c in ROW_COLUMNS)
     scanner = Scanner(columns, kind == "debug", other_leaf_reader(), _CONSTANTS, _KNOWN)
     try:
@@ -96,11 +89,11 @@ def scan_dump(path: Path, kind: str) -> DumpTable | None:
     if header is None:
         return None
     take_rows(table, scanner)
-    return finish_streamed(table, scanner.md5_seen, header, path)
+    return dump_json.finish_streamed(table, scanner.md5_seen, header, path)
 
 
 def other_leaf_reader() -> Any:
-    """The scanner's ``other_leaf``: :func:`flatten.non_tensor` for the leaves it leaves to Python."""
+    """The scanner's ``other_leaf``: :func:`dump_json.non_tensor` for the leaves it leaves to Python."""
     crcs: dict[str, str] = {}
 
     def other_leaf(leaf: dict, name: str, md5: str | None) -> tuple:

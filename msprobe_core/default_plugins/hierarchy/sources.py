@@ -142,7 +142,7 @@ class _StackFrames:
 
     def _load(self) -> None:
         self._read = True
-        from msprobe_core.plugin import dump_scanner
+        from msprobe_core.plugin import dump_json
 
         known = _READ_STACKS.get(str(self.path.resolve()))
         if isinstance(known, dict):  # the whole table's {call: frames}, as the compare read it
@@ -154,7 +154,7 @@ class _StackFrames:
             return
 
         try:
-            if dump_scanner() is not None:  # the C extension that hashes the names (the index's key hashes)
+            if dump_json.dump_scanner() is not None:  # the C extension that hashes the names (the index's key hashes)
                 from msprobe_core.plugin import read_stack_records
 
                 records = read_stack_records(self.path)

@@ -232,9 +232,9 @@ def summarise_run(run: Any, next_dump: bool = True) -> tuple[dict[str, Any], Sum
     with gc_paused():
         add_outcomes(acc, outcomes)
     errors = [f"{o.job.label}: {o.error}" for o in outcomes if getattr(o, "error", None)]
-    from msprobe_core.plugin import merge_records
+    from msprobe_core.plugin import dump_json
 
-    unrecognised = merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
+    unrecognised = dump_json.merge_records(getattr(o.job, "unrecognised", ()) for o in outcomes)
     summary, tree_input = summary_of(
         acc, outputs=run.outputs, errors=errors, unrecognised=unrecognised,
         hierarchy=outcomes_hierarchy(outcomes, acc),
