@@ -69,12 +69,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.arena": ("current_arena", "Arena", "use_arena"),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
-    ".match.seqalign": ("align", "align_in_gaps", "longest_increasing"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
-    ".files.yaml_names": ("yaml_comment", "yaml_mapping_entry"),
     ".load.construct": ("load_construct",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
@@ -90,9 +88,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".console.logs": ("banner_end", "setup_logging"),
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
     ".running": ("run_host", "running_with"),
-    ".files.overlap": (
-        "looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs",
-    ),
     ".text.strtod": ("pandas_strtod",),
     ".text.csv_rows": ("csv_line",),
     ".text.floattext": ("float_texts",),
@@ -110,6 +105,12 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
+    # order-preserving alignment of two call sequences (align, align_in_gaps, longest_increasing): -fm and --auto-map
+    "sequence_alignment": ".match.seqalign",
+    # the names of a -dm file written so that they read back as written (yaml_comment, yaml_mapping_entry): --auto-map
+    "yaml_names": ".files.yaml_names",
+    # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
+    "output_refusals": ".files.overlap",
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -161,12 +162,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UnsafePickleError,
         UsageError,
     )
-    from .files import leftovers
+    from .files import leftovers, yaml_names
+    from .files import overlap as output_refusals
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
-    from .files.overlap import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
     from .files.schemas import validate
     from .files.validation import (
         check_ids,
@@ -178,7 +179,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         parse_share,
         read_yaml,
     )
-    from .files.yaml_names import yaml_comment, yaml_mapping_entry
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
@@ -216,10 +216,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
     from .load.stackindex import entry_stacks, read_stack_records
+    from .match import seqalign as sequence_alignment
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
-    from .match.seqalign import align, align_in_gaps, longest_increasing
     from .metrics.tensor_paths import safe_tensor_path
     from .model import (
         MODE_MD5,

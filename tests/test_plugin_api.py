@@ -73,8 +73,10 @@ def test_every_public_name_is_its_home_object():
 #: directory of its child (through the module leftovers, public for the sweep): 199;
 #: the parts of the core's dump.json reader that only fast_scan's C scanner reads by (the dialects' member and field
 #: sets, the row helpers, the pure-Python loader it falls back to, the C scanner, the block size, and the summary's
-#: merge of the unrecognised records) grouped as one module, dump_json, instead of thirteen loose names: 187)
-MAX_PUBLIC_NAMES = 187
+#: merge of the unrecognised records) grouped as one module, dump_json, instead of thirteen loose names: 187;
+#: three more groups that only default plugins use, each given as its module: sequence_alignment (-fm and --auto-map),
+#: yaml_names (--auto-map's -dm file), output_refusals (the report command's): 181)
+MAX_PUBLIC_NAMES = 181
 
 
 def test_the_public_api_is_small():

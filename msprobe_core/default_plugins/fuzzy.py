@@ -38,8 +38,8 @@ from msprobe_core.plugin import (
     MatchResult,
     OptionSpec,
     Register,
-    align_in_gaps,
     hookimpl,
+    sequence_alignment,
     strip_call_number,
 )
 
@@ -97,7 +97,7 @@ def calls_of(table: DumpTable, keys: Sequence[str]) -> list[Call]:
 
 def align_calls(target: list[Call], golden: list[Call]) -> dict[int, int]:
     """Target call index → golden call index, by the three-pass alignment described above."""
-    found = align_in_gaps([(0, len(target), 0, len(golden))], (1, 2, 3),
+    found = sequence_alignment.align_in_gaps([(0, len(target), 0, len(golden))], (1, 2, 3),
                           lambda k, level: target[k].token(level), lambda k, level: golden[k].token(level))
     return {i: j for i, (j, _level) in found.items()}
 

@@ -29,9 +29,8 @@ from msprobe_core.plugin import (
     UsageError,
     join_on_keys,
     mapped_golden_keys,
+    yaml_names,
 )
-from msprobe_core.plugin import yaml_comment as comment
-from msprobe_core.plugin import yaml_mapping_entry as mapping_entry
 
 from .automap_align import Pairing
 from .automap_calls import INPUT, OUTPUT, PARAM, CallTree, call_tree, split_forward
@@ -365,12 +364,12 @@ def yaml_text(proposal: Proposal) -> str:
     Every name reads back exactly as the dumps spell it, whatever it holds (:mod:`msprobe_core.files.yaml_names`):
     the file given back with ``-dm`` pairs the rows as this run did.
     """
-    lines = [comment(line) for line in proposal.header]
+    lines = [yaml_names.yaml_comment(line) for line in proposal.header]
     for name, partner in proposal.mapping.items():
         note = proposal.comments.get(name)
         if note:
-            lines.append(comment(note))
-        lines.append(mapping_entry(name, partner))
+            lines.append(yaml_names.yaml_comment(note))
+        lines.append(yaml_names.yaml_mapping_entry(name, partner))
     return "\n".join(lines) + "\n"
 
 
