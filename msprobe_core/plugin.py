@@ -34,7 +34,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".pipeline.build": ("build_result",),
     ".pipeline.sink": ("Written",),
     ".load.dumpindex": ("index_table", "key_hashes", "dump_scanner"),
-    ".load.stackindex": ("entry_stacks", "read_stack_records"),
+    ".load.stackrecords": ("read_stack_records",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -227,7 +227,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import dump_scanner, index_table, key_hashes
     from .load.dumpjson import load_dump_file, load_stack
     from .load.flatten import EMPTY_CRC, non_tensor
-    from .load.stackindex import entry_stacks, read_stack_records
+    from .load.stackrecords import read_stack_records
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
