@@ -34,7 +34,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".pipeline.build": ("build_result",),
     ".pipeline.sink": ("Written",),
     ".load.dumpindex": ("index_table", "key_hashes"),
-    ".load.stackindex": ("entry_stacks", "read_stack_records"),
+    ".load.stackrecords": ("read_stack_records",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -215,7 +215,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
-    from .load.stackindex import entry_stacks, read_stack_records
+    from .load.stackrecords import read_stack_records
     from .match import seqalign as sequence_alignment
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks

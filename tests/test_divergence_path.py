@@ -129,11 +129,11 @@ def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch
     """stack.json is read once, by the load stage: the path is found in what it kept (a streamed compare's stack
     index, a whole table's dict), not in a second read of the file, and is the same either way."""
     import msprobe_core.default_plugins.hierarchy.sources as hierarchy
-    import msprobe_core.load.stackindex as stackindex
+    import msprobe_core.load.stackrecords as stackrecords
     import msprobe_core.plugin as plugin_api
 
     reads = {"records": 0, "whole": 0}
-    read_records, whole_stack = stackindex.read_stack_records, hierarchy._whole_stack
+    read_records, whole_stack = stackrecords.read_stack_records, hierarchy._whole_stack
 
     def counted_records(path):
         reads["records"] += 1
@@ -143,9 +143,9 @@ def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch
         reads["whole"] += 1
         return whole_stack(*args)
 
-    # the hierarchy's read (msprobe_core.plugin's name, patched first: it is found in stackindex when first asked)
+    # the hierarchy's read (msprobe_core.plugin's name, patched first: it is found in stackrecords when first asked)
     monkeypatch.setattr(plugin_api, "read_stack_records", counted_records)
-    monkeypatch.setattr(stackindex, "read_stack_records", counted_records)  # the load stage's read
+    monkeypatch.setattr(stackrecords, "read_stack_records", counted_records)  # the load stage's read
     monkeypatch.setattr(hierarchy, "_whole_stack", counted_whole)
     monkeypatch.setenv("MSPROBE_STREAM_MIN_BYTES", threshold)
     case = _case("pytorch/c01")

@@ -1,6 +1,6 @@
-"""The member-by-member ``stack.json`` reader (``load.stackindex.read_stack_records``) against the whole dict.
+"""The member-by-member ``stack.json`` reader (``load.stackrecords.read_stack_records``) against the whole dict.
 
-``stack_index_file(path, index)`` must be ``StackIndex(load_stack(path), index)`` in every observable way:
+``stack_index_file(path, index)`` (the chunked plugin's per-entry stack of it) must be ``StackIndex(load_stack(path), index)`` in every observable way:
 the stack of every entry, or the same error (type and words) for a file that ``load_stack`` refuses.
 Checked on every ``stack.json`` of the corpora, on random files of both layouts, and on hostile ones
 (repeated keys, a late ``"0"``, names that are not texts, lone surrogates, damaged bytes).
@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
+from msprobe_core.default_plugins.chunked import stackindex
+from msprobe_core.default_plugins.chunked.stackindex import StackIndex, stack_index_file
 from msprobe_core.default_plugins.fast_scan.scan import Scanner
 from msprobe_core.files import jsonfile
-from msprobe_core.load import stackindex
+from msprobe_core.load import stackrecords
 from msprobe_core.load.dumpindex import key_hashes
 from msprobe_core.load.dumpjson import load_stack
-from msprobe_core.load.stackindex import StackIndex, read_stack_records, stack_index_file
+from msprobe_core.load.stackrecords import read_stack_records
 
 from .conftest import corpora_dir
 
@@ -129,7 +131,7 @@ def test_random_and_hostile_stacks_give_the_whole_dicts_stacks_or_its_error(seed
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     monkeypatch.setattr(stackindex, "SEARCH_STEP", rng.choice([1, 2, 5, 1 << 20]))  # entries looked up at a time
-    monkeypatch.setattr(stackindex, "HASH_BATCH", rng.choice([1, 3, 65536]))  # names hashed at a time
+    monkeypatch.setattr(stackrecords, "HASH_BATCH", rng.choice([1, 3, 65536]))  # names hashed at a time
     members = new_layout(rng) if rng.random() < 0.5 else old_layout(rng)
     members = hostile(rng, members)
     path = tmp_path / "stack.json"

@@ -272,6 +272,28 @@ def test_random_pairs_streamed_in_tiny_chunks_are_the_whole_tables_result(seed: 
         _same_files(whole, streamed)
 
 
+
+def test_a_stack_json_only_the_whole_dict_tells_is_streamed_as_whole_tables(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated call name (the last one counts, as in a dict): the member-by-member reader declines the file, the
+    load leaves ``load_stack``'s dict on the target's index, and the chunked plugin makes it per entry."""
+    target, golden = _write_pair(tmp_path / "dumps", 5)
+    dump = target / "rank0"
+    keys = list(json.loads((dump / "dump.json").read_text(encoding="utf-8"))["data"])
+    members = [f'{json.dumps(k)}: ["File a.py, line 1, in first"]' for k in keys]
+    members += [f'{json.dumps(keys[0])}: ["File b.py, line 2, in last"]']
+    (dump / "stack.json").write_text("{" + ", ".join(members) + "}", encoding="utf-8")
+    assert plugin_api.read_stack_records(dump / "stack.json") is None  # declined: the whole dict's meaning
+    whole = _compare(target, golden, tmp_path / "whole", {}, monkeypatch, streamed=False)
+    monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
+    CHUNKED.clear()
+    streamed = _compare(target, golden, tmp_path / "streamed", {}, monkeypatch, streamed=True)
+    assert CHUNKED, "the pair was streamed"
+    _same_files(whole, streamed)
+    text = "".join(p.read_text(encoding="utf-8") for p in streamed.values())
+    assert "in last" in text and "in first" in text  # the later of the repeated name's stacks, the others'
+
+
 # ============================================================================ failures
 def _pair(tmp_path: Path) -> tuple[Path, Path]:
     return _write_pair(tmp_path / "dumps", 3)

@@ -267,7 +267,7 @@ def msprobe_stack_read(path: Path, stack: Any, key_hash: Any) -> None:
     again.
 
     ``stack``: the file's ``{call: frames}`` dict (``key_hash`` ``None``), or, for a target read in chunks, the
-    per-entry stack of :func:`msprobe_core.plugin.entry_stacks` (``stack.stacks(entries, keys)``) with
+    per-entry stack its strategy made (``stack.stacks(entries, keys)``: the default plugin ``chunked``'s) with
     ``key_hash`` the index's key hash of each entry (:func:`msprobe_core.plugin.key_hashes`). Called once per read,
     in the process that read it; keep it only until ``msprobe_run_released``.
 

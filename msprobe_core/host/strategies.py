@@ -136,7 +136,7 @@ class DumpIndex:
     suffixes: list[bytes]
     dtypes: list[str | None]
     tensor_dir: Path | None = None
-    stack: Any = None  # the target's stack once attached (for the built-in loader: records or a StackIndex)
+    stack: Any = None  # the target's stack once attached (records of read_stack_records, or the dict)
     #: the scanned table's :attr:`~msprobe_core.model.DumpTable.unrecognised` and ``dialects``
     unrecognised: list[dict[str, Any]] = field(default_factory=list)
     dialects: list[str] = field(default_factory=list)

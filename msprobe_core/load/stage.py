@@ -57,7 +57,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
                 golden.repeats_a_row()  # the join's look at the golden's hashes, while only the golden is held
             if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
                 if indexing:
-                    from .stackindex import read_stack_records
+                    from .stackrecords import read_stack_records
 
                     records = read_stack_records(guess)
                     if records is not None:  # None: read below, through load_stack
@@ -68,6 +68,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
             early.clear()
 
     from ..files.validation import dump_file_beside
+    from .dumpindex import DumpIndex
 
     target, golden = host.load_pair(lambda path: host.load_dump(path, options, job, index), job.target, job.golden,
                                     preload_stack)
@@ -80,29 +81,28 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
     stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
     if stack_file is not None:
         target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None)
-        if isinstance(target.stack, dict):  # a whole table's: a hierarchy source may keep it for the paths
+        if isinstance(target.stack, dict) and not isinstance(target, DumpIndex):  # a hierarchy source may keep it
             host.notify("msprobe_stack_read", path=stack_file, stack=target.stack, key_hash=None)
     return target, golden
 
 
 def attach_stack(path: Path, target: Any, early: Any) -> Any:
-    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, its records or a ``StackIndex``.
+    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, its records, else the dict.
 
     ``early``: what :func:`load_pair` read of ``path`` while the target loaded (``None``: nothing).
-    An index's stack is :func:`~msprobe_core.load.stackindex.read_stack_records`' records (turned into a
-    ``StackIndex`` once matching is done and the index holds less), never the whole dict, unless the reader
-    sends the file back to ``load_stack`` (which raises its errors).
+    An index's stack is :func:`~msprobe_core.load.stackrecords.read_stack_records`' records (the strategy that
+    reads the index in chunks makes them per entry once matching is done: the default plugin ``chunked``'s
+    ``entry_stacks``), never the whole dict, unless the reader sends the file back to ``load_stack`` (which
+    raises its errors).
     """
     from .dumpindex import DumpIndex
 
     if not isinstance(target, DumpIndex):
         return early if isinstance(early, dict) else load_stack(path)
-    from .stackindex import StackIndex, StackRecords, read_stack_records
+    from .stackrecords import StackRecords, read_stack_records
 
     records = early if isinstance(early, StackRecords) else read_stack_records(path)
-    if records is None:
-        return StackIndex(load_stack(path), target)
-    return records
+    return load_stack(path) if records is None else records
 
 
 def check_tensor_dir(table: DumpTable) -> None:

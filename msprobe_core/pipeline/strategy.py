@@ -109,7 +109,7 @@ def _whole(side: Any) -> DumpTable:
     table = side.whole_table()
     if side.stack is None or isinstance(side.stack, dict):
         table.stack = side.stack
-    else:  # an index's stack (records, a StackIndex) keeps no API names: stack.json is read again
+    else:  # an index's stack (records, a per-entry stack) keeps no API names: stack.json is read again
         from ..files.validation import dump_file_beside
         from ..load.dumpjson import load_stack
 

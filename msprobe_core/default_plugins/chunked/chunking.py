@@ -93,7 +93,7 @@ class ChunkSource:
     golden: DumpIndex
     match: IndexMatch
     notes: MatchNotes
-    stack: Any = None  # a StackIndex (:mod:`msprobe_core.load.stackindex`), or None without stack.json
+    stack: Any = None  # a StackIndex (:mod:`.stackindex`), or None without stack.json
 
     def open(self) -> tuple[EntryReader, EntryReader]:
         """Readers of both sides' entries (context managers), from their loaders."""

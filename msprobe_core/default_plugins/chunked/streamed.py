@@ -183,10 +183,11 @@ def _build_chunked(job: CompareJob, target: DumpIndex, golden: DumpIndex, match:
     """Read, build and write the result chunk by chunk (pass 2); returns the result's files."""
     import logging
 
-    from msprobe_core.plugin import entry_stacks, output_policy, stage
+    from msprobe_core.plugin import output_policy, stage
 
     from .chunking import ChunkSource, KeysDiffer, chunk_rows, plan_chunks, whole_numbers, write_chunks
     from .csvparts import open_parts
+    from .stackindex import entry_stacks
 
     writer = host.writer(options.output_format)
     notes = replace(match.notes, whole_numbers=whole_numbers(match, target, golden))
@@ -224,7 +225,7 @@ def _drop_match_arrays(*indexes: DumpIndex) -> None:
     """Let go of what only matching reads of an index (compare heads, dtype ids, statistics flags).
 
     Pass 2 reads entries by offset and checks them by key hash and row count; a fallback to whole tables
-    reads the files again. The stack's records become a ``StackIndex`` after this, with the index smaller.
+    reads the files again. The stack's records become a :class:`.stackindex.StackIndex` after this, with the index smaller.
     """
     import numpy as np
 

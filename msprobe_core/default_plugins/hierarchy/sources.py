@@ -112,7 +112,7 @@ _READ_STACKS: dict[str, Any] = {}
 
 def remember_stack(path: Path, stack: Any, key_hash: Any = None) -> None:
     """Keep what the compare read of ``path``: a ``{call: frames}`` dict, or a streamed compare's per-entry stack
-    (``stacks(entries, keys)``, see :func:`~msprobe_core.plugin.entry_stacks`) with its index's key hashes (one per
+    (``stacks(entries, keys)``, as the default plugin ``chunked`` makes it) with its index's key hashes (one per
     entry); anything else (records not made per entry yet) is not kept."""
     if isinstance(stack, dict) or (key_hash is not None and callable(getattr(stack, "stacks", None))):
         _READ_STACKS[str(Path(path).resolve())] = stack if isinstance(stack, dict) else (key_hash, stack)
