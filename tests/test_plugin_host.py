@@ -249,7 +249,7 @@ def test_a_metric_set_for_some_runs_and_a_writer_reading_the_options(tmp_path):
 
     host = PluginHost(extra_plugins=[Plugin()])
     job = _stats_pair(tmp_path)
-    assert host.metric_set("statistics", CompareOptions()).plugin == "msprobe_core.builtin"
+    assert host.metric_set("statistics", CompareOptions()).plugin == "statistics_metrics"  # the default plugin's, as a third party's would be
     options = CompareOptions(output_format="lines", output_dir=job.output_dir,
                              extra={"names_only": True, "title": "my run"})
     job.output_dir.mkdir()
