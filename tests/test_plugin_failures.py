@@ -411,3 +411,38 @@ def test_a_tensor_metric_that_raises_is_unsupported_and_said_once(tmp_path):
     said = re.search(r"plugin 'raising_metric': metric 'Boom' raised on (\d+) of (\d+) rows", warning)
     assert said and int(said[2]) == len(rows) and compared <= int(said[1]) < len(rows), warning
     assert "RuntimeError: metric bug (at raising_metric.py:" in warning
+
+
+# --------------------------------------------------------------------------- a partial's sink
+SINK_PLUGIN = """
+class Sink:
+    def feed_table(self, table, start=0):
+        {feed}
+
+    def finish(self, files):
+        {finish}
+
+def make():
+    return Sink()
+
+@hookimpl
+def msprobe_register_partials(register):
+    register(PartialSpec("counted", lambda options, values, jobs: make))
+"""
+
+
+@pytest.mark.parametrize(("feed", "finish", "said"), [
+    ("sys.exit(0)", "return 1", "partial 'counted' (PartialSpec.sink)'s sink.feed_table failed: it called sys.exit(0)"),
+    ("pass", "raise ValueError('no count')",
+     "partial 'counted' (PartialSpec.sink)'s sink.finish failed: ValueError: no count"),
+])
+@pytest.mark.exercises_hooks("msprobe_register_partials")
+def test_a_plugin_sink_that_exits_or_fails_is_that_plugins_failure(tmp_path, feed, finish, said):
+    """A third party's summary sink runs where each job runs; a ``sys.exit(0)`` there used to end the run with exit 0
+    and no summary. Every method of its sink goes through the guard: one line naming the plugin, exit 1, and no
+    half-written result (the file is whole, or not there when the job stopped before writing it)."""
+    _module(tmp_path, "sinky", SINK_PLUGIN.format(feed=feed, finish=finish))
+    proc, results = _compare(tmp_path, "sinky")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "plugin 'sinky'" in proc.stderr and said in proc.stderr, proc.stderr
+    assert not list((tmp_path / "out").glob("*.part")) and len(results) <= 1

@@ -368,3 +368,46 @@ class GuardedChunkedWriter:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._writer, name)
+
+
+class GuardedSinkFactory:
+    """A plugin's summary-sink factory (what its ``PartialSpec.sink`` chose for the run) whose sinks call every method
+    through the guard: a sink's ``sys.exit()`` or bug is its plugin's failure, named, never a run that ends early
+    with exit 0. Picklable when the factory is (it travels to the workers that run the jobs)."""
+
+    def __init__(self, factory: Callable[[], Any], owner: str, what: str) -> None:
+        self.factory, self.owner, self.what = factory, owner, what
+
+    def __call__(self) -> GuardedSink:
+        made = PluginCode(self.factory, self.owner, f"{self.what}'s factory", passes=(MsprobeError,))()
+        return GuardedSink(made, self.owner, self.what)
+
+
+def guarded_sink_factory(factory: Callable[[], Any] | None, *, owner: str, what: str) -> GuardedSinkFactory | None:
+    """``factory`` with its sinks guarded (``None``: the run needs no partial from this spec)."""
+    return None if factory is None else GuardedSinkFactory(factory, owner, what)
+
+
+class GuardedSink:
+    """A plugin's summary sink whose ``feed_table``, ``finish`` and optional ``continued``/``absorb`` go through the
+    guard; ``continued`` hands out a sink guarded in turn."""
+
+    def __init__(self, sink: Any, owner: str, what: str) -> None:
+        self._sink, self._owner, self._what = sink, owner, what
+
+    def _guarded(self, name: str) -> PluginCode:
+        return PluginCode(getattr(self._sink, name), self._owner, f"{self._what}'s sink.{name}", passes=(MsprobeError,))
+
+    def feed_table(self, table: Any, start: int = 0) -> None:
+        self._guarded("feed_table")(table, start)
+
+    def finish(self, files: Any) -> Any:
+        return self._guarded("finish")(files)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("continued", "absorb") or name.startswith("__"):
+            raise AttributeError(name)
+        call = self._guarded(name)  # AttributeError where the sink has no such method: it cannot continue
+        if name == "absorb":
+            return call
+        return lambda start: GuardedSink(call(start), self._owner, self._what)

@@ -158,10 +158,11 @@ class _Sinks:
 def partial_specs(host: PluginHost) -> list[PartialSpec]:
     """Every :class:`PartialSpec` the plugins register, in pluggy's order (a failing plugin's are skipped)."""
     from dataclasses import replace
+    from functools import partial
 
     from ..errors import MsprobeError
     from ..host.loading import RegistrationFailed, call_registry_hook
-    from ..host.plugin_calls import PluginCode
+    from ..host.plugin_calls import PluginCode, guarded_sink_factory
     from ..host.registry import is_core_plugin
 
     hook = "msprobe_register_partials"
@@ -177,9 +178,9 @@ def partial_specs(host: PluginHost) -> list[PartialSpec]:
             continue
         for spec in specs:
             if not is_core_plugin(impl.plugin_name):  # its choice is plugin code: a bug there is named as its
-                spec = replace(spec, sink=PluginCode(spec.sink, host.owner_label(impl.plugin_name),
-                                                     f"partial '{spec.name}' (PartialSpec.sink)",
-                                                     passes=(MsprobeError,)))
+                owner, what = host.owner_label(impl.plugin_name), f"partial '{spec.name}' (PartialSpec.sink)"
+                spec = replace(spec, sink=PluginCode(spec.sink, owner, what, passes=(MsprobeError,), adapt=partial(
+                    guarded_sink_factory, owner=owner, what=what)))
             found.append(replace(spec, plugin=impl.plugin_name))
     return found
 
