@@ -71,7 +71,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
-    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink"),
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
     ".load.construct": ("load_construct",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
@@ -211,7 +211,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
     from .load.construct import load_construct
-    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, step_label, warn_if_symlink
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack

@@ -76,8 +76,10 @@ def test_every_public_name_is_its_home_object():
 #: merge of the unrecognised records) grouped as one module, dump_json, instead of thirteen loose names: 187;
 #: three more groups that only default plugins use, each given as its module: sequence_alignment (-fm and --auto-map),
 #: yaml_names (--auto-map's -dm file), output_refusals (the report command's): 181;
-#: the per-entry stack of a target read in chunks moved into the chunked plugin (entry_stacks out): 180)
-MAX_PUBLIC_NAMES = 180
+#: the per-entry stack of a target read in chunks moved into the chunked plugin (entry_stacks out): 180;
+#: the directory listing with the core's one-line error, which the MindSpore plugin's mixed-dump discovery had
+#: copied: 181)
+MAX_PUBLIC_NAMES = 181
 
 
 def test_the_public_api_is_small():

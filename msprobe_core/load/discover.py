@@ -29,7 +29,8 @@ PROC_DIR = re.compile(r"^proc[0-9]+\Z")
 STEP_DIR = re.compile(r"step(0|[1-9][0-9]*)")
 
 
-def _listdir(path: Path) -> list[str]:
+def list_dir(path: Path) -> list[str]:
+    """The names in directory ``path``; one that cannot be listed is the user's input error naming it (one line)."""
     try:
         return os.listdir(path)
     except PermissionError:
@@ -117,7 +118,7 @@ def holds_step_dirs(target: Path, golden: Path) -> bool:
     if not (target.is_dir() and golden.is_dir()):
         return False
     for root in (target, golden):
-        _listdir(root)  # a root that cannot be listed is said so, not taken for one without steps
+        list_dir(root)  # a root that cannot be listed is said so, not taken for one without steps
     return any(_step_names(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden))
 
 
@@ -150,12 +151,12 @@ def _rank_number(name: str) -> int:
 
 def _rank_dirs(path: Path) -> list[str]:
     return sorted(
-        (n for n in _listdir(path) if RANK_DIR.match(n) and (path / n).is_dir()), key=_rank_number
+        (n for n in list_dir(path) if RANK_DIR.match(n) and (path / n).is_dir()), key=_rank_number
     )
 
 
 def _proc_dir(path: Path) -> str:
-    procs = [n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
+    procs = [n for n in list_dir(path) if PROC_DIR.match(n) and (path / n).is_dir()]
     if len(procs) != 1:  # a layout a plugin that is not loaded claims: the host names that plugin instead
         found = "no" if not procs else f"{len(procs)}"
         raise InputError(
@@ -167,7 +168,7 @@ def _proc_dir(path: Path) -> str:
 
 
 def _procs(path: Path) -> list[str]:
-    return sorted((n for n in _listdir(path) if PROC_DIR.match(n) and (path / n).is_dir()), key=_natural_key)
+    return sorted((n for n in list_dir(path) if PROC_DIR.match(n) and (path / n).is_dir()), key=_natural_key)
 
 
 def _check_same_layout(target: Path, t_ranks: list[str], golden: Path, g_ranks: list[str]) -> None:
@@ -195,7 +196,7 @@ _RANK_LIKE = re.compile(r"(?:rank|proc)[0-9]")
 def _warn_odd_rank_names(path: Path) -> None:
     """Name, escaped, each directory in ``path`` that starts like ``rank<N>``/``proc<PID>`` but is not exactly that
     (``rank0\n``, ``rank01``): it is no rank, and is not compared."""
-    for name in sorted(_listdir(path)):
+    for name in sorted(list_dir(path)):
         if _RANK_LIKE.match(name) and not (RANK_DIR.match(name) or PROC_DIR.match(name)) and (path / name).is_dir():
             log.warning("%s: the directory %s is not a rank directory (its name is not exactly rank<N> or "
                         "proc<PID>); not compared.", path, ascii(name))

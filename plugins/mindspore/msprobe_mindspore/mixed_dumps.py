@@ -41,17 +41,6 @@ def mixed_folders(target: Path, golden: Path) -> list[str]:
         return []
 
 
-def _listdir(path: Path) -> list[str]:
-    from msprobe_core.plugin import InputError
-
-    try:
-        return os.listdir(path)
-    except PermissionError:
-        raise InputError("directory is not readable (permission denied)", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot list directory ({exc.strerror})", path=path) from None
-
-
 def _natural_key(name: str) -> tuple:
     """``step2`` before ``step10``."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
@@ -60,12 +49,12 @@ def _natural_key(name: str) -> tuple:
 def mixed_jobs(target: Path, golden: Path, options: CompareOptions, folders: list[str]) -> list[CompareJob]:
     """One compare job per entry of each of ``folders`` that both roots hold as a directory (the step directory's
     own discovery inside), written under ``<output>/<folder>/<step>/``; an ``InputError`` when there is none."""
-    from msprobe_core.plugin import InputError, discover_jobs
+    from msprobe_core.plugin import InputError, discover_jobs, list_dir
 
     jobs: list[CompareJob] = []
     for folder in folders:
         t_dir, g_dir = target / folder, golden / folder
-        steps = sorted(set(_listdir(t_dir)) & set(_listdir(g_dir)), key=_natural_key)
+        steps = sorted(set(list_dir(t_dir)) & set(list_dir(g_dir)), key=_natural_key)
         for step in steps:
             if not (t_dir / step).is_dir() or not (g_dir / step).is_dir():
                 continue
