@@ -91,6 +91,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
             host.writer(opts.output_format)  # an unknown format is an error before any work
         jobs = host.discover_jobs(target_path, golden_path, opts)
         refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
+        host.pm.hook.msprobe_check_run(jobs=jobs, options=opts, values=values)  # a plugin's refusal: the same
         if out is not None:
             from .workers.forking import finish_removals
 

@@ -1,5 +1,5 @@
-"""Every sub-command arrives through ``msprobe_register_commands`` (but the core's ``compare`` and ``plugins``), and
-``msprobe --help`` lists each with the first paragraph of its help: the default plugins' ``report`` and
+"""Every sub-command arrives through ``msprobe_register_commands`` (but the core's ``compare``), and
+``msprobe --help`` lists each with the first paragraph of its help: the default plugins' ``plugins``, ``report`` and
 ``merge_result`` as a third party's (the example distribution, pip-installed for the session); ``-p no:NAME`` takes a
 plugin's commands away, and the command then says whose it was."""
 
@@ -52,7 +52,7 @@ def test_help_lists_every_command_of_every_plugin_with_its_first_paragraph(run_c
     assert proc.returncode == 0, proc.stderr
     listed = _listed(proc.stdout)
     known = _commands_of_the_host()
-    # the core's two, the default plugins' two and the installed third party's
+    # the core's one, the default plugins' three and the installed third party's
     assert {"compare", "plugins", "report", "merge_result", "gzip-dump"} <= set(known)
     assert set(listed) == set(known)
     for name, first_paragraph in known.items():
@@ -64,8 +64,18 @@ def test_the_default_plugins_commands_are_registered_through_the_hook(run_cli):
     proc = run_cli("plugins", "--json")
     assert proc.returncode == 0, proc.stderr
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
-    for name in ("report", "merge_result"):
+    for name in ("plugins_command", "report", "merge_result"):
         assert "msprobe_register_commands" in plugins[name]["hooks"], plugins[name]
+
+
+def test_turning_plugins_command_off_takes_msprobe_plugins_away_and_says_whose_it_was(run_cli):
+    listed = _listed(run_cli("-p", "no:plugins_command", "--help").stdout)
+    assert "plugins" not in listed and {"compare", "report", "merge_result"} <= set(listed)
+    proc = run_cli("-p", "no:plugins_command", "plugins", "--json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "msprobe: error: no such command 'plugins' (it is the default plugin 'plugins_command''s, which is turned off "
+        "by -p no:plugins_command or MSPROBE_DISABLE_PLUGINS) (see 'msprobe --help')"]
 
 
 @pytest.mark.parametrize("how", ["-p", "env"])

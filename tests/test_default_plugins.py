@@ -182,6 +182,49 @@ def test_a_plugin_whose_run_finished_hook_fails_is_named_and_the_results_stay(tm
     assert "Traceback" not in proc.stderr + quiet.stderr
 
 
+_REFUSING_PLUGIN = '''
+from msprobe_core.plugin import OptionSpec, UsageError, hookimpl
+
+
+@hookimpl
+def msprobe_register_options(register):
+    register(OptionSpec("refuse_run", ("--refuse-run",), "Refuse the run before any work.", kind="flag",
+                        default=False))
+
+
+@hookimpl
+def msprobe_check_run(jobs, options, values):
+    if values.get("refuse_run"):
+        raise UsageError(f"refused: {len(jobs)} job(s), output {options.output_dir.name}")
+'''
+
+
+@pytest.mark.exercises_hooks("msprobe_check_run")
+def test_a_third_party_refuses_a_run_before_any_work_through_msprobe_check_run(tmp_path):
+    """``msprobe_check_run`` is a plugin's too: its UsageError is the command's one line (exit 2) and
+    ``msprobe_core.compare``'s exception, with nothing written; without its option the run goes on."""
+    (tmp_path / "refusing.py").write_text(_REFUSING_PLUGIN)
+    env = {"MSPROBE_LOAD_PLUGINS": "refusing", "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = _compare(tmp_path / "out", env=env)
+    assert proc.returncode == 0, proc.stderr
+    proc = _msprobe("compare", "-tp", EXAMPLE / "target" / "step0", "-gp", EXAMPLE / "golden" / "step0", "-o",
+                    tmp_path / "refused", "--refuse-run", env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["msprobe: error: refused: 1 job(s), output refused"]
+    assert not (tmp_path / "refused").exists()
+    code = ("import sys, msprobe_core\n"
+            "from msprobe_core.plugin import UsageError\n"
+            "try:\n"
+            "    msprobe_core.compare(sys.argv[1], sys.argv[2], sys.argv[3], refuse_run=True)\n"
+            "except UsageError as exc:\n"
+            "    print(exc)\n")
+    api = subprocess.run([sys.executable, "-c", code, EXAMPLE / "target" / "step0", EXAMPLE / "golden" / "step0",
+                          tmp_path / "api"], capture_output=True, text=True, timeout=600,
+                         env={k: v for k, v in os.environ.items() if k != DISABLE_ENV} | env)
+    assert api.returncode == 0 and api.stdout.strip() == "refused: 1 job(s), output api", api.stderr
+    assert not (tmp_path / "api").exists()
+
+
 _COUNTING_PLUGIN = '''
 import json
 from pathlib import Path

@@ -89,6 +89,7 @@ def test_compare_json_summary_over_an_existing_result_is_refused_before_any_work
     assert not out.exists()  # before any work: no result, not even the output folder
 
 
+@pytest.mark.exercises_hooks("msprobe_check_run")
 def test_compare_json_summary_over_an_input_is_refused(run_cli, tmp_path):
     target = tmp_path / "dump.json"
     target.write_bytes(TARGET.read_bytes())

@@ -70,7 +70,7 @@ _RUN_MSPROBE = (
 _REGISTER_ONLY = (
     "import json, sys\n"
     "from msprobe_core.host.registry import PluginHost\n"
-    "PluginHost().register_commands(('compare', 'plugins'))\n"
+    "PluginHost().register_commands(('compare',))\n"
     "print(json.dumps(sorted(sys.modules)))\n"
 )
 

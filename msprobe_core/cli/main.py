@@ -1,15 +1,14 @@
-"""The ``msprobe`` command line: the command group, ``compare`` and ``plugins``, and :func:`main`.
+"""The ``msprobe`` command line: the command group, ``compare``, and :func:`main`.
 
 Whatever a command raises becomes one message and an exit code in :func:`msprobe_core.cli.guard.guarded`;
-every other sub-command (``msprobe report`` and ``msprobe merge_result`` too, default plugins') arrives through
-``msprobe_register_commands``; a command line the core cannot parse is offered to the plugins
+every other sub-command (``msprobe plugins``, ``msprobe report`` and ``msprobe merge_result`` too, default plugins')
+arrives through ``msprobe_register_commands``; a command line the core cannot parse is offered to the plugins
 (``msprobe_claim_command_line``).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import os
 import sys
@@ -26,8 +25,8 @@ log = logging.getLogger("msprobe")
 
 
 class _MsprobeGroup(click.Group):
-    """The ``msprobe`` group: the core's ``compare`` and ``plugins``, and every command a plugin adds
-    (``msprobe_register_commands``: the default plugins' ``report`` and ``merge_result`` as a third party's).
+    """The ``msprobe`` group: the core's ``compare``, and every command a plugin adds (``msprobe_register_commands``:
+    the default plugins' ``plugins``, ``report`` and ``merge_result`` as a third party's).
 
     The plugins are loaded for a name that is not the core's, and for ``msprobe --help``, which lists every
     command; registering a command imports its module only (numpy and the rest load when it runs).
@@ -190,7 +189,7 @@ def compare_cmd(**kw: object) -> None:
     stage("find the dumps")
     jobs = host.discover_jobs(values["target"], values["golden"], options)
     refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
-    _refuse_summary_over_a_file(values, jobs, options)
+    host.pm.hook.msprobe_check_run(jobs=jobs, options=options, values=values)  # e.g. --json-summary over an input
     from ..pipeline.sink import SUMMARY_SINK
     from ..run.finished import FinishedRun, choose_partials, finish_run
 
@@ -224,28 +223,6 @@ def compare_cmd(**kw: object) -> None:
         finish_removals()
 
 
-def _refuse_summary_over_a_file(values: dict[str, object], jobs: list, options: object) -> None:
-    """Before any work: the ``--json-summary`` file is none of the run's inputs (the dumps, the files beside
-    them, a file an option names) and, when it exists, an earlier JSON summary (not a result; --force: anything)."""
-    from pathlib import Path
-
-    from ..files.overlap import looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
-
-    summary = values.get("json_summary")
-    if summary is None:
-        return
-    inputs: list = []
-    for job in jobs:
-        for side in (Path(job.target), Path(job.golden)):
-            inputs.append(side)
-            inputs.extend(side.parent / name for name in ("stack.json", "construct.json"))
-    inputs.extend(Path(v) for k, v in values.items()
-                  if k not in ("json_summary", "output_dir") and isinstance(v, (str, Path)) and v)
-    refuse_outputs_over_inputs({"--json-summary": Path(summary)}, inputs)  # type: ignore[arg-type]
-    refuse_other_kind("--json-summary", Path(summary), looks_like_json_object,  # type: ignore[arg-type]
-                      "a JSON summary", force=bool(getattr(options, "force", False)))
-
-
 def _summary_extra(results: int) -> dict[str, object]:
     """The :class:`~msprobe_core.run.context.RunContext` fields ``msprobe compare`` sets besides the plugins'
     partials (``msprobe_register_partials``, :mod:`msprobe_core.run.finished`): each job hands back its partials
@@ -257,21 +234,6 @@ def _summary_extra(results: int) -> dict[str, object]:
 
 
 cli.add_command(_CompareCommand())
-
-
-@cli.command("plugins")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def plugins_cmd(as_json: bool) -> None:
-    """List installed plugins, their versions, what they give and the hooks they implement, and the known
-    plugins that are not installed with the command that installs each (a table; JSON with --json)."""
-    from ..host.registry import get_host
-    from .plugin_table import plugins_text
-
-    entries = get_host().list_plugins()
-    if as_json:
-        click.echo(json.dumps(entries, indent=2))
-        return
-    click.echo(plugins_text(entries))
 
 
 def _unknown_option(args: list[str]) -> str | None:
@@ -371,8 +333,6 @@ def _foreign(args: list[str]) -> bool:
 
 #: the options of the ``msprobe`` group itself (anything else before a command is not msprobe's syntax)
 _GROUP_OPTIONS = ("-h", "--help", "--version")
-#: the core's commands that load no plugin before they run
-_CORE_LIGHT = ("plugins",)
 
 
 def _missing_plugin(args: list[str]) -> str | None:
@@ -413,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.UsageError as exc:
         click.echo(usage_error_line(exc.message, "msprobe"), err=True)
         return 2
-    if args and args[0] not in _CORE_LIGHT and args[0] not in _GROUP_OPTIONS:
+    if args and args[0] not in _GROUP_OPTIONS:
         # knowing compare's flags, a plugin's command, or which plugin claims the command line, loads the
         # plugins: say what goes wrong there as compare would
         if args[0] == "compare" or args[0].startswith("-"):  # a plugin's own command owns its stdout

@@ -45,6 +45,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("sweep", "msprobe_core.default_plugins.sweep"),
     # the table of this repository's plugins: install hints, and what 'msprobe plugins' says of the known ones
     ("known_plugins", "msprobe_core.default_plugins.known_plugins.plugin"),
+    # 'msprobe plugins', the table of the plugins registered (a command through msprobe_register_commands)
+    ("plugins_command", "msprobe_core.default_plugins.plugins_command"),
 )
 
 #: the name the built-in plugin (``msprobe_core.builtin``) is registered under

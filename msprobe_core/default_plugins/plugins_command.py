@@ -1,12 +1,24 @@
-"""``msprobe plugins``: one installed plugin per row, its hooks wrapped to the terminal width; then what the
-known plugins give a user, and those of them that are not loaded with the command that installs each (the entries
-the default plugin ``known_plugins`` adds through ``msprobe_list_plugins``)."""
+"""The default plugin ``plugins_command``: ``msprobe plugins``, one installed plugin per row, its hooks wrapped to the
+terminal width; then what the known plugins give a user, and those of them that are not loaded with the command that
+installs each (the entries the default plugin ``known_plugins`` adds through ``msprobe_list_plugins``).
+
+The command arrives through ``msprobe_register_commands``, as ``msprobe report`` does. Turned off
+(``-p no:plugins_command``), ``msprobe plugins`` is no command and says whose it was; every compare still works.
+"""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from msprobe_core.plugin import get_host, hookimpl
+
+if TYPE_CHECKING:
+    from msprobe_core.plugin import Register
 
 HEADERS = ("PLUGIN", "VERSION", "DISTRIBUTION", "HOOKS")
 _HOOK_PREFIX = "msprobe_"
@@ -67,3 +79,21 @@ def plugins_text(entries: list[dict[str, Any]], width: int | None = None) -> str
             lines.append(f"  {str(entry['distribution']).ljust(name_width)}  {wrapped[0]}")
             lines.extend(" " * (name_width + 4) + more for more in [*wrapped[1:], entry["hint"]])
     return "\n".join(lines)
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def plugins_cmd(as_json: bool) -> None:
+    """List installed plugins, their versions, what they give and the hooks they implement, and the known
+    plugins that are not installed with the command that installs each (a table; JSON with --json)."""
+    entries = get_host().list_plugins()
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    click.echo(plugins_text(entries))
+
+
+@hookimpl
+def msprobe_register_commands(register: Register[click.Command]) -> None:
+    """``msprobe plugins``: the table (or the JSON list) of the plugins."""
+    register(plugins_cmd)
