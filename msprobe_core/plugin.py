@@ -105,8 +105,6 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
-    # order-preserving alignment of two call sequences (align, align_in_gaps, longest_increasing): -fm and --auto-map
-    "sequence_alignment": ".match.seqalign",
     # the names of a -dm file written so that they read back as written (yaml_comment, yaml_mapping_entry): --auto-map
     "yaml_names": ".files.yaml_names",
     # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
@@ -216,7 +214,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
     from .load.stackrecords import read_stack_records
-    from .match import seqalign as sequence_alignment
     from .match.data_mapping import declares_two_programs, load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys

@@ -78,8 +78,10 @@ def test_every_public_name_is_its_home_object():
 #: yaml_names (--auto-map's -dm file), output_refusals (the report command's): 181;
 #: the per-entry stack of a target read in chunks moved into the chunked plugin (entry_stacks out): 180;
 #: the directory listing with the core's one-line error, which the MindSpore plugin's mixed-dump discovery had
-#: copied: 181)
-MAX_PUBLIC_NAMES = 181
+#: copied: 181;
+#: libraries that only default plugins used moved into the plugin that owns them, the others import them from there:
+#: the sequence alignment into fuzzy (sequence_alignment out): 180)
+MAX_PUBLIC_NAMES = 180
 
 
 def test_the_public_api_is_small():
