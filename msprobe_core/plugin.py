@@ -105,8 +105,6 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
-    # the names of a -dm file written so that they read back as written (yaml_comment, yaml_mapping_entry): --auto-map
-    "yaml_names": ".files.yaml_names",
     # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
     "output_refusals": ".files.overlap",
 }
@@ -160,7 +158,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UnsafePickleError,
         UsageError,
     )
-    from .files import leftovers, yaml_names
+    from .files import leftovers
     from .files import overlap as output_refusals
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file

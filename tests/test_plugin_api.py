@@ -80,8 +80,9 @@ def test_every_public_name_is_its_home_object():
 #: the directory listing with the core's one-line error, which the MindSpore plugin's mixed-dump discovery had
 #: copied: 181;
 #: libraries that only default plugins used moved into the plugin that owns them, the others import them from there:
-#: the sequence alignment into fuzzy (sequence_alignment out): 180)
-MAX_PUBLIC_NAMES = 180
+#: the sequence alignment into fuzzy (sequence_alignment out), the YAML spelling of a -dm file's names into automap
+#: (yaml_names out): 179)
+MAX_PUBLIC_NAMES = 179
 
 
 def test_the_public_api_is_small():
