@@ -94,7 +94,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 #: modules given as they are
 _MODULES = {
-    "result_columns": ".result_columns", "verdict_messages": ".verdicts.messages",
+    "result_columns": ".result_columns",
     # how a statistics cell is classified (its kind codes, classify_values, cells_at): the statistics metric set and
     # msprobe's verdict rule read the dumped statistics through it
     "stat_cells": ".text.statcells",
@@ -255,7 +255,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text.floattext import float_texts
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
-    from .verdicts import messages as verdict_messages
     from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused

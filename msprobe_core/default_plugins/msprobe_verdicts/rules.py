@@ -17,9 +17,9 @@ import numpy as np
 from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CodedTextColumn
 from msprobe_core.plugin import result_columns as C
 from msprobe_core.plugin import stat_cells as _cells
-from msprobe_core.plugin import verdict_messages as M  # the messages the rules write (the summary reads them too)
 
 from . import forms as F
+from . import messages as M  # the messages the rules write (the summary reads them too)
 
 if TYPE_CHECKING:
     from msprobe_core.plugin import FrameworkSpec, VerdictContext
