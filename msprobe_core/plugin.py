@@ -73,7 +73,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
     ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
-    ".load.construct": ("load_construct",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
@@ -206,7 +205,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
-    from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
