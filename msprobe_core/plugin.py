@@ -72,7 +72,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
-    ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
+    ".match.data_mapping": ("load_data_mapping",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
@@ -210,7 +210,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
     from .load.stackrecords import read_stack_records
-    from .match.data_mapping import declares_two_programs, load_data_mapping
+    from .match.data_mapping import load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .metrics.tensor_paths import safe_tensor_path
