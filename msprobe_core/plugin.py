@@ -61,8 +61,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
-        "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
-        "parse_share",
+        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml", "parse_share",
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
@@ -165,12 +164,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.schemas import validate
     from .files.validation import (
-        check_ids,
         check_tensor_file,
         confine,
         dump_file_beside,
         max_tensor_bytes,
-        parse_ids,
         parse_share,
         read_yaml,
     )
