@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (181): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (173): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
