@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (181): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (173): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -61,8 +61,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
-        "check_ids", "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "parse_ids", "read_yaml",
-        "parse_share",
+        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml", "parse_share",
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
@@ -72,8 +71,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
     ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
-    ".match.data_mapping": ("declares_two_programs", "load_data_mapping"),
-    ".load.construct": ("load_construct",),
+    ".match.data_mapping": ("load_data_mapping",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
         "Progress", "StageEvent", "clear_status", "file_sizes", "fraction_text", "run_status", "set_job", "size_text",
@@ -94,7 +92,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 #: modules given as they are
 _MODULES = {
-    "result_columns": ".result_columns", "verdict_forms": ".verdicts.forms", "verdict_messages": ".verdicts.messages",
+    "result_columns": ".result_columns",
     # how a statistics cell is classified (its kind codes, classify_values, cells_at): the statistics metric set and
     # msprobe's verdict rule read the dumped statistics through it
     "stat_cells": ".text.statcells",
@@ -105,10 +103,6 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
-    # order-preserving alignment of two call sequences (align, align_in_gaps, longest_increasing): -fm and --auto-map
-    "sequence_alignment": ".match.seqalign",
-    # the names of a -dm file written so that they read back as written (yaml_comment, yaml_mapping_entry): --auto-map
-    "yaml_names": ".files.yaml_names",
     # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
     "output_refusals": ".files.overlap",
 }
@@ -162,7 +156,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UnsafePickleError,
         UsageError,
     )
-    from .files import leftovers, yaml_names
+    from .files import leftovers
     from .files import overlap as output_refusals
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
@@ -170,12 +164,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.schemas import validate
     from .files.validation import (
-        check_ids,
         check_tensor_file,
         confine,
         dump_file_beside,
         max_tensor_bytes,
-        parse_ids,
         parse_share,
         read_yaml,
     )
@@ -210,14 +202,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
-    from .load.construct import load_construct
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
     from .load.stackrecords import read_stack_records
-    from .match import seqalign as sequence_alignment
-    from .match.data_mapping import declares_two_programs, load_data_mapping
+    from .match.data_mapping import load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys
     from .metrics.tensor_paths import safe_tensor_path
@@ -260,8 +250,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text.floattext import float_texts
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
-    from .verdicts import forms as verdict_forms
-    from .verdicts import messages as verdict_messages
     from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused

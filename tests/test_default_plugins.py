@@ -101,6 +101,28 @@ def test_fuzzy_turned_off_takes_its_option_with_it(tmp_path):
     assert without.returncode == 0 and _result_rows(tmp_path / "without") == _result_rows(tmp_path / "plain")
 
 
+def _outputs(out: Path) -> dict[str, str]:
+    """Every file a run wrote, by its name without the run's timestamp."""
+    return {re.sub(r"\d{8,}", "<stamp>", p.name): p.read_text(encoding="utf-8") for p in sorted(out.iterdir())}
+
+
+@pytest.mark.parametrize(("off", "flag", "first"), [
+    ("fuzzy", "--auto-map", "auto_mapping_rank0_<stamp>.yaml"),  # automap aligns calls with fuzzy's seqalign
+    ("diff_analyze", "--auto-map", "auto_mapping_rank0_<stamp>.yaml"),  # and reads construct.json with -da's reader
+    ("msprobe_verdicts", "-da", "compare_result_rank0_<stamp>.json"),  # -da sets aside the rule's differences of form
+])
+def test_a_plugin_turned_off_still_lends_its_modules_to_the_plugins_that_import_them(tmp_path, off, flag, first):
+    """A default plugin that imports a sibling's module (no longer the core's) works the same with that sibling
+    turned off: turning a plugin off drops its registration, not its modules."""
+    pair = REPO / "examples" / "pytorch_fuzzy"
+    sides = ("-tp", pair / "target" / "step0", "-gp", pair / "golden" / "step0")
+    on = _msprobe("compare", *sides, "-o", tmp_path / "on", flag)
+    without = _msprobe("compare", *sides, "-o", tmp_path / "off", flag, env={DISABLE_ENV: off})
+    assert on.returncode == 0 and without.returncode == 0, on.stderr + without.stderr
+    assert first in _outputs(tmp_path / "on")
+    assert _outputs(tmp_path / "off") == _outputs(tmp_path / "on")
+
+
 def test_p_takes_only_no_name():
     proc = _msprobe("-p", "fuzzy", "plugins")
     assert proc.returncode == 2

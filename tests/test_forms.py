@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.verdicts import forms
+from msprobe_core.default_plugins.msprobe_verdicts import forms
 
 from .conftest import IN_REPO_CORPUS
 

@@ -389,7 +389,7 @@ def test_fuzz_stack_json_loader(workdir: Path, capsys: pytest.CaptureFixture) ->
 
 def test_fuzz_construct_json_loader(workdir: Path, capsys: pytest.CaptureFixture) -> None:
     """construct.json (read by -da): byte and tree mutants, cycles among them; an input error or a mapping."""
-    from msprobe_core.load.construct import load_construct
+    from msprobe_core.default_plugins.diff_analyze.construct import load_construct
 
     seeds = [json.dumps({"Torch.a.0.forward": "Module.m.M.forward.0", "Module.m.M.forward.0": None}).encode(),
              json.dumps({"Torch.a.0.forward": ["Module.m.M.forward.0", 1], "Module.m.M.forward.0": "Module.n"}).encode(),

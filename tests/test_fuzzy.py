@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.fuzzy.seqalign import align
 from msprobe_core.host.registry import get_host
 from msprobe_core.host.specs import CompareJob
 from msprobe_core.load.document import strip_call_number
 from msprobe_core.load.stage import load_pair
-from msprobe_core.match.seqalign import align
 from msprobe_core.match.stage import match_tables
 from msprobe_core.model import CompareOptions
 

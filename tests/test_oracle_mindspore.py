@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core.cli.main import main
-from msprobe_core.verdicts.messages import (
+from msprobe_core.default_plugins.msprobe_verdicts.messages import (
     MSG_DTYPE,
     MSG_NORM_REL,
     MSG_REQUIRES_GRAD,

@@ -51,7 +51,7 @@ def test_clean_api_level_pairs_pass_the_gate(tmp_path, pair, most):
     """A clean pair passes ``--fail-on error`` (issue 23, item 5). Left as warnings, each saying why: backward
     rows of ``linear`` whose tensors the frameworks record differently (PyTorch on the flattened view and in
     addmm's argument order), which msprobe makes shape errors; and they name no first divergence."""
-    from msprobe_core.verdicts.messages import MSG_SHAPE_RECORDED_APART
+    from msprobe_core.default_plugins.msprobe_verdicts.messages import MSG_SHAPE_RECORDED_APART
 
     rows = _compare(tmp_path, pair, "-am", "--json-summary", str(tmp_path / "s.json"))
     assert [r["NPU Name"] for r in rows if r["Result"] == "error"] == []

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from msprobe_core.plugin import (
     DUMP_KINDS,
+    TWO_PROGRAMS_COMMENT,
     MapperSpec,
     MatchContext,
     MatchResult,
     OptionSpec,
     Register,
-    declares_two_programs,
     hookimpl,
     join_on_keys,
     load_data_mapping,
@@ -25,6 +25,8 @@ from msprobe_core.plugin import (
 
 #: the mapper's name in the chain (the MindSpore plugin's mappers go ahead of it by this name)
 DATA_MAPPER = "data-mapping"
+#: how many leading comment lines of a data-mapping file are read for :func:`declares_two_programs`
+_HEADER_LINES = 10_000
 
 
 def data_mapping_match(ctx: MatchContext) -> MatchResult:
@@ -41,6 +43,19 @@ def data_mapping_match(ctx: MatchContext) -> MatchResult:
     if declares_two_programs(Path(ctx.options.data_mapping)):  # an --auto-map file: judged as that run judged
         match.notes.two_programs = True
     return match
+
+
+def declares_two_programs(path: Path) -> bool:
+    """Whether a data-mapping file's leading comments carry :data:`TWO_PROGRAMS_COMMENT` (``--auto-map`` wrote it;
+    read after :func:`load_data_mapping` accepted the file)."""
+    want = "# " + TWO_PROGRAMS_COMMENT
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f):
+            if n >= _HEADER_LINES or not line.startswith("#"):
+                return False
+            if line.rstrip("\r\n") == want:
+                return True
+    return False
 
 
 @hookimpl

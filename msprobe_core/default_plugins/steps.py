@@ -32,12 +32,10 @@ from msprobe_core.plugin import (
     OptionSpec,
     Register,
     UsageError,
-    check_ids,
     discover_jobs,
     holds_step_dirs,
     hookimpl,
     option_label,
-    parse_ids,
     warn_if_symlink,
 )
 
@@ -45,6 +43,22 @@ log = logging.getLogger("msprobe")
 
 #: a name that starts like a step directory's: one that is not exactly ``step<N>`` is warned about
 _STEP_LIKE = re.compile(r"step[0-9]")
+
+
+def parse_ids(value: str | None) -> list[int]:
+    """A ``1,2,3`` option value (``--step``) as sorted distinct ids, blank items ignored; ``None`` or blank means
+    every id (``[]``). Anything but non-negative integers is a :class:`ValueError` saying so."""
+    items = [item.strip() for item in (value or "").split(",") if item.strip()]
+    bad = next((item for item in items if not (item.isascii() and item.isdigit())), None)
+    if bad is not None:
+        raise ValueError(f"expects comma-separated non-negative integers, got {bad!r} in {value!r}")
+    return sorted({int(item) for item in items})
+
+
+def check_ids(value: str) -> str:
+    """``value`` when :func:`parse_ids` accepts it (an option's check)."""
+    parse_ids(value)
+    return value
 
 
 def step_dirs(path: Path, *, warn: bool = False) -> dict[int, str]:

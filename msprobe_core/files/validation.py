@@ -191,25 +191,9 @@ def read_yaml(path: str | Path, what: str, *, error: type[MsprobeError] = Mappin
 
 
 # --------------------------------------------------------------------------- size limits
-def parse_ids(value: str | None) -> list[int]:
-    """A ``1,2,3`` option value (``--step``) as sorted distinct ids, blank items ignored; ``None`` or blank means
-    every id (``[]``). Anything but non-negative integers is a :class:`ValueError` saying so."""
-    items = [item.strip() for item in (value or "").split(",") if item.strip()]
-    bad = next((item for item in items if not (item.isascii() and item.isdigit())), None)
-    if bad is not None:
-        raise ValueError(f"expects comma-separated non-negative integers, got {bad!r} in {value!r}")
-    return sorted({int(item) for item in items})
-
-
 def check_byte_size(value: str) -> str:
     """An option's size (``16G``, ``512M``) as given, once :func:`parse_byte_size` takes it (else ``ValueError``)."""
     parse_byte_size(value)
-    return value
-
-
-def check_ids(value: str) -> str:
-    """``value`` when :func:`parse_ids` accepts it (an option's check)."""
-    parse_ids(value)
     return value
 
 

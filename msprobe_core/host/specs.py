@@ -110,7 +110,7 @@ class FrameworkSpec:
     spec through :meth:`dtype_info`, :meth:`canonical`, :meth:`dtype_family`, :meth:`is_integer`, :meth:`read_dtype`
     and :meth:`same_dtype`. ``commutative_calls``: the calls whose two tensor operands give the same result in either
     order, as a dump names a call without number and direction (``Tensor.__add__``); the first divergence and ``-da``
-    compare their operands across slots when that makes them agree (:mod:`msprobe_core.verdicts.forms`).
+    compare their operands across slots when that makes them agree (the default plugin ``msprobe_verdicts``).
     """
 
     name: str

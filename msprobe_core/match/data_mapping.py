@@ -6,10 +6,6 @@ from pathlib import Path
 
 from ..errors import MappingError
 from ..files.validation import read_yaml
-from ..model import TWO_PROGRAMS_COMMENT
-
-#: how many leading comment lines of a data-mapping file are read for :func:`declares_two_programs`
-_HEADER_LINES = 10_000
 
 
 def load_yaml_file(path: Path, what: str) -> object:
@@ -28,15 +24,3 @@ def load_data_mapping(path: Path) -> dict[str, str]:
 
     return validate(NameMapping, doc, path=path, error=MappingError).root
 
-
-def declares_two_programs(path: Path) -> bool:
-    """Whether a data-mapping file's leading comments carry :data:`TWO_PROGRAMS_COMMENT` (``--auto-map`` wrote it;
-    read after :func:`load_data_mapping` accepted the file)."""
-    want = "# " + TWO_PROGRAMS_COMMENT
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f):
-            if n >= _HEADER_LINES or not line.startswith("#"):
-                return False
-            if line.rstrip("\r\n") == want:
-                return True
-    return False

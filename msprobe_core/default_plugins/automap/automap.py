@@ -29,9 +29,9 @@ from msprobe_core.plugin import (
     UsageError,
     join_on_keys,
     mapped_golden_keys,
-    yaml_names,
 )
 
+from . import yaml_names
 from .automap_align import Pairing
 from .automap_calls import INPUT, OUTPUT, PARAM, CallTree, call_tree, split_forward
 from .automap_decomposed import relate_decomposed
@@ -361,7 +361,7 @@ def _class_rules(target: CallTree, golden: CallTree, pairing: Pairing) -> list[s
 def yaml_text(proposal: Proposal) -> str:
     """The proposal as a ``-dm`` YAML file: comments first, then one ``target: golden`` entry per row.
 
-    Every name reads back exactly as the dumps spell it, whatever it holds (:mod:`msprobe_core.files.yaml_names`):
+    Every name reads back exactly as the dumps spell it, whatever it holds (:mod:`.yaml_names`):
     the file given back with ``-dm`` pairs the rows as this run did.
     """
     lines = [yaml_names.yaml_comment(line) for line in proposal.header]

@@ -3,8 +3,8 @@
 1. **Leaves** (calls with no call inside: leaf modules at L0, API calls at mix and L1) are aligned in forward
    order. *Anchors* are the full signatures that occur exactly once on each side, kept where their positions
    increase together; between two anchors an order-preserving alignment with insertions and deletions
-   (:func:`msprobe_core.plugin.sequence_alignment.align`) runs on the full signature, then in what is left on shapes
-   without dtypes, then on shapes without the op name.
+   (:func:`msprobe_core.default_plugins.fuzzy.seqalign.align`) runs on the full signature, then in what is left on
+   shapes without dtypes, then on shapes without the op name.
 2. **1→N**: before aligning, a run of 2–8 consecutive leaves on one side whose signatures, put side by side
    (same first input, outputs and parameters concatenated on their split dimension), are the signature of one
    leaf the other side has and this side has not (a fused ``query_key_value`` against ``q``, ``k``, ``v``) is
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from msprobe_core.plugin import sequence_alignment
+from msprobe_core.default_plugins.fuzzy import seqalign
 
 from .automap_calls import Call, CallTree, folded_shape
 
@@ -188,7 +188,7 @@ def _anchors(a: list[Hashable], b: list[Hashable]) -> list[tuple[int, int]]:
             entry[1] += 1
             entry[3] = j
     cands = sorted((e[2], e[3]) for e in count.values() if e[0] == 1 and e[1] == 1)
-    return sequence_alignment.longest_increasing(cands)
+    return seqalign.longest_increasing(cands)
 
 
 def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[int, float, str]]:
@@ -205,8 +205,8 @@ def align_units(t_units: list[_Unit], g_units: list[_Unit]) -> dict[int, tuple[i
         pa, pb = i + 1, j + 1
     how = {1: "aligned on the signature", 2: "aligned on shapes (dtypes differ)", 3: "aligned on shapes (op differs)",
            4: "aligned on shapes up to a reshape (op differs)"}
-    found = sequence_alignment.align_in_gaps(gaps, LEVELS, lambda k, level: t_units[k].tokens[level - 1],
-                          lambda k, level: g_units[k].tokens[level - 1])
+    found = seqalign.align_in_gaps(gaps, LEVELS, lambda k, level: t_units[k].tokens[level - 1],
+                                   lambda k, level: g_units[k].tokens[level - 1])
     for i, (j, level) in found.items():
         out[i] = (j, CONF_LEVEL[level], how[level])
     return out

@@ -18,7 +18,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msprobe_core.plugin import DumpTable, load_construct
+from msprobe_core.default_plugins.diff_analyze.construct import load_construct
+from msprobe_core.plugin import DumpTable
 
 log = logging.getLogger("msprobe")
 
@@ -319,8 +320,8 @@ def split_forward(key: str) -> tuple[str, str, bool] | None:
 def read_construct(dump: Path) -> dict[str, str | None] | None:
     """``construct.json`` beside ``dump`` as ``{call key: parent key}``, ``None`` when absent or unreadable.
 
-    Read as ``-da`` reads it (:func:`msprobe_core.load.construct.load_construct`): a cycle of enclosing calls,
-    or a link out of the dump directory, is an input error naming the file.
+    Read as ``-da`` reads it (:func:`msprobe_core.default_plugins.diff_analyze.construct.load_construct`): a cycle
+    of enclosing calls, or a link out of the dump directory, is an input error naming the file.
     """
     return load_construct(dump, "--auto-map pairs these calls without their module tree") or None
 

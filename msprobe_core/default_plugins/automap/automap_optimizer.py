@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from msprobe_core.plugin import sequence_alignment
+from msprobe_core.default_plugins.fuzzy import seqalign
 
 from .automap_align import Pairing
 from .automap_calls import INPUT, PARAM, CallTree
@@ -138,7 +138,7 @@ def pair_optimizer_updates(target: CallTree, golden: CallTree, pairing: Pairing)
         g_list = g_updates.get(partner, []) if partner else []
         ops_t = [target.calls[i].token(2) for i in calls]
         ops_g = [golden.calls[j].token(2) for j in g_list]
-        matched = sequence_alignment.align(ops_t, ops_g) if partner else []
+        matched = seqalign.align(ops_t, ops_g) if partner else []
         for i, j in matched:
             how = f"optimizer update of {param[0]}.{param[1]} (golden {partner[0]}.{partner[1]})"  # type: ignore[index]
             pairing.pairs[calls[i]] = (g_list[j], CONF_UPDATE, how)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from msprobe_core.plugin import sequence_alignment
+from msprobe_core.default_plugins.fuzzy import seqalign
 
 from .automap_align import (
     Pairing,
@@ -54,8 +54,8 @@ def pair_by_parameters(target: CallTree, golden: CallTree, result: Pairing) -> N
     taken = {g for g, _, _ in result.pairs.values()} | {g for rel in result.relations for g in rel.golden}
     t_own, g_own = _owners(target), _owners(golden)
     g_pos = {g: k for k, g in enumerate(g_own)}
-    anchors = sequence_alignment.longest_increasing(sorted((i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_own)
-                                         if t in result.pairs and result.pairs[t][0] in g_pos))
+    anchors = seqalign.longest_increasing(sorted((i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_own)
+                               if t in result.pairs and result.pairs[t][0] in g_pos))
     gaps: list[tuple[int, int, int, int]] = []
     pa = pb = 0
     for i, j in anchors + [(len(t_own), len(g_own))]:
@@ -71,7 +71,7 @@ def pair_by_parameters(target: CallTree, golden: CallTree, result: Pairing) -> N
         g = g_own[k]
         return ("taken", "g", k) if g in taken else _param_token(golden.calls[g], level)
 
-    for i, (j, _level) in sequence_alignment.align_in_gaps(gaps, (1, 2, 3), token_t, token_g).items():
+    for i, (j, _level) in seqalign.align_in_gaps(gaps, (1, 2, 3), token_t, token_g).items():
         t, g = t_own[i], g_own[j]
         if not _root_compatible(target, golden, t, g):
             continue

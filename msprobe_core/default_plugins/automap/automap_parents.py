@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 
-from msprobe_core.plugin import sequence_alignment
+from msprobe_core.default_plugins.fuzzy import seqalign
 
 from .automap_align import Pairing, _root_compatible
 from .automap_calls import Call, CallTree
@@ -45,7 +45,7 @@ def pair_within_parents(target: CallTree, golden: CallTree, result: Pairing) -> 
         g_pos = {g: k for k, g in enumerate(g_kids)}
         anchors = [(i, g_pos[result.pairs[t][0]]) for i, t in enumerate(t_kids)
                    if t in result.pairs and result.pairs[t][0] in g_pos]
-        anchors = sequence_alignment.longest_increasing(sorted(anchors))
+        anchors = seqalign.longest_increasing(sorted(anchors))
         pa = pb = 0
         for i, j in anchors + [(len(t_kids), len(g_kids))]:
             a = [t for t in t_kids[pa:i] if t not in result.pairs and t not in related_t]
@@ -75,7 +75,7 @@ def _align_gap(target: CallTree, golden: CallTree, a: list[int], b: list[int]) -
             ta = [_child_token(target.calls[t], level) for t in xa]
             tb = [_child_token(golden.calls[g], level) for g in xb]
             pa = pb = 0
-            for i, j in sequence_alignment.align(ta, tb):
+            for i, j in seqalign.align(ta, tb):
                 out.append((xa[i], xb[j], level))
                 next_gaps.append((xa[pa:i], xb[pb:j]))
                 pa, pb = i + 1, j + 1

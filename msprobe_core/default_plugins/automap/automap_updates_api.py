@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from msprobe_core.plugin import sequence_alignment
+from msprobe_core.default_plugins.fuzzy import seqalign
 
 from .automap_align import Pairing, Relation
 from .automap_calls import INPUT, OUTPUT, CallTree
@@ -155,7 +155,7 @@ def _relate(target_calls: list[int], golden_calls: list[int], pairing: Pairing) 
 def _pair_runs(target: CallTree, golden: CallTree, calls: list[int], g_list: list[int], conf: float, how: str,
                pairing: Pairing) -> None:
     """Pair two runs of update calls in order, on their ops and shapes; what does not align stays unpaired."""
-    matched = sequence_alignment.align([target.calls[i].token(2) for i in calls], [golden.calls[j].token(2) for j in g_list])
+    matched = seqalign.align([target.calls[i].token(2) for i in calls], [golden.calls[j].token(2) for j in g_list])
     for i, j in matched:
         pairing.pairs[calls[i]] = (g_list[j], conf, how)
         pairing.unpaired.pop(calls[i], None)

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from msprobe_core.default_plugins.msprobe_verdicts import forms
 from msprobe_core.plugin import (
     MODE_MD5,
     NA,
@@ -26,7 +27,6 @@ from msprobe_core.plugin import (
     split_api_key,
 )
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.plugin import verdict_forms as forms
 
 from .comm import comm_kind, parse_peer, parse_ranks
 from .config import DiffAnalyzeConfig
@@ -184,7 +184,7 @@ _INSIDE_NODES = 12
 
 def _inside_rule(node: Node, nodes: list[Node], cols: Columns) -> None:
     """Set aside output evidence that only says one program applies a unary call (an activation) inside this
-    call and the other after it (:func:`msprobe_core.verdicts.forms.applied_inside`)."""
+    call and the other after it (:func:`..msprobe_verdicts.forms.applied_inside`)."""
     outputs = [e for e in node.evidence if e.side == "output" and e.kind == "statistics"]
     if not outputs or node.tensor_input_evidence:
         return
@@ -230,7 +230,7 @@ def _form_rule(node: Node, cols: Columns, golden: Any, commutative: frozenset[st
 
     A shape that holds as many elements as the golden one is a reshape (whether the values moved, the
     row's statistics or md5 evidence says); the operands of a commutative call that agree once their
-    slots are exchanged were passed in the other order (:mod:`msprobe_core.verdicts.forms`).
+    slots are exchanged were passed in the other order (:mod:`..msprobe_verdicts.forms`).
     """
     if not node.evidence:
         return

@@ -8,7 +8,7 @@
   matched.``). ``is_same`` is msprobe's verdict (output rows, relative errors above 50 %, or md5).
   Added: ``divergence`` per call — our verdict and its evidence, and ``forms``: the rows whose difference is
   only one of form, set aside (operands in the other order, a reshape, an activation inside the call on one
-  side: :mod:`msprobe_core.verdicts.forms`).
+  side: :mod:`msprobe_core.default_plugins.msprobe_verdicts.forms`).
 * ``diff_analyze_{time_ns}.json`` (indent 2): ``{"rank_N": [node, …]}`` with msprobe's node
   fields ``op_name``, ``data_info`` (input/output rows with the NPU statistics and P2POp peer),
   ``stack_info``; added: ``rank``, ``role``, ``reason``, ``row`` (the row whose evidence the reason
@@ -153,7 +153,7 @@ def compare_result_doc(view: RankView, p2p: dict[str, tuple[str, str]] | None = 
             "diverges": node.divergent,
             **({"skipped": node.skip} if node.skip else {}),
             **({"evidence": [e.to_json() for e in node.evidence]} if node.evidence else {}),
-            # what differs only in form (set aside: msprobe_core.verdicts.forms), as "row: how"
+            # what differs only in form (set aside: msprobe_verdicts.forms), as "row: how"
             **({"forms": list(node.forms)} if node.forms else {}),
         }
         doc[node.key] = entry

@@ -26,12 +26,12 @@ from msprobe_core.plugin import (
     MsprobeError,
     OutputError,
     PluginHost,
-    load_construct,
     rank_number,
 )
 
 from .comm import DEFAULT_SPEC
 from .config import DiffAnalyzeConfig
+from .construct import load_construct
 from .locate import Finding, locate
 from .nodes import RankView, build_nodes
 from .report import compare_result_doc, finding_doc, write_json

@@ -1,6 +1,6 @@
 """The default plugin ``msprobe_verdicts``: the verdict rule ``msprobe``, the ``Result`` and ``Err_message`` of
-the three dump modes as msprobe 26.2.0 judges rows (:mod:`.rules`; its messages are the public
-``verdict_messages``, which the summary reads too).
+the three dump modes as msprobe 26.2.0 judges rows (:mod:`.rules`; its messages, :mod:`.messages`,
+the summary reads too, and its differences of form, :mod:`.forms`, the summary and ``-da``).
 
 It registers the rule through ``msprobe_register_verdicts``, as a third party's would (the classic plugin's rule
 ``classic`` replaces it by that name). Turned off (``-p no:msprobe_verdicts``), a compare still writes its table:

@@ -17,8 +17,9 @@ import numpy as np
 from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CodedTextColumn
 from msprobe_core.plugin import result_columns as C
 from msprobe_core.plugin import stat_cells as _cells
-from msprobe_core.plugin import verdict_forms as F
-from msprobe_core.plugin import verdict_messages as M  # the messages the rules write (the summary reads them too)
+
+from . import forms as F
+from . import messages as M  # the messages the rules write (the summary reads them too)
 
 if TYPE_CHECKING:
     from msprobe_core.plugin import FrameworkSpec, VerdictContext
@@ -155,7 +156,7 @@ def compute_verdicts(
     """Return the ``Result`` and ``Err_message`` columns for a finished result table.
 
     ``scalar_rtol``: how far apart (relatively) two number arguments may be and still be the same argument; 0 (as
-    msprobe judges): any difference is an inconsistency. Two different programs pass ``verdict_forms.SCALAR_RTOL``.
+    msprobe judges): any difference is an inconsistency. Two different programs pass ``forms.SCALAR_RTOL``.
 
     ``unread``: rows (tensor mode) whose tensor file could not be read → what went wrong. Such a row
     was not compared: it is a ``warning`` whose first message names the file, whatever the other rules

@@ -258,7 +258,7 @@ def not_compared_rows(chunk: ResultView) -> int:
     """Rows of a tensor-mode chunk whose ``Err_message`` says their tensor data could not be read."""
     if chunk.mode != MODE_TENSOR:
         return 0
-    from msprobe_core.plugin import verdict_messages
+    from msprobe_core.default_plugins.msprobe_verdicts import messages as verdict_messages
 
     return sum(verdict_messages.UNREAD_PREFIX in str(c) for c in chunk.column(C.ERR_MESSAGE) or ())
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msprobe_core.default_plugins.msprobe_verdicts import messages as verdict_messages
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.plugin import verdict_messages
 
 from .modes import relative_errors
 from .row_forms import form_note, row_form

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR, verdict_messages
+from msprobe_core.default_plugins.msprobe_verdicts import messages as verdict_messages
+from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
 from msprobe_core.plugin import result_columns as C
 
 from .divergence import plain_messages

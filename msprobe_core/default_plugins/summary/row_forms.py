@@ -1,12 +1,12 @@
-"""Rows of a result whose difference is only one of form (:mod:`msprobe_core.verdicts.forms`), as the first
-divergence asks about them: from the cells of a result (or of one chunk of it), framework-neutrally."""
+"""Rows of a result whose difference is only one of form (:mod:`..msprobe_verdicts.forms`, the verdict rule's), as the
+first divergence asks about them: from the cells of a result (or of one chunk of it), framework-neutrally."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from msprobe_core.default_plugins.msprobe_verdicts import forms
 from msprobe_core.plugin import result_columns as C
-from msprobe_core.plugin import verdict_forms as forms
 
 from .thresholds import COSINE_MIN
 from .views import ResultView, framework_specs
@@ -36,7 +36,7 @@ def _view_commutative(view: ResultView) -> frozenset[str]:
 
 
 def row_form(view: ResultView, i: int) -> str | None:
-    """Why matched row ``i`` differs only in form (:mod:`msprobe_core.verdicts.forms`), or ``None``.
+    """Why matched row ``i`` differs only in form (:mod:`..msprobe_verdicts.forms`), or ``None``.
 
     An operand of a call its framework declares commutative whose two operands agree with the golden
     call's in the other order; a tensor whose two shapes hold the same elements and whose values agree; a

@@ -1,8 +1,9 @@
 """``construct.json`` read as its ``call -> enclosing call`` map, for the commands that build a module tree from it.
 
-``-da`` and ``--auto-map`` read it alike: a symlink out of the dump directory, nesting too deep to parse, and
-enclosing calls that form a cycle (a call inside itself) are input errors (exit 2, one line naming the file);
-a file that is absent, no JSON or no JSON object says nothing (the caller's warning says what it does instead).
+``-da`` and ``--auto-map`` read it alike (the default plugin ``automap`` imports this module from here): a symlink
+out of the dump directory, nesting too deep to parse, and enclosing calls that form a cycle (a call inside itself)
+are input errors (exit 2, one line naming the file); a file that is absent, no JSON or no JSON object says nothing
+(the caller's warning says what it does instead).
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ import json
 import logging
 from pathlib import Path
 
-from ..errors import InputError
-from ..files.validation import dump_file_beside
+from msprobe_core.plugin import InputError, dump_file_beside
 
 log = logging.getLogger("msprobe")
 

@@ -1,4 +1,4 @@
-"""Names written into a YAML file so that reading it back (:func:`msprobe_core.files.validation.read_yaml`)
+"""Names written into a YAML file so that reading it back (:func:`msprobe_core.plugin.read_yaml`)
 gives each name exactly as it was, whatever characters it holds.
 
 A YAML reader refuses a file holding a character outside YAML's printable set (DEL, the C1 controls, the
@@ -7,6 +7,8 @@ break (LF, CR, NEL, LS, PS) into a space: read back, the name is another name. A
 double-quoted with every such character escaped (``\\x85``, ``\\u2028``), and a comment that quotes a name
 escapes it the same way (a comment ends at a line break). A key longer than a YAML reader takes as an
 implicit key (1,024 characters, counted as written) is written as an explicit ``? key`` / ``: value`` entry.
+
+``--auto-map`` writes its ``-dm`` file (:mod:`.automap`) with these.
 """
 
 from __future__ import annotations

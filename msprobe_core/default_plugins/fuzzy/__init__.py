@@ -8,7 +8,7 @@ same name comes next, and in statistics/md5 mode it crashes on the first
 unmatched row (corpus ``pytorch/c08``).
 
 Here the two dumps are treated as two *call sequences* and aligned like two
-versions of a text file (:mod:`msprobe_core.match.seqalign`): a call is a token made
+versions of a text file (:mod:`.seqalign`): a call is a token made
 of its op name without call number (``Tensor.__add__.forward``,
 ``Module.blocks.0.attn.Attention.forward``) and what it was called with. The
 alignment is refined in three passes, each only inside the gaps the previous
@@ -39,9 +39,10 @@ from msprobe_core.plugin import (
     OptionSpec,
     Register,
     hookimpl,
-    sequence_alignment,
     strip_call_number,
 )
+
+from . import seqalign
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,8 @@ def calls_of(table: DumpTable, keys: Sequence[str]) -> list[Call]:
 
 def align_calls(target: list[Call], golden: list[Call]) -> dict[int, int]:
     """Target call index → golden call index, by the three-pass alignment described above."""
-    found = sequence_alignment.align_in_gaps([(0, len(target), 0, len(golden))], (1, 2, 3),
-                          lambda k, level: target[k].token(level), lambda k, level: golden[k].token(level))
+    found = seqalign.align_in_gaps([(0, len(target), 0, len(golden))], (1, 2, 3),
+                                   lambda k, level: target[k].token(level), lambda k, level: golden[k].token(level))
     return {i: j for i, (j, _level) in found.items()}
 
 

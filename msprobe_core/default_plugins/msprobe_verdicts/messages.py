@@ -1,8 +1,8 @@
 """The messages the verdict rules (:mod:`.rules`) write into a row's ``Err_message``, each beginning with its level.
 
 Most are msprobe's own words, kept so that a result reads as msprobe's; the rest are marked as ours. Whoever reads
-results back (the summary's reasons, its first divergence) recognises a row's message by these; a plugin takes
-them as ``msprobe_core.plugin.verdict_messages``.
+results back (the summary's reasons, its first divergence) recognises a row's message by these, imported from
+here (``msprobe_core.default_plugins.msprobe_verdicts.messages``).
 """
 
 from __future__ import annotations

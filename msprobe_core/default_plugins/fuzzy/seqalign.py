@@ -16,6 +16,9 @@ places (a run with one extra call, a few calls whose shapes changed):
   keeping the longest increasing subset of those pairs.
 
 Everything is plain Python on hashable tokens; nothing here knows what a token is.
+
+``-fm`` (this package) and ``--auto-map`` (the default plugin ``automap``, which imports this module from here) pair
+calls by it; turning ``fuzzy`` off drops only its registration, so ``--auto-map`` keeps its alignment.
 """
 
 from __future__ import annotations
@@ -211,5 +214,5 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-#: public name of :func:`_longest_increasing` (a plugin's own alignment anchors: ``msprobe_core.plugin``)
+#: public name of :func:`_longest_increasing` (the anchors ``--auto-map``'s passes align around)
 longest_increasing = _longest_increasing
