@@ -92,7 +92,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
         jobs = host.discover_jobs(target_path, golden_path, opts)
         refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
         if out is not None:
-            from .workers.forking import finish_removals
+            from .files.removals import finish_removals
 
             started = _now()
             try:

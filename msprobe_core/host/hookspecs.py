@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import click
     import numpy
@@ -448,6 +448,24 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
     locks and side directories that killed runs of this program left (names of the shapes
     :mod:`msprobe_core.plugin.leftovers` gives them, that no live process holds). The return value is ignored; an
     installed plugin's implementation that raises is named in a warning and the run goes on.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- forking (issue 33): a big CSV file's second half spelled by a forked child ---------------------------------
+@hookspec(firstresult=True)
+def msprobe_csv_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) -> Any:
+    """A tail spelling the second half of a CSV file elsewhere while the built-in writer spells the first, or ``None``.
+
+    Called by the built-in ``csv`` writer in the run's process for each file it writes whole (``path``: the temporary
+    file, renamed into place when complete; ``columns``: its cell lists, one per column of the header; its rows
+    ``start:stop``). Return a tail as ``StrategySpec.tail`` gives one: it spells the rows from ``tail.start``
+    (strictly between ``start`` and ``stop``) to ``stop`` as ``msprobe_core.plugin.write_csv_rows`` writes them,
+    without the header, into the file ``tail.side``; the writer writes the header and the rows before
+    ``tail.start``, appends ``tail.side`` when ``tail.finish()`` is true (else spells those rows itself), then calls
+    ``tail.close()`` (stop, remove the side file), also when it fails. ``None``: the writer spells every row here.
+    The default plugin ``forking`` answers past 100,000 rows on a machine with a second core (a forked child).
 
     .. versionadded:: 0.1
     """
