@@ -93,7 +93,7 @@ def run_compare(target: Any, golden: Any, output_dir: Any = None, *, function: s
         refuse_inapplicable(host.options.specs, values, jobs)  # an option that would do nothing: before any work
         host.pm.hook.msprobe_check_run(jobs=jobs, options=opts, values=values)  # a plugin's refusal: the same
         if out is not None:
-            from .workers.forking import finish_removals
+            from .files.removals import finish_removals
 
             started = _now()
             try:

@@ -66,6 +66,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena", "Arena", "use_arena"),
+    # a side file removed by a thread the run waits for (the default plugin chunked's children's)
+    ".files.removals": ("remove_later",),
     ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
@@ -96,8 +98,6 @@ _MODULES = {
     # how a statistics cell is classified (its kind codes, classify_values, cells_at): the statistics metric set and
     # msprobe's verdict rule read the dumped statistics through it
     "stat_cells": ".text.statcells",
-    # running work in a watched forked child (an accelerator's: the caller does the work itself when it fails)
-    "forking": ".workers.forking",
     # the names and locks of what a live run writes while it works (the default plugin sweep removes a killed run's)
     "leftovers": ".files.leftovers",
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
@@ -162,15 +162,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.jsonfile import check_json_file, read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
+    from .files.removals import remove_later
     from .files.schemas import validate
-    from .files.validation import (
-        check_tensor_file,
-        confine,
-        dump_file_beside,
-        max_tensor_bytes,
-        parse_share,
-        read_yaml,
-    )
+    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, parse_share, read_yaml
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
@@ -250,7 +244,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text.floattext import float_texts
     from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
-    from .workers import forking
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused
     from .write.stage import remove_files, write_attachments, write_result

@@ -23,9 +23,9 @@ import msprobe_core.plugin as plugin_api
 from msprobe_core.cli.main import main
 from msprobe_core.default_plugins.chunked import chunking, chunkworker
 from msprobe_core.default_plugins.fast_scan import scan as dumpscan
+from msprobe_core.default_plugins.forking import children as forking
 from msprobe_core.default_plugins.summary.accumulate import ViewAccumulator
-from msprobe_core.workers import forking
-from msprobe_core.workers.forking import finish_removals
+from msprobe_core.files.removals import finish_removals
 from msprobe_core.write import writers
 
 from .conftest import corpora_dir, no_corpora_reason

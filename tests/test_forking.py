@@ -1,16 +1,22 @@
-"""The CSV writer shares big tables with a forked child: same bytes, and the same bytes when the child fails."""
+"""The default plugin ``forking``: the CSV writer shares big tables with a forked child (same bytes, and the same
+bytes when the child fails or the plugin is turned off), and the watched child every accelerator runs."""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from msprobe_core.default_plugins.forking import children as forking
+from msprobe_core.host.defaults import DISABLE_ENV
+from msprobe_core.host.registry import PluginHost
 from msprobe_core.result import ResultTable
+from msprobe_core.running import running_with
 from msprobe_core.text.columns import CodedTextColumn
-from msprobe_core.workers import forking
 from msprobe_core.write import writers
 from tests.test_csv_writer import reference_csv
 
@@ -18,13 +24,16 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
 @pytest.fixture
-def split_always(monkeypatch: pytest.MonkeyPatch) -> None:
+def split_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(forking, "MIN_SPLIT_ROWS", 1)
     # the split runs (slower) on one core too; threads earlier tests left running (dask, progress) hold
     # no lock the child's writing code takes
     monkeypatch.setattr(forking, "fork_allowed", lambda: True)
     monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 7)
+    monkeypatch.delenv(DISABLE_ENV, raising=False)
     assert forking.fork_worthwhile(2), "a fork must be allowed in this test process"
+    with running_with(PluginHost(autoload=False)):  # the writer asks the run's plugins (msprobe_csv_tail)
+        yield
 
 
 def _table(n: int) -> tuple[list[str], dict[str, list]]:
@@ -51,59 +60,88 @@ def _write(tmp_path: Path, columns: list[str], data: dict[str, list]) -> bytes:
     return body
 
 
-@pytest.mark.parametrize("rows", [1, 2, 3, 50, 101])
-def test_split_write_equals_the_csv_module(tmp_path: Path, split_always: None, rows: int) -> None:
+def _spawns(monkeypatch: pytest.MonkeyPatch, wrap=lambda work: work) -> list[int | None]:
+    """Record the pid of every child the plugin forks (its work wrapped by ``wrap``)."""
+    real_spawn, pids = forking.spawn, []
+
+    def spawn(work, *args):
+        child = real_spawn(wrap(work), *args)
+        pids.append(child.pid)
+        return child
+
+    monkeypatch.setattr(forking, "spawn", spawn)
+    return pids
+
+
+@pytest.mark.exercises_hooks("msprobe_csv_tail")
+@pytest.mark.parametrize("rows", [2, 3, 50, 101])
+def test_split_write_equals_the_csv_module(tmp_path: Path, split_always: None, rows: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = _spawns(monkeypatch)
     columns, data = _table(rows)
     expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
     assert _write(tmp_path, columns, data) == expected
+    assert len(pids) == 1 and pids[0] is not None  # the second half was the child's
 
 
-def test_a_failing_child_leaves_the_work_to_the_parent(tmp_path: Path, split_always: None) -> None:
-    columns, data = _table(40)
-    expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
-    real_run = forking.run_in_child
+def test_one_row_is_not_split(tmp_path: Path, split_always: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = _spawns(monkeypatch)
+    columns, data = _table(1)
+    assert _write(tmp_path, columns, data) == reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
+    assert pids == []
 
-    def run_blocked(work, *args):  # the child fails (as on a full disk) before writing anything
-        def failing() -> None:
+
+def test_a_failing_child_leaves_the_work_to_the_parent(tmp_path: Path, split_always: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(work):  # the child fails (as on a full disk) before writing anything
+        def fail() -> None:
             raise OSError("no room")
 
-        return real_run(failing, *args)
+        return fail
 
-    forking.run_in_child = run_blocked
-    try:
-        assert _write(tmp_path, columns, data) == expected
-    finally:
-        forking.run_in_child = real_run
+    pids = _spawns(monkeypatch, failing)
+    columns, data = _table(40)
+    expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
+    assert _write(tmp_path, columns, data) == expected
+    assert len(pids) == 1
 
 
-def test_run_in_child_reports_success_and_failure(tmp_path: Path) -> None:
+def test_a_childs_success_and_failure_are_known(tmp_path: Path) -> None:
     mark = tmp_path / "mark"
-    with forking.run_in_child(lambda: mark.write_text("done")) as child:
-        pass
-    assert child.succeeded and mark.read_text() == "done"
+    assert forking.spawn(lambda: mark.write_text("done")).wait()
+    assert mark.read_text() == "done"
 
     def boom() -> None:
         raise RuntimeError("boom")
 
-    with forking.run_in_child(boom) as child:
-        pass
-    assert not child.succeeded
+    assert not forking.spawn(boom).wait()
 
 
-def test_the_child_is_killed_when_the_parent_fails(tmp_path: Path) -> None:
-    started = tmp_path / "started"
+def test_the_child_is_killed_and_its_side_file_removed_when_the_writer_fails(tmp_path: Path, split_always: None,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow(work):
+        def run() -> None:
+            work()
+            time.sleep(60)
 
-    def slow() -> None:
-        started.write_text("x")
-        import time
+        return run
 
-        time.sleep(60)
+    pids = _spawns(monkeypatch, slow)
+    real_rows = writers.write_csv_rows
 
+    def failing_rows(fh, header, *args):  # the writer's own half fails (the child spells with the real one)
+        real_rows(fh, header, *args)
+        raise KeyError("parent failed")
+
+    monkeypatch.setattr(writers, "write_csv_rows", failing_rows)
+    columns, data = _table(40)
+    out = tmp_path / "out"
+    out.mkdir()
     with pytest.raises(KeyError):
-        with forking.run_in_child(slow) as child:
-            raise KeyError("parent failed")
-    with pytest.raises(ChildProcessError):  # already reaped: the parent did not leave it running
-        os.waitpid(child.pid, os.WNOHANG)
+        writers.write_csv(ResultTable("statistics", columns, data, [0] * 40), out / "r.csv")
+    with pytest.raises(ChildProcessError):  # already reaped: the writer did not leave it running
+        os.waitpid(pids[0], os.WNOHANG)
+    assert list(out.iterdir()) == []  # neither the side file nor the temporary file is left
 
 
 def test_no_fork_when_disabled_or_small(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,6 +152,27 @@ def test_no_fork_when_disabled_or_small(monkeypatch: pytest.MonkeyPatch) -> None
     assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS - 1)
     monkeypatch.setattr(forking, "usable_cores", lambda: 1)
     assert not forking.fork_worthwhile(forking.MIN_SPLIT_ROWS)
+
+
+def test_forking_turned_off_the_writer_spells_every_row_itself_and_nothing_forks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-p no:forking``: nothing answers ``msprobe_csv_tail`` (the file is the same, spelled in this process), and
+    no accelerator of the run may fork (``fork_allowed``: chunked's and pair_loading's children stay unforked)."""
+    monkeypatch.setattr(forking, "MIN_SPLIT_ROWS", 1)
+    monkeypatch.setattr(writers, "CSV_CHUNK_ROWS", 7)
+    pids = _spawns(monkeypatch)
+    columns, data = _table(101)
+    expected = reference_csv(columns, {c: list(v) for c, v in data.items()}).encode()
+    monkeypatch.setenv(DISABLE_ENV, "forking")
+    host = PluginHost(autoload=False)
+    assert host.csv_tail(tmp_path / "r.csv", [data[c] for c in columns], 0, 101) is None
+    with running_with(host):
+        assert _write(tmp_path, columns, data) == expected
+        assert forking.turned_off() and not forking.fork_allowed()
+    assert pids == []
+    monkeypatch.delenv(DISABLE_ENV)
+    with running_with(PluginHost(autoload=False)):
+        assert not forking.turned_off()
 
 
 #: armed by the test below: the next fork of this process signals itself from inside ``os.fork``'s own hooks

@@ -85,7 +85,9 @@ def test_every_public_name_is_its_home_object():
 #: (verdict_forms out), as its messages, which the summary reads (verdict_messages out), the reader of construct.json
 #: into diff_analyze, --auto-map imports it from there (load_construct out), and -dm's check of an --auto-map file's
 #: two-programs line into data_mapping (declares_two_programs out), --step's parse of its ids into steps (parse_ids,
-#: check_ids out): 173)
+#: check_ids out): 173; the watched forked child moved into the default plugin forking, whose module chunked
+#: and pair_loading import as a sibling's (the module forking out), and the core's removal of side files by a thread
+#: that chunked's children use (remove_later in): 173)
 MAX_PUBLIC_NAMES = 173
 
 

@@ -15,10 +15,10 @@ import pytest
 
 from msprobe_core import api
 from msprobe_core.default_plugins.chunked import tailbuild
+from msprobe_core.default_plugins.forking import children as forking
 from msprobe_core.model import ApiEntry, DumpTable, MatchResult
 from msprobe_core.pipeline import build as engine
 from msprobe_core.result import _pick
-from msprobe_core.workers import forking
 from msprobe_core.write import writers
 
 from .conftest import corpora_dir, no_corpora_reason

@@ -211,13 +211,13 @@ def compare_cmd(**kw: object) -> None:
             raise
         finish_run(host, finished(exc.outcomes, failed=True))
         raise
-    from ..workers.forking import finish_removals
+    from ..files.removals import finish_removals
 
     def announce() -> None:  # once the report and the JSON summary are written too
         if any(o.files for o in outcomes):
             banner_end(log)
 
-    try:  # a side file of the split write is still being removed meanwhile (forking.remove_later)
+    try:  # a side file of the split write is still being removed meanwhile (remove_later)
         finish_run(host, finished(outcomes, failed=False), announce)  # the run-finished hooks; a gate: exit 3
     finally:
         finish_removals()

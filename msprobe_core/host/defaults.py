@@ -28,6 +28,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, str], ...] = (
     ("progress", "msprobe_core.default_plugins.progress"),
     ("local_executor", "msprobe_core.default_plugins.local_executor"),
     ("parallel_jobs", "msprobe_core.default_plugins.parallel_jobs"),
+    # work shared with a watched forked child (the CSV writer's second half; chunked's and pair_loading's children)
+    ("forking", "msprobe_core.default_plugins.forking"),
     ("chunked", "msprobe_core.default_plugins.chunked"),
     # the load's accelerators (the core's loader is the pure-Python one)
     ("pair_loading", "msprobe_core.default_plugins.pair_loading"),

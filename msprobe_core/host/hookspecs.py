@@ -453,28 +453,12 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
     """
 
 
-# --------------------------------------------------------------------------- a run refused before any work (issue 33:
-# the default plugin 'json_summary' refuses a --json-summary FILE that is one of the run's inputs)
-@hookspec
-def msprobe_check_run(jobs: list[CompareJob], options: CompareOptions, values: dict[str, Any]) -> None:
-    """A compare's jobs are found and nothing is read or written yet: refuse the run if what your options would
-    write is wrong, by raising a :class:`~msprobe_core.plugin.UsageError` or
-    :class:`~msprobe_core.plugin.OutputError` naming the option and the file.
-
-    Called once per run by ``msprobe compare`` and :func:`msprobe_core.compare`, after the options are checked and
-    the jobs discovered (``jobs``: each a :class:`~msprobe_core.plugin.CompareJob`), before the output directory is
-    made. ``options``: the run's options; ``values``: every option value by name (also those that are no attribute
-    of the options). The default plugin ``json_summary`` refuses a ``--json-summary`` file that is one of the run's
-    inputs, or an existing file that is not an earlier JSON summary. The return value is ignored.
-
-    .. versionadded:: 0.1
-    """
-
-
 # the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), and the default plugin
 # known_plugins' (msprobe_core.host.hint_hookspecs): hooks of this module too, declared apart to keep it short
 from .hint_hookspecs import *  # noqa: E402, F403
 from .run_hookspecs import (  # noqa: E402
+    msprobe_check_run,
+    msprobe_csv_tail,
     msprobe_mapping_options,
     msprobe_plugins_loaded,
     msprobe_register_partials,
@@ -487,6 +471,8 @@ from .run_hookspecs import (  # noqa: E402
 )
 
 __all__ += [
+    "msprobe_check_run",
+    "msprobe_csv_tail",
     "msprobe_register_partials",
     "msprobe_run_outputs",
     "msprobe_run_finished",

@@ -248,6 +248,14 @@ def _outcomes(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str
     return f"{_short(result)}, not a list of JobOutcome"
 
 
+def _tail(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    # msprobe_csv_tail (the forking plugin's hook): what the CSV writer waits for, appends and closes
+    if result is None or (isinstance(getattr(result, "start", None), int)
+                          and all(hasattr(result, a) for a in ("side", "finish", "close"))):
+        return None
+    return f"{_short(result)}, not a tail (start, side, finish(), close())"
+
+
 #: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
 WATCH_HOOKS = ("msprobe_tensor_rows_compared", "msprobe_plugins_loaded", "msprobe_output_dirs_ready")
 
@@ -279,7 +287,8 @@ def _watcher(hook: str, plugin: str, function: Callable[..., Any],
 
 #: the first-result hooks the host calls during a run -> the check of what an implementation returns
 HOOK_RESULTS: dict[str, ReturnCheck] = {"msprobe_discover_jobs": _jobs, "msprobe_load_dump": _table,
-                                        "msprobe_run_jobs": _outcomes, "msprobe_load_pair": _pair}
+                                        "msprobe_run_jobs": _outcomes, "msprobe_load_pair": _pair,
+                                        "msprobe_csv_tail": _tail}
 
 #: spec type name -> (field, check of its result); a field left out is guarded without a check
 _FIELDS: dict[str, tuple[tuple[str, ReturnCheck | None], ...]] = {

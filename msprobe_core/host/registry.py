@@ -365,6 +365,11 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
             return load(target), load(golden)
         return pair
 
+    def csv_tail(self, path: Path, columns: list[Any], start: int, stop: int) -> Any:
+        """A tail spelling the second half of a CSV file elsewhere (``msprobe_csv_tail``: the default plugin
+        ``forking``), else ``None``: the writer spells every row."""
+        return self._first_result("msprobe_csv_tail", path=path, columns=columns, start=start, stop=stop)
+
     def run_jobs(self, jobs: list[CompareJob], options: CompareOptions, run: Any, executor: Any) -> list[Any] | None:
         """The outcomes of the plugin that ran the jobs its own way (``msprobe_run_jobs``: ``-da``, several rank
         pairs at once), else ``None``."""

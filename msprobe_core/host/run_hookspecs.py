@@ -6,15 +6,17 @@ set of hooks; they live apart only to keep each module short.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .markers import hookspec
 
 if TYPE_CHECKING:
+    from ..model import CompareOptions
     from ..run.finished import FinishedRun, PartialSpec, RunSummary
     from .registry import PluginHost
-    from .specs import Register
+    from .specs import CompareJob, Register
 
 
 # --------------------------------------------------------------------------- the run-finished hooks
@@ -127,6 +129,42 @@ def msprobe_mapping_options(framework: str) -> tuple[tuple[str, str], ...] | Non
 
     Asked by the ``summary`` plugin when most rows of a cross-framework run found no counterpart: the commands it
     suggests to try name these options (the most rows they would pair first), then ``--auto-map``.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --------------------------------------------------------------------------- a run refused before any work (issue 33:
+# the default plugin 'json_summary' refuses a --json-summary FILE that is one of the run's inputs)
+@hookspec
+def msprobe_check_run(jobs: list[CompareJob], options: CompareOptions, values: dict[str, Any]) -> None:
+    """A compare's jobs are found and nothing is read or written yet: refuse the run if what your options would
+    write is wrong, by raising a :class:`~msprobe_core.plugin.UsageError` or
+    :class:`~msprobe_core.plugin.OutputError` naming the option and the file.
+
+    Called once per run by ``msprobe compare`` and :func:`msprobe_core.compare`, after the options are checked and
+    the jobs discovered (``jobs``: each a :class:`~msprobe_core.plugin.CompareJob`), before the output directory is
+    made. ``options``: the run's options; ``values``: every option value by name (also those that are no attribute
+    of the options). The default plugin ``json_summary`` refuses a ``--json-summary`` file that is one of the run's
+    inputs, or an existing file that is not an earlier JSON summary. The return value is ignored.
+
+    .. versionadded:: 0.1
+    """
+
+
+# --- forking (issue 33): a big CSV file's second half spelled by a forked child ---------------------------------
+@hookspec(firstresult=True)
+def msprobe_csv_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) -> Any:
+    """A tail spelling the second half of a CSV file elsewhere while the built-in writer spells the first, or ``None``.
+
+    Called by the built-in ``csv`` writer in the run's process for each file it writes whole (``path``: the temporary
+    file, renamed into place when complete; ``columns``: its cell lists, one per column of the header; its rows
+    ``start:stop``). Return a tail as ``StrategySpec.tail`` gives one: it spells the rows from ``tail.start``
+    (strictly between ``start`` and ``stop``) to ``stop`` as ``msprobe_core.plugin.write_csv_rows`` writes them,
+    without the header, into the file ``tail.side``; the writer writes the header and the rows before
+    ``tail.start``, appends ``tail.side`` when ``tail.finish()`` is true (else spells those rows itself), then calls
+    ``tail.close()`` (stop, remove the side file), also when it fails. ``None``: the writer spells every row here.
+    The default plugin ``forking`` answers past 100,000 rows on a machine with a second core (a forked child).
 
     .. versionadded:: 0.1
     """

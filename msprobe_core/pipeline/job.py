@@ -62,7 +62,7 @@ def run_job(job: CompareJob, options: CompareOptions, host: PluginHost, run: Run
     golden)``, which may return the pair to go on with instead); ``check_empty=False`` leaves an empty dump to
     the match stage, which then pairs nothing and says so.
     """
-    from ..workers.forking import finish_removals
+    from ..files.removals import finish_removals
     from .build import NO_MATCH
     from .strategy import WholeTablesNeeded, choose_strategy, whole_tables
     from .whole import WholeTables

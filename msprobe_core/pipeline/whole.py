@@ -70,7 +70,7 @@ class WholeTables:
                                  started=None if run is None else run.started)
         except BaseException:
             if tail is not None:
-                from ..workers.forking import finish_removals
+                from ..files.removals import finish_removals
 
                 tail.close()
                 finish_removals()  # nothing of a failed run is left behind when the error reaches the user

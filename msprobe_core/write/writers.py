@@ -82,33 +82,25 @@ def write_csv(table: ResultTable, path: Path, tail: Any = None) -> list[Path]:
 
 
 def write_csv_file(path: Path, header: list[str], columns: list[Sequence[Any]], start: int, stop: int) -> None:
-    """Write the header and rows ``start:stop`` to ``path``; big tables are spelled by two processes at once.
+    """Write the header and rows ``start:stop`` to ``path``; a plugin may spell the second half meanwhile.
 
-    Spelling the cells is pure Python (one core): past :data:`msprobe_core.workers.forking.MIN_SPLIT_ROWS`
-    rows a forked child spells and writes the second half into a side file while this
-    process writes the first, and the side file is appended. The child only accelerates:
-    if it fails in any way, this process writes the second half itself.
+    Spelling the cells is pure Python (one core): the run's plugins are asked for a tail spelling the second
+    half elsewhere (``msprobe_csv_tail``: the default plugin ``forking`` forks a child for a big file), which is
+    appended once this process has written the first half; without one, or if it fails in any way, this
+    process spells every row itself.
     """
-    from ..workers.forking import fork_worthwhile, run_in_child
+    from ..running import run_host
 
-    mid = (start + stop) // 2
-    if not fork_worthwhile(stop - start):
+    host = run_host()
+    tail = None if host is None else host.csv_tail(path, columns, start, stop)
+    if tail is None:
         with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             write_csv_rows(fh, header, columns, start, stop)
         return
-    side = path.with_name(path.name + ".tail")
-
-    def write_tail() -> None:
-        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
-            write_csv_rows(fh, None, columns, mid, stop)
-
     try:
-        with run_in_child(write_tail, "child writing the second half of a CSV file") as child:
-            with open(path, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
-                write_csv_rows(fh, header, columns, start, mid)
-        _append_rows(path, side if child.succeeded else None, columns, mid, stop)
+        _write_with_tail(path, header, columns, start, stop, tail)
     finally:
-        side.unlink(missing_ok=True)
+        tail.close()
 
 
 def _append_rows(path: Path, side: Path | None, columns: list[Sequence[Any]], start: int, stop: int) -> None:

@@ -11,11 +11,11 @@ appends the child's side files, absorbs its partial and re-emits its log records
 in the order a single process would have given them, and removes the side files. The child runs at most
 one round ahead, so side files never hold more than about a round's rows, whatever the result's size.
 
-The child is only an accelerator (:mod:`msprobe_core.plugin.forking`): when it fails in any way (a hash
+The child is only an accelerator (:mod:`msprobe_core.default_plugins.forking.children`): when it fails in any way (a hash
 collision, a changed dump, no memory, killed), this process builds the rest itself, so the files, the
 summary and the console are what one process gives, byte for byte. A child that makes no progress (stopped,
 or stuck in I/O) is killed after a while (the stall limit every forked child is watched by:
-:func:`msprobe_core.plugin.forking.stall_limit`) and its share built here too, with one line saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
+:func:`msprobe_core.default_plugins.forking.children.stall_limit`) and its share built here too, with one line saying so. Nothing is started for xlsx results, small results, sinks without a continuation, or where
 forking is not allowed.
 """
 
@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import forking
+from msprobe_core.plugin import remove_later
+
+from ..forking import children as forking
 
 #: below this many result rows a worker costs more than it saves
 MIN_ROWS = forking.MIN_SPLIT_ROWS
@@ -162,13 +164,13 @@ class ChunkWorker:
     def taken(self, result: WorkerResult) -> None:
         """The round's result is in the files: remove its side files, let the child go on."""
         for _part, _rows, file in result.segments:
-            forking.remove_later(Path(file))
+            remove_later(Path(file))
         with contextlib.suppress(OSError):
             os.write(self._acks, b"1")
         self._since = time.monotonic()
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove its side files (by a thread: ``forking.remove_later``)."""
+        """Stop the child if it still runs and remove its side files (by a thread: ``remove_later``)."""
         self.child.kill()
         if self._pipe is not None:
             self._pipe.close()  # closes ``_answers``
@@ -178,7 +180,7 @@ class ChunkWorker:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._answers = self._acks = self._lock = -1
-        forking.remove_later(self.side)
+        remove_later(self.side)
 
     def _read(self, n: int) -> bytes | None:
         """``n`` bytes of the child's answers (``None``: it ended or failed); raises ``forking.Stalled``."""

@@ -25,7 +25,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, forking
+from msprobe_core.plugin import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, remove_later
+
+from ..forking import children as forking
 
 #: share of the rows the child builds and writes: this process also builds the rows the child writes
 TAIL_SHARE = 0.6
@@ -50,10 +52,10 @@ class Tail:
 
         Freeing the blocks of a side file of a hundred megabytes takes the file system a
         noticeable time: it is removed by a thread while the run goes on (the interpreter
-        waits for it before exiting; the run waits for it sooner: ``forking.finish_removals``).
+        waits for it before exiting; the run waits for it sooner, see ``remove_later``).
         """
         self.child.kill()
-        forking.remove_later(self.side)
+        remove_later(self.side)
 
 
 def side_place(directory: Path) -> Path:

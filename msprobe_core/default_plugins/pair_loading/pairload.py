@@ -7,7 +7,7 @@ form of :mod:`.tablewire` through a pipe.
 
 The child is only an accelerator: whenever it fails, for whatever reason (an
 input error, no memory, a table the wire form cannot carry, a killed child, a child
-that makes no progress for the stall limit of :mod:`msprobe_core.plugin.forking`), the
+that makes no progress for the stall limit of :mod:`msprobe_core.default_plugins.forking.children`), the
 target is loaded here again, so every error reaches the user exactly as a
 serial load reports it, and the target's error still comes before the golden's.
 Small files, platforms without ``fork``, processes with other threads and
@@ -24,8 +24,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from msprobe_core.plugin import DumpTable, forking
+from msprobe_core.plugin import DumpTable
 
+from ..forking import children as forking
 from .tablewire import TableBuilder, can_encode, encode_parts
 
 #: below this many bytes (the target dump file) a fork costs more than it saves
@@ -46,7 +47,7 @@ def _file_size(path: Path) -> int:
 
 
 def fork_allowed() -> bool:
-    """Whether this process may fork a child at all (the rule of :func:`msprobe_core.plugin.forking.fork_allowed`)."""
+    """Whether this process may fork a child at all (the rule of :func:`msprobe_core.default_plugins.forking.children.fork_allowed`)."""
     return forking.fork_allowed()
 
 

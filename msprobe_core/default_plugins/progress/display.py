@@ -16,7 +16,7 @@ far it is (``chunk 3/23 (13%)``, ``120.0 MB of 800.0 MB``) and the time since th
 began — and the words after, cut to the terminal's width. It is redrawn every second
 by an interval timer (``SIGALRM``, only in the main thread of the process that opened
 it, with restartable system calls) so that the clock moves during a long stage; no
-thread (a thread would stop the run's forks, see :mod:`msprobe_core.workers.forking`),
+thread (a thread would stop the run's forks, see :mod:`msprobe_core.default_plugins.forking.children`),
 and a stage costs one call, never a callback per row.
 """
 

@@ -11,8 +11,13 @@ Every child is watched the same way while this process waits for it (:class:`Wat
 CPU time spent, no byte sent) for :func:`stall_limit` seconds is stopped or stuck in I/O; it is killed, this
 process does its share itself and says so in one warning line (:meth:`Child.give_up`).
 
-A child's side files are removed by a thread (:func:`remove_later`), which the run waits for before it forks again
-and before it returns (:func:`finish_removals`).
+A child's side files are removed by a thread (:func:`msprobe_core.plugin.remove_later`), which the run waits for
+before it forks again and before it returns.
+
+The machinery of the default plugin ``forking``: the default plugins ``chunked`` and ``pair_loading`` run their
+children through it, and the plugin itself lends the CSV writer a child for the second half of a big file
+(:mod:`.csvsplit`). With the plugin turned off (``-p no:forking``) :func:`fork_allowed` is false: nothing forks
+and every share of the work is done in this process, with the same results.
 """
 
 from __future__ import annotations
@@ -23,16 +28,16 @@ import logging
 import multiprocessing
 import os
 import select
-import shutil
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+#: the name this plugin is registered under (``msprobe_core.host.defaults``)
+PLUGIN = "forking"
 #: set to any non-empty value to never fork (everything then runs in this process)
 ENV_NO_FORK = "MSPROBE_NO_FORK"
 #: below this many result rows, splitting the CSV spelling costs more than it saves
@@ -43,33 +48,6 @@ STALL_S = 60.0
 ENV_STALL_S = "MSPROBE_CHILD_STALL_S"
 #: the setting's first name, from when only the chunk worker was watched; still honoured
 ENV_STALL_S_FORMER = "MSPROBE_CHUNK_WORKER_STALL_S"
-
-
-_REMOVERS: list[threading.Thread] = []
-
-
-def remove_later(path: Path) -> None:
-    """Remove a side file or directory by a thread while the run goes on (:func:`finish_removals` waits).
-
-    Freeing the blocks of a side file of a hundred megabytes takes the file system a noticeable time.
-    """
-    remover = threading.Thread(target=_remove, args=(path,), name="msprobe-remove-side-file")
-    remover.start()
-    _REMOVERS.append(remover)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    with contextlib.suppress(OSError):
-        path.unlink()
-
-
-def finish_removals() -> None:
-    """Wait for side files still being removed (before a fork: no other thread may run then)."""
-    while _REMOVERS:
-        _REMOVERS.pop().join()
 
 
 def usable_cores() -> int:
@@ -85,7 +63,8 @@ def fork_allowed() -> bool:
 
     Not on platforms without ``fork``, not on one core, not with other threads
     running (a fork copies the locks they hold), not inside a process-pool
-    worker (the pool already uses the cores), not when ``MSPROBE_NO_FORK`` is set.
+    worker (the pool already uses the cores), not when ``MSPROBE_NO_FORK`` is set, not when the run's plugins
+    have this plugin turned off (:func:`turned_off`).
     """
     if os.environ.get(ENV_NO_FORK) or not hasattr(os, "fork") or sys.platform == "win32":
         return False
@@ -93,7 +72,16 @@ def fork_allowed() -> bool:
         return False
     if threading.active_count() > 1:
         return False
-    return multiprocessing.parent_process() is None
+    return multiprocessing.parent_process() is None and not turned_off()
+
+
+def turned_off() -> bool:
+    """Whether the run's plugin host has the plugin ``forking`` turned off (``-p no:forking``,
+    ``MSPROBE_DISABLE_PLUGINS``): the children of ``chunked`` and ``pair_loading`` then stay unforked too."""
+    from msprobe_core.plugin import run_host
+
+    host = run_host()
+    return host is not None and PLUGIN in host.disabled
 
 
 def fork_worthwhile(rows: int) -> bool:
@@ -385,21 +373,3 @@ def spawn(work: Callable[[], None], role: str = "forked child") -> Child:
         child.kill()
         raise
     return child
-
-
-@contextlib.contextmanager
-def run_in_child(work: Callable[[], None], role: str = "forked child") -> Iterator[Child]:
-    """Run ``work()`` in a forked child while the ``with`` block runs here; wait for it on exit.
-
-    ``child.succeeded`` is True only when ``work`` returned normally in the child. If
-    the fork fails, nothing runs and ``succeeded`` stays False. If the block raises,
-    the child is killed (and reaped) before the exception goes on; one that stalls is given up
-    (:meth:`Child.wait`).
-    """
-    child = spawn(work, role)
-    try:
-        yield child
-    except BaseException:
-        child.kill()
-        raise
-    child.wait()

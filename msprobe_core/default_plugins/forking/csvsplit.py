@@ -1,0 +1,56 @@
+"""The second half of a big CSV file spelled by a forked child while the writer spells the first.
+
+Spelling the cells is pure Python (one core): past :data:`.children.MIN_SPLIT_ROWS` rows a forked child spells
+and writes the second half into a side file while the CSV writer writes the header and the first half, and the
+writer appends the side file (``msprobe_csv_tail``). The child only accelerates: if it fails in any way, the
+writer spells the second half itself, so the file is the same byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from msprobe_core.plugin import TEXT_ERRORS, write_csv_rows
+
+from . import children
+
+
+@dataclass
+class SplitTail:
+    """A forked child writing the CSV text (no header) of rows ``start:`` of a file into ``side``: a tail as the
+    writer takes one (``StrategySpec.tail``'s kind)."""
+
+    child: children.Child
+    side: Path
+    start: int
+
+    def finish(self) -> bool:
+        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
+        return self.child.wait()
+
+    def close(self) -> None:
+        """Stop the child if it still runs and remove the side file (once the file is written, or has failed)."""
+        self.child.kill()
+        self.side.unlink(missing_ok=True)
+
+
+def split_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) -> SplitTail | None:
+    """Fork the child that writes rows ``(start + stop) // 2:stop`` of ``columns`` into a side file beside ``path``;
+    ``None`` when the file is too small to pay, no fork is allowed here (:func:`.children.fork_worthwhile`), or the
+    fork failed."""
+    mid = (start + stop) // 2
+    if mid <= start or not children.fork_worthwhile(stop - start):  # a tail starts after the file's first row
+        return None
+    side = path.with_name(path.name + ".tail")
+
+    def write_tail() -> None:
+        with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
+            write_csv_rows(fh, None, columns, mid, stop)
+
+    child = children.spawn(write_tail, "child writing the second half of a CSV file")
+    if child.pid is None:
+        return None
+    return SplitTail(child, side, mid)
