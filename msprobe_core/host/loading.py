@@ -287,5 +287,8 @@ def trace_hook_calls(pm: pluggy.PluginManager, path: Path) -> None:
 
     for name, caller in vars(pm.hook).items():
         for impl in caller.get_hookimpls():
+            if caller.is_historic():  # called as its plugin was registered, before this record began
+                with open(path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"hook": name, "plugin": impl.plugin_name}) + "\n")
             # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
             impl.function = traced(name, impl.plugin_name, impl.function)

@@ -257,6 +257,7 @@ def _tail(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | N
 
 
 #: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
+#: (``msprobe_tensor_rows_compared``: the default plugin tensor_metrics')
 WATCH_HOOKS = ("msprobe_tensor_rows_compared", "msprobe_plugins_loaded", "msprobe_output_dirs_ready")
 
 
@@ -266,7 +267,8 @@ def guard_watchers(pm: Any, is_core: Callable[[str], bool],
     that pluggy's monitoring sees it): what it raises (but the user's Ctrl-C) goes to ``failed(plugin, hook, exc)``
     and the other implementations still run."""
     for hook in WATCH_HOOKS:
-        for impl in getattr(pm.hook, hook).get_hookimpls():
+        caller = getattr(pm.hook, hook, None)  # a plugin's own hook (msprobe_add_hookspecs) is there with its plugin
+        for impl in caller.get_hookimpls() if caller is not None else ():
             if not is_core(impl.plugin_name):
                 impl.function = _watcher(hook, impl.plugin_name, impl.function, failed)
 

@@ -77,6 +77,8 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
     def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        # each plugin declares its own hooks as it is registered (msprobe_add_hookspecs: pytest's pytest_addhooks)
+        self.pm.hook.msprobe_add_hookspecs.call_historic(kwargs={"pluginmanager": self.pm})
         # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
         # stages ask this host for plugins (an import of it here would close that loop)
         self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
