@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
+from msprobe_core.default_plugins.trace import TRACE_HOOKS_ENV as TRACE_ENV
 from msprobe_core.host import hookspecs
-from msprobe_core.host.registry import DISTRIBUTIONS_ENV, TRACE_ENV, reset_host
+from msprobe_core.host.registry import DISTRIBUTIONS_ENV, reset_host
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker a test carries to say which hooks it exercises
