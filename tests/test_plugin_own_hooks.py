@@ -1,5 +1,6 @@
 """A plugin declares the hooks only it calls (``msprobe_add_hookspecs``, pytest's ``pytest_addhooks``): the default
-plugins ``tensor_metrics`` (``msprobe_tensor_rows_compared``) and ``summary`` (``msprobe_mapping_options``) do, and
+plugins ``tensor_metrics`` (``msprobe_tensor_rows_compared``), ``summary`` (``msprobe_mapping_options``) and
+``plugins_command`` (``msprobe_list_plugins``) do, and
 a plugin that implements such a hook (``optionalhook=True``) still loads where the declaring plugin is turned off."""
 
 from __future__ import annotations
@@ -63,11 +64,13 @@ def test_the_default_plugins_declare_the_hooks_only_they_call():
     host = PluginHost(autoload=False)
     assert host.pm.hook.msprobe_tensor_rows_compared.spec.namespace.__name__.endswith("tensor_metrics.hookspecs")
     assert host.pm.hook.msprobe_mapping_options.spec.namespace.__name__.endswith("summary.hookspecs")
+    assert host.pm.hook.msprobe_list_plugins.spec.namespace.__name__.endswith("plugins_command.hookspecs")
 
 
 @pytest.mark.parametrize(("off", "hook", "implementer"), [
     ("tensor_metrics", "msprobe_tensor_rows_compared", "tensor_log"),
     ("summary", "msprobe_mapping_options", "mindspore"),
+    ("plugins_command", "msprobe_list_plugins", "known_plugins"),
 ])
 def test_a_hooks_implementers_load_with_its_plugin_turned_off(monkeypatch, off, hook, implementer):
     monkeypatch.setenv("MSPROBE_DISABLE_PLUGINS", off)

@@ -439,7 +439,7 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
 
 
 # --------------------------------------------------------------------------- a plugin's own hooks (issue 33: the
-# hooks only a default plugin calls are declared by it: tensor_metrics', summary's)
+# hooks only a default plugin calls are declared by it: tensor_metrics', summary's, plugins_command's)
 @hookspec(historic=True)
 def msprobe_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     """Declare hooks of your own, for the plugins that extend yours: ``pluginmanager.add_hookspecs(module)``, a
@@ -449,7 +449,8 @@ def msprobe_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
     (``host.pm.hook.NAME(...)``) and no other plugin does. An implementation of a hook that a plugin which may be
     absent declares is marked ``@hookimpl(optionalhook=True)``: without it, a hook no plugin declares is a
     misspelt one, and its plugin is skipped. The default plugin ``tensor_metrics`` declares
-    ``msprobe_tensor_rows_compared``, ``summary`` declares ``msprobe_mapping_options``.
+    ``msprobe_tensor_rows_compared``, ``summary`` declares ``msprobe_mapping_options``, ``plugins_command``
+    declares ``msprobe_list_plugins``.
 
     .. versionadded:: 0.1
     """
