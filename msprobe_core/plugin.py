@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (173): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (174): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 #: home module (relative to ``msprobe_core``) -> the public names it gives plugins
 _HOMES: dict[str, tuple[str, ...]] = {
-    ".host.markers": ("hookimpl",),
+    ".host.markers": ("hookimpl", "hookspec"),
     ".host.specs": (
         "CommandLineClaim", "CompareJob", "DtypeInfo", "FrameworkSpec", "HierarchySpec", "MapperFunction",
         "MapperSpec", "MatchContext", "MetricContext", "MetricFunction", "MetricSpec", "NormalizerSpec", "Register",
@@ -166,7 +166,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.schemas import validate
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, parse_share, read_yaml
     from .host.defaults import BUILTIN_PLUGIN
-    from .host.markers import hookimpl
+    from .host.markers import hookimpl, hookspec
     from .host.ranks import CommOpSpec, rank_number
     from .host.registry import PluginHost, current_host, get_host, reset_host
     from .host.specs import (

@@ -20,13 +20,15 @@ from __future__ import annotations
 import ast
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from msprobe_core.default_plugins.trace import TRACE_HOOKS_ENV as TRACE_ENV
 from msprobe_core.host import hookspecs
-from msprobe_core.host.registry import DISTRIBUTIONS_ENV, TRACE_ENV, reset_host
+from msprobe_core.host.registry import DISTRIBUTIONS_ENV, reset_host
 
 REPO = Path(__file__).resolve().parents[1]
 #: the marker a test carries to say which hooks it exercises
@@ -55,10 +57,26 @@ def project_distributions() -> list[str]:
     return [read_pyproject(p)["project"]["name"] for p in project_pyprojects()]
 
 
+def hook_specs() -> dict[str, Callable[..., Any]]:
+    """Every hook spec by name: those of ``msprobe_core/host/hookspecs.py`` and those the default plugins declare
+    (``msprobe_add_hookspecs``, as the plugin host has them)."""
+    import importlib
+
+    import pluggy
+
+    from msprobe_core.host.defaults import DEFAULT_PLUGINS
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.hook.msprobe_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})
+    for name, module in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module), name=name)
+    return {name: caller.spec.function for name, caller in vars(pm.hook).items() if caller.spec is not None}
+
+
 def hook_names() -> list[str]:
-    """Every hook spec of ``msprobe_core/host/hookspecs.py`` (the functions carrying pluggy's spec marker)."""
-    marker = f"{hookspecs.PROJECT}_spec"
-    return sorted(name for name, obj in vars(hookspecs).items() if callable(obj) and hasattr(obj, marker))
+    """The name of every hook spec (:func:`hook_specs`)."""
+    return sorted(hook_specs())
 
 
 def isolate_environment() -> None:

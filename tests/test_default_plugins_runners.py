@@ -1,7 +1,8 @@
 """The default plugins ``diff_analyze`` (``-da``, a runner of its own through ``msprobe_run_jobs``), ``steps``
 (dump roots of ``step<N>`` directories, ``--step``) and ``tensor_log`` (``-tensor_log``, through
 ``msprobe_tensor_rows_compared``), and ``trace`` (``MSPROBE_TRACE_PLUGINS``: hook calls traced through pluggy's
-monitoring and the host's, started from ``msprobe_plugins_loaded``).
+monitoring and the host's, started from ``msprobe_plugins_loaded``; ``MSPROBE_TRACE_HOOKS``: each implementation
+called).
 
 Each case runs the real console script in a fresh process on the bundled examples, turning a plugin off the way a
 user does (``MSPROBE_DISABLE_PLUGINS``).
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.default_plugins.trace import TRACE_PLUGINS_ENV
+from msprobe_core.default_plugins.trace import TRACE_HOOKS_ENV, TRACE_PLUGINS_ENV
 from msprobe_core.host.defaults import DISABLE_ENV
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.plugin import InlineExecutor, hookimpl
@@ -200,6 +201,21 @@ def test_trace_turned_off_writes_no_trace_and_the_compare_runs(tmp_path):
                    env={TRACE_PLUGINS_ENV: str(trace), DISABLE_ENV: "trace"})
     assert off.returncode == 0, off.stderr
     assert list((tmp_path / "off").glob("compare_result_*.csv")) and not trace.exists()
+
+
+def test_trace_hooks_records_each_implementation_called_and_goes_with_the_trace_plugin(tmp_path):
+    record = tmp_path / "calls.jsonl"
+    on = _msprobe("compare", *_sides("pytorch_stats"), "-o", tmp_path / "on", env={TRACE_HOOKS_ENV: str(record)})
+    assert on.returncode == 0, on.stderr
+    calls = {(c["hook"], c["plugin"]) for c in _trace(record)}
+    assert {("msprobe_register_metrics", "statistics_metrics"), ("msprobe_register_writers", "msprobe_core.builtin"),
+            ("msprobe_plugins_loaded", "trace"), ("msprobe_add_hookspecs", "summary"),  # at registration
+            ("msprobe_run_finished", "summary")} <= calls
+    record.unlink()
+    off = _msprobe("compare", *_sides("pytorch_stats"), "-o", tmp_path / "off",
+                   env={TRACE_HOOKS_ENV: str(record), DISABLE_ENV: "trace"})
+    assert off.returncode == 0, off.stderr
+    assert list((tmp_path / "off").glob("compare_result_*.csv")) and not record.exists()
 
 
 class _HostCalls:

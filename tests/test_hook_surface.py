@@ -1,6 +1,7 @@
 """The hook surface is complete: every hook spec is documented, implemented and exercised by a test.
 
-Generic over ``msprobe_core/host/hookspecs.py``: a hook added there is checked here without editing this file.
+Generic over ``msprobe_core/host/hookspecs.py`` and the hooks the default plugins declare (``msprobe_add_hookspecs``):
+a hook added there is checked here without editing this file.
 For every hook spec:
 
 * the spec has a docstring (the contract) saying since which version it exists (``.. versionadded::``), and
@@ -38,11 +39,13 @@ import msprobe_core
 from msprobe_core.host import hookspecs
 from msprobe_core.host.registry import ENTRY_POINT_GROUP, PluginHost
 
-from .plugin_session import MARKER, REPO, hook_names, marked_tests, project_pyprojects, read_pyproject
+from .plugin_session import MARKER, REPO, hook_specs, marked_tests, project_pyprojects, read_pyproject
 
 DOC = REPO / "docs" / "plugins.md"
 HOOKS_SECTION = "The hooks"
-HOOKS = hook_names()
+#: every hook spec by name: the core's and those the default plugins declare (msprobe_add_hookspecs)
+HOOK_SPECS = hook_specs()
+HOOKS = sorted(HOOK_SPECS)
 
 #: (check, hook) -> why it fails on this branch today
 KNOWN_GAPS: dict[tuple[str, str], str] = {
@@ -61,7 +64,7 @@ def _each_hook(check: str) -> list:
 
 def spec_arguments(hook: str) -> list[str]:
     """The argument names of a hook spec, in order."""
-    return list(inspect.signature(getattr(hookspecs, hook)).parameters)
+    return list(inspect.signature(HOOK_SPECS[hook]).parameters)
 
 
 # --------------------------------------------------------------------------- the page
@@ -141,6 +144,7 @@ def project_manager(project_plugins) -> pluggy.PluginManager:
     """A plugin manager holding the hook specs and every plugin of this repository (validated by pluggy)."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    pm.hook.msprobe_add_hookspecs.call_historic(kwargs={"pluginmanager": pm})  # the default plugins' own hooks
     for name, module in project_plugins.items():
         pm.register(module, name=name)
     pm.check_pending()
@@ -155,7 +159,7 @@ def test_the_hooks_checked_are_those_the_host_knows():
 
 @pytest.mark.parametrize("hook", _each_hook("docstring"))
 def test_hook_spec_has_a_docstring(hook):
-    doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
+    doc = inspect.getdoc(HOOK_SPECS[hook]) or ""
     assert len(doc.split()) >= 5, f"msprobe_core/host/hookspecs.py: write the contract of {hook} in its docstring"
     assert ".. versionadded::" in doc, f"msprobe_core/host/hookspecs.py: add '.. versionadded:: X.Y' to {hook}'s docstring"
     future = _versions_past(doc, msprobe_core.__version__)

@@ -187,7 +187,7 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
                         kind="flag", default=False, aliases=("is_print_compare_log",), kinds=DUMP_KINDS))
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the default plugin tensor_metrics' hook: absent with that plugin off
 def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: MatchResult,
                                  columns: dict[str, list[Any]], names: list[str], options: CompareOptions,
                                  host: Any) -> None:

@@ -17,16 +17,21 @@ the registry hooks (``msprobe_register_*``), the first-result hooks (``msprobe_d
 ``pm.hook``, so pluggy's monitoring cannot see them; the host shows each of them to its own monitoring
 (``host.add_hostcall_monitoring``) with one implementation in ``hook_impls``, traced with ``"via": "host"``. A
 run's trace thus lists every hook call, whichever way it was made. Both are started when the host's plugins are
-loaded (``msprobe_plugins_loaded``). ``MSPROBE_TRACE_HOOKS`` (the core's record of implementations called) works
-as before; both can be set. Turned off (``-p no:trace``), ``MSPROBE_TRACE_PLUGINS`` writes nothing.
+loaded (``msprobe_plugins_loaded``).
+
+``MSPROBE_TRACE_HOOKS=FILE`` is the shorter record of every hook implementation called, one
+``{"hook": ..., "plugin": ...}`` line per call (what ``exercises_hooks`` tests check): the implementations
+themselves are wrapped, so the calls the host makes one implementation at a time are recorded with the others.
+Both can be set; turned off (``-p no:trace``), neither writes anything.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +42,8 @@ if TYPE_CHECKING:
 
 #: the variable naming the file the trace is appended to
 TRACE_PLUGINS_ENV = "MSPROBE_TRACE_PLUGINS"
+#: the variable naming the file where every hook implementation called is recorded (one short JSON line each)
+TRACE_HOOKS_ENV = "MSPROBE_TRACE_HOOKS"
 
 
 class HookTrace:
@@ -72,9 +79,44 @@ class HookTrace:
             fh.write(json.dumps(record) + "\n")
 
 
-@hookimpl
+def record_implementations(pm: Any, path: Path) -> None:
+    """Record every call of a hook implementation of ``pm`` in ``path``, one ``{"hook": ..., "plugin": ...}`` line
+    each (``MSPROBE_TRACE_HOOKS``); those of a historic hook (called as their plugins were registered) at once.
+
+    The implementations themselves are wrapped, so registry hooks (called one implementation at a
+    time by the host) are recorded as well as the ``pm.hook`` dispatch hooks.
+    """
+
+    def traced(hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        line = json.dumps({"hook": hook, "plugin": plugin}) + "\n"
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+            return function(*args, **kwargs)
+
+        return call
+
+    for name, caller in vars(pm.hook).items():
+        for impl in caller.get_hookimpls():
+            if caller.is_historic():  # called as its plugin was registered, before this record began
+                with open(path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"hook": name, "plugin": impl.plugin_name}) + "\n")
+            # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
+            impl.function = traced(name, impl.plugin_name, impl.function)
+
+
+@hookimpl(tryfirst=True)  # the record wraps the other implementations of this hook before they are called
 def msprobe_plugins_loaded(host: PluginHost) -> None:
-    """With ``MSPROBE_TRACE_PLUGINS`` naming a file: trace ``host``'s hook calls, both ways they are made."""
+    """With ``MSPROBE_TRACE_HOOKS`` naming a file: record every hook implementation ``host`` calls from now on
+    (this one included). With ``MSPROBE_TRACE_PLUGINS`` naming a file: trace ``host``'s hook calls, both ways they
+    are made."""
+    record = os.environ.get(TRACE_HOOKS_ENV, "")
+    if record:
+        record_implementations(host.pm, Path(record))
+        with open(record, "a", encoding="utf-8") as fh:  # this call, under way before its wrapper was made
+            fh.write(json.dumps({"hook": "msprobe_plugins_loaded", "plugin": "trace"}) + "\n")
     where = os.environ.get(TRACE_PLUGINS_ENV, "")
     if not where:
         return

@@ -1,5 +1,6 @@
 """The hooks of the default plugin ``known_plugins`` (issue 33): what the table of this repository's plugins tells
-a user about the plugins that are not loaded (install hints, ``msprobe plugins``, ``msprobe --help``).
+a user about the plugins that are not loaded (install hints, ``msprobe --help``; what ``msprobe plugins`` lists of
+them goes through the hook the default plugin ``plugins_command`` declares, ``msprobe_list_plugins``).
 
 Part of :mod:`msprobe_core.host.hookspecs` (which imports them; a plugin implements them as every hook, with
 ``msprobe_core.plugin.hookimpl``), declared apart only to keep that module under its line bound.
@@ -7,13 +8,11 @@ Part of :mod:`msprobe_core.host.hookspecs` (which imports them; a plugin impleme
 
 from __future__ import annotations
 
-from typing import Any
-
 from .markers import hookspec
 
 #: what :mod:`msprobe_core.host.hookspecs` takes in
 __all__ = ["msprobe_command_line_usage", "msprobe_first_party_distributions", "msprobe_install_hint",
-           "msprobe_list_plugins", "msprobe_option_help"]
+           "msprobe_option_help"]
 
 
 @hookspec(firstresult=True)
@@ -47,17 +46,6 @@ def msprobe_command_line_usage() -> list[str]:
 def msprobe_option_help(name: str, text: str) -> str | None:
     """The help of the compare option ``name`` as ``--help`` and the Python API show it, given its declared help
     ``text`` (e.g. naming the values other plugins add); ``None`` keeps ``text``.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec(firstresult=True)
-def msprobe_list_plugins(described: list[dict[str, Any]], loaded: set[str]) -> list[dict[str, Any]] | None:
-    """What ``msprobe plugins`` lists: ``described`` (:meth:`~msprobe_core.plugin.PluginHost.describe`), each
-    entry with ``gives`` (what it gives a user, or ``None``) and ``loaded``, then any plugin the user may want that
-    is not loaded (``loaded`` false, ``gives``, ``install``: its install command, ``hint``: what to do);
-    ``None``: ``described`` as it is.
 
     .. versionadded:: 0.1
     """

@@ -1,6 +1,6 @@
-"""What the host asks the plugins about the plugins that are not loaded: install hints, what ``msprobe plugins`` and
-``msprobe --help`` say of them, and which distributions are first-party (the hooks of the default plugin
-``known_plugins``; with it turned off every answer is empty and every message is the core's own)."""
+"""What the host asks the plugins about the plugins that are not loaded: install hints, what ``msprobe --help`` says
+of them, and which distributions are first-party (the hooks of the default plugin ``known_plugins``; with it turned
+off every answer is empty and every message is the core's own)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ from .loading import normalized_distribution
 
 
 class PluginHints:
-    """What :class:`~msprobe_core.host.registry.PluginHost` asks this way (it provides ``pm``, ``dists``,
-    ``describe``)."""
+    """What :class:`~msprobe_core.host.registry.PluginHost` asks this way (it provides ``pm`` and ``dists``)."""
 
     pm: Any
     dists: dict[int, tuple[str, str]]
-    describe: Any  # () -> the entries of 'msprobe plugins'
 
     def loaded_distributions(self) -> set[str]:
         """The normalised names of the distributions whose plugins this host loaded."""
@@ -42,9 +40,3 @@ class PluginHints:
         """``spec`` with its help as the plugins complete it (``msprobe_option_help``)."""
         told = self.pm.hook.msprobe_option_help(name=spec.name, text=spec.help)
         return spec if told is None or told == spec.help else replace(spec, help=told)
-
-    def list_plugins(self) -> list[dict[str, Any]]:
-        """What ``msprobe plugins`` lists (``msprobe_list_plugins``; :meth:`describe` when no plugin answers)."""
-        described = self.describe()
-        listed = self.pm.hook.msprobe_list_plugins(described=described, loaded=self.loaded_distributions())
-        return described if listed is None else listed

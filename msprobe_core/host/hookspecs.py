@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 
     import click
     import numpy
+    import pluggy
 
     from ..console.stages import StageEvent
-    from ..model import CompareOptions, DumpTable, MatchResult
+    from ..model import CompareOptions, DumpTable
     from ..options import OptionSpec
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
@@ -349,7 +350,7 @@ def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
     """
 
 
-# -- diff_analyze, steps, tensor_log (issue 33): ways to run, discover and watch that default plugins take over ----
+# -- diff_analyze, steps (issue 33): ways to run and discover that default plugins take over ---------------------
 @hookspec(firstresult=True)
 def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: PluginHost,
                      run: RunContext, executor: Executor) -> list[JobOutcome] | None:
@@ -364,22 +365,6 @@ def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: Plug
     plugin is asked, and the plain compare (every job through the pipeline, one after the other) runs when none
     takes it. The default plugin ``parallel_jobs`` (``trylast``) runs several rank pairs as ``executor`` tasks.
     A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that stops it.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_tensor_rows_compared(target: DumpTable, golden: DumpTable, match: MatchResult,
-                                 columns: dict[str, list[Any]], names: list[str], options: CompareOptions,
-                                 host: PluginHost) -> None:
-    """A tensor-mode table's metric columns are computed: look at them (log, count), change nothing.
-
-    Called once per tensor-mode job (per chunk of a streamed one), in the process that ran its tensor stage,
-    after every tensor metric of the rows is in ``columns`` (column name -> one cell per row of ``match``, in
-    ``match`` order); ``names`` are the metric columns in the table's order. The default plugin ``tensor_log``
-    logs each row with ``-tensor_log``. The return value is ignored; an installed plugin's implementation that
-    raises is named in a warning (once) and the run goes on.
 
     .. versionadded:: 0.1
     """
@@ -453,13 +438,30 @@ def msprobe_output_dirs_ready(directories: list[Path]) -> None:
     """
 
 
+# --------------------------------------------------------------------------- a plugin's own hooks (issue 33: the
+# hooks only a default plugin calls are declared by it: tensor_metrics', summary's, plugins_command's)
+@hookspec(historic=True)
+def msprobe_add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Declare hooks of your own, for the plugins that extend yours: ``pluginmanager.add_hookspecs(module)``, a
+    module of functions marked with :data:`msprobe_core.plugin.hookspec` (pytest's ``pytest_addhooks``).
+
+    Called once for each plugin, when it is registered (a historic hook). Declare the hooks your plugin calls
+    (``host.pm.hook.NAME(...)``) and no other plugin does. An implementation of a hook that a plugin which may be
+    absent declares is marked ``@hookimpl(optionalhook=True)``: without it, a hook no plugin declares is a
+    misspelt one, and its plugin is skipped. The default plugin ``tensor_metrics`` declares
+    ``msprobe_tensor_rows_compared``, ``summary`` declares ``msprobe_mapping_options``, ``plugins_command``
+    declares ``msprobe_list_plugins``.
+
+    .. versionadded:: 0.1
+    """
+
+
 # the run-finished hooks and those added after them (msprobe_core.host.run_hookspecs), and the default plugin
 # known_plugins' (msprobe_core.host.hint_hookspecs): hooks of this module too, declared apart to keep it short
 from .hint_hookspecs import *  # noqa: E402, F403
 from .run_hookspecs import (  # noqa: E402
     msprobe_check_run,
     msprobe_csv_tail,
-    msprobe_mapping_options,
     msprobe_plugins_loaded,
     msprobe_register_partials,
     msprobe_run_finished,
@@ -481,5 +483,4 @@ __all__ += [
     "msprobe_summarize",
     "msprobe_write_report",
     "msprobe_plugins_loaded",
-    "msprobe_mapping_options",
 ]

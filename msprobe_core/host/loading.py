@@ -15,7 +15,6 @@ import importlib
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -263,29 +262,3 @@ def import_named_modules(value: str) -> list[tuple[str, Any]]:
                 raise
             raise UsageError(f"{LOAD_ENV}: cannot import plugin module '{name}' ({failure_text(exc)})") from None
     return out
-
-
-def trace_hook_calls(pm: pluggy.PluginManager, path: Path) -> None:
-    """Record every call of a hook implementation in ``path``, one ``{"hook": ..., "plugin": ...}`` line each.
-
-    The implementations themselves are wrapped, so registry hooks (called one implementation at a
-    time by :meth:`PluginHost._collect`) are recorded as well as the ``pm.hook`` dispatch hooks.
-    """
-    import functools
-    import json
-
-    def traced(hook: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        line = json.dumps({"hook": hook, "plugin": plugin}) + "\n"
-
-        @functools.wraps(function)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(line)
-            return function(*args, **kwargs)
-
-        return call
-
-    for name, caller in vars(pm.hook).items():
-        for impl in caller.get_hookimpls():
-            # pluggy reads ``impl.function`` at every call; its argument names were taken at registration
-            impl.function = traced(name, impl.plugin_name, impl.function)

@@ -257,6 +257,7 @@ def _tail(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | N
 
 
 #: hooks whose implementations only watch (their return value is ignored): one that fails does not stop the run
+#: (``msprobe_tensor_rows_compared``: the default plugin tensor_metrics')
 WATCH_HOOKS = ("msprobe_tensor_rows_compared", "msprobe_plugins_loaded", "msprobe_output_dirs_ready")
 
 
@@ -266,7 +267,8 @@ def guard_watchers(pm: Any, is_core: Callable[[str], bool],
     that pluggy's monitoring sees it): what it raises (but the user's Ctrl-C) goes to ``failed(plugin, hook, exc)``
     and the other implementations still run."""
     for hook in WATCH_HOOKS:
-        for impl in getattr(pm.hook, hook).get_hookimpls():
+        caller = getattr(pm.hook, hook, None)  # a plugin's own hook (msprobe_add_hookspecs) is there with its plugin
+        for impl in caller.get_hookimpls() if caller is not None else ():
             if not is_core(impl.plugin_name):
                 impl.function = _watcher(hook, impl.plugin_name, impl.function, failed)
 
@@ -330,8 +332,8 @@ def guard_spec(spec: Any, owner: str) -> Any:
         if kind == "HierarchySpec":
             adapt = functools.partial(_guarded_lookup, owner, f"{_NOUN[kind]} '{label}' (its lookup)")
         elif field == "open_chunked":
-            adapt = functools.partial(GuardedChunkedWriter, owner=owner,
-                                      what=f"{_NOUN[kind]} '{label}' (its chunked writer)")
+            adapt = functools.partial(GuardedObject, owner=owner, what=f"{_NOUN[kind]} '{label}' (its chunked writer)",
+                                      methods=CHUNKED_WRITER_METHODS, others=True)
         changes[field] = PluginCode(fn, owner, what, check, adapt, passes=_PASSES.get(field))
     return replace(spec, **changes) if changes else spec
 
@@ -346,37 +348,56 @@ def _guarded_lookup(owner: str, what: str, lookup: Any) -> Any:
     return None if lookup is None else PluginCode(lookup, owner, what, _ancestors)
 
 
-class GuardedChunkedWriter:
-    """A plugin's chunked writer (``WriterSpec.open_chunked``) whose every method is called through the guard."""
+#: the methods of a plugin's chunked writer (``WriterSpec.open_chunked``) called through the guard, each with the
+#: check of what it returns; its other attributes are its own
+CHUNKED_WRITER_METHODS: dict[str, ReturnCheck | None] = {"append": None, "commit": _files, "abort": None}
+#: the methods of a plugin's partial sink (``PartialSpec.sink``) called through the guard; ``continued`` and
+#: ``absorb`` only where it has them (a sink that can continue elsewhere), and nothing else of it is seen
+SINK_METHODS: dict[str, ReturnCheck | None] = {"feed_table": None, "finish": None, "continued": None, "absorb": None}
 
-    def __init__(self, writer: Any, *, owner: str, what: str) -> None:
-        self._writer = writer
-        self._owner = owner
-        self._what = what
 
-    def _call(self, name: str, check: ReturnCheck | None, *args: Any) -> Any:
-        return PluginCode(getattr(self._writer, name), self._owner, f"{self._what}.{name}", check)(*args)
+class GuardedObject:
+    """A plugin's object whose methods the core calls go through the guard, each as :class:`PluginCode`: a chunked
+    writer (:data:`CHUNKED_WRITER_METHODS`) or a partial's sink (:data:`SINK_METHODS`).
 
-    def __enter__(self) -> GuardedChunkedWriter:
-        entered = self._call("__enter__", None)
-        if entered is not self._writer:  # it hands out another object: that one's methods are guarded
-            self._writer = entered
+    ``methods``: the methods guarded, with the check of what each returns (one the object lacks is an
+    ``AttributeError``, as on the object); ``renews``: those that hand out another object of the same kind, guarded
+    in turn (a sink's ``continued``); ``passes``: as :class:`PluginCode`'s. ``others``: whether its other public
+    attributes are the object's own, unguarded (else it has none). As a context manager, what its ``__enter__``
+    hands out (when another object) is the one guarded from then on.
+    """
+
+    def __init__(self, obj: Any, *, owner: str, what: str, methods: Mapping[str, ReturnCheck | None],
+                 renews: tuple[str, ...] = (), passes: tuple[type[Exception], ...] | None = None,
+                 others: bool = False) -> None:
+        self._obj, self._owner, self._what = obj, owner, what
+        self._methods, self._renews, self._passes, self._others = methods, renews, passes, others
+
+    def _guarded(self, name: str) -> PluginCode:
+        return PluginCode(getattr(self._obj, name), self._owner, f"{self._what}.{name}", self._methods.get(name),
+                          passes=self._passes)
+
+    def __enter__(self) -> GuardedObject:
+        entered = self._guarded("__enter__")()
+        if entered is not self._obj:  # it hands out another object: that one's methods are guarded
+            self._obj = entered
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> Any:
-        return self._call("__exit__", None, kind, exc, tb)
-
-    def append(self, table: Any) -> Any:
-        return self._call("append", None, table)
-
-    def commit(self) -> Any:
-        return self._call("commit", _files)
-
-    def abort(self, exc: BaseException | None = None) -> Any:
-        return self._call("abort", None, exc)
+        return self._guarded("__exit__")(kind, exc, tb)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._writer, name)
+        if name.startswith("_"):  # its own fields (looked up before they are set, by a copy) and special names
+            raise AttributeError(name)
+        if name in self._methods:
+            call = self._guarded(name)  # AttributeError where the object has no such method
+            if name not in self._renews:
+                return call
+            return lambda *args: GuardedObject(call(*args), owner=self._owner, what=self._what, methods=self._methods,
+                                               renews=self._renews, passes=self._passes, others=self._others)
+        if self._others:
+            return getattr(self._obj, name)
+        raise AttributeError(name)
 
 
 class GuardedSinkFactory:
@@ -387,36 +408,12 @@ class GuardedSinkFactory:
     def __init__(self, factory: Callable[[], Any], owner: str, what: str) -> None:
         self.factory, self.owner, self.what = factory, owner, what
 
-    def __call__(self) -> GuardedSink:
+    def __call__(self) -> GuardedObject:
         made = PluginCode(self.factory, self.owner, f"{self.what}'s factory", passes=(MsprobeError,))()
-        return GuardedSink(made, self.owner, self.what)
+        return GuardedObject(made, owner=self.owner, what=f"{self.what}'s sink", methods=SINK_METHODS,
+                             renews=("continued",), passes=(MsprobeError,))
 
 
 def guarded_sink_factory(factory: Callable[[], Any] | None, *, owner: str, what: str) -> GuardedSinkFactory | None:
     """``factory`` with its sinks guarded (``None``: the run needs no partial from this spec)."""
     return None if factory is None else GuardedSinkFactory(factory, owner, what)
-
-
-class GuardedSink:
-    """A plugin's summary sink whose ``feed_table``, ``finish`` and optional ``continued``/``absorb`` go through the
-    guard; ``continued`` hands out a sink guarded in turn."""
-
-    def __init__(self, sink: Any, owner: str, what: str) -> None:
-        self._sink, self._owner, self._what = sink, owner, what
-
-    def _guarded(self, name: str) -> PluginCode:
-        return PluginCode(getattr(self._sink, name), self._owner, f"{self._what}'s sink.{name}", passes=(MsprobeError,))
-
-    def feed_table(self, table: Any, start: int = 0) -> None:
-        self._guarded("feed_table")(table, start)
-
-    def finish(self, files: Any) -> Any:
-        return self._guarded("finish")(files)
-
-    def __getattr__(self, name: str) -> Any:
-        if name not in ("continued", "absorb") or name.startswith("__"):
-            raise AttributeError(name)
-        call = self._guarded(name)  # AttributeError where the sink has no such method: it cannot continue
-        if name == "absorb":
-            return call
-        return lambda start: GuardedSink(call(start), self._owner, self._what)

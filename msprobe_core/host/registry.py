@@ -4,8 +4,7 @@ Built-ins are registered first, then every plugin found in the
 ``msprobe_core.plugins`` entry-point group (unless
 ``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``; only those of the distributions named in
 ``MSPROBE_PLUGIN_DISTRIBUTIONS=dist,dist`` when it is set), then those named in
-``MSPROBE_LOAD_PLUGINS=mod,mod``. ``MSPROBE_TRACE_HOOKS=FILE`` appends one JSON
-line per hook implementation the host calls to ``FILE``.
+``MSPROBE_LOAD_PLUGINS=mod,mod``.
 """
 
 from __future__ import annotations
@@ -47,7 +46,6 @@ from .loading import (
     import_named_modules,
     load_entry_points,
     normalized_distribution,
-    trace_hook_calls,
     unknown_hooks,
 )
 from .lookups import RegistryLookups
@@ -66,9 +64,6 @@ from .specs import (
 )
 from .strategies import StrategySpec
 
-#: when set, every hook implementation the host calls is recorded in this file (one JSON line each)
-TRACE_ENV = "MSPROBE_TRACE_HOOKS"
-
 
 class PluginHost(RegistryLookups, EventCalls, PluginHints):
     """Owns the pluggy manager and the registries collected from it (what the stages ask of them:
@@ -77,6 +72,8 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
     def __init__(self, *, autoload: bool | None = None, extra_plugins: Sequence[object] = ()) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        # each plugin declares its own hooks as it is registered (msprobe_add_hookspecs: pytest's pytest_addhooks)
+        self.pm.hook.msprobe_add_hookspecs.call_historic(kwargs={"pluginmanager": self.pm})
         # loaded by name, as every plugin is: the built-in plugin wires the stages into specs, and the
         # stages ask this host for plugins (an import of it here would close that loop)
         self.pm.register(importlib.import_module("msprobe_core.builtin"), name=BUILTIN_PLUGIN)
@@ -100,8 +97,6 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
             if is_core_plugin(name):
                 raise RuntimeError(f"{name}: {why}")
             self._drop(name, why)
-        if os.environ.get(TRACE_ENV):
-            trace_hook_calls(self.pm, Path(os.environ[TRACE_ENV]))
         guard_watchers(self.pm, is_core_plugin, self._watcher_failed)
         self.monitors = []  # who watches the calls made impl by impl here (MSPROBE_TRACE_PLUGINS: 'trace')
         self.pm.hook.msprobe_plugins_loaded(host=self)

@@ -119,21 +119,6 @@ def msprobe_plugins_loaded(host: PluginHost) -> None:
     """
 
 
-# --------------------------------------------------------------------------- what the summary asks the plugins
-
-
-@hookspec(firstresult=True)
-def msprobe_mapping_options(framework: str) -> tuple[tuple[str, str], ...] | None:
-    """The options that pair the names of ``framework``'s dumps with another framework's, each with the rows it
-    pairs (``"api"`` or ``"module"``), e.g. ``(("-am", "api"), ("-cm", "module"))``; ``None``: none of this plugin's.
-
-    Asked by the ``summary`` plugin when most rows of a cross-framework run found no counterpart: the commands it
-    suggests to try name these options (the most rows they would pair first), then ``--auto-map``.
-
-    .. versionadded:: 0.1
-    """
-
-
 # --------------------------------------------------------------------------- a run refused before any work (issue 33:
 # the default plugin 'json_summary' refuses a --json-summary FILE that is one of the run's inputs)
 @hookspec

@@ -90,7 +90,7 @@ def msprobe_option_help(name: str, text: str) -> str | None:
     return f"{text.removesuffix('.')} ({executors})." if executors else None
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the default plugin plugins_command's hook: absent with that plugin off
 def msprobe_list_plugins(described: list[dict[str, Any]], loaded: set[str]) -> list[dict[str, Any]]:
     """The plugins with what each gives, then the known plugins not loaded (:func:`.listing.with_known_plugins`)."""
     from .listing import with_known_plugins

@@ -2,7 +2,8 @@
 
 Turned off (``-p no:summary``), a compare writes its result files and prints nothing more; ``--min-matched`` is
 then no option, and the plugins that read ``run.summary`` (the gate, the JSON summary) have none (the ``report``
-plugin makes the summary its page draws itself). The summary writes no page: the report reads it from the run.
+plugin makes the summary its page draws itself). The summary writes no page: the report reads it from the run. It
+declares the hook it asks the framework plugins through (``msprobe_mapping_options``, :mod:`.hookspecs`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ def _share(value: Any) -> float:
     from msprobe_core.plugin import parse_share
 
     return parse_share(value)
+
+
+@hookimpl
+def msprobe_add_hookspecs(pluginmanager: Any) -> None:
+    """``msprobe_mapping_options``: what the summary asks the framework plugins (the mappings to suggest)."""
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl

@@ -298,7 +298,6 @@ def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
 
     from msprobe_classic.table import ACCURACY
 
-    from msprobe_core.host.registry import TRACE_ENV
     from tests.dumps import api, tensor, write_dump
     from tests.plugin_session import traced_calls
 
@@ -314,7 +313,7 @@ def test_the_classic_command_line_runs_through_the_core_hooks(tmp_path):
     result = rows[0].index("Result")
     assert [r[result] for r in rows[1:]] == [None, "Warning"]  # 8.3.3's verdict, not the core's pass/error
     assert advisor.read_text().splitlines()[1] == "Suspect Nodes: Functional.relu.0.forward.output.0"
-    by_classic = {c["hook"] for c in traced_calls(Path(os.environ[TRACE_ENV])) if c["plugin"] == "classic"}
+    by_classic = {c["hook"] for c in traced_calls(Path(os.environ["MSPROBE_TRACE_HOOKS"])) if c["plugin"] == "classic"}
     assert set(CLASSIC_HOOKS) <= by_classic
 
 

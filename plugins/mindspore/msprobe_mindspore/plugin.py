@@ -92,7 +92,7 @@ def msprobe_register_frameworks(register: Register[FrameworkSpec]) -> None:
     )
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the default plugin summary's hook: absent with that plugin off
 def msprobe_mapping_options(framework: str) -> tuple[tuple[str, str], ...] | None:
     """``-am`` pairs API names and ``-cm`` cell (module) names of a MindSpore or MindTorch dump with PyTorch's (what
     the summary suggests when a cross-framework run paired few rows)."""

@@ -2,7 +2,8 @@
 terminal width; then what the known plugins give a user, and those of them that are not loaded with the command that
 installs each (the entries the default plugin ``known_plugins`` adds through ``msprobe_list_plugins``).
 
-The command arrives through ``msprobe_register_commands``, as ``msprobe report`` does. Turned off
+The command arrives through ``msprobe_register_commands``, as ``msprobe report`` does; the plugin declares the hook
+it asks what to list through (``msprobe_list_plugins``, :mod:`.hookspecs`). Turned off
 (``-p no:plugins_command``), ``msprobe plugins`` is no command and says whose it was; every compare still works.
 """
 
@@ -18,7 +19,7 @@ import click
 from msprobe_core.plugin import get_host, hookimpl
 
 if TYPE_CHECKING:
-    from msprobe_core.plugin import Register
+    from msprobe_core.plugin import PluginHost, Register
 
 HEADERS = ("PLUGIN", "VERSION", "DISTRIBUTION", "HOOKS")
 _HOOK_PREFIX = "msprobe_"
@@ -81,16 +82,31 @@ def plugins_text(entries: list[dict[str, Any]], width: int | None = None) -> str
     return "\n".join(lines)
 
 
+def listed_plugins(host: PluginHost) -> list[dict[str, Any]]:
+    """What ``msprobe plugins`` lists (``msprobe_list_plugins``; :meth:`PluginHost.describe` when no plugin answers)."""
+    described = host.describe()
+    listed = host.pm.hook.msprobe_list_plugins(described=described, loaded=host.loaded_distributions())
+    return described if listed is None else listed
+
+
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def plugins_cmd(as_json: bool) -> None:
     """List installed plugins, their versions, what they give and the hooks they implement, and the known
     plugins that are not installed with the command that installs each (a table; JSON with --json)."""
-    entries = get_host().list_plugins()
+    entries = listed_plugins(get_host())
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return
     click.echo(plugins_text(entries))
+
+
+@hookimpl
+def msprobe_add_hookspecs(pluginmanager: Any) -> None:
+    """``msprobe_list_plugins``: what ``msprobe plugins`` lists besides the plugins registered."""
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
