@@ -61,7 +61,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
-        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml", "parse_share",
+        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml",
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
@@ -103,8 +103,6 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
-    # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
-    "output_refusals": ".files.overlap",
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -157,14 +155,13 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UsageError,
     )
     from .files import leftovers
-    from .files import overlap as output_refusals
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.removals import remove_later
     from .files.schemas import validate
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, parse_share, read_yaml
+    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
