@@ -25,14 +25,12 @@ from msprobe_core.plugin import (
     ApiEntry,
     DumpFormatError,
     DumpTable,
-    detect_kind,
-    read_json_file,
-    split_api_key,
-)
-from msprobe_core.unstable import (
     FieldProblem,
     Flattener,
+    detect_kind,
     parse_header,
+    read_json_file,
+    split_api_key,
     walk_members,
 )
 
