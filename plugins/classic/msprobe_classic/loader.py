@@ -1,6 +1,6 @@
 """Reading a dump.json the way msprobe 8.3.3 does (spec compare-legacy.md §3).
 
-The per-leaf walk is the core's (:class:`msprobe_core.unstable.Flattener`); only the choice of
+The per-leaf walk is the core's (:class:`msprobe_core.plugin.Flattener`); only the choice of
 which ``data`` keys produce rows differs from 26.2.0:
 
 * every key is read, with or without ``forward``/``backward`` in its name;
