@@ -1,12 +1,12 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (174): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (176): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
-of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
-which says so (``tests/test_plugin_api.py`` checks the count, the docstrings and that the plugins keep to these
-modules; ``docs/plugins.md`` "What a plugin imports" says what each name is for).
+of ``msprobe_core`` may move, and this repository's own plugins use none of them either (``tests/test_plugin_api.py``
+checks the count and the docstrings, ``tests/test_result_columns.py`` that the plugins keep to this module;
+``docs/plugins.md`` "What a plugin imports" says what each name is for).
 
 Each name is imported from its home module the first time it is asked for, so a plugin that takes
 ``hookimpl`` and a few specs at registration loads none of the stages (numpy, the writers…): ``msprobe --help``
@@ -61,14 +61,17 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
-        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml", "parse_share",
+        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml",
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
     ".files.arena": ("current_arena", "Arena", "use_arena"),
     # a side file removed by a thread the run waits for (the default plugin chunked's children's)
     ".files.removals": ("remove_later",),
-    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number"),
+    # the document walk, for a loader of its own that reads dump.json as another program did (the classic plugin's)
+    ".load.document": ("detect_kind", "flatten_dump", "split_api_key", "strip_call_number", "parse_header",
+                       "walk_members"),
+    ".load.flatten": ("FieldProblem", "Flattener"),
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
@@ -103,8 +106,6 @@ _MODULES = {
     # what a dump.json reader of its own needs to give the core's rows (the default plugin fast_scan's C scanner): the
     # dialects' member and field sets, the row helpers, the pure-Python loader it falls back to, the C scanner
     "dump_json": ".load.dumpjson_parts",
-    # an output refused before any work: over one of the run's inputs, or over a file of another kind (the report's)
-    "output_refusals": ".files.overlap",
 }
 
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
@@ -157,14 +158,13 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
         UsageError,
     )
     from .files import leftovers
-    from .files import overlap as output_refusals
     from .files.arena import Arena, current_arena, use_arena
     from .files.jsonfile import check_json_file, read_json_file
     from .files.npy_reader import NUMERIC_KINDS, read_npy
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.removals import remove_later
     from .files.schemas import validate
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, parse_share, read_yaml
+    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl, hookspec
     from .host.ranks import CommOpSpec, rank_number
@@ -197,9 +197,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
     from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
-    from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
+    from .load.document import detect_kind, flatten_dump, parse_header, split_api_key, strip_call_number, walk_members
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
+    from .load.flatten import FieldProblem, Flattener
     from .load.stackrecords import read_stack_records
     from .match.data_mapping import load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks

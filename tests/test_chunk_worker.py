@@ -233,7 +233,7 @@ def test_side_files_never_hold_more_than_two_rounds(tmp_path: Path, workers_star
                                                     capsys: pytest.CaptureFixture,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker runs at most one round ahead: whatever the result's size, its side files hold about a round."""
-    from msprobe_core.files.leftovers import SIDE_MARKER
+    from msprobe_core.default_plugins.chunked.sidedir import SIDE_MARKER
 
     target, golden = _pair("pytorch/c05")
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "2")

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.chunked import sidedir
+from msprobe_core.default_plugins.chunked.sidedir import make_side_dir
 from msprobe_core.default_plugins.sweep import sweep_stale
-from msprobe_core.files import leftovers
-from msprobe_core.files.leftovers import make_side_dir, part_name, run_lock_name
+from msprobe_core.files.leftovers import part_name, run_lock_name
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "pytorch_stats"
@@ -162,10 +163,10 @@ def test_a_marker_that_is_not_ours_does_not_make_a_directory_ours(tmp_path: Path
     for i, make in enumerate((lambda m: m.symlink_to(tmp_path / "elsewhere"), lambda m: m.write_text("mine\n"))):
         d = tmp_path / f".msprobe-abcdef{i}{i}.chunks"
         d.mkdir()
-        make(d / leftovers.SIDE_MARKER)
+        make(d / sidedir.SIDE_MARKER)
         (d / "round-0-part-0.csv").write_text("rows")
         _age(d)
-    (tmp_path / "elsewhere").write_text(leftovers.SIDE_MARKER_TEXT)
+    (tmp_path / "elsewhere").write_text(sidedir.SIDE_MARKER_TEXT)
     assert sweep_stale(tmp_path) == []
     assert len(list(tmp_path.glob(".msprobe-*.chunks/round-0-part-0.csv"))) == 2
 

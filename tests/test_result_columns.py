@@ -206,8 +206,8 @@ def test_view_of_a_plain_namespace_table_reads_registry_modes():
 # --------------------------------------------------------------------------- the public surface
 #: what a plugin may import from the core: the public module, and ``hookimpl`` from the package
 PUBLIC_MODULES = {"msprobe_core", "msprobe_core.plugin"}
-#: what this repository's own plugins may import besides: the module that says it is unstable (not the example's)
-FIRST_PARTY_MODULES = PUBLIC_MODULES | {"msprobe_core.unstable"}
+#: what this repository's own plugins may import: the same (msprobe_core.unstable, their former extra, is gone)
+FIRST_PARTY_MODULES = PUBLIC_MODULES
 
 
 def _core_imports(path: Path) -> list[tuple[int, str]]:
@@ -234,7 +234,7 @@ def test_the_scan_sees_a_module_imported_from_the_package(tmp_path):
 
 
 def _imported_names(path: Path) -> list[tuple[int, str, str]]:
-    """(line, module, name) of every name a file takes from ``msprobe_core``, its plugin or its unstable module."""
+    """(line, module, name) of every name a file takes from ``msprobe_core`` or its plugin module."""
     return [(node.lineno, node.module, alias.name) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
             if isinstance(node, ast.ImportFrom) and node.module in FIRST_PARTY_MODULES for alias in node.names]
 
@@ -245,14 +245,12 @@ def test_plugins_import_only_the_public_module():
     outside = [f"{p.relative_to(REPO)}:{line}: {module}" for files, allowed in
                ((first_party, FIRST_PARTY_MODULES), (example, PUBLIC_MODULES))
                for p in files for line, module in _core_imports(p) if module not in allowed]
-    assert not outside, ("plugins import the core through msprobe_core.plugin, this repository's also through "
-                         "msprobe_core.unstable (docs/plugins.md):\n" + "\n".join(outside))
+    assert not outside, ("plugins import the core through msprobe_core.plugin (docs/plugins.md):\n"
+                         + "\n".join(outside))
     # and only names those modules have: ``hookimpl`` from the package, what ``__all__`` lists from the others
     import msprobe_core.plugin as public
-    import msprobe_core.unstable as unstable
 
-    given = {"msprobe_core": {"hookimpl"}, "msprobe_core.plugin": set(public.__all__),
-             "msprobe_core.unstable": set(unstable.__all__)}
+    given = {"msprobe_core": {"hookimpl"}, "msprobe_core.plugin": set(public.__all__)}
     unknown = [f"{p.relative_to(REPO)}:{line}: {module}.{name}" for p in first_party + example
                for line, module, name in _imported_names(p) if name not in given[module]]
-    assert not unknown, "not in msprobe_core.plugin (nor msprobe_core.unstable):\n" + "\n".join(unknown)
+    assert not unknown, "not in msprobe_core.plugin:\n" + "\n".join(unknown)

@@ -15,7 +15,6 @@ from msprobe_core.files.outputs import (
     open_atomic,
     output_policy,
     prepare_output_dir,
-    write_bytes_atomic,
     write_text_atomic,
 )
 from msprobe_core.files.schemas import DumpHeader, NameMapping, validate
@@ -159,8 +158,7 @@ def test_atomic_path_failure_leaves_nothing(tmp_path: Path) -> None:
         raise KeyboardInterrupt
     assert list((tmp_path / "out").iterdir()) == []
     assert write_text_atomic(final, "done\n").read_text() == "done\n"
-    assert write_bytes_atomic(tmp_path / "out" / "b.bin", b"\0").read_bytes() == b"\0"
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["b.bin", "r.csv"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.csv"]
 
 
 def test_output_policy_keeps_earlier_runs(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ this plugin sweeps each. Turned off (``-p no:sweep``), a compare works the same 
 
 The sweep runs in the user's output directory, so it removes only what this program provably made:
 names of the exact shapes it generates (``leftovers.part_name``, ``leftovers.run_lock_name``, a side
-directory from ``leftovers.make_side_dir``), regular files (never a link), and side directories only when
+directory from the ``chunked`` plugin's ``sidedir.make_side_dir``), regular files (never a link), and side directories only when
 they carry the marker written into them at creation, and then only the files of the shapes written there. A
 user's ``.thesis.tex.part`` or ``.msprobe-notes.chunks/`` is never touched. Each removal is logged.
 """
@@ -22,6 +22,7 @@ import stat
 import time
 from pathlib import Path
 
+from msprobe_core.default_plugins.chunked import sidedir
 from msprobe_core.plugin import hookimpl
 from msprobe_core.plugin import leftovers as shapes
 
@@ -34,7 +35,7 @@ _PART = re.compile(rf"\..+\.msprobe-{_HEX}{{12}}{re.escape(shapes.PART_SUFFIX)}"
 _PROBE = re.compile(rf"{re.escape(shapes.WRITE_PROBE_PREFIX)}{_TEMPFILE_CHARS}{{8}}{re.escape(shapes.PART_SUFFIX)}")
 _RUN_LOCK = re.compile(rf"{re.escape(shapes.RUN_LOCK_PREFIX)}\d{{14}}{re.escape(shapes.RUN_LOCK_SUFFIX)}")
 _SIDE_DIR = re.compile(
-    rf"{re.escape(shapes.SIDE_DIR_PREFIX)}{_TEMPFILE_CHARS}{{8}}{re.escape(shapes.SIDE_DIR_SUFFIX)}")
+    rf"{re.escape(sidedir.SIDE_DIR_PREFIX)}{_TEMPFILE_CHARS}{{8}}{re.escape(sidedir.SIDE_DIR_SUFFIX)}")
 #: the files a chunk worker writes into its side directory (``chunkworker._build_share``)
 _SIDE_FILE = re.compile(r"round-\d+-part-\d+\.csv")
 
@@ -71,13 +72,13 @@ def _ours_file(entry: os.DirEntry, st: os.stat_result) -> bool:
 
 def _marked(path: str) -> bool:
     """Whether the side directory ``path`` holds this program's marker, as written (a regular file, its text)."""
-    marker = os.path.join(path, shapes.SIDE_MARKER)
+    marker = os.path.join(path, sidedir.SIDE_MARKER)
     try:
         st = os.lstat(marker)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(shapes.SIDE_MARKER_TEXT.encode()):
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(sidedir.SIDE_MARKER_TEXT.encode()):
             return False
         with open(marker, encoding="utf-8") as fh:
-            return fh.read() == shapes.SIDE_MARKER_TEXT
+            return fh.read() == sidedir.SIDE_MARKER_TEXT
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -92,7 +93,7 @@ def _clear_side_dir(path: str) -> bool:
         return False
     foreign = False
     for entry in entries:
-        if entry.name == shapes.SIDE_MARKER:
+        if entry.name == sidedir.SIDE_MARKER:
             continue
         if _SIDE_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
             try:
@@ -105,7 +106,7 @@ def _clear_side_dir(path: str) -> bool:
         log.warning("Left %s in place: it holds files msprobe did not write there.", path)
         return False
     try:
-        os.unlink(os.path.join(path, shapes.SIDE_MARKER))
+        os.unlink(os.path.join(path, sidedir.SIDE_MARKER))
         os.rmdir(path)
     except OSError:
         return False

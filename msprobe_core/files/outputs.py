@@ -10,8 +10,8 @@
   run (e.g. a generated mapping shared by several ranks, possibly by another worker
   process: recognised by a modification time after the run started) may be replaced.
   Outside a run, existing files are replaced (plain library use).
-* :func:`write_text_atomic`, :func:`write_bytes_atomic` and :func:`open_atomic` are
-  the helpers for extra outputs (json summaries, yaml mappings, html reports…).
+* :func:`write_text_atomic` and :func:`open_atomic` are the helpers for extra outputs
+  (json summaries, yaml mappings, html reports…).
 * :func:`output_error` turns an :class:`OSError` into an ``OutputError`` whose
   one-line message says what happened (no space left, read-only file system,
   a file where a directory should be…).
@@ -43,7 +43,6 @@ __all__ = [
     "output_error",
     "output_policy",
     "prepare_output_dir",
-    "write_bytes_atomic",
     "write_text_atomic",
 ]
 
@@ -408,9 +407,3 @@ def write_text_atomic(final: Path, text: str, *, what: str = "output") -> Path:
         fh.write(text)
     return Path(final)
 
-
-def write_bytes_atomic(final: Path, data: bytes, *, what: str = "output") -> Path:
-    """Write ``data`` to ``final`` atomically; returns ``final``."""
-    with open_atomic(final, "wb", what=what) as fh:
-        fh.write(data)
-    return Path(final)

@@ -8,14 +8,9 @@ from ..errors import MappingError
 from ..files.validation import read_yaml
 
 
-def load_yaml_file(path: Path, what: str) -> object:
-    """Parse a YAML file safely (no tags, no aliases, bounded size) or raise :class:`MappingError` naming the file."""
-    return read_yaml(path, what, error=MappingError)
-
-
 def load_data_mapping(path: Path) -> dict[str, str]:
     """``{target_row_name: golden_row_name}`` from a data-mapping YAML (unquoted integers are names too)."""
-    doc = load_yaml_file(path, "data mapping")
+    doc = read_yaml(path, "data mapping", error=MappingError)  # no tags, no aliases, bounded size
     if doc is None:
         return {}
     if not isinstance(doc, dict):

@@ -10,11 +10,6 @@ from __future__ import annotations
 from ..model import DumpTable
 
 
-def identity_keys(table: DumpTable) -> list[str]:
-    """Row names as they are: the starting point of every normaliser chain."""
-    return list(table.name)
-
-
 def renumber_backward(table: DumpTable, keys: list[str]) -> list[str]:
     """Replace the call number of every backward API by its rank among backward calls of the same op.
 

@@ -123,14 +123,14 @@ class ChunkWorker:
 
     Made before anything else exists, so that whoever asked for it can close it whatever happens next
     (:func:`start_worker` fills it in as it goes: the pipes, then the child). The side directory is locked
-    while the run uses it (:func:`leftovers.make_side_dir <msprobe_core.plugin.leftovers>`): a run killed outright leaves
+    while the run uses it (:func:`.sidedir.make_side_dir`): a run killed outright leaves
     it to a later run's sweep.
     """
 
     def __init__(self, place: Path) -> None:
-        from msprobe_core.plugin import leftovers
+        from .sidedir import make_side_dir
 
-        self.side, self._lock = leftovers.make_side_dir(place)  # marked as ours: only then may a later sweep remove it
+        self.side, self._lock = make_side_dir(place)  # marked as ours: only then may a later sweep remove it
         self.child = forking.Child(None)
         self._answers = self._acks = -1  # the child's results, one message per round; one ack per round taken
         self._pipe: Any = None  # the watched reader of ``_answers`` once the child runs (forking.pipe_reader)

@@ -209,16 +209,16 @@ def _refuse_outputs_over_results(output: Path, json_summary: Path | None, picked
                                  named: tuple[Path, ...]) -> None:
     """Before any work: neither output is a result file read (or found in a directory named), nor a
     ``diff_analyze_*.json``; an existing output holds what it writes (an HTML page, a JSON summary)."""
-    from msprobe_core.plugin import output_refusals as refuse
+    from .seams import looks_like_html, looks_like_json_object, refuse_other_kind, refuse_outputs_over_inputs
 
     inputs = list(picked)
     for path in named:
         if path.is_dir():  # every run's results there, and the analyses: none is this run's output
             inputs.extend(path.rglob("*compare_result*"))
             inputs.extend(path.glob("diff_analyze_*.json"))
-    refuse.refuse_outputs_over_inputs({"-o": output, "--json-summary": json_summary}, inputs)
-    refuse.refuse_other_kind("-o", output, refuse.looks_like_html, "an HTML report")
-    refuse.refuse_other_kind("--json-summary", json_summary, refuse.looks_like_json_object, "a JSON summary")
+    refuse_outputs_over_inputs({"-o": output, "--json-summary": json_summary}, inputs)
+    refuse_other_kind("-o", output, looks_like_html, "an HTML report")
+    refuse_other_kind("--json-summary", json_summary, looks_like_json_object, "a JSON summary")
 
 
 def _share_option(value: str | None) -> float | None:

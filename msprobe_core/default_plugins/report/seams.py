@@ -29,6 +29,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "calls": ("CallNumbers",),
     "tree": ("ALIAS_KEY", "build_tree", "row_tree_index"),
     "result_files": ("label_from_path", "read_files_as_view", "read_result_chunks"),
+    # the outputs refused before any work (the summary's --json-summary, msprobe report's -o too)
+    "refusals": ("looks_like_html", "looks_like_json_object", "refuse_other_kind", "refuse_outputs_over_inputs"),
 }
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 
@@ -67,6 +69,9 @@ def _module(home: str) -> ModuleType:  # noqa: PLR0911, C901 - one import each, 
     if home == "tree":
         from msprobe_core.default_plugins.summary import tree
         return tree
+    if home == "refusals":
+        from msprobe_core.default_plugins.summary import refusals
+        return refusals
     from msprobe_core.default_plugins.summary import result_files
     return result_files
 

@@ -25,7 +25,7 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
 def msprobe_check_run(jobs: list[CompareJob], options: CompareOptions, values: dict[str, Any]) -> None:
     """Before any work: the ``--json-summary`` file is none of the run's inputs (the dumps, the files beside
     them, a file an option names) and, when it exists, an earlier JSON summary (not a result; --force: anything)."""
-    from msprobe_core.plugin import output_refusals as refuse
+    from . import refusals as refuse
 
     summary = values.get("json_summary")
     if summary is None:

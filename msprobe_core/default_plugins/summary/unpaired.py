@@ -18,9 +18,23 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from msprobe_core.plugin import parse_share
-
 __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_lines", "gate_shortfall"]
+
+
+def parse_share(value: Any) -> float:
+    """A share given as ``0.5``, ``50%`` or ``50`` (a number over 1 is a percentage), between 0 and 1."""
+    text = str(value).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text.rstrip("%").strip())
+    except ValueError:
+        raise ValueError(f"not a share: {value!r} (give 0.5 or 50%)") from None
+    if percent or number > 1:
+        number /= 100
+    if not 0 <= number <= 1:
+        raise ValueError(f"not a share between 0 and 100%: {value!r}")
+    return number
+
 
 #: The least share of a side's rows that must have found a counterpart before a run counts as compared. Every
 #: same-program pair of the reference corpora pairs at least 80 % of its target rows and 99 % of its golden rows

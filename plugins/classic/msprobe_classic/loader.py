@@ -1,6 +1,6 @@
 """Reading a dump.json the way msprobe 8.3.3 does (spec compare-legacy.md §3).
 
-The per-leaf walk is the core's (:class:`msprobe_core.unstable.Flattener`); only the choice of
+The per-leaf walk is the core's (:class:`msprobe_core.plugin.Flattener`); only the choice of
 which ``data`` keys produce rows differs from 26.2.0:
 
 * every key is read, with or without ``forward``/``backward`` in its name;
@@ -25,14 +25,12 @@ from msprobe_core.plugin import (
     ApiEntry,
     DumpFormatError,
     DumpTable,
-    detect_kind,
-    read_json_file,
-    split_api_key,
-)
-from msprobe_core.unstable import (
     FieldProblem,
     Flattener,
+    detect_kind,
     parse_header,
+    read_json_file,
+    split_api_key,
     walk_members,
 )
 

@@ -1,4 +1,5 @@
-"""Outputs that would destroy what the run reads or a user's other file: refused before any work.
+"""Outputs that would destroy what the run reads or a user's other file: refused before any work (``--json-summary``,
+and ``msprobe report``'s outputs, which the report takes from here).
 
 ``msprobe report R.csv -o R.csv`` would read the result and then replace it with the page;
 ``compare ... --json-summary compare_result_<ts>.csv`` would replace a result with the summary. A path
@@ -10,7 +11,7 @@ the user names for an output is checked, before anything is read or written:
   JSON summary, an earlier HTML report): anything else (a result, a mapping, a user's file) is not
   replaced unless ``--force`` is given.
 
-Either is a :class:`~msprobe_core.errors.UsageError` (exit status 2) naming the path.
+Either is a :class:`~msprobe_core.plugin.UsageError` (exit status 2) naming the path.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from ..errors import UsageError
+from msprobe_core.plugin import UsageError
 
 #: bytes read from an existing output to see what it holds
 _HEAD_BYTES = 512
