@@ -1466,7 +1466,7 @@ def test_banner_only_after_every_output_is_written(tmp_path: Path, capsys) -> No
     assert out.index("The report file path is") < out.index("ends successfully") < out.index("Compare summary")
 
 
-@pytest.mark.parametrize("module", ["typing", "click", "json", "json in exec", "run.jobs in exec"])
+@pytest.mark.parametrize("module", ["typing", "click", "logging", "logging in exec", "run.jobs in exec"])
 @pytest.mark.parametrize("how", ["python -m msprobe_core", "msprobe"])
 def test_ctrl_c_while_the_cli_loads(tmp_path: Path, module: str, how: str) -> None:
     """A Ctrl-C while msprobe's modules load (the first ~100 ms): exit 130 and one line, no traceback.
