@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (173): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (172): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -34,7 +34,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".pipeline.build": ("build_result",),
     ".pipeline.sink": ("Written",),
     ".load.dumpindex": ("index_table", "key_hashes"),
-    ".load.stackrecords": ("read_stack_records",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -200,7 +199,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
-    from .load.stackrecords import read_stack_records
     from .match.data_mapping import load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys

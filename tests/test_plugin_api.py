@@ -87,8 +87,10 @@ def test_every_public_name_is_its_home_object():
 #: two-programs line into data_mapping (declares_two_programs out), --step's parse of its ids into steps (parse_ids,
 #: check_ids out): 173; the watched forked child moved into the default plugin forking, whose module chunked
 #: and pair_loading import as a sibling's (the module forking out), and the core's removal of side files by a thread
-#: that chunked's children use (remove_later in): 173)
-MAX_PUBLIC_NAMES = 173
+#: that chunked's children use (remove_later in): 173;
+#: the member-by-member stack.json reader moved into the chunked plugin, which the load asks for an index's stack
+#: through msprobe_read_index_stack (read_stack_records out; its streamed parse joins the module dump_json): 172)
+MAX_PUBLIC_NAMES = 172
 
 
 def test_the_public_api_is_small():

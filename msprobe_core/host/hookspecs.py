@@ -461,6 +461,7 @@ from .run_hookspecs import (  # noqa: E402
     msprobe_csv_tail,
     msprobe_mapping_options,
     msprobe_plugins_loaded,
+    msprobe_read_index_stack,
     msprobe_register_partials,
     msprobe_run_finished,
     msprobe_run_gate,
@@ -482,4 +483,5 @@ __all__ += [
     "msprobe_write_report",
     "msprobe_plugins_loaded",
     "msprobe_mapping_options",
+    "msprobe_read_index_stack",
 ]
