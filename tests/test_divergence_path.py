@@ -128,8 +128,8 @@ def test_an_api_dump_gives_the_calling_code(tmp_path):
 def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch, threshold):
     """stack.json is read once, by the load stage: the path is found in what it kept (a streamed compare's stack
     index, a whole table's dict), not in a second read of the file, and is the same either way."""
-    import msprobe_core.default_plugins.hierarchy.sources as hierarchy
     import msprobe_core.default_plugins.chunked.stackrecords as stackrecords
+    import msprobe_core.default_plugins.hierarchy.sources as hierarchy
 
     reads = {"records": 0, "whole": 0}
     read_records, whole_stack = stackrecords.read_stack_records, hierarchy._whole_stack

@@ -19,11 +19,11 @@ import pytest
 
 from msprobe_core.default_plugins.chunked import stackindex, stackrecords
 from msprobe_core.default_plugins.chunked.stackindex import StackIndex, stack_index_file
+from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 from msprobe_core.default_plugins.fast_scan.scan import Scanner
 from msprobe_core.files import jsonfile
 from msprobe_core.load.dumpindex import key_hashes
 from msprobe_core.load.dumpjson import load_stack
-from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 
 from .conftest import corpora_dir
 
