@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (172): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (170): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move; what this repository's own plugins need beyond this is in ``msprobe_core.unstable``,
@@ -60,7 +60,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "TensorReadError", "UnsafePathError", "UnsafePickleError", "UsageError", "GateFailed", "PluginFailed",
     ),
     ".files.validation": (
-        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml", "parse_share",
+        "check_tensor_file", "confine", "dump_file_beside", "max_tensor_bytes", "read_yaml",
     ),
     ".files.jsonfile": ("read_json_file", "check_json_file"),
     ".files.npy_reader": ("NUMERIC_KINDS", "read_npy"),
@@ -71,7 +71,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
-    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "warn_if_symlink", "list_dir"),
     ".match.data_mapping": ("load_data_mapping",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
@@ -163,7 +163,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.outputs import TEXT_ERRORS, atomic_path, output_error, output_policy, run_stamp, write_text_atomic
     from .files.removals import remove_later
     from .files.schemas import validate
-    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, parse_share, read_yaml
+    from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
     from .host.defaults import BUILTIN_PLUGIN
     from .host.markers import hookimpl
     from .host.ranks import CommOpSpec, rank_number
@@ -195,7 +195,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
-    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, split_api_key, strip_call_number
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack

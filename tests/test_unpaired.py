@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from msprobe_core.default_plugins.summary.unpaired import MIN_MATCHED, row_kind
-from msprobe_core.files.validation import parse_share
+from msprobe_core.default_plugins.summary.unpaired import MIN_MATCHED, parse_share, row_kind
 
 from .dumps import api, only_result, tensor, write_dump
 

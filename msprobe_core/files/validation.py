@@ -197,21 +197,6 @@ def check_byte_size(value: str) -> str:
     return value
 
 
-def parse_share(value: Any) -> float:
-    """A share given as ``0.5``, ``50%`` or ``50`` (a number over 1 is a percentage), between 0 and 1."""
-    text = str(value).strip()
-    percent = text.endswith("%")
-    try:
-        number = float(text.rstrip("%").strip())
-    except ValueError:
-        raise ValueError(f"not a share: {value!r} (give 0.5 or 50%)") from None
-    if percent or number > 1:
-        number /= 100
-    if not 0 <= number <= 1:
-        raise ValueError(f"not a share between 0 and 100%: {value!r}")
-    return number
-
-
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 
 

@@ -21,7 +21,7 @@ SUMMARY = "summary"
 
 
 def _share(value: Any) -> float:
-    from msprobe_core.plugin import parse_share
+    from .unpaired import parse_share
 
     return parse_share(value)
 

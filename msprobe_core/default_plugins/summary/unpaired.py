@@ -18,8 +18,6 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from msprobe_core.plugin import parse_share
-
 __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_lines", "gate_shortfall"]
 
 #: The least share of a side's rows that must have found a counterpart before a run counts as compared. Every
@@ -29,6 +27,22 @@ __all__ = ["MIN_MATCHED", "parse_share", "row_kind", "unpaired_view", "unpaired_
 #: Half sits well between the two, and still lets a mapped cross-framework pair through (52 % with ``-cm``'s
 #: built-in table, 69 % with ``-am``'s, whose compared rows are meaningful). See docs/differences.md.
 MIN_MATCHED = 0.5
+
+
+def parse_share(value: Any) -> float:
+    """A share given as ``0.5``, ``50%`` or ``50`` (a number over 1 is a percentage), between 0 and 1."""
+    text = str(value).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text.rstrip("%").strip())
+    except ValueError:
+        raise ValueError(f"not a share: {value!r} (give 0.5 or 50%)") from None
+    if percent or number > 1:
+        number /= 100
+    if not 0 <= number <= 1:
+        raise ValueError(f"not a share between 0 and 100%: {value!r}")
+    return number
+
 
 _MODULE_CALL = re.compile(r"\.(?:forward|backward)\.\d+(?:\.|$)")
 _API_CALL = re.compile(r"\.\d+\.(?:forward|backward)(?:\.|$)")
