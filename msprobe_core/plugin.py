@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (176): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (174): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move, and this repository's own plugins use none of them either (``tests/test_plugin_api.py``
@@ -34,7 +34,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".pipeline.build": ("build_result",),
     ".pipeline.sink": ("Written",),
     ".load.dumpindex": ("index_table", "key_hashes"),
-    ".load.stackrecords": ("read_stack_records",),
     ".match.frameworks": ("dtype_compat", "resolve_frameworks"),
     ".host.tensor_row": ("TensorRow",),
     ".host.ranks": ("CommOpSpec", "rank_number"),
@@ -75,7 +74,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".match.matching": ("apply_dtype_gate", "join_on_keys", "mapped_golden_keys"),
     ".files.outputs": ("TEXT_ERRORS", "atomic_path", "output_error", "write_text_atomic", "run_stamp", "output_policy"),
     ".write.stage": ("remove_files", "write_attachments", "write_result"),
-    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "step_label", "warn_if_symlink", "list_dir"),
+    ".load.discover": ("STEP_DIR", "discover_jobs", "holds_step_dirs", "warn_if_symlink", "list_dir"),
     ".match.data_mapping": ("load_data_mapping",),
     ".write.writers": ("any_formula_like", "write_csv_rows", "CSV_MAX_ROWS"),
     ".console.stages": (
@@ -196,12 +195,11 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .host.strategies import DumpIndex, EntryReader, FileIdentity, Strategy, StrategySpec, WholeTablesNeeded
     from .host.tensor_row import TensorRow
     from .load import dumpjson_parts as dump_json
-    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, step_label, warn_if_symlink
+    from .load.discover import STEP_DIR, discover_jobs, holds_step_dirs, list_dir, warn_if_symlink
     from .load.document import detect_kind, flatten_dump, parse_header, split_api_key, strip_call_number, walk_members
     from .load.dumpindex import index_table, key_hashes
     from .load.dumpjson import load_stack
     from .load.flatten import FieldProblem, Flattener
-    from .load.stackrecords import read_stack_records
     from .match.data_mapping import load_data_mapping
     from .match.frameworks import dtype_compat, resolve_frameworks
     from .match.matching import apply_dtype_gate, join_on_keys, mapped_golden_keys

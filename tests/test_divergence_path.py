@@ -128,9 +128,8 @@ def test_an_api_dump_gives_the_calling_code(tmp_path):
 def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch, threshold):
     """stack.json is read once, by the load stage: the path is found in what it kept (a streamed compare's stack
     index, a whole table's dict), not in a second read of the file, and is the same either way."""
+    import msprobe_core.default_plugins.chunked.stackrecords as stackrecords
     import msprobe_core.default_plugins.hierarchy.sources as hierarchy
-    import msprobe_core.load.stackrecords as stackrecords
-    import msprobe_core.plugin as plugin_api
 
     reads = {"records": 0, "whole": 0}
     read_records, whole_stack = stackrecords.read_stack_records, hierarchy._whole_stack
@@ -143,9 +142,9 @@ def test_the_calling_code_comes_from_what_the_compare_read(tmp_path, monkeypatch
         reads["whole"] += 1
         return whole_stack(*args)
 
-    # the hierarchy's read (msprobe_core.plugin's name, patched first: it is found in stackrecords when first asked)
-    monkeypatch.setattr(plugin_api, "read_stack_records", counted_records)
-    monkeypatch.setattr(stackrecords, "read_stack_records", counted_records)  # the load stage's read
+    # the load stage's read (the chunked plugin's msprobe_read_index_stack) and the hierarchy's: both take the
+    # function from its module when they call it
+    monkeypatch.setattr(stackrecords, "read_stack_records", counted_records)
     monkeypatch.setattr(hierarchy, "_whole_stack", counted_whole)
     monkeypatch.setenv("MSPROBE_STREAM_MIN_BYTES", threshold)
     case = _case("pytorch/c01")

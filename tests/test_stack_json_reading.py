@@ -53,7 +53,7 @@ _MEASURE = """
 import json, resource, sys
 from pathlib import Path
 from msprobe_core.load.dumpjson import load_stack
-from msprobe_core.load.stackrecords import read_stack_records
+from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 path = Path(sys.argv[2])
 read = load_stack if sys.argv[1] == "whole" else read_stack_records
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

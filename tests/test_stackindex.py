@@ -1,4 +1,5 @@
-"""The member-by-member ``stack.json`` reader (``load.stackrecords.read_stack_records``) against the whole dict.
+"""The member-by-member ``stack.json`` reader (the chunked plugin's ``stackrecords.read_stack_records``) against the
+whole dict.
 
 ``stack_index_file(path, index)`` (the chunked plugin's per-entry stack of it) must be ``StackIndex(load_stack(path), index)`` in every observable way:
 the stack of every entry, or the same error (type and words) for a file that ``load_stack`` refuses.
@@ -16,14 +17,13 @@ from typing import Any
 
 import pytest
 
-from msprobe_core.default_plugins.chunked import stackindex
+from msprobe_core.default_plugins.chunked import stackindex, stackrecords
 from msprobe_core.default_plugins.chunked.stackindex import StackIndex, stack_index_file
+from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 from msprobe_core.default_plugins.fast_scan.scan import Scanner
 from msprobe_core.files import jsonfile
-from msprobe_core.load import stackrecords
 from msprobe_core.load.dumpindex import key_hashes
 from msprobe_core.load.dumpjson import load_stack
-from msprobe_core.load.stackrecords import read_stack_records
 
 from .conftest import corpora_dir
 

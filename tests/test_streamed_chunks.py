@@ -21,6 +21,7 @@ import pytest
 import msprobe_core.plugin as plugin_api
 from msprobe_core import api
 from msprobe_core.default_plugins.chunked import chunking
+from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 from msprobe_core.default_plugins.chunked.streamed import ENV_WHOLE_TABLES
 from msprobe_core.default_plugins.fast_scan import scan as dumpscan
 from msprobe_core.default_plugins.xlsx import workbook as xlsx_workbook
@@ -273,17 +274,19 @@ def test_random_pairs_streamed_in_tiny_chunks_are_the_whole_tables_result(seed: 
 
 
 
+@pytest.mark.exercises_hooks("msprobe_read_index_stack")
 def test_a_stack_json_only_the_whole_dict_tells_is_streamed_as_whole_tables(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A repeated call name (the last one counts, as in a dict): the member-by-member reader declines the file, the
-    load leaves ``load_stack``'s dict on the target's index, and the chunked plugin makes it per entry."""
+    load leaves ``load_stack``'s dict on the target's index (the chunked plugin's ``msprobe_read_index_stack`` said
+    ``None``), and the chunked plugin makes it per entry."""
     target, golden = _write_pair(tmp_path / "dumps", 5)
     dump = target / "rank0"
     keys = list(json.loads((dump / "dump.json").read_text(encoding="utf-8"))["data"])
     members = [f'{json.dumps(k)}: ["File a.py, line 1, in first"]' for k in keys]
     members += [f'{json.dumps(keys[0])}: ["File b.py, line 2, in last"]']
     (dump / "stack.json").write_text("{" + ", ".join(members) + "}", encoding="utf-8")
-    assert plugin_api.read_stack_records(dump / "stack.json") is None  # declined: the whole dict's meaning
+    assert read_stack_records(dump / "stack.json") is None  # declined: the whole dict's meaning
     whole = _compare(target, golden, tmp_path / "whole", {}, monkeypatch, streamed=False)
     monkeypatch.setenv(chunking.ENV_CHUNK_ROWS, "1")
     CHUNKED.clear()

@@ -463,6 +463,7 @@ from .run_hookspecs import (  # noqa: E402
     msprobe_check_run,
     msprobe_csv_tail,
     msprobe_plugins_loaded,
+    msprobe_read_index_stack,
     msprobe_register_partials,
     msprobe_run_finished,
     msprobe_run_gate,
@@ -483,4 +484,5 @@ __all__ += [
     "msprobe_summarize",
     "msprobe_write_report",
     "msprobe_plugins_loaded",
+    "msprobe_read_index_stack",
 ]

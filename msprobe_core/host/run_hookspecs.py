@@ -153,3 +153,22 @@ def msprobe_csv_tail(path: Path, columns: list[Sequence[Any]], start: int, stop:
 
     .. versionadded:: 0.1
     """
+
+
+# --- chunked (issue 33): the stack.json of a target read in chunks, read that strategy's way ----------------------
+
+
+@hookspec(firstresult=True)
+def msprobe_read_index_stack(path: Path) -> Any:
+    """The ``stack.json`` at ``path`` of a target the load asks for as an index, read your way, or ``None``.
+
+    Called by the load stage once per job whose target is asked for as a
+    :class:`~msprobe_core.plugin.DumpIndex` (``index`` of ``msprobe_load_dump`` not ``None``), while the target
+    loads or once it is loaded; what it returns becomes the index's ``stack``, which the strategy that asked for the
+    index reads (the default plugin ``chunked`` answers with the file's records, without its API names, and makes
+    them per entry once matching is done). ``None``: the core reads the file into its ``{call: frames}`` dict
+    (:func:`~msprobe_core.plugin.load_stack`), as for a table. Raise what ``load_stack`` raises for a file that is
+    not JSON or not an object.
+
+    .. versionadded:: 0.1
+    """

@@ -122,12 +122,6 @@ def holds_step_dirs(target: Path, golden: Path) -> bool:
     return any(_step_names(p) and not (_rank_dirs(p) or _procs(p)) for p in (target, golden))
 
 
-def step_label(label: str) -> str | None:
-    """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
-    head = label.split("/", 1)[0]
-    return head if STEP_DIR.fullmatch(head) else None
-
-
 def _refuse_step_option(options: CompareOptions, target: Path) -> None:
     """``--step`` (the default plugin ``steps``'s) given for a step directory or a pair of files: there is one
     step, say so."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..host.specs import CompareJob
+from ..host.strategies import DumpIndex
 from ..model import MODE_TENSOR, CompareOptions, DumpTable
 from .dumpjson import load_stack
 
@@ -56,19 +57,11 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
             if indexing and hasattr(golden, "repeats_a_row"):
                 golden.repeats_a_row()  # the join's look at the golden's hashes, while only the golden is held
             if guess.is_file() and not (guess.is_symlink() and not is_within(guess.parent, guess)):
-                if indexing:
-                    from .stackrecords import read_stack_records
-
-                    records = read_stack_records(guess)
-                    if records is not None:  # None: read below, through load_stack
-                        early["stack"] = records
-                else:
-                    early["stack"] = load_stack(guess)
+                early["stack"] = read_stack(guess, host) if indexing else load_stack(guess)
         except Exception:  # noqa: BLE001
             early.clear()
 
     from ..files.validation import dump_file_beside
-    from .dumpindex import DumpIndex
 
     target, golden = host.load_pair(lambda path: host.load_dump(path, options, job, index), job.target, job.golden,
                                     preload_stack)
@@ -80,29 +73,29 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
             check_tensor_dir(table)
     stack_file = dump_file_beside(target.source, "stack.json") if target.stack is None else None
     if stack_file is not None:
-        target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None)
+        target.stack = attach_stack(stack_file, target, early.pop("stack", None) if stack_file == guess else None,
+                                    host)
         if isinstance(target.stack, dict) and not isinstance(target, DumpIndex):  # a hierarchy source may keep it
             host.notify("msprobe_stack_read", path=stack_file, stack=target.stack, key_hash=None)
     return target, golden
 
 
-def attach_stack(path: Path, target: Any, early: Any) -> Any:
-    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, its records, else the dict.
+def attach_stack(path: Path, target: Any, early: Any, host: PluginHost) -> Any:
+    """The ``stack`` of ``target`` from ``path``: a dict for a table; for an index, what :func:`read_stack` reads.
 
     ``early``: what :func:`load_pair` read of ``path`` while the target loaded (``None``: nothing).
-    An index's stack is :func:`~msprobe_core.load.stackrecords.read_stack_records`' records (the strategy that
-    reads the index in chunks makes them per entry once matching is done: the default plugin ``chunked``'s
-    ``entry_stacks``), never the whole dict, unless the reader sends the file back to ``load_stack`` (which
-    raises its errors).
     """
-    from .dumpindex import DumpIndex
-
     if not isinstance(target, DumpIndex):
         return early if isinstance(early, dict) else load_stack(path)
-    from .stackrecords import StackRecords, read_stack_records
+    return read_stack(path, host) if early is None else early
 
-    records = early if isinstance(early, StackRecords) else read_stack_records(path)
-    return load_stack(path) if records is None else records
+
+def read_stack(path: Path, host: PluginHost) -> Any:
+    """The ``stack.json`` at ``path`` of a target asked for as an index: what a plugin reads of it for the strategy
+    that asked (``msprobe_read_index_stack``: the default plugin ``chunked``'s records, without the API names, made
+    per entry once matching is done), else ``load_stack``'s dict."""
+    stack = host.pm.hook.msprobe_read_index_stack(path=path)
+    return load_stack(path) if stack is None else stack
 
 
 def check_tensor_dir(table: DumpTable) -> None:

@@ -37,3 +37,13 @@ def msprobe_register_strategies(register: Register[StrategySpec]) -> None:
     the whole tables a forked child for a big result's last rows."""
     register(StrategySpec("chunked", _choose, order=100, tail=_tail))
 
+
+
+@hookimpl
+def msprobe_read_index_stack(path: Path) -> Any:
+    """``stack.json`` of a target read in chunks, as its records without the API names (:mod:`.stackrecords`; made
+    per entry once matching is done: :func:`.stackindex.entry_stacks`), or ``None`` for a layout only the whole file
+    tells (the core reads its dict then)."""
+    from .stackrecords import read_stack_records
+
+    return read_stack_records(path)

@@ -7,8 +7,9 @@ needs its own entries' stacks only: :class:`StackIndex` maps every entry of the 
 distinct line once; :meth:`StackIndex.stacks` gives a chunk the dict the whole table would have had, for
 its entries. API names are found by the index's key hashes (64-bit; the target's keys are distinct by
 hash). The load stage leaves on the index what it read of ``stack.json`` (the records of
-:func:`~msprobe_core.plugin.read_stack_records`, or ``load_stack``'s dict where that reader declines the
-file); :func:`entry_stacks` makes it per entry once matching is done.
+:func:`.stackrecords.read_stack_records`, which this plugin gives the load through ``msprobe_read_index_stack``, or
+``load_stack``'s dict where that reader declines the file); :func:`entry_stacks` makes it per entry once matching is
+done.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class StackIndex:
 
     @classmethod
     def from_records(cls, records: Any, index: DumpIndex) -> StackIndex:
-        """The stack index of ``index``'s entries from :func:`~msprobe_core.plugin.read_stack_records`' records (their
+        """The stack index of ``index``'s entries from :func:`.stackrecords.read_stack_records`' records (their
         names are used up)."""
         self = cls.__new__(cls)
         self.api_record = np.full(index.n_apis, -1, dtype=np.int32)
@@ -121,7 +122,7 @@ def entry_stacks(index: Any) -> StackIndex | None:
     handed to the run's plugins (``msprobe_stack_read``), so that the first divergence's path finds the calling
     code there, not in a second read of ``stack.json``. A fallback to whole tables reads ``stack.json`` again
     (:func:`~msprobe_core.plugin.whole_tables`). What the load stage left on the index: the records of
-    :func:`~msprobe_core.plugin.read_stack_records`, or ``load_stack``'s dict of a file that reader declines.
+    :func:`.stackrecords.read_stack_records`, or ``load_stack``'s dict of a file that reader declines.
     """
     from msprobe_core.plugin import run_host
 
@@ -142,7 +143,9 @@ def entry_stacks(index: Any) -> StackIndex | None:
 
 def stack_index_file(path: Path, index: DumpIndex) -> StackIndex:
     """The stack index of ``index``'s entries from ``stack.json`` at ``path``, as ``StackIndex(load_stack(path), index)``."""
-    from msprobe_core.plugin import load_stack, read_stack_records
+    from msprobe_core.plugin import load_stack
+
+    from .stackrecords import read_stack_records
 
     records = read_stack_records(path)
     if records is None:

@@ -126,8 +126,8 @@ def forget_stacks() -> None:
 class _StackFrames:
     """The calling code of each call in ``stack.json``, read when first asked (a run with no divergence and
     no report reads nothing) and held without its call names: per name a 64-bit hash and a record, each
-    distinct frame once (:func:`~msprobe_core.plugin.read_stack_records`), so that a 10-million-entry
-    dump's stacks cost a few bytes per call, not its parsed dict."""
+    distinct frame once (the default plugin ``chunked``'s reader, :mod:`..chunked.stackrecords`), so that a
+    10-million-entry dump's stacks cost a few bytes per call, not its parsed dict."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -155,7 +155,8 @@ class _StackFrames:
 
         try:
             if dump_json.dump_scanner() is not None:  # the C extension that hashes the names (the index's key hashes)
-                from msprobe_core.plugin import read_stack_records
+                # the reader of the chunked strategy's stacks (its module, whether or not that plugin is on)
+                from msprobe_core.default_plugins.chunked.stackrecords import read_stack_records
 
                 records = read_stack_records(self.path)
                 if records is not None:

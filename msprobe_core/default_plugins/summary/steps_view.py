@@ -19,11 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from msprobe_core.plugin import step_label
+from msprobe_core.plugin import STEP_DIR
 
 from .divergence import Divergence, analysis_queries, carried_into, choose_divergence
 from .drift import carried_input
 from .views import VERDICT_LEVEL, VERDICTS
+
+
+def step_label(label: str) -> str | None:
+    """The step a result label starts with (``step1/rank0`` → ``step1``), else ``None``."""
+    head = label.split("/", 1)[0]
+    return head if STEP_DIR.fullmatch(head) else None
 
 
 def _number(step: str) -> int:

@@ -44,6 +44,7 @@ def parse_share(value: Any) -> float:
 #: built-in table, 69 % with ``-am``'s, whose compared rows are meaningful). See docs/differences.md.
 MIN_MATCHED = 0.5
 
+
 _MODULE_CALL = re.compile(r"\.(?:forward|backward)\.\d+(?:\.|$)")
 _API_CALL = re.compile(r"\.\d+\.(?:forward|backward)(?:\.|$)")
 

@@ -1,16 +1,17 @@
 """``stack.json`` read member by member, without its API names: :func:`read_stack_records`.
 
 The whole-table path keeps ``stack.json`` as a dict from API name to its list of lines
-(:func:`msprobe_core.load.dumpjson.load_stack`): at a million entries, millions of API-name strings.
+(:func:`~msprobe_core.plugin.load_stack`): at a million entries, millions of API-name strings.
 :func:`read_stack_records` reads the file member by member into :class:`StackRecords` (API-name hashes, the
-index's 64-bit key hashes, see ``dumpindex``; records; lines kept once) without ever holding the file's dict,
-and needs no index: the load stage runs it while a target read in chunks is indexed (the chunked strategy
-makes it a per-entry stack once matching is done), and the default plugin ``hierarchy`` reads the calling
-code of a first divergence with it. It takes the layouts :func:`~msprobe_core.load.dumpjson.load_stack` takes
-and returns ``None`` for anything whose meaning depends on more than one member at a time (a repeated
-top-level key, a ``"0"`` member that is not the first, an API name that is not a text, an old-layout
-stack that is not a list): the caller then reads the file with ``load_stack``, which gives today's
-result or today's error. A syntax error is raised as ``load_stack`` raises it (the same parser).
+index's 64-bit key hashes, :func:`~msprobe_core.plugin.key_hashes`; records; lines kept once) without ever holding
+the file's dict, and needs no index: the load stage asks for it (``msprobe_read_index_stack``, which this plugin
+answers) while a target read in chunks is indexed (:func:`.stackindex.entry_stacks` makes it a per-entry stack once
+matching is done), and the default plugin ``hierarchy`` reads the calling code of a first divergence with it. It
+takes the layouts :func:`~msprobe_core.plugin.load_stack` takes and returns ``None`` for anything whose meaning
+depends on more than one member at a time (a repeated top-level key, a ``"0"`` member that is not the first, an API
+name that is not a text, an old-layout stack that is not a list): the caller then reads the file with
+``load_stack``, which gives today's result or today's error. A syntax error is raised as ``load_stack`` raises it
+(the same parser).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .dumpindex import hash_texts
+from msprobe_core.plugin import DumpFormatError, dump_json, key_hashes
 
 #: API names hashed at a time while ``stack.json`` is read
 HASH_BATCH = 65536
@@ -108,8 +109,9 @@ class _RecordReader:
 
     def flush(self) -> None:
         try:
-            self.name_hash += hash_texts(self.names)
-            self.key_hash += hash_texts(self.keys)
+            # the arrays' bytes (``.data``): ``bytearray += ndarray`` would be numpy's addition
+            self.name_hash += key_hashes(self.names).data
+            self.key_hash += key_hashes(self.keys).data
         except (UnicodeError, TypeError):  # a text that is not UTF-8 encodable: load_stack's path
             self.declined = True
         self.names.clear()
@@ -134,17 +136,14 @@ class _RecordReader:
 def read_stack_records(path: Path) -> StackRecords | None:
     """``stack.json`` read member by member into :class:`StackRecords`, or ``None`` (see the module's docstring).
 
-    Raises what :func:`~msprobe_core.load.dumpjson.load_stack` raises for a file that is not JSON or
+    Raises what :func:`~msprobe_core.plugin.load_stack` raises for a file that is not JSON or
     whose top level is not an object.
     """
-    from ..errors import DumpFormatError
-    from ..files.jsonfile import parse_streamed
-
     reader = _RecordReader()
 
     def not_object(value: Any) -> Exception:
         return DumpFormatError("top level of stack.json must be an object", path=path)
 
-    parse_streamed(path, "stack", None, not_object, reader.on_member, scanner_messages=True)
+    dump_json.parse_streamed(path, "stack", None, not_object, reader.on_member, scanner_messages=True)
     return reader.result()
 
