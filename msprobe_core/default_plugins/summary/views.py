@@ -235,16 +235,17 @@ class SpelledColumns(Mapping[str, list[str]]):
             return [spelled[i] for i in rows]
         if name not in self._data or name not in self._columns:
             raise KeyError(name)
-        from msprobe_core.plugin import CodedTextColumn, StatCells, csv_column
+        from msprobe_core.plugin import CodedTextColumn, csv_column
 
         base = self._range[0]
         at = [base + i for i in rows]
         column = self._data[name]
         if isinstance(column, CodedTextColumn):  # the same spelling, over the rows taken
             return CodedTextColumn(column.numbers()[at], column.codes[at], column.labels, column.suffix).csv_texts()
-        if isinstance(column, StatCells):  # its values at these rows, held and spelled as it holds and spells them
-            return StatCells.from_values(column.values_at(at)).csv_texts()
         spell = getattr(column, "csv_texts", None)
+        pick = getattr(column, "pick", None)
+        if pick is not None and spell is not None:  # a statistics column held as arrays: these rows, as it spells them
+            return pick(at, none=None).csv_texts()
         if spell is None:  # a list or an array: csv_column spells cell by cell, whichever cells it is given
             return csv_column([column[i] for i in at])
         out: list[str] = []  # another lean column: its own spelling, run by run of consecutive rows
