@@ -80,7 +80,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like", "csv_column"),
-    ".text.columns": ("CodedTextColumn", "RangeSequence"),
+    ".text.columns": ("RangeSequence", "TextColumn"),
     ".workers.gcpause": ("gc_paused",),
     ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
@@ -238,7 +238,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .running import run_host, running_with
     from .text import statcells as stat_cells
     from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
-    from .text.columns import CodedTextColumn, RangeSequence
+    from .text.columns import RangeSequence, TextColumn
     from .text.csv_rows import csv_line
     from .text.floattext import float_texts
     from .text.strtod import pandas_strtod

@@ -91,7 +91,9 @@ def test_every_public_name_is_its_home_object():
 #: hooks only it calls (msprobe_add_hookspecs, pytest's pytest_addhooks: tensor_metrics' msprobe_tensor_rows_compared,
 #: summary's msprobe_mapping_options): 174; the statistics column held as arrays moved into fast_scan, the plugin
 #: that makes it, and the others know it by its methods; the list-like base it builds on, as a third party's lean
-#: column would, became public instead (StatCells out, RangeSequence in): 174)
+#: column would, became public instead (StatCells out, RangeSequence in); the coded column of numbers moved into
+#: statistics_metrics, the plugin that makes it, and the summary and the verdict rule know it by its methods; the
+#: base of a lean text column became public instead (CodedTextColumn out, TextColumn in): 174)
 MAX_PUBLIC_NAMES = 174
 
 

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msprobe_core.default_plugins.fast_scan.statcells import StatCells
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.default_plugins.summary.views import SpelledColumns, to_number, view_from_table
 from msprobe_core.result import ResultTable
-from msprobe_core.text.columns import CodedTextColumn
 
 LABELS = ["", "N/A", "Nan", "inf", "-inf", "Diff", "0"]
 

@@ -15,7 +15,7 @@ slicing, iteration, ``==``, ``list()``): code that reads a table's statistics se
 values, of the same types, as the Python walk's lists hold. The core and the other plugins
 know it only by what it does, the lean column's methods: ``pick``, ``numeric`` and ``all_numbers`` (the result
 stage), ``csv_texts``, ``csv_charset`` and ``typed_cells`` (the writers), ``classified`` and ``values_at`` (the
-classification of statistics cells, :mod:`msprobe_core.plugin.stat_cells`), ``csv_numbers`` (the summary),
+classification of statistics cells, :mod:`msprobe_core.plugin.stat_cells`), ``csv_numbers`` and ``csv_texts_at`` (the summary),
 ``to_wire``/``from_wire`` (the default plugin ``pair_loading``).
 """
 
@@ -214,6 +214,10 @@ class StatCells(RangeSequence):
         for i, text in zip(rest, csv_column([others[start + i] for i in rest])):
             out[i] = text
         return out
+
+    def csv_texts_at(self, rows: Sequence[int]) -> list[str]:
+        """The cells ``rows`` as :meth:`csv_texts` spells them, without spelling the other rows."""
+        return self.pick(rows, none=None).csv_texts()
 
     def csv_numbers(self, start: int, stop: int | None, parse: Callable[[str], float | None]) -> list[float | None]:
         """The cells ``start:stop`` read back as numbers from their CSV spelling (:meth:`csv_texts`), without spelling
