@@ -9,13 +9,13 @@ Tensors are never loaded here: a row only knows the file name of its tensor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # numpy-backed: not imported by the data model itself
+if TYPE_CHECKING:  # the host's types: not imported by the data model itself
     from .host.specs import FrameworkSpec
-    from .text.statcells import StatCells
 
 #: Placeholder written for cells that have no value on that side.
 NA = "N/A"
@@ -30,7 +30,7 @@ ROW_COLUMNS = (
     "row_api", "name", "state", "dtype", "shape", "requires_grad",
     "max", "min", "mean", "norm", "md5", "data_name",
 )
-#: the statistics columns among them (lists, or :class:`msprobe_core.text.statcells.StatCells`)
+#: the statistics columns among them (lists, or a loader's lean column of the same values, held as arrays)
 STAT_COLUMNS = ("max", "min", "mean", "norm")
 
 # The states of a row (``DumpTable.state``): what part of an API call it holds.
@@ -78,9 +78,8 @@ class DumpTable:
     strings or ``None`` (shown as ``N/A``), ``requires_grad`` is ``"True"``,
     ``"False"`` or ``None``, statistics are the raw JSON values (``None`` when
     missing) and ``data_name`` is ``"-1"`` when the row has no tensor file.
-    The four statistics columns are lists, or (from the C loader) a
-    :class:`msprobe_core.text.statcells.StatCells` holding the same values as arrays,
-    which reads as that list.
+    The four statistics columns are lists, or (from the C loader, the default plugin
+    ``fast_scan``) a lean column holding the same values as arrays, which reads as that list.
     """
 
     source: Path
@@ -96,10 +95,10 @@ class DumpTable:
     dtype: list[str | None] = field(default_factory=list)
     shape: list[str | None] = field(default_factory=list)
     requires_grad: list[str | None] = field(default_factory=list)
-    max: list[Any] | StatCells = field(default_factory=list)
-    min: list[Any] | StatCells = field(default_factory=list)
-    mean: list[Any] | StatCells = field(default_factory=list)
-    norm: list[Any] | StatCells = field(default_factory=list)
+    max: Sequence[Any] = field(default_factory=list)
+    min: Sequence[Any] = field(default_factory=list)
+    mean: Sequence[Any] = field(default_factory=list)
+    norm: Sequence[Any] = field(default_factory=list)
     md5: list[str | float | int | None] = field(default_factory=list)  # a number: an xor checksum of a 0-d tensor
     data_name: list[str] = field(default_factory=list)
     stack: dict[str, list[str]] | None = None

@@ -53,7 +53,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "MatchNotes", "ResultNotes", "STATE_DEBUG", "STATE_INPUT", "STATE_OUTPUT", "STATE_PARAMETERS",
         "STATE_PARAMETERS_GRAD", "TWO_PROGRAMS_COMMENT", "pairing_note", "ROW_COLUMNS", "STAT_COLUMNS",
     ),
-    ".text.statcells": ("StatCells",),
     ".result": ("ResultTable", "data_name_column", "stack_column", "whole_numbers"),
     ".errors": (
         "CompareFailed", "DumpFormatError", "InputError", "MappingError", "MsprobeError", "OutputError",
@@ -83,7 +82,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".metrics.tensor_paths": ("safe_tensor_path",),
     ".text.cells": ("neutralise", "numpy_float_text", "is_formula_like", "csv_column"),
-    ".text.columns": ("CodedTextColumn",),
+    ".text.columns": ("RangeSequence", "TextColumn"),
     ".workers.gcpause": ("gc_paused",),
     ".load.dumpjson": ("load_stack",),
     ".files.schemas": ("validate",),
@@ -238,10 +237,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .running import run_host, running_with
     from .text import statcells as stat_cells
     from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
-    from .text.columns import CodedTextColumn
+    from .text.columns import RangeSequence, TextColumn
     from .text.csv_rows import csv_line
     from .text.floattext import float_texts
-    from .text.statcells import StatCells
     from .text.strtod import pandas_strtod
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using
     from .workers.gcpause import gc_paused

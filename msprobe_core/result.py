@@ -78,7 +78,7 @@ def _pick(
 ) -> Sequence[Any]:
     """``values[j]`` for each ``j`` of ``idx`` (``missing`` where ``j`` is -1, ``none`` for ``None`` values).
 
-    A list, or a :class:`~msprobe_core.text.statcells.StatCells` picked from one.
+    A list, or what the ``pick`` of a column held as arrays gives (the default plugin ``fast_scan``'s statistics).
 
     ``identity`` says that ``idx`` is every row in order (:func:`_is_identity`): a list
     needing no change is then returned itself, not copied (result columns are not
@@ -86,7 +86,7 @@ def _pick(
     """
     if not idx:
         return []
-    pick = getattr(values, "pick", None)  # a statistics column held as arrays (msprobe_core.text.statcells)
+    pick = getattr(values, "pick", None)  # a statistics column held as arrays (a loader's lean column)
     if pick is not None:
         return pick(idx, missing, none, identity)
     if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by a tail, the chunked plugin's): look at those only

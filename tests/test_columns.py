@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.default_plugins.statistics_metrics.diffs import stat_diffs
 from msprobe_core.model import NA
 from msprobe_core.result import _pick
-from msprobe_core.text.columns import ITER_CHUNK, CodedTextColumn, StackColumn
+from msprobe_core.text.columns import ITER_CHUNK, StackColumn
 
 LABELS = ("", "N/A", "Diff", "inf", "-inf", "Nan", "0")
 

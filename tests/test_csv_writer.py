@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.result import ResultTable
 from msprobe_core.text.cells import csv_cell, csv_column
-from msprobe_core.text.columns import CodedTextColumn, StackColumn
+from msprobe_core.text.columns import StackColumn
 from msprobe_core.text.csv_rows import quote_cells, quote_chars
 from msprobe_core.write import writers
 

@@ -368,9 +368,9 @@ def test_fast_scan_turned_off_the_pure_python_loader_writes_the_same_csv_on_a_co
                                                                                            monkeypatch):
     """Without ``fast_scan`` the core's pure-Python loader reads every dump (no C scanner, no index: a chunked
     compare falls back to whole tables) and the result CSV of a corpus case is byte for byte the same."""
+    from msprobe_core.default_plugins.fast_scan.statcells import StatCells
     from msprobe_core.host.strategies import DumpIndex
     from msprobe_core.model import CompareOptions
-    from msprobe_core.text.statcells import StatCells
 
     from .conftest import corpora_dir
 

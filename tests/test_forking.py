@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from msprobe_core.default_plugins.forking import children as forking
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.host.defaults import DISABLE_ENV
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.result import ResultTable
 from msprobe_core.running import running_with
-from msprobe_core.text.columns import CodedTextColumn
 from msprobe_core.write import writers
 from tests.test_csv_writer import reference_csv
 

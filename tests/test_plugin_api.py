@@ -94,7 +94,11 @@ def test_every_public_name_is_its_home_object():
 #: Flattener, FieldProblem in): 176;
 #: the member-by-member stack.json reader moved into the chunked plugin, which the load asks for an index's stack
 #: through msprobe_read_index_stack (read_stack_records out; its streamed parse joins the module dump_json): 175;
-#: the step of a result label moved into the summary's steps view, its only user (step_label out): 174)
+#: the step of a result label moved into the summary's steps view, its only user (step_label out): 174; the statistics column held as arrays moved into fast_scan, the plugin
+#: that makes it, and the others know it by its methods; the list-like base it builds on, as a third party's lean
+#: column would, became public instead (StatCells out, RangeSequence in); the coded column of numbers moved into
+#: statistics_metrics, the plugin that makes it, and the summary and the verdict rule know it by its methods; the
+#: base of a lean text column became public instead (CodedTextColumn out, TextColumn in): 174)
 MAX_PUBLIC_NAMES = 174
 
 

@@ -14,12 +14,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.fast_scan.statcells import StatCells
 from msprobe_core.default_plugins.pair_loading.tablewire import decode_column, encode_column
 from msprobe_core.default_plugins.xlsx.workbook import _xlsx_values
 from msprobe_core.model import NA
 from msprobe_core.result import _pick, all_numbers, numeric_column
 from msprobe_core.text.cells import csv_cells
-from msprobe_core.text.statcells import StatCells
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 VALUES = st.lists(st.floats() | st.integers(-(2**70), 2**70) | st.none() | st.booleans()

@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from msprobe_core.default_plugins.fast_scan.statcells import StatCells
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.default_plugins.summary.views import SpelledColumns, to_number, view_from_table
 from msprobe_core.result import ResultTable
-from msprobe_core.text.columns import CodedTextColumn
-from msprobe_core.text.statcells import StatCells
 
 LABELS = ["", "N/A", "Nan", "inf", "-inf", "Diff", "0"]
 
@@ -86,3 +86,20 @@ def test_unmatched_rows_are_computed_once_and_forgotten_on_invalidate() -> None:
     view.cells["Bench Name"][0] = "N/A"
     view.invalidate()
     assert view.unmatched() == [True, True, True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(STAT_VALUES, max_size=40), st.lists(st.booleans(), max_size=40),
+       st.lists(st.tuples(st.floats(width=64), st.integers(0, len(LABELS) - 1)), max_size=40))
+def test_a_few_rows_of_a_column_held_as_arrays_are_spelled_as_in_the_whole_column(values, keep, coded_cells):
+    """The HTML report keeps a few rows of a large result (``texts_at``): the statistics held as arrays (fast_scan's
+    ``StatCells``) and the coded diffs (statistics_metrics' ``CodedTextColumn``) spell just those rows
+    (``csv_texts_at``), each cell as the whole column's CSV has it."""
+    coded = CodedTextColumn(np.array([v for v, _ in coded_cells], dtype=np.float64),
+                            np.array([c for _, c in coded_cells], dtype=np.int8), LABELS, "%")
+    for column in (StatCells.from_values(values), coded):
+        rows = [i for i, k in zip(range(len(column)), keep) if k]
+        whole = column.csv_texts()
+        assert column.csv_texts_at(rows) == [whole[i] for i in rows]
+        cells = SpelledColumns({"m": column}, ["m"])
+        assert cells.texts_at("m", rows) == [whole[i] for i in rows]

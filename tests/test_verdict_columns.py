@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msprobe_core.default_plugins.msprobe_verdicts import rules as verdicts
-from msprobe_core.text.columns import CodedTextColumn
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 
 LABELS = ["", "N/A", "Nan", "inf", "-inf", "Diff", "0"]
 

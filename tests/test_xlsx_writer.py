@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColumn
 from msprobe_core.default_plugins.xlsx import sheet as xlsx_sheet
 from msprobe_core.default_plugins.xlsx import stream as xlsx_stream
 from msprobe_core.default_plugins.xlsx import workbook
 from msprobe_core.default_plugins.xlsx.workbook import xlsx_cell
 from msprobe_core.files.outputs import atomic_path
 from msprobe_core.result import ResultTable
-from msprobe_core.text.columns import CodedTextColumn, StackColumn
+from msprobe_core.text.columns import StackColumn
 from tests.test_csv_writer import tables
 
 

@@ -1,10 +1,11 @@
 """Lean text columns of a result table: cells spelled only when read or written.
 
-A statistics result holds millions of text cells that are numbers (``Max diff``,
+A result holds millions of text cells that are numbers (``Max diff``,
 ``MaxRelativeErr``…) or the stack text of an API repeated per row. Holding them as
 Python strings costs ~70 bytes a cell and a ``repr`` each up front; these classes
-keep what the text is made from (a float64 array and a small code per cell, or a
-reference to the stack's lines) and spell cells in bulk when a consumer reads them.
+keep what the text is made from (a reference to the stack's lines here; a float64 array and a small code per
+cell in the default plugin ``statistics_metrics``'s ``CodedTextColumn``) and spell cells in bulk when a
+consumer reads them.
 
 Each class is a :class:`collections.abc.Sequence` that behaves like the list of
 cells it stands for: ``len``, indexing (negative too), slicing (returns a list),
@@ -22,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..model import NA
-from .cells import csv_column, neutralise
-from .floattext import float_texts
+from .cells import csv_column
 
-__all__ = ["CodedTextColumn", "RangeSequence", "StackColumn", "TextColumn", "ITER_CHUNK"]
+__all__ = ["RangeSequence", "StackColumn", "TextColumn", "ITER_CHUNK"]
 
 ITER_CHUNK = 16384
 """Cells spelled at a time while a column is iterated."""
@@ -107,81 +107,6 @@ class TextColumn(RangeSequence):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.texts(0, min(len(self), 5))!r}{'…' if len(self) > 5 else ''}, n={len(self)})"
-
-
-class CodedTextColumn(TextColumn):
-    """Cells that are a number spelled ``repr(x) + suffix`` or one of a few fixed labels.
-
-    ``codes[i] == 0``: the cell is ``repr(float(values[i])) + suffix``; ``codes[i] == k > 0``:
-    the cell is ``labels[k]`` (``labels[0]`` is unused). The statistics diffs are
-    ``CodedTextColumn`` with ``suffix=""``, the relative errors with ``suffix="%"``.
-    """
-
-    __slots__ = ("_values", "_codes", "labels", "suffix", "_csv_labels", "_csv_safe_numbers", "csv_charset")
-
-    NUMBER = 0
-
-    def __init__(self, values: np.ndarray, codes: np.ndarray, labels: Sequence[str], suffix: str = "") -> None:
-        values = np.ascontiguousarray(values, dtype=np.float64)
-        codes = np.ascontiguousarray(codes, dtype=np.int8)
-        if values.shape != codes.shape or values.ndim != 1:
-            raise ValueError("values and codes must be 1-d arrays of the same length")
-        if len(codes) and (codes.min() < 0 or codes.max() >= max(1, len(labels))):
-            raise ValueError("a code has no label")
-        self._values = np.where(codes == 0, values, np.nan)
-        self._codes = codes
-        self.labels = tuple(labels)
-        self.suffix = suffix
-        self._csv_labels = tuple(neutralise(t) for t in self.labels)
-        # repr(x) + suffix is formula-like only for a negative number followed by a suffix ("-1.5%")
-        self._csv_safe_numbers = not suffix or not bool(np.signbit(self._values[codes == 0]).any())
-        #: every character a CSV cell can hold (a writer needs no quoting scan when none is special)
-        self.csv_charset = "0123456789.e+-infa'" + suffix + "".join(self._csv_labels)
-
-    def __len__(self) -> int:
-        return len(self._codes)
-
-    @property
-    def codes(self) -> np.ndarray:
-        """Per cell: 0 for a number, else the index of its label (read-only)."""
-        view = self._codes.view()
-        view.flags.writeable = False
-        return view
-
-    def numbers(self) -> np.ndarray:
-        """The number of each numeric cell, NaN where the cell is a label (read-only)."""
-        view = self._values.view()
-        view.flags.writeable = False
-        return view
-
-    def cell(self, i: int) -> str:
-        code = int(self._codes[i])
-        return self.labels[code] if code else repr(float(self._values[i])) + self.suffix
-
-    def _spell(self, start: int, stop: int | None, labels: Sequence[str]) -> list[str]:
-        codes = self._codes[start:stop]
-        is_label = codes != 0
-        values = self._values[start:stop]
-        if is_label.any():
-            values = np.where(is_label, 0.0, values)  # label cells: cheap placeholders, replaced below
-        out = float_texts(values, self.suffix)
-        if is_label.any():
-            for code in np.unique(codes[is_label]).tolist():
-                text = labels[code]
-                for i in np.flatnonzero(codes == code).tolist():
-                    out[i] = text
-        return out
-
-    def texts(self, start: int = 0, stop: int | None = None) -> list[str]:
-        return self._spell(start, stop, self.labels)
-
-    def csv_texts(self, start: int = 0, stop: int | None = None) -> list[str]:
-        out = self._spell(start, stop, self._csv_labels)
-        if not self._csv_safe_numbers:
-            codes = self._codes[start:stop]
-            for i in np.flatnonzero((codes == 0) & np.signbit(self._values[start:stop])).tolist():
-                out[i] = neutralise(out[i])
-        return out
 
 
 class StackColumn(TextColumn):

@@ -7,7 +7,7 @@ a fraction of that. It is an accelerator only: it declines every document it doe
 fully understand (a syntax error, an escape in a name, a wrong field type, a repeated key,
 see ``_dumpscan.c``), and :func:`scan_dump` then returns ``None`` so the Python walk reads
 the file and reports any problem exactly as before. The four statistics columns come as
-:class:`~msprobe_core.plugin.StatCells` (arrays, not float objects), which read as the
+:class:`~.statcells.StatCells` (arrays, not float objects), which read as the
 Python walk's lists. Without a C compiler at install time
 the module is absent and the Python walk always runs. ``tests/test_dumpscan.py`` checks
 that both paths give the same table, value by value and type by type.
@@ -34,9 +34,10 @@ from msprobe_core.plugin import (
     STATE_PARAMETERS_GRAD,
     ApiEntry,
     DumpTable,
-    StatCells,
     dump_json,
 )
+
+from .statcells import StatCells
 
 #: the core reader's block size and leaf reader, bound here: the tests shrink the block and break the leaf reader
 BLOCK_BYTES, non_tensor = dump_json.BLOCK_BYTES, dump_json.non_tensor

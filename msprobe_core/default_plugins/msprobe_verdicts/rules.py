@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA, CodedTextColumn
+from msprobe_core.plugin import MODE_MD5, MODE_STATISTICS, MODE_TENSOR, NA
 from msprobe_core.plugin import result_columns as C
 from msprobe_core.plugin import stat_cells as _cells
 
@@ -90,7 +90,8 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     Its number cells are ``repr(x) + "%"``, which both readings turn into ``x / 100``;
     its few labels are read as text, once each.
     """
-    if not isinstance(values, CodedTextColumn) or values.suffix != "%":
+    # the statistics metric set's relative errors: a coded column (numbers(), codes, labels) of suffix "%"
+    if getattr(values, "suffix", None) != "%" or getattr(values, "codes", None) is None:
         return None
     codes = values.codes
     agg = values.numbers() / 100

@@ -11,8 +11,8 @@ buffers instead, chosen by what the column holds:
 * ``num``: statistics → a float64 array plus a map of the rows whose value is
   not a ``float`` (ints, strings, ``None``…) to that exact value;
 * ``int``: machine-size integers → an int64 array;
-* ``stat``: a statistics column held as :class:`~msprobe_core.plugin.StatCells` → its
-  arrays' bytes and its dict of other values;
+* ``stat``: a statistics column held as arrays (the default plugin ``fast_scan``'s ``StatCells``) → its
+  class, its arrays' bytes and its dict of other values (its ``to_wire``, read back by the class's ``from_wire``);
 * ``obj``: anything else, pickled as it is.
 
 :func:`decode_table` rebuilds a table equal to the original value by value and
@@ -32,9 +32,7 @@ from itertools import compress, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
-import numpy as np
-
-from msprobe_core.plugin import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable, StatCells
+from msprobe_core.plugin import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable
 
 _NONE = type(None)
 #: row columns of a table, in field order
@@ -79,10 +77,15 @@ def _encode_numbers(values: list[Any], types: list[type]) -> tuple[Any, ...]:
     return ("num", array("d", values), others)
 
 
+def _held_as_arrays(values: Any) -> bool:
+    """Whether a column is a statistics column held as arrays, which gives its own wire form (``to_wire``)."""
+    return type(values) is not list and hasattr(type(values), "to_wire") and hasattr(type(values), "from_wire")
+
+
 def encode_column(values: list[Any]) -> tuple[Any, ...]:
     """The wire form of one column (see the module docstring)."""
-    if type(values) is StatCells:
-        return ("stat", values.kinds.tobytes(), values.nums.tobytes(), values.others)
+    if _held_as_arrays(values):
+        return ("stat", type(values), *values.to_wire())
     row_types = list(map(type, values))
     types = set(row_types)
     if types <= {str, _NONE} and values:
@@ -116,7 +119,7 @@ def decode_column(wire: tuple[Any, ...], ints: list[int] | None = None) -> list[
             values[i] = v
         return values
     if kind == "stat":
-        return StatCells(np.frombuffer(wire[1], dtype=np.int8), np.frombuffer(wire[2], dtype=np.float64), wire[3])
+        return wire[1].from_wire(*wire[2:])
     if kind == "int":
         arr = wire[1]
         if ints is not None and (not arr or (min(arr) >= 0 and max(arr) < len(ints))):
@@ -129,7 +132,7 @@ def can_encode(table: DumpTable) -> bool:
     """Whether the wire form carries ``table`` faithfully (a plain table with list columns)."""
     if type(table) is not DumpTable or set(vars(table)) != _FIELDS:
         return False
-    if any(type(getattr(table, c)) is not list and (c not in STAT_COLUMNS or type(getattr(table, c)) is not StatCells)
+    if any(type(getattr(table, c)) is not list and (c not in STAT_COLUMNS or not _held_as_arrays(getattr(table, c)))
            for c in COLUMNS) or type(table.apis) is not list:
         return False
     return all(type(a) is ApiEntry for a in table.apis)

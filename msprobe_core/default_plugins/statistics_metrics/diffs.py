@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import NA, CodedTextColumn
+from msprobe_core.plugin import NA
 from msprobe_core.plugin import stat_cells as _cells
+
+from .coded import CodedTextColumn
 
 _T_FLOAT, _T_INT, _T_NONE, _T_STR = _cells.FLOAT, _cells.INT, _cells.NONE, _cells.STR
 cells_at, classify_values = _cells.cells_at, _cells.classify_values
@@ -120,7 +122,7 @@ def stat_diffs(
 ) -> tuple[CodedTextColumn, CodedTextColumn]:
     """The ``<S> diff`` and ``<S>RelativeErr`` text columns for one statistic.
 
-    Each is a :class:`msprobe_core.plugin.CodedTextColumn`: the cells read as
+    Each is a :class:`~.coded.CodedTextColumn`: the cells read as
     msprobe's text (``repr`` of the difference, ``x%`` for the relative error,
     or a label such as ``N/A``), spelled only when read; ``numbers()`` gives the
     differences and relative errors (in percent) without parsing text.

@@ -201,31 +201,13 @@ class SpelledColumns(Mapping[str, list[str]]):
         return name in self._columns
 
     def numbers(self, name: str) -> list[float | None] | None:
-        """Column ``name`` as :func:`to_number` reads its cells, straight from a column that keeps
-        its numbers (:class:`~msprobe_core.text.columns.CodedTextColumn`); ``None`` for any other column."""
-        import numpy as np
-
-        from msprobe_core.plugin import CodedTextColumn, neutralise
-
+        """Column ``name`` as :func:`to_number` reads its cells, straight from a column that keeps its numbers
+        (its ``csv_numbers``: the statistics held as arrays, the statistics diffs); ``None`` for any other column."""
         column = self._data.get(name) if name in self._columns else None
-        read_back = getattr(column, "csv_numbers", None)  # a statistics column held as arrays reads its own
+        read_back = getattr(column, "csv_numbers", None)  # a lean column of numbers reads its own
         if read_back is not None:
             return read_back(*self._range, to_number)
-        if not isinstance(column, CodedTextColumn) or column.suffix not in ("", "%"):
-            return None
-        start, stop = self._range
-        values, codes = column.numbers()[start:stop], column.codes[start:stop]
-        # the same operation to_number applies to the text repr(x) + "%": float(repr(x)) == x, times 0.01
-        out = (values * 0.01).tolist() if column.suffix else values.tolist()
-        if column.suffix:  # "-x%" is formula-like: the CSV cell is neutralised ("'-x%") and reads as no number
-            for i in ((codes == 0) & np.signbit(values)).nonzero()[0].tolist():
-                out[i] = None
-        label_numbers = [to_number(neutralise(text)) for text in column.labels]
-        for code in set(codes.tolist()) - {0}:
-            number = label_numbers[code]
-            for i in (codes == code).nonzero()[0].tolist():
-                out[i] = number
-        return [None if v != v else v for v in out]
+        return None
 
     def texts_at(self, name: str, rows: Sequence[int]) -> list[str]:
         """Cells ``rows`` (ascending, relative to these cells) of column ``name``, spelled as :meth:`__getitem__`
@@ -235,15 +217,14 @@ class SpelledColumns(Mapping[str, list[str]]):
             return [spelled[i] for i in rows]
         if name not in self._data or name not in self._columns:
             raise KeyError(name)
-        from msprobe_core.plugin import CodedTextColumn, StatCells, csv_column
+        from msprobe_core.plugin import csv_column
 
         base = self._range[0]
         at = [base + i for i in rows]
         column = self._data[name]
-        if isinstance(column, CodedTextColumn):  # the same spelling, over the rows taken
-            return CodedTextColumn(column.numbers()[at], column.codes[at], column.labels, column.suffix).csv_texts()
-        if isinstance(column, StatCells):  # its values at these rows, held and spelled as it holds and spells them
-            return StatCells.from_values(column.values_at(at)).csv_texts()
+        spell_at = getattr(column, "csv_texts_at", None)  # a column held as arrays: these rows, as it spells them
+        if spell_at is not None:
+            return spell_at(at)
         spell = getattr(column, "csv_texts", None)
         if spell is None:  # a list or an array: csv_column spells cell by cell, whichever cells it is given
             return csv_column([column[i] for i in at])
