@@ -81,44 +81,47 @@ class NodeStats:
         run_nodes = [s[2] for s in starts]
         if not starts or starts[0][0] != 0:
             run_nodes.insert(0, before if before is not None else starts[0][2])
-        level = _VERDICT_CODE
-        codes = np.fromiter((level.get(v, 0) for v in chunk.verdicts()), dtype=np.int8, count=n)[order]
-        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds) for k in range(3)]
+        codes = _verdict_codes(chunk.verdicts())[order]
+        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds).tolist() for k in range(3)]
         metric = main_metric(chunk.mode)
         values = chunk.numbers(metric[0]) if metric and metric[0] in chunk.cells else None
         worst_at = None
         if values is not None and metric is not None:
             self.metric = metric[0]
             sign = 1.0 if metric[1] else -1.0
-            raw = np.array([math.nan if v is None else v for v in values], dtype=np.float64)[order]
-            known = np.array([v is not None for v in values], dtype=bool)[order]
+            raw, known = _known_numbers(values)
+            raw, known = raw[order], known[order]
             bad = np.where(np.isnan(raw), math.inf, sign * raw)
             bad[~known] = -math.inf
             run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
             key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
             firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
-            worst_at = firsts
+            worst_at = firsts.tolist()
+            worst_bad = bad[firsts].tolist()
+            worst_row = order[firsts].tolist()
             text = chunk.column(metric[0])
+        # from here on, one step per call (not per row), on Python numbers
+        firsts_at = (bounds + start).tolist()
+        passes, warnings, errors = counts
         nodes, overflow = self.nodes, self.overflow
         for r, node in enumerate(run_nodes):
             entry = nodes.get(node)
             if entry is None:
                 if len(nodes) < MAX_NODES:
-                    entry = nodes[node] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
+                    entry = nodes[node] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
                 else:
                     op = _CALL_NUMBER.sub("", node)
                     entry = overflow.get(op)
                     if entry is None:
-                        entry = overflow[op] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
-            entry[1] += int(counts[0][r])
-            entry[2] += int(counts[1][r])
-            entry[3] += int(counts[2][r])
+                        entry = overflow[op] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
+            entry[1] += passes[r]
+            entry[2] += warnings[r]
+            entry[3] += errors[r]
             if worst_at is not None:
-                k = int(worst_at[r])
-                b = float(bad[k])
+                b = worst_bad[r]
                 if b > entry[4]:
-                    i = int(order[k])
-                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[k])
+                    i = worst_row[r]
+                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[worst_at[r]])
 
     def absorb(self, later: NodeStats) -> None:
         """Take the stats of the rows right after those fed here."""
@@ -143,6 +146,21 @@ def _merge(into: list[Any], entry: Sequence[Any]) -> None:
         into[k] += entry[k]
     if entry[4] > into[4]:
         into[4], into[5], into[6] = entry[4], entry[5], entry[6]
+
+
+def _verdict_codes(verdicts: Sequence[str]) -> np.ndarray:
+    """Each verdict's code (0 pass, 1 warning, 2 error; anything else 0), looked up once per distinct verdict."""
+    memo = {v: _VERDICT_CODE.get(v, 0) for v in set(verdicts)}
+    return np.array(list(map(memo.__getitem__, verdicts)), dtype=np.int8)
+
+
+def _known_numbers(values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as float64 (``None`` as NaN) and whether each is a number (a NaN given as a float is one)."""
+    raw = np.array(values, dtype=np.float64)  # numpy reads None as NaN
+    known = ~np.isnan(raw)
+    for i in np.flatnonzero(~known).tolist():  # only the NaNs: was the value None, or a float NaN?
+        known[i] = values[i] is not None
+    return raw, known
 
 
 class _TreeNode:
@@ -199,6 +217,11 @@ class _Visits:
             forward = self._forward.get(node[: -len(_BACKWARD)])
             if forward is not None:
                 return forward
+        if chain == self._prev:  # the frames of the call before: every frame is in the same visit
+            ids = self._ids
+            if node.endswith(_FORWARD):
+                self._forward[node[: -len(_FORWARD)]] = ids
+            return ids
         ids: list[str] = []
         for d, frame in enumerate(chain):
             parent = ids[d - 1] if d else ""
@@ -234,16 +257,28 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         metric = metric or stats.metric
         side = hierarchy.target(label)
         visits = _Visits()
+        # the module a chain ends at, once its chain was walked (every node on it is then a module: walking it
+        # again finds the same nodes and changes none); consecutive calls mostly share their chain
+        ends: dict[tuple[str, ...], _TreeNode] = {}
+        seen_spec = None
         for node, entry in _forward_first(stats.nodes):
             chain, spec = side.ancestors(node)
-            if spec is not None and (spec.source or spec.name) not in sources:
-                sources.append(spec.source or spec.name)
-            if spec is not None and not spec.modules:
-                chain = visits.number(chain, node)
-            named_modules = named_modules or bool(spec is not None and spec.modules)
-            parent = root
-            for ancestor in chain:
-                parent = _child(parent, ancestor, "m")
+            if spec is not None:
+                if spec is not seen_spec:
+                    seen_spec = spec
+                    if (spec.source or spec.name) not in sources:
+                        sources.append(spec.source or spec.name)
+                if spec.modules:
+                    named_modules = True
+                else:
+                    chain = visits.number(chain, node)
+            key = tuple(chain)
+            parent = ends.get(key)
+            if parent is None:
+                parent = root
+                for ancestor in chain:
+                    parent = _child(parent, ancestor, "m")
+                ends[key] = parent
             _merge(_child(parent, node, "c").stats, entry)
         for op, entry in stats.overflow.items():
             agg = _child(root, f"{op} (further calls)", "a")
