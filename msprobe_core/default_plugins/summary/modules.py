@@ -58,9 +58,11 @@ def number_paths(summary: dict[str, Any], answers: Mapping[str, Any]) -> None:
     if root is None or not answers.get("note"):
         return
     found = [summary.get("first_divergence"), *(summary.get("first_divergence_by_rank") or ())]
+    chains: dict[str, list[_TreeNode]] = {}  # the run's and its rank's first divergence are mostly one node
     for fd in found:
         if fd and fd.get("path") and fd.get("node"):
-            chain = find_call(root, fd["node"])
+            node = fd["node"]
+            chain = chains[node] if node in chains else chains.setdefault(node, find_call(root, node))
             if chain:
                 fd["path"] = [x.name for x in chain]
 

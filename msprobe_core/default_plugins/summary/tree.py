@@ -66,7 +66,8 @@ class NodeStats:
 
         The rows are cut into calls (runs of one node, :class:`~msprobe_core.default_plugins.summary.calls.CallNumbers`,
         which parses a name only where a call may start) and each call's counts and worst row are found
-        with numpy; only the calls, not the rows, pass through Python."""
+        with numpy; only the calls, not the rows, pass through Python, and only the metric cells an entry shows
+        are spelled."""
         n = len(chunk)
         if not n:
             return
@@ -85,7 +86,7 @@ class NodeStats:
         counts = [np.add.reduceat((codes == k).astype(np.int64), bounds).tolist() for k in range(3)]
         metric = main_metric(chunk.mode)
         values = chunk.numbers(metric[0]) if metric and metric[0] in chunk.cells else None
-        worst_at = None
+        ranked = False  # whether the calls' worst rows are known (the mode has a main metric in this table)
         if values is not None and metric is not None:
             self.metric = metric[0]
             sign = 1.0 if metric[1] else -1.0
@@ -96,14 +97,14 @@ class NodeStats:
             run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
             key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
             firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
-            worst_at = firsts.tolist()
+            ranked = True
             worst_bad = bad[firsts].tolist()
             worst_row = order[firsts].tolist()
-            text = chunk.column(metric[0])
         # from here on, one step per call (not per row), on Python numbers
         firsts_at = (bounds + start).tolist()
         passes, warnings, errors = counts
         nodes, overflow = self.nodes, self.overflow
+        shown: dict[int, tuple[list[Any], int]] = {}  # entry -> the row whose metric cell it shows (spelled below)
         for r, node in enumerate(run_nodes):
             entry = nodes.get(node)
             if entry is None:
@@ -117,11 +118,14 @@ class NodeStats:
             entry[1] += passes[r]
             entry[2] += warnings[r]
             entry[3] += errors[r]
-            if worst_at is not None:
+            if ranked:
                 b = worst_bad[r]
                 if b > entry[4]:
                     i = worst_row[r]
-                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[worst_at[r]])
+                    entry[4], entry[5] = b, names[i]
+                    shown[id(entry)] = entry, i
+        if shown and metric is not None:
+            _spell_worst(chunk, metric[0], list(shown.values()))
 
     def absorb(self, later: NodeStats) -> None:
         """Take the stats of the rows right after those fed here."""
@@ -146,6 +150,17 @@ def _merge(into: list[Any], entry: Sequence[Any]) -> None:
         into[k] += entry[k]
     if entry[4] > into[4]:
         into[4], into[5], into[6] = entry[4], entry[5], entry[6]
+
+
+def _spell_worst(chunk: ResultView, metric: str, shown: list[tuple[list[Any], int]]) -> None:
+    """Each entry's worst cell of ``metric``, as the CSV spells it: only the cells shown are spelled (a call's
+    worst row among every row of the chunk)."""
+    rows = sorted({i for _, i in shown})
+    texts_at = getattr(chunk.cells, "texts_at", None)  # SpelledColumns, CellWindow: without spelling every row
+    cells = texts_at(metric, rows) if texts_at is not None else [chunk.cells[metric][i] for i in rows]
+    text = dict(zip(rows, cells))
+    for entry, i in shown:
+        entry[6] = text[i]
 
 
 def _verdict_codes(verdicts: Sequence[str]) -> np.ndarray:
@@ -279,7 +294,12 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
                 for ancestor in chain:
                     parent = _child(parent, ancestor, "m")
                 ends[key] = parent
-            _merge(_child(parent, node, "c").stats, entry)
+            call = parent.children.get(node)
+            if call is None:  # a call seen first (as most are): its stats are its entry's
+                call = parent.children[node] = _TreeNode(node, "c", parent)
+                call.stats = list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""]
+            else:
+                _merge(call.stats, entry)
         for op, entry in stats.overflow.items():
             agg = _child(root, f"{op} (further calls)", "a")
             _merge(agg.stats, entry)

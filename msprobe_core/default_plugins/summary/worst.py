@@ -9,6 +9,7 @@ from typing import Any
 
 from msprobe_core.plugin import result_columns as C
 
+from .chunks import view_slice
 from .reasons import cell_number, people_text, row_reason
 from .views import VERDICT_LEVEL, ResultView, main_metric, view_grammar
 
@@ -88,7 +89,7 @@ class WorstRows:
         cands = [(rank(sort_value(i) if parsed is not None and parsed[i] is not None else None, i,
                        -VERDICT_LEVEL[verdicts[i]]), i) for i in bad]
         if cands:
-            self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown(view, i, metric, r[1])) for r, i in
+            self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown_row(view, i, metric, r[1])) for r, i in
                                                           heapq.nsmallest(limit, cands)])
         if parsed is not None and self.n_bad < limit:  # passing rows are listed only after every other one
             best = _best_keyed(lambda: _keyed_rows(view, metric, parsed), limit + len(bad), nd_key,  # type: ignore[arg-type]
@@ -96,7 +97,7 @@ class WorstRows:
             kept = [(rank(key, i, 0), i) for key, i in best if verdicts[i] == "pass"][:limit]
             if kept:  # the best of the earlier chunks and of this one (spelled only when kept)
                 merged = heapq.nsmallest(limit, self.passing + [(r, None) for r, _ in kept])
-                shown = {r: _shown(view, i, metric, 0) for r, i in kept}
+                shown = {r: _shown_row(view, i, metric, 0) for r, i in kept}
                 self.passing = [(r, cells if cells is not None else shown[r]) for r, cells in merged]
 
 
@@ -126,6 +127,12 @@ def merge_worst(found: Sequence[tuple[str, WorstRows]], limit: int = 10) -> list
         shown = worst.bad[k][1] if k >= 0 else worst.passing[-1 - k][1]
         out.append({"rank": label, **shown})
     return out
+
+
+def _shown_row(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, Any]:
+    """:func:`_shown` of row ``i`` read from a view of that row alone: only its cells are spelled (a chunk
+    spells a column whole when it is first read, for the few rows a summary lists)."""
+    return _shown(view_slice(view, i, i + 1), 0, metric, numbered)
 
 
 def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, Any]:
