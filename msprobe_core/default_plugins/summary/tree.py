@@ -94,9 +94,10 @@ class NodeStats:
             raw, known = raw[order], known[order]
             bad = np.where(np.isnan(raw), math.inf, sign * raw)
             bad[~known] = -math.inf
-            run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
-            key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
-            firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
+            # per run, its worst row (the earliest among equals): where a run's maximum is first reached
+            top = np.repeat(np.maximum.reduceat(bad, bounds), np.diff(np.r_[bounds, n]))
+            hits = np.flatnonzero(bad == top)
+            firsts = hits[np.searchsorted(hits, bounds)]
             ranked = True
             worst_bad = bad[firsts].tolist()
             worst_row = order[firsts].tolist()
@@ -208,8 +209,10 @@ def _sum(node: _TreeNode) -> list[Any]:
         order.append(n)
         stack.extend(n.children.values())
     for n in reversed(order):
-        for c in n.children.values():
-            _merge(n.stats, c.stats)
+        if n.children:  # most nodes are calls: nothing to add
+            stats = n.stats
+            for c in n.children.values():
+                _merge(stats, c.stats)
     return node.stats
 
 
