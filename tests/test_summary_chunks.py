@@ -159,3 +159,50 @@ def test_chunks_must_come_in_order():
     acc.feed(chunks[1])
     assert acc.finish().rows == 4
     assert view_partial(view, rows=1).verdicts == acc.finish().verdicts
+
+
+def _big_result(seed: int, mode: str, label: str) -> ResultView:
+    """A result of a few thousand rows: a quiet head (no number, passing) of random length, then random rows
+    full of ties, infinities, no-number cells and failing rows (more than the worst-rows limit many times over)."""
+    import random
+
+    rnd = random.Random(seed)
+    columns = result_columns(mode, True)
+    cells: dict[str, list[str]] = {c: [] for c in columns}
+    quiet = rnd.randrange(0, 2600)
+    calls: dict[str, int] = {}
+    row = 0
+    while row < quiet + 1500:
+        api, direction = rnd.choice(_APIS), rnd.choice(["forward", "backward"])
+        k = calls[api + direction] = calls.get(api + direction, -1) + 1
+        for leaf in rnd.sample(_LEAVES, rnd.randint(1, 3)):
+            name = f"{api}.{k}.{direction}.{leaf}"
+            head = row < quiet
+            for c in columns:
+                cells[c].append("" if head else rnd.choice(_METRICS))
+            cells[C.NPU_NAME][-1] = name
+            cells[C.BENCH_NAME][-1] = "N/A" if not head and rnd.random() < 0.1 else name
+            for side in (C.NPU_DTYPE, C.BENCH_DTYPE):
+                if side in cells:
+                    cells[side][-1] = "torch.float32" if head else rnd.choice(["torch.float32", "torch.float16"])
+            for side in (C.NPU_SHAPE, C.BENCH_SHAPE):
+                if side in cells:
+                    cells[side][-1] = "[2, 3]" if head else rnd.choice(["[2, 3]", "[3, 2]"])
+            cells[C.RESULT][-1] = "pass" if head else rnd.choice(["pass", "Warning", "error", "", "N/A"])
+            cells[C.ERR_MESSAGE][-1] = "" if head else rnd.choice(["", "error: cosine below 0.9", "warning: dtype"])
+            row += 1
+    return ResultView(label, mode, columns, cells, [], ("pytorch", "pytorch"))
+
+
+@pytest.mark.parametrize("mode", [MODE_TENSOR, MODE_STATISTICS, MODE_MD5])
+@pytest.mark.parametrize("seed", range(4))
+def test_big_chunks_answer_as_small_ones(mode, seed):
+    """A big chunk takes the shortcuts (its failing rows pre-ranked with numpy, its head scanned for the first
+    divergence before the rest, each call's worst row found with numpy): the answers of chunks too small for any."""
+    views = [_big_result(seed * 2 + k, mode, label) for k, label in enumerate(["rank0", "rank1"])]
+    whole = summarize(views, rows=1 << 30)
+    assert whole == summarize(views, rows=7)
+    for view in views:
+        big = view_partial(view, rows=1 << 30, tree=True).node_stats
+        small = view_partial(view, rows=7, tree=True).node_stats
+        assert big.nodes == small.nodes and big.overflow == small.overflow

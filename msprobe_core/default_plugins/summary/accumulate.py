@@ -179,14 +179,16 @@ class ViewAccumulator:
         p.unmatched += sum(unmatched)
         count_kinds(p.unmatched_kinds, chunk.names, unmatched)
         p.not_compared += not_compared_rows(chunk)
-        p.divergence.feed(chunk, start)
-        p.drift.feed(chunk, start)
+        # the scans that read every row first: the ones that stop at their first hit read their head only, with
+        # what those parsed already (chunks.head_first)
         p.worst.feed(chunk, start)
-        p.search.feed(chunk, start)
         if self._tree:
             if p.node_stats is None:
                 p.node_stats = NodeStats()
             p.node_stats.feed(chunk, start)
+        p.divergence.feed(chunk, start)
+        p.drift.feed(chunk, start)
+        p.search.feed(chunk, start)
 
     def continued(self, start: int) -> ViewAccumulator:
         """A new accumulator for the rows of this result from row ``start`` on, made by another process

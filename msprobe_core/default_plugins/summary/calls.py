@@ -65,7 +65,7 @@ class CallNumbers:
         """(node + ".", its length, the leaves known to keep a row in ``node``: ``None`` when no leaf is sure)."""
         if self.grammar is not None:  # a file's call is what its grammar says: no leaf is sure
             return "", 0, None
-        tokens = node.split(".")
+        tokens = node.rsplit(".", 2)  # the last two tokens are all that decide
         last = tokens[-1]
         if last == "parameters_grad":
             return node + ".", len(node) + 1, self._leaves[1]

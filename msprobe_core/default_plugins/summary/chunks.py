@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .views import ResultView, SpelledColumns, view_from_table
+from .views import ResultView, SpelledColumns, view_from_table, view_grammar
 
 #: Rows per chunk: small enough that every temporary of a chunk (parsed numbers, spelled cells) stays well
 #: below the allocator's mmap threshold and in the caches, large enough that per-chunk costs do not show.
@@ -105,6 +105,12 @@ def view_slice(view: ResultView, start: int, stop: int) -> ResultChunk:
     chunk = ResultChunk(**_meta(view), cells=sub, start=base + start)
     if view._verdicts is not None:  # already worked out for the whole view (the HTML report reads them too)
         chunk._verdicts = view._verdicts[start:stop]
+    numbers = view.__dict__.get("_numbers")
+    if numbers:  # columns the whole view parsed already (ResultView.numbers' cache)
+        chunk.__dict__["_numbers"] = {k: v if v is None else v[start:stop] for k, v in numbers.items()}
+    unmatched = view.__dict__.get("_unmatched")
+    if unmatched is not None:
+        chunk.__dict__["_unmatched"] = unmatched[start:stop]
     return chunk
 
 
@@ -115,6 +121,23 @@ def view_chunks(view: ResultView, rows: int = CHUNK_ROWS) -> Iterator[ResultChun
     yield view_slice(view, 0, min(n, rows))
     for a in range(rows, n, rows):
         yield view_slice(view, a, min(n, a + rows))
+
+
+#: the rows a scan that stops at its first hit reads before it reads the rest (see :func:`head_first`)
+HEAD_ROWS = 1024
+
+
+def head_first(view: ResultView, rows: int = HEAD_ROWS) -> Iterator[tuple[ResultChunk | ResultView, int]]:
+    """``(part, its first row within view)``: the first ``rows`` rows of ``view``, then the rest; the whole view
+    as one part when it is that small or its rows are put in execution order only over every row (a mode named
+    by its files). A scan that stops at its first hit (the first divergence is mostly near the start) parses
+    the cells of the head only; the scans are the same whatever the chunk sizes."""
+    n = len(view)
+    if n <= 2 * rows or view_grammar(view) is not None:
+        yield view, 0
+        return
+    yield view_slice(view, 0, rows), 0
+    yield view_slice(view, rows, n), rows
 
 
 def view_cut(view: ResultView, sizes: Iterable[int]) -> Iterator[ResultChunk]:

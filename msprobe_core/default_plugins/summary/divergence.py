@@ -17,6 +17,7 @@ from typing import Any
 from msprobe_core.default_plugins.msprobe_verdicts import messages as verdict_messages
 from msprobe_core.plugin import result_columns as C
 
+from .chunks import head_first
 from .modes import relative_errors
 from .row_forms import form_note, row_form
 from .thresholds import threshold_columns, threshold_reason
@@ -177,7 +178,12 @@ class DivergenceScan:
         self.found, self.first_error, self.first_unmatched_error, self.forms = state
 
     def feed(self, view: ResultView, offset: int = 0) -> None:
-        """Scan the rows of ``view`` (a chunk), position ``offset`` onwards."""
+        """Scan the rows of ``view`` (a chunk), position ``offset`` onwards (its head first: see
+        :func:`~msprobe_core.default_plugins.summary.chunks.head_first`)."""
+        for part, at in head_first(view):
+            self._scan(part, offset + at)
+
+    def _scan(self, view: ResultView, offset: int) -> None:
         if self.found is not None or not len(view):
             return
         verdicts = view.verdicts()

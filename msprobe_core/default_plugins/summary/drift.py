@@ -21,6 +21,7 @@ from typing import Any
 from msprobe_core.plugin import MODE_STATISTICS, MODE_TENSOR
 from msprobe_core.plugin import result_columns as C
 
+from .chunks import head_first
 from .divergence import Divergence
 from .views import ResultView, node_of, view_grammar
 
@@ -51,7 +52,12 @@ class DriftScan:
         (self.found,) = state
 
     def feed(self, view: ResultView, offset: int = 0) -> None:
-        """Scan the rows of ``view`` (a chunk), position ``offset`` onwards."""
+        """Scan the rows of ``view`` (a chunk), position ``offset`` onwards (its head first: see
+        :func:`~msprobe_core.default_plugins.summary.chunks.head_first`)."""
+        for part, at in head_first(view):
+            self._scan(part, offset + at)
+
+    def _scan(self, view: ResultView, offset: int) -> None:
         columns = _DIFF_COLUMNS.get(view.mode)
         if self.found is not None or not len(view) or columns is None:
             return

@@ -177,13 +177,13 @@ def summary_of(acc: SummaryAccumulator, *, outputs: Sequence[Path] = (), errors:
     from .hierarchy import run_hierarchy
 
     set_job("")
-    with gc_paused():
+    with gc_paused():  # the summary and the module tree are acyclic objects freed by reference counting
         summary = acc.summary(files=list(outputs), errors=errors, unrecognised=unrecognised)
-    if hierarchy is None:
-        hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
-    hierarchy.add_paths(summary)
-    tree_input = ([(p.label, p.node_stats) for p in acc.partials], hierarchy)
-    _add_modules(summary, *tree_input)
+        if hierarchy is None:
+            hierarchy = run_hierarchy((p.label, None, None, p.mode, p.frameworks) for p in acc.partials)
+        hierarchy.add_paths(summary)
+        tree_input = ([(p.label, p.node_stats) for p in acc.partials], hierarchy)
+        _add_modules(summary, *tree_input)
     if after_summary is not None:
         after_summary(summary)
     if run is not None:

@@ -79,18 +79,23 @@ class SideHierarchy:
 
     def ancestors(self, node: str) -> tuple[list[str], HierarchySpec | None]:
         """The enclosing modules of ``node``, outermost first, and the source that knew them."""
-        for spec, lookup in list(self.lookups):
+        failed = None  # asked once per call of a big model: the list is copied only when a lookup fails
+        answer: tuple[list[str], HierarchySpec | None] = ([], None)
+        for spec, lookup in self.lookups:
             try:
                 found = lookup(node)
             except PluginFailed as exc:  # it exited or answered junk: said once, and not asked again
                 log.warning("%s; the model tree does without it.", exc)
-                self.lookups.remove((spec, lookup))
+                failed = [*(failed or ()), (spec, lookup)]
                 found = None
             except Exception:  # noqa: BLE001 - one odd node name must not cost the summary
                 found = None
             if found is not None:
-                return [str(a) for a in found], spec
-        return [], None
+                answer = list(map(str, found)), spec
+                break
+        for dead in failed or ():
+            self.lookups.remove(dead)
+        return answer
 
     def describe(self, node: str) -> dict[str, Any]:
         """``{"path", "path_source", "path_note"}`` of ``node``."""

@@ -31,8 +31,8 @@ def module_answers(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
     stack: list[tuple[_TreeNode, tuple[str, ...]]] = [(root, ())]
     while stack:
         node, path = stack.pop()
-        children = sorted(node.children.values(), key=lambda c: c.stats[0], reverse=True)
-        stack.extend((c, (*path, c.name)) for c in children if c.kind == "m")
+        children = sorted([c for c in node.children.values() if c.kind == "m"], key=_first, reverse=True)
+        stack.extend((c, (*path, c.name)) for c in children)
         if node is root:
             continue
         s = node.stats
@@ -58,11 +58,17 @@ def number_paths(summary: dict[str, Any], answers: Mapping[str, Any]) -> None:
     if root is None or not answers.get("note"):
         return
     found = [summary.get("first_divergence"), *(summary.get("first_divergence_by_rank") or ())]
+    chains: dict[str, list[_TreeNode]] = {}  # the run's and its rank's first divergence are mostly one node
     for fd in found:
         if fd and fd.get("path") and fd.get("node"):
-            chain = find_call(root, fd["node"])
+            node = fd["node"]
+            chain = chains[node] if node in chains else chains.setdefault(node, find_call(root, node))
             if chain:
                 fd["path"] = [x.name for x in chain]
+
+
+def _first(node: _TreeNode) -> float:
+    return node.stats[0]
 
 
 def _finite(x: float) -> float | None:

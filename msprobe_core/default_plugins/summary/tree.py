@@ -66,7 +66,8 @@ class NodeStats:
 
         The rows are cut into calls (runs of one node, :class:`~msprobe_core.default_plugins.summary.calls.CallNumbers`,
         which parses a name only where a call may start) and each call's counts and worst row are found
-        with numpy; only the calls, not the rows, pass through Python."""
+        with numpy; only the calls, not the rows, pass through Python, and only the metric cells an entry shows
+        are spelled."""
         n = len(chunk)
         if not n:
             return
@@ -81,44 +82,51 @@ class NodeStats:
         run_nodes = [s[2] for s in starts]
         if not starts or starts[0][0] != 0:
             run_nodes.insert(0, before if before is not None else starts[0][2])
-        level = _VERDICT_CODE
-        codes = np.fromiter((level.get(v, 0) for v in chunk.verdicts()), dtype=np.int8, count=n)[order]
-        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds) for k in range(3)]
+        codes = _verdict_codes(chunk.verdicts())[order]
+        counts = [np.add.reduceat((codes == k).astype(np.int64), bounds).tolist() for k in range(3)]
         metric = main_metric(chunk.mode)
         values = chunk.numbers(metric[0]) if metric and metric[0] in chunk.cells else None
-        worst_at = None
+        ranked = False  # whether the calls' worst rows are known (the mode has a main metric in this table)
         if values is not None and metric is not None:
             self.metric = metric[0]
             sign = 1.0 if metric[1] else -1.0
-            raw = np.array([math.nan if v is None else v for v in values], dtype=np.float64)[order]
-            known = np.array([v is not None for v in values], dtype=bool)[order]
+            raw, known = _known_numbers(values)
+            raw, known = raw[order], known[order]
             bad = np.where(np.isnan(raw), math.inf, sign * raw)
             bad[~known] = -math.inf
-            run_of = np.repeat(np.arange(len(bounds)), np.diff(np.r_[bounds, n]))
-            key = np.lexsort((-bad, run_of))  # per run, its worst row first (the earliest among equals)
-            firsts = key[np.r_[0, np.flatnonzero(np.diff(run_of[key])) + 1]]
-            worst_at = firsts
-            text = chunk.column(metric[0])
+            # per run, its worst row (the earliest among equals): where a run's maximum is first reached
+            top = np.repeat(np.maximum.reduceat(bad, bounds), np.diff(np.r_[bounds, n]))
+            hits = np.flatnonzero(bad == top)
+            firsts = hits[np.searchsorted(hits, bounds)]
+            ranked = True
+            worst_bad = bad[firsts].tolist()
+            worst_row = order[firsts].tolist()
+        # from here on, one step per call (not per row), on Python numbers
+        firsts_at = (bounds + start).tolist()
+        passes, warnings, errors = counts
         nodes, overflow = self.nodes, self.overflow
+        shown: dict[int, tuple[list[Any], int]] = {}  # entry -> the row whose metric cell it shows (spelled below)
         for r, node in enumerate(run_nodes):
             entry = nodes.get(node)
             if entry is None:
                 if len(nodes) < MAX_NODES:
-                    entry = nodes[node] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
+                    entry = nodes[node] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
                 else:
                     op = _CALL_NUMBER.sub("", node)
                     entry = overflow.get(op)
                     if entry is None:
-                        entry = overflow[op] = [start + int(bounds[r]), 0, 0, 0, -math.inf, "", ""]
-            entry[1] += int(counts[0][r])
-            entry[2] += int(counts[1][r])
-            entry[3] += int(counts[2][r])
-            if worst_at is not None:
-                k = int(worst_at[r])
-                b = float(bad[k])
+                        entry = overflow[op] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
+            entry[1] += passes[r]
+            entry[2] += warnings[r]
+            entry[3] += errors[r]
+            if ranked:
+                b = worst_bad[r]
                 if b > entry[4]:
-                    i = int(order[k])
-                    entry[4], entry[5], entry[6] = b, names[i], text[i] if text is not None else repr(raw[k])
+                    i = worst_row[r]
+                    entry[4], entry[5] = b, names[i]
+                    shown[id(entry)] = entry, i
+        if shown and metric is not None:
+            _spell_worst(chunk, metric[0], list(shown.values()))
 
     def absorb(self, later: NodeStats) -> None:
         """Take the stats of the rows right after those fed here."""
@@ -143,6 +151,32 @@ def _merge(into: list[Any], entry: Sequence[Any]) -> None:
         into[k] += entry[k]
     if entry[4] > into[4]:
         into[4], into[5], into[6] = entry[4], entry[5], entry[6]
+
+
+def _spell_worst(chunk: ResultView, metric: str, shown: list[tuple[list[Any], int]]) -> None:
+    """Each entry's worst cell of ``metric``, as the CSV spells it: only the cells shown are spelled (a call's
+    worst row among every row of the chunk)."""
+    rows = sorted({i for _, i in shown})
+    texts_at = getattr(chunk.cells, "texts_at", None)  # SpelledColumns, CellWindow: without spelling every row
+    cells = texts_at(metric, rows) if texts_at is not None else [chunk.cells[metric][i] for i in rows]
+    text = dict(zip(rows, cells))
+    for entry, i in shown:
+        entry[6] = text[i]
+
+
+def _verdict_codes(verdicts: Sequence[str]) -> np.ndarray:
+    """Each verdict's code (0 pass, 1 warning, 2 error; anything else 0), looked up once per distinct verdict."""
+    memo = {v: _VERDICT_CODE.get(v, 0) for v in set(verdicts)}
+    return np.array(list(map(memo.__getitem__, verdicts)), dtype=np.int8)
+
+
+def _known_numbers(values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as float64 (``None`` as NaN) and whether each is a number (a NaN given as a float is one)."""
+    raw = np.array(values, dtype=np.float64)  # numpy reads None as NaN
+    known = ~np.isnan(raw)
+    for i in np.flatnonzero(~known).tolist():  # only the NaNs: was the value None, or a float NaN?
+        known[i] = values[i] is not None
+    return raw, known
 
 
 class _TreeNode:
@@ -175,8 +209,10 @@ def _sum(node: _TreeNode) -> list[Any]:
         order.append(n)
         stack.extend(n.children.values())
     for n in reversed(order):
-        for c in n.children.values():
-            _merge(n.stats, c.stats)
+        if n.children:  # most nodes are calls: nothing to add
+            stats = n.stats
+            for c in n.children.values():
+                _merge(stats, c.stats)
     return node.stats
 
 
@@ -199,6 +235,11 @@ class _Visits:
             forward = self._forward.get(node[: -len(_BACKWARD)])
             if forward is not None:
                 return forward
+        if chain == self._prev:  # the frames of the call before: every frame is in the same visit
+            ids = self._ids
+            if node.endswith(_FORWARD):
+                self._forward[node[: -len(_FORWARD)]] = ids
+            return ids
         ids: list[str] = []
         for d, frame in enumerate(chain):
             parent = ids[d - 1] if d else ""
@@ -234,17 +275,34 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         metric = metric or stats.metric
         side = hierarchy.target(label)
         visits = _Visits()
+        # the module a chain ends at, once its chain was walked (every node on it is then a module: walking it
+        # again finds the same nodes and changes none); consecutive calls mostly share their chain
+        ends: dict[tuple[str, ...], _TreeNode] = {}
+        seen_spec = None
         for node, entry in _forward_first(stats.nodes):
             chain, spec = side.ancestors(node)
-            if spec is not None and (spec.source or spec.name) not in sources:
-                sources.append(spec.source or spec.name)
-            if spec is not None and not spec.modules:
-                chain = visits.number(chain, node)
-            named_modules = named_modules or bool(spec is not None and spec.modules)
-            parent = root
-            for ancestor in chain:
-                parent = _child(parent, ancestor, "m")
-            _merge(_child(parent, node, "c").stats, entry)
+            if spec is not None:
+                if spec is not seen_spec:
+                    seen_spec = spec
+                    if (spec.source or spec.name) not in sources:
+                        sources.append(spec.source or spec.name)
+                if spec.modules:
+                    named_modules = True
+                else:
+                    chain = visits.number(chain, node)
+            key = tuple(chain)
+            parent = ends.get(key)
+            if parent is None:
+                parent = root
+                for ancestor in chain:
+                    parent = _child(parent, ancestor, "m")
+                ends[key] = parent
+            call = parent.children.get(node)
+            if call is None:  # a call seen first (as most are): its stats are its entry's
+                call = parent.children[node] = _TreeNode(node, "c", parent)
+                call.stats = list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""]
+            else:
+                _merge(call.stats, entry)
         for op, entry in stats.overflow.items():
             agg = _child(root, f"{op} (further calls)", "a")
             _merge(agg.stats, entry)

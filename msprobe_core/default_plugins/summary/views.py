@@ -178,7 +178,10 @@ class SpelledColumns(Mapping[str, list[str]]):
     def rows(self, start: int, stop: int) -> SpelledColumns:
         """The cells of rows ``start:stop`` (relative to these cells), spelled only when read, as these are."""
         base = self._range[0]
-        return SpelledColumns(self._data, self._columns, base + start, base + stop)
+        sub = SpelledColumns(self._data, self._columns, base + start, base + stop)
+        # what these cells spelled already, sliced: a column's cells are the same spelled whole or by rows
+        sub._spelled = {name: cells[start:stop] for name, cells in self._spelled.items()}
+        return sub
 
     def __getitem__(self, name: str) -> list[str]:
         cells = self._spelled.get(name)

@@ -9,6 +9,7 @@ from typing import Any
 
 from msprobe_core.plugin import result_columns as C
 
+from .chunks import view_slice
 from .reasons import cell_number, people_text, row_reason
 from .views import VERDICT_LEVEL, ResultView, main_metric, view_grammar
 
@@ -85,10 +86,14 @@ class WorstRows:
             kind = 1 if key is None or key == math.inf else 2 if key == nd_key else 0
             return level, kind, key if kind == 0 else float(offset + (position[i] if position else i)), offset + i  # type: ignore[return-value]
 
+        ranked = bad
+        if parsed is not None and len(bad) > 4 * limit:  # many: numpy picks the few that can rank first
+            ranked = _first_ranked(bad, verdicts, parsed, metric, _absolute_fallback(view, metric[0]) if metric[1]
+                                   else None, nd_key, offset, position, limit)  # type: ignore[index]
         cands = [(rank(sort_value(i) if parsed is not None and parsed[i] is not None else None, i,
-                       -VERDICT_LEVEL[verdicts[i]]), i) for i in bad]
+                       -VERDICT_LEVEL[verdicts[i]]), i) for i in ranked]
         if cands:
-            self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown(view, i, metric, r[1])) for r, i in
+            self.bad = heapq.nsmallest(limit, self.bad + [(r, _shown_row(view, i, metric, r[1])) for r, i in
                                                           heapq.nsmallest(limit, cands)])
         if parsed is not None and self.n_bad < limit:  # passing rows are listed only after every other one
             best = _best_keyed(lambda: _keyed_rows(view, metric, parsed), limit + len(bad), nd_key,  # type: ignore[arg-type]
@@ -96,7 +101,7 @@ class WorstRows:
             kept = [(rank(key, i, 0), i) for key, i in best if verdicts[i] == "pass"][:limit]
             if kept:  # the best of the earlier chunks and of this one (spelled only when kept)
                 merged = heapq.nsmallest(limit, self.passing + [(r, None) for r, _ in kept])
-                shown = {r: _shown(view, i, metric, 0) for r, i in kept}
+                shown = {r: _shown_row(view, i, metric, 0) for r, i in kept}
                 self.passing = [(r, cells if cells is not None else shown[r]) for r, cells in merged]
 
 
@@ -128,6 +133,12 @@ def merge_worst(found: Sequence[tuple[str, WorstRows]], limit: int = 10) -> list
     return out
 
 
+def _shown_row(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, Any]:
+    """:func:`_shown` of row ``i`` read from a view of that row alone: only its cells are spelled (a chunk
+    spells a column whole when it is first read, for the few rows a summary lists)."""
+    return _shown(view_slice(view, i, i + 1), 0, metric, numbered)
+
+
 def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: int) -> dict[str, Any]:
     """Row ``i`` of ``view`` as the summary lists it (its rank is added when the results are merged)."""
     if numbered == 0:
@@ -138,6 +149,37 @@ def _shown(view: ResultView, i: int, metric: tuple[str, bool] | None, numbered: 
     return {"name": view.names[i], "metric": col, "value": value, "unit": unit, "cell": cell,
             "text": people_text(cell) if col != MD5_METRIC else cell, "result": view.verdicts()[i],
             "reason": row_reason(view, i)}
+
+
+def _first_ranked(bad: list[int], verdicts: Sequence[str], parsed: list[float | None], metric: tuple[str, bool],
+                  fallback: list[float | None] | None, nd_key: float | None, offset: int,
+                  position: list[int] | None, limit: int) -> list[int]:
+    """The ``limit`` rows of ``bad`` that rank first, found with numpy: the same :data:`Rank` that
+    :meth:`WorstRows.feed` gives each row (the same float operations on every element), ordered as tuples
+    compare; the rows are ranked again one by one, this time only those."""
+    import numpy as np
+
+    rows = np.asarray(bad, dtype=np.int64)
+    level = -np.array([VERDICT_LEVEL[verdicts[i]] for i in bad], dtype=np.int64)
+    values = [parsed[i] for i in bad]
+    x = np.array(values, dtype=np.float64)  # None reads as NaN (a parsed number is never NaN)
+    number = np.array([v is not None for v in values], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if not metric[1]:
+            key = x.copy()
+        else:
+            key = -np.abs(x)
+            if fallback is not None:  # an infinite relative error ranks by its finite absolute difference
+                infinite = np.flatnonzero(number & np.isinf(x))
+                for k in infinite.tolist():
+                    key[k] = -_sort_abs(values[k], fallback[bad[k]])  # type: ignore[arg-type]
+        key[~np.isfinite(key)] = math.inf  # _finite
+    kind = np.where(~number | (key == math.inf), 1, np.where(key == nd_key, 2, 0)) if nd_key is not None else \
+        np.where(~number | (key == math.inf), 1, 0)
+    at = np.asarray(position, dtype=np.int64)[rows] if position else rows
+    third = np.where(kind == 0, key, (offset + at).astype(np.float64))
+    first = np.lexsort((offset + rows, third, kind, level))[:limit]
+    return [bad[k] for k in sorted(first.tolist())]
 
 
 def _sort_value(view: ResultView, metric: tuple[str, bool] | None, parsed: list[float | None] | None
