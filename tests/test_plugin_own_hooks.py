@@ -63,6 +63,7 @@ def test_without_the_declaring_plugin_an_optional_implementation_loads_and_a_pla
 def test_the_default_plugins_declare_the_hooks_only_they_call():
     host = PluginHost(autoload=False)
     assert host.pm.hook.msprobe_tensor_rows_compared.spec.namespace.__name__.endswith("tensor_metrics.hookspecs")
+    assert host.pm.hook.msprobe_compare_tensors.spec.namespace.__name__.endswith("tensor_metrics.hookspecs")
     assert host.pm.hook.msprobe_mapping_options.spec.namespace.__name__.endswith("summary.hookspecs")
     assert host.pm.hook.msprobe_list_plugins.spec.namespace.__name__.endswith("plugins_command.hookspecs")
 

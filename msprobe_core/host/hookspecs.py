@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import click
-    import numpy
     import pluggy
 
     from ..console.stages import StageEvent
@@ -365,21 +364,6 @@ def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: Plug
     plugin is asked, and the plain compare (every job through the pipeline, one after the other) runs when none
     takes it. The default plugin ``parallel_jobs`` (``trylast``) runs several rank pairs as ``executor`` tasks.
     A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that stops it.
-
-    .. versionadded:: 0.1
-    """
-
-
-# --- tensor_metrics (issue 33): tensor mode's six metrics of a pair of arrays, for a plugin that reads its own ------
-@hookspec(firstresult=True)
-def msprobe_compare_tensors(npu: numpy.ndarray, bench: numpy.ndarray) -> tuple[Any, ...] | None:
-    """Tensor mode's six metric cells of a pair of arrays (squeezed as msprobe does; never modify them), or ``None``.
-
-    Called by a plugin that reads tensors of its own (the kernel plugin, per pair of ``.npy`` files, from several
-    threads) through its metric set's host: ``ctx.host.pm.hook.msprobe_compare_tensors(npu=n, bench=b)``. The
-    answer is ``(Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, Five Thousandths Err
-    Ratio)``, floats or msprobe's strings (``unsupported``, ``shape unmatched``, ``N/A``, ``Nan``). The default
-    plugin ``tensor_metrics`` answers; turned off, none does: ``None``, and the caller's cells say ``N/A``.
 
     .. versionadded:: 0.1
     """
