@@ -41,7 +41,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for",
                            "using"),
-    ".host.defaults": ("BUILTIN_PLUGIN",),
+    ".host.defaults": ("BUILTIN_PLUGIN", "default_plugin_names"),
     ".host.registry": ("PluginHost", "get_host", "reset_host", "current_host"),
     # the command line run in-process (the plugin authors' test fixtures, msprobe-testing, run `msprobe` through it)
     ".cli.main": ("main",),
@@ -165,7 +165,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.removals import remove_later
     from .files.schemas import validate
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
-    from .host.defaults import BUILTIN_PLUGIN
+    from .host.defaults import BUILTIN_PLUGIN, default_plugin_names
     from .host.markers import hookimpl, hookspec
     from .host.ranks import CommOpSpec, rank_number
     from .host.registry import PluginHost, current_host, get_host, reset_host

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.plugin import hookimpl, hookspec
 
@@ -49,7 +50,7 @@ def test_a_plugin_declares_a_hook_that_another_implements():
     assert host.pm.hook.painter_colour(name="Torch.add.0.forward") == "red"
     assert host.pm.hook.painter_colour(name="Functional.x") is None
     assert not host.broken and not host.failed_hooks
-    listed = {d["name"]: d["hooks"] for d in host.describe()}
+    listed = {d["name"]: d["hooks"] for d in describe_plugins(host)}
     assert "msprobe_add_hookspecs" in listed["Painter"] and "painter_colour" in listed["Red"]
 
 

@@ -436,13 +436,6 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
         found = self.dists.get(id(plugin)) if plugin is not None else None
         return found[0] if found else plugin_name
 
-    def describe(self) -> list[dict[str, Any]]:
-        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load or
-        are turned off): :func:`~msprobe_core.host.listing.describe_plugins`."""
-        from .listing import describe_plugins
-
-        return describe_plugins(self)
-
 
 def _with_plugin(spec: Any, plugin: str) -> Any:
     if getattr(spec, "plugin", "") or not hasattr(spec, "plugin"):

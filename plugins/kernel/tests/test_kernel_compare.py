@@ -44,6 +44,7 @@ from msprobe_kernel.layout import (
 )
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.errors import UsageError
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.plugin import hookimpl
@@ -621,7 +622,7 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
     from msprobe_core.pipeline.job import compare_job
 
     host = get_host()
-    kernel = next(d for d in host.describe() if d["name"] == "kernel")
+    kernel = next(d for d in describe_plugins(host) if d["name"] == "kernel")
     assert kernel["hooks"] == ["msprobe_discover_jobs", "msprobe_load_dump", "msprobe_register_hierarchies",
                                "msprobe_register_mappers", "msprobe_register_metrics", "msprobe_register_options"]
     assert "runner" not in CompareJob.__dataclass_fields__
