@@ -152,7 +152,7 @@ def test_the_default_communication_ops_are_registered_through_the_hook():
     from msprobe_core.default_plugins.diff_analyze.comm import DEFAULT_SPEC
 
     host = PluginHost(autoload=False)
-    (spec,) = host.comm_ops
+    (spec,) = host.registered["msprobe_register_comm_ops"]
     assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "diff_analyze")
     owner = next(d for d in describe_plugins(host) if d["name"] == "diff_analyze")
     assert {"msprobe_register_comm_ops", "msprobe_register_options", "msprobe_run_jobs"} <= set(owner["hooks"])

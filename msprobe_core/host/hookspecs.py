@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
     from ..workers.executors import Executor, ExecutorSpec
-    from .ranks import CommOpSpec
     from .registry import PluginHost
     from .specs import (
         CommandLineClaim,
@@ -223,21 +222,6 @@ def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
     chunks; tasks are module-level functions with picklable arguments and
     their results never depend on where they ran. The built-in ``local``
     executor is a process pool on this machine.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
-def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
-    """Name communication ops for the first-divergence analysis (``-da``): ``register(CommOpSpec(...))``.
-
-    ``CommOpSpec(name, kind)`` (see :class:`msprobe_core.plugin.CommOpSpec`): ``kind(prefix)`` gets a call
-    key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
-    ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
-    reaches the others through them. Installed plugins' specs are asked first; the default plugin
-    ``diff_analyze``'s rule knows the usual op names under any API family whose name mentions ``distributed`` or
-    ``comm``.
 
     .. versionadded:: 0.1
     """
