@@ -1,7 +1,7 @@
 """Everything a plugin author imports from msprobe-core, in one module (``from msprobe_core.plugin import ...``).
 
 A plugin imports from here (and ``hookimpl`` also from ``msprobe_core``) and from no other module of the core:
-the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (174): the specs a plugin
+the names below are the core's stable public surface for plugins, at most the count tests/test_plugin_api.py allows (175): the specs a plugin
 registers and the typed callables they hold, the contexts its code is handed, the data model, the errors, the
 safe readers and :func:`run_compare` (the supported entry for a front end of a plugin's own). Every other module
 of ``msprobe_core`` may move, and this repository's own plugins use none of them either (``tests/test_plugin_api.py``
@@ -40,7 +40,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".options": ("DUMP_KINDS", "OptionSpec", "option_label"),
     ".workers.executors": ("Executor", "ExecutorRef", "ExecutorSpec", "InlineExecutor", "usable_cpus", "executor_for",
                            "using"),
-    ".host.defaults": ("BUILTIN_PLUGIN",),
+    ".host.defaults": ("BUILTIN_PLUGIN", "default_plugin_names"),
     ".host.registry": ("PluginHost", "get_host", "reset_host", "current_host"),
     # the command line run in-process (the plugin authors' test fixtures, msprobe-testing, run `msprobe` through it)
     ".cli.main": ("main",),
@@ -163,7 +163,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .files.removals import remove_later
     from .files.schemas import validate
     from .files.validation import check_tensor_file, confine, dump_file_beside, max_tensor_bytes, read_yaml
-    from .host.defaults import BUILTIN_PLUGIN
+    from .host.defaults import BUILTIN_PLUGIN, default_plugin_names
     from .host.markers import hookimpl, hookspec
     from .host.ranks import CommOpSpec, rank_number
     from .host.registry import PluginHost, current_host, get_host, reset_host

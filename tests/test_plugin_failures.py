@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from msprobe_core import hookimpl
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.host.registry import BUILTIN_PLUGIN, PluginHost, is_core_plugin
 from msprobe_core.host.specs import MapperSpec, WriterSpec
 from msprobe_core.options import OptionSpec
@@ -208,7 +209,7 @@ def test_a_module_named_twice_or_also_installed_loads_once(tmp_path, monkeypatch
         """)))
     monkeypatch.setenv("MSPROBE_LOAD_PLUGINS", "twice, twice,,msprobe_pytorch.plugin")
     host = PluginHost()
-    assert "twice" in host.writers and "pytorch" in {d["name"] for d in host.describe()}
+    assert "twice" in host.writers and "pytorch" in {d["name"] for d in describe_plugins(host)}
 
 
 # --------------------------------------------------------------------------- msprobe_claim_command_line

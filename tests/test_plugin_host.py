@@ -7,6 +7,7 @@ import json
 import pytest
 
 from msprobe_core import hookimpl
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.host.decisions import chain_mappers
 from msprobe_core.host.registry import PluginHost
 from msprobe_core.host.specs import MapperSpec, WriterSpec
@@ -32,7 +33,7 @@ def test_builtins_are_registered_through_the_hooks():
     host = PluginHost(autoload=False)
     assert {m.name for m in host.mappers} >= {"exact", "data-mapping"}
     assert set(host.writers) >= {"csv", "xlsx"}
-    builtin = next(d for d in host.describe() if d["name"] == "msprobe_core.builtin")
+    builtin = next(d for d in describe_plugins(host) if d["name"] == "msprobe_core.builtin")
     assert "msprobe_register_mappers" in builtin["hooks"] and "msprobe_load_dump" in builtin["hooks"]
 
 
@@ -78,7 +79,7 @@ def test_a_plugin_whose_registration_raises_is_skipped_with_a_warning(caplog):
 
     host = PluginHost(autoload=False, extra_plugins=[Old()])
     assert [m.name for m in host.mappers] == ["auto-map", "data-mapping", "fuzzy", "exact"]
-    (entry,) = [d for d in host.describe() if "error" in d]
+    (entry,) = [d for d in describe_plugins(host) if "error" in d]
     assert "msprobe_register_mappers failed" in entry["error"] and "priority" in entry["error"]
     assert "what it registers there is skipped" in caplog.text
 
@@ -151,9 +152,9 @@ def test_the_default_communication_ops_are_registered_through_the_hook():
     from msprobe_core.default_plugins.diff_analyze.comm import DEFAULT_SPEC
 
     host = PluginHost(autoload=False)
-    (spec,) = host.comm_ops
+    (spec,) = host.registered["msprobe_register_comm_ops"]
     assert (spec.name, spec.kind, spec.plugin) == ("builtin", DEFAULT_SPEC.kind, "diff_analyze")
-    owner = next(d for d in host.describe() if d["name"] == "diff_analyze")
+    owner = next(d for d in describe_plugins(host) if d["name"] == "diff_analyze")
     assert {"msprobe_register_comm_ops", "msprobe_register_options", "msprobe_run_jobs"} <= set(owner["hooks"])
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.host.registry import DISTRIBUTIONS_ENV, PluginHost
 
 from .dumps import api, tensor, write_dump
@@ -79,15 +80,15 @@ def test_a_foreign_plugin_is_not_loaded_in_the_session_but_is_in_a_normal_run(tm
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
 
     session = PluginHost()
-    names = {d["name"] for d in session.describe()}
+    names = {d["name"] for d in describe_plugins(session)}
     assert "foreignwriter" not in names and "foreign" not in session.writers
     assert not imported.exists()  # not even imported
     assert _installed_project_plugins() <= names and {"pytorch", "mindspore", "kernel"} <= names
-    assert {d["distribution"] for d in session.describe()} <= {*project_distributions(), "msprobe-core"}
+    assert {d["distribution"] for d in describe_plugins(session)} <= {*project_distributions(), "msprobe-core"}
 
     monkeypatch.delenv(DISTRIBUTIONS_ENV)  # what a user's run does
     normal = PluginHost()
-    assert "foreignwriter" in {d["name"] for d in normal.describe()} and "foreign" in normal.writers
+    assert "foreignwriter" in {d["name"] for d in describe_plugins(normal)} and "foreign" in normal.writers
     assert imported.exists()
 
 
@@ -121,7 +122,7 @@ def test_a_cli_run_of_the_session_does_not_load_it(tmp_path, run_cli):
 )
 def test_only_the_distributions_named_load(monkeypatch, value, loaded):
     monkeypatch.setenv(DISTRIBUTIONS_ENV, value)
-    names = {d["name"] for d in PluginHost().describe() if not d.get("default")} - {"msprobe_core.builtin"}
+    names = {d["name"] for d in describe_plugins(PluginHost()) if not d.get("default")} - {"msprobe_core.builtin"}
     assert names == loaded
 
 
@@ -131,4 +132,4 @@ def test_modules_named_explicitly_still_load(tmp_path, monkeypatch):
     monkeypatch.setenv("MSPROBE_LOAD_PLUGINS", "explicitwriter_plugin")
     host = PluginHost()
     assert "foreign" in host.writers and imported.exists()
-    assert "explicitwriter" not in {d["name"] for d in host.describe()}  # its entry point stayed unloaded
+    assert "explicitwriter" not in {d["name"] for d in describe_plugins(host)}  # its entry point stayed unloaded

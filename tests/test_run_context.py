@@ -84,8 +84,9 @@ def test_a_missing_side_is_a_typed_field_of_the_job(tmp_path):
 
 
 #: where the process-wide plugin host may be looked up: the layers that start a run (the default plugin
-#: ``parallel_jobs``, whose task starts a job's run in a worker process)
-HOST_READERS = ("cli/", "api.py", "run/", "default_plugins/parallel_jobs.py")
+#: ``parallel_jobs``, whose task starts a job's run in a worker process) and the commands (``msprobe plugins``, the
+#: default plugin ``plugins_command``, lists the host the command line loaded, as the ``cli/`` layer did)
+HOST_READERS = ("cli/", "api.py", "run/", "default_plugins/parallel_jobs.py", "default_plugins/plugins_command/")
 #: lower modules that still look it up, each for a reason not yet removed: the tensor stage where its pairs run as
 #: an executor's task in another process (a pool or Dask worker, which loads its own host; the process running the
 #: stage hands the run's host down). The summary, the report and the column registry ask the run's host

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import click
-    import numpy
     import pluggy
 
     from ..console.stages import StageEvent
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from ..pipeline.job import JobOutcome
     from ..run.context import RunContext
     from ..workers.executors import Executor, ExecutorSpec
-    from .ranks import CommOpSpec
     from .registry import PluginHost
     from .specs import (
         CommandLineClaim,
@@ -230,21 +228,6 @@ def msprobe_register_executors(register: Register[ExecutorSpec]) -> None:
 
 
 @hookspec
-def msprobe_register_comm_ops(register: Register[CommOpSpec]) -> None:
-    """Name communication ops for the first-divergence analysis (``-da``): ``register(CommOpSpec(...))``.
-
-    ``CommOpSpec(name, kind)`` (see :class:`msprobe_core.plugin.CommOpSpec`): ``kind(prefix)`` gets a call
-    key without call number and direction (``Distributed.all_reduce``) and returns ``"collective"``,
-    ``"send"``, ``"recv"`` or ``None``. Communication ops connect ranks: a divergence on one rank
-    reaches the others through them. Installed plugins' specs are asked first; the default plugin
-    ``diff_analyze``'s rule knows the usual op names under any API family whose name mentions ``distributed`` or
-    ``comm``.
-
-    .. versionadded:: 0.1
-    """
-
-
-@hookspec
 def msprobe_register_hierarchies(register: Register[HierarchySpec]) -> None:
     """Say how a dump nests its calls in modules/cells/scopes: ``register(HierarchySpec(...))``.
 
@@ -365,21 +348,6 @@ def msprobe_run_jobs(jobs: list[CompareJob], options: CompareOptions, host: Plug
     plugin is asked, and the plain compare (every job through the pipeline, one after the other) runs when none
     takes it. The default plugin ``parallel_jobs`` (``trylast``) runs several rank pairs as ``executor`` tasks.
     A runner that took the run raises :class:`~msprobe_core.plugin.MsprobeError` for a failure that stops it.
-
-    .. versionadded:: 0.1
-    """
-
-
-# --- tensor_metrics (issue 33): tensor mode's six metrics of a pair of arrays, for a plugin that reads its own ------
-@hookspec(firstresult=True)
-def msprobe_compare_tensors(npu: numpy.ndarray, bench: numpy.ndarray) -> tuple[Any, ...] | None:
-    """Tensor mode's six metric cells of a pair of arrays (squeezed as msprobe does; never modify them), or ``None``.
-
-    Called by a plugin that reads tensors of its own (the kernel plugin, per pair of ``.npy`` files, from several
-    threads) through its metric set's host: ``ctx.host.pm.hook.msprobe_compare_tensors(npu=n, bench=b)``. The
-    answer is ``(Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, Five Thousandths Err
-    Ratio)``, floats or msprobe's strings (``unsupported``, ``shape unmatched``, ``N/A``, ``Nan``). The default
-    plugin ``tensor_metrics`` answers; turned off, none does: ``None``, and the caller's cells say ``N/A``.
 
     .. versionadded:: 0.1
     """

@@ -112,7 +112,9 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
         self.columns: ColumnRegistry = CORE_COLUMNS.copy()
         self.writers: dict[str, WriterSpec] = {}
         self.executors: dict[str, Any] = {}
-        self.comm_ops: list[Any] = []
+        #: what the plugins register through the registry hooks a plugin declares (``msprobe_add_hookspecs``), by
+        #: hook: a ``msprobe_register_*`` hook, collected with the checks of the core's (diff_analyze's comm ops)
+        self.registered: dict[str, list[Any]] = {}
         #: where dumps say which module encloses a call (``msprobe_register_hierarchies``), plugins first
         self.hierarchies: list[Any] = []
         #: ways big jobs may run besides whole tables (``msprobe_register_strategies``): by order, a name's first
@@ -135,12 +137,15 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
             ("msprobe_register_verdicts", self._add_verdict),
             ("msprobe_register_writers", self._add_writer),
             ("msprobe_register_executors", self._add_executor),
-            ("msprobe_register_comm_ops", self._add_comm_op),
             ("msprobe_register_hierarchies", self._add_hierarchy),
             ("msprobe_register_strategies", lambda spec, plugin: self.strategies.append(_with_plugin(spec, plugin))),
             # an option is always its registering plugin's (which decides who keeps a clashing flag)
             ("msprobe_register_options", lambda spec, plugin: declared.append(replace(spec, plugin=plugin))),
         ]
+        for hook, caller in sorted(vars(self.pm.hook).items()):  # a plugin's own registry hooks, as the core's
+            if hook.startswith("msprobe_register_") and getattr(caller.spec, "namespace", hookspecs) is not hookspecs:
+                into = self.registered.setdefault(hook, [])
+                registries.append((hook, lambda spec, plugin, into=into: into.append(_with_plugin(spec, plugin))))
         for hook, add in registries:
             # pluggy calls later-registered plugins first: plugins register before the built-ins
             for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
@@ -304,11 +309,6 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
     def _add_executor(self, spec: Any, plugin: str) -> None:
         self.executors.setdefault(spec.name, _with_plugin(spec, plugin))
 
-    def _add_comm_op(self, spec: Any, plugin: str) -> None:
-        """A :class:`~msprobe_core.host.ranks.CommOpSpec` (first one registered under a name wins)."""
-        if all(s.name != spec.name for s in self.comm_ops):
-            self.comm_ops.append(_with_plugin(spec, plugin))
-
     # -- typed façade --------------------------------------------------------
     def _add_hierarchy(self, spec: Any, plugin: str) -> None:
         """A :class:`~msprobe_core.host.specs.HierarchySpec` (first one registered under a name wins)."""
@@ -435,13 +435,6 @@ class PluginHost(RegistryLookups, EventCalls, PluginHints):
         plugin = self.pm.get_plugin(plugin_name)
         found = self.dists.get(id(plugin)) if plugin is not None else None
         return found[0] if found else plugin_name
-
-    def describe(self) -> list[dict[str, Any]]:
-        """Installed plugins, their versions and the hooks they implement (and plugins that failed to load or
-        are turned off): :func:`~msprobe_core.host.listing.describe_plugins`."""
-        from .listing import describe_plugins
-
-        return describe_plugins(self)
 
 
 def _with_plugin(spec: Any, plugin: str) -> Any:

@@ -2,8 +2,8 @@
 
 Framework-neutral: it works on the result tables the engine builds (any mapper,
 any framework plugin) and on the names of the dumped calls; communication ops
-are recognised by rules plugins can extend (``msprobe_register_comm_ops``; this plugin registers the usual
-op names, :mod:`.comm`). It takes a run with ``-da`` through ``msprobe_run_jobs``
+are recognised by rules plugins can extend (``msprobe_register_comm_ops``, which this plugin declares:
+:mod:`.hookspecs`; it registers the usual op names, :mod:`.comm`). It takes a run with ``-da`` through ``msprobe_run_jobs``
 (:func:`.runner.run_diff_analyze`); turned off (``-p no:diff_analyze``), ``-da`` is no option.
 """
 
@@ -19,6 +19,14 @@ def msprobe_register_options(register: Register[OptionSpec]) -> None:
     """``-da/--diff_analyze`` (``first_diff_analyze`` in the Python API, msprobe's keyword)."""
     register(OptionSpec("diff_analyze", ("-da", "--diff_analyze"), "Find the first divergent node.", kind="flag",
                         default=False, aliases=("first_diff_analyze",), kinds=DUMP_KINDS))
+
+
+@hookimpl
+def msprobe_add_hookspecs(pluginmanager: Any) -> None:
+    """``msprobe_register_comm_ops``: the rules naming the communication ops this plugin follows between ranks."""
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl

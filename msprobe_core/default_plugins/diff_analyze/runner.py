@@ -43,12 +43,16 @@ CONFIG_KEY = "diff_analyze_config"
 
 
 def comm_specs(host: PluginHost) -> list[CommOpSpec]:
-    """Communication-op rules registered by plugins, then the built-in one (``msprobe_register_comm_ops``).
+    """Communication-op rules registered by plugins, then the built-in one (``msprobe_register_comm_ops``, which
+    the host collects for this plugin: ``host.registered``); the first one registered under a name wins.
 
     This plugin registers :data:`.comm.DEFAULT_SPEC` like any other;
     it is added here only for a host built without it.
     """
-    registered = list(getattr(host, "comm_ops", []) or [])
+    registered: list[CommOpSpec] = []
+    for spec in host.registered.get("msprobe_register_comm_ops", ()):
+        if all(s.name != spec.name for s in registered):
+            registered.append(spec)
     return registered + ([DEFAULT_SPEC] if all(s.name != DEFAULT_SPEC.name for s in registered) else [])
 
 

@@ -9,10 +9,10 @@ from .table import KNOWN_PLUGINS, by_distribution, install_command, is_present, 
 
 
 def with_known_plugins(described: list[dict[str, Any]], loaded: set[str]) -> list[dict[str, Any]]:
-    """The plugins of :meth:`PluginHost.describe`, each with ``gives`` (what it gives a user; ``None`` for a
-    plugin the table of known plugins does not list) and ``loaded``; then every known plugin not among them
-    (``loaded`` false, ``install``: the command that installs it, ``None`` when it is installed but was not
-    loaded; ``hint``: what to do, in one line).
+    """The plugins ``msprobe plugins`` lists (the default plugin ``plugins_command``'s ``describe_plugins``), each
+    with ``gives`` (what it gives a user; ``None`` for a plugin the table of known plugins does not list) and
+    ``loaded``; then every known plugin not among them (``loaded`` false, ``install``: the command that installs
+    it, ``None`` when it is installed but was not loaded; ``hint``: what to do, in one line).
 
     ``loaded``: the normalised names of the distributions whose plugins the host loaded.
     """

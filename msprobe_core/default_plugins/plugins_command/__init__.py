@@ -33,7 +33,7 @@ def _hooks_text(entry: dict[str, Any]) -> str:
 
 
 def plugin_table(described: list[dict[str, Any]], width: int | None = None) -> str:
-    """The plugins of :meth:`PluginHost.describe` as an aligned text table.
+    """The plugins of :func:`.listing.describe_plugins` as an aligned text table.
 
     Hook names lose their ``msprobe_`` prefix; a plugin that failed to load says so in the
     hooks column. ``width`` defaults to the terminal's (80 when unknown).
@@ -56,7 +56,7 @@ def plugin_table(described: list[dict[str, Any]], width: int | None = None) -> s
 
 
 def plugins_text(entries: list[dict[str, Any]], width: int | None = None) -> str:
-    """The entries of ``msprobe_list_plugins`` (each plugin of :meth:`PluginHost.describe`, with ``gives`` and
+    """The entries of ``msprobe_list_plugins`` (each plugin of :func:`.listing.describe_plugins`, with ``gives`` and
     ``loaded``, then the known plugins not loaded, each with its ``hint``) as text: the table of the installed
     plugins, what the known ones give, and the known plugins that are not loaded, each with its install command
     (never wrapped: it is copied)."""
@@ -83,8 +83,11 @@ def plugins_text(entries: list[dict[str, Any]], width: int | None = None) -> str
 
 
 def listed_plugins(host: PluginHost) -> list[dict[str, Any]]:
-    """What ``msprobe plugins`` lists (``msprobe_list_plugins``; :meth:`PluginHost.describe` when no plugin answers)."""
-    described = host.describe()
+    """What ``msprobe plugins`` lists (``msprobe_list_plugins``; :func:`.listing.describe_plugins` when no plugin
+    answers)."""
+    from .listing import describe_plugins
+
+    described = describe_plugins(host)
     listed = host.pm.hook.msprobe_list_plugins(described=described, loaded=host.loaded_distributions())
     return described if listed is None else listed
 

@@ -14,7 +14,7 @@ from msprobe_core.plugin import hookspec
 
 @hookspec(firstresult=True)
 def msprobe_list_plugins(described: list[dict[str, Any]], loaded: set[str]) -> list[dict[str, Any]] | None:
-    """What ``msprobe plugins`` lists: ``described`` (:meth:`~msprobe_core.plugin.PluginHost.describe`), each
+    """What ``msprobe plugins`` lists: ``described`` (:func:`.listing.describe_plugins`), each
     entry with ``gives`` (what it gives a user, or ``None``) and ``loaded``, then any plugin the user may want that
     is not loaded (``loaded`` false, ``gives``, ``install``: its install command, ``hint``: what to do);
     ``None``: ``described`` as it is. ``loaded``: the normalised names of the distributions whose plugins the host

@@ -33,13 +33,13 @@ from .divergence import (
     AnalysisQuery,
     Divergence,
     DivergenceScan,
-    RowSearch,
     analysis_choice,
     analysis_queries,
     choose_divergence,
     mixed_labels,
 )
 from .drift import DriftScan
+from .rowsearch import RowSearch
 from .tree import NodeStats
 from .views import VERDICT_LEVEL, VERDICTS, ResultHead, ResultView, head_of, view_grammar
 from .worst import WorstRows, merge_worst, worst_rows_metric

@@ -20,6 +20,7 @@ from msprobe_core.plugin import result_columns as C
 from .chunks import head_first
 from .modes import relative_errors
 from .row_forms import form_note, row_form
+from .rowsearch import RowSearch
 from .thresholds import threshold_columns, threshold_reason
 from .views import ResultView, err_messages, framework_specs, levelled_verdict, node_of, verdict_of_result, view_grammar
 
@@ -312,59 +313,6 @@ def analysis_queries(analysis: Any) -> list[AnalysisQuery]:
         out.append(AnalysisQuery(str(rank_key), str(node["op_name"]), tuple(_evidence_rows(node)), why,
                                  node.get("role", "cause") == "cause"))
     return out
-
-
-class RowSearch:
-    """Where the rows of the analysis' nodes are in one result, fed chunk by chunk in execution order.
-
-    Per query: (preference, position, name) of the row to name: the first of the query's ``wanted``
-    rows the result holds, else the call's first output row, else its first row. Picklable.
-    """
-
-    __slots__ = ("queries", "best")
-
-    def __init__(self, queries: Sequence[AnalysisQuery]) -> None:
-        self.queries = tuple(queries)
-        self.best: list[tuple[int, int, str] | None] = [None] * len(self.queries)
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return self.queries, self.best
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.queries, self.best = state
-
-    def feed(self, view: ResultView, offset: int = 0) -> None:
-        """Look at the rows of ``view`` (a chunk), positions ``offset`` onwards."""
-        if not self.queries or not len(view):
-            return
-        names = view.names
-        order = view.order()
-        for q, query in enumerate(self.queries):
-            best = self.best[q]
-            if best is not None and best[0] == 0:
-                continue
-            op, prefix = query.op, query.op + "."
-            rank = {r: k for k, r in enumerate(query.wanted)}
-            for pos, i in enumerate(order, start=offset):
-                name = names[i]
-                if name != op and not name.startswith(prefix):
-                    continue
-                pref = rank.get(name)
-                if pref is None:
-                    pref = len(query.wanted) + (0 if ".output." in name[len(op):] else 1)
-                if best is None or pref < best[0]:
-                    best = (pref, pos, name)
-                    if pref == 0:
-                        break
-            self.best[q] = best
-
-
-    def absorb(self, later: RowSearch) -> None:
-        """Take ``later``, the search (same queries) of the rows right after those fed here, as if fed here."""
-        for q, (mine, theirs) in enumerate(zip(self.best, later.best)):
-            # a later row wins only with a strictly better preference, as when fed row by row
-            if theirs is not None and (mine is None or theirs[0] < mine[0]):
-                self.best[q] = theirs
 
 
 def analysis_choice(queries: Sequence[AnalysisQuery],

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .tree import FRAMES_NOTE, NodeStats, _TreeNode, assemble, find_call
+from .tree import FRAMES_NOTE, NodeStats, assemble, find_call
+from .tree_nodes import TreeNode
 
 #: Modules the console lists.
 CONSOLE_MODULES = 5
@@ -28,7 +29,7 @@ def module_answers(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         return None
     root, metric, sources, _, named_modules = assembled
     modules: list[dict[str, Any]] = []
-    stack: list[tuple[_TreeNode, tuple[str, ...]]] = [(root, ())]
+    stack: list[tuple[TreeNode, tuple[str, ...]]] = [(root, ())]
     while stack:
         node, path = stack.pop()
         children = sorted([c for c in node.children.values() if c.kind == "m"], key=_first, reverse=True)
@@ -58,7 +59,7 @@ def number_paths(summary: dict[str, Any], answers: Mapping[str, Any]) -> None:
     if root is None or not answers.get("note"):
         return
     found = [summary.get("first_divergence"), *(summary.get("first_divergence_by_rank") or ())]
-    chains: dict[str, list[_TreeNode]] = {}  # the run's and its rank's first divergence are mostly one node
+    chains: dict[str, list[TreeNode]] = {}  # the run's and its rank's first divergence are mostly one node
     for fd in found:
         if fd and fd.get("path") and fd.get("node"):
             node = fd["node"]
@@ -67,7 +68,7 @@ def number_paths(summary: dict[str, Any], answers: Mapping[str, Any]) -> None:
                 fd["path"] = [x.name for x in chain]
 
 
-def _first(node: _TreeNode) -> float:
+def _first(node: TreeNode) -> float:
     return node.stats[0]
 
 

@@ -15,13 +15,13 @@ the page stays small whatever the row count.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .calls import CallNumbers
+from .tree_nodes import CALL_NUMBER, TreeNode, fold, merge_stats
 from .views import ResultView, main_metric
 
 #: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
@@ -31,7 +31,6 @@ MAX_NODES = 20_000
 TREE_NODES = 3_000
 #: the key of :func:`build_tree`'s answer that maps folded nodes to where they are shown (dropped from the page)
 ALIAS_KEY = "_alias"
-_CALL_NUMBER = re.compile(r"\.\d+(?=\.|$)")
 _VERDICT_CODE = {"pass": 0, "warning": 1, "error": 2}
 _FORWARD, _BACKWARD = ".forward", ".backward"
 #: Said where the hierarchy is calling code (an API-level dump's stack.json), on the page and the console.
@@ -112,7 +111,7 @@ class NodeStats:
                 if len(nodes) < MAX_NODES:
                     entry = nodes[node] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
                 else:
-                    op = _CALL_NUMBER.sub("", node)
+                    op = CALL_NUMBER.sub("", node)
                     entry = overflow.get(op)
                     if entry is None:
                         entry = overflow[op] = [firsts_at[r], 0, 0, 0, -math.inf, "", ""]
@@ -136,21 +135,13 @@ class NodeStats:
                 own = mine.get(node)
                 if own is None:
                     if mine is self.nodes and len(mine) >= MAX_NODES:
-                        op = _CALL_NUMBER.sub("", node)
+                        op = CALL_NUMBER.sub("", node)
                         self.overflow.setdefault(op, [entry[0], 0, 0, 0, -math.inf, "", ""])
                         own = self.overflow[op]
                     else:
                         mine[node] = list(entry)
                         continue
-                _merge(own, entry)
-
-
-def _merge(into: list[Any], entry: Sequence[Any]) -> None:
-    into[0] = min(into[0], entry[0])
-    for k in (1, 2, 3):
-        into[k] += entry[k]
-    if entry[4] > into[4]:
-        into[4], into[5], into[6] = entry[4], entry[5], entry[6]
+                merge_stats(own, entry)
 
 
 def _spell_worst(chunk: ResultView, metric: str, shown: list[tuple[list[Any], int]]) -> None:
@@ -179,30 +170,18 @@ def _known_numbers(values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarr
     return raw, known
 
 
-class _TreeNode:
-    __slots__ = ("name", "kind", "children", "stats", "parent", "marks", "folded", "absorbed")
-
-    def __init__(self, name: str, kind: str, parent: _TreeNode | None) -> None:
-        self.name, self.kind, self.parent = name, kind, parent
-        self.children: dict[str, _TreeNode] = {}
-        self.stats: list[Any] = [math.inf, 0, 0, 0, -math.inf, "", ""]
-        self.marks: list[dict[str, str]] = []
-        self.folded = 0  # calls folded into this node
-        self.absorbed: list[str] = []  # the names of the nodes folded into this one
-
-
-def _child(parent: _TreeNode, name: str, kind: str) -> _TreeNode:
+def _child(parent: TreeNode, name: str, kind: str) -> TreeNode:
     node = parent.children.get(name)
     if node is None:
-        node = parent.children[name] = _TreeNode(name, kind, parent)
+        node = parent.children[name] = TreeNode(name, kind, parent)
     elif kind == "m":
         node.kind = "m"  # a call that encloses others is a module call
     return node
 
 
-def _sum(node: _TreeNode) -> list[Any]:
+def _sum(node: TreeNode) -> list[Any]:
     """Fill every module's stats with its own rows' and its subtree's (iterative: deep models)."""
-    order: list[_TreeNode] = []
+    order: list[TreeNode] = []
     stack = [node]
     while stack:
         n = stack.pop()
@@ -212,7 +191,7 @@ def _sum(node: _TreeNode) -> list[Any]:
         if n.children:  # most nodes are calls: nothing to add
             stats = n.stats
             for c in n.children.values():
-                _merge(stats, c.stats)
+                merge_stats(stats, c.stats)
     return node.stats
 
 
@@ -260,11 +239,11 @@ def _forward_first(nodes: Mapping[str, list[Any]]) -> list[tuple[str, list[Any]]
 
 
 def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
-             ) -> tuple[_TreeNode, str, list[str], int, bool] | None:
+             ) -> tuple[TreeNode, str, list[str], int, bool] | None:
     """Every result's calls placed under their ancestors, each module's stats summed over its subtree:
     ``(root, metric, hierarchy sources, calls counted per op, whether a source named modules rather than code
     frames)``; ``None`` when no result has stats."""
-    root = _TreeNode("", "r", None)
+    root = TreeNode("", "r", None)
     metric = ""
     sources: list[str] = []
     overflow_calls = 0
@@ -277,7 +256,7 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         visits = _Visits()
         # the module a chain ends at, once its chain was walked (every node on it is then a module: walking it
         # again finds the same nodes and changes none); consecutive calls mostly share their chain
-        ends: dict[tuple[str, ...], _TreeNode] = {}
+        ends: dict[tuple[str, ...], TreeNode] = {}
         seen_spec = None
         for node, entry in _forward_first(stats.nodes):
             chain, spec = side.ancestors(node)
@@ -299,13 +278,13 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
                 ends[key] = parent
             call = parent.children.get(node)
             if call is None:  # a call seen first (as most are): its stats are its entry's
-                call = parent.children[node] = _TreeNode(node, "c", parent)
+                call = parent.children[node] = TreeNode(node, "c", parent)
                 call.stats = list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""]
             else:
-                _merge(call.stats, entry)
+                merge_stats(call.stats, entry)
         for op, entry in stats.overflow.items():
             agg = _child(root, f"{op} (further calls)", "a")
-            _merge(agg.stats, entry)
+            merge_stats(agg.stats, entry)
             agg.folded += entry[1] + entry[2] + entry[3]
             overflow_calls += 1
     if not root.children:
@@ -332,77 +311,14 @@ def build_tree(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any, su
         notes.append(FRAMES_NOTE)
     if overflow_calls:
         notes.append(f"calls past the first {MAX_NODES:,} of a result are counted per op ({overflow_calls} ops)")
-    folded = _fold(root, TREE_NODES)
+    folded = fold(root, TREE_NODES)
     if folded:
         notes.append(folded)
     path_nodes = _mark(root, summary, spread)
     return _flatten(root, metric, sources, notes, path_nodes)
 
 
-def _count(root: _TreeNode) -> int:
-    n, stack = 0, [root]
-    while stack:
-        x = stack.pop()
-        n += 1
-        stack.extend(x.children.values())
-    return n
-
-
-def _fold(root: _TreeNode, budget: int) -> str:
-    """Fold the innermost level (nodes whose children are all leaves) into their parents, level after level,
-    until the tree has at most ``budget`` nodes; a flat rest is grouped by op."""
-    total = _count(root)
-    if total <= budget:
-        return ""
-    folded_calls = modules = 0
-    while total > budget:
-        # the nodes whose children are all leaves: fold the leaves into them, deepest first
-        leaves_parents = []
-        stack = [(root, 0)]
-        while stack:
-            x, depth = stack.pop()
-            if x.children and all(not c.children for c in x.children.values()) and x is not root:
-                leaves_parents.append((depth, x))
-            stack.extend((c, depth + 1) for c in x.children.values())
-        if not leaves_parents:  # a flat dump: group the top-level calls by op
-            _group_by_op(root)
-            total = _count(root)
-            if total <= budget:
-                break
-            return f"{folded_calls:,} calls are shown as their modules' totals; top-level calls grouped by op"
-        leaves_parents.sort(key=lambda t: -t[0])
-        for _, x in leaves_parents:
-            n = len(x.children)
-            for c in x.children.values():
-                x.folded += 1 + c.folded
-                x.absorbed.append(c.name)
-                x.absorbed.extend(c.absorbed)
-            folded_calls += n
-            modules += 1
-            x.children = {}
-            total -= n  # a whole level at once: every module of that depth is shown the same way
-    return (f"{folded_calls:,} nodes are folded into {modules:,} modules (each shows its subtree's counts and "
-            f"worst row) to keep the page under {budget:,} tree nodes")
-
-
-def _group_by_op(root: _TreeNode) -> None:
-    groups: dict[str, _TreeNode] = {}
-    for name, child in list(root.children.items()):
-        if child.children:
-            continue
-        op = _CALL_NUMBER.sub("", name)
-        g = groups.get(op)
-        if g is None:
-            g = groups[op] = _TreeNode(f"{op} (calls)", "a", root)
-        _merge(g.stats, child.stats)
-        g.folded += 1
-        g.absorbed.append(name)
-        del root.children[name]
-    for g in groups.values():
-        root.children[g.name] = g
-
-
-def find_call(root: _TreeNode, node: str) -> list[_TreeNode]:
+def find_call(root: TreeNode, node: str) -> list[TreeNode]:
     """The tree nodes from the outermost down to the call ``node`` (empty when the tree has no such call)."""
     stack = [root]
     while stack:
@@ -417,7 +333,7 @@ def find_call(root: _TreeNode, node: str) -> list[_TreeNode]:
     return []
 
 
-def _find(root: _TreeNode, path: Sequence[str]) -> list[_TreeNode]:
+def _find(root: TreeNode, path: Sequence[str]) -> list[TreeNode]:
     """The tree nodes along ``path`` (as deep as the tree goes: a folded call ends at its module); a call the tree
     holds is found wherever it is (its frames may carry a visit number the path has not: :class:`_Visits`)."""
     if path:
@@ -434,7 +350,7 @@ def _find(root: _TreeNode, path: Sequence[str]) -> list[_TreeNode]:
     return out
 
 
-def _mark(root: _TreeNode, summary: Mapping[str, Any], spread: Sequence[Mapping[str, Any]]) -> list[_TreeNode]:
+def _mark(root: TreeNode, summary: Mapping[str, Any], spread: Sequence[Mapping[str, Any]]) -> list[TreeNode]:
     fd = summary.get("first_divergence") or {}
     path_nodes = _find(root, fd.get("path") or [fd.get("node", "")]) if fd else []
     if path_nodes:
@@ -443,7 +359,7 @@ def _mark(root: _TreeNode, summary: Mapping[str, Any], spread: Sequence[Mapping[
         hit = _find(root, d.get("path") or [d.get("node", "")])
         if hit and not (d is fd or (d.get("rank") == fd.get("rank") and d.get("node") == fd.get("node"))):
             hit[-1].marks.append({"kind": "rank", "rank": str(d.get("rank") or "")})
-    by_name: dict[str, list[_TreeNode]] = {}
+    by_name: dict[str, list[TreeNode]] = {}
     for sp in spread:
         via = sp.get("via")
         if sp.get("role") == "propagated" and via:
@@ -458,8 +374,8 @@ def _mark(root: _TreeNode, summary: Mapping[str, Any], spread: Sequence[Mapping[
     return path_nodes
 
 
-def _flatten(root: _TreeNode, metric: str, sources: list[str], notes: list[str],
-             path_nodes: list[_TreeNode]) -> dict[str, Any]:
+def _flatten(root: TreeNode, metric: str, sources: list[str], notes: list[str],
+             path_nodes: list[TreeNode]) -> dict[str, Any]:
     """Preorder arrays: ``n`` names, ``k`` kinds (``m`` module, ``c`` call, ``a`` aggregate), ``d`` depths,
     ``e`` the index after each subtree, ``c`` counts ``[pass, warning, error]``, ``w``/``wr`` worst value
     and row, ``f`` folded calls; ``path`` the first divergence's path, ``marks`` the marked nodes."""
@@ -467,7 +383,7 @@ def _flatten(root: _TreeNode, metric: str, sources: list[str], notes: list[str],
     index: dict[int, int] = {}
     marks: list[dict[str, Any]] = []
     alias: dict[str, int] = {}  # folded node -> the tree node it is shown in (not on the page)
-    stack: list[tuple[_TreeNode, int, bool]] = [
+    stack: list[tuple[TreeNode, int, bool]] = [
         (c, 1, False) for c in reversed(_ordered(root))
     ]
     while stack:
@@ -494,7 +410,7 @@ def _flatten(root: _TreeNode, metric: str, sources: list[str], notes: list[str],
             "path": [index[id(x)] for x in path_nodes], "marks": marks, ALIAS_KEY: alias}
 
 
-def _ordered(x: _TreeNode) -> list[_TreeNode]:
+def _ordered(x: TreeNode) -> list[TreeNode]:
     """Children in execution order (their first row)."""
     return sorted(x.children.values(), key=lambda c: c.stats[0])
 

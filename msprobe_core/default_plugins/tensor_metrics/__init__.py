@@ -6,8 +6,8 @@ It registers the tensor-mode metric set through ``msprobe_register_metrics``, as
 chunks on the run's executor, and computes the cells with :func:`.metrics.compare_tensors` (the six metrics of one
 pair: :mod:`.metrics`, its blocked pass :mod:`.blocks` with the optional C kernel ``_fused``, msprobe's own
 expressions :mod:`.reference`). A plugin that reads tensors of its own (the kernel plugin) asks for the same cells
-through ``msprobe_compare_tensors``, which this plugin answers. It declares the hook its stage tells the rows'
-watchers through (``msprobe_tensor_rows_compared``, :mod:`.hookspecs`). Turned off (``-p no:tensor_metrics``), a tensor-mode
+through ``msprobe_compare_tensors``, which this plugin declares and answers, as it declares the hook its stage tells
+the rows' watchers through (``msprobe_tensor_rows_compared``, :mod:`.hookspecs`). Turned off (``-p no:tensor_metrics``), a tensor-mode
 compare still writes its table: the metric cells say ``N/A`` and the run warns once that this plugin is off; so does
 a kernel compare.
 """
@@ -28,7 +28,8 @@ def _tensor_columns(ctx: Any) -> dict[str, list[Any]]:
 
 @hookimpl
 def msprobe_add_hookspecs(pluginmanager: Any) -> None:
-    """``msprobe_tensor_rows_compared``: what the tensor stage tells the plugins that watch its rows."""
+    """``msprobe_tensor_rows_compared`` (what the tensor stage tells the plugins that watch its rows) and
+    ``msprobe_compare_tensors`` (the six cells of a pair, asked by a plugin that reads tensors of its own)."""
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)

@@ -17,9 +17,9 @@ msprobe leaves empty. ±inf stays a float in the DataFrame;
 :func:`write_kernel_results` writes it as `` inf``/`` -inf`` like msprobe.
 
 The six metric cells of a pair of ``.npy`` files are tensor mode's: they are asked of the plugins through
-``msprobe_compare_tensors`` (:class:`PairMetrics`), which the default plugin ``tensor_metrics`` answers. With
-that plugin turned off the table is still written: every metric cell ``N/A``, the verdict ``None``, and one
-warning naming the table.
+``msprobe_compare_tensors`` (:class:`PairMetrics`), which the default plugin ``tensor_metrics`` declares and
+answers. With that plugin turned off (the hook then is not declared) the table is still written: every metric cell
+``N/A``, the verdict ``None``, and one warning naming the table.
 """
 
 from __future__ import annotations
@@ -127,8 +127,9 @@ class PairMetrics:
     """The six metric cells of a pair of squeezed arrays, asked of the plugins (``msprobe_compare_tensors``).
 
     ``host``: the plugin host to ask (a metric set's ``MetricContext.host``; default: the process's). A call
-    answers ``None`` when no plugin computes the cells (the default plugin ``tensor_metrics`` turned off); then
-    :attr:`missing` is set, so that the table says so once. Safe to call from several threads.
+    answers ``None`` when no plugin computes the cells (the default plugin ``tensor_metrics``, which declares the
+    hook, turned off); then :attr:`missing` is set, so that the table says so once. Safe to call from several
+    threads.
     """
 
     def __init__(self, host: PluginHost | None = None) -> None:
@@ -136,12 +137,15 @@ class PairMetrics:
             from msprobe_core.plugin import get_host
 
             host = get_host()
-        self._ask = host.pm.hook.msprobe_compare_tensors
+        # the default plugin tensor_metrics declares the hook: turned off, there is none to ask (an optional
+        # implementation then sits on a caller without a spec, which would answer a list, not the first result)
+        caller = getattr(host.pm.hook, "msprobe_compare_tensors", None)
+        self._ask = caller if caller is not None and caller.spec is not None else None
         #: whether some pair got no answer (its cells are N/A)
         self.missing = False
 
     def __call__(self, n: np.ndarray, b: np.ndarray) -> Sequence[Any] | None:
-        cells = self._ask(npu=n, bench=b)
+        cells = self._ask(npu=n, bench=b) if self._ask is not None else None
         if cells is None:
             self.missing = True
         return cells

@@ -33,6 +33,7 @@ from msprobe_kernel.engine import (
     MSG_SHAPE,
     NPY_COLUMNS,
     STATISTIC_COLUMNS,
+    PairMetrics,
     compare_kernel_dumps,
 )
 from msprobe_kernel.layout import (
@@ -43,7 +44,10 @@ from msprobe_kernel.layout import (
 )
 
 from msprobe_core.cli.main import main
+from msprobe_core.default_plugins.plugins_command.listing import describe_plugins
 from msprobe_core.errors import UsageError
+from msprobe_core.host.registry import PluginHost
+from msprobe_core.plugin import hookimpl
 from msprobe_core.text.cells import numpy_float_text
 from tests.conftest import corpora_dir, no_corpora_reason, no_oracle_diff_reason, oracle_diff_path
 from tests.dumps import same_text_or_blas_rounding
@@ -618,7 +622,7 @@ def test_kernel_compare_is_expressed_through_the_hooks(tmp_path: Path) -> None:
     from msprobe_core.pipeline.job import compare_job
 
     host = get_host()
-    kernel = next(d for d in host.describe() if d["name"] == "kernel")
+    kernel = next(d for d in describe_plugins(host) if d["name"] == "kernel")
     assert kernel["hooks"] == ["msprobe_discover_jobs", "msprobe_load_dump", "msprobe_register_hierarchies",
                                "msprobe_register_mappers", "msprobe_register_metrics", "msprobe_register_options"]
     assert "runner" not in CompareJob.__dataclass_fields__
@@ -689,10 +693,31 @@ FIXED_CELLS_PLUGIN = """
 from msprobe_core.plugin import hookimpl
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the default plugin tensor_metrics' own hook
 def msprobe_compare_tensors(npu, bench):
     return (0.5, 1.25, 2.0, 3.0, 0.25, 0.75) if npu.size == 3 else (1.0,)
 """
+
+
+class _OptionalCells:
+    """Answers ``msprobe_compare_tensors`` as an optional implementation (the hook is tensor_metrics')."""
+
+    @hookimpl(optionalhook=True)
+    def msprobe_compare_tensors(self, npu, bench):
+        return (0.5,) * 6
+
+
+def test_with_tensor_metrics_off_there_is_no_hook_to_ask_and_a_pair_has_no_cells(monkeypatch) -> None:
+    """``tensor_metrics`` declares ``msprobe_compare_tensors``: turned off, the kernel plugin finds no hook (not an
+    AttributeError), and an optional implementation left without its spec is not asked (it would answer a list)."""
+    monkeypatch.setenv("MSPROBE_DISABLE_PLUGINS", "tensor_metrics")
+    host = PluginHost(extra_plugins=[_OptionalCells()])
+    assert host.pm.hook.msprobe_compare_tensors.spec is None and not host.broken
+    metrics = PairMetrics(host)
+    assert metrics(np.ones(3, np.float32), np.ones(3, np.float32)) is None and metrics.missing
+    monkeypatch.delenv("MSPROBE_DISABLE_PLUGINS")
+    on = PairMetrics(PluginHost(extra_plugins=[_OptionalCells()]))
+    assert on(np.ones(3, np.float32), np.ones(3, np.float32)) is not None and not on.missing
 
 
 def test_a_plugin_answering_msprobe_compare_tensors_gives_the_kernel_cells(tmp_path: Path, run_cli) -> None:
