@@ -2,8 +2,9 @@
 
 :func:`read_json_file` parses a small document whole; :func:`parse_streamed` reads a large object
 member by member through :mod:`msprobe_core.files.jsonstream`, so a 100 MB dump.json never lives in
-memory as one text. Either way a missing, special, huge, empty or non-UTF-8 file, and malformed
-JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
+memory as one text; :func:`read_small_object` decodes an object of at most a block whole, for a caller
+that streams only what it declines. Either way a missing, special, huge, empty or non-UTF-8 file, and
+malformed JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
 """
 
 from __future__ import annotations
@@ -128,6 +129,29 @@ def json_window(path: Path, what: str) -> Iterator[TextWindow]:
             raise
         if before is not None:
             _check_unchanged(path, before, handle)
+
+
+def read_small_object(path: Path, what: str) -> dict[str, Any] | None:
+    """The JSON object in ``path`` decoded whole by one ``json.loads`` call, or ``None``: the caller streams the file
+    (:func:`parse_streamed`), which words any error of its text.
+
+    Only a file of at most :data:`BLOCK_BYTES` is decoded whole: :func:`json_window` holds such a file's whole text
+    anyway, so only its parsed members live at once that streaming would have kept (its strings not yet shared); a
+    larger one keeps the streamed reader's bounded memory. ``None`` too for a text that ``json.loads`` refuses (its
+    error is the streamed reader's to word) or that is not an object. Raises what :func:`parse_streamed` raises
+    before parsing (a missing, special, huge, empty or non-UTF-8 file), and :func:`changed_while_read`.
+
+    The values are the streamed reader's: both decode with a default :class:`json.JSONDecoder`, and a key that
+    occurs twice keeps its first place and its last value, as a dict filled member by member keeps it.
+    """
+    if check_json_file(path, what) > BLOCK_BYTES:
+        return None
+    with json_window(path, what) as window:
+        try:
+            doc = json.loads(window.text)
+        except (ValueError, RecursionError):  # malformed, an over-long integer, too deep: the streamed reader says
+            return None
+    return doc if doc.__class__ is dict else None
 
 
 def parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],
