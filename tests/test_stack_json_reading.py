@@ -133,7 +133,7 @@ def test_load_stack_of_an_unchanged_file_is_not_refused(tmp_path, monkeypatch):
 
 
 def test_a_small_stack_json_is_decoded_whole_not_member_by_member(tmp_path, monkeypatch):
-    """A file of at most a block is decoded by one ``json.loads`` call: the member-by-member reader (a Python loop
+    """A file of at most a block is decoded by one ``orjson.loads`` call: the member-by-member reader (a Python loop
     per member, a third of the stack's time at 15,000 members) is never built for it."""
     from msprobe_core.files import jsonstream
 
@@ -172,6 +172,11 @@ SMALL_STACKS: dict[str, bytes] = {
     "deep nesting": _NESTED.encode(),
     "deep top level": b"[" * 100_000 + b"]" * 100_000,
     "a huge integer": b'{"0": [["a"], [' + b"9" * 5000 + b"]]}",
+    "integers past 64 bits": b'{"0": [["a"], [18446744073709551617, -9223372036854775809]], "1": [["b"], ["l"]]}',
+    "old layout, an integer past 64 bits": b'{"a": [18446744073709551617], "b": ["l"]}',
+    "an API name past 64 bits": b'{"0": [[18446744073709551617], ["l"]]}',
+    "a float past the largest": b'{"0": [["a"], [1e400]], "1": [["b"], ["l"]]}',
+    "floats": b'{"0": [["a"], [0.1, 2.2250738585072011e-308, 5e-324, 1e-400, 1.0000000000000002220446049250313]]}',
     "NaN and infinities": b'{"0": [["a"], [NaN, Infinity, -Infinity, 1e999, -0.0]], "1": [[NaN], ["l"]]}',
     "lines of mixed types": b'{"0": [["a", 1, true, null], [1, true, 1.0, "1", null, ["t", 1], {"k": "v"}, "t"]]}',
     "odd members": b'{"0": [["a"], ["l"]], "1": "x", "2": [["b"]], "3": [1, ["l"]], "4": {"k": ["l"]}, "5": 7}',

@@ -132,24 +132,29 @@ def json_window(path: Path, what: str) -> Iterator[TextWindow]:
 
 
 def read_small_object(path: Path, what: str) -> dict[str, Any] | None:
-    """The JSON object in ``path`` decoded whole by one ``json.loads`` call, or ``None``: the caller streams the file
-    (:func:`parse_streamed`), which words any error of its text.
+    """The JSON object in ``path`` decoded whole by one ``orjson.loads`` call, or ``None``: the caller streams the
+    file (:func:`parse_streamed`), which words any error of its text.
 
     Only a file of at most :data:`BLOCK_BYTES` is decoded whole: :func:`json_window` holds such a file's whole text
-    anyway, so only its parsed members live at once that streaming would have kept (its strings not yet shared); a
-    larger one keeps the streamed reader's bounded memory. ``None`` too for a text that ``json.loads`` refuses (its
-    error is the streamed reader's to word) or that is not an object. Raises what :func:`parse_streamed` raises
-    before parsing (a missing, special, huge, empty or non-UTF-8 file), and :func:`changed_while_read`.
+    anyway, so what whole decoding adds is only that all its parsed members live at once; a larger one keeps the
+    streamed reader's bounded memory. ``None`` too for a text that orjson refuses or that is not an object. Raises
+    what :func:`parse_streamed` raises before parsing (a missing, special, huge, empty or non-UTF-8 file), and
+    :func:`changed_while_read`.
 
-    The values are the streamed reader's: both decode with a default :class:`json.JSONDecoder`, and a key that
-    occurs twice keeps its first place and its last value, as a dict filled member by member keeps it.
+    Objects, lists and strings are what the streamed reader's :class:`json.JSONDecoder` makes of them (a key that
+    occurs twice keeps its first place and its last value, as a dict filled member by member keeps it), and what
+    only that decoder reads (``NaN``, a lone surrogate escape) orjson refuses. Numbers may differ (an integer past
+    64 bits comes as a float, ``1e400`` is refused, nesting is bounded elsewhere): a caller that keeps numbers or
+    deep values streams the file instead.
     """
     if check_json_file(path, what) > BLOCK_BYTES:
         return None
+    import orjson  # lazily: start-up paths (msprobe --help) import nothing they do not run
+
     with json_window(path, what) as window:
         try:
-            doc = json.loads(window.text)
-        except (ValueError, RecursionError):  # malformed, an over-long integer, too deep: the streamed reader says
+            doc = orjson.loads(window.text)
+        except ValueError:  # orjson.JSONDecodeError: malformed, or beyond what orjson reads
             return None
     return doc if doc.__class__ is dict else None
 

@@ -79,8 +79,9 @@ def load_stack(path: Path) -> dict[str, list[str]]:
 
     def keep_flat(members: dict[str, Any]) -> bool:
         """Keep the lines of a whole-decoded file once, in place; ``False`` at the first member that is not a list
-        of strings or of two lists of strings. (Only so flat a file is taken whole: a deeper member may be nested
-        near the interpreter's recursion limit, which the whole decode meets at another depth than streaming.)"""
+        of strings or of two lists of strings. (Only so flat a file is taken whole: the whole decode may read a
+        number otherwise than the streamed reader, and a deeper member may be nested near the interpreter's
+        recursion limit, which the two meet at different depths.)"""
         for value in members.values():
             if value.__class__ is not list:
                 return False
