@@ -234,3 +234,29 @@ def test_nesting_near_the_recursion_limit_reads_as_the_streamed_reader_reads_it(
     for depth, whole in zip(range(limit - 80, limit + 5), outcomes):
         assert whole == _outcome(tmp_path / f"stack{depth}.json"), depth
     assert {o[0] for o in outcomes} == {"read", "InputError"}  # the range crosses the limit
+
+
+@pytest.mark.parametrize("how", ["in place", "replaced"])
+def test_a_small_stack_json_that_changes_while_it_is_decoded_whole_is_refused(tmp_path, monkeypatch, how):
+    """The whole decode reads from the same window as streaming, and is refused the same way when the file is
+    rewritten meanwhile (the change is made as the decode starts)."""
+    import orjson
+
+    path = tmp_path / "stack.json"
+    _big_stack(path, 400, "old")
+    real_loads = orjson.loads
+
+    def rewrite_then_decode(text):  # a dumper rewriting the file while the compare decodes it
+        if how == "in place":
+            with open(path, "r+b") as fh:
+                fh.write(json.dumps({"0": [["Mint.op0.0.forward"], ["File new.py, line 0"]]}).encode())
+                fh.truncate()
+        else:
+            _big_stack(tmp_path / "stack.json.new", 400, "new")
+            os.replace(tmp_path / "stack.json.new", path)
+        return real_loads(text)
+
+    monkeypatch.setattr(orjson, "loads", rewrite_then_decode)
+    with pytest.raises(InputError) as err:
+        load_stack(path)
+    assert "changed while it was being read" in str(err.value) and str(path) in str(err.value)
