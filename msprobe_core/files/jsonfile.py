@@ -2,9 +2,8 @@
 
 :func:`read_json_file` parses a small document whole; :func:`parse_streamed` reads a large object
 member by member through :mod:`msprobe_core.files.jsonstream`, so a 100 MB dump.json never lives in
-memory as one text; :func:`read_small_object` decodes an object of at most a block whole, for a caller
-that streams only what it declines. Either way a missing, special, huge, empty or non-UTF-8 file, and
-malformed JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
+memory as one text (:func:`read_small_object`: one of at most a block decoded whole). Either way a missing,
+special, huge, empty or non-UTF-8 file, and malformed JSON, is an :class:`~msprobe_core.errors.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -132,21 +131,11 @@ def json_window(path: Path, what: str) -> Iterator[TextWindow]:
 
 
 def read_small_object(path: Path, what: str) -> dict[str, Any] | None:
-    """The JSON object in ``path`` decoded whole by one ``orjson.loads`` call, or ``None``: the caller streams the
-    file (:func:`parse_streamed`), which words any error of its text.
-
-    Only a file of at most :data:`BLOCK_BYTES` is decoded whole: :func:`json_window` holds such a file's whole text
-    anyway, so what whole decoding adds is only that all its parsed members live at once; a larger one keeps the
-    streamed reader's bounded memory. ``None`` too for a text that orjson refuses or that is not an object. Raises
-    what :func:`parse_streamed` raises before parsing (a missing, special, huge, empty or non-UTF-8 file), and
-    :func:`changed_while_read`.
-
-    Objects, lists and strings are what the streamed reader's :class:`json.JSONDecoder` makes of them (a key that
-    occurs twice keeps its first place and its last value, as a dict filled member by member keeps it), and what
-    only that decoder reads (``NaN``, a lone surrogate escape) orjson refuses. Numbers may differ (an integer past
-    64 bits comes as a float, ``1e400`` is refused, nesting is bounded elsewhere): a caller that keeps numbers or
-    deep values streams the file instead.
-    """
+    """The object in a JSON file of at most :data:`BLOCK_BYTES` (whose text :func:`json_window` holds whole anyway)
+    decoded by one ``orjson.loads`` call, with that window's errors and change check; ``None`` for a larger file, a
+    text orjson refuses, or not an object: stream it then. Objects, lists and strings come as the streamed reader's
+    decoder makes them (a repeated key: its first place, its last value); numbers may not (a float for an integer
+    past 64 bits), nor nesting near the recursion limit: a caller that keeps those streams the file instead."""
     if check_json_file(path, what) > BLOCK_BYTES:
         return None
     import orjson  # lazily: start-up paths (msprobe --help) import nothing they do not run

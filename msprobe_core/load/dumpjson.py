@@ -45,10 +45,9 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
 def load_stack(path: Path) -> dict[str, list[str]]:
     """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``).
 
-    A file of at most a block whose members are flat lists of strings is decoded whole
-    (:func:`~msprobe_core.files.jsonfile.read_small_object`), any other member by member, to the same dict or
-    error. Every source line is kept once: a few hundred distinct lines repeat across tens of thousands of
-    stacks. (API names are all distinct: interning them would cost more time than the memory it saves.)
+    A small file of flat lists of strings is decoded whole (``read_small_object``), any other member by member,
+    to the same dict or error; every source line is kept once: a few hundred distinct lines repeat across tens of
+    thousands of stacks. (API names are all distinct: interning them would cost more time than it saves.)
     """
     doc: dict[str, Any] = {}
     strings: dict[str, str] = {}
@@ -78,19 +77,13 @@ def load_stack(path: Path) -> dict[str, list[str]]:
         doc[key] = keep(value)
 
     def keep_flat(members: dict[str, Any]) -> bool:
-        """Keep the lines of a whole-decoded file once, in place; ``False`` at the first member that is not a list
-        of strings or of two lists of strings. (Only so flat a file is taken whole: the whole decode may read a
-        number otherwise than the streamed reader, and a deeper member may be nested near the interpreter's
-        recursion limit, which the two meet at different depths.)"""
+        """Keep a decoded file's lines once, in place; ``False`` at a member not a list of strings or a pair of them
+        (only so flat a file is taken whole: its decoder may read numbers and deep nesting otherwise than streaming)."""
         for value in members.values():
-            if value.__class__ is not list:
-                return False
-            if len(value) == 2 and value[0].__class__ is list and value[1].__class__ is list:
-                lines = value[1]
-                if not (all_str(map(type, value[0])) and all_str(map(type, lines))):
-                    return False
-                value[1] = list(map(intern, lines, lines))
-            elif all_str(map(type, value)):
+            pair = value.__class__ is list and len(value) == 2 and value[0].__class__ is list and value[1].__class__ is list
+            if pair and all_str(map(type, value[0])) and all_str(map(type, value[1])):
+                value[1] = list(map(intern, value[1], value[1]))
+            elif not pair and value.__class__ is list and all_str(map(type, value)):
                 value[:] = map(intern, value, value)
             else:
                 return False
