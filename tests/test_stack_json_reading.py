@@ -130,3 +130,133 @@ def test_load_stack_of_an_unchanged_file_is_not_refused(tmp_path, monkeypatch):
     _big_stack(path, 400, "old")
     monkeypatch.setattr(jsonfile, "BLOCK_BYTES", 4096)
     assert len(load_stack(path)) == 400
+
+
+def test_a_small_stack_json_is_decoded_whole_not_member_by_member(tmp_path, monkeypatch):
+    """A file of at most a block is decoded by one ``orjson.loads`` call: the member-by-member reader (a Python loop
+    per member, a third of the stack's time at 15,000 members) is never built for it."""
+    from msprobe_core.files import jsonstream
+
+    path = tmp_path / "stack.json"
+    data = _big_stack(path, 400, "old")
+    assert len(data) <= jsonfile.BLOCK_BYTES
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the member-by-member reader read a small stack.json")
+
+    monkeypatch.setattr(jsonfile, "ObjectStream", refuse)
+    monkeypatch.setattr(jsonstream, "ObjectStream", refuse)
+    got = load_stack(path)
+    assert got["Mint.op7.0.forward"] == ["File old.py, line 7, in f, \n x = old(7)"] and len(got) == 400
+
+
+_NESTED = '{"0": [["a"], ' + "[" * 100_000 + "]" * 100_000 + "]}"
+#: texts whose outcome (the dict, or the error's class and words) the whole decode must share with the streamed reader
+SMALL_STACKS: dict[str, bytes] = {
+    "new layout": json.dumps(STACK).encode(),
+    "old layout": b'{"Mint.add.0.forward": ["File a.py, line 1", "File b.py, line 2"], "Mint.mul.0.forward": []}',
+    "old layout, a stack not a list": b'{"Mint.add.0.forward": ["l"], "Mint.mul.0.forward": "l"}',
+    "new layout, a key twice": b'{"0": [["a"], ["x"]], "1": [["b"], ["y"]], "0": [["c"], ["z", "x"]]}',
+    "old layout, a key twice": b'{"a": ["x"], "b": ["y"], "a": ["z"]}',
+    "a key twice, first not a list": b'{"a": "x", "b": ["y"], "a": ["z"]}',
+    "an empty 0 member": b'{"0": [], "a": ["l"]}',
+    "no members": b"{}",
+    "blanks around": b' \n\t\r{"0": [["a"], ["l"]]} \r\n\t ',
+    "a list": b'[["a"], ["l"]]',
+    "a string": b'"stack"',
+    "a number": b"1",
+    "null": b"null",
+    "a list and more": b"[] x",
+    "trailing data": b'{"0": [["a"], ["l"]]} {}',
+    "trailing word": b"{} x",
+    "deep nesting": _NESTED.encode(),
+    "deep top level": b"[" * 100_000 + b"]" * 100_000,
+    "a huge integer": b'{"0": [["a"], [' + b"9" * 5000 + b"]]}",
+    "integers past 64 bits": b'{"0": [["a"], [18446744073709551617, -9223372036854775809]], "1": [["b"], ["l"]]}',
+    "old layout, an integer past 64 bits": b'{"a": [18446744073709551617], "b": ["l"]}',
+    "an API name past 64 bits": b'{"0": [[18446744073709551617], ["l"]]}',
+    "a float past the largest": b'{"0": [["a"], [1e400]], "1": [["b"], ["l"]]}',
+    "floats": b'{"0": [["a"], [0.1, 2.2250738585072011e-308, 5e-324, 1e-400, 1.0000000000000002220446049250313]]}',
+    "NaN and infinities": b'{"0": [["a"], [NaN, Infinity, -Infinity, 1e999, -0.0]], "1": [[NaN], ["l"]]}',
+    "lines of mixed types": b'{"0": [["a", 1, true, null], [1, true, 1.0, "1", null, ["t", 1], {"k": "v"}, "t"]]}',
+    "odd members": b'{"0": [["a"], ["l"]], "1": "x", "2": [["b"]], "3": [1, ["l"]], "4": {"k": ["l"]}, "5": 7}',
+    "not UTF-8": b'{"0": [["a"], ["\xff"]]}',
+    "a byte-order mark": b'\xef\xbb\xbf{"0": [["a"], ["l"]]}',
+    "two byte-order marks": b'\xef\xbb\xbf\xef\xbb\xbf{"0": [["a"], ["l"]]}',
+    "empty": b"",
+    "blanks only": b" \n\t ",
+    "a lone surrogate": b'{"0": [["a\\ud800"], ["\\udc00l"]]}',
+    "escapes": b'{"0": [["\\u00e9a"], ["l\\n\\t\\"\\\\\\/"]], "\\u0031": [["b"], ["\\ud83d\\ude00"]]}',
+    "a raw control character": b'{"0": [["a"], ["x\ty"]]}',
+    "single quotes": b"{'0': [['a'], ['l']]}",
+    "no colon": b'{"0" [["a"], ["l"]]}',
+    "no comma": b'{"0": [["a"], ["l"]] "1": [["b"], ["l"]]}',
+    "a trailing comma": b'{"0": [["a"], ["l"]],}',
+    "cut short": b'{"Torch.a.0.forward": [',
+    "a key not a string": b'{0: [["a"], ["l"]]}',
+    "a form feed": b'{"0": [["a"], ["l"]]\x0c}',
+}
+
+
+def _outcome(path: Path) -> tuple:
+    try:
+        return ("read", load_stack(path))
+    except Exception as exc:  # noqa: BLE001 - the class and words of whatever it raises are compared
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_STACKS))
+def test_a_small_stack_json_decoded_whole_reads_as_the_streamed_reader_reads_it(tmp_path, monkeypatch, name):
+    from msprobe_core.load import dumpjson
+
+    path = tmp_path / "stack.json"
+    path.write_bytes(SMALL_STACKS[name])
+    whole = _outcome(path)
+    monkeypatch.setattr(dumpjson, "read_small_object", lambda path, what: None)  # the streamed reader, as before
+    streamed = _outcome(path)
+    assert whole == streamed
+    if whole[0] == "read":  # and the dict's order
+        assert list(whole[1]) == list(streamed[1])
+
+
+def test_nesting_near_the_recursion_limit_reads_as_the_streamed_reader_reads_it(tmp_path, monkeypatch):
+    """At each depth around the interpreter's limit the whole decode reads what streaming reads, or hands the file
+    to it: neither reads a file the other refuses as too deep."""
+    from msprobe_core.load import dumpjson
+
+    limit = sys.getrecursionlimit()
+    outcomes = []
+    for depth in range(limit - 80, limit + 5):
+        path = tmp_path / f"stack{depth}.json"
+        path.write_text('{"0": [["a"], ["l"]], "1": [["b"], ' + "[" * depth + "]" * depth + "]}")
+        outcomes.append(_outcome(path))
+    monkeypatch.setattr(dumpjson, "read_small_object", lambda path, what: None)
+    for depth, whole in zip(range(limit - 80, limit + 5), outcomes):
+        assert whole == _outcome(tmp_path / f"stack{depth}.json"), depth
+    assert {o[0] for o in outcomes} == {"read", "InputError"}  # the range crosses the limit
+
+
+@pytest.mark.parametrize("how", ["in place", "replaced"])
+def test_a_small_stack_json_that_changes_while_it_is_decoded_whole_is_refused(tmp_path, monkeypatch, how):
+    """The whole decode reads from the same window as streaming, and is refused the same way when the file is
+    rewritten meanwhile (the change is made as the decode starts)."""
+    import orjson
+
+    path = tmp_path / "stack.json"
+    _big_stack(path, 400, "old")
+    real_loads = orjson.loads
+
+    def rewrite_then_decode(text):  # a dumper rewriting the file while the compare decodes it
+        if how == "in place":
+            with open(path, "r+b") as fh:
+                fh.write(json.dumps({"0": [["Mint.op0.0.forward"], ["File new.py, line 0"]]}).encode())
+                fh.truncate()
+        else:
+            _big_stack(tmp_path / "stack.json.new", 400, "new")
+            os.replace(tmp_path / "stack.json.new", path)
+        return real_loads(text)
+
+    monkeypatch.setattr(orjson, "loads", rewrite_then_decode)
+    with pytest.raises(InputError) as err:
+        load_stack(path)
+    assert "changed while it was being read" in str(err.value) and str(path) in str(err.value)

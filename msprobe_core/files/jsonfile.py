@@ -2,8 +2,8 @@
 
 :func:`read_json_file` parses a small document whole; :func:`parse_streamed` reads a large object
 member by member through :mod:`msprobe_core.files.jsonstream`, so a 100 MB dump.json never lives in
-memory as one text. Either way a missing, special, huge, empty or non-UTF-8 file, and malformed
-JSON, is an :class:`~msprobe_core.errors.InputError` naming the file.
+memory as one text (:func:`read_small_object`: one of at most a block decoded whole). Either way a missing,
+special, huge, empty or non-UTF-8 file, and malformed JSON, is an :class:`~msprobe_core.errors.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -128,6 +128,24 @@ def json_window(path: Path, what: str) -> Iterator[TextWindow]:
             raise
         if before is not None:
             _check_unchanged(path, before, handle)
+
+
+def read_small_object(path: Path, what: str) -> dict[str, Any] | None:
+    """The object in a JSON file of at most :data:`BLOCK_BYTES` (whose text :func:`json_window` holds whole anyway)
+    decoded by one ``orjson.loads`` call, with that window's errors and change check; ``None`` for a larger file, a
+    text orjson refuses, or not an object: stream it then. Objects, lists and strings come as the streamed reader's
+    decoder makes them (a repeated key: its first place, its last value); numbers may not (a float for an integer
+    past 64 bits), nor nesting near the recursion limit: a caller that keeps those streams the file instead."""
+    if check_json_file(path, what) > BLOCK_BYTES:
+        return None
+    import orjson  # lazily: start-up paths (msprobe --help) import nothing they do not run
+
+    with json_window(path, what) as window:
+        try:
+            doc = orjson.loads(window.text)
+        except ValueError:  # orjson.JSONDecodeError: malformed, or beyond what orjson reads
+            return None
+    return doc if doc.__class__ is dict else None
 
 
 def parse_streamed(path: Path, what: str, stream_key: str | None, not_object: Callable[[Any], Exception],

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DumpFormatError
-from ..files.jsonfile import check_json_file, parse_streamed
+from ..files.jsonfile import check_json_file, parse_streamed, read_small_object
 from ..model import DumpTable
 from .document import add_entry, detect_kind, finish_streamed, new_table
 from .flatten import Flattener
@@ -45,17 +45,18 @@ def load_dump_file(path: Path, kind: str | None = None) -> DumpTable:
 def load_stack(path: Path) -> dict[str, list[str]]:
     """Read stack.json in either layout (new ``{"0": [[apis], [lines]]}`` or old ``{api: [lines]}``).
 
-    The file is parsed member by member and every source line is kept once: a few
-    hundred distinct lines repeat across tens of thousands of stacks. (API names are
-    all distinct: interning them would cost more time than the memory it saves.)
+    A small file of flat lists of strings is decoded whole (``read_small_object``), any other member by member,
+    to the same dict or error; every source line is kept once: a few hundred distinct lines repeat across tens of
+    thousands of stacks. (API names are all distinct: interning them would cost more time than it saves.)
     """
     doc: dict[str, Any] = {}
     strings: dict[str, str] = {}
     intern = strings.setdefault
+    all_str = {str}.issuperset  # of the items' types: no set of them built
 
     def keep_list(items: list) -> list:
         # the usual list of lines or API names: interned at C speed; other items stay as they are
-        if set(map(type, items)) <= {str}:
+        if all_str(map(type, items)):
             return list(map(intern, items, items))
         return [intern(v, v) if v.__class__ is str else v for v in items]
 
@@ -75,10 +76,27 @@ def load_stack(path: Path) -> dict[str, list[str]]:
                 return
         doc[key] = keep(value)
 
+    def keep_flat(members: dict[str, Any]) -> bool:
+        """Keep a decoded file's lines once, in place; ``False`` at a member not a list of strings or a pair of them
+        (only so flat a file is taken whole: its decoder may read numbers and deep nesting otherwise than streaming)."""
+        for value in members.values():
+            pair = value.__class__ is list and len(value) == 2 and value[0].__class__ is list and value[1].__class__ is list
+            if pair and all_str(map(type, value[0])) and all_str(map(type, value[1])):
+                value[1] = list(map(intern, value[1], value[1]))
+            elif not pair and value.__class__ is list and all_str(map(type, value)):
+                value[:] = map(intern, value, value)
+            else:
+                return False
+        return True
+
     def not_object(value: Any) -> Exception:
         return DumpFormatError("top level of stack.json must be an object", path=path)
 
-    parse_streamed(path, "stack", None, not_object, on_entry, scanner_messages=True)  # as json.loads words errors
+    whole = read_small_object(path, "stack")  # the usual file: decoded in one C call, not member by member
+    if whole is not None and keep_flat(whole):
+        doc = whole
+    else:  # a large or unusual file, or one whose error the streamed reader words (as json.loads words it)
+        parse_streamed(path, "stack", None, not_object, on_entry, scanner_messages=True)
     result: dict[str, list[str]] = {}
     if doc.get("0"):
         for value in doc.values():
