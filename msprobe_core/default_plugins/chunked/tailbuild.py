@@ -21,7 +21,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,29 +33,6 @@ from ..forking import children as forking
 TAIL_SHARE = 0.6
 #: rows the child builds at a time (its own memory holds one such piece of the result)
 PIECE_ROWS = 32768
-
-
-@dataclass
-class Tail:
-    """A running child that writes result rows ``start:`` (as CSV text, no header) into ``side``."""
-
-    child: forking.Child
-    side: Path
-    start: int
-
-    def finish(self) -> bool:
-        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
-        return self.child.wait()
-
-    def close(self) -> None:
-        """Stop the child if it still runs and remove the side file (call once the result is written).
-
-        Freeing the blocks of a side file of a hundred megabytes takes the file system a
-        noticeable time: it is removed by a thread while the run goes on (the interpreter
-        waits for it before exiting; the run waits for it sooner, see ``remove_later``).
-        """
-        self.child.kill()
-        remove_later(self.side)
 
 
 def side_place(directory: Path) -> Path:
@@ -100,7 +77,7 @@ def start_tail(
     options: CompareOptions,
     build: Callable[[DumpTable, DumpTable, MatchResult], Any],
     directory: Path,
-) -> Tail | None:
+) -> forking.SideTail | None:
     """Fork the child that builds (``build(target, golden, part)``) and writes the last rows; None if it did not start."""
     start = tail_start(target, match)
     if start >= len(match.target):
@@ -139,4 +116,6 @@ def start_tail(
     if child.pid is None:
         side.unlink(missing_ok=True)
         return None
-    return Tail(child, side, start)
+    # a side file of a hundred megabytes takes the file system a noticeable time to free: a thread removes it
+    # while the run goes on (the run waits for it before it forks again and before it returns)
+    return forking.SideTail(child, side, start, remove_later)

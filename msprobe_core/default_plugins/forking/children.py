@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: the name this plugin is registered under (``msprobe_core.host.defaults``)
@@ -373,3 +374,24 @@ def spawn(work: Callable[[], None], role: str = "forked child") -> Child:
         child.kill()
         raise
     return child
+
+
+@dataclass
+class SideTail:
+    """A running child writing the CSV text (no header) of a result's rows ``start:`` into ``side``: the tail a
+    writer takes (``StrategySpec.tail``, ``msprobe_csv_tail``). ``remove`` takes the side file away once the
+    result is written (``remove_later`` where it may be big and a thread may free its blocks meanwhile)."""
+
+    child: Child
+    side: Path
+    start: int
+    remove: Callable[[Path], None] = field(default=lambda path: path.unlink(missing_ok=True))
+
+    def finish(self) -> bool:
+        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
+        return self.child.wait()
+
+    def close(self) -> None:
+        """Stop the child if it still runs and remove the side file (once the file is written, or has failed)."""
+        self.child.kill()
+        self.remove(self.side)

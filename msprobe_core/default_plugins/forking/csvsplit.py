@@ -9,7 +9,6 @@ writer spells the second half itself, so the file is the same byte for byte.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +17,7 @@ from msprobe_core.plugin import TEXT_ERRORS, write_csv_rows
 from . import children
 
 
-@dataclass
-class SplitTail:
-    """A forked child writing the CSV text (no header) of rows ``start:`` of a file into ``side``: a tail as the
-    writer takes one (``StrategySpec.tail``'s kind)."""
-
-    child: children.Child
-    side: Path
-    start: int
-
-    def finish(self) -> bool:
-        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
-        return self.child.wait()
-
-    def close(self) -> None:
-        """Stop the child if it still runs and remove the side file (once the file is written, or has failed)."""
-        self.child.kill()
-        self.side.unlink(missing_ok=True)
-
-
-def split_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) -> SplitTail | None:
+def split_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) -> children.SideTail | None:
     """Fork the child that writes rows ``(start + stop) // 2:stop`` of ``columns`` into a side file beside ``path``;
     ``None`` when the file is too small to pay, no fork is allowed here (:func:`.children.fork_worthwhile`), or the
     fork failed."""
@@ -53,4 +33,4 @@ def split_tail(path: Path, columns: list[Sequence[Any]], start: int, stop: int) 
     child = children.spawn(write_tail, "child writing the second half of a CSV file")
     if child.pid is None:
         return None
-    return SplitTail(child, side, mid)
+    return children.SideTail(child, side, mid)
