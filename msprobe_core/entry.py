@@ -104,6 +104,13 @@ def run() -> None:
     except KeyboardInterrupt:  # Ctrl-C in the instant between the end of the run and the exit
         sys.stderr.write(_INTERRUPTED)
         code = 130
+    except Exception as exc:  # a Ctrl-C that Python wrapped outside the guard (a class body's __set_name__ as a
+        from .cli.guard import caused_by_interrupt  # module loads: RuntimeError), as the guard treats it inside
+
+        if not caused_by_interrupt(exc):
+            raise
+        sys.stderr.write(_INTERRUPTED)
+        code = 130
     if _SIGINTS and code < 128:  # a Ctrl-C was lost on the way (see the module's docstring): still one
         sys.stderr.write(_INTERRUPTED)
         code = 130

@@ -181,3 +181,34 @@ def test_a_sigterm_inside_a_class_being_made_is_the_sigterm_not_an_internal_erro
     assert proc.returncode == 143, (proc.returncode, proc.stderr)
     assert len(err) == 1 and "terminated (SIGTERM)" in err[0] and "internal error" not in err[0], err
     assert not (list(out.rglob("*.csv")) if out.exists() else [])
+
+
+#: a Ctrl-C that strikes inside a class body's ``__set_name__`` while a module loads before the guard: Python 3.11
+#: hands it on wrapped in a ``RuntimeError`` (raised here where the signal's handler would raise it)
+_CTRL_C_IN_SET_NAME = """
+import sys
+from msprobe_core import entry
+from msprobe_core.cli import main as cli_main
+
+def struck(argv=None):
+    class Field:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    class Job:
+        plugin_data = Field()
+
+    return 0
+
+cli_main.main = struck
+sys.argv = ["msprobe", "--version"]
+entry.run()
+"""
+
+
+def test_a_ctrl_c_python_wraps_outside_the_guard_still_exits_130() -> None:
+    """The interrupt reaches the entry as the exception Python wrapped it in: exit 130, one line, no traceback."""
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_IN_SET_NAME], capture_output=True, text=True, timeout=600)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert err == ["msprobe: interrupted (Ctrl-C)"], err

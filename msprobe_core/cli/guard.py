@@ -129,7 +129,7 @@ def guarded(run: object, *, debug: bool, command_path: str = "msprobe") -> int:
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing more to say
         return 1
     except Exception as exc:  # a bug: still one line, the traceback with --debug
-        if _caused_by_interrupt(exc):  # Python wrapped the interrupt (a class body's __set_name__: RuntimeError)
+        if caused_by_interrupt(exc):  # Python wrapped the interrupt (a class body's __set_name__: RuntimeError)
             return _interrupted(debug)
         if debug:
             traceback.print_exc()
@@ -167,7 +167,7 @@ def _interrupted(debug: bool) -> int:
     return Interrupted.exit_code
 
 
-def _caused_by_interrupt(exc: BaseException) -> bool:
+def caused_by_interrupt(exc: BaseException) -> bool:
     """Whether ``exc`` wraps an interrupt: a ``KeyboardInterrupt`` (a signal's, see :class:`_Signals`) as its cause
     or context, as Python does when one strikes inside ``__set_name__`` while a class is made (an import)."""
     seen: set[int] = set()

@@ -381,9 +381,7 @@ def main(argv: list[str] | None = None) -> int:
 
             setup_logging(bool({"-q", "--quiet"} & set(args)))
         # the plugins load here, inside the guard: a bad MSPROBE_LOAD_PLUGINS is one line and exit 2
-        from ..host.registry import get_host
-
-        loaded = guarded(get_host, debug=debug)
+        loaded = guarded(_load_plugins, debug=debug)
         if loaded:
             return loaded
     if _foreign(args):
@@ -403,6 +401,14 @@ def main(argv: list[str] | None = None) -> int:
     path = f"msprobe {args[0]}" if args and command_named(args[0]) is not None else "msprobe"
     return guarded(_with_run_host(lambda: cli.main(args=args, prog_name="msprobe", standalone_mode=False)),
                    debug=debug, command_path=path)
+
+
+def _load_plugins() -> None:
+    """Load the process's plugin host, importing its modules here too: a Ctrl-C that strikes while they load (inside a
+    class body, where Python wraps it in a ``RuntimeError``) is the guard's, one line and exit 130."""
+    from ..host.registry import get_host
+
+    get_host()
 
 
 def _with_run_host(command: Callable[[], Any]) -> Callable[[], Any]:
