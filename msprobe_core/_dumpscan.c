@@ -2010,7 +2010,48 @@ done:
     return out;
 }
 
+/* join_rows(columns) -> str: the CSV lines of the rows whose fields are ``columns`` (lists of str, the fields
+   already quoted), each field joined by ',' and each row ended by '\n', over the shortest column's rows, as
+   "\n".join(map(",".join, zip(*columns))) + "\n" gives them; None when a field is not an ASCII str (the
+   caller joins those in Python). One pass to size the text, one to copy: no tuple and no row string per row. */
+static PyObject *join_rows(PyObject *module, PyObject *arg) {
+    PyObject *cols = PySequence_Fast(arg, "join_rows: a sequence of lists");
+    if (cols == NULL) return NULL;
+    Py_ssize_t ncols = PySequence_Fast_GET_SIZE(cols), nrows = PY_SSIZE_T_MAX, total = 0;
+    PyObject **colv = PySequence_Fast_ITEMS(cols);
+    if (ncols == 0) { Py_DECREF(cols); return PyUnicode_New(0, 127); }
+    for (Py_ssize_t c = 0; c < ncols; c++) {
+        if (!PyList_Check(colv[c])) { Py_DECREF(cols); Py_RETURN_NONE; }
+        if (PyList_GET_SIZE(colv[c]) < nrows) nrows = PyList_GET_SIZE(colv[c]);
+    }
+    for (Py_ssize_t c = 0; c < ncols; c++) {
+        PyObject **items = ((PyListObject *)colv[c])->ob_item;
+        for (Py_ssize_t r = 0; r < nrows; r++) {
+            PyObject *v = items[r];
+            if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) { Py_DECREF(cols); Py_RETURN_NONE; }
+            total += PyUnicode_GET_LENGTH(v);
+        }
+    }
+    total += nrows * ncols;  /* a ',' after each field but the last of a row, a '\n' after the last */
+    PyObject *out = PyUnicode_New(total, 127);
+    if (out == NULL) { Py_DECREF(cols); return NULL; }
+    Py_UCS1 *w = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        for (Py_ssize_t c = 0; c < ncols; c++) {
+            PyObject *v = ((PyListObject *)colv[c])->ob_item[r];
+            Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+            memcpy(w, PyUnicode_1BYTE_DATA(v), (size_t)n);
+            w += n;
+            *w++ = c + 1 < ncols ? ',' : '\n';
+        }
+    }
+    Py_DECREF(cols);
+    return out;
+}
+
 static PyMethodDef module_functions[] = {
+    {"join_rows", join_rows, METH_O,
+     "join_rows(columns) -> the CSV lines of the rows of these columns of quoted ASCII fields (None: not all ASCII)"},
     {"hash_texts", hash_texts, METH_O, "hash_texts(texts) -> bytearray of uint64 key hashes (the index's)"},
     {"row_hashes", row_hashes, METH_VARARGS,
      "row_hashes(heads, nrows, suffix_ids, suffixes) -> bytearray of uint64 compare-key hashes, one per row"},

@@ -89,13 +89,17 @@ def _pick(
     pick = getattr(values, "pick", None)  # a statistics column held as arrays (a loader's lean column)
     if pick is not None:
         return pick(idx, missing, none, identity)
+    first = idx[0]
+    if isinstance(values, list) and 0 <= first and idx[-1] - first == len(idx) - 1 and (
+            identity or idx == list(range(first, first + len(idx)))):
+        # consecutive rows (every row, or the usual part of a big result): those only, no per-row lookup
+        seg = values if identity else values[first:first + len(idx)]
+        return [none if v is None else v for v in seg] if none is not None and None in seg else seg
     if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by a tail, the chunked plugin's): look at those only
         if none is None:
             return [values[j] if j >= 0 else missing for j in idx]
         return [missing if j < 0 else none if values[j] is None else values[j] for j in idx]
     has_none = none is not None and None in values
-    if identity and not has_none and isinstance(values, list):
-        return values
     source = [none if v is None else v for v in values] if has_none else list(values)
     source.append(missing)  # idx -1 picks this last cell: the missing value, with no per-row test
     return list(map(source.__getitem__, idx))

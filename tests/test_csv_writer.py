@@ -166,3 +166,19 @@ def test_no_value_starts_a_row_or_a_formula(tmp_path: Path, prefix: str) -> None
     assert len(rows) == 4 and all(len(r) == 3 for r in rows), rows
     assert rows[1][0] == "'" + evil and rows[2][2] == "'" + evil and rows[3][0] == f"'{prefix}@SUM(1)"
     assert len(pd.read_csv(path)) == 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text(max_size=6), max_size=8), max_size=5))
+def test_rows_joined_in_c_as_in_python(columns: list[list[str]]) -> None:
+    """The C join of a chunk's fields gives the text Python's joins give (over the shortest column), and hands
+    back every chunk holding a non-ASCII field (``None``: Python joins it)."""
+    from msprobe_core.text import csv_rows
+
+    if csv_rows._join_rows is None:
+        pytest.skip("msprobe_core._dumpscan is not built here")
+    joined = csv_rows._join_rows(columns)
+    if any(not f.isascii() for col in columns for f in col[:min(map(len, columns))]):
+        assert joined is None
+    else:
+        assert joined == ("\n".join(map(",".join, zip(*columns))) + "\n" if columns and min(map(len, columns)) else "")

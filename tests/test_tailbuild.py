@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -268,3 +270,85 @@ def test_chunked_turned_off_no_tail_starts_and_the_file_is_the_same(tmp_path: Pa
         reset_host(None)
     assert not split_always, "a tail was started with the plugin off"
     assert off == split
+
+
+def _cli_run(case: Path, out: Path, options: dict) -> tuple[dict[str, bytes], dict]:
+    """``msprobe compare`` in this process (it keeps no table: the child also summarises its rows): the result
+    files and the ``--json-summary`` without its times and paths."""
+    import json
+
+    from msprobe_core.cli.main import main
+
+    flags = {"fuzzy_match": ["-fm"], "api_mapping": ["-am"], "cell_mapping": ["-cm"]}
+    args = [a for k in options for a in flags.get(k, ["-dm", str(case / str(options[k]))])]
+    out.mkdir()
+    summary = out.parent / f"{out.name}.json"
+    assert main(["compare", "-tp", str(_step(case, "target")), "-gp", str(_step(case, "golden")), "-o", str(out),
+                 "--json-summary", str(summary), *args]) == 0
+    files = {p.name.rsplit("_", 1)[0]: p.read_bytes() for p in out.iterdir() if p.suffix == ".csv"}
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "a side or temporary file was left behind"
+    def plain(x: object) -> object:  # without the run's times and paths
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items() if k not in ("elapsed_s", "started", "finished")}
+        if isinstance(x, list):
+            return [plain(v) for v in x]
+        if isinstance(x, str):
+            return re.sub(r"_\d{14}", "_STAMP", x.replace(str(summary), "SUMMARY").replace(str(out), "OUT"))
+        return x
+
+    doc = plain(json.loads(summary.read_text(encoding="utf-8")))
+    return files, doc
+
+
+@pytest.mark.parametrize(("case", "options"), CASES, ids=[f"{c}{'-' + '-'.join(o) if o else ''}" for c, o in CASES])
+def test_a_child_that_summarises_its_rows_gives_the_same_files_and_summary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int], case: str, options: dict) -> None:
+    """``msprobe compare`` keeps no table: the child builds, writes and summarises the rows from the split on,
+    this process only the rows before; files, JSON summary and report are those of one process alone."""
+    path = _case(case)
+    summarised: list[bool] = []
+    real = tailbuild.start_tail
+
+    def recording(*args, **kwargs):
+        tail = real(*args, **kwargs)
+        summarised.append(tail is not None and tail.summarises)
+        return tail
+
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        alone = _cli_run(path, tmp_path / "alone", options)
+    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    monkeypatch.setattr(tailbuild, "PIECE_ROWS", 3)
+    assert _cli_run(path, tmp_path / "split", options) == alone
+    assert any(summarised), "no child summarised its rows: the path was not exercised"
+
+
+@pytest.mark.parametrize("when", ["before its summary", "while sending it"])
+def test_a_child_lost_after_its_rows_leaves_them_and_their_summary_to_this_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int], when: str) -> None:
+    """The child wrote every row but died before (or while) handing back their summary: this process builds,
+    writes and summarises every row itself, with the files and summary of a run alone."""
+    import pickle
+
+    case = _case("pytorch/c05")
+    with monkeypatch.context() as m:
+        m.setattr(forking, "fork_allowed", lambda: False)
+        alone = _cli_run(case, tmp_path / "alone", {})
+    summarised: list[bool] = []
+    real = tailbuild.start_tail
+
+    def recording(*args, **kwargs):
+        tail = real(*args, **kwargs)
+        summarised.append(tail is not None and tail.summarises)
+        return tail
+
+    def dying(obj, out, *args, **kwargs):  # in the child only: the module's pickle is replaced for this test
+        if when == "while sending it":
+            out.write(pickle.dumps(obj)[:20])
+            out.flush()
+        os._exit(1)
+
+    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    monkeypatch.setattr(tailbuild, "pickle", SimpleNamespace(dump=dying, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL))
+    assert _cli_run(case, tmp_path / "split", {}) == alone
+    assert summarised == [True], "no child was asked to summarise its rows"

@@ -178,9 +178,12 @@ def compare_cmd(**kw: object) -> None:
     from ..options import refuse_inapplicable
     from ..run.context import RunContext
     from ..run.jobs import run_jobs
+    from ..workers.gcpause import gc_paused
 
     setup_logging(bool(kw["quiet"]))
     click.get_current_context().with_resource(run_status("msprobe compare", quiet=bool(kw["quiet"])))
+    # no collector pass over the run's tables and summary: all of it is freed when the command ends
+    click.get_current_context().with_resource(gc_paused(freeze=True))
     host = get_host()
     values = host.options.from_cli(kw)  # a bad value: one line naming the flag
     _set_tensor_cap(values["max_tensor_bytes"])

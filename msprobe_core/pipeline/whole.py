@@ -19,7 +19,7 @@ from ..match.stage import match_tables
 from ..model import CompareOptions, DumpTable, MatchResult
 from ..write.stage import write_result
 from . import build
-from .sink import Written
+from .sink import Written, summary_sink
 
 if TYPE_CHECKING:
     from ..host.registry import PluginHost
@@ -61,8 +61,16 @@ class WholeTables:
         if timestamp is None:  # the Python API without an output directory: the table only
             return Written(build.build_result(*matched, options, host), [])
         rows = len(matched[2].target)
-        tail = _start_tail(*matched, job, options, host) if self.tail else None
+        # a run that keeps no table: the tail's child may summarise its rows, this process builds only the others
+        sink = summary_sink(run) if self.tail and run is not None and not run.keep_tables else None
+        tail = _start_tail(*matched, job, options, host, sink) if self.tail else None
         try:
+            if getattr(tail, "summarises", False):
+                done = tail.head(lambda table, head_tail: write_result(
+                    table, job, options, timestamp, host, tail=head_tail, started=run.started))  # type: ignore[union-attr]
+                if done is not None:
+                    return Written(*done)
+                tail = None  # the child failed: every row is built, written and summarised here
             stage("metrics and verdicts", f"{rows:,} rows", 3, 4)
             table = build.build_result(*matched, options, host)
             stage("write", f"{rows:,} rows", 4, 4)
@@ -81,7 +89,7 @@ class WholeTables:
 
 
 def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: CompareJob,
-                options: CompareOptions, host: PluginHost) -> Any:
+                options: CompareOptions, host: PluginHost, sink: Any = None) -> Any:
     from ..write.writers import CSV_MAX_ROWS
 
     lend = next((spec.tail for spec in host.strategies if spec.tail is not None), None)
@@ -95,4 +103,5 @@ def _start_tail(target: DumpTable, golden: DumpTable, match: MatchResult, job: C
     def build_part(t: DumpTable, g: DumpTable, part: MatchResult) -> ResultTable:
         return build.build_result(t, g, part, options, host)
 
-    return lend(target, golden, match, options, build_part, Path(job.output_dir))
+    more = {} if sink is None else {"sink": sink}  # a tail may summarise its rows too (it has then head())
+    return lend(target, golden, match, options, build_part, Path(job.output_dir), **more)

@@ -22,6 +22,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+try:
+    from .._dumpscan import join_rows as _join_rows
+except ImportError:  # built without its C extension: the rows are joined in Python
+    _join_rows = None
+
 __all__ = ["ALWAYS_QUOTED", "csv_chunk", "csv_line", "quote_cells", "quote_chars"]
 
 # characters the csv module might quote a field for, with the default dialect and lineterminator="\n"
@@ -86,7 +91,8 @@ def csv_chunk(columns: Sequence[list[str]], charsets: Sequence[str | None] | Non
         return ""
     if len(quoted) == 1:
         return "".join(f"{text}\n" if text else '""\n' for text in quoted[0])
-    return "\n".join(map(",".join, zip(*quoted))) + "\n"
+    joined = None if _join_rows is None else _join_rows(quoted)  # in C: no tuple and no string per row
+    return joined if joined is not None else "\n".join(map(",".join, zip(*quoted))) + "\n"
 
 
 def csv_line(fields: list[str]) -> str:

@@ -62,7 +62,8 @@ def write_csv(table: ResultTable, path: Path, tail: Any = None) -> list[Path]:
     ``chunked``); its text is appended, or those rows are written here if it failed.
     """
     columns = [table.data[c] for c in table.columns]
-    n = min(map(len, columns)) if columns else 0
+    # a tail with ``stop``: the table holds only the rows before it, the tail every other (see pipeline.whole)
+    n = getattr(tail, "stop", None) or (min(map(len, columns)) if columns else 0)
     bounds = [(0, n)] if n <= CSV_MAX_ROWS else [(k, min(n, k + CSV_MAX_ROWS)) for k in range(0, n, CSV_MAX_ROWS)]
     if len(bounds) > 1:
         tail = None  # a tail's rows are for one file; the core never asks for one for such a table

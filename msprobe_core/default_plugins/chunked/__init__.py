@@ -24,11 +24,15 @@ def _choose(job: Any, options: Any, host: Any, on_worker: bool) -> Any:
     return choose(job, options, host, on_worker)
 
 
-def _tail(target: Any, golden: Any, match: Any, options: Any, build: Callable[..., Any], directory: Path) -> Any:
-    """A forked child building and spelling the last rows of a big whole-table result (:mod:`.tailbuild`)."""
+def _tail(target: Any, golden: Any, match: Any, options: Any, build: Callable[..., Any], directory: Path,
+          sink: Any = None) -> Any:
+    """A forked child building, spelling (and, given a summary ``sink``, summarising) the last rows of a big
+    whole-table result (:mod:`.tailbuild`)."""
     from .tailbuild import start_tail, wants_tail
 
-    return start_tail(target, golden, match, options, build, directory) if wants_tail(target, match, options) else None
+    if not wants_tail(target, match, options):
+        return None
+    return start_tail(target, golden, match, options, build, directory, sink)
 
 
 @hookimpl

@@ -16,21 +16,25 @@ so the file is the same byte for byte. The core's whole-table strategy offers ea
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import pickle
 import tempfile
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from msprobe_core.plugin import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, remove_later
+from msprobe_core.plugin import MODE_TENSOR, CompareOptions, DumpTable, MatchResult, remove_later, whole_numbers
 
 from ..forking import children as forking
 
 #: share of the rows the child builds and writes: this process also builds the rows the child writes
 TAIL_SHARE = 0.6
+#: the child's share when it also summarises its rows: this process then builds only the rows before them
+SUMMARY_SHARE = 0.5
 #: rows the child builds at a time (its own memory holds one such piece of the result)
 PIECE_ROWS = 32768
 
@@ -77,9 +81,14 @@ def start_tail(
     options: CompareOptions,
     build: Callable[[DumpTable, DumpTable, MatchResult], Any],
     directory: Path,
+    sink: Any = None,
 ) -> forking.SideTail | None:
-    """Fork the child that builds (``build(target, golden, part)``) and writes the last rows; None if it did not start."""
-    start = tail_start(target, match)
+    """Fork the child that builds (``build(target, golden, part)``) and writes the last rows; None if it did not start.
+
+    ``sink``: a summary sink with a continuation (``continued``/``absorb``, :mod:`msprobe_core.pipeline.sink`): the
+    child also feeds its rows to ``sink.continued(start)`` and hands back that partial (``SideTail.partial``),
+    so this process builds and summarises the rows before ``start`` only."""
+    start = tail_start(target, match, SUMMARY_SHARE if continues(sink) else TAIL_SHARE)
     if start >= len(match.target):
         return None
     try:
@@ -88,16 +97,20 @@ def start_tail(
         return None  # the writer will say what is wrong with the directory
     os.close(fd)
     side = Path(name)
+    later = sink.continued(start) if continues(sink) else None
+    answers, told = os.pipe() if later is not None else (-1, -1)
 
     def work() -> None:
         from msprobe_core.plugin import TEXT_ERRORS, whole_numbers, write_csv_rows
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
         warnings.simplefilter("ignore")
+        _close(answers)  # the parent's end
 
         n = len(match.target)
         # column-wide facts the parts must share
-        notes = replace(match.notes, whole_numbers=whole_numbers(target, golden, match))
+        notes = match.notes if match.notes.whole_numbers is not None else replace(
+            match.notes, whole_numbers=whole_numbers(target, golden, match))
         with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             lo = start
             while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs
@@ -105,17 +118,106 @@ def start_tail(
                 part = replace(match, target=match.target[lo:hi], golden=match.golden[lo:hi], notes=notes)
                 table = build(target, golden, part)
                 write_csv_rows(fh, None, [table.data[c] for c in table.columns], 0, len(table))
+                if later is not None:
+                    later.feed_table(table, lo)
                 del table
                 lo = hi
+        if later is not None:  # the rows are all in the side file: their summary goes back
+            with open(told, "wb") as out:
+                pickle.dump(later.finish(None), out, pickle.HIGHEST_PROTOCOL)
 
     try:
         child = forking.spawn(work, "child writing the result's last rows")  # a stop signal during the fork is raised here, the child killed
     except BaseException:
+        _close(answers, told)
         side.unlink(missing_ok=True)
         raise
+    _close(told)
     if child.pid is None:
+        _close(answers)
         side.unlink(missing_ok=True)
         return None
     # a side file of a hundred megabytes takes the file system a noticeable time to free: a thread removes it
     # while the run goes on (the run waits for it before it forks again and before it returns)
-    return forking.SideTail(child, side, start, remove_later)
+    if later is None:
+        return forking.SideTail(child, side, start, remove_later)
+
+    def build_head() -> Any:  # with the facts of whole columns, as the child's parts have them
+        notes = replace(match.notes, whole_numbers=whole_numbers(target, golden, match))
+        return build(target, golden, replace(match, target=match.target[:start], golden=match.golden[:start],
+                                             notes=notes))
+
+    return SummarisingTail(child, side, start, remove_later, answers, build_head=build_head, sink=sink,
+                           rows=len(match.target))
+
+
+class TailLost(Exception):
+    """The child building a result's last rows failed: they are in no table of this process."""
+
+
+@dataclass
+class HeadTail:
+    """A tail as a writer takes it when the table holds only the rows before it (``stop``: every row's count):
+    :meth:`finish` raises :class:`TailLost` when the child failed, since those rows are nowhere else."""
+
+    tail: forking.SideTail
+    stop: int
+
+    @property
+    def start(self) -> int:
+        return self.tail.start
+
+    @property
+    def side(self) -> Path:
+        return self.tail.side
+
+    def finish(self) -> bool:
+        if not self.tail.finish():
+            raise TailLost
+        return True
+
+    def close(self) -> None:
+        self.tail.close()
+
+
+@dataclass
+class SummarisingTail(forking.SideTail):
+    """A tail whose child also summarises its rows (a continuation of the job's summary sink): this process
+    builds, summarises and writes only the rows before it (:meth:`head`)."""
+
+    build_head: Callable[[], Any] = lambda: None
+    sink: Any = None
+    rows: int = 0
+
+    def head(self, write: Callable[[Any, HeadTail], list[Path]]) -> tuple[Any, list[Path], Any] | None:
+        """Build and summarise the rows before the child's, ``write(table, tail)`` them (the writer appends the
+        child's text) and take the child's partial: ``(table of those rows, files, the job's partial)``;
+        ``None`` (this tail closed, nothing written) when the child failed in any way."""
+        from msprobe_core.plugin import stage
+
+        try:
+            stage("metrics and verdicts", f"{self.rows:,} rows", 3, 4)
+            table = self.build_head()
+            self.sink.feed_table(table, 0)
+            stage("write", f"{self.rows:,} rows", 4, 4)
+            files = write(table, HeadTail(self, self.rows))
+            self.sink.absorb(self.partial)
+        except (TailLost, ValueError):  # ValueError: a sink that cannot take the child's partial after all
+            self.close()
+            return None
+        self.close()
+        return table, files, self.sink.finish(files)
+
+
+def continues(sink: Any) -> bool:
+    """Whether a summary sink can hand the rows from some row on to another process (``continued``/``absorb``)."""
+    from .chunkworker import continues as has_continuation
+
+    return sink is not None and has_continuation(sink)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)

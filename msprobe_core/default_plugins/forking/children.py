@@ -380,18 +380,44 @@ def spawn(work: Callable[[], None], role: str = "forked child") -> Child:
 class SideTail:
     """A running child writing the CSV text (no header) of a result's rows ``start:`` into ``side``: the tail a
     writer takes (``StrategySpec.tail``, ``msprobe_csv_tail``). ``remove`` takes the side file away once the
-    result is written (``remove_later`` where it may be big and a thread may free its blocks meanwhile)."""
+    result is written (``remove_later`` where it may be big and a thread may free its blocks meanwhile).
+
+    A tail that also summarises its rows (``StrategySpec.tail`` given a summary sink) sends the partial of a
+    continuation of that sink through the pipe ``answers`` before it ends; :meth:`finish` reads it into
+    ``partial`` (``None`` when the child failed: whoever asked builds and summarises those rows itself)."""
 
     child: Child
     side: Path
     start: int
     remove: Callable[[Path], None] = field(default=lambda path: path.unlink(missing_ok=True))
+    answers: int = -1
+    partial: Any = None
+
+    def __post_init__(self) -> None:
+        self.summarises = self.answers >= 0
 
     def finish(self) -> bool:
-        """Wait for the child; True when ``side`` holds every row from ``start`` on."""
-        return self.child.wait()
+        """Wait for the child; True when ``side`` holds every row from ``start`` on (and, for a tail that
+        summarises, when ``partial`` holds the summary of those rows)."""
+        if self.answers >= 0 and self.child.pid is not None and not self.child.reaped:
+            import pickle
+
+            reader = pipe_reader(self.answers, self.child.watch())
+            self.answers = -1  # the reader owns the descriptor now
+            try:
+                with reader:
+                    self.partial = pickle.load(reader)
+            except Stalled as stalled:
+                self.child.give_up(stalled.limit)
+            except Exception:  # noqa: BLE001 - a child that died mid-answer: its rows are done here
+                self.child.kill()
+        return self.child.wait() and (self.partial is not None or not self.summarises)
 
     def close(self) -> None:
         """Stop the child if it still runs and remove the side file (once the file is written, or has failed)."""
         self.child.kill()
+        if self.answers >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.answers)
+            self.answers = -1
         self.remove(self.side)
