@@ -670,7 +670,53 @@ static PyObject *node_str(Scanner *sc, Node *nd) {
     return PyUnicode_FromStringAndSize((const char *)sc->s + nd->start, nd->len);
 }
 
+/* 10^0 .. 10^22: every one an exact double */
+static const double EXACT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The double of a JSON number's text when one IEEE operation gives it correctly rounded (Clinger's fast path: its
+   digits, at most 2^53 as an integer, times or over an exact power of ten, 10^22 at most), as strtod would give it;
+   0 when the text needs the full conversion. Most statistics (repr's 16 or 17 shortest digits) are taken here: the
+   full conversion works in big integers. */
+static int fast_double(const unsigned char *p, Py_ssize_t len, double *out) {
+    const unsigned char *end = p + len;
+    int neg = 0;
+    uint64_t m = 0;
+    int digits = 0, exp10 = 0;
+    if (p < end && *p == '-') { neg = 1; p++; }
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (m || *p != '0') digits++;
+        if (digits > 19) return 0;
+        m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (m || *p != '0') digits++;
+            if (digits > 19) return 0;
+            m = m * 10 + (uint64_t)(*p - '0');
+            exp10--;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        int eneg = 0, e = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (e > 1000) return 0;
+            e = e * 10 + (*p - '0');
+        }
+        exp10 += eneg ? -e : e;
+    }
+    if (p != end || m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22) return 0;
+    double v = (double)m;
+    v = exp10 < 0 ? v / EXACT_POW10[-exp10] : v * EXACT_POW10[exp10];
+    *out = neg ? -v : v;
+    return 1;
+}
+
 static PyObject *number(Scanner *sc, Node *nd) {
+    double fast;
+    if (nd->type != T_INT && fast_double(sc->s + nd->start, nd->len, &fast)) return PyFloat_FromDouble(fast);
     char buf[MAX_NUMBER + 1];
     memcpy(buf, sc->s + nd->start, nd->len);
     buf[nd->len] = '\0';
@@ -1348,9 +1394,11 @@ static int walk(Scanner *sc, Node *nd, PyObject *state, int depth) {
         int32_t i = 0;
         for (int32_t c = nd->first; c >= 0; c = sc->nodes[c].next, i++) {
             if (keep_index) {
-                char num[24];
-                int k = snprintf(num, sizeof num, ".%d", (int)i);
-                if (text_add(&sc->name, num, k) < 0) return ERROR;
+                char num[16], *w = num + sizeof num; /* ".<i>", written backwards: no printf per argument */
+                int32_t v = i;
+                do { *--w = (char)('0' + v % 10); v /= 10; } while (v);
+                *--w = '.';
+                if (text_add(&sc->name, w, num + sizeof num - w) < 0) return ERROR;
             }
             r = walk(sc, &sc->nodes[c], state, depth + 1);
             sc->name.len = base;

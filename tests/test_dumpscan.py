@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import struct
 import zlib
 from pathlib import Path
 
@@ -433,3 +434,33 @@ def test_the_scanner_reads_every_member_it_accepts(member: str, tmp_path: Path) 
                     encoding="utf-8")
     table = check_same(path, must_take=True)
     assert len(table) == (0 if member in ENTRY_METADATA else 1)
+
+
+NUMBER_TEXTS = st.builds(
+    lambda sign, whole, frac, exp: f"{sign}{whole}{'.' + frac if frac is not None else ''}{exp}",
+    st.sampled_from(["", "-"]),
+    st.one_of(st.just("0"), st.from_regex(r"[1-9][0-9]{0,22}", fullmatch=True)),
+    st.one_of(st.none(), st.from_regex(r"[0-9]{1,24}", fullmatch=True)),
+    st.one_of(st.just(""), st.builds(lambda e, s, n: f"{e}{s}{n}", st.sampled_from("eE"),
+                                     st.sampled_from(["", "+", "-"]), st.integers(0, 400))),
+)
+
+
+@SETTINGS
+@given(texts=st.lists(st.one_of(NUMBER_TEXTS, st.floats(allow_nan=False, allow_infinity=False).map(repr),
+                                st.sampled_from(["9007199254740993", "9007199254740992.0", "1e22", "1e23",
+                                                 "0.1e-22", "123456789012345678e-22", "-0.0", "4.9e-324"])),
+                      min_size=4, max_size=4))
+def test_every_number_text_reads_as_python_reads_it(texts: list[str],
+                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A statistic's number, whatever its digits and exponent (the scanner converts most in one IEEE operation and
+    the others as Python does), is the double ``float(text)`` gives, bit for bit."""
+    stats = dict(zip(("Max", "Min", "Mean", "Norm"), texts))
+    leaf = ('{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], '
+            + "".join(f'"{k}": {v}, ' for k, v in stats.items()) + '"requires_grad": false}')
+    path = tmp_path_factory.mktemp("num") / "dump.json"
+    path.write_text('{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": '
+                    '{"Functional.relu.0.forward": {"input_args": [' + leaf + '], "input_kwargs": {}, "output": []}}}')
+    table = check_same(path, must_take=True)
+    got = [table.max[0], table.min[0], table.mean[0], table.norm[0]]
+    assert [struct.pack("<d", float(g)) for g in got] == [struct.pack("<d", float(json.loads(t))) for t in texts]

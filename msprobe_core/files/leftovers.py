@@ -10,7 +10,7 @@ merely look alike and remove those no live process holds: the default plugin ``s
 
 from __future__ import annotations
 
-import secrets
+import os
 from pathlib import Path
 
 #: the suffix of a hidden temporary file being written (``.<name>.msprobe-<12 hex>.part``)
@@ -27,7 +27,8 @@ def part_name(final: Path) -> Path:
     next to it (the name cut to 80 bytes), a shape a later run's sweep recognises as this program's."""
     name = final.name
     base = name[:80] if len(name.encode()) > 80 else name
-    return final.parent / f".{base}.msprobe-{secrets.token_hex(6)}{PART_SUFFIX}"
+    # os.urandom is what secrets.token_hex reads; the secrets module would import hmac, base64 and random
+    return final.parent / f".{base}.msprobe-{os.urandom(6).hex()}{PART_SUFFIX}"
 
 
 def run_lock_name(directory: Path, stamp: str) -> Path:

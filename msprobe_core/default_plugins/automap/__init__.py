@@ -7,16 +7,30 @@ Turned off (``-p no:automap``), ``--auto-map`` is no option of ``msprobe compare
 
 from __future__ import annotations
 
+from typing import Any
+
 from msprobe_core.plugin import DUMP_KINDS, MapperSpec, OptionSpec, Register, hookimpl
+
+#: the mapper's name in the chain (``-dm`` and ``-fm`` go behind it)
+AUTO_MAPPER = "auto-map"
 
 
 @hookimpl
 def msprobe_register_mappers(register: Register[MapperSpec]) -> None:
     """``--auto-map``: a proposed data mapping, ahead of ``-dm`` and ``-fm`` (plugins' mapping mappers go behind
     it)."""
-    from .automap import auto_map_mapper
+    register(MapperSpec(AUTO_MAPPER, _run, applies=_applies, before=("data-mapping", "fuzzy")))
 
-    register(auto_map_mapper())
+
+def _applies(options: Any) -> bool:
+    return bool(getattr(options, "auto_map", False))
+
+
+def _run(ctx: Any) -> Any:
+    """The pairing machinery (:mod:`.automap`) is imported when ``--auto-map`` runs, not when a compare starts."""
+    from .automap import run_auto_map
+
+    return run_auto_map(ctx)
 
 
 @hookimpl

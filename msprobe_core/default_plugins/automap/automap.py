@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 
 from msprobe_core.plugin import (
     TWO_PROGRAMS_COMMENT,
-    CompareOptions,
     DumpTable,
-    MapperSpec,
     MappingError,
     MatchContext,
     MatchResult,
@@ -42,7 +40,6 @@ from .automap_updates_api import pair_updates_by_use
 
 log = logging.getLogger("msprobe")
 
-AUTO_MAPPER = "auto-map"
 #: the attachment's name (``{timestamp}``: the result's timestamp; ``{job}``: ``_rank0`` … when a run has ranks)
 AUTO_MAPPING_NAME = "auto_mapping{job}_{timestamp}.yaml"
 #: the golden name given to a target row the proposal leaves unpaired (no dump has a row of that name)
@@ -388,12 +385,3 @@ def run_auto_map(ctx: MatchContext) -> MatchResult:
     match.notes.attachments.append((AUTO_MAPPING_NAME, yaml_text(proposal)))
     match.notes.summary_notes.append(proposal.summary)
     return match
-
-
-def _applies(options: CompareOptions) -> bool:
-    return bool(getattr(options, "auto_map", False))
-
-
-def auto_map_mapper() -> MapperSpec:
-    """The mapper spec the built-in plugin registers (ahead of ``-dm``; plugins' mapping mappers go behind it)."""
-    return MapperSpec(AUTO_MAPPER, run_auto_map, applies=_applies, before=("data-mapping", "fuzzy"))

@@ -96,7 +96,7 @@ def _coded_percent_columns(values: Sequence[Any]) -> tuple[np.ndarray, np.ndarra
     codes = values.codes
     agg = values.numbers() / 100
     pct = agg.copy()
-    for code in np.unique(codes[codes != 0]).tolist():
+    for code in np.flatnonzero(np.bincount(codes[codes != 0])).tolist():  # np.unique would import numpy.ma
         rows = codes == code
         label_agg, label_pct = _percent_columns([values.labels[code]])
         agg[rows] = label_agg[0]

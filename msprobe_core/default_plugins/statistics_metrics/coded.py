@@ -76,7 +76,7 @@ class CodedTextColumn(TextColumn):
             values = np.where(is_label, 0.0, values)  # label cells: cheap placeholders, replaced below
         out = float_texts(values, self.suffix)
         if is_label.any():
-            for code in np.unique(codes[is_label]).tolist():
+            for code in np.flatnonzero(np.bincount(codes[is_label])).tolist():  # np.unique imports numpy.ma
                 text = labels[code]
                 for i in np.flatnonzero(codes == code).tolist():
                     out[i] = text
