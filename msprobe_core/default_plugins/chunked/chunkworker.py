@@ -5,7 +5,7 @@ copied) every chunk can be read and built on its own. The chunks are taken in *r
 :data:`ROUND_ROWS` rows (:func:`plan_rounds`); :func:`start_worker` forks one child that takes the second
 half of each round (whole chunks, so whole APIs): it reads and builds them, spells their CSV text into side
 files (split where the result's part files split, each beginning with the header where it begins a part)
-and feeds them to a continuation of the run's summary sink (:func:`continues`:
+and feeds them to a continuation of the run's summary sink (:func:`.tailbuild.continues`:
 ``continued``/``absorb``). Meanwhile this process builds and writes the first half of the round; then it
 appends the child's side files, absorbs its partial and re-emits its log records and warnings after its own,
 in the order a single process would have given them, and removes the side files. The child runs at most
@@ -36,6 +36,7 @@ from typing import Any
 from msprobe_core.plugin import remove_later
 
 from ..forking import children as forking
+from .tailbuild import continues
 
 #: below this many result rows a worker costs more than it saves
 MIN_ROWS = forking.MIN_SPLIT_ROWS
@@ -99,13 +100,6 @@ def plan_rounds(chunks: list[tuple[int, int]], rows: int = 0) -> list[Round]:
         rounds.append(Round(k, middle, stop))
         k = stop
     return rounds
-
-
-def continues(sink: Any) -> bool:
-    """Whether a summary sink can hand the rows from some row on to another process: ``continued(start)`` (a new
-    sink for the rows from ``start`` on, fed and finished there with ``finish(None)``) and ``absorb(partial)``
-    (take that sink's partial once every row before ``start`` was fed here)."""
-    return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
 
 
 def worker_wanted(chunks: list[tuple[int, int]], out: Any, sink: Any) -> bool:

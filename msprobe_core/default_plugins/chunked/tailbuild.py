@@ -210,10 +210,10 @@ class SummarisingTail(forking.SideTail):
 
 
 def continues(sink: Any) -> bool:
-    """Whether a summary sink can hand the rows from some row on to another process (``continued``/``absorb``)."""
-    from .chunkworker import continues as has_continuation
-
-    return sink is not None and has_continuation(sink)
+    """Whether a summary sink can hand the rows from some row on to another process: ``continued(start)`` (a new
+    sink for the rows from ``start`` on, fed and finished there with ``finish(None)``) and ``absorb(partial)``
+    (take that sink's partial once every row before ``start`` was fed here; :mod:`msprobe_core.pipeline.sink`)."""
+    return callable(getattr(sink, "continued", None)) and callable(getattr(sink, "absorb", None))
 
 
 def _close(*fds: int) -> None:
