@@ -39,7 +39,8 @@ def check_pair(target: DumpTable, golden: DumpTable) -> None:
 
 def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
               index: bool | None = None) -> tuple[DumpTable, DumpTable]:
-    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs).
+    """Load both dumps of a job and attach what the compare needs (stack, tensor dirs); what the files held that
+    the loader did not understand is said and kept on the job (:func:`account_unrecognised`).
 
     ``index``: not ``None`` for a streamed compare's load, which asks the loader for each dump's
     :class:`~msprobe_core.load.dumpindex.DumpIndex` (the value: whether backward calls are renumbered).
@@ -77,6 +78,7 @@ def load_pair(job: CompareJob, options: CompareOptions, host: PluginHost,
                                     host)
         if isinstance(target.stack, dict) and not isinstance(target, DumpIndex):  # a hierarchy source may keep it
             host.notify("msprobe_stack_read", path=stack_file, stack=target.stack, key_hash=None)
+    account_unrecognised(job, target, golden)
     return target, golden
 
 

@@ -20,7 +20,7 @@ from ..console.stages import file_sizes, stage
 from ..errors import CompareFailed
 from ..host.registry import PluginHost
 from ..host.specs import CompareJob
-from ..load.stage import account_unrecognised, load_pair
+from ..load.stage import load_pair
 from ..model import CompareOptions, DumpTable
 from ..result import ResultTable
 from .sink import Written
@@ -108,7 +108,6 @@ def load_job(job: CompareJob, options: CompareOptions, host: PluginHost, index: 
     names = f"both {job.target.name}" if job.target.name == job.golden.name else f"{job.target.name} + {job.golden.name}"
     stage("load", f"{names}, {file_sizes(job.target, job.golden)}", 1, 4)
     target, golden = load_pair(job, options, host, index)
-    account_unrecognised(job, target, golden)
     if on_loaded is not None:
         target, golden = on_loaded(target, golden) or (target, golden)
     if check_empty and (not len(target) or not len(golden)):
