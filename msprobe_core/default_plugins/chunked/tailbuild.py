@@ -33,8 +33,9 @@ from ..forking import children as forking
 
 #: share of the rows the child builds and writes: this process also builds the rows the child writes
 TAIL_SHARE = 0.6
-#: the child's share when it also summarises its rows: this process then builds only the rows before them
-SUMMARY_SHARE = 0.5
+#: the child's share when it also summarises its rows: this process then builds only the rows before them, but also
+#: adds the child's text and partial to its own (at 0.5 the child waited for it, 30,000 entries: 50 ms)
+SUMMARY_SHARE = 0.55
 #: rows the child builds at a time (its own memory holds one such piece of the result)
 PIECE_ROWS = 32768
 
