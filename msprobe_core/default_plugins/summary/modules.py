@@ -32,8 +32,9 @@ def module_answers(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
     stack: list[tuple[TreeNode, tuple[str, ...]]] = [(root, ())]
     while stack:
         node, path = stack.pop()
-        children = sorted([c for c in node.children.values() if c.kind == "m"], key=_first, reverse=True)
-        stack.extend((c, (*path, c.name)) for c in children)
+        if node.children:  # most nodes are calls, which enclose nothing
+            children = sorted([c for c in node.children.values() if c.kind == "m"], key=_first, reverse=True)
+            stack.extend((c, (*path, c.name)) for c in children)
         if node is root:
             continue
         s = node.stats
