@@ -29,5 +29,6 @@ def match_tables(
     if match.dtype_gate:
         match = apply_dtype_gate(match, target.dtype, golden.dtype, dtype_compat(tf, gf))
     match.notes.frameworks = (tf, gf)
-    match.notes.pairing = pairing_note(len(golden), len({j for j in match.golden if j >= 0}))
+    paired = set(match.golden)  # the golden rows paired (-1: none), counted at C speed
+    match.notes.pairing = pairing_note(len(golden), len(paired) - (-1 in paired))
     return match
