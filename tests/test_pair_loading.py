@@ -12,6 +12,7 @@ import math
 import os
 import pickle
 import random
+from array import array
 from pathlib import Path
 
 import pytest
@@ -503,3 +504,22 @@ def test_a_plugins_msprobe_load_pair_is_used_and_its_junk_named(tmp_path: Path,
     assert (t.source, g.source) == (target, golden) and seen == ["g.json", "x", "t.json"]
     with pytest.raises(PluginFailed, match="msprobe_load_pair"):
         PluginHost(extra_plugins=[Junk()]).load_pair(load, target, golden, lambda table: None)
+
+
+@pytest.mark.parametrize("distinct", [3, 300, 70_000])
+def test_wire_categories_decode_to_the_same_objects(distinct: int) -> None:
+    """A category column of any width (one, two or four bytes a code) decodes to its values, each the one object of
+    the category list; a code out of range is a damaged message, as with any other decode."""
+    values = [None if k % 11 == 0 else f"v{k % distinct}" for k in range(distinct * 5 + 5)]
+    wire = tablewire._encode_strings(values, {str, type(None)})
+    if wire[0] != "cat":  # too many categories for the encoder: the widest codes by hand
+        code_of = {v: i for i, v in enumerate(dict.fromkeys(values))}
+        wire = ("cat", list(code_of), array("I", map(code_of.__getitem__, values)))
+    decoded = tablewire.decode_column(wire)
+    assert decoded == values
+    by_value = {v: v for v in wire[1]}  # the category list's own objects
+    assert all(d is by_value[v] for d, v in zip(decoded, values))
+    ints = list(range(50))
+    assert tablewire.decode_column(("int", array("q", [3, 0, 49, 3])), ints) == [3, 0, 49, 3]
+    with pytest.raises(IndexError):
+        tablewire.decode_column(("cat", ["a"], bytes([0, 1])))
