@@ -300,12 +300,8 @@ def _cli_run(case: Path, out: Path, options: dict) -> tuple[dict[str, bytes], di
     return files, doc
 
 
-@pytest.mark.parametrize(("case", "options"), CASES, ids=[f"{c}{'-' + '-'.join(o) if o else ''}" for c, o in CASES])
-def test_a_child_that_summarises_its_rows_gives_the_same_files_and_summary(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int], case: str, options: dict) -> None:
-    """``msprobe compare`` keeps no table: the child builds, writes and summarises the rows from the split on,
-    this process only the rows before; files, JSON summary and report are those of one process alone."""
-    path = _case(case)
+def _record_summarising(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """From now on, for each tail started, whether its child summarises its rows."""
     summarised: list[bool] = []
     real = tailbuild.start_tail
 
@@ -314,10 +310,20 @@ def test_a_child_that_summarises_its_rows_gives_the_same_files_and_summary(
         summarised.append(tail is not None and tail.summarises)
         return tail
 
+    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    return summarised
+
+
+@pytest.mark.parametrize(("case", "options"), CASES, ids=[f"{c}{'-' + '-'.join(o) if o else ''}" for c, o in CASES])
+def test_a_child_that_summarises_its_rows_gives_the_same_files_and_summary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_always: list[int], case: str, options: dict) -> None:
+    """``msprobe compare`` keeps no table: the child builds, writes and summarises the rows from the split on,
+    this process only the rows before; files, JSON summary and report are those of one process alone."""
+    path = _case(case)
     with monkeypatch.context() as m:
         m.setattr(forking, "fork_allowed", lambda: False)
         alone = _cli_run(path, tmp_path / "alone", options)
-    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    summarised = _record_summarising(monkeypatch)
     monkeypatch.setattr(tailbuild, "PIECE_ROWS", 3)
     assert _cli_run(path, tmp_path / "split", options) == alone
     assert any(summarised), "no child summarised its rows: the path was not exercised"
@@ -334,21 +340,13 @@ def test_a_child_lost_after_its_rows_leaves_them_and_their_summary_to_this_proce
     with monkeypatch.context() as m:
         m.setattr(forking, "fork_allowed", lambda: False)
         alone = _cli_run(case, tmp_path / "alone", {})
-    summarised: list[bool] = []
-    real = tailbuild.start_tail
-
-    def recording(*args, **kwargs):
-        tail = real(*args, **kwargs)
-        summarised.append(tail is not None and tail.summarises)
-        return tail
-
     def dying(obj, out, *args, **kwargs):  # in the child only: the module's pickle is replaced for this test
         if when == "while sending it":
             out.write(pickle.dumps(obj)[:20])
             out.flush()
         os._exit(1)
 
-    monkeypatch.setattr(tailbuild, "start_tail", recording)
+    summarised = _record_summarising(monkeypatch)
     monkeypatch.setattr(tailbuild, "pickle", SimpleNamespace(dump=dying, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL))
     assert _cli_run(case, tmp_path / "split", {}) == alone
     assert summarised == [True], "no child was asked to summarise its rows"

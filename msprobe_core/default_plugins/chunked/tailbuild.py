@@ -89,7 +89,8 @@ def start_tail(
     ``sink``: a summary sink with a continuation (``continued``/``absorb``, :mod:`msprobe_core.pipeline.sink`): the
     child also feeds its rows to ``sink.continued(start)`` and hands back that partial (``SideTail.partial``),
     so this process builds and summarises the rows before ``start`` only."""
-    start = tail_start(target, match, SUMMARY_SHARE if continues(sink) else TAIL_SHARE)
+    summarise = continues(sink)
+    start = tail_start(target, match, SUMMARY_SHARE if summarise else TAIL_SHARE)
     if start >= len(match.target):
         return None
     try:
@@ -98,7 +99,7 @@ def start_tail(
         return None  # the writer will say what is wrong with the directory
     os.close(fd)
     side = Path(name)
-    later = sink.continued(start) if continues(sink) else None
+    later = sink.continued(start) if summarise else None
     answers, told = os.pipe() if later is not None else (-1, -1)
 
     def work() -> None:
@@ -185,6 +186,8 @@ class HeadTail:
 class SummarisingTail(forking.SideTail):
     """A tail whose child also summarises its rows (a continuation of the job's summary sink): this process
     builds, summarises and writes only the rows before it (:meth:`head`)."""
+
+    summarises = True
 
     build_head: Callable[[], Any] = lambda: None
     sink: Any = None

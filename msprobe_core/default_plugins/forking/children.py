@@ -392,9 +392,8 @@ class SideTail:
     remove: Callable[[Path], None] = field(default=lambda path: path.unlink(missing_ok=True))
     answers: int = -1
     partial: Any = None
-
-    def __post_init__(self) -> None:
-        self.summarises = self.answers >= 0
+    #: whether the child also sends the partial of its rows (a tail made with ``answers``)
+    summarises = False
 
     def finish(self) -> bool:
         """Wait for the child; True when ``side`` holds every row from ``start`` on (and, for a tail that
