@@ -674,10 +674,53 @@ static PyObject *node_str(Scanner *sc, Node *nd) {
 static const double EXACT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* The double of a JSON number's text when one IEEE operation gives it correctly rounded (Clinger's fast path: its
-   digits, at most 2^53 as an integer, times or over an exact power of ten, 10^22 at most), as strtod would give it;
-   0 when the text needs the full conversion. Most statistics (repr's 16 or 17 shortest digits) are taken here: the
-   full conversion works in big integers. */
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 u128;
+
+static int bits128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)x);
+}
+
+/* q (and a nonzero remainder below it: sticky) times 2^e2, rounded to nearest even at 53 bits; 0 when q holds too
+   few bits to decide the rounding or the double would not be normal */
+static int round53(u128 q, int sticky, int e2, double *out) {
+    if (q == 0) return 0;
+    int b = bits128(q);
+    if (b <= 53) {
+        if (sticky || e2 + b - 1 < -1022 || e2 + b - 1 > 1023) return 0;
+        *out = ldexp((double)(uint64_t)q, e2);
+        return 1;
+    }
+    int drop = b - 53;
+    u128 r = q >> drop, rest = q & (((u128)1 << drop) - 1), half = (u128)1 << (drop - 1);
+    if (rest > half || (rest == half && (sticky || (r & 1)))) r++;
+    if (r == ((u128)1 << 53)) { r >>= 1; drop++; }
+    if (e2 + drop + 52 < -1022 || e2 + drop + 52 > 1023) return 0;
+    *out = ldexp((double)(uint64_t)r, e2 + drop);
+    return 1;
+}
+
+/* m * 10^exp10, correctly rounded, by exact integer arithmetic in 128 bits: m shifted as far left as it goes, then
+   divided by the power of ten (quotient and remainder decide the rounding); 0 where that does not suffice */
+static int exact_double(uint64_t m, int exp10, double *out) {
+    if (m == 0 || exp10 < -38 || exp10 > 38) return 0;
+    u128 pow10 = 1;
+    for (int k = exp10 < 0 ? -exp10 : exp10; k > 0; k--) pow10 *= 10;
+    if (exp10 >= 0)
+        return pow10 <= (~(u128)0) / m && round53((u128)m * pow10, 0, 0, out);
+    int shift = 127 - (64 - __builtin_clzll(m));
+    u128 n = (u128)m << shift;
+    return round53(n / pow10, n % pow10 != 0, -shift, out);
+}
+#else
+static int exact_double(uint64_t m, int exp10, double *out) { (void)m; (void)exp10; (void)out; return 0; }
+#endif
+
+/* The double of a JSON number's text, as strtod would give it, where that is cheap: one IEEE operation (Clinger's
+   fast path: its digits, at most 2^53 as an integer, times or over an exact power of ten, 10^22 at most), else up to
+   19 digits in exact 128-bit integer arithmetic (repr's 17 digits mostly need it); 0 when the text needs the full
+   conversion, which works in big integers. */
 static int fast_double(const unsigned char *p, Py_ssize_t len, double *out) {
     const unsigned char *end = p + len;
     int neg = 0;
@@ -707,9 +750,12 @@ static int fast_double(const unsigned char *p, Py_ssize_t len, double *out) {
         }
         exp10 += eneg ? -e : e;
     }
-    if (p != end || m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22) return 0;
+    if (p != end) return 0;
     double v = (double)m;
-    v = exp10 < 0 ? v / EXACT_POW10[-exp10] : v * EXACT_POW10[exp10];
+    if (m <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22)
+        v = exp10 < 0 ? v / EXACT_POW10[-exp10] : v * EXACT_POW10[exp10];
+    else if (!exact_double(m, exp10, &v))
+        return 0;
     *out = neg ? -v : v;
     return 1;
 }

@@ -14,6 +14,7 @@ from msprobe_core.default_plugins.statistics_metrics.coded import CodedTextColum
 from msprobe_core.default_plugins.statistics_metrics.diffs import stat_diffs
 from msprobe_core.model import NA
 from msprobe_core.result import _pick
+from msprobe_core.text.cells import csv_cell
 from msprobe_core.text.columns import ITER_CHUNK, StackColumn
 
 LABELS = ("", "N/A", "Diff", "inf", "-inf", "Nan", "0")
@@ -73,6 +74,20 @@ def test_stack_column() -> None:
     col = StackColumn([lines, None, ["b"]])
     ref = [str(lines), NA, "['b']"]
     assert col == ref and col[-1] == "['b']" and col[1:] == ref[1:] and len(col) == 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.text(), st.integers(), st.booleans()), max_size=4)),
+                max_size=12), st.data())
+def test_stack_column_csv_texts_are_each_cell_spelled(stacks: list, data: st.DataObject) -> None:
+    """Every row's text is str() of its lines, and its CSV text, rows of one API sharing one object of lines: each cell as csv_cell spells it
+    (a line that looks like a formula neutralised, a quote or a newline kept), however the lines repeat."""
+    rows = [stacks[data.draw(st.integers(0, len(stacks) - 1))] for _ in range(20)] if stacks else []
+    col = StackColumn(rows)
+    texts = [NA if v is None else str(v) for v in rows]
+    assert col.texts() == texts and [col.cell(i) for i in range(len(rows))] == texts
+    expected = [csv_cell(t) for t in texts]
+    assert col.csv_texts() == expected and col.csv_texts(3, 9) == expected[3:9]
 
 
 # (npu, bench, Max diff cell, MaxRelativeErr cell) as the list-based implementation spelled them

@@ -449,7 +449,11 @@ NUMBER_TEXTS = st.builds(
 @SETTINGS
 @given(texts=st.lists(st.one_of(NUMBER_TEXTS, st.floats(allow_nan=False, allow_infinity=False).map(repr),
                                 st.sampled_from(["9007199254740993", "9007199254740992.0", "1e22", "1e23",
-                                                 "0.1e-22", "123456789012345678e-22", "-0.0", "4.9e-324"])),
+                                                 "0.1e-22", "123456789012345678e-22", "-0.0", "4.9e-324",
+                                                 # ties and 17 to 19 digits: the exact 128-bit path
+                                                 "18014398509481990", "9007199254740995", "0.30000000000000004441",
+                                                 "1.8446744073709551615e19", "9.065504620148754e-23",
+                                                 "936160873948.1163978e-31", "0.09915977996665028"])),
                       min_size=4, max_size=4))
 def test_every_number_text_reads_as_python_reads_it(texts: list[str],
                                                     tmp_path_factory: pytest.TempPathFactory) -> None:

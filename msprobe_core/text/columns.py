@@ -27,6 +27,7 @@ from .cells import csv_column
 
 __all__ = ["RangeSequence", "StackColumn", "TextColumn", "ITER_CHUNK"]
 
+_ALL_STR = {str}.issuperset
 ITER_CHUNK = 16384
 """Cells spelled at a time while a column is iterated."""
 
@@ -116,17 +117,30 @@ class StackColumn(TextColumn):
     row's API), or ``None`` for ``N/A``. Rows of one API share the same object.
     """
 
-    __slots__ = ("_lines",)
+    __slots__ = ("_lines", "_reprs")
 
     def __init__(self, lines: list[Any]) -> None:
         self._lines = lines
+        self._reprs: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self._lines)
 
     def cell(self, i: int) -> str:
-        v = self._lines[i]
-        return NA if v is None else str(v)
+        return self._text(self._lines[i])
 
     def texts(self, start: int = 0, stop: int | None = None) -> list[str]:
-        return [NA if v is None else str(v) for v in self._lines[start:stop]]
+        return list(map(self._text, self._lines[start:stop]))
+
+    def csv_texts(self, start: int = 0, stop: int | None = None) -> list[str]:
+        # each distinct object spelled once, and the same text object per row (the CSV quotes each text once)
+        lines = self._lines[start:stop]
+        distinct = list({id(v): v for v in lines}.values())
+        spelled = dict(zip(map(id, distinct), csv_column(list(map(self._text, distinct)))))
+        return list(map(spelled.__getitem__, map(id, lines)))
+
+    def _text(self, v: Any) -> str:
+        if v is None or v.__class__ is not list or not _ALL_STR(map(type, v)):
+            return NA if v is None else str(v)
+        # str() of a list of text, a few hundred distinct lines repeating across the stacks: each repr made once
+        return "[" + ", ".join([self._reprs.get(x) or self._reprs.setdefault(x, repr(x)) for x in v]) + "]"
