@@ -2104,48 +2104,152 @@ done:
     return out;
 }
 
+/* A column of numbers for join_rows, as msprobe_core.text.csv_rows.number_column gives it: (body, overrides,
+   suffix, quote_negative, spell). body: orjson's texts of the column's float64 values, comma-separated (the same
+   shortest digits as repr); overrides: None, or per row a text written instead of the number (None: the number);
+   suffix: bytes after each number; quote_negative: a negative number is written after an apostrophe. */
+typedef struct {
+    const char *p, *end;  /* the body not read yet */
+    PyObject **over;      /* overrides[r], or NULL */
+    const char *suffix;
+    Py_ssize_t nsuffix;
+    int quote_negative;
+} NumberColumn;
+
+static int number_column(PyObject *form, NumberColumn *nc, Py_ssize_t *nrows) {
+    if (!PyTuple_Check(form) || PyTuple_GET_SIZE(form) != 5) return 0;
+    PyObject *body = PyTuple_GET_ITEM(form, 0), *over = PyTuple_GET_ITEM(form, 1), *suffix = PyTuple_GET_ITEM(form, 2);
+    if (!PyBytes_Check(body) || !PyBytes_Check(suffix) || (over != Py_None && !PyList_Check(over))) return 0;
+    nc->p = PyBytes_AS_STRING(body);
+    nc->end = nc->p + PyBytes_GET_SIZE(body);
+    nc->suffix = PyBytes_AS_STRING(suffix);
+    nc->nsuffix = PyBytes_GET_SIZE(suffix);
+    nc->quote_negative = PyObject_IsTrue(PyTuple_GET_ITEM(form, 3)) == 1;
+    nc->over = NULL;
+    if (over != Py_None) {
+        nc->over = ((PyListObject *)over)->ob_item;
+        if (PyList_GET_SIZE(over) < *nrows) *nrows = PyList_GET_SIZE(over);
+    }
+    Py_ssize_t n = nc->p < nc->end ? 1 : 0;  /* one number per comma-separated text */
+    for (const char *q = nc->p; (q = memchr(q, ',', (size_t)(nc->end - q))) != NULL; q++) n++;
+    if (n < *nrows) *nrows = n;
+    return 1;
+}
+
+/* Write the next number of nc (or its row's override) at w: repr's spelling of orjson's text (orjson writes
+   1.5e-7 where repr writes 1.5e-07, and 0.000015 where repr writes 1.5e-05), then the suffix. Returns the end, or
+   NULL for an override that is not an ASCII str. */
+static Py_UCS1 *write_number(NumberColumn *nc, Py_ssize_t r, Py_UCS1 *w) {
+    const char *t = nc->p, *stop = memchr(t, ',', (size_t)(nc->end - t));
+    if (stop == NULL) stop = nc->end;
+    nc->p = stop < nc->end ? stop + 1 : stop;
+    if (nc->over && nc->over[r] != Py_None) {
+        PyObject *v = nc->over[r];
+        if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) return NULL;
+        memcpy(w, PyUnicode_1BYTE_DATA(v), (size_t)PyUnicode_GET_LENGTH(v));
+        return w + PyUnicode_GET_LENGTH(v);
+    }
+    int neg = t < stop && *t == '-';
+    if (neg && nc->quote_negative) *w++ = '\'';
+    const char *digits = t + neg, *e = memchr(t, 'e', (size_t)(stop - t));
+    if (e != NULL) {
+        if (e + 2 < stop && e[1] == '-' && stop - (e + 2) == 1) {  /* e-7: repr pads the exponent to two digits */
+            memcpy(w, t, (size_t)(e + 2 - t));
+            w += e + 2 - t;
+            *w++ = '0';
+            *w++ = (Py_UCS1)e[2];
+        } else {
+            memcpy(w, t, (size_t)(stop - t));
+            w += stop - t;
+        }
+    } else if (stop - digits > 6 && memcmp(digits, "0.0000", 6) == 0 && digits[6] >= '1' && digits[6] <= '9') {
+        if (neg) *w++ = '-';  /* 1e-5 <= |x| < 1e-4: repr writes D.DDDe-05 */
+        *w++ = (Py_UCS1)digits[6];
+        if (stop - digits > 7) {
+            *w++ = '.';
+            memcpy(w, digits + 7, (size_t)(stop - digits - 7));
+            w += stop - digits - 7;
+        }
+        memcpy(w, "e-05", 4);
+        w += 4;
+    } else {
+        memcpy(w, t, (size_t)(stop - t));
+        w += stop - t;
+    }
+    memcpy(w, nc->suffix, (size_t)nc->nsuffix);
+    return w + nc->nsuffix;
+}
+
 /* join_rows(columns) -> str: the CSV lines of the rows whose fields are ``columns`` (lists of str, the fields
-   already quoted), each field joined by ',' and each row ended by '\n', over the shortest column's rows, as
-   "\n".join(map(",".join, zip(*columns))) + "\n" gives them; None when a field is not an ASCII str (the
-   caller joins those in Python). One pass to size the text, one to copy: no tuple and no row string per row. */
+   already quoted, or columns of numbers: see NumberColumn), each field joined by ',' and each row ended by '\n',
+   over the shortest column's rows, as "\n".join(map(",".join, zip(*columns))) + "\n" gives them; None when a field
+   is not an ASCII str or a column is neither (the caller joins those in Python). One pass to size the text, one
+   to write it: no tuple and no row string per row, and no string per number. */
 static PyObject *join_rows(PyObject *module, PyObject *arg) {
     PyObject *cols = PySequence_Fast(arg, "join_rows: a sequence of lists");
     if (cols == NULL) return NULL;
     Py_ssize_t ncols = PySequence_Fast_GET_SIZE(cols), nrows = PY_SSIZE_T_MAX, total = 0;
     PyObject **colv = PySequence_Fast_ITEMS(cols);
     if (ncols == 0) { Py_DECREF(cols); return PyUnicode_New(0, 127); }
+    NumberColumn *numbers = PyMem_Calloc((size_t)ncols, sizeof(NumberColumn));
+    PyObject *out = NULL;
+    char *buf = NULL;
+    if (numbers == NULL) { Py_DECREF(cols); return PyErr_NoMemory(); }
     for (Py_ssize_t c = 0; c < ncols; c++) {
-        if (!PyList_Check(colv[c])) { Py_DECREF(cols); Py_RETURN_NONE; }
-        if (PyList_GET_SIZE(colv[c]) < nrows) nrows = PyList_GET_SIZE(colv[c]);
+        if (PyList_Check(colv[c])) {
+            if (PyList_GET_SIZE(colv[c]) < nrows) nrows = PyList_GET_SIZE(colv[c]);
+        } else if (!number_column(colv[c], &numbers[c], &nrows)) {
+            goto none;
+        }
     }
     for (Py_ssize_t c = 0; c < ncols; c++) {
+        if (!PyList_Check(colv[c])) {  /* at most each text's own bytes, a pad or an apostrophe, the suffix */
+            total += (numbers[c].end - numbers[c].p) + nrows * (2 + numbers[c].nsuffix);
+            for (Py_ssize_t r = 0; numbers[c].over && r < nrows; r++)
+                if (PyUnicode_Check(numbers[c].over[r])) total += PyUnicode_GET_LENGTH(numbers[c].over[r]);
+            continue;
+        }
         PyObject **items = ((PyListObject *)colv[c])->ob_item;
         for (Py_ssize_t r = 0; r < nrows; r++) {
             PyObject *v = items[r];
-            if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) { Py_DECREF(cols); Py_RETURN_NONE; }
+            if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) goto none;
             total += PyUnicode_GET_LENGTH(v);
         }
     }
     total += nrows * ncols;  /* a ',' after each field but the last of a row, a '\n' after the last */
-    PyObject *out = PyUnicode_New(total, 127);
-    if (out == NULL) { Py_DECREF(cols); return NULL; }
-    Py_UCS1 *w = PyUnicode_1BYTE_DATA(out);
+    buf = PyMem_Malloc((size_t)total + 1);
+    if (buf == NULL) { PyErr_NoMemory(); goto done; }
+    Py_UCS1 *w = (Py_UCS1 *)buf;
     for (Py_ssize_t r = 0; r < nrows; r++) {
         for (Py_ssize_t c = 0; c < ncols; c++) {
-            PyObject *v = ((PyListObject *)colv[c])->ob_item[r];
-            Py_ssize_t n = PyUnicode_GET_LENGTH(v);
-            memcpy(w, PyUnicode_1BYTE_DATA(v), (size_t)n);
-            w += n;
+            if (PyList_Check(colv[c])) {
+                PyObject *v = ((PyListObject *)colv[c])->ob_item[r];
+                Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+                memcpy(w, PyUnicode_1BYTE_DATA(v), (size_t)n);
+                w += n;
+            } else if ((w = write_number(&numbers[c], r, w)) == NULL) {
+                goto none;
+            }
             *w++ = c + 1 < ncols ? ',' : '\n';
         }
     }
+    out = PyUnicode_New(w - (Py_UCS1 *)buf, 127);
+    if (out != NULL) memcpy(PyUnicode_1BYTE_DATA(out), buf, (size_t)(w - (Py_UCS1 *)buf));
+    goto done;  /* out is the answer, or NULL with the error set */
+none:
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyMem_Free(buf);
+    PyMem_Free(numbers);
     Py_DECREF(cols);
     return out;
 }
 
 static PyMethodDef module_functions[] = {
     {"join_rows", join_rows, METH_O,
-     "join_rows(columns) -> the CSV lines of the rows of these columns of quoted ASCII fields (None: not all ASCII)"},
+     "join_rows(columns) -> the CSV lines of the rows of these columns of quoted ASCII fields or numbers (None: "
+     "not all ASCII)"},
     {"hash_texts", hash_texts, METH_O, "hash_texts(texts) -> bytearray of uint64 key hashes (the index's)"},
     {"row_hashes", row_hashes, METH_VARARGS,
      "row_hashes(heads, nrows, suffix_ids, suffixes) -> bytearray of uint64 compare-key hashes, one per row"},

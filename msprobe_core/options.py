@@ -106,10 +106,6 @@ class OptionSpec:
             return self.name
         return self.flags[0] if short else "/".join(self.flags)
 
-    @property
-    def takes_value(self) -> bool:
-        return self.kind != FLAG
-
 
 # --------------------------------------------------------------------------- naming
 _STYLE: contextvars.ContextVar[str] = contextvars.ContextVar("msprobe_option_style", default="cli")

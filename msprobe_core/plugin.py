@@ -90,7 +90,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".run.finished": ("FinishedRun", "PartialSpec", "RunSummary"),
     ".running": ("run_host", "running_with"),
     ".text.strtod": ("pandas_strtod",),
-    ".text.csv_rows": ("csv_line",),
+    ".text.csv_rows": ("csv_line", "number_column"),
     ".text.floattext": ("float_texts",),
 }
 #: modules given as they are
@@ -238,7 +238,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (never run)
     from .text import statcells as stat_cells
     from .text.cells import csv_column, is_formula_like, neutralise, numpy_float_text
     from .text.columns import RangeSequence, TextColumn
-    from .text.csv_rows import csv_line
+    from .text.csv_rows import csv_line, number_column
     from .text.floattext import float_texts
     from .text.strtod import pandas_strtod
     from .workers.executors import Executor, ExecutorRef, ExecutorSpec, InlineExecutor, executor_for, usable_cpus, using

@@ -20,7 +20,6 @@ STAT_VALUE_COLUMNS = C.STAT_VALUE_COLUMNS
 MD5_COLUMNS = C.MD5_COLUMNS
 TAIL_COLUMNS = C.TAIL_COLUMNS
 STACK_COLUMN = C.STACK_INFO
-DATA_NAME_COLUMN = C.DATA_NAME
 
 
 def result_columns(mode: str, with_stack: bool, extra_metrics: list[str] | None = None,

@@ -1,17 +1,14 @@
 """Read one ``.npy`` array safely: no pickles, sizes checked before reading. The one ``.npy`` reader.
 
-``np.load(allow_pickle=False)`` already refuses object arrays, but it trusts the
-header's shape: a 100-byte file that declares ``(10**12,)`` float64 elements makes
-it try to allocate 8 TB before noticing the file is short. :func:`read_npy` opens
-only regular files (a FIFO or device is refused without blocking), parses the
-header itself (``ast.literal_eval`` of a bounded string, as numpy does), refuses
-``.npz`` archives and anything but plain numbers (object, structured, text and time
-dtypes), compares the declared size with the bytes actually present (a truncated
-file fails before anything is allocated) and applies the byte caps it is given.
-The data is read into the tensor stage's reusable arena when one is given.
+``np.load(allow_pickle=False)`` already refuses object arrays, but it trusts the header's shape: a 100-byte file
+that declares ``(10**12,)`` float64 elements makes it try to allocate 8 TB before noticing the file is short.
+:func:`read_npy` opens only regular files (a FIFO or device is refused without blocking), parses the header itself
+(``ast.literal_eval`` of a bounded string, as numpy does), refuses ``.npz`` archives and anything but plain numbers
+(object, structured, text and time dtypes), compares the declared size with the bytes actually present (a truncated
+file fails before anything is allocated) and applies the byte caps it is given. The data is read into the tensor
+stage's reusable arena when one is given.
 
-Used by the MindSpore plugin's tensor reader (tensor mode)
-and by the kernel-dump plugin.
+Used by the MindSpore plugin's tensor reader (tensor mode) and by the kernel-dump plugin.
 """
 
 from __future__ import annotations

@@ -25,11 +25,6 @@ def crc32_text(value: Any) -> str:
     return format(zlib.crc32(str(value).encode("utf-8", "backslashreplace")), "08x")
 
 
-def _py_str(value: Any) -> str:
-    """``str()`` of a JSON value as Python prints the decoded object."""
-    return str(value)
-
-
 def _type_name(value: Any) -> str:
     return str(type(value))
 
@@ -39,7 +34,6 @@ EMPTY_CRC = crc32_text("")
 _NONE_TYPE = type(None)
 #: JSON types a statistic (Max/Min/Mean/Norm) may have; msprobe writes numbers, bools or null.
 _STAT_TYPES = frozenset({float, int, bool, str, _NONE_TYPE})
-_RG_TYPES = frozenset({bool, str, _NONE_TYPE})
 #: an md5 is a crc32 text; the xor checksum of a 0-d tensor (26.0-26.2) is a float
 _MD5_TYPES = frozenset({str, int, float, bool, _NONE_TYPE})
 

@@ -1,16 +1,14 @@
 """Lean text columns of a result table: cells spelled only when read or written.
 
-A result holds millions of text cells that are numbers (``Max diff``,
-``MaxRelativeErr``…) or the stack text of an API repeated per row. Holding them as
-Python strings costs ~70 bytes a cell and a ``repr`` each up front; these classes
-keep what the text is made from (a reference to the stack's lines here; a float64 array and a small code per
-cell in the default plugin ``statistics_metrics``'s ``CodedTextColumn``) and spell cells in bulk when a
-consumer reads them.
+A result holds millions of text cells that are numbers (``Max diff``, ``MaxRelativeErr``…) or the stack text of an
+API repeated per row. Holding them as Python strings costs ~70 bytes a cell and a ``repr`` each up front; these
+classes keep what the text is made from (a reference to the stack's lines here; a float64 array and a small code per
+cell in the default plugin ``statistics_metrics``'s ``CodedTextColumn``) and spell cells in bulk when a consumer
+reads them.
 
-Each class is a :class:`collections.abc.Sequence` that behaves like the list of
-cells it stands for: ``len``, indexing (negative too), slicing (returns a list),
-iteration, ``==`` against a list, ``list(col)``, ``np.asarray(col)``. Writers ask
-for chunks of cells with :meth:`TextColumn.texts` and :meth:`TextColumn.csv_texts`
+Each class is a :class:`collections.abc.Sequence` that behaves like the list of cells it stands for: ``len``,
+indexing (negative too), slicing (returns a list), iteration, ``==`` against a list, ``list(col)``,
+``np.asarray(col)``. Writers ask for chunks of cells with :meth:`TextColumn.texts` and :meth:`TextColumn.csv_texts`
 (the cells as the CSV spells them, formula-like text neutralised).
 """
 

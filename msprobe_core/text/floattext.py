@@ -1,23 +1,18 @@
 """Spelling many float64 values exactly as Python's ``repr`` does, in bulk.
 
-``repr`` costs about a microsecond per float; a statistics result has millions
-of float cells. orjson spells a whole float64 array in one C call with the same
-shortest round-trip digits as ``repr``; only its notation differs in two
-ranges:
+``repr`` costs about a microsecond per float; a statistics result has millions of float cells. orjson spells a
+whole float64 array in one C call with the same shortest round-trip digits as ``repr``; only its notation differs
+in two ranges:
 
-* ``1e-9 <= |x| < 1e-5``: orjson writes ``1.5e-7`` where Python writes
-  ``1.5e-07`` (Python pads the exponent to two digits);
-* ``1e-5 <= |x| < 1e-4``: orjson writes ``0.000015`` where Python writes
-  ``1.5e-05`` (Python switches to scientific below ``1e-4``).
+* ``1e-9 <= |x| < 1e-5``: orjson writes ``1.5e-7`` where Python writes ``1.5e-07`` (two digits of exponent);
+* ``1e-5 <= |x| < 1e-4``: orjson writes ``0.000015`` where Python writes ``1.5e-05`` (scientific below ``1e-4``).
 
-The exponents of the first range are padded with one C-level ``str.replace``
-over the whole text (values below ``1e-9``, whose exponents have two digits
-already, are then respelled with ``repr``; when they are many, the first range
-is padded apart instead); values of the second range are respelled from
-orjson's digits by string slicing, and non-finite values (orjson writes
-``null``) with ``repr``. The
-property test ``tests/test_floattext.py`` checks the result against ``repr``
-over arbitrary float64 bit patterns.
+The exponents of the first range are padded with one C-level ``str.replace`` over the whole text (values below
+``1e-9``, whose exponents have two digits already, are then respelled with ``repr``; when they are many, the first
+range is padded apart instead); values of the second range are respelled from orjson's digits by string slicing,
+and non-finite values (orjson writes ``null``) with ``repr``. (The CSV writer's C join makes the same two changes to
+a column of numbers, :func:`msprobe_core.text.csv_rows.number_column`.) The property test
+``tests/test_floattext.py`` checks the result against ``repr`` over arbitrary float64 bit patterns.
 """
 
 from __future__ import annotations

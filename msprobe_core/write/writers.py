@@ -1,9 +1,8 @@
 """The built-in result writer (CSV), atomic; the default plugin ``xlsx`` writes xlsx.
 
-A result is first written to a hidden temporary file in the output
-directory and renamed into place only when complete, so an interrupted run
-never leaves a file that looks finished (:func:`msprobe_core.files.outputs.atomic_path`,
-re-exported here for plugin writers).
+A result is first written to a hidden temporary file in the output directory and renamed into place only
+when complete: an interrupted run never leaves a file that looks finished
+(:func:`msprobe_core.files.outputs.atomic_path`, re-exported here for plugin writers).
 """
 
 from __future__ import annotations
@@ -30,13 +29,16 @@ parts, the default plugin ``chunked``'s)."""
 CSV_CHUNK_ROWS = 2048
 """Rows spelled and written at a time: the CSV writer holds one chunk of text, never the whole table.
 
-A chunk's text (about thirty columns of cells) should stay in the caches until it is joined: with
-8,192 rows it did not, and in the large heap of a million-entry compare a row cost 1.3x what it
-costs at 100,000 entries (2,048 rows: the same per row at both sizes, and faster at both)."""
+A chunk's text (about thirty columns of cells) should stay in the caches until it is joined: with 8,192 rows it
+did not, and in the large heap of a million-entry compare a row cost 1.3x what it costs at 100,000 entries."""
 
 
-def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[list[str], str | None]:
-    """Cells ``start:stop`` of one column as the CSV spells them, and the characters they can hold."""
+def _csv_texts(column: Sequence[Any], start: int, stop: int) -> tuple[Any, str | None]:
+    """Cells ``start:stop`` of one column as the CSV spells them (or a column of numbers for the C join to spell,
+    :func:`msprobe_core.text.csv_rows.number_column`), and the characters they can hold."""
+    numbers = getattr(column, "csv_number_column", None)
+    if numbers is not None and (form := numbers(start, stop)) is not None:
+        return form, ""
     spell = getattr(column, "csv_texts", None)  # lean columns (msprobe_core.text.columns) spell themselves
     if spell is not None:
         return spell(start, stop), getattr(column, "csv_charset", None)

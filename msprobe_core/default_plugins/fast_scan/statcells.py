@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import NA, RangeSequence, csv_column, float_texts
+from msprobe_core.plugin import NA, RangeSequence, csv_column, float_texts, number_column
 from msprobe_core.plugin import stat_cells as _cells
 
 __all__ = ["StatCells"]
@@ -201,19 +201,36 @@ class StatCells(RangeSequence):
         out = float_texts(np.where(plain, nums, 0.0))
         if plain.all():
             return out
-        others = self.others
+        self._odd_cells(out, kinds, nums, start)
+        return out
+
+    def csv_number_column(self, start: int = 0, stop: int | None = None) -> tuple[Any, ...] | None:
+        """The cells ``start:stop`` for the CSV writer to spell in C (:func:`msprobe_core.plugin.number_column`), as
+        :meth:`csv_texts` spells them."""
+        kinds = self.kinds[start:stop]
+        nums = self.nums[start:stop]
+        plain = (kinds == FLOAT) & np.isfinite(nums)
+        overrides: list[str | None] | None = None
+        if not plain.all():
+            overrides = [None] * len(kinds)
+            self._odd_cells(overrides, kinds, nums, start)
+            nums = np.where(plain, nums, 0.0)
+        return number_column(np.ascontiguousarray(nums), overrides, "", False, lambda: self.csv_texts(start, stop))
+
+    def _odd_cells(self, out: list[Any], kinds: np.ndarray, nums: np.ndarray, start: int) -> None:
+        """Write into ``out`` the text of each cell (of these rows, from ``start``) that is no finite float: ``None``,
+        a NaN (empty), an infinity, an int, a text (neutralised) or anything else."""
         is_float = kinds == FLOAT
         for rows, text in ((kinds == NONE, "None"), (is_float & np.isnan(nums), ""),
                            (is_float & (nums == np.inf), " inf"), (is_float & (nums == -np.inf), " -inf")):
             for i in np.flatnonzero(rows).tolist():
                 out[i] = text
         ints = np.flatnonzero(kinds == INT).tolist()
-        for i, text in zip(ints, map(str, [others[start + i] for i in ints])):
+        for i, text in zip(ints, map(str, [self.others[start + i] for i in ints])):
             out[i] = text
         rest = np.flatnonzero((kinds == STR) | (kinds == OTHER)).tolist()  # texts, anything else: spelled cell by cell
-        for i, text in zip(rest, csv_column([others[start + i] for i in rest])):
+        for i, text in zip(rest, csv_column([self.others[start + i] for i in rest])):
             out[i] = text
-        return out
 
     def csv_texts_at(self, rows: Sequence[int]) -> list[str]:
         """The cells ``rows`` as :meth:`csv_texts` spells them, without spelling the other rows."""

@@ -11,10 +11,11 @@ rule reads a relative error's numbers straight (``numbers()``, ``codes``, ``labe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from msprobe_core.plugin import TextColumn, float_texts, neutralise
+from msprobe_core.plugin import TextColumn, float_texts, neutralise, number_column
 
 __all__ = ["CodedTextColumn"]
 
@@ -92,6 +93,25 @@ class CodedTextColumn(TextColumn):
             for i in np.flatnonzero((codes == 0) & np.signbit(self._values[start:stop])).tolist():
                 out[i] = neutralise(out[i])
         return out
+
+    def csv_number_column(self, start: int = 0, stop: int | None = None) -> tuple[Any, ...] | None:
+        """The cells ``start:stop`` for the CSV writer to spell in C (:func:`msprobe_core.plugin.number_column`), as
+        :meth:`csv_texts` spells them (a negative number with the suffix ``%`` is formula-like: after an apostrophe);
+        ``None`` for another suffix."""
+        if self.suffix not in ("", "%"):
+            return None
+        codes = self._codes[start:stop]
+        values = self._values[start:stop]
+        plain = (codes == 0) & np.isfinite(values)
+        overrides: list[str | None] | None = None
+        if not plain.all():
+            overrides = np.array([None, *self._csv_labels[1:]], dtype=object)[codes].tolist()  # None: a number
+            for i in np.flatnonzero(~plain & (codes == 0)).tolist():  # inf, -inf, nan: repr's spelling, as csv_texts
+                text = repr(float(values[i])) + self.suffix
+                overrides[i] = neutralise(text) if not self._csv_safe_numbers and values[i] < 0 else text
+            values = np.where(plain, values, 0.0)
+        return number_column(np.ascontiguousarray(values), overrides, self.suffix, not self._csv_safe_numbers,
+                             lambda: self.csv_texts(start, stop))
 
     def csv_texts_at(self, rows: Sequence[int]) -> list[str]:
         """The cells ``rows`` as :meth:`csv_texts` spells them, without spelling the other rows."""

@@ -79,23 +79,18 @@ class SideHierarchy:
 
     def ancestors(self, node: str) -> tuple[list[str], HierarchySpec | None]:
         """The enclosing modules of ``node``, outermost first, and the source that knew them."""
-        failed = None  # asked once per call of a big model: the list is copied only when a lookup fails
-        answer: tuple[list[str], HierarchySpec | None] = ([], None)
-        for spec, lookup in self.lookups:
+        for spec, lookup in self.lookups:  # asked once per call of a big model: nothing but the asking
             try:
                 found = lookup(node)
             except PluginFailed as exc:  # it exited or answered junk: said once, and not asked again
                 log.warning("%s; the model tree does without it.", exc)
-                failed = [*(failed or ()), (spec, lookup)]
+                self.lookups = [x for x in self.lookups if x[1] is not lookup]  # (this loop goes on over the old list)
                 found = None
             except Exception:  # noqa: BLE001 - one odd node name must not cost the summary
                 found = None
             if found is not None:
-                answer = list(map(str, found)), spec
-                break
-        for dead in failed or ():
-            self.lookups.remove(dead)
-        return answer
+                return list(map(str, found)), spec
+        return [], None
 
     def describe(self, node: str) -> dict[str, Any]:
         """``{"path", "path_source", "path_note"}`` of ``node``."""

@@ -267,8 +267,11 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         # again finds the same nodes and changes none); consecutive calls mostly share their chain
         ends: dict[tuple[str, ...], TreeNode] = {}
         seen_spec = None
+        ancestors, number, known_end = side.ancestors, visits.number, ends.get
+        chain_before: list[str] | None = None  # the chain of the call before, and the module it ends at
+        parent = root
         for node, entry in _forward_first(stats.nodes):
-            chain, spec = side.ancestors(node)
+            chain, spec = ancestors(node)
             if spec is not None:
                 if spec is not seen_spec:
                     seen_spec = spec
@@ -277,17 +280,20 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
                 if spec.modules:
                     named_modules = True
                 else:
-                    chain = visits.number(chain, node)
-            key = tuple(chain)
-            parent = ends.get(key)
-            if parent is None:
-                parent = root
-                for ancestor in chain:
-                    parent = _child(parent, ancestor, "m")
-                ends[key] = parent
-            call = parent.children.get(node)
+                    chain = number(chain, node)  # the same list as the call before's while in the same visit
+            if chain is not chain_before:
+                chain_before = chain
+                key = tuple(chain)
+                parent = known_end(key)
+                if parent is None:
+                    parent = root
+                    for ancestor in chain:
+                        parent = _child(parent, ancestor, "m")
+                    ends[key] = parent
+            children = parent.children
+            call = children.get(node)
             if call is None:  # a call seen first (as most are): its stats are its entry's
-                call = parent.children[node] = TreeNode(node, "c", parent)
+                call = children[node] = TreeNode(node, "c", parent)
                 call.stats = list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""]
             else:
                 merge_stats(call.stats, entry)
