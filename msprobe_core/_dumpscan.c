@@ -2246,6 +2246,72 @@ done:
     return out;
 }
 
+/* The length of the node (call) of a dump.json row name, as the summary's calls.call_node finds it: the name up to
+   its last ".forward"/".backward" token followed by a leaf (with a module's call number, "forward.0", when the leaf
+   is input/output/parameters), where no later token may decide; -1 for any other name (node_of decides). */
+static Py_ssize_t call_node_len(const char *s, Py_ssize_t n) {
+    Py_ssize_t at = -1, end = 0;
+    for (Py_ssize_t p = n - 9; p >= 0 && at < 0; p--) {
+        if (s[p] != '.') continue;
+        if (p + 10 <= n && memcmp(s + p, ".backward.", 10) == 0) { at = p; end = 9; }
+        else if (memcmp(s + p, ".forward.", 9) == 0) { at = p; end = 8; }
+    }
+    if (at < 0) return -1;
+    const char *leaf = s + at + end + 1, *stop = s + n;
+    static const char *const later[] = {"forward", "backward", "parameters_grad"};
+    for (int k = 0; k < 3; k++) {  /* a later token may be a direction: node_of decides */
+        size_t m = strlen(later[k]);
+        for (const char *q = leaf; q + m <= stop; q++)
+            if (*q == later[k][0] && memcmp(q, later[k], m) == 0) return -1;
+    }
+    const char *q = leaf;
+    while (q < stop && *q >= '0' && *q <= '9') q++;
+    if (q > leaf && q < stop && *q == '.') {  /* digits, then the leaf token */
+        const char *t = q + 1, *te = memchr(t, '.', (size_t)(stop - t));
+        size_t tl = (size_t)((te ? te : stop) - t);
+        if ((tl == 5 && memcmp(t, "input", 5) == 0) || (tl == 6 && memcmp(t, "output", 6) == 0) ||
+            (tl == 10 && memcmp(t, "parameters", 10) == 0))
+            return q - s;
+    }
+    return at + end;
+}
+
+/* Scanner.call_runs(names, node_before) -> [(row, node)] where a call starts: a run of consecutive rows whose nodes
+   are equal (call_node_len), the first continuing node_before's call when it is the same; None when a name is not
+   ASCII, holds a NUL or is not a usual row name (the caller asks node_of then). */
+static PyObject *Scanner_call_runs(PyObject *unused, PyObject *args) {
+    PyObject *names, *before;
+    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &names, &before)) return NULL;
+    const char *prev = NULL;
+    Py_ssize_t prevlen = -1;
+    if (before != Py_None) {
+        if (!PyUnicode_CheckExact(before) || !PyUnicode_IS_ASCII(before)) Py_RETURN_NONE;
+        prev = (const char *)PyUnicode_1BYTE_DATA(before);
+        prevlen = PyUnicode_GET_LENGTH(before);
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
+        PyObject *v = PyList_GET_ITEM(names, i);
+        if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) goto none;
+        const char *s = (const char *)PyUnicode_1BYTE_DATA(v);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        if (memchr(s, 0, (size_t)n) != NULL) goto none;
+        Py_ssize_t len = call_node_len(s, n);
+        if (len < 0) goto none;
+        if (len == prevlen && memcmp(s, prev, (size_t)len) == 0) continue;
+        PyObject *item = Py_BuildValue("(ns#)", i, s, len);
+        if (item == NULL || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
+        Py_DECREF(item);
+        prev = s;
+        prevlen = len;
+    }
+    return out;
+none:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_functions[] = {
     {"join_rows", join_rows, METH_O,
      "join_rows(columns) -> the CSV lines of the rows of these columns of quoted ASCII fields or numbers (None: "
@@ -2261,6 +2327,9 @@ static PyMethodDef module_functions[] = {
 };
 
 static PyMethodDef Scanner_methods[] = {
+    {"call_runs", (PyCFunction)Scanner_call_runs, METH_VARARGS | METH_STATIC,
+     "call_runs(names, node_before) -> [(row, node)] where a call of these dump row names starts (None: a name "
+     "the caller reads itself)"},
     {"feed", (PyCFunction)Scanner_feed, METH_VARARGS,
      "feed(buffer, final[, offset]) -> bytes consumed, or -1 when the document is left to the Python path "
      "(offset: the file offset of buffer[0], for the index)"},

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from msprobe_core.plugin import dump_json
+
 from .views import node_of
 
 if TYPE_CHECKING:
@@ -37,14 +39,21 @@ class CallNumbers:
         """Each row's call number, and (row, call, node) where a call starts in these rows."""
         node, o = self.node, self.count - 1
         starts: list[tuple[int, int, str]] = []
+        # dump names: the calls found in C where every name is a usual one (see call_node)
+        runs = _call_runs(names if names.__class__ is list else list(names), node) if (
+            self.grammar is None and _call_runs is not None) else None
+        for i, nd in runs or ():
+            node, o = nd, o + 1
+            starts.append((i, o, nd))
         dot, k, sure = "", 0, None
-        if node is not None:
+        if node is not None and runs is None:
             dot, k, sure = self._sure(node)
-        for i, name in enumerate(names):
+        fast = self.grammar is None
+        for i, name in enumerate(names if runs is None else ()):
             # the rows of one call share its name as a prefix; node_of is needed only where that may not decide
             if sure is not None and name.startswith(dot) and name[k:] in sure:
                 continue
-            nd = node_of(name, self.grammar)[0]
+            nd = (fast and call_node(name)) or node_of(name, self.grammar)[0]
             if nd == node:
                 if sure is not None and name.startswith(dot) and _sure_leaf(name[k:], sure is self._leaves[1]):
                     sure.add(name[k:])
@@ -75,6 +84,28 @@ class CallNumbers:
 
 
 _DIRECTIONS = ("forward", "backward")
+#: the C scanner's reading of call_node over a list of names (msprobe_core.plugin.dump_json): None where not built
+_call_runs = getattr(dump_json.dump_scanner(), "call_runs", None)
+_LEAF_TOKENS = ("input", "output", "parameters")
+
+
+def call_node(name: str) -> str | None:
+    """:func:`node_of` of a dump's row name (no grammar) where the name is the usual ``<call>.forward.<leaf>`` or
+    ``<module>.forward.<n>.<leaf>`` (backward alike), by a few C-level string searches (most rows are taken without
+    even this: see :meth:`CallNumbers.feed`); ``None`` for any other name (``node_of`` decides)."""
+    at, end = name.rfind(".forward."), 8
+    backward = name.rfind(".backward.")
+    if backward > at:
+        at, end = backward, 9
+    if at < 0:
+        return None
+    leaf = name[at + end + 1:]
+    if "forward" in leaf or "backward" in leaf or "parameters_grad" in leaf:  # a later token may decide: node_of
+        return None
+    first, _, rest = leaf.partition(".")
+    if first.isdigit() and rest.partition(".")[0] in _LEAF_TOKENS:  # a module's call number is part of its node
+        return name[:at + end + 1 + len(first)]
+    return name[:at + end]
 
 
 def _sure_leaf(leaf: str, after_grad: bool) -> bool:

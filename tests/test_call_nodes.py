@@ -1,0 +1,60 @@
+"""The node of a row's name as the summary's call counting finds it: the string-search fast path (``call_node``)
+answers as ``node_of`` does wherever it answers, and takes the usual names."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msprobe_core.default_plugins.summary import calls as calls_module
+from msprobe_core.default_plugins.summary.calls import CallNumbers, call_node
+from msprobe_core.default_plugins.summary.views import node_of
+
+TOKENS = ["forward", "backward", "input", "output", "parameters", "parameters_grad", "0", "1", "12", "x", "Torch",
+          "linear", "Module", "debug", "", "٣", "forward_x", "xbackward", "kwargs"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS) | st.text(max_size=4), min_size=1, max_size=9))
+def test_the_fast_path_answers_as_node_of(tokens: list[str]) -> None:
+    name = ".".join(tokens)
+    fast = call_node(name)
+    assert fast is None or fast == node_of(name)[0]
+
+
+def test_the_usual_names_take_the_fast_path() -> None:
+    for name, node in [("Functional.linear.0.forward.input.0", "Functional.linear.0.forward"),
+                       ("Torch.matmul.3.backward.output.1", "Torch.matmul.3.backward"),
+                       ("Module.fc.Linear.forward.0.input.0", "Module.fc.Linear.forward.0"),
+                       ("Module.fc.Linear.backward.2.output.0.1", "Module.fc.Linear.backward.2")]:
+        assert call_node(name) == node == node_of(name)[0]
+    assert call_node("Module.fc.Linear.parameters_grad.weight") is None  # node_of decides
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=7).map(".".join), max_size=40))
+def test_calls_are_numbered_as_node_of_cuts_them(names: list[str]) -> None:
+    calls, starts = CallNumbers().feed(names)
+    nodes = [node_of(n)[0] for n in names]
+    expected = [i for i in range(len(names)) if i == 0 or nodes[i] != nodes[i - 1]]
+    assert [s[0] for s in starts] == expected and [s[2] for s in starts] == [nodes[i] for i in expected]
+    assert list(calls) == [sum(1 for e in expected if e <= i) - 1 for i in range(len(names))]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([t for t in TOKENS if t.isascii()]), min_size=1, max_size=7).map(".".join),
+                max_size=40), st.sampled_from([None, "Torch.linear.0.forward", "x"]))
+def test_the_c_scanner_cuts_the_calls_as_node_of(names: list[str], before: str | None) -> None:
+    """Where the C reading of call_node takes every name, its calls are node_of's runs (the first continuing the
+    call of the rows before when it is the same); where one name is not a usual row name, it leaves them all."""
+    runs = calls_module._call_runs
+    if runs is None:  # built without a C compiler: the Python path only (the other tests)
+        return
+    found = runs(names, before)
+    fast = [call_node(n) for n in names]
+    if None in fast:
+        assert found is None
+        return
+    nodes = [node_of(n)[0] for n in names]
+    previous = [before, *nodes[:-1]]
+    assert found == [(i, nd) for i, (nd, p) in enumerate(zip(nodes, previous)) if nd != p]
