@@ -33,6 +33,8 @@ TREE_NODES = 3_000
 ALIAS_KEY = "_alias"
 _VERDICT_CODE = {"pass": 0, "warning": 1, "error": 2}
 _FORWARD, _BACKWARD = ".forward", ".backward"
+#: the default plugin hierarchy's source of code frames, which finds a backward call by its forward twin
+_STACK_JSON = ("hierarchy", "stack.json")
 #: Said where the hierarchy is calling code (an API-level dump's stack.json), on the page and the console.
 FRAMES_NOTE = ("the dump records API calls only: the tree's nodes are its calling code's frames (a frame entered "
                "again is numbered, #2); a mix-level dump (config.json \"level\": \"mix\") gives module names")
@@ -183,12 +185,12 @@ def _sum(node: TreeNode) -> list[Any]:
     """Fill every module's stats with its own rows' and its subtree's (iterative: deep models)."""
     order: list[TreeNode] = []
     stack = [node]
-    while stack:
+    while stack:  # only the nodes that enclose others (most nodes are calls, which enclose nothing)
         n = stack.pop()
         order.append(n)
-        stack.extend(n.children.values())
+        stack.extend([c for c in n.children.values() if c.children])
     for n in reversed(order):
-        if n.children:  # most nodes are calls: nothing to add
+        if n.children:
             stats = n.stats  # merge_stats of every child, inlined: a big model has tens of thousands
             first, passed, warned, failed, worst = stats[0], stats[1], stats[2], stats[3], stats[4]
             for c in n.children.values():
@@ -214,6 +216,13 @@ class _Visits:
         self._ids: list[str] = []
         self._count: dict[tuple[str, str], int] = {}
         self._forward: dict[str, list[str]] = {}  # a forward call (name without its direction) -> its frames
+
+    def of_forward(self, node: str) -> list[str] | None:
+        """The frames :meth:`number` gives a backward call whose forward call was numbered (``None`` for another call,
+        or where the name's forward twin, as ``stack.json`` lookups make it, may be another call)."""
+        if node.endswith(_BACKWARD) and ".backward" not in node[: -len(_BACKWARD)]:
+            return self._forward.get(node[: -len(_BACKWARD)])
+        return None
 
     def number(self, chain: Sequence[str], node: str) -> list[str]:
         """``chain`` (outermost first; calls fed in execution order, forward before backward) with each frame
@@ -270,17 +279,24 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         ancestors, number, known_end = side.ancestors, visits.number, ends.get
         chain_before: list[str] | None = None  # the chain of the call before, and the module it ends at
         parent = root
+        # this plugin's stack.json the only source: a backward call whose forward call was numbered takes its frames
+        # (as number() gives them; the source finds the forward twin's frames: the same source) without a lookup
+        frames_only = len(side.lookups) == 1 and (side.lookups[0][0].plugin, side.lookups[0][0].name) == _STACK_JSON
         for node, entry in _forward_first(stats.nodes):
-            chain, spec = ancestors(node)
-            if spec is not None:
-                if spec is not seen_spec:
-                    seen_spec = spec
-                    if (spec.source or spec.name) not in sources:
-                        sources.append(spec.source or spec.name)
-                if spec.modules:
-                    named_modules = True
-                else:
-                    chain = number(chain, node)  # the same list as the call before's while in the same visit
+            twin = visits.of_forward(node) if frames_only else None
+            if twin is not None:
+                chain = twin
+            else:
+                chain, spec = ancestors(node)
+                if spec is not None:
+                    if spec is not seen_spec:
+                        seen_spec = spec
+                        if (spec.source or spec.name) not in sources:
+                            sources.append(spec.source or spec.name)
+                    if spec.modules:
+                        named_modules = True
+                    else:
+                        chain = number(chain, node)  # the same list as the call before's while in the same visit
             if chain is not chain_before:
                 chain_before = chain
                 key = tuple(chain)
