@@ -2246,6 +2246,56 @@ done:
     return out;
 }
 
+/* Scanner.category_codes(values, most) -> (distinct values in order of first appearance, codes, bytes per code) of
+   a list of str and None with at most ``most`` distinct values (codes: one unsigned integer per value, 1, 2 or 4
+   bytes as 256 and 65535 distinct values allow); None for another list (another type, more distinct values). */
+static PyObject *Scanner_category_codes(PyObject *unused, PyObject *args) {
+    PyObject *values;
+    Py_ssize_t most;
+    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &values, &most)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    PyObject *code_of = PyDict_New(), *uniques = PyList_New(0), *out = NULL;
+    uint32_t *codes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (code_of == NULL || uniques == NULL || codes == NULL) goto done;
+    PyObject *last = NULL;
+    uint32_t last_code = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i);
+        if (v == last) { codes[i] = last_code; continue; }  /* runs of one object: no lookup */
+        if (v != Py_None && !PyUnicode_CheckExact(v)) { out = Py_None; Py_INCREF(out); goto done; }
+        PyObject *code = PyDict_GetItemWithError(code_of, v);
+        if (code == NULL) {
+            if (PyErr_Occurred()) goto done;
+            if (PyList_GET_SIZE(uniques) >= most) { out = Py_None; Py_INCREF(out); goto done; }
+            code = PyLong_FromSsize_t(PyList_GET_SIZE(uniques));
+            if (code == NULL || PyDict_SetItem(code_of, v, code) < 0 || PyList_Append(uniques, v) < 0) {
+                Py_XDECREF(code);
+                goto done;
+            }
+            Py_DECREF(code);  /* the dict holds it */
+        }
+        last = v;
+        last_code = (uint32_t)PyLong_AsUnsignedLong(code);
+        codes[i] = last_code;
+    }
+    Py_ssize_t k = PyList_GET_SIZE(uniques);
+    int width = k <= 256 ? 1 : k <= 65535 ? 2 : 4;
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, n * width);
+    if (bytes == NULL) goto done;
+    char *w = PyBytes_AS_STRING(bytes);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (width == 1) ((uint8_t *)w)[i] = (uint8_t)codes[i];
+        else if (width == 2) ((uint16_t *)w)[i] = (uint16_t)codes[i];
+        else ((uint32_t *)w)[i] = codes[i];
+    }
+    out = Py_BuildValue("(ONi)", uniques, bytes, width);
+done:
+    PyMem_Free(codes);
+    Py_XDECREF(code_of);
+    Py_XDECREF(uniques);
+    return out;
+}
+
 /* The length of the node (call) of a dump.json row name, as the summary's calls.call_node finds it: the name up to
    its last ".forward"/".backward" token followed by a leaf (with a module's call number, "forward.0", when the leaf
    is input/output/parameters), where no later token may decide; -1 for any other name (node_of decides). */
@@ -2327,6 +2377,9 @@ static PyMethodDef module_functions[] = {
 };
 
 static PyMethodDef Scanner_methods[] = {
+    {"category_codes", (PyCFunction)Scanner_category_codes, METH_VARARGS | METH_STATIC,
+     "category_codes(values, most) -> (distinct values, codes, bytes per code) of a list of str and None with at "
+     "most `most` distinct values, else None"},
     {"call_runs", (PyCFunction)Scanner_call_runs, METH_VARARGS | METH_STATIC,
      "call_runs(names, node_before) -> [(row, node)] where a call of these dump row names starts (None: a name "
      "the caller reads itself)"},

@@ -16,6 +16,8 @@ from array import array
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from msprobe_core.default_plugins.pair_loading import pairload, tablewire
 from msprobe_core.errors import DumpFormatError, InputError, MsprobeError
@@ -523,3 +525,21 @@ def test_wire_categories_decode_to_the_same_objects(distinct: int) -> None:
     assert tablewire.decode_column(("int", array("q", [3, 0, 49, 3])), ints) == [3, 0, 49, 3]
     with pytest.raises(IndexError):
         tablewire.decode_column(("cat", ["a"], bytes([0, 1])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["torch.float32", "torch.bfloat16", "[2, 3]", None, "", "é", "a" * 40]) | st.text(),
+                min_size=1, max_size=300), st.booleans())
+def test_the_c_coding_of_a_column_equals_the_python_coding(values: list, many: bool) -> None:
+    """A column of str and None coded by the C scanner (its values in order, its codes and their width) is the one
+    the Python coding makes, and decodes to the same objects; a column the C scanner declines goes the Python way."""
+    if many:
+        values = values + [str(i) for i in range(300)]  # more distinct values than a byte holds, or than the share
+    coded = tablewire.encode_column(list(values))
+    c_coding, tablewire._category_codes = tablewire._category_codes, None
+    try:
+        python = tablewire.encode_column(list(values))
+    finally:
+        tablewire._category_codes = c_coding
+    assert coded == python and [type(x) for x in coded] == [type(x) for x in python]
+    assert tablewire.decode_column(coded) == values

@@ -32,7 +32,7 @@ from itertools import compress, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
-from msprobe_core.plugin import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable
+from msprobe_core.plugin import ROW_COLUMNS, STAT_COLUMNS, ApiEntry, DumpTable, dump_json
 
 _NONE = type(None)
 #: row columns of a table, in field order
@@ -42,6 +42,24 @@ _API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
+#: the C scanner's coding of a column of few distinct values (msprobe_core.plugin.dump_json): None where not built
+_category_codes = getattr(dump_json.dump_scanner(), "category_codes", None)
+
+
+def _categories(values: list[Any]) -> tuple[Any, ...] | None:
+    """The ``cat`` form of a non-empty column of str and None with few distinct values, by the C scanner's
+    ``category_codes`` (the values, their codes and the width of a code as :func:`_encode_strings` makes them, without
+    a Python call per row); ``None`` for any other column, or where the scanner is not built."""
+    sample = values[:4096]
+    if _category_codes is None or not {str, _NONE}.issuperset(map(type, sample)):
+        return None
+    if len(set(sample)) > max(16, len(sample) * _CAT_MAX_SHARE):
+        return None
+    found = _category_codes(values, max(16, int(len(values) * _CAT_MAX_SHARE)))
+    if found is None:
+        return None
+    uniques, codes, width = found
+    return ("cat", uniques, codes if width == 1 else array("H" if width == 2 else "I", codes))
 
 
 def _encode_strings(values: list[Any], types: set[type]) -> tuple[Any, ...]:
@@ -86,6 +104,8 @@ def encode_column(values: list[Any]) -> tuple[Any, ...]:
     """The wire form of one column (see the module docstring)."""
     if _held_as_arrays(values):
         return ("stat", type(values), *values.to_wire())
+    if values.__class__ is list and values and (cat := _categories(values)) is not None:
+        return cat
     row_types = list(map(type, values))
     types = set(row_types)
     if types <= {str, _NONE} and values:
