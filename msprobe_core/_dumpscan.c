@@ -2246,6 +2246,48 @@ done:
     return out;
 }
 
+/* Scanner.renamed_keys(keys, renames) -> a copy of the list ``keys`` where, for each (first, count, old, new) of
+   ``renames``, every key of rows first..first+count that starts with ``old`` has it replaced by ``new`` (the
+   built-in normaliser's renumbering of backward calls: match.naming.renumber_backward). */
+static PyObject *Scanner_renamed_keys(PyObject *unused, PyObject *args) {
+    PyObject *keys, *renames;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &keys, &PyList_Type, &renames)) return NULL;
+    PyObject *out = PyList_GetSlice(keys, 0, PyList_GET_SIZE(keys));
+    if (out == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(renames); j++) {
+        Py_ssize_t first, count;
+        PyObject *old, *new;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(renames, j), "nnUU", &first, &count, &old, &new)) goto fail;
+        Py_ssize_t cut = PyUnicode_GET_LENGTH(old), stop = first + count;
+        if (first < 0 || stop > PyList_GET_SIZE(out)) { PyErr_SetString(PyExc_IndexError, "rows out of range"); goto fail; }
+        for (Py_ssize_t r = first; r < stop; r++) {
+            PyObject *key = PyList_GET_ITEM(out, r);
+            if (!PyUnicode_Check(key)) { PyErr_SetString(PyExc_TypeError, "a key is not a str"); goto fail; }
+            if (PyUnicode_Tailmatch(key, old, 0, PY_SSIZE_T_MAX, -1) != 1) continue;
+            Py_ssize_t len = PyUnicode_GET_LENGTH(key), nlen = PyUnicode_GET_LENGTH(new);
+            PyObject *renamed;
+            if (PyUnicode_IS_ASCII(key) && PyUnicode_IS_ASCII(new)) {  /* the usual name: one string, one copy */
+                renamed = PyUnicode_New(nlen + len - cut, 127);
+                if (renamed != NULL) {
+                    memcpy(PyUnicode_1BYTE_DATA(renamed), PyUnicode_1BYTE_DATA(new), (size_t)nlen);
+                    memcpy(PyUnicode_1BYTE_DATA(renamed) + nlen, PyUnicode_1BYTE_DATA(key) + cut, (size_t)(len - cut));
+                }
+            } else {  /* its own widest character: as Python's concatenation makes it */
+                PyObject *tail = PyUnicode_Substring(key, cut, len);
+                renamed = tail ? PyUnicode_Concat(new, tail) : NULL;
+                Py_XDECREF(tail);
+            }
+            if (renamed == NULL) goto fail;
+            PyList_SET_ITEM(out, r, renamed);
+            Py_DECREF(key);
+        }
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* Scanner.category_codes(values, most) -> (distinct values in order of first appearance, codes, bytes per code) of
    a list of str and None with at most ``most`` distinct values (codes: one unsigned integer per value, 1, 2 or 4
    bytes as 256 and 65535 distinct values allow); None for another list (another type, more distinct values). */
@@ -2377,6 +2419,8 @@ static PyMethodDef module_functions[] = {
 };
 
 static PyMethodDef Scanner_methods[] = {
+    {"renamed_keys", (PyCFunction)Scanner_renamed_keys, METH_VARARGS | METH_STATIC,
+     "renamed_keys(keys, renames) -> keys with each (first, count, old, new) rename applied to those rows"},
     {"category_codes", (PyCFunction)Scanner_category_codes, METH_VARARGS | METH_STATIC,
      "category_codes(values, most) -> (distinct values, codes, bytes per code) of a list of str and None with at "
      "most `most` distinct values, else None"},

@@ -1,10 +1,9 @@
 """One exception hierarchy for msprobe-core.
 
-Every failure the user can cause (bad paths, malformed input, unsupported
-combinations) is a :class:`MsprobeError`; the CLI turns it into a one-line
-message and an exit code in exactly one place (``msprobe_core.cli.guard``).
-Failures confined to one tensor (:class:`TensorReadError`) never stop a run:
-they turn only their own row into ``unsupported`` with a warning.
+Every failure the user can cause (bad paths, malformed input, unsupported combinations) is a :class:`MsprobeError`;
+the CLI turns it into a one-line message and an exit code in exactly one place (``msprobe_core.cli.guard``).
+Failures confined to one tensor (:class:`TensorReadError`) never stop a run: they turn only their own row into
+``unsupported`` with a warning.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The data model every stage shares: a flat, columnar table of dump rows.
 
-A dump.json holds nested API/module entries; the loader walks them once and
-produces a :class:`DumpTable` with one row per leaf (tensor or non-tensor
-argument), stored column-wise so later stages can work on whole columns.
-Tensors are never loaded here: a row only knows the file name of its tensor
-(``data_name``) and the directory it lives in (``tensor_dir``).
+A dump.json holds nested API/module entries; the loader walks them once and produces a :class:`DumpTable` with one
+row per leaf (tensor or non-tensor argument), stored column-wise so later stages can work on whole columns. Tensors
+are never loaded here: a row only knows the file name of its tensor (``data_name``) and the directory it lives in
+(``tensor_dir``).
 """
 
 from __future__ import annotations

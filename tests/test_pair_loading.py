@@ -389,6 +389,30 @@ def test_renumber_backward_returns_the_keys_when_nothing_changes() -> None:
     assert renumber_backward(table, same) is same
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["F.op", "Torch.mül", "M.x.Linear", "T.３"]), st.integers(0, 12),
+                          st.sampled_from(["forward", "backward"]), st.integers(1, 4),
+                          st.sampled_from(["input.0", "output.0", "ｘ.1", "parameters.w"])), max_size=25))
+def test_renumbered_keys_are_the_same_in_c_and_in_python(calls: list) -> None:
+    """The renumbering of backward calls gives the same keys, equal and of the same kind of string, whether the C
+    scanner renames the rows or Python does (names with characters past ASCII included)."""
+    from msprobe_core.match import naming
+
+    table = DumpTable(source=Path("d.json"), kind="dump", task="statistics", mode="statistics", framework="")
+    keys: list[str] = []
+    for prefix, number, direction, rows, leaf in calls:
+        table.apis.append(ApiEntry(f"{prefix}.{number}.{direction}", prefix, f"{number}.{direction}", direction,
+                                   len(keys), rows))
+        keys += [f"{prefix}.{number}.{direction}.{leaf}"] * (rows - 1) + [f"other.{leaf}"]
+    c_path = renumber_backward(table, list(keys))
+    renamed, naming._renamed_keys = naming._renamed_keys, None
+    try:
+        python = renumber_backward(table, list(keys))
+    finally:
+        naming._renamed_keys = renamed
+    assert c_path == python and [hash(k) for k in c_path] == [hash(k) for k in python]
+
+
 @pytest.fixture(scope="module")
 def big_pair(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """A pair whose target (about 20 MB) is loaded by a forked child (above ``pairload.MIN_FORK_BYTES``)."""

@@ -1,18 +1,15 @@
 """Reusable memory for tensor reads: the bytes of a tensor file and its converted array.
 
-A tensor-mode worker reads thousands of files. Reading each one into freshly
-allocated memory costs more in page faults (the kernel zeroes and maps every new
-page) than the copy from the page cache itself, so the tensor stage hands each
-read an :class:`Arena`, which it resets before every read and which keeps its
-memory from one read to the next. The arena in use is a context variable
-(:func:`use_arena`, :func:`current_arena`), so readers registered by plugins
-through ``FrameworkSpec.read_tensor`` find it without a new argument; a reader
-called outside the tensor stage (the classic interface, tests) gets ``None`` and
-allocates as before.
+A tensor-mode worker reads thousands of files. Reading each one into freshly allocated memory costs more in page
+faults (the kernel zeroes and maps every new page) than the copy from the page cache itself, so the tensor stage
+hands each read an :class:`Arena`, which it resets before every read and which keeps its memory from one read to the
+next. The arena in use is a context variable (:func:`use_arena`, :func:`current_arena`), so readers registered by
+plugins through ``FrameworkSpec.read_tensor`` find it without a new argument; a reader called outside the tensor
+stage (the classic interface, tests) gets ``None`` and allocates as before.
 
-An array carved from an arena is valid until the arena's next :meth:`Arena.reset`:
-the tensor stage resets an arena only once the pair read into it is finished.
-Memory stays bounded: an arena grows to at most twice what one read needed.
+An array carved from an arena is valid until the arena's next :meth:`Arena.reset`: the tensor stage resets an arena
+only once the pair read into it is finished. Memory stays bounded: an arena grows to at most twice what one read
+needed.
 """
 
 from __future__ import annotations

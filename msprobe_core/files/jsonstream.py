@@ -1,13 +1,10 @@
 """Reading a large JSON object top-level key by top-level key, from a window on the file.
 
-A 100 MB dump.json would otherwise live in memory twice while it is parsed (the
-bytes and the decoded text). :class:`TextWindow` holds only a few megabytes of
-the text at a time: it reads and decodes the file in blocks, drops the text
-already parsed between entries, and appends the next block when a value crosses
-the window's end. A ``JSONDecodeError`` while the file is not exhausted means
-"read more and try again"; at the end of the file it is a real error, reported
-with its line and column in the whole file, exactly as parsing the whole text
-reports it.
+A 100 MB dump.json would otherwise live in memory twice while it is parsed (the bytes and the decoded text).
+:class:`TextWindow` holds only a few megabytes of the text at a time: it reads and decodes the file in blocks, drops
+the text already parsed between entries, and appends the next block when a value crosses the window's end. A
+``JSONDecodeError`` while the file is not exhausted means "read more and try again"; at the end of the file it is a
+real error, reported with its line and column in the whole file, exactly as parsing the whole text reports it.
 """
 
 from __future__ import annotations

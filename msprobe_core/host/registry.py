@@ -1,10 +1,8 @@
 """Plugin manager and the typed façade the engine calls hooks through.
 
-Built-ins are registered first, then every plugin found in the
-``msprobe_core.plugins`` entry-point group (unless
+Built-ins are registered first, then every plugin found in the ``msprobe_core.plugins`` entry-point group (unless
 ``MSPROBE_DISABLE_PLUGIN_AUTOLOAD=1``; only those of the distributions named in
-``MSPROBE_PLUGIN_DISTRIBUTIONS=dist,dist`` when it is set), then those named in
-``MSPROBE_LOAD_PLUGINS=mod,mod``.
+``MSPROBE_PLUGIN_DISTRIBUTIONS=dist,dist`` when it is set), then those named in ``MSPROBE_LOAD_PLUGINS=mod,mod``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The walk of one dump entry's values into rows of a :class:`~msprobe_core.model.DumpTable`.
 
-The walk follows msprobe's naming exactly (one row per leaf, names built from
-list indices and dict keys, ``data_name`` overriding the walked name) so that
-row names and row order agree with msprobe's result tables. Every leaf field the
-result uses is type-checked inline; a wrong type is a :class:`FieldProblem`, which
-names the JSON path of the value only when one is raised.
+The walk follows msprobe's naming exactly (one row per leaf, names built from list indices and dict keys,
+``data_name`` overriding the walked name) so that row names and row order agree with msprobe's result tables. Every
+leaf field the result uses is type-checked inline; a wrong type is a :class:`FieldProblem`, which names the JSON
+path of the value only when one is raised.
 """
 
 from __future__ import annotations

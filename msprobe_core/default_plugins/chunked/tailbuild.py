@@ -100,24 +100,26 @@ def start_tail(
     os.close(fd)
     side = Path(name)
     later = sink.continued(start) if summarise else None
+    # column-wide facts the parts must share: found before the fork where this process builds a part with them too
+    notes = match.notes if match.notes.whole_numbers is not None or later is None else replace(
+        match.notes, whole_numbers=whole_numbers(target, golden, match))
     answers, told = os.pipe() if later is not None else (-1, -1)
 
     def work() -> None:
-        from msprobe_core.plugin import TEXT_ERRORS, whole_numbers, write_csv_rows
+        from msprobe_core.plugin import TEXT_ERRORS, write_csv_rows
 
         logging.disable(logging.CRITICAL)  # this process says whatever the build has to say
         warnings.simplefilter("ignore")
         _close(answers)  # the parent's end
 
         n = len(match.target)
-        # column-wide facts the parts must share
-        notes = match.notes if match.notes.whole_numbers is not None else replace(
-            match.notes, whole_numbers=whole_numbers(target, golden, match))
+        facts = notes if notes.whole_numbers is not None else replace(
+            notes, whole_numbers=whole_numbers(target, golden, match))
         with open(side, "w", newline="", encoding="utf-8", errors=TEXT_ERRORS) as fh:
             lo = start
             while lo < n:  # piece by piece, each from an API's first row: verdicts see whole APIs
                 hi = api_boundary(target, match, lo + PIECE_ROWS)
-                part = replace(match, target=match.target[lo:hi], golden=match.golden[lo:hi], notes=notes)
+                part = replace(match, target=match.target[lo:hi], golden=match.golden[lo:hi], notes=facts)
                 table = build(target, golden, part)
                 write_csv_rows(fh, None, [table.data[c] for c in table.columns], 0, len(table))
                 if later is not None:
@@ -145,7 +147,6 @@ def start_tail(
         return forking.SideTail(child, side, start, remove_later)
 
     def build_head() -> Any:  # with the facts of whole columns, as the child's parts have them
-        notes = replace(match.notes, whole_numbers=whole_numbers(target, golden, match))
         return build(target, golden, replace(match, target=match.target[:start], golden=match.golden[:start],
                                              notes=notes))
 
