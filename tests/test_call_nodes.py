@@ -3,6 +3,8 @@ answers as ``node_of`` does wherever it answers, and takes the usual names."""
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,3 +60,52 @@ def test_the_c_scanner_cuts_the_calls_as_node_of(names: list[str], before: str |
     nodes = [node_of(n)[0] for n in names]
     previous = [before, *nodes[:-1]]
     assert found == [(i, nd) for i, (nd, p) in enumerate(zip(nodes, previous)) if nd != p]
+
+
+def _absorbed_call_by_call(mine: object, later: object, cap: int) -> None:
+    """NodeStats.absorb as it was written first: the later calls one by one (the reference)."""
+    from msprobe_core.default_plugins.summary.tree import CALL_NUMBER, merge_stats
+
+    for into, theirs in ((mine.nodes, later.nodes), (mine.overflow, later.overflow)):
+        for node, entry in theirs.items():
+            own = into.get(node)
+            if own is None:
+                if into is mine.nodes and len(into) >= cap:
+                    own = mine.overflow.setdefault(CALL_NUMBER.sub("", node), [entry[0], 0, 0, 0, -math.inf, "", ""])
+                else:
+                    into[node] = list(entry)
+                    continue
+            merge_stats(own, entry)
+
+
+CALLS = st.sampled_from(["Torch.add.{}.forward", "Torch.add.{}.backward", "Functional.linear.{}.forward",
+                         "M.x.{}.y.forward", "a.{}.b\n", "T.３.{}.forward"])
+STATS = st.tuples(st.integers(0, 99), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
+                  st.sampled_from([-math.inf, 0.0, 1.5, 2.0]), st.sampled_from(["", "r1", "r2"]),
+                  st.sampled_from(["", "1.5", "2.0"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(CALLS, st.integers(0, 6), STATS), max_size=20),
+       st.lists(st.tuples(CALLS, st.integers(0, 6), STATS), max_size=20), st.integers(0, 12))
+def test_absorbing_a_later_part_is_feeding_its_calls_one_by_one(head: list, tail: list, cap: int) -> None:
+    """The later rows' call stats taken back from another process: the calls kept one by one while there is room
+    (MAX_NODES), the rest counted per op, in the same order and with the same sums as one call at a time."""
+    from msprobe_core.default_plugins.summary import tree
+
+    def stats(calls: list) -> object:
+        out = tree.NodeStats()
+        for call, number, entry in calls:
+            out.nodes[call.format(number)] = list(entry)
+        return out
+
+    ours, reference, later = stats(head), stats(head), stats(tail)
+    later.overflow = {"Torch.add.forward": [5, 1, 0, 0, 1.0, "r", "1.0"]}
+    before, tree.MAX_NODES = tree.MAX_NODES, cap
+    try:
+        ours.absorb(later)
+        _absorbed_call_by_call(reference, later, cap)
+    finally:
+        tree.MAX_NODES = before
+    assert list(ours.nodes.items()) == list(reference.nodes.items())
+    assert list(ours.overflow.items()) == list(reference.overflow.items())

@@ -15,6 +15,7 @@ the page stays small whatever the row count.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,9 @@ import numpy as np
 from .calls import CallNumbers
 from .tree_nodes import CALL_NUMBER, TreeNode, fold, merge_stats
 from .views import ResultView, main_metric
+
+#: :data:`CALL_NUMBER` in calls joined by NULs (one substitution for many calls)
+_CALL_NUMBERS = re.compile(r"\.\d+(?=[.\x00]|$)")
 
 #: calls kept one by one per result (the rest are counted per op): a few MB at most per result, only while
 #: an HTML report is made
@@ -130,20 +134,42 @@ class NodeStats:
             _spell_worst(chunk, metric[0], list(shown.values()))
 
     def absorb(self, later: NodeStats) -> None:
-        """Take the stats of the rows right after those fed here."""
+        """Take the stats of the rows right after those fed here (each new call kept while there is room, the rest
+        counted per op, in their order: as feeding them here would)."""
         self.metric = self.metric or later.metric
-        for mine, theirs in ((self.nodes, later.nodes), (self.overflow, later.overflow)):
-            for node, entry in theirs.items():
-                own = mine.get(node)
-                if own is None:
-                    if mine is self.nodes and len(mine) >= MAX_NODES:
-                        op = CALL_NUMBER.sub("", node)
-                        self.overflow.setdefault(op, [entry[0], 0, 0, 0, -math.inf, "", ""])
-                        own = self.overflow[op]
-                    else:
-                        mine[node] = list(entry)
-                        continue
+        nodes, theirs, overflow = self.nodes, later.nodes, self.overflow
+        both = theirs.keys() & nodes.keys()
+        for node in both:
+            merge_stats(nodes[node], theirs[node])
+        new = [node for node in theirs if node not in both]
+        room = max(0, MAX_NODES - len(nodes))
+        nodes.update([(node, list(theirs[node])) for node in new[:room]])
+        for node, op in zip(new[room:], _ops(new[room:])):
+            entry = theirs[node]
+            own = overflow.get(op)
+            if own is None:
+                own = overflow[op] = [entry[0], 0, 0, 0, -math.inf, "", ""]
+            if entry[0] < own[0]:  # merge_stats, inlined: a big model's calls past the first MAX_NODES are many
+                own[0] = entry[0]
+            own[1] += entry[1]
+            own[2] += entry[2]
+            own[3] += entry[3]
+            if entry[4] > own[4]:
+                own[4], own[5], own[6] = entry[4], entry[5], entry[6]
+        for op, entry in later.overflow.items():
+            own = overflow.get(op)
+            if own is None:
+                overflow[op] = list(entry)
+            else:
                 merge_stats(own, entry)
+
+
+def _ops(nodes: list[str]) -> list[str]:
+    """Each call's op (its call numbers taken out, :data:`CALL_NUMBER`), by one substitution over them all."""
+    text = "\x00".join(nodes)
+    if "\n" in text or text.count("\x00") != max(0, len(nodes) - 1):  # ($ matches before a last newline)
+        return [CALL_NUMBER.sub("", node) for node in nodes]
+    return _CALL_NUMBERS.sub("", text).split("\x00") if nodes else []
 
 
 def _spell_worst(chunk: ResultView, metric: str, shown: list[tuple[list[Any], int]]) -> None:
