@@ -93,7 +93,9 @@ def _pick(
             identity or idx == list(range(first, first + len(idx)))):
         # consecutive rows (every row, or the usual part of a big result): those only, no per-row lookup
         seg = values if identity else values[first:first + len(idx)]
-        return [none if v is None else v for v in seg] if none is not None and None in seg else seg
+        if none is None or None not in seg:
+            return seg
+        return [none] * len(seg) if seg.count(None) == len(seg) else [none if v is None else v for v in seg]
     if len(idx) * 4 < len(values):  # a few rows of a big table (a part built by a tail, the chunked plugin's): look at those only
         if none is None:
             return [values[j] if j >= 0 else missing for j in idx]

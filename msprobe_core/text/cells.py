@@ -203,10 +203,9 @@ def csv_cells(values: Sequence[Any]) -> tuple[list[str], str | None]:
 def csv_column(values: Sequence[Any]) -> list[str]:
     """:func:`csv_cell` over a whole column, in bulk.
 
-    Lean columns (:mod:`msprobe_core.text.columns`) spell themselves. Otherwise the
-    cells are split by type: floats are spelled with ``repr``'s digits in one C
-    call (:func:`msprobe_core.text.floattext.float_texts`), text is scanned once for
-    anything formula-like (nearly always nothing), ints, ``None`` and bools in
-    C-level passes; only other types go cell by cell.
+    Lean columns (:mod:`msprobe_core.text.columns`) spell themselves. Otherwise the cells are split by type: floats
+    are spelled with ``repr``'s digits in one C call (:func:`msprobe_core.text.floattext.float_texts`), text is
+    scanned once for anything formula-like (nearly always nothing), ints, ``None`` and bools in C-level passes; only
+    other types go cell by cell.
     """
     return csv_cells(values)[0]

@@ -70,10 +70,10 @@ class StatColumn:
         cls[num == -np.inf] = NEG_INF
         is_str = kind == _T_STR
         str_rows = np.flatnonzero(is_str).tolist()
-        for i, text in zip(str_rows, cells_at(values, str_rows)):
-            c, v = _classify_str(text)
-            cls[i] = c
-            num[i] = v
+        texts = cells_at(values, str_rows)
+        classes = {text: _classify_str(text) for text in set(texts)}  # a few texts ("N/A", "cpu") on many rows
+        for i, text in zip(str_rows, texts):
+            cls[i], num[i] = classes[text]
         self.cls = cls
         self.num = num
         self.is_float = is_float
