@@ -41,7 +41,30 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* PyMemberDef (Scanner.slot_objects); its T_* names are this file's node types */
 #include <stdint.h>
+
+enum { SLOT_OBJECT = T_OBJECT_EX, SLOT_READONLY = READONLY };
+#undef T_SHORT
+#undef T_INT
+#undef T_LONG
+#undef T_FLOAT
+#undef T_DOUBLE
+#undef T_STRING
+#undef T_OBJECT
+#undef T_CHAR
+#undef T_BYTE
+#undef T_UBYTE
+#undef T_USHORT
+#undef T_UINT
+#undef T_ULONG
+#undef T_STRING_INPLACE
+#undef T_BOOL
+#undef T_OBJECT_EX
+#undef T_LONGLONG
+#undef T_ULONGLONG
+#undef T_PYSSIZET
+#undef T_NONE
 #include <stdio.h>
 #include <string.h>
 
@@ -2246,6 +2269,43 @@ done:
     return out;
 }
 
+/* Scanner.slot_objects(cls, fields, columns) -> [cls objects]: object i holds columns[j][i] in its slot fields[j]
+   (the list(map(cls, *columns)) of a class whose __init__ only stores its arguments in its slots, such as the
+   dataclass ApiEntry, without running Python per object); None when a field is not a writable object slot of cls. */
+static PyObject *Scanner_slot_objects(PyObject *unused, PyObject *args) {
+    PyTypeObject *cls;
+    PyObject *fields, *columns;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyType_Type, &cls, &PyTuple_Type, &fields, &PyTuple_Type, &columns))
+        return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(fields), n = -1, offsets[16];
+    if (k != PyTuple_GET_SIZE(columns) || k > 16) Py_RETURN_NONE;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *name = PyTuple_GET_ITEM(fields, j), *col = PyTuple_GET_ITEM(columns, j);
+        if (!PyUnicode_Check(name) || !PyList_Check(col)) Py_RETURN_NONE;
+        if (n < 0) n = PyList_GET_SIZE(col);
+        if (PyList_GET_SIZE(col) != n) Py_RETURN_NONE;
+        PyObject *descr = _PyType_Lookup(cls, name);  /* borrowed */
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) Py_RETURN_NONE;
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != SLOT_OBJECT || (member->flags & SLOT_READONLY)) Py_RETURN_NONE;
+        offsets[j] = member->offset;
+    }
+    if (n < 0) n = 0;
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *obj = cls->tp_alloc(cls, 0);
+        if (obj == NULL) { Py_DECREF(out); return NULL; }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *v = PyList_GET_ITEM(PyTuple_GET_ITEM(columns, j), i);
+            Py_INCREF(v);
+            *(PyObject **)((char *)obj + offsets[j]) = v;
+        }
+        PyList_SET_ITEM(out, i, obj);
+    }
+    return out;
+}
+
 /* Scanner.renamed_keys(keys, renames) -> a copy of the list ``keys`` where, for each (first, count, old, new) of
    ``renames``, every key of rows first..first+count that starts with ``old`` has it replaced by ``new`` (the
    built-in normaliser's renumbering of backward calls: match.naming.renumber_backward). */
@@ -2419,6 +2479,9 @@ static PyMethodDef module_functions[] = {
 };
 
 static PyMethodDef Scanner_methods[] = {
+    {"slot_objects", (PyCFunction)Scanner_slot_objects, METH_VARARGS | METH_STATIC,
+     "slot_objects(cls, fields, columns) -> [cls objects] with columns[j][i] in slot fields[j] of object i (None: "
+     "not plain slots)"},
     {"renamed_keys", (PyCFunction)Scanner_renamed_keys, METH_VARARGS | METH_STATIC,
      "renamed_keys(keys, renames) -> keys with each (first, count, old, new) rename applied to those rows"},
     {"category_codes", (PyCFunction)Scanner_category_codes, METH_VARARGS | METH_STATIC,

@@ -468,3 +468,27 @@ def test_every_number_text_reads_as_python_reads_it(texts: list[str],
     table = check_same(path, must_take=True)
     got = [table.max[0], table.min[0], table.mean[0], table.norm[0]]
     assert [struct.pack("<d", float(g)) for g in got] == [struct.pack("<d", float(json.loads(t))) for t in texts]
+
+
+def test_api_entries_made_in_c_are_the_dataclass_objects() -> None:
+    """The scanner's ApiEntry objects (their slots filled in C) are the ones ApiEntry(...) makes: equal, mutable,
+    picklable, tracked by the garbage collector; a class whose fields are not plain slots is declined."""
+    import gc
+    import pickle
+
+    from msprobe_core.default_plugins.fast_scan.scan import _API_FIELDS, Scanner, api_entries
+    from msprobe_core.model import ApiEntry
+
+    columns = (["F.a.0.forward", "F.b.1.backward"], ["F.a", "F.b"], ["0.forward", "1.backward"],
+               ["forward", "backward"], [0, 3], [3, 2])
+    made = api_entries(columns)
+    assert made == list(map(ApiEntry, *columns)) and all(type(a) is ApiEntry for a in made)
+    assert pickle.loads(pickle.dumps(made)) == made and gc.is_tracked(made[0])
+    made[1].key = "changed"
+    assert made[1] == ApiEntry("changed", "F.b", "1.backward", "backward", 3, 2)
+    if Scanner is not None:
+        class Plain:
+            pass
+
+        assert Scanner.slot_objects(Plain, ("key",), (["x"],)) is None
+        assert Scanner.slot_objects(ApiEntry, _API_FIELDS, (["x"],) * 5 + ([1, 2],)) is None  # ragged columns

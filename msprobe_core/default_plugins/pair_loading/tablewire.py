@@ -42,8 +42,10 @@ _API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
-#: the C scanner's coding of a column of few distinct values (msprobe_core.plugin.dump_json): None where not built
+#: the C scanner's coding of a column of few distinct values (msprobe_core.plugin.dump_json), and its making of
+#: ApiEntry objects from their fields' columns: None where not built
 _category_codes = getattr(dump_json.dump_scanner(), "category_codes", None)
+_slot_objects = getattr(dump_json.dump_scanner(), "slot_objects", None)
 
 
 def _categories(values: list[Any]) -> tuple[Any, ...] | None:
@@ -240,7 +242,9 @@ class TableBuilder:
             a = {k: decode_column(w) for k, w in part.items() if k not in shared}
             for k in shared:  # the golden's API keys and call spellings, where they line up
                 a[k] = _decode_shared(part[k], list(map(attrgetter(k), like.apis)))
-            self.apis = list(map(ApiEntry, *(a[f] for f in _API_FIELDS)))
+            columns = tuple(a[f] for f in _API_FIELDS)
+            made = None if _slot_objects is None else _slot_objects(ApiEntry, _API_FIELDS, columns)
+            self.apis = made if made is not None else list(map(ApiEntry, *columns))  # (the same objects)
             self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
         elif name in COLUMNS and name not in self.columns:
             if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):
