@@ -135,6 +135,8 @@ class _StackFrames:
         self._order: Any = None  # positions of the name hashes, sorted
         self._records: Any = None
         self._whole: dict[str, tuple[str, ...]] | None = None
+        self._known: dict[str, Any] | None = None  # the compare's {call: frames}, and the chains made of its frames
+        self._by_frames: dict[int, tuple[str, ...]] = {}
         self._indexed: tuple[Any, Any] | None = None  # (key hashes, StackIndex) of the compare's own read
         self._sorted: Any = None
         self._chains: dict[int, tuple[str, ...]] = {}
@@ -145,9 +147,8 @@ class _StackFrames:
         from msprobe_core.plugin import dump_json
 
         known = _READ_STACKS.get(str(self.path.resolve()))
-        if isinstance(known, dict):  # the whole table's {call: frames}, as the compare read it
-            self._whole = {str(call): self._chain_of(frames) for call, frames in known.items()
-                           if isinstance(frames, list)}
+        if isinstance(known, dict):  # the whole table's {call: frames}, as the compare read it: a chain when asked
+            self._known = known
             return
         if known is not None:
             self._indexed = known
@@ -184,6 +185,15 @@ class _StackFrames:
             if text is not None:
                 chain.append(text)
         return tuple(chain)
+
+    def _known_chain(self, node: str) -> tuple[str, ...] | None:
+        frames = None if self._known is None else self._known.get(node)
+        if not isinstance(frames, list):
+            return None
+        chain = self._by_frames.get(id(frames))  # calls of one stack entry share its list of frames (load_stack)
+        if chain is None:
+            chain = self._by_frames[id(frames)] = self._chain_of(frames)
+        return chain
 
     def _record_chain(self, node: str) -> tuple[str, ...] | None:
         import numpy as np
@@ -231,7 +241,7 @@ class _StackFrames:
             elif self._records is not None:
                 found = self._record_chain(name)
             else:
-                found = self._whole.get(name) if self._whole is not None else None
+                found = self._whole.get(name) if self._whole is not None else self._known_chain(name)
             if found:
                 return found
         return None

@@ -9,6 +9,7 @@ frames, not modules, and the answer says that a ``mix``-level dump would give mo
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -88,8 +89,8 @@ def rank_modules(answers: Mapping[str, Any], limit: int = CONSOLE_MODULES) -> di
     """The answers with ``worst``: the ``limit`` worst modules (worst verdict, then share of error rows, then the
     worst row's metric; the innermost first among equals: the most specific answer); passing modules whose rows
     have no metric are never listed."""
-    ranked = sorted(answers["modules"], key=_order, reverse=True)
-    return {**answers, "worst": [m for m in ranked if m["worst_verdict"] != "pass" or m["worst"]][:limit]}
+    listed = (m for m in answers["modules"] if m["worst_verdict"] != "pass" or m["worst"])
+    return {**answers, "worst": heapq.nlargest(limit, listed, key=_order)}  # sorted(..., reverse=True)[:limit]
 
 
 def _file_name(name: str) -> str:
