@@ -203,7 +203,7 @@ def _child(parent: TreeNode, name: str, kind: str) -> TreeNode:
     if node is None:
         node = parent.children[name] = TreeNode(name, kind, parent)
     elif kind == "m":
-        node.kind = "m"  # a call that encloses others is a module call
+        node.enclose()
     return node
 
 
@@ -335,8 +335,8 @@ def assemble(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
             children = parent.children
             call = children.get(node)
             if call is None:  # a call seen first (as most are): its stats are its entry's
-                call = children[node] = TreeNode(node, "c", parent)
-                call.stats = list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""]
+                children[node] = TreeNode(node, "c", parent,
+                                          list(entry) if entry[4] > -math.inf else [*entry[:4], -math.inf, "", ""])
             else:
                 merge_stats(call.stats, entry)
         for op, entry in stats.overflow.items():

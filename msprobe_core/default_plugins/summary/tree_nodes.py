@@ -6,25 +6,53 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 #: a call number inside a name (``.3`` of ``Torch.add.3.forward``)
 CALL_NUMBER = re.compile(r"\.\d+(?=\.|$)")
 
 
+#: the children of a call (a leaf: read-only, shared); a call that turns out to enclose others gets a dict of its own
+NO_CHILDREN: Mapping[str, Any] = MappingProxyType({})
+
+
 class TreeNode:
-    """A node of the model tree: a module or a call, its children by name and its stats (see :class:`.tree.NodeStats`)."""
+    """A node of the model tree: a module or a call, its children by name and its stats (see :class:`.tree.NodeStats`).
 
-    __slots__ = ("name", "kind", "children", "stats", "parent", "marks", "folded", "absorbed")
+    A tree has tens of thousands of calls: a call's children are :data:`NO_CHILDREN` (``stats`` given, not made), and
+    ``marks`` and ``absorbed`` are made when first read."""
 
-    def __init__(self, name: str, kind: str, parent: TreeNode | None) -> None:
+    __slots__ = ("name", "kind", "children", "stats", "parent", "_marks", "folded", "_absorbed")
+
+    def __init__(self, name: str, kind: str, parent: TreeNode | None, stats: list[Any] | None = None) -> None:
         self.name, self.kind, self.parent = name, kind, parent
-        self.children: dict[str, TreeNode] = {}
-        self.stats: list[Any] = [math.inf, 0, 0, 0, -math.inf, "", ""]
-        self.marks: list[dict[str, str]] = []
+        self.children: Any = NO_CHILDREN if kind == "c" else {}
+        self.stats: list[Any] = [math.inf, 0, 0, 0, -math.inf, "", ""] if stats is None else stats
+        self._marks: list[dict[str, str]] | None = None
         self.folded = 0  # calls folded into this node
-        self.absorbed: list[str] = []  # the names of the nodes folded into this one
+        self._absorbed: list[str] | None = None
+
+    @property
+    def marks(self) -> list[dict[str, str]]:
+        """The marks of this node (first divergence, a rank's, the -da spread's way)."""
+        if self._marks is None:
+            self._marks = []
+        return self._marks
+
+    @property
+    def absorbed(self) -> list[str]:
+        """The names of the nodes folded into this one."""
+        if self._absorbed is None:
+            self._absorbed = []
+        return self._absorbed
+
+    def enclose(self) -> None:
+        """Make this node a module (a call that encloses others is a module call), with children of its own."""
+        self.kind = "m"
+        if self.children is NO_CHILDREN:
+            self.children = {}
 
 
 def merge_stats(into: list[Any], entry: Sequence[Any]) -> None:
