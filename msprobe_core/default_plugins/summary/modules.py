@@ -19,6 +19,7 @@ from .tree_nodes import TreeNode
 #: Modules the console lists.
 CONSOLE_MODULES = 5
 _LEVEL = {"pass": 0, "warning": 1, "error": 2}
+_INFINITE = (float("inf"), float("-inf"))
 
 
 def module_answers(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any) -> dict[str, Any] | None:
@@ -30,21 +31,21 @@ def module_answers(parts: Sequence[tuple[str, NodeStats | None]], hierarchy: Any
         return None
     root, metric, sources, _, named_modules = assembled
     modules: list[dict[str, Any]] = []
-    stack: list[tuple[TreeNode, tuple[str, ...]]] = [(root, ())]
+    stack: list[tuple[TreeNode, list[str]]] = [(root, [])]
     while stack:
         node, path = stack.pop()
         if node.children:  # most nodes are calls, which enclose nothing
             children = sorted([c for c in node.children.values() if c.kind == "m"], key=_first, reverse=True)
-            stack.extend((c, (*path, c.name)) for c in children)
+            stack.extend([(c, [*path, c.name]) for c in children])  # each module's own path list (not changed later)
         if node is root:
             continue
         s = node.stats
-        verdicts = {"pass": s[1], "warning": s[2], "error": s[3]}
         worst_verdict = "error" if s[3] else "warning" if s[2] else "pass"
-        modules.append({"path": list(path), "rows": s[1] + s[2] + s[3], "verdicts": verdicts,
-                        "worst_verdict": worst_verdict,
-                        "worst": {"metric": metric, "value": s[6], "row": s[5], "badness": _finite(s[4])}
-                        if s[5] else None})
+        bad = s[4]
+        modules.append({"path": path, "rows": s[1] + s[2] + s[3],
+                        "verdicts": {"pass": s[1], "warning": s[2], "error": s[3]}, "worst_verdict": worst_verdict,
+                        "worst": {"metric": metric, "value": s[6], "row": s[5],
+                                  "badness": bad if bad == bad and bad not in _INFINITE else None} if s[5] else None})
     if not modules:
         return None
     out: dict[str, Any] = {"modules": modules, "metric": metric, "sources": sources}
@@ -72,10 +73,6 @@ def number_paths(summary: dict[str, Any], answers: Mapping[str, Any]) -> None:
 
 def _first(node: TreeNode) -> float:
     return node.stats[0]
-
-
-def _finite(x: float) -> float | None:
-    return x if x == x and abs(x) != float("inf") else None
 
 
 def _order(m: Mapping[str, Any]) -> tuple[int, float, float, int]:
