@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import multiprocessing
 import os
 import select
 import signal
@@ -73,7 +72,9 @@ def fork_allowed() -> bool:
         return False
     if threading.active_count() > 1:
         return False
-    return multiprocessing.parent_process() is None and not turned_off()
+    # a multiprocessing worker has the module loaded (a process that never loaded it is none: not loaded for this)
+    mp = sys.modules.get("multiprocessing")
+    return (mp is None or mp.parent_process() is None) and not turned_off()
 
 
 def turned_off() -> bool:
