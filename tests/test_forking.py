@@ -300,3 +300,18 @@ def test_the_stall_limit_setting() -> None:
     finally:
         os.environ.clear()
         os.environ.update(env)
+
+
+def _fork_allowed_here() -> bool:
+    return forking.fork_allowed()
+
+
+def test_a_pool_worker_never_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker of a multiprocessing pool (a rank's job on the local executor) may not fork an accelerator child;
+    the process that started the pool may."""
+    import multiprocessing
+
+    monkeypatch.setattr(forking, "usable_cores", lambda: 2)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_fork_allowed_here) is False
+    assert forking.fork_allowed()
