@@ -302,16 +302,22 @@ def test_the_stall_limit_setting() -> None:
         os.environ.update(env)
 
 
-def _fork_allowed_here() -> bool:
+def _fork_allowed_here(as_worker: bool) -> bool:
+    import multiprocessing
+
+    if not as_worker:  # the same process, its pool-worker mark taken away: the other conditions hold
+        multiprocessing.parent_process = lambda: None
     return forking.fork_allowed()
 
 
 def test_a_pool_worker_never_forks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker of a multiprocessing pool (a rank's job on the local executor) may not fork an accelerator child;
-    the process that started the pool may."""
+    """A worker of a multiprocessing pool (a rank's job on the local executor) may not fork an accelerator child:
+    what decides is that it is a pool's worker (without that mark, the same worker may)."""
     import multiprocessing
 
+    monkeypatch.delenv(forking.ENV_NO_FORK, raising=False)
     monkeypatch.setattr(forking, "usable_cores", lambda: 2)
+    monkeypatch.setattr(forking, "turned_off", lambda: False)
     with multiprocessing.get_context("fork").Pool(1) as pool:
-        assert pool.apply(_fork_allowed_here) is False
-    assert forking.fork_allowed()
+        assert pool.apply(_fork_allowed_here, (True,)) is False
+        assert pool.apply(_fork_allowed_here, (False,)) is True
