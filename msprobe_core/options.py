@@ -51,23 +51,19 @@ DUMP_KINDS = ("dump", "debug")
 class OptionSpec:
     """One compare option, declared once.
 
-    ``name`` is the keyword of the Python API and the attribute of
-    :class:`~msprobe_core.model.CompareOptions`; ``flags`` are its spellings on the
-    command line (none: Python only). ``kind`` is ``flag`` (a bool), ``text``,
-    ``int``, ``path`` (a :class:`~pathlib.Path`) or ``choice`` (one of ``choices``).
-    ``bare`` is the value of a flag given without a value (``-am`` alone: ``True``),
-    which makes the value optional. ``multiple``: the flag may be repeated; the
-    value is a tuple. ``validate(value)`` checks and may normalise a given value,
-    raising ``ValueError(reason)``; it is not called for the default.
+    ``name`` is the keyword of the Python API and the attribute of :class:`~msprobe_core.model.CompareOptions`;
+    ``flags`` are its spellings on the command line (none: Python only). ``kind`` is ``flag`` (a bool), ``text``,
+    ``int``, ``path`` (a :class:`~pathlib.Path`) or ``choice`` (one of ``choices``). ``bare`` is the value of a flag
+    given without a value (``-am`` alone: ``True``), which makes the value optional. ``multiple``: the flag may be
+    repeated; the value is a tuple. ``validate(value)`` checks and may normalise a given value, raising
+    ``ValueError(reason)``; it is not called for the default.
 
-    ``api``: also a keyword of :func:`msprobe_core.compare`; ``attribute``: a
-    field of the options (both true for every plugin option). ``aliases``: older
-    keyword spellings the Python API still accepts.
+    ``api``: also a keyword of :func:`msprobe_core.compare`; ``attribute``: a field of the options (both true for
+    every plugin option). ``aliases``: older keyword spellings the Python API still accepts.
 
-    ``kinds``: the dump kinds (``DumpTable.kind``) whose compares the option changes; empty
-    (the default): every kind. Given for a run whose jobs are of another kind (a plugin's
-    discovery says so in ``CompareJob.kind``), it would do nothing, so the run is refused
-    (:func:`refuse_inapplicable`).
+    ``kinds``: the dump kinds (``DumpTable.kind``) whose compares the option changes; empty (the default): every
+    kind. Given for a run whose jobs are of another kind (a plugin's discovery says so in ``CompareJob.kind``), it
+    would do nothing, so the run is refused (:func:`refuse_inapplicable`).
     """
 
     name: str

@@ -476,7 +476,7 @@ def test_api_entries_made_in_c_are_the_dataclass_objects() -> None:
     import gc
     import pickle
 
-    from msprobe_core.default_plugins.fast_scan.scan import _API_FIELDS, Scanner, api_entries
+    from msprobe_core.load.dumpindex import Scanner, api_entries
     from msprobe_core.model import ApiEntry
 
     columns = (["F.a.0.forward", "F.b.1.backward"], ["F.a", "F.b"], ["0.forward", "1.backward"],
@@ -491,4 +491,4 @@ def test_api_entries_made_in_c_are_the_dataclass_objects() -> None:
             pass
 
         assert Scanner.slot_objects(Plain, ("key",), (["x"],)) is None
-        assert Scanner.slot_objects(ApiEntry, _API_FIELDS, (["x"],) * 5 + ([1, 2],)) is None  # ragged columns
+        assert Scanner.slot_objects(ApiEntry, tuple(ApiEntry.__dataclass_fields__), (["x"],) * 5 + ([1, 2],)) is None

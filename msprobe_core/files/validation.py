@@ -232,10 +232,9 @@ def max_tensor_bytes() -> int | None:
 def resolve_within(root: str | os.PathLike[str] | None, name: str, *, what: str = "data_name") -> Path:
     """``root/name`` resolved, refusing any name that leaves ``root``.
 
-    Refused: empty names, NUL bytes, absolute paths, ``..`` that climbs out, and
-    symlinks (of the file or of a directory on the way) that point outside the
-    real ``root``. Raises :class:`~msprobe_core.errors.UnsafePathError` (a
-    :class:`TensorReadError`, so only the row of that tensor fails).
+    Refused: empty names, NUL bytes, absolute paths, ``..`` that climbs out, and symlinks (of the file or of a
+    directory on the way) that point outside the real ``root``. Raises :class:`~msprobe_core.errors.UnsafePathError`
+    (a :class:`TensorReadError`, so only the row of that tensor fails).
     """
     if root is None:
         raise TensorReadError("the dump has no tensor directory (dump_tensor_data)")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..host.strategies import DumpIndex, FileIdentity
+from ..model import ApiEntry
 
 try:
     from .._dumpscan import Scanner, hash_texts, row_hashes
@@ -27,6 +28,14 @@ def dump_scanner() -> Any:
     """The C scanner of dump.json (the class ``Scanner`` of the optional extension ``msprobe_core._dumpscan``, built
     by ``setup.py`` where a C compiler is), or ``None`` where it is not built (the default plugin ``fast_scan``'s)."""
     return Scanner
+
+
+def api_entries(columns: tuple[list[Any], ...]) -> list[ApiEntry]:
+    """``list(map(ApiEntry, *columns))`` (``columns``: ApiEntry's fields in order), made by the C scanner where built
+    (``Scanner.slot_objects`` fills the dataclass's slots without a Python call per object)."""
+    made = None if Scanner is None else Scanner.slot_objects(ApiEntry, tuple(ApiEntry.__dataclass_fields__), columns)
+    return made if made is not None else list(map(ApiEntry, *columns))
+
 
 def key_hashes(texts: list[str]) -> np.ndarray:
     """The index's key hash of each text (uint64), as :attr:`DumpIndex.key_hash` has them."""

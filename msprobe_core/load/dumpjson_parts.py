@@ -12,11 +12,11 @@ from ..files.jsonfile import parse_streamed
 from ..files.jsonstream import BLOCK_BYTES
 from .dialects import CURRENT_MEMBERS, ENTRY_METADATA, LEAF_DATA_FIELDS, LEAF_METADATA, P2P_FIELDS, merge_records
 from .document import finish_streamed, new_table
-from .dumpindex import dump_scanner
+from .dumpindex import api_entries, dump_scanner
 from .dumpjson import load_dump_file
 from .flatten import EMPTY_CRC, non_tensor
 
 __all__ = [
     "BLOCK_BYTES", "CURRENT_MEMBERS", "EMPTY_CRC", "ENTRY_METADATA", "LEAF_DATA_FIELDS", "LEAF_METADATA", "P2P_FIELDS",
-    "dump_scanner", "finish_streamed", "load_dump_file", "merge_records", "new_table", "non_tensor", "parse_streamed",
+    "api_entries", "dump_scanner", "finish_streamed", "load_dump_file", "merge_records", "new_table", "non_tensor", "parse_streamed",
 ]

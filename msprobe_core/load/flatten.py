@@ -66,12 +66,10 @@ def _field_problem(leaf: dict, field: str, name: str, expected: str) -> FieldPro
 class Flattener:
     """Walks API entries and appends rows to a :class:`DumpTable` (one instance per file).
 
-    Every leaf field the result uses is type-checked here, inline (a few ``type() is``
-    tests a leaf); a wrong type raises :class:`FieldProblem`, never a stray exception.
-    The walk runs once per leaf of a 100k-entry dump, so it is built as closures over
-    the bound ``append`` methods of the columns and the per-file caches (no attribute
-    look-ups per leaf), and the strings that repeat (dtypes, shapes, md5 fallbacks,
-    prefixes) are kept once.
+    Every leaf field the result uses is type-checked here, inline (a few ``type() is`` tests a leaf); a wrong type
+    raises :class:`FieldProblem`, never a stray exception. The walk runs once per leaf of a 100k-entry dump, so it is
+    built as closures over the bound ``append`` methods of the columns and the per-file caches (no attribute look-ups
+    per leaf), and the strings that repeat (dtypes, shapes, md5 fallbacks, prefixes) are kept once.
     """
 
     def __init__(self, table: DumpTable) -> None:

@@ -94,10 +94,9 @@ class Executor(ABC):
 class ExecutorSpec:
     """A way of running tasks: ``create(options) -> Executor``.
 
-    ``options.workers`` is the number of local worker processes; an executor's own
-    settings are options its plugin declares (the Dask plugin's ``--scheduler``).
-    ``selected_by(options)``: whether these options pick this executor when no
-    ``--executor`` is named (``dask`` when a scheduler address is given).
+    ``options.workers`` is the number of local worker processes; an executor's own settings are options its plugin
+    declares (the Dask plugin's ``--scheduler``). ``selected_by(options)``: whether these options pick this executor
+    when no ``--executor`` is named (``dask`` when a scheduler address is given).
     """
 
     name: str

@@ -18,7 +18,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-from dataclasses import fields
 from operator import sub
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from msprobe_core.plugin import (
     STATE_OUTPUT,
     STATE_PARAMETERS,
     STATE_PARAMETERS_GRAD,
-    ApiEntry,
     DumpTable,
     dump_json,
 )
@@ -115,19 +113,7 @@ def take_rows(table: DumpTable, scanner: Any) -> None:
     keys, prefixes, calls, directions, first_rows = scanner.apis
     ends = first_rows[1:]
     ends.append(len(table.name))
-    columns = (keys, prefixes, calls, directions, first_rows, list(map(sub, ends, first_rows)))
-    table.apis = api_entries(columns)
-
-
-#: ApiEntry's fields, in order: the scanner fills its slots (Scanner.slot_objects), the dataclass only stores them
-_API_FIELDS = tuple(f.name for f in fields(ApiEntry))
-
-
-def api_entries(columns: tuple[list[Any], ...]) -> list[ApiEntry]:
-    """The :class:`ApiEntry` of each API, one per row of ``columns`` (its fields, in order): the objects
-    ``map(ApiEntry, *columns)`` gives, each made by the C scanner without a Python call where it is built."""
-    made = None if Scanner is None else Scanner.slot_objects(ApiEntry, _API_FIELDS, columns)
-    return made if made is not None else list(map(ApiEntry, *columns))
+    table.apis = dump_json.api_entries((keys, prefixes, calls, directions, first_rows, list(map(sub, ends, first_rows))))
 
 
 def feed_file(scanner: Any, path: Path) -> bool:

@@ -42,10 +42,14 @@ _API_FIELDS = tuple(f.name for f in dataclasses.fields(ApiEntry))
 _SEPARATORS = ("\x00", "\x01", "\x1f", "\n")
 #: a string column with more distinct values than this fraction of rows is joined, not coded
 _CAT_MAX_SHARE = 0.25
-#: the C scanner's coding of a column of few distinct values (msprobe_core.plugin.dump_json), and its making of
-#: ApiEntry objects from their fields' columns: None where not built
+#: the C scanner's coding of a column of few distinct values (msprobe_core.plugin.dump_json): None where not built
 _category_codes = getattr(dump_json.dump_scanner(), "category_codes", None)
-_slot_objects = getattr(dump_json.dump_scanner(), "slot_objects", None)
+
+
+def _few_distinct(sample: list[Any]) -> bool:
+    """Whether a column's first rows hold few enough distinct values for it to be coded (a joined column of every
+    name otherwise costs a hash of each)."""
+    return len(set(sample)) <= max(16, len(sample) * _CAT_MAX_SHARE)
 
 
 def _categories(values: list[Any]) -> tuple[Any, ...] | None:
@@ -53,9 +57,7 @@ def _categories(values: list[Any]) -> tuple[Any, ...] | None:
     ``category_codes`` (the values, their codes and the width of a code as :func:`_encode_strings` makes them, without
     a Python call per row); ``None`` for any other column, or where the scanner is not built."""
     sample = values[:4096]
-    if _category_codes is None or not {str, _NONE}.issuperset(map(type, sample)):
-        return None
-    if len(set(sample)) > max(16, len(sample) * _CAT_MAX_SHARE):
+    if _category_codes is None or not {str, _NONE}.issuperset(map(type, sample)) or not _few_distinct(sample):
         return None
     found = _category_codes(values, max(16, int(len(values) * _CAT_MAX_SHARE)))
     if found is None:
@@ -66,8 +68,7 @@ def _categories(values: list[Any]) -> tuple[Any, ...] | None:
 
 def _encode_strings(values: list[Any], types: set[type]) -> tuple[Any, ...]:
     # a sample decides first: hashing every name of a 362k-row column only to join it costs more than the join
-    sample = values[:4096]
-    few = len(set(sample)) <= max(16, len(sample) * _CAT_MAX_SHARE)
+    few = _few_distinct(values[:4096])
     distinct = dict.fromkeys(values) if few else {}
     if few and len(distinct) <= max(16, len(values) * _CAT_MAX_SHARE):
         uniques = list(distinct)
@@ -242,9 +243,7 @@ class TableBuilder:
             a = {k: decode_column(w) for k, w in part.items() if k not in shared}
             for k in shared:  # the golden's API keys and call spellings, where they line up
                 a[k] = _decode_shared(part[k], list(map(attrgetter(k), like.apis)))
-            columns = tuple(a[f] for f in _API_FIELDS)
-            made = None if _slot_objects is None else _slot_objects(ApiEntry, _API_FIELDS, columns)
-            self.apis = made if made is not None else list(map(ApiEntry, *columns))  # (the same objects)
+            self.apis = dump_json.api_entries(tuple(a[f] for f in _API_FIELDS))
             self._ints = list(range(len(self.apis)))  # row_api: one int object per API, as the loader builds it
         elif name in COLUMNS and name not in self.columns:
             if like is not None and part[0] == "cat" and name in ("dtype", "shape", "state"):

@@ -37,19 +37,27 @@ class CallNumbers:
 
     def feed(self, names: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int, str]]]:
         """Each row's call number, and (row, call, node) where a call starts in these rows."""
+        # dump names: the calls found in C where every name is a usual one (see call_node), else row by row here
+        runs = _call_runs(names if names.__class__ is list else list(names), self.node) if (
+            self.grammar is None and _call_runs is not None) else None
+        first = self.count - 1  # the call the rows before ended in
+        starts = [(i, first + k, nd) for k, (i, nd) in enumerate(runs, start=1)] if runs is not None else self._cut(names)
+        if starts:
+            self.node, self.count = starts[-1][2], starts[-1][1] + 1
+        bounds = [b[0] for b in starts]
+        calls = [b[1] for b in starts]
+        if not bounds or bounds[0] != 0:
+            bounds.insert(0, 0)
+            calls.insert(0, first)
+        return np.repeat(np.array(calls, dtype=np.int64), np.diff(np.r_[bounds, len(names)])), starts
+
+    def _cut(self, names: Sequence[str]) -> list[tuple[int, int, str]]:
+        """(row, call, node) where a call starts, node by node in Python (names the C scanner does not take)."""
         node, o = self.node, self.count - 1
         starts: list[tuple[int, int, str]] = []
-        # dump names: the calls found in C where every name is a usual one (see call_node)
-        runs = _call_runs(names if names.__class__ is list else list(names), node) if (
-            self.grammar is None and _call_runs is not None) else None
-        for i, nd in runs or ():
-            node, o = nd, o + 1
-            starts.append((i, o, nd))
-        dot, k, sure = "", 0, None
-        if node is not None and runs is None:
-            dot, k, sure = self._sure(node)
+        dot, k, sure = self._sure(node) if node is not None else ("", 0, None)
         fast = self.grammar is None
-        for i, name in enumerate(names if runs is None else ()):
+        for i, name in enumerate(names):
             # the rows of one call share its name as a prefix; node_of is needed only where that may not decide
             if sure is not None and name.startswith(dot) and name[k:] in sure:
                 continue
@@ -61,14 +69,7 @@ class CallNumbers:
             node, o = nd, o + 1
             dot, k, sure = self._sure(nd)
             starts.append((i, o, nd))
-        first = self.count - 1
-        self.node, self.count = node, o + 1
-        bounds = [b[0] for b in starts]
-        calls = [b[1] for b in starts]
-        if not bounds or bounds[0] != 0:
-            bounds.insert(0, 0)
-            calls.insert(0, first)
-        return np.repeat(np.array(calls, dtype=np.int64), np.diff(np.r_[bounds, len(names)])), starts
+        return starts
 
     def _sure(self, node: str) -> tuple[str, int, set[str] | None]:
         """(node + ".", its length, the leaves known to keep a row in ``node``: ``None`` when no leaf is sure)."""
