@@ -350,3 +350,26 @@ def test_a_child_lost_after_its_rows_leaves_them_and_their_summary_to_this_proce
     monkeypatch.setattr(tailbuild, "pickle", SimpleNamespace(dump=dying, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL))
     assert _cli_run(case, tmp_path / "split", {}) == alone
     assert summarised == [True], "no child was asked to summarise its rows"
+
+
+@pytest.mark.parametrize("at", ["whole_numbers", "pipe", "spawn"])
+def test_a_ctrl_c_while_the_tail_starts_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              split_always: list[int], at: str) -> None:
+    """A Ctrl-C that strikes while the tail child is being set up (its column facts found, its pipe opened, its
+    fork): the compare stops with exit 130 and no side file or result is left in the output directory."""
+    from msprobe_core.cli.main import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if at == "whole_numbers":
+        monkeypatch.setattr(tailbuild, "whole_numbers", interrupted)
+    elif at == "pipe":
+        monkeypatch.setattr(tailbuild.os, "pipe", interrupted)
+    else:
+        monkeypatch.setattr(forking, "spawn", interrupted)
+    case = _case("pytorch/c01")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["compare", "-tp", str(_step(case, "target")), "-gp", str(_step(case, "golden")), "-o", str(out)]) == 130
+    assert list(out.iterdir()) == []

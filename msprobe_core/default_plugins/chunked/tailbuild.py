@@ -93,17 +93,17 @@ def start_tail(
     start = tail_start(target, match, SUMMARY_SHARE if summarise else TAIL_SHARE)
     if start >= len(match.target):
         return None
+    later = sink.continued(start) if summarise else None
+    # column-wide facts the parts must share: found before the fork where this process builds a part with them too
+    # (and before the side file is made: a Ctrl-C meanwhile leaves nothing behind)
+    notes = match.notes if match.notes.whole_numbers is not None or later is None else replace(
+        match.notes, whole_numbers=whole_numbers(target, golden, match))
     try:
         fd, name = tempfile.mkstemp(prefix=".msprobe-", suffix=".tail", dir=side_place(directory))
     except OSError:
         return None  # the writer will say what is wrong with the directory
-    os.close(fd)
     side = Path(name)
-    later = sink.continued(start) if summarise else None
-    # column-wide facts the parts must share: found before the fork where this process builds a part with them too
-    notes = match.notes if match.notes.whole_numbers is not None or later is None else replace(
-        match.notes, whole_numbers=whole_numbers(target, golden, match))
-    answers, told = os.pipe() if later is not None else (-1, -1)
+    answers = told = -1
 
     def work() -> None:
         from msprobe_core.plugin import TEXT_ERRORS, write_csv_rows
@@ -131,6 +131,9 @@ def start_tail(
                 pickle.dump(later.finish(None), out, pickle.HIGHEST_PROTOCOL)
 
     try:
+        os.close(fd)
+        if later is not None:
+            answers, told = os.pipe()
         child = forking.spawn(work, "child writing the result's last rows")  # a stop signal during the fork is raised here, the child killed
     except BaseException:
         _close(answers, told)
